@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The output stage: one thread that takes batches from the input window,
+ * parses each message (counting malformed ones, which are still written
+ * raw), feeds the loss accounting, formats into a large buffer and hands the
+ * sink whole buffers. A batch leaves the window once formatted.
+ */
+#ifndef SYSLOGRX_OUTPUT_STAGE_H
+#define SYSLOGRX_OUTPUT_STAGE_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include "format.h"
+#include "seqtrack.h"
+#include "sink.h"
+#include "window.h"
+
+struct output_counts {
+	uint64_t processed;	/* taken from the window */
+	uint64_t written;	/* accepted by the sink */
+	uint64_t malformed;	/* did not parse: written raw all the same */
+	uint64_t discarded;	/* could not be written: the sink failed */
+	uint64_t write_errors;	/* failed sink writes */
+};
+
+struct output_stage {
+	pthread_t thread;
+	struct window *window;
+	struct sink *sink;
+	enum out_format format;
+	uint64_t rate;			/* --output-rate, 0 = none */
+	struct seqtrack *seq;
+	const volatile int *reopen;	/* set by SIGHUP, cleared here */
+	const volatile int *force;	/* second signal: stop now */
+	char *buf;
+	size_t used, cap;
+	uint64_t pending;		/* messages in buf */
+	uint64_t rate_start_ns;
+	struct output_counts counts;	/* read with __atomic loads */
+	int error;
+};
+
+int output_stage_start(struct output_stage *o, struct window *w, struct sink *sink,
+		       enum out_format fmt, uint64_t rate, const volatile int *reopen,
+		       const volatile int *force);
+/* Returns after the window is closed and drained (or force). */
+int output_stage_join(struct output_stage *o);
+void output_stage_counts(struct output_stage *o, struct output_counts *out);
+
+#endif

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The input window: a bounded hand-off of message batches from the worker
+ * threads to the output stage (syslog-ng's log-iw-size, done in batches).
+ *
+ * A worker reserves room for up to `batch` messages before it reads the
+ * kernel, so the window never holds more than `max_msgs` messages: when it is
+ * full the workers stop reading, the kernel queue fills and the kernel drops
+ * (where the tracer counts it). Nothing is dropped in here. The byte bound is
+ * soft: a worker waits while the window holds max_bytes or more, so it can
+ * overshoot by one batch. One lock round trip moves a whole batch.
+ */
+#ifndef SYSLOGRX_WINDOW_H
+#define SYSLOGRX_WINDOW_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+/* One received datagram inside a batch. */
+struct msg_rec {
+	uint32_t off;			/* into batch->data */
+	uint32_t len;
+	uint32_t sock;			/* index of the socket in the group */
+	uint32_t truncated;		/* MSG_TRUNC: bigger than our receive slot */
+	uint64_t recv_ns;		/* CLOCK_REALTIME, per recvmmsg call */
+	struct sockaddr_in6 src;	/* sender; an IPv4 sender as sockaddr_in */
+	socklen_t src_len;
+};
+
+struct batch {
+	struct batch *next;
+	uint32_t count;			/* messages in recs */
+	uint32_t cap;			/* room in recs */
+	struct msg_rec *recs;
+	char *data;
+	size_t used;			/* bytes in data */
+	size_t data_cap;
+};
+
+struct window_stats {
+	uint64_t size, size_bytes;	/* the bounds */
+	uint64_t msgs, bytes;		/* held now */
+	uint64_t hwm;			/* most messages held at once */
+	double full_seconds;		/* time some worker waited for room */
+};
+
+struct window {
+	pthread_mutex_t lock;
+	pthread_cond_t room;		/* workers wait here */
+	pthread_cond_t ready;		/* the output stage waits here */
+	struct batch *head, *tail;	/* full batches, oldest first */
+	struct batch *free;		/* recycled batches: no malloc per batch */
+	uint64_t max_msgs, max_bytes;
+	uint64_t msgs, bytes;		/* pushed, not yet released */
+	uint64_t reserved;		/* promised to workers, not yet pushed */
+	uint64_t hwm;
+	unsigned int waiting;		/* workers waiting for room now */
+	uint64_t full_since_ns;
+	uint64_t full_ns;
+	uint32_t batch_cap;
+	bool closed;
+};
+
+int window_init(struct window *w, uint64_t max_msgs, uint64_t max_bytes, uint32_t batch_cap);
+void window_destroy(struct window *w);
+
+/*
+ * Waits until the window has room, then reserves up to `want` messages and
+ * returns how many (>= 1). Returns 0 if *stop became true or timeout_ms passed
+ * while waiting (the caller checks its stop flag and calls again).
+ */
+uint32_t window_reserve(struct window *w, uint32_t want, const volatile int *stop, int timeout_ms);
+/* Gives back reserved room that was not used (the socket had less to read). */
+void window_unreserve(struct window *w, uint32_t n);
+
+/* An empty batch to fill (recycled if one is free). NULL on ENOMEM. */
+struct batch *window_batch_get(struct window *w);
+/* Reserves room in b for one more message of len bytes; returns its record. */
+struct msg_rec *batch_add(struct batch *b, size_t len);
+
+/* Hands a filled batch to the output stage; `reserved` is what the worker
+ * reserved for it (b->count <= reserved; the rest is given back). */
+void window_push(struct window *w, struct batch *b, uint32_t reserved);
+
+/*
+ * The oldest batch, waiting up to timeout_ms. NULL on timeout, or when the
+ * window is closed and empty (window_done() tells which).
+ */
+struct batch *window_pop(struct window *w, int timeout_ms);
+/* The output stage is done with b (written or handed on): its room is free. */
+void window_release(struct window *w, struct batch *b);
+
+/* No more pushes: window_pop() returns what is left, then NULL. */
+void window_close(struct window *w);
+bool window_done(struct window *w);
+
+void window_get_stats(struct window *w, struct window_stats *out);
+
+#endif

@@ -1,0 +1,187 @@
+"""The receiver end to end: real sockets on loopback, the real BPF balancer.
+
+Each test sends a known number of datagrams and checks the summary's exact
+counts and per-socket distribution (needs root: CI runs as root)."""
+import socket
+import statistics
+
+import pytest
+
+from conftest import binary, free_udp_port, run_cmd, send_udp
+
+BIG = "32M"  # rcvbuf large enough that loopback bursts in these tests never drop
+
+
+def per_socket(summary, key):
+    return [s[key] for s in summary["sockets"]]
+
+
+def assert_nothing_lost(summary, sent):
+    t = summary["totals"]
+    assert t["received"] == sent, t
+    assert t["kernel_drops"]["total"] == 0, t
+    assert t["written"] == sent, t
+    assert sum(per_socket(summary, "received")) == sent
+
+
+@pytest.mark.parametrize("sockets", [8, 32])
+def test_random_spreads_one_flow_evenly(syslogrx, sockets):
+    port = free_udp_port()
+    rx = syslogrx("--sockets", str(sockets), "--threads", "2", "--balance", "random",
+                  "--rcvbuf", BIG, port=port)
+    sent = send_udp("127.0.0.1", port, 200_000, size=200)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    s = rx.summary
+    assert_nothing_lost(s, sent)
+    got = per_socket(s, "received")
+    mean = sent / sockets
+    spread = max(abs(g - mean) / mean for g in got)
+    print(f"random, {sockets} sockets: per-socket {got}, max deviation {spread:.2%}")
+    assert spread < 0.10, got
+    # The program's own steered counts are what the sockets received.
+    assert per_socket(s, "steered") == got
+    assert s["totals"]["selection_failures"] == 0
+    assert len({x["cookie"] for x in s["sockets"]}) == sockets
+    assert all(x["rcvbuf"] == 32 << 20 for x in s["sockets"])
+
+
+def test_hash_puts_one_flow_on_one_socket(syslogrx):
+    port = free_udp_port()
+    rx = syslogrx("--sockets", "8", "--threads", "2", "--balance", "hash", "--rcvbuf", BIG, port=port)
+    sent = send_udp("127.0.0.1", port, 20_000)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    s = rx.summary
+    assert_nothing_lost(s, sent)
+    got = sorted(per_socket(s, "received"))
+    assert got[-1] == sent and sum(got[:-1]) == 0, got
+    # No program: nothing steered, nothing to fail. Null, not a made-up zero.
+    assert per_socket(s, "steered") == [None] * 8
+    assert s["totals"]["selection_failures"] is None
+
+
+def test_hash_spreads_many_flows(syslogrx):
+    """The kernel's hash is per 4-tuple: many source ports land on many sockets."""
+    port = free_udp_port()
+    rx = syslogrx("--sockets", "4", "--threads", "2", "--balance", "hash", "--rcvbuf", BIG, port=port)
+    for _ in range(32):
+        send_udp("127.0.0.1", port, 100)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    assert_nothing_lost(rx.summary, 3200)
+    assert sum(1 for g in per_socket(rx.summary, "received") if g) >= 2
+
+
+def test_roundrobin_gives_exact_equal_shares(syslogrx):
+    port = free_udp_port()
+    rx = syslogrx("--sockets", "8", "--threads", "2", "--balance", "roundrobin",
+                  "--rcvbuf", BIG, port=port)
+    sent = send_udp("127.0.0.1", port, 80_000)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    assert_nothing_lost(rx.summary, sent)
+    assert per_socket(rx.summary, "received") == [10_000] * 8
+    assert per_socket(rx.summary, "steered") == [10_000] * 8
+
+
+def test_ipv6(syslogrx):
+    port = free_udp_port(socket.AF_INET6)
+    rx = syslogrx("--sockets", "4", "--threads", "2", "--balance", "roundrobin",
+                  "--rcvbuf", BIG, listen=f"[::1]:{port}")
+    sent = send_udp("::1", port, 20_000, family=socket.AF_INET6)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    assert rx.summary["listen"] == f"[::1]:{port}"
+    assert_nothing_lost(rx.summary, sent)
+    assert per_socket(rx.summary, "received") == [5_000] * 4
+
+
+def test_one_thread_per_socket_and_one_thread_many_sockets(syslogrx):
+    """Both worker loops: blocking recvmmsg (one socket) and epoll (several)."""
+    for sockets, threads in ((2, 2), (6, 1)):
+        port = free_udp_port()
+        rx = syslogrx("--sockets", str(sockets), "--threads", str(threads),
+                      "--balance", "roundrobin", "--rcvbuf", BIG, port=port)
+        sent = send_udp("127.0.0.1", port, 12_000)
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+        assert_nothing_lost(rx.summary, sent)
+        assert per_socket(rx.summary, "received") == [12_000 // sockets] * sockets
+
+
+def test_file_output_is_byte_exact(syslogrx, tmp_path):
+    port = free_udp_port()
+    out = tmp_path / "out.log"
+    rx = syslogrx("--sockets", "1", "--threads", "1", "--output", f"file:{out}", port=port)
+    msgs = [b"<13>one", b"<14>two\nlines", b"back\\slash", b"nul\x00byte", b"trailing\n"]
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for m in msgs:
+            s.sendto(m, ("127.0.0.1", port))
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    assert out.read_bytes() == (b"<13>one\n<14>two\\nlines\nback\\\\slash\nnul\\0byte\n"
+                                b"trailing\\n\n")
+    assert rx.summary["totals"]["written"] == 5
+
+
+def test_duration_ends_by_itself(tmp_path):
+    port = free_udp_port()
+    summary = tmp_path / "s.json"
+    r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--duration", "0.5",
+                 "--summary", str(summary)], timeout=20)
+    assert r.returncode == 0, r.stderr
+    assert summary.exists()
+
+
+# ---- errors a user meets: one clear line, exit 2 ---------------------------------
+
+def test_port_in_use_is_named(tmp_path):
+    port = free_udp_port()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", port))
+        r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--duration", "1"])
+    assert r.returncode == 2
+    assert f"127.0.0.1:{port}" in r.stderr and "in use" in r.stderr
+
+
+def test_foreign_reuseport_socket_is_refused(tmp_path):
+    """A same-user SO_REUSEPORT socket on the port would join our group."""
+    port = free_udp_port()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        s.bind(("127.0.0.1", port))
+        r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--duration", "1"])
+    assert r.returncode == 2
+    assert "other socket(s) already bound" in r.stderr
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--listen", "localhost:x"], "--listen localhost:x"),
+    (["--listen", "256.1.1.1:514"], "--listen 256.1.1.1:514"),
+    (["--listen", "192.0.2.1:5514", "--no-trace"], "no such local address"),
+    (["--sockets", "2", "--threads", "4"], "--threads 4 is more than --sockets 2"),
+    (["--frobnicate"], "--frobnicate"),
+    (["--rcvbuf", "lots"], "--rcvbuf lots"),
+])
+def test_bad_flags_are_named(args, needle):
+    r = run_cmd([binary("syslogrx"), "--duration", "1"] + args)
+    assert r.returncode == 2, r.stderr
+    assert needle in r.stderr
+    assert len(r.stderr.strip().splitlines()) <= 2, r.stderr
+
+
+def test_unprivileged_says_which_capability(tmp_path):
+    port = free_udp_port()
+    drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+    r = run_cmd(drop + [binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--duration", "1",
+                        "--no-trace", "--balance", "random"])
+    assert r.returncode == 1
+    assert "CAP_BPF" in r.stderr and "--balance hash" in r.stderr
+    r = run_cmd(drop + [binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--duration", "1"])
+    assert r.returncode == 1
+    assert "CAP_BPF" in r.stderr and "CAP_PERFMON" in r.stderr
+    # hash with no tracer needs no privilege at all.
+    r = run_cmd(drop + [binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--duration", "0.3",
+                        "--no-trace", "--balance", "hash"])
+    assert r.returncode == 0, r.stderr
