@@ -25,7 +25,7 @@ VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 # Debian packages the build, the tests and the lab need.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest \
-            python3-matplotlib syslog-ng-core procps
+            python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven
 
 ifeq ($(V),1)
 	Q =
@@ -46,7 +46,8 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 CFLAGS   ?= -g -O2
 CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration \
 	    -D_GNU_SOURCE -Iinclude -I$(OUTPUT) -MMD -MP
-LDLIBS   += $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lpthread -lm
+LDLIBS   += $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) \
+	    $(shell pkg-config --libs rdkafka 2>/dev/null || echo -lrdkafka) -lpthread -lm
 
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
@@ -79,6 +80,7 @@ deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
 	done); \
+	command -v java >/dev/null || missing="$$missing default-jre-headless"; \
 	if [ -n "$$missing" ]; then \
 		echo "  DEPS     installing:" $$missing; \
 		if [ "$$(id -u)" != 0 ]; then echo "make deps: root is needed to install:" $$missing >&2; exit 1; fi; \

@@ -110,6 +110,7 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 	r->sink = sink_open(cfg);
 	if (!r->sink)
 		return -errno;
+	r->sink->abort = &r->force;
 	return 0;
 }
 

@@ -142,3 +142,15 @@ def syslogrx(tmp_path, procs):
 def run_cmd(argv, timeout=30, **kw):
     """Run to completion; returns CompletedProcess with text output."""
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def sysloggen(port, *args, host="127.0.0.1", timeout=120):
+    """Runs build/sysloggen to completion against host:port; returns its JSON
+    summary (the last line of --json output)."""
+    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    r = run_cmd([binary("sysloggen"), "--target", target, "--json"] + [str(a) for a in args],
+                timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    assert lines, r.stderr
+    return lines[-1]

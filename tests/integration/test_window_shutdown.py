@@ -1,0 +1,146 @@
+"""Between the kernel and the disk: the input window, shutdown, bad datagrams.
+
+Nothing accepted is lost: every received message is written, and what the
+receiver could not take is a counted kernel drop (sent = received + drops)."""
+import os
+import signal
+import socket
+import time
+
+import pytest
+
+from conftest import Proc, binary, free_udp_port, read_json, run_cmd, sysloggen
+
+
+def count_lines(path):
+    with open(path, "rb") as f:
+        return sum(1 for _ in f)
+
+
+def window_run(syslogrx, tmp_path, window):
+    port = free_udp_port()
+    out = tmp_path / f"w{window}.log"
+    rx = syslogrx("--sockets", "2", "--threads", "2", "--rcvbuf", "4M", "--window", str(window),
+                  "--output-rate", "40000", "--output", f"file:{out}", port=port)
+    # The burst, 2 s of silence (the window drains), then a slow tail that is
+    # all received: the last sequence number seen is the last one sent, so
+    # every kernel drop is a gap the receiver can see.
+    gen = sysloggen(port, "--profile", "100000x1,0x2,1000x1", "--size", 200)
+    assert gen["sent"] == 101_000
+    rc, _, err = rx.stop(timeout=60)   # SIGTERM: the window drains at 40,000/s
+    assert rc == 0, err
+    return gen, rx.summary, out
+
+
+def test_big_window_absorbs_a_burst(syslogrx, tmp_path):
+    """Output capped at 40,000/s, a 100,000/s burst for 1 s: a 200,000-message
+    window takes it all; everything is written after SIGTERM."""
+    gen, s, out = window_run(syslogrx, tmp_path, 200_000)
+    t = s["totals"]
+    assert t["kernel_drops"]["total"] == 0, t
+    assert t["received"] == 101_000
+    assert t["written"] == 101_000
+    assert count_lines(out) == 101_000
+    assert s["window"]["hwm"] > 20_000      # it really held a backlog
+    assert s["loss"]["missing"] == 0 and s["loss"]["sequenced"] == 101_000
+
+
+def test_small_window_pushes_back_to_the_kernel(syslogrx, tmp_path):
+    """A 1,000-message window fills: the workers stop reading, the kernel drops
+    (counted, per reason), and every received message is still written."""
+    gen, s, out = window_run(syslogrx, tmp_path, 1_000)
+    t = s["totals"]
+    drops = t["kernel_drops"]["total"]
+    assert drops > 0, t
+    assert t["received"] + drops == gen["sent"]           # to the message
+    assert t["written"] == t["received"]
+    assert count_lines(out) == t["received"]
+    assert t["kernel_drops"].get("SOCKET_RCVBUFF", 0) == drops
+    assert s["window"]["hwm"] <= 1_000                     # the bound holds exactly
+    assert s["window"]["full_seconds"] > 0.1
+    # The sequence gaps are exactly the kernel's drops.
+    assert s["loss"]["missing"] == drops
+    assert s["loss"]["gaps_equal_kernel_drops"] is True
+
+
+def test_sigterm_writes_what_the_kernel_had_queued(syslogrx, tmp_path):
+    """Datagrams queued in the kernel when SIGTERM arrives are ours: a worker
+    slowed by --cost-ns leaves a queue, and the stop still writes all of it."""
+    port = free_udp_port()
+    out = tmp_path / "q.log"
+    rx = syslogrx("--sockets", "1", "--threads", "1", "--rcvbuf", "64M", "--cost-ns", "50000",
+                  "--output", f"file:{out}", port=port)
+    gen = sysloggen(port, "--count", 20000, "--rate", 0, "--size", 200)
+    # SIGTERM while the worker is far behind (~1 s of work still queued).
+    rc, _, err = rx.stop(timeout=60)
+    assert rc == 0, err
+    t = rx.summary["totals"]
+    assert t["kernel_drops"]["total"] == 0
+    assert t["received"] == gen["sent"] == 20000
+    assert count_lines(out) == 20000
+
+
+def test_second_signal_forces_exit_and_says_what_is_left(tmp_path):
+    port = free_udp_port()
+    p = Proc([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--sockets", "1",
+              "--threads", "1", "--rcvbuf", "16M", "--output-rate", "1000", "--window", "50000",
+              "--output", f"file:{tmp_path / 'f.log'}"])
+    assert "ready on" in p.p.stderr.readline().decode()
+    sysloggen(port, "--count", 20000, "--rate", 0, "--size", 200)
+    time.sleep(0.3)
+    p.p.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    p.p.send_signal(signal.SIGTERM)
+    rc, _, err = p.stop(timeout=10)
+    assert rc == 1
+    assert "second signal" in err and "not written" in err
+    left = int(err.split("exiting now, ")[1].split()[0])
+    assert 10000 < left <= 20000
+
+
+def test_sighup_reopens_the_file(syslogrx, tmp_path):
+    port = free_udp_port()
+    out = tmp_path / "rot.log"
+    rx = syslogrx("--sockets", "1", "--threads", "1", "--output", f"file:{out}", port=port)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.sendto(b"<13>before rotation", ("127.0.0.1", port))
+        time.sleep(0.3)
+        os.rename(out, str(out) + ".1")           # logrotate's move
+        rx.p.send_signal(signal.SIGHUP)
+        time.sleep(0.3)
+        s.sendto(b"<13>after rotation", ("127.0.0.1", port))
+        time.sleep(0.3)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    assert open(str(out) + ".1", "rb").read() == b"<13>before rotation\n"
+    assert out.read_bytes() == b"<13>after rotation\n"
+
+
+def test_bad_datagrams_are_all_accounted_for(syslogrx, tmp_path):
+    """Empty, binary, 65,000-byte and bad-PRI datagrams do not stop the
+    receiver; each is received, counted and written."""
+    port = free_udp_port()
+    out = tmp_path / "bad.log"
+    rx = syslogrx("--sockets", "2", "--threads", "1", "--rcvbuf", "8M", "--format", "json",
+                  "--output", f"file:{out}", port=port)
+    bad = [b"", bytes(range(256)), b"<13>" + b"A" * 64_996, b"<999>bad pri", b"<1a>x",
+           b"<>", b"\xff\xfe\x00garbage", b"<13>fine after all that"]
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+        for m in bad:
+            s.sendto(m, ("127.0.0.1", port))
+    time.sleep(0.3)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    t = rx.summary["totals"]
+    assert t["received"] == len(bad)
+    assert t["written"] == len(bad)
+    assert t["empty"] == 1
+    assert t["bytes"] == sum(len(m) for m in bad)
+    assert t["malformed"] >= 4           # empty, bad PRIs at least
+    import json
+    lines = out.read_bytes().splitlines()
+    assert len(lines) == len(bad)
+    objs = [json.loads(l) for l in lines]  # every line is valid JSON (UTF-8)
+    assert any(o.get("msg") == "fine after all that" for o in objs)
+    assert sum(1 for o in objs if o["malformed"]) == t["malformed"]

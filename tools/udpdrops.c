@@ -1,0 +1,734 @@
+// SPDX-License-Identifier: MIT
+/*
+ * udpdrops: every UDP drop, per socket and reason, with the owning process.
+ *
+ * The counts come from bpf/drops.bpf.c (tracepoints, per-CPU maps) and start
+ * when udpdrops starts; the rows come from /proc/net/udp{,6} of this network
+ * namespace, joined to the counters by socket cookie, which we read from a
+ * copy of the owner's fd (pidfd_getfd) closed right after.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "json_writer.h"
+#include "log.h"
+#include "parse_num.h"
+#include "proc_net.h"
+#include "tracer.h"
+
+#define COMM_LEN 64
+
+static struct env {
+	bool verbose;
+	bool json;
+	uint16_t port;		/* 0 = any */
+	int pid;		/* 0 = any */
+	double interval;	/* seconds */
+	uint64_t count;		/* intervals, 0 = until interrupted */
+} env = {
+	.interval = 1.0,
+};
+
+static volatile sig_atomic_t exiting;
+
+const char *argp_program_version = "udpdrops 0.1";
+static const char doc[] =
+"Count UDP drops per socket and reason, with the process owning each socket.\n"
+"\n"
+"Drops are counted from the moment udpdrops starts, in this network namespace.\n"
+"Needs CAP_BPF and CAP_PERFMON (tracing) and CAP_SYS_PTRACE (socket cookies).\n"
+"\n"
+"USAGE: udpdrops [--port P] [--pid PID] [--interval S] [--count K] [--json] [-v]\n"
+"\n"
+"EXAMPLES:\n"
+"    udpdrops                    # every UDP socket, a table each second\n"
+"    udpdrops -p 514 -i 5        # sockets on port 514, every 5 seconds\n"
+"    udpdrops --pid 1234         # sockets of process 1234\n"
+"    udpdrops -p 514 -j -c 10    # 10 JSON lines, one per second\n";
+
+enum { OPT_PID = 256 };
+
+static const struct argp_option opts[] = {
+	{ "port", 'p', "PORT", 0, "Only sockets on this local port (and no-socket drops to it)", 0 },
+	{ "pid", OPT_PID, "PID", 0, "Only sockets held by this process", 0 },
+	{ "interval", 'i', "SECONDS", 0, "Seconds between reports (default 1, fractions allowed)", 0 },
+	{ "count", 'c', "COUNT", 0, "Exit after COUNT reports (default: until Ctrl-C)", 0 },
+	{ "json", 'j', NULL, 0, "One JSON object per report, one line each", 0 },
+	{ "verbose", 'v', NULL, 0, "Verbose debug output, libbpf's included", 0 },
+	{},
+};
+
+static void bad_value(const char *flag, const char *arg, const char *want)
+{
+	fprintf(stderr, "udpdrops: invalid %s value '%s': %s\n", flag, arg, want);
+	exit(2);
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	uint64_t v;
+
+	switch (key) {
+	case 'p':
+		if (parse_u64(arg, 1, 65535, &v))
+			bad_value("--port", arg, "a port number, 1-65535");
+		env.port = (uint16_t)v;
+		break;
+	case OPT_PID:
+		if (parse_u64(arg, 1, 0x7fffffff, &v))
+			bad_value("--pid", arg, "a process id");
+		env.pid = (int)v;
+		break;
+	case 'i':
+		if (parse_seconds(arg, 0.01, 86400, &env.interval))
+			bad_value("--interval", arg, "seconds, 0.01-86400");
+		break;
+	case 'c':
+		if (parse_u64(arg, 1, UINT32_MAX, &env.count))
+			bad_value("--count", arg, "a whole number >= 1");
+		break;
+	case 'j':
+		env.json = true;
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		fprintf(stderr, "udpdrops: unexpected argument '%s'\n", arg);
+		exit(2);
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static void sig_handler(int sig)
+{
+	exiting = 1;
+}
+
+/* ---- sockets and their owners ------------------------------------------- */
+
+/* What we learnt about a socket inode; kept while the socket exists. */
+struct owner {
+	uint64_t inode;
+	int pid;		/* 0: no owner found (or not env.pid's) */
+	int fd;			/* its fd number in pid */
+	bool have_cookie;
+	uint64_t cookie;
+	char comm[COMM_LEN];
+	bool seen;		/* in this interval's rows */
+};
+
+static struct owner *owners;
+static size_t nr_owners;
+
+/* One row of a report; owner data copied, as `owners` may move. */
+struct view {
+	struct udp_sock_row row;
+	int pid;		/* 0: unknown */
+	char comm[COMM_LEN];
+	bool have_cookie;
+	uint64_t cookie;
+	int64_t rcvbuf;		/* SO_RCVBUF, -1: unknown */
+	bool traced;		/* the tracer has seen this socket */
+	struct tracer_sock_stats stats;
+};
+
+struct no_socket_drop {
+	uint16_t port;
+	uint32_t reason;
+	uint64_t count;
+};
+
+struct cookie_set {
+	uint64_t *v;		/* sorted ascending */
+	size_t n, cap;
+};
+
+struct report {
+	double time;
+	struct cookie_set unmatched, unmatched_before;	/* cookies with no row */
+	struct view *v;
+	size_t n, cap;
+	struct view **by_cookie;	/* views with a cookie, in cookie order */
+	size_t nr_by_cookie;
+	struct no_socket_drop *ns;
+	size_t nr_ns, cap_ns;
+};
+
+static struct owner *owner_find(uint64_t inode)
+{
+	for (size_t i = 0; i < nr_owners; i++)
+		if (owners[i].inode == inode)
+			return &owners[i];
+	return NULL;
+}
+
+/* Finds who holds the socket: env.pid if it does, else the first holder. */
+static void owner_resolve(struct owner *o)
+{
+	int fd, pid;
+
+	o->pid = 0;
+	if (!o->inode)
+		return;		/* a kernel socket: no file, no owner */
+	if (env.pid) {
+		pid = env.pid;
+	} else if (proc_socket_owner(o->inode, &pid, NULL, 0)) {
+		return;
+	}
+	fd = proc_pid_socket_fd(pid, o->inode);
+	if (fd < 0 || proc_pid_comm(pid, o->comm, sizeof(o->comm)))
+		return;
+	o->pid = pid;
+	o->fd = fd;
+}
+
+/*
+ * A short-lived copy of the socket's fd, finding the owner again (once) if
+ * the cached one has let go of it. -1 if there is none. A socket found with
+ * no owner is not looked for again: each look is a walk of all of /proc.
+ */
+static int owner_borrow(struct owner *o, bool resolved)
+{
+	int fd = -1;
+
+	if (!o->pid)
+		return -1;
+	fd = proc_pid_fd_borrow(o->pid, o->fd, o->inode);
+	if (fd < 0 && !resolved) {
+		owner_resolve(o);
+		if (o->pid)
+			fd = proc_pid_fd_borrow(o->pid, o->fd, o->inode);
+	}
+	if (fd < 0 && o->pid)
+		pr_debug("cannot borrow fd %d of pid %d: %s\n", o->fd, o->pid, strerror(-fd));
+	return fd < 0 ? -1 : fd;
+}
+
+/* The cached owner of inode, or a new entry (resolved now, *resolved set). */
+static struct owner *owner_get(uint64_t inode, bool *resolved)
+{
+	struct owner *o = inode ? owner_find(inode) : NULL;
+
+	*resolved = false;
+	if (o)
+		return o;
+	o = realloc(owners, (nr_owners + 1) * sizeof(*o));
+	if (!o)
+		return NULL;
+	owners = o;
+	o = &owners[nr_owners++];
+	memset(o, 0, sizeof(*o));
+	o->inode = inode;
+	owner_resolve(o);
+	*resolved = true;
+	return o;
+}
+
+/* Forgets sockets that left /proc/net/udp: their inode number may be reused. */
+static void owners_prune(void)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < nr_owners; i++) {
+		if (owners[i].seen && owners[i].inode) {
+			owners[i].seen = false;
+			owners[j++] = owners[i];
+		}
+	}
+	nr_owners = j;
+}
+
+static struct view *view_push(struct report *rep)
+{
+	if (rep->n == rep->cap) {
+		size_t cap = rep->cap ? rep->cap * 2 : 32;
+		struct view *v = realloc(rep->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		rep->v = v;
+		rep->cap = cap;
+	}
+	memset(&rep->v[rep->n], 0, sizeof(rep->v[0]));
+	return &rep->v[rep->n++];
+}
+
+/* Cookie (once per socket) and SO_RCVBUF (every report) of a borrowed fd. */
+static void read_borrowed(int fd, struct owner *o, struct view *v)
+{
+	socklen_t len;
+	uint64_t cookie;
+	int val;
+
+	len = sizeof(cookie);
+	if (!o->have_cookie && !getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len)) {
+		o->cookie = cookie;
+		o->have_cookie = true;
+	}
+	len = sizeof(val);
+	if (!getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &val, &len))
+		v->rcvbuf = val;
+}
+
+static int add_row(const struct udp_sock_row *r, void *ctx)
+{
+	struct report *rep = ctx;
+	struct owner *o;
+	struct view *v;
+	bool resolved;
+	int fd;
+
+	if (env.port && r->port != env.port)
+		return 0;
+	o = owner_get(r->inode, &resolved);
+	if (!o)
+		return -ENOMEM;
+	o->seen = true;
+	fd = owner_borrow(o, resolved);
+	if (env.pid && !o->pid) {
+		if (fd >= 0)
+			close(fd);
+		return 0;	/* not a socket of env.pid */
+	}
+	v = view_push(rep);
+	if (!v) {
+		if (fd >= 0)
+			close(fd);
+		return -ENOMEM;
+	}
+	v->row = *r;
+	v->rcvbuf = -1;
+	if (fd >= 0) {
+		read_borrowed(fd, o, v);
+		close(fd);	/* a copy kept open would keep the socket alive */
+	}
+	v->pid = o->pid;
+	snprintf(v->comm, sizeof(v->comm), "%s", o->comm);
+	v->have_cookie = o->have_cookie;
+	v->cookie = o->cookie;
+	return 0;
+}
+
+static int cmp_view(const void *a, const void *b)
+{
+	const struct view *x = a, *y = b;
+	int c;
+
+	if (x->row.port != y->row.port)
+		return x->row.port < y->row.port ? -1 : 1;
+	if (x->row.family != y->row.family)
+		return x->row.family < y->row.family ? -1 : 1;
+	c = strcmp(x->row.local, y->row.local);
+	if (c)
+		return c;
+	return x->row.inode < y->row.inode ? -1 : x->row.inode > y->row.inode;
+}
+
+static int cmp_by_cookie(const void *a, const void *b)
+{
+	uint64_t x = (*(struct view *const *)a)->cookie;
+	uint64_t y = (*(struct view *const *)b)->cookie;
+
+	return x < y ? -1 : x > y;
+}
+
+static int take_stats(uint64_t cookie, const struct tracer_sock_stats *s, void *ctx)
+{
+	struct report *rep = ctx;
+	size_t lo = 0, hi = rep->nr_by_cookie;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		struct view *v = rep->by_cookie[mid];
+
+		if (v->cookie == cookie) {
+			v->stats = *s;
+			v->traced = true;
+			return 0;
+		}
+		if (v->cookie < cookie)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Not in our rows: gone, or not shown. Walked in order: stays sorted. */
+	if (rep->unmatched.n == rep->unmatched.cap) {
+		size_t cap = rep->unmatched.cap ? rep->unmatched.cap * 2 : 64;
+		uint64_t *v = realloc(rep->unmatched.v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		rep->unmatched.v = v;
+		rep->unmatched.cap = cap;
+	}
+	rep->unmatched.v[rep->unmatched.n++] = cookie;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Counters of sockets with no row in two reports running are dropped from the
+ * maps, which would otherwise fill with closed sockets. Two, not one: a socket
+ * created between our /proc read and our counter read has no row yet.
+ */
+static int forget_gone(struct tracer *t, struct report *rep)
+{
+	struct cookie_set *now = &rep->unmatched, *before = &rep->unmatched_before;
+	struct cookie_set tmp;
+	uint64_t *gone;
+	size_t n = 0, kept = 0;
+	int err;
+
+	gone = malloc((now->n ? now->n : 1) * sizeof(*gone));
+	if (!gone)
+		return -ENOMEM;
+	for (size_t i = 0; i < now->n; i++) {
+		if (bsearch(&now->v[i], before->v, before->n, sizeof(uint64_t), cmp_u64))
+			gone[n++] = now->v[i];
+		else
+			now->v[kept++] = now->v[i];	/* in place: kept <= i */
+	}
+	now->n = kept;
+	err = tracer_forget_sockets(t, gone, n);
+	if (err)
+		pr_warn("cannot delete counters of closed sockets: %s\n", strerror(-err));
+	free(gone);
+	/* The first-time unmatched wait one more report. */
+	tmp = *before;
+	*before = *now;
+	*now = tmp;
+	now->n = 0;
+	return 0;	/* a failed delete costs map room only: keep reporting */
+}
+
+static int take_no_socket(uint16_t port, uint32_t reason, uint64_t count, void *ctx)
+{
+	struct report *rep = ctx;
+
+	if (rep->nr_ns == rep->cap_ns) {
+		size_t cap = rep->cap_ns ? rep->cap_ns * 2 : 16;
+		struct no_socket_drop *ns = realloc(rep->ns, cap * sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		rep->ns = ns;
+		rep->cap_ns = cap;
+	}
+	rep->ns[rep->nr_ns++] = (struct no_socket_drop){ port, reason, count };
+	return 0;
+}
+
+static int cmp_no_socket(const void *a, const void *b)
+{
+	const struct no_socket_drop *x = a, *y = b;
+
+	if (x->port != y->port)
+		return x->port < y->port ? -1 : 1;
+	return x->reason < y->reason ? -1 : x->reason > y->reason;
+}
+
+/* Rows first, counters second: a socket's counts are then at least as new as
+ * its row, and a socket created in between simply waits for the next report. */
+static int collect(struct tracer *t, struct report *rep)
+{
+	struct timespec ts;
+	int err;
+
+	/* The report's time is when its reading began: everything before is in. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	rep->time = ts.tv_sec + ts.tv_nsec / 1e9;
+	rep->n = rep->nr_by_cookie = rep->nr_ns = rep->unmatched.n = 0;
+	err = proc_net_udp_for_each(add_row, rep);
+	if (err) {
+		pr_warn("cannot read /proc/net/udp: %s\n", strerror(-err));
+		return err;
+	}
+	owners_prune();
+	qsort(rep->v, rep->n, sizeof(rep->v[0]), cmp_view);
+
+	free(rep->by_cookie);
+	rep->by_cookie = calloc(rep->n ? rep->n : 1, sizeof(rep->by_cookie[0]));
+	if (!rep->by_cookie)
+		return -ENOMEM;
+	for (size_t i = 0; i < rep->n; i++)
+		if (rep->v[i].have_cookie)
+			rep->by_cookie[rep->nr_by_cookie++] = &rep->v[i];
+	qsort(rep->by_cookie, rep->nr_by_cookie, sizeof(rep->by_cookie[0]), cmp_by_cookie);
+
+	err = tracer_for_each_socket(t, take_stats, rep);
+	if (!err)
+		err = forget_gone(t, rep);
+	if (!err)
+		err = tracer_for_each_no_socket(t, take_no_socket, rep);
+	if (err) {
+		pr_warn("cannot read the drop counters: %s\n", strerror(-err));
+		return err;
+	}
+	qsort(rep->ns, rep->nr_ns, sizeof(rep->ns[0]), cmp_no_socket);
+	return 0;
+}
+
+/* SO_RCVBUF of the socket, else the sk_rcvbuf the tracer saw, else unknown. */
+static int64_t view_rcvbuf(const struct view *v)
+{
+	if (v->rcvbuf >= 0)
+		return v->rcvbuf;
+	if (v->traced && v->stats.rcvbuf)
+		return (int64_t)v->stats.rcvbuf;
+	return -1;
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+static void print_json(struct tracer *t, const struct report *rep)
+{
+	struct json_writer w;
+	int64_t rcvbuf;
+
+	jw_init(&w, stdout, false);
+	jw_object_begin(&w, NULL);
+	jw_double(&w, "time", rep->time, 6);
+	jw_array_begin(&w, "sockets");
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct view *v = &rep->v[i];
+
+		jw_object_begin(&w, NULL);
+		if (v->pid) {
+			jw_i64(&w, "pid", v->pid);
+			jw_string(&w, "comm", v->comm);
+		} else {
+			jw_null(&w, "pid");
+			jw_null(&w, "comm");
+		}
+		jw_string(&w, "local", v->row.local);
+		jw_u64(&w, "inode", v->row.inode);
+		if (v->have_cookie)
+			jw_u64(&w, "cookie", v->cookie);
+		else
+			jw_null(&w, "cookie");
+		rcvbuf = view_rcvbuf(v);
+		if (rcvbuf >= 0)
+			jw_i64(&w, "rcvbuf", rcvbuf);
+		else
+			jw_null(&w, "rcvbuf");
+		jw_u64(&w, "queued", v->row.rx_queue);
+		if (!v->have_cookie) {
+			/* Without a cookie its counters are unknown, not zero. */
+			jw_null(&w, "queue_hwm_bytes");
+			jw_null(&w, "enqueue_failures");
+			jw_null(&w, "drops");
+			jw_object_end(&w);
+			continue;
+		}
+		jw_u64(&w, "queue_hwm_bytes", v->stats.queue_hwm_bytes);
+		jw_u64(&w, "enqueue_failures", v->stats.enqueue_failures);
+		jw_object_begin(&w, "drops");
+		jw_u64(&w, "total", v->stats.total);
+		for (uint32_t r = 0; r < TRACER_MAX_REASONS; r++)
+			if (v->stats.by_reason[r])
+				jw_u64(&w, tracer_reason_name(t, r), v->stats.by_reason[r]);
+		jw_object_end(&w);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+
+	jw_object_begin(&w, "no_socket");
+	for (size_t i = 0; i < rep->nr_ns; ) {
+		uint16_t port = rep->ns[i].port;
+		char key[8];
+
+		snprintf(key, sizeof(key), "%u", port);
+		jw_object_begin(&w, key);
+		for (; i < rep->nr_ns && rep->ns[i].port == port; i++)
+			jw_u64(&w, tracer_reason_name(t, rep->ns[i].reason), rep->ns[i].count);
+		jw_object_end(&w);
+	}
+	jw_object_end(&w);
+	jw_u64(&w, "map_full", tracer_map_full(t));
+	jw_object_end(&w);
+	jw_finish(&w);
+}
+
+static void print_reasons(struct tracer *t, const struct tracer_sock_stats *s)
+{
+	bool first = true;
+
+	for (uint32_t r = 0; r < TRACER_MAX_REASONS; r++) {
+		if (!s->by_reason[r])
+			continue;
+		printf("%s%s:%llu", first ? "" : ",", tracer_reason_name(t, r),
+		       (unsigned long long)s->by_reason[r]);
+		first = false;
+	}
+	if (first)
+		printf("-");
+}
+
+static void print_table(struct tracer *t, const struct report *rep)
+{
+	time_t now = (time_t)rep->time;
+	char when[32], num[32];
+	uint64_t lost;
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	printf("%s  UDP sockets: %zu; DROPS counted since udpdrops started\n", when, rep->n);
+	printf("%-7s %-15s %-30s %-10s %-8s %9s %9s %9s %9s  %s\n", "PID", "COMM", "LOCAL",
+	       "INODE", "COOKIE", "RCVBUF", "QUEUED", "HWM", "DROPS", "REASONS");
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct view *v = &rep->v[i];
+		int64_t rcvbuf = view_rcvbuf(v);
+
+		if (v->pid)
+			printf("%-7d %-15.15s ", v->pid, v->comm);
+		else
+			printf("%-7s %-15s ", "-", "-");
+		printf("%-30s %-10llu ", v->row.local, (unsigned long long)v->row.inode);
+		if (v->have_cookie)
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)v->cookie);
+		else
+			snprintf(num, sizeof(num), "-");
+		printf("%-8s ", num);
+		if (rcvbuf >= 0)
+			printf("%9lld ", (long long)rcvbuf);
+		else
+			printf("%9s ", "-");
+		printf("%9llu ", (unsigned long long)v->row.rx_queue);
+		if (!v->have_cookie) {
+			printf("%9s %9s  -\n", "-", "-");
+			continue;
+		}
+		printf("%9llu %9llu  ", (unsigned long long)v->stats.queue_hwm_bytes,
+		       (unsigned long long)v->stats.total);
+		print_reasons(t, &v->stats);
+		printf("\n");
+	}
+	for (size_t i = 0; i < rep->nr_ns; ) {
+		uint16_t port = rep->ns[i].port;
+		bool first = true;
+
+		printf("no socket, port %u: ", port);
+		for (; i < rep->nr_ns && rep->ns[i].port == port; i++) {
+			printf("%s%s:%llu", first ? "" : ",",
+			       tracer_reason_name(t, rep->ns[i].reason),
+			       (unsigned long long)rep->ns[i].count);
+			first = false;
+		}
+		printf("\n");
+	}
+	lost = tracer_map_full(t);
+	if (lost)
+		printf("WARNING: %llu counts lost, a counter map was full\n",
+		       (unsigned long long)lost);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+/* Sleeps `seconds`, waking early only to exit. */
+static void sleep_interval(double seconds)
+{
+	struct timespec left = {
+		.tv_sec = (time_t)seconds,
+		.tv_nsec = (long)((seconds - (time_t)seconds) * 1e9),
+	};
+
+	while (!exiting && nanosleep(&left, &left) && errno == EINTR)
+		;
+}
+
+static int setup_signals(void)
+{
+	struct sigaction sa = { .sa_handler = sig_handler };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL)) {
+		pr_warn("cannot set signal handlers: %s\n", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = opts,
+		.parser = parse_arg,
+		.doc = doc,
+	};
+	struct tracer_opts topts = {};
+	struct report rep = {};
+	struct tracer *t = NULL;
+	struct stat st;
+	int err;
+
+	log_prog = "udpdrops";
+	argp_err_exit_status = 2;
+	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (err)
+		return 2;
+	if (env.verbose)
+		log_level = LOG_LEVEL_DEBUG;
+	log_setup_libbpf();
+
+	/* /proc/net/udp shows this namespace only: count this one only. */
+	if (stat("/proc/self/ns/net", &st)) {
+		pr_warn("cannot stat /proc/self/ns/net: %s\n", strerror(errno));
+		return 1;
+	}
+	topts.port = env.port;
+	topts.netns_ino = st.st_ino;
+
+	if (setup_signals())
+		return 1;
+	t = tracer_open(&topts);
+	if (!t) {
+		/* tracer_open has said why (and which capabilities on EPERM). */
+		return 1;
+	}
+	/* The tracepoints are attached: every drop from now on is counted. */
+	fprintf(stderr, "udpdrops: ready, tracing UDP drops%s; Ctrl-C to end\n",
+		env.json ? "" : " (DROPS count from now)");
+
+	for (uint64_t n = 0; !exiting && (!env.count || n < env.count); n++) {
+		sleep_interval(env.interval);
+		if (exiting)
+			break;
+		err = collect(t, &rep);
+		if (err)
+			goto cleanup;
+		if (env.json)
+			print_json(t, &rep);
+		else
+			print_table(t, &rep);
+	}
+	err = 0;
+cleanup:
+	tracer_close(t);
+	free(rep.v);
+	free(rep.by_cookie);
+	free(rep.ns);
+	free(rep.unmatched.v);
+	free(rep.unmatched_before.v);
+	free(owners);
+	return err ? 1 : 0;
+}
