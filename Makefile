@@ -44,7 +44,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	-Iinclude -Ivmlinux/$(ARCH) $(CLANG_BPF_SYS_INCLUDES) -Wall -Werror
 
 CFLAGS   ?= -g -O2
-CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration \
+CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror=implicit-function-declaration \
 	    -D_GNU_SOURCE -Iinclude -I$(OUTPUT) -MMD -MP
 LDLIBS   += $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) \
 	    $(shell pkg-config --libs rdkafka 2>/dev/null || echo -lrdkafka) -lpthread -lm
@@ -137,7 +137,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(OUTPUT) \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 $(OUTPUT)/fuzz_%: tests/fuzz_%.c $(LIB_SRCS) | $(OUTPUT) $(SKELS)
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(filter src/syslog_parse.c src/escape.c,$(LIB_SRCS)) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(filter src/syslog_parse.c src/escape.c src/format.c,$(LIB_SRCS)) -o $@
 
 # ---- jobs -------------------------------------------------------------------
 demo: all
@@ -151,8 +151,10 @@ unit: $(TESTS)
 	$(Q)set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
 fuzz: $(FUZZERS)
-	$(Q)set -e; for f in $(FUZZERS); do echo "== $$f (bounded)"; \
-		$$f -max_total_time=$${FUZZ_SECONDS:-20} -max_len=70000 -print_final_stats=0 tests/corpus 2>&1 | tail -3; done
+	$(Q)set -e; for f in $(FUZZERS); do echo "== $$f ($${FUZZ_SECONDS:-20} s)"; \
+		rm -rf $(OUTPUT)/corpus && cp -r tests/corpus $(OUTPUT)/corpus; \
+		$$f -max_total_time=$${FUZZ_SECONDS:-20} -max_len=70000 $(OUTPUT)/corpus > $(OUTPUT)/fuzz.log 2>&1 \
+			|| { tail -40 $(OUTPUT)/fuzz.log; exit 1; }; tail -1 $(OUTPUT)/fuzz.log; done
 
 integration: all
 	$(Q)$(PYTHON) -m pytest -q tests/integration $(PYTEST_ARGS)

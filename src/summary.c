@@ -6,6 +6,7 @@
 #include <time.h>
 #include "json_writer.h"
 #include "log.h"
+#include "sink_kafka.h"
 #include "summary.h"
 
 int socket_kernel_drops(int fd, uint64_t *drops, uint64_t *rmem_alloc)
@@ -68,7 +69,7 @@ static const char *output_name(const struct config *c, char *buf, size_t len)
 {
 	static const char *const kinds[] = {
 		[OUTPUT_NULL] = "null", [OUTPUT_STDOUT] = "stdout",
-		[OUTPUT_FILE] = "file", [OUTPUT_TCP] = "tcp",
+		[OUTPUT_FILE] = "file", [OUTPUT_TCP] = "tcp", [OUTPUT_KAFKA] = "kafka",
 	};
 
 	if (c->output_arg[0])
@@ -76,11 +77,6 @@ static const char *output_name(const struct config *c, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%s", kinds[c->output]);
 	return buf;
-}
-
-static const char *format_label(enum out_format f)
-{
-	return f == FORMAT_JSON ? "json" : f == FORMAT_RFC5424 ? "rfc5424" : "raw";
 }
 
 static void write_config(struct json_writer *w, const struct config *c)
@@ -98,7 +94,7 @@ static void write_config(struct json_writer *w, const struct config *c)
 	jw_u64(w, "window", c->window);
 	jw_u64(w, "window_bytes", c->window_bytes);
 	jw_string(w, "output", output_name(c, out, sizeof(out)));
-	jw_string(w, "format", format_label(c->format));
+	jw_string(w, "format", format_name(c->format));
 	jw_u64(w, "cost_ns", c->cost_ns);
 	jw_u64(w, "output_rate", c->output_rate);
 	jw_bool(w, "trace", c->trace);
@@ -126,6 +122,29 @@ static void write_loss(struct json_writer *w, struct receiver *r, uint64_t kerne
 		jw_bool(w, "gaps_equal_kernel_drops", t.missing == kernel_drops);
 	else
 		jw_null(w, "gaps_equal_kernel_drops");
+	jw_object_end(w);
+}
+
+/* "kafka": what the broker acknowledged. delivered + failed.total +
+ * undelivered = messages produced; in_flight is what had no delivery report
+ * at all when the summary was written (normally 0). */
+static void write_kafka(struct json_writer *w, struct receiver *r)
+{
+	struct sink_kafka_stats ks;
+
+	if (r->cfg->output != OUTPUT_KAFKA || sink_kafka_stats(r->sink, &ks))
+		return;
+	jw_object_begin(w, "kafka");
+	jw_string(w, "brokers", ks.brokers);
+	jw_string(w, "topic", ks.topic);
+	jw_u64(w, "delivered", ks.delivered);
+	jw_object_begin(w, "failed");
+	jw_u64(w, "total", ks.failed);
+	for (unsigned int i = 0; i < ks.nr_reasons; i++)
+		jw_u64(w, ks.reasons[i].name, ks.reasons[i].count);
+	jw_object_end(w);
+	jw_u64(w, "in_flight", ks.in_flight);
+	jw_u64(w, "undelivered", ks.undelivered);
 	jw_object_end(w);
 }
 
@@ -240,6 +259,7 @@ int summary_write(struct receiver *r, const char *path)
 	jw_object_end(&w);
 
 	write_loss(&w, r, drops);
+	write_kafka(&w, r);
 	jw_object_end(&w);
 	jw_finish(&w);
 	free(steered);

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Receiver-side loss accounting: finds a sequence marker in each message and
+ * keeps, per flow, which sequence numbers arrived.
+ *
+ * Markers recognised (found with memmem on a fixed token, never reading past
+ * the message's len):
+ *   sysloggen, RFC 5424:  [seq@32473 run="RUN" flow="F" seq="N"]
+ *   sysloggen, RFC 3164:  seq@32473 run=RUN flow=F seq=N<space>
+ *   loggen (syslog-ng):   seq: N, thread: F, runid: RUN,
+ * RUN is 1..SEQTRACK_RUN_MAX bytes of [A-Za-z0-9._:-] (loggen's: digits),
+ * F a decimal < 2^32, N a decimal < 2^64. A marker must be complete up to its
+ * terminator ('"]' quoted, ' ' unquoted, ',' for loggen): a marker cut off by
+ * the end of the datagram is not counted.
+ *
+ * A flow is (marker kind, run id, flow id); sysloggen and loggen flows with
+ * the same run text are different flows. Sequence numbers start at 0 per flow.
+ * Per flow:
+ *   received   - distinct sequence numbers seen
+ *   duplicates - arrivals of a number already seen
+ *   reordered  - first arrivals of a number lower than the highest seen then
+ *                (a subset of received)
+ *   untracked  - arrivals that could not be classified: a number below the
+ *                flow's bitmap window (see below), or any message of a flow
+ *                that did not fit in the flow table. Not in received.
+ *   missing    - (highest seen + 1) - received: the gaps. A loss after the
+ *                last number received is invisible to the receiver (compare
+ *                with the sender's count for that). Late arrivals counted as
+ *                untracked may have filled a gap, so missing can be high by at
+ *                most untracked.
+ * Every message with a marker is exactly one of received, duplicates,
+ * untracked:  sequenced = received + duplicates + untracked.
+ *
+ * Memory: a flow's bitmap starts small and doubles as its highest number
+ * grows, up to window_bits (default 2^24 numbers = 2 MiB) and while the sum
+ * over flows stays under memory_max (default 256 MiB). Past that the bitmap
+ * is a sliding window over the newest numbers: a jump to a huge number
+ * (e.g. seq=10^18) costs no memory, counts the gap as missing, and arrivals
+ * that fall below the window are untracked. At most flows_max (default
+ * 65536) flows are kept. No allocation per message: only when a flow is
+ * first seen or its bitmap grows.
+ *
+ * Not thread-safe: one thread (the output stage) calls it.
+ */
+#ifndef SYSLOGRX_SEQTRACK_H
+#define SYSLOGRX_SEQTRACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SEQTRACK_RUN_MAX 32
+
+/* The fixed tokens the scan looks for. */
+#define SEQTRACK_TOKEN		"seq@32473 run="
+#define SEQTRACK_LOGGEN_TOKEN	"seq: "
+
+enum seqtrack_kind {
+	SEQTRACK_SYSLOGGEN = 0,
+	SEQTRACK_LOGGEN = 1,
+};
+
+struct seqtrack_opts {
+	uint64_t window_bits;	/* per flow, rounded up to a power of two; 0 = default */
+	uint64_t memory_max;	/* bytes of bitmap over all flows; 0 = default */
+	uint32_t flows_max;	/* 0 = default */
+};
+
+struct seqtrack_totals {
+	uint64_t sequenced;	/* messages with a marker */
+	uint64_t unsequenced;	/* messages without one (observe returned false) */
+	uint64_t received;
+	uint64_t missing;
+	uint64_t duplicates;
+	uint64_t reordered;
+	uint64_t untracked;
+	uint64_t flows;		/* flows tracked */
+	uint64_t refused;	/* messages of flows that did not fit in the table
+				 * (part of untracked) */
+};
+
+struct seqtrack_flow_stats {
+	enum seqtrack_kind kind;
+	const char *run;	/* NUL-terminated, valid during the callback */
+	uint32_t flow;
+	uint64_t received;
+	uint64_t missing;
+	uint64_t duplicates;
+	uint64_t reordered;
+	uint64_t untracked;
+	uint64_t max_seq;	/* highest number seen */
+	uint64_t window_bits;	/* current bitmap size */
+};
+
+/* A marker found in a message: where it says it came from. */
+struct seqtrack_marker {
+	enum seqtrack_kind kind;
+	uint8_t run_len;
+	char run[SEQTRACK_RUN_MAX + 1];
+	uint32_t flow;
+	uint64_t seq;
+};
+
+struct seqtrack;
+
+/* NULL + errno on failure. */
+struct seqtrack *seqtrack_new(void);
+struct seqtrack *seqtrack_new_opts(const struct seqtrack_opts *opts);
+void seqtrack_free(struct seqtrack *t);
+
+/* Pure: finds and parses a marker in msg[0..len). Returns true if found. */
+bool seqtrack_parse(const char *msg, size_t len, struct seqtrack_marker *m);
+
+/* Accounts one message. Returns true if it carried a marker. */
+bool seqtrack_observe(struct seqtrack *t, const char *msg, size_t len);
+
+void seqtrack_totals(const struct seqtrack *t, struct seqtrack_totals *out);
+
+/* Calls fn for each flow in order of first appearance; stops and returns
+ * fn's value when it is non-zero, else returns 0. */
+int seqtrack_for_each_flow(const struct seqtrack *t,
+			   int (*fn)(const struct seqtrack_flow_stats *f, void *ctx),
+			   void *ctx);
+
+#endif
