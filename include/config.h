@@ -12,7 +12,14 @@
 #define CONFIG_MAX_SOCKETS  REUSEPORT_MAX_SOCKETS
 #define CONFIG_MAX_BATCH    1024
 
-enum output_kind { OUTPUT_NULL, OUTPUT_STDOUT, OUTPUT_FILE, OUTPUT_TCP };
+enum output_kind { OUTPUT_NULL, OUTPUT_STDOUT, OUTPUT_FILE, OUTPUT_TCP, OUTPUT_KAFKA };
+
+/* --kafka-key: what a Kafka record's key is (it picks the partition). */
+enum kafka_key { KAFKA_KEY_NONE, KAFKA_KEY_SOURCE, KAFKA_KEY_HOSTNAME, KAFKA_KEY_APP };
+
+#define CONFIG_MAX_KAFKA_OPTS	64
+#define CONFIG_KAFKA_OPT_LEN	512
+#define CONFIG_KAFKA_TOPIC_MAX	249	/* Kafka's own limit */
 
 struct config {
 	char listen[128];
@@ -22,7 +29,7 @@ struct config {
 	uint64_t rcvbuf;		/* 0: the kernel's default */
 	unsigned int batch;		/* recvmmsg batch: the fetch limit */
 	enum output_kind output;
-	char output_arg[PATH_MAX];	/* file path, or HOST:PORT for tcp */
+	char output_arg[PATH_MAX];	/* file path, HOST:PORT for tcp, BROKERS/TOPIC for kafka */
 	enum out_format format;
 	char summary[PATH_MAX];		/* "" = none */
 	double duration;		/* 0 = until a signal */
@@ -33,6 +40,13 @@ struct config {
 	bool trace;			/* count kernel drops with bpf/drops.bpf.c */
 	double stats_interval;		/* 0 = no periodic stats line */
 	bool verbose;
+	/* --output kafka:BROKERS/TOPIC, split */
+	char kafka_brokers[PATH_MAX];	/* "host:port[,host:port...]" */
+	char kafka_topic[CONFIG_KAFKA_TOPIC_MAX + 1];
+	enum kafka_key kafka_key;
+	unsigned int kafka_nr_opts;	/* --kafka-opt KEY=VALUE, in order */
+	char kafka_opts[CONFIG_MAX_KAFKA_OPTS][CONFIG_KAFKA_OPT_LEN];
+	double drain_timeout;		/* seconds to wait for outstanding deliveries at exit */
 };
 
 /*

@@ -4,6 +4,12 @@
  * parses each message (counting malformed ones, which are still written
  * raw), feeds the loss accounting, formats into a large buffer and hands the
  * sink whole buffers. A batch leaves the window once formatted.
+ *
+ * With an async sink (kafka: sink->ops->produce) each message is produced on
+ * its own, with its batch's tracker as the opaque; the batch leaves the
+ * window only when every message of it has a delivery report (delivered, or
+ * a counted permanent failure). Batches may complete in any order: the window
+ * only counts messages and bytes.
  */
 #ifndef SYSLOGRX_OUTPUT_STAGE_H
 #define SYSLOGRX_OUTPUT_STAGE_H
@@ -23,6 +29,13 @@ struct output_counts {
 	uint64_t write_errors;	/* failed sink writes */
 };
 
+/* An async sink's batch in flight: released when outstanding reaches 0. */
+struct batch_track {
+	struct batch_track *next;	/* free list: recycled, not freed */
+	struct batch *batch;
+	uint32_t outstanding;		/* produced without a report, +1 while producing */
+};
+
 struct output_stage {
 	pthread_t thread;
 	struct window *window;
@@ -37,6 +50,9 @@ struct output_stage {
 	uint64_t pending;		/* messages in buf */
 	uint64_t rate_start_ns;
 	struct output_counts counts;	/* read with __atomic loads */
+	bool async;			/* sink->ops->produce */
+	struct batch_track *free_tracks;
+	uint64_t tracks_live;		/* batches waiting for delivery reports */
 	int error;
 };
 

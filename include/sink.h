@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Where formatted lines go. One small interface, one file per destination:
- * sink_file.c (null, stdout, file), sink_kafka.c, later tcp. A stream sink
+ * sink_file.c (null, stdout, file), sink_tcp.c, sink_kafka.c. A stream sink
  * is handed large buffers of whole lines (write) and never sees one message.
  *
  * An async sink (kafka) is handed messages one by one instead (produce), each
@@ -49,8 +49,9 @@ struct sink_ops {
 	 * Returns how many were served. */
 	int (*poll)(struct sink *s, int timeout_ms);
 	/* At exit: waits for every outstanding message, up to the sink's drain
-	 * timeout, then completes the rest as SINK_UNDELIVERED. Returns how many
-	 * were undelivered. */
+	 * timeout, then gives up on the rest: they complete through done() as
+	 * SINK_UNDELIVERED. Returns how many could not even be completed that
+	 * way (no report at all; the sink counts them as undelivered too). */
 	uint64_t (*drain)(struct sink *s);
 };
 
@@ -61,6 +62,7 @@ struct sink {
 	char name[PATH_MAX + 8];	/* for messages: "file:/var/log/x" */
 	sink_done_fn done;		/* async sinks: set by the output stage */
 	void *done_ctx;
+	enum kafka_key key;		/* async sinks: which key produce() is given */
 };
 
 /* Opens the sink the config names; NULL + errno, having logged why. */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <argp.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,13 +22,16 @@ static const char doc[] =
 "    syslogrx --listen 127.0.0.1:5514 --sockets 8 --threads 2 --balance random\n"
 "    syslogrx --listen [::1]:5514 --rcvbuf 32M --output file:/var/log/rx.log \\\n"
 "             --summary /tmp/summary.json --duration 60\n"
-"    syslogrx --listen 0.0.0.0:514 --balance hash   # no BPF: the kernel's hash";
+"    syslogrx --listen 0.0.0.0:514 --balance hash   # no BPF: the kernel's hash\n"
+"    syslogrx --output kafka:10.0.0.5:9092,10.0.0.6:9092/syslog --format json \\\n"
+"             --kafka-key source --kafka-opt compression.type=lz4";
 
 enum {
 	OPT_LISTEN = 'l', OPT_SOCKETS = 'n', OPT_THREADS = 't', OPT_BALANCE = 'b',
 	OPT_OUTPUT = 'o', OPT_DURATION = 'd', OPT_VERBOSE = 'v',
 	OPT_RCVBUF = 256, OPT_BATCH, OPT_FORMAT, OPT_SUMMARY, OPT_COST, OPT_WINDOW,
 	OPT_WINDOW_BYTES, OPT_OUTPUT_RATE, OPT_NO_TRACE, OPT_STATS_INTERVAL,
+	OPT_KAFKA_KEY, OPT_KAFKA_OPT, OPT_DRAIN_TIMEOUT,
 };
 
 static const struct argp_option options[] = {
@@ -37,7 +41,7 @@ static const struct argp_option options[] = {
 	{ "balance", OPT_BALANCE, "POLICY", 0, "random | roundrobin | hash (default random)" },
 	{ "rcvbuf", OPT_RCVBUF, "BYTES", 0, "Kernel receive buffer per socket, K/M/G suffixes (default: kernel's)" },
 	{ "batch", OPT_BATCH, "N", 0, "recvmmsg batch, the fetch limit (default 64)" },
-	{ "output", OPT_OUTPUT, "DEST", 0, "null | stdout | file:PATH | tcp:HOST:PORT (default null)" },
+	{ "output", OPT_OUTPUT, "DEST", 0, "null | stdout | file:PATH | tcp:HOST:PORT | kafka:HOST:PORT[,HOST:PORT...]/TOPIC (default null)" },
 	{ "format", OPT_FORMAT, "FMT", 0, "raw | json | rfc5424 (default raw)" },
 	{ "summary", OPT_SUMMARY, "PATH", 0, "Write the JSON summary here at exit" },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Exit by itself after this long" },
@@ -47,6 +51,9 @@ static const struct argp_option options[] = {
 	{ "output-rate", OPT_OUTPUT_RATE, "N", 0, "Lab knob: cap the output at N msgs/s" },
 	{ "no-trace", OPT_NO_TRACE, NULL, 0, "Do not count kernel drops" },
 	{ "stats-interval", OPT_STATS_INTERVAL, "SECONDS", 0, "Print per-socket stats every S seconds" },
+	{ "kafka-key", OPT_KAFKA_KEY, "KEY", 0, "Kafka record key (picks the partition): none | source | hostname | app (default none)" },
+	{ "kafka-opt", OPT_KAFKA_OPT, "KEY=VALUE", 0, "librdkafka producer property, repeatable (e.g. acks=1, compression.type=lz4)" },
+	{ "drain-timeout", OPT_DRAIN_TIMEOUT, "SECONDS", 0, "At exit, wait this long for outstanding Kafka deliveries (default 10)" },
 	{ "verbose", OPT_VERBOSE, NULL, 0, "Verbose output, with libbpf's debug log" },
 	{},
 };
@@ -70,6 +77,8 @@ static void config_defaults(struct config *c)
 	c->window = 10000;
 	c->window_bytes = 64ULL << 20;
 	c->trace = true;
+	c->kafka_key = KAFKA_KEY_NONE;
+	c->drain_timeout = 10.0;
 }
 
 static int parse_output(struct config *c, const char *arg)
@@ -77,6 +86,7 @@ static int parse_output(struct config *c, const char *arg)
 	static const struct { const char *prefix; enum output_kind kind; bool has_arg; } kinds[] = {
 		{ "null", OUTPUT_NULL, false }, { "stdout", OUTPUT_STDOUT, false },
 		{ "file:", OUTPUT_FILE, true }, { "tcp:", OUTPUT_TCP, true },
+		{ "kafka:", OUTPUT_KAFKA, true },
 	};
 
 	for (unsigned int i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
@@ -89,6 +99,75 @@ static int parse_output(struct config *c, const char *arg)
 		c->output = kinds[i].kind;
 		snprintf(c->output_arg, sizeof(c->output_arg), "%s", kinds[i].has_arg ? arg + pl : "");
 		return 0;
+	}
+	return -EINVAL;
+}
+
+/* One HOST:PORT of a broker list: a host (or [v6]) and a port 1..65535. */
+static bool valid_broker(const char *b, size_t len)
+{
+	const char *colon = memrchr(b, ':', len);
+	char port[8];
+	uint64_t v;
+	size_t pl;
+
+	if (!colon || colon == b)
+		return false;
+	pl = b + len - colon - 1;
+	if (!pl || pl >= sizeof(port))
+		return false;
+	memcpy(port, colon + 1, pl);
+	port[pl] = '\0';
+	return !parse_u64(port, 1, 65535, &v);
+}
+
+/* Kafka's topic rule: 1..249 of [a-zA-Z0-9._-], not "." or "..". */
+static bool valid_topic(const char *t)
+{
+	size_t len = strlen(t);
+
+	if (!len || len > CONFIG_KAFKA_TOPIC_MAX || !strcmp(t, ".") || !strcmp(t, ".."))
+		return false;
+	for (const char *p = t; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '_' && *p != '-')
+			return false;
+	return true;
+}
+
+/* output_arg "BROKERS/TOPIC" -> kafka_brokers, kafka_topic. The last '/'
+ * splits them: topics cannot contain one. */
+static int parse_kafka_dest(struct config *c)
+{
+	const char *slash = strrchr(c->output_arg, '/');
+	const char *b, *end;
+
+	if (!slash || slash == c->output_arg || !valid_topic(slash + 1))
+		return -EINVAL;
+	for (b = c->output_arg; b < slash; b = end + 1) {
+		end = memchr(b, ',', slash - b);
+		if (!end)
+			end = slash;
+		if (!valid_broker(b, end - b))
+			return -EINVAL;
+	}
+	snprintf(c->kafka_brokers, sizeof(c->kafka_brokers), "%.*s",
+		 (int)(slash - c->output_arg), c->output_arg);
+	snprintf(c->kafka_topic, sizeof(c->kafka_topic), "%s", slash + 1);
+	return 0;
+}
+
+static int parse_kafka_key(const char *arg, enum kafka_key *out)
+{
+	static const char *const names[] = {
+		[KAFKA_KEY_NONE] = "none", [KAFKA_KEY_SOURCE] = "source",
+		[KAFKA_KEY_HOSTNAME] = "hostname", [KAFKA_KEY_APP] = "app",
+	};
+
+	for (unsigned int i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(arg, names[i])) {
+			*out = i;
+			return 0;
+		}
 	}
 	return -EINVAL;
 }
@@ -132,7 +211,27 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_OUTPUT:
 		if (parse_output(c, arg))
-			FAIL("--output %s: expected null, stdout, file:PATH or tcp:HOST:PORT", arg);
+			FAIL("--output %s: expected null, stdout, file:PATH, tcp:HOST:PORT or "
+			     "kafka:HOST:PORT[,HOST:PORT...]/TOPIC", arg);
+		if (c->output == OUTPUT_KAFKA && parse_kafka_dest(c))
+			FAIL("--output %s: expected kafka:HOST:PORT[,HOST:PORT...]/TOPIC "
+			     "(topic: 1-249 of a-z A-Z 0-9 . _ -)", arg);
+		break;
+	case OPT_KAFKA_KEY:
+		if (parse_kafka_key(arg, &c->kafka_key))
+			FAIL("--kafka-key %s: expected none, source, hostname or app", arg);
+		break;
+	case OPT_KAFKA_OPT:
+		if (c->kafka_nr_opts >= CONFIG_MAX_KAFKA_OPTS)
+			FAIL("--kafka-opt %s: at most %d --kafka-opt flags", arg, CONFIG_MAX_KAFKA_OPTS);
+		if (!strchr(arg, '=') || arg[0] == '=' || strlen(arg) >= CONFIG_KAFKA_OPT_LEN)
+			FAIL("--kafka-opt %s: expected KEY=VALUE (shorter than %d bytes)", arg,
+			     CONFIG_KAFKA_OPT_LEN);
+		snprintf(c->kafka_opts[c->kafka_nr_opts++], CONFIG_KAFKA_OPT_LEN, "%s", arg);
+		break;
+	case OPT_DRAIN_TIMEOUT:
+		if (parse_seconds(arg, 0, 3600.0, &c->drain_timeout))
+			FAIL("--drain-timeout %s: expected seconds from 0 to 3600", arg);
 		break;
 	case OPT_FORMAT:
 		if (format_from_name(arg, &c->format))
@@ -179,6 +278,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (c->threads > c->sockets)
 			FAIL("--threads %u is more than --sockets %u: each thread owns at least one socket",
 			     c->threads, c->sockets);
+		/* Kafka flags with another output would be silently ignored. */
+		if (c->output != OUTPUT_KAFKA && (c->kafka_key != KAFKA_KEY_NONE || c->kafka_nr_opts))
+			FAIL("--kafka-key and --kafka-opt need --output kafka:BROKERS/TOPIC");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -13,6 +13,8 @@ struct sink *sink_open(const struct config *c)
 		return sink_file_open(c);
 	case OUTPUT_TCP:
 		return sink_tcp_open(c);
+	case OUTPUT_KAFKA:
+		return sink_kafka_open(c);
 	default:
 		pr_warn("--output %s: not supported in this build\n", c->output_arg);
 		errno = ENOTSUP;

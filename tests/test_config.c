@@ -151,6 +151,91 @@ static void test_unknown_flag_and_argument(void **state)
 	assert_non_null(strstr(err, "'stray'"));
 }
 
+static void test_kafka(void **state)
+{
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--output", "kafka:127.0.0.1:9092/syslog"), 0);
+	assert_int_equal(c.output, OUTPUT_KAFKA);
+	assert_string_equal(c.output_arg, "127.0.0.1:9092/syslog");
+	assert_string_equal(c.kafka_brokers, "127.0.0.1:9092");
+	assert_string_equal(c.kafka_topic, "syslog");
+	assert_int_equal(c.kafka_key, KAFKA_KEY_NONE);
+	assert_int_equal(c.kafka_nr_opts, 0);
+	assert_true(c.drain_timeout > 9.99 && c.drain_timeout < 10.01);
+
+	assert_int_equal(PARSE(&c, "--output", "kafka:k1:9092,[::1]:9093,10.0.0.7:19092/a.b_c-1",
+			       "--kafka-key", "source", "--kafka-opt", "acks=1",
+			       "--kafka-opt", "compression.type=lz4", "--kafka-opt", "client.id=a=b",
+			       "--drain-timeout", "2.5"), 0);
+	assert_string_equal(c.kafka_brokers, "k1:9092,[::1]:9093,10.0.0.7:19092");
+	assert_string_equal(c.kafka_topic, "a.b_c-1");
+	assert_int_equal(c.kafka_key, KAFKA_KEY_SOURCE);
+	assert_int_equal(c.kafka_nr_opts, 3);
+	assert_string_equal(c.kafka_opts[0], "acks=1");
+	assert_string_equal(c.kafka_opts[1], "compression.type=lz4");
+	assert_string_equal(c.kafka_opts[2], "client.id=a=b");
+	assert_true(c.drain_timeout > 2.49 && c.drain_timeout < 2.51);
+
+	assert_int_equal(PARSE(&c, "--output", "kafka:h:1/t", "--kafka-key", "hostname"), 0);
+	assert_int_equal(c.kafka_key, KAFKA_KEY_HOSTNAME);
+	assert_int_equal(PARSE(&c, "--output", "kafka:h:1/t", "--kafka-key", "app"), 0);
+	assert_int_equal(c.kafka_key, KAFKA_KEY_APP);
+	assert_int_equal(PARSE(&c, "--output", "kafka:h:1/t", "--drain-timeout", "0"), 0);
+	assert_true(c.drain_timeout == 0);
+}
+
+static void test_kafka_bad(void **state)
+{
+	static const char *const cases[][3] = {
+		{ "--output", "kafka:", "--output kafka:" },
+		{ "--output", "kafka:h:9092", "--output kafka:h:9092" },		/* no topic */
+		{ "--output", "kafka:h:9092/", "--output kafka:h:9092/" },
+		{ "--output", "kafka:/t", "--output kafka:/t" },			/* no broker */
+		{ "--output", "kafka:h/t", "--output kafka:h/t" },			/* no port */
+		{ "--output", "kafka:h:0/t", "--output kafka:h:0/t" },
+		{ "--output", "kafka:h:70000/t", "--output kafka:h:70000/t" },
+		{ "--output", "kafka:h:1,,h:2/t", "--output kafka:h:1,,h:2/t" },
+		{ "--output", "kafka:h:1/bad topic", "--output kafka:h:1/bad topic" },
+		{ "--output", "kafka:h:1/..", "--output kafka:h:1/.." },
+		{ "--kafka-key", "pid", "--kafka-key pid" },
+		{ "--kafka-opt", "acks", "--kafka-opt acks" },
+		{ "--kafka-opt", "=1", "--kafka-opt =1" },
+		{ "--drain-timeout", "-1", "--drain-timeout -1" },
+		{ "--drain-timeout", "5000", "--drain-timeout 5000" },
+	};
+	struct config c;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = PARSE(&c, "--output", "kafka:h:1/t", (char *)cases[i][0], (char *)cases[i][1]);
+
+		assert_int_not_equal(ret, 0);
+		if (!strstr(err, cases[i][2]))
+			fail_msg("%s %s: error '%s' does not name it", cases[i][0], cases[i][1], err);
+	}
+	/* 250 bytes of topic: over Kafka's limit. */
+	char longdest[300] = "kafka:h:1/";
+	memset(longdest + strlen(longdest), 't', 250);
+	assert_int_not_equal(PARSE(&c, "--output", longdest), 0);
+	/* More than CONFIG_MAX_KAFKA_OPTS --kafka-opt flags. */
+	char *argv[2 + 2 * (CONFIG_MAX_KAFKA_OPTS + 1) + 1];
+	int argc = 0;
+
+	argv[argc++] = "syslogrx";
+	argv[argc++] = "--output=kafka:h:1/t";
+	for (int i = 0; i <= CONFIG_MAX_KAFKA_OPTS; i++) {
+		argv[argc++] = "--kafka-opt";
+		argv[argc++] = "linger.ms=1";
+	}
+	argv[argc] = NULL;
+	assert_int_not_equal(config_parse(&c, argc, argv, ARGP_NO_EXIT | ARGP_NO_ERRS, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "at most 64"));
+	/* Kafka flags without a kafka output would be ignored: an error. */
+	assert_int_not_equal(PARSE(&c, "--kafka-key", "source"), 0);
+	assert_non_null(strstr(err, "--output kafka"));
+	assert_int_not_equal(PARSE(&c, "--output", "file:/tmp/x", "--kafka-opt", "acks=1"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +246,8 @@ int main(void)
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_threads_more_than_sockets),
 		cmocka_unit_test(test_unknown_flag_and_argument),
+		cmocka_unit_test(test_kafka),
+		cmocka_unit_test(test_kafka_bad),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
