@@ -48,7 +48,8 @@ struct output_stage {
 	char *buf;
 	size_t used, cap;
 	uint64_t pending;		/* messages in buf */
-	uint64_t rate_start_ns;
+	uint64_t rate_start_ns;		/* --output-rate schedule: message */
+	uint64_t rate_base;		/* rate_base + k is due at start + k/rate */
 	struct output_counts counts;	/* read with __atomic loads */
 	bool async;			/* sink->ops->produce */
 	struct batch_track *free_tracks;

@@ -19,6 +19,8 @@ struct sock_counters {
 	uint64_t bytes;
 	uint64_t truncated;	/* longer than a receive slot: kept cut, counted */
 	uint64_t empty;		/* zero-length datagrams: kept, counted */
+	uint64_t abandoned;	/* still queued when the exit drain's time ran out:
+				 * read and counted, not written */
 };
 
 struct worker_shared {

@@ -52,11 +52,19 @@ static void flush(struct output_stage *o)
 /* --output-rate: message k is due at start + k/rate; sleep when ahead. */
 static void pace(struct output_stage *o)
 {
-	uint64_t due = o->rate_start_ns + o->counts.processed * 1000000000ULL / o->rate;
+	uint64_t done = o->counts.processed - o->rate_base;
+	uint64_t due = o->rate_start_ns + done * 1000000000ULL / o->rate;
 	uint64_t now = mono_ns();
 
-	if (now >= due)
+	if (now >= due) {
+		/* Idle time is not credit: a slow destination stays slow after a
+		 * pause, so restart the schedule when we fall 10 ms behind it. */
+		if (now - due > 10000000ULL) {
+			o->rate_start_ns = now;
+			o->rate_base = o->counts.processed;
+		}
 		return;
+	}
 	flush(o);	/* what is formatted goes out before we sleep */
 	struct timespec ts = { .tv_sec = (due - now) / 1000000000ULL,
 			       .tv_nsec = (due - now) % 1000000000ULL };

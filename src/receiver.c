@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "caps.h"
 #include "log.h"
 #include "receiver.h"
 
@@ -107,6 +108,12 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 	if (err)
 		return err;
 	r->window_ready = true;
+	/* Everything privileged is done: sockets bound, rcvbuf forced, BPF
+	 * loaded and attached. Capabilities are per thread: drop them before
+	 * any thread exists, librdkafka's included (sink_open starts those). */
+	err = caps_drop_all();
+	if (err)
+		pr_warn("dropping capabilities: %s (continuing)\n", strerror(-err));
 	r->sink = sink_open(cfg);
 	if (!r->sink)
 		return -errno;
@@ -128,7 +135,10 @@ int receiver_start(struct receiver *r)
 		.cost_ns = cfg->cost_ns,
 		.stop = &r->stop,
 		.force = &r->force,
-		.drain_ms = FINAL_DRAIN_MS,
+		/* A Kafka output may be slow to take the window: give the read
+		 * of the kernel queues the same time as the deliveries. */
+		.drain_ms = cfg->output == OUTPUT_KAFKA && cfg->drain_timeout * 1000 > FINAL_DRAIN_MS
+			    ? (int)(cfg->drain_timeout * 1000) : FINAL_DRAIN_MS,
 	};
 	err = output_stage_start(&r->out, &r->window, r->sink, cfg->format, cfg->output_rate,
 				 &r->reopen, &r->force);

@@ -153,7 +153,7 @@ int summary_write(struct receiver *r, const char *path)
 	const struct config *c = r->cfg;
 	unsigned int n = r->group.n;
 	uint64_t *steered = calloc(n, sizeof(*steered));
-	uint64_t failures = 0, rx = 0, bytes = 0, trunc = 0, empty = 0, drops = 0;
+	uint64_t failures = 0, rx = 0, bytes = 0, trunc = 0, empty = 0, drops = 0, abandoned = 0;
 	uint64_t reasons[TRACER_MAX_REASONS] = {};
 	struct output_counts oc;
 	struct window_stats ws;
@@ -201,6 +201,7 @@ int summary_write(struct receiver *r, const char *path)
 		jw_u64(&w, "bytes", sc->bytes);
 		jw_u64(&w, "truncated", sc->truncated);
 		jw_u64(&w, "empty", sc->empty);
+		jw_u64(&w, "abandoned", sc->abandoned);
 		if (have_steered)
 			jw_u64(&w, "steered", steered[i]);
 		else
@@ -226,6 +227,7 @@ int summary_write(struct receiver *r, const char *path)
 		bytes += sc->bytes;
 		trunc += sc->truncated;
 		empty += sc->empty;
+		abandoned += sc->abandoned;
 	}
 	jw_array_end(&w);
 
@@ -236,6 +238,7 @@ int summary_write(struct receiver *r, const char *path)
 	jw_u64(&w, "malformed", oc.malformed);
 	jw_u64(&w, "truncated", trunc);
 	jw_u64(&w, "empty", empty);
+	jw_u64(&w, "abandoned", abandoned);
 	jw_u64(&w, "discarded", oc.discarded);
 	if (r->balancer)
 		jw_u64(&w, "selection_failures", failures);

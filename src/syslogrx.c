@@ -12,7 +12,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "caps.h"
 #include "log.h"
 #include "receiver.h"
 #include "summary.h"
@@ -127,11 +126,6 @@ int main(int argc, char **argv)
 		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
 		goto cleanup;
 	}
-	/* Everything privileged is done: sockets bound, rcvbuf forced, BPF loaded
-	 * and attached. Workers start with no capabilities at all. */
-	err = caps_drop_all();
-	if (err)
-		pr_warn("dropping capabilities: %s (continuing)\n", strerror(-err));
 	pr_info("listening on %s: %u sockets, %u threads, balance %s\n", r.group.listen,
 		r.group.n, cfg.threads, balance_policy_name(cfg.balance));
 	fprintf(stderr, "syslogrx: ready on %s\n", r.group.listen);
