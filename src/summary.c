@@ -291,9 +291,12 @@ void stats_line_free(struct stats_line *s)
 }
 
 /* One line per interval: totals, then per socket received/dropped in the
- * interval and bytes queued now. */
+ * interval and bytes queued now. Each counter is read once, so the totals
+ * are the sum of the columns. */
 void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 {
+	char cols[4096];
+	size_t used = 0;
 	struct window_stats ws;
 	struct timespec ts;
 	uint64_t now, rx_sum = 0, drop_sum = 0;
@@ -304,21 +307,8 @@ void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 	secs = (now - s->last_ns) / 1e9;
 	s->last_ns = now;
 	window_get_stats(&r->window, &ws);
+	cols[0] = '\0';
 
-	for (unsigned int i = 0; i < r->group.n; i++) {
-		uint64_t rx = __atomic_load_n(&r->counters[i].received, __ATOMIC_RELAXED);
-		struct tracer_sock_stats st;
-		uint64_t drops = 0;
-
-		if (!traced(r, i, &st))
-			drops = st.total;
-		rx_sum += rx - s->last_received[i];
-		drop_sum += drops - s->last_drops[i];
-	}
-	fprintf(f, "stats: %.1fs rx %llu/s drops %llu window %llu/%llu |",
-		secs, (unsigned long long)(secs > 0 ? rx_sum / secs : 0),
-		(unsigned long long)drop_sum, (unsigned long long)ws.msgs,
-		(unsigned long long)ws.size);
 	for (unsigned int i = 0; i < r->group.n; i++) {
 		uint64_t rx = __atomic_load_n(&r->counters[i].received, __ATOMIC_RELAXED);
 		struct tracer_sock_stats st;
@@ -327,13 +317,19 @@ void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 		if (!traced(r, i, &st))
 			drops = st.total;
 		socket_kernel_drops(r->group.socks[i].fd, NULL, &queued);
-		fprintf(f, " s%u rx=%llu drop=%llu q=%llu", i,
-			(unsigned long long)(rx - s->last_received[i]),
-			(unsigned long long)(drops - s->last_drops[i]),
-			(unsigned long long)queued);
+		if (used < sizeof(cols))
+			used += snprintf(cols + used, sizeof(cols) - used, " s%u rx=%llu drop=%llu q=%llu", i,
+					 (unsigned long long)(rx - s->last_received[i]),
+					 (unsigned long long)(drops - s->last_drops[i]),
+					 (unsigned long long)queued);
+		rx_sum += rx - s->last_received[i];
+		drop_sum += drops - s->last_drops[i];
 		s->last_received[i] = rx;
 		s->last_drops[i] = drops;
 	}
-	fputc('\n', f);
+	fprintf(f, "stats: %.1fs rx %llu/s drops %llu window %llu/%llu |%s\n",
+		secs, (unsigned long long)(secs > 0 ? rx_sum / secs : 0),
+		(unsigned long long)drop_sum, (unsigned long long)ws.msgs,
+		(unsigned long long)ws.size, cols);
 	fflush(f);
 }
