@@ -68,7 +68,7 @@ FUZZERS    := $(patsubst tests/%.c,$(OUTPUT)/%,$(FUZZ_SRCS))
 
 APPS       := $(OUTPUT)/syslogrx $(TOOLS)
 
-.PHONY: all run test unit integration fuzz bench deps clean vmlinux demo
+.PHONY: all run test unit integration fuzz bench deps clean vmlinux demo sc4s-table
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -168,6 +168,11 @@ test: deps
 bench: deps
 	$(Q)$(MAKE) all
 	$(Q)$(PYTHON) tools/bench.py $(BENCH_ARGS)
+
+# The SC4S drop-rate table for this machine, with syslog-ng and rsyslog as rows.
+sc4s-table: deps
+	$(Q)$(MAKE) all
+	$(Q)$(PYTHON) tools/sweep --preset sc4s --out results/sc4s-$$(date +%Y%m%d-%H%M%S)
 
 vmlinux:
 	$(call msg,GEN,$(VMLINUX))
