@@ -157,7 +157,7 @@ fuzz: $(FUZZERS)
 			|| { tail -40 $(OUTPUT)/fuzz.log; exit 1; }; tail -1 $(OUTPUT)/fuzz.log; done
 
 integration: all
-	$(Q)$(PYTHON) -m pytest -q tests/integration $(PYTEST_ARGS)
+	$(Q)$(PYTHON) -m pytest -q tests $(PYTEST_ARGS)
 
 test: deps
 	$(Q)$(MAKE) all $(FUZZERS)
