@@ -12,6 +12,12 @@ tools/kafka-setup.sh puts in build/kafka-libs, with -Xmx256m.
 
 Everything it starts it stops by pid; everything it writes is in its own
 temporary folder, removed by close(). Read-back is with kcat.
+
+Where it listens: on loopback in the root namespace (the default), or, with
+netns=NAME, on an address of that namespace, which the caller created; then
+the broker, the topic tool and every kcat run inside NAME. Any other address
+in the root namespace is refused: test traffic goes to loopback or to
+namespaces the test made, nowhere else.
 """
 import os
 import shutil
@@ -22,6 +28,7 @@ import tempfile
 import time
 import uuid
 import base64
+import ipaddress
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SETUP = os.path.join(ROOT, "tools", "kafka-setup.sh")
@@ -49,6 +56,9 @@ def _cluster_id():
 class KafkaBroker:
     def __init__(self, host="127.0.0.1", port=None, auto_create=True, partitions=1,
                  netns=None, workdir=None):
+        if not netns and not ipaddress.ip_address(host).is_loopback:
+            raise ValueError(f"broker address {host} in the root namespace: use loopback, "
+                             "or an address of a namespace the test created (netns=)")
         self.host = host
         self.netns = netns
         self.port = port or free_tcp_port(host if not netns else "127.0.0.1")

@@ -1,9 +1,11 @@
 """--output kafka: against a real Apache Kafka broker (KRaft, tests/integration/kafka_broker.py).
 
-One broker for the whole module. It listens on the host end of a veth pair
-into a namespace this module creates (10.231.1.1/30), so that the same broker
-serves host processes (the address is local) and the scale-out test's
-namespaces. Everything is torn down at module end, even on failure.
+One broker for the whole module, on 127.0.0.1 in the root namespace: every
+test but the scale-out one runs syslogrx on the host against it. The
+scale-out test builds its own world of namespaces (two receivers, a sender
+that is also their router, and a broker in a namespace of its own), so that
+every address any process connects to belongs to a namespace the test made.
+Everything is torn down at module or test end, even on failure.
 """
 import json
 import os
@@ -19,8 +21,8 @@ from conftest import Syslogrx, binary, free_udp_port, run_cmd
 from kafka_broker import KafkaBroker, free_tcp_port
 
 TAG = f"kx{os.getpid() % 100000}"          # unique names: other tests may run alongside
-NS_A, NS_B, NS_SND = f"{TAG}a", f"{TAG}b", f"{TAG}s"
-BROKER_IP = "10.231.1.1"                    # host end of the veth into NS_A
+NS_A, NS_B, NS_SND, NS_K = f"{TAG}a", f"{TAG}b", f"{TAG}s", f"{TAG}k"
+NS_BROKER_IP = "10.231.1.1"                 # the scale-out broker, in NS_K
 VIP = "10.231.9.9"
 
 
@@ -34,14 +36,14 @@ def nsx(ns, *argv):
     return sh("ip", "netns", "exec", ns, *argv)
 
 
-def veth(host_end, ns, ns_end, host_cidr, ns_cidr, host_ns=None):
-    """A veth pair: one end in host_ns (None: the host), the other in ns."""
-    pre = ["ip", "netns", "exec", host_ns] if host_ns else []
-    sh(*pre, "ip", "link", "add", host_end, "type", "veth", "peer", "name", ns_end, "netns", ns)
-    sh(*pre, "ip", "addr", "add", host_cidr, "dev", host_end)
-    sh(*pre, "ip", "link", "set", host_end, "up")
-    nsx(ns, "ip", "addr", "add", ns_cidr, "dev", ns_end)
-    nsx(ns, "ip", "link", "set", ns_end, "up")
+def veth(near_ns, near_end, far_ns, far_end, near_cidr, far_cidr):
+    """A veth pair between two namespaces this module created."""
+    nsx(near_ns, "ip", "link", "add", near_end, "type", "veth", "peer", "name", far_end,
+        "netns", far_ns)
+    nsx(near_ns, "ip", "addr", "add", near_cidr, "dev", near_end)
+    nsx(near_ns, "ip", "link", "set", near_end, "up")
+    nsx(far_ns, "ip", "addr", "add", far_cidr, "dev", far_end)
+    nsx(far_ns, "ip", "link", "set", far_end, "up")
 
 
 def del_netns(*names):
@@ -51,20 +53,15 @@ def del_netns(*names):
 
 @pytest.fixture(scope="module")
 def broker():
-    del_netns(NS_A)
     b = None
     try:
-        sh("ip", "netns", "add", NS_A)
-        nsx(NS_A, "ip", "link", "set", "lo", "up")
-        veth(f"{TAG}ah", NS_A, f"{TAG}an", f"{BROKER_IP}/30", "10.231.1.2/30")
-        b = KafkaBroker(host=BROKER_IP, auto_create=False, partitions=3)
+        b = KafkaBroker(host="127.0.0.1", auto_create=False, partitions=3)
         b.start()
         b.warm_up()
         yield b
     finally:
         if b:
             b.close()
-        del_netns(NS_A)     # takes the veth pair with it
 
 
 def dest(b, topic):
@@ -217,7 +214,8 @@ def test_unknown_topic_is_an_error_at_start(broker):
     assert r.returncode not in (0,) and r.returncode > 0, (r.returncode, r.stderr)
     lines = [l for l in r.stderr.splitlines() if l.strip()]
     assert len(lines) == 1, r.stderr
-    assert "no-such-topic" in lines[0] and broker.bootstrap in lines[0]
+    assert broker.bootstrap == f"127.0.0.1:{broker.port}"
+    assert "no-such-topic" in lines[0] and f"127.0.0.1:{broker.port}" in lines[0]
     assert "does not exist" in lines[0]
     assert "ready on" not in r.stderr
 
@@ -277,38 +275,51 @@ def _sender(port, msgs, rate, done):
         done["sent"] = send_from(s, ("127.0.0.1", port), msgs, rate=rate)
 
 
-def test_scale_out_two_instances_behind_ecmp(broker, tmp_path, procs):
+def scale_out_netns():
+    """The scale-out world, every namespace made here. NS_SND is the sender
+    and the router: a veth to each receiver (NS_A, NS_B) and one to the
+    broker's namespace (NS_K), forwarding on; A, B and K route everything via
+    NS_SND. The VIP is on lo in A and B, and NS_SND reaches it over an ECMP
+    route hashed on addresses and ports (policy 1): the sender's own flows
+    are locally generated and hashed there."""
+    for ns in (NS_SND, NS_A, NS_B, NS_K):
+        sh("ip", "netns", "add", ns)
+        nsx(ns, "ip", "link", "set", "lo", "up")
+    veth(NS_SND, f"{TAG}s1", NS_A, f"{TAG}a1", "10.231.3.1/30", "10.231.3.2/30")
+    veth(NS_SND, f"{TAG}s2", NS_B, f"{TAG}b2", "10.231.4.1/30", "10.231.4.2/30")
+    veth(NS_SND, f"{TAG}sk", NS_K, f"{TAG}k1", "10.231.1.2/30", f"{NS_BROKER_IP}/30")
+    nsx(NS_SND, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1")
+    nsx(NS_SND, "sysctl", "-q", "-w", "net.ipv4.fib_multipath_hash_policy=1")
+    nsx(NS_SND, "ip", "route", "add", f"{VIP}/32", "nexthop", "via", "10.231.3.2",
+        "nexthop", "via", "10.231.4.2")
+    nsx(NS_A, "ip", "route", "add", "default", "via", "10.231.3.1")
+    nsx(NS_B, "ip", "route", "add", "default", "via", "10.231.4.1")
+    nsx(NS_K, "ip", "route", "add", "default", "via", "10.231.1.2")
+    for ns in (NS_A, NS_B):
+        nsx(ns, "ip", "addr", "add", f"{VIP}/32", "dev", "lo")
+
+
+def test_scale_out_two_instances_behind_ecmp(tmp_path, procs):
     """Two syslogrx in two namespaces behind one ECMP route to a VIP, the same
-    topic: every message arrives exactly once and the summaries add up."""
+    topic on a broker in a third namespace: every message arrives exactly
+    once and the summaries add up."""
     topic = "scale-out"
-    broker.create_topic(topic, partitions=4)
-    del_netns(NS_B, NS_SND)
+    names = (NS_A, NS_B, NS_SND, NS_K)
+    del_netns(*names)
+    kb = None
     try:
-        sh("ip", "netns", "add", NS_B)
-        sh("ip", "netns", "add", NS_SND)
-        for ns in (NS_B, NS_SND):
-            nsx(ns, "ip", "link", "set", "lo", "up")
-        # NS_A (made by the fixture) and NS_B reach the broker over their veth
-        # to the host; BROKER_IP is a host address, so NS_B routes to it too.
-        veth(f"{TAG}bh", NS_B, f"{TAG}bn", "10.231.2.1/30", "10.231.2.2/30")
-        nsx(NS_A, "ip", "route", "add", "default", "via", "10.231.1.1")
-        nsx(NS_B, "ip", "route", "add", "default", "via", "10.231.2.1")
-        # The sender's namespace: one veth to each receiver, ECMP to the VIP,
-        # the hash over addresses and ports (policy 1).
-        veth(f"{TAG}s1", NS_A, f"{TAG}a1", "10.231.3.1/30", "10.231.3.2/30", host_ns=NS_SND)
-        veth(f"{TAG}s2", NS_B, f"{TAG}b2", "10.231.4.1/30", "10.231.4.2/30", host_ns=NS_SND)
-        nsx(NS_SND, "sysctl", "-q", "-w", "net.ipv4.fib_multipath_hash_policy=1")
-        nsx(NS_SND, "ip", "route", "add", f"{VIP}/32", "nexthop", "via", "10.231.3.2",
-            "nexthop", "via", "10.231.4.2")
-        for ns in (NS_A, NS_B):
-            nsx(ns, "ip", "addr", "add", f"{VIP}/32", "dev", "lo")
+        scale_out_netns()
+        kb = KafkaBroker(host=NS_BROKER_IP, netns=NS_K, auto_create=False, partitions=3)
+        kb.start()
+        kb.warm_up()
+        kb.create_topic(topic, partitions=4)
 
         port = 5514
         rxs = []
         for ns in (NS_A, NS_B):
             d = tmp_path / ns
             d.mkdir()
-            rx = Syslogrx(d, "--output", dest(broker, topic), "--kafka-key", "source",
+            rx = Syslogrx(d, "--output", dest(kb, topic), "--kafka-key", "source",
                           listen=f"{VIP}:{port}", netns=ns)
             procs.append(rx)
             rxs.append(rx)
@@ -332,12 +343,14 @@ for i in range({per_flow}):
         received = [s["totals"]["received"] for s in summaries]
         drops = [s["totals"]["kernel_drops"]["total"] for s in summaries]
         delivered = [s["kafka"]["delivered"] for s in summaries]
+        print(f"scale-out: sent {sent} received per instance {received} delivered {delivered}")
+        assert all(s["kafka"]["brokers"] == f"{NS_BROKER_IP}:{kb.port}" for s in summaries)
         assert sum(drops) == 0
         assert sum(received) == sent
         assert delivered == received
         assert all(r > 0 for r in received), f"ECMP sent everything one way: {received}"
 
-        recs = broker.records(topic)
+        recs = kb.records(topic)            # kcat runs in NS_K
         values = [v for _, _, v in recs]
         assert len(values) == sent
         assert len(set(values)) == sent
@@ -354,9 +367,9 @@ for i in range({per_flow}):
             if rx.p.poll() is None:
                 rx.p.kill()
                 rx.p.wait()
-        del_netns(NS_B, NS_SND)
-        subprocess.run(["ip", "netns", "exec", NS_A, "ip", "route", "del", "default"],
-                       capture_output=True, timeout=30)
+        if kb:
+            kb.close()
+        del_netns(*names)       # takes the veth pairs with them
 
 
 def test_broker_outage_mid_stream(broker, tmp_path, procs):
