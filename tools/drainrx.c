@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "json_writer.h"
+#include "cli.h"
 #include "log.h"
 #include "parse_num.h"
 #include "seqtrack.h"
@@ -164,13 +165,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
-	if (err) {
-		const struct argp_option *o;
-
-		for (o = opts; o->name && o->key != key; o++)
-			;
-		argp_error(state, "--%s: invalid value '%s'", o->name ? o->name : "?", arg);
-	}
+	if (err)
+		argp_error(state, "--%s: invalid value '%s'", cli_option_name(opts, key), arg);
 	return 0;
 }
 

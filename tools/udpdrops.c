@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "json_writer.h"
+#include "cli.h"
 #include "log.h"
 #include "parse_num.h"
 #include "proc_net.h"
@@ -66,12 +67,6 @@ static const struct argp_option opts[] = {
 	{},
 };
 
-static void bad_value(const char *flag, const char *arg, const char *want)
-{
-	fprintf(stderr, "udpdrops: invalid %s value '%s': %s\n", flag, arg, want);
-	exit(2);
-}
-
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	uint64_t v;
@@ -79,21 +74,21 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'p':
 		if (parse_u64(arg, 1, 65535, &v))
-			bad_value("--port", arg, "a port number, 1-65535");
+			cli_bad_value("--port", arg, "a port number, 1-65535");
 		env.port = (uint16_t)v;
 		break;
 	case OPT_PID:
 		if (parse_u64(arg, 1, 0x7fffffff, &v))
-			bad_value("--pid", arg, "a process id");
+			cli_bad_value("--pid", arg, "a process id");
 		env.pid = (int)v;
 		break;
 	case 'i':
 		if (parse_seconds(arg, 0.01, 86400, &env.interval))
-			bad_value("--interval", arg, "seconds, 0.01-86400");
+			cli_bad_value("--interval", arg, "seconds, 0.01-86400");
 		break;
 	case 'c':
 		if (parse_u64(arg, 1, UINT32_MAX, &env.count))
-			bad_value("--count", arg, "a whole number >= 1");
+			cli_bad_value("--count", arg, "a whole number >= 1");
 		break;
 	case 'j':
 		env.json = true;
