@@ -20,14 +20,14 @@ run_one() {
 	# wait for "ready"
 	for _ in $(seq 100); do grep -q "ready on" "$OUT/$balance.err" && break; sleep 0.05; done
 	build/sysloggen --target 127.0.0.1:$PORT --rate "$RATE" --duration "$SECS" --size 200 \
-		--sources 1 > "$OUT/$balance.gen" 2>&1
+		--sources 1 --json > "$OUT/$balance.gen" 2> "$OUT/$balance.gen.err"
 	sleep 0.3
 	kill -TERM $RX
 	wait $RX
-	"${PYTHON:-/usr/bin/python3}" - "$OUT/$balance.json" "$balance" <<'PY'
+	"${PYTHON:-/usr/bin/python3}" - "$OUT/$balance.json" "$balance" "$OUT/$balance.gen" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1])); t = s["totals"]
-sent = t["received"] + t["kernel_drops"]["total"]
+sent = json.loads(open(sys.argv[3]).read().splitlines()[-1])["sent"]  # the sender's own count
 print(f"\n== --balance {sys.argv[2]}: 8 sockets, 2 threads, 20 us of work per message, "
       f"default rcvbuf, one flow")
 print(f"{'socket':>6} {'cookie':>12} {'received':>9} {'steered':>8} {'drops':>7} {'queue hwm':>10}")
@@ -38,6 +38,9 @@ for x in s["sockets"]:
 print(f"sent {sent}, received {t['received']}, kernel drops {t['kernel_drops']['total']} "
       f"({100.0 * t['kernel_drops']['total'] / max(sent, 1):.1f}%), written {t['written']}, "
       f"drops match SO_MEMINFO: {t['kernel_drops_match_so_meminfo']}")
+books = t["received"] + t["kernel_drops"]["total"] + t["abandoned"]
+print(f"books: sent {sent} = received + kernel drops + abandoned = {books}: "
+      f"{'closed' if books == sent else 'NOT CLOSED'}")
 PY
 }
 
