@@ -46,6 +46,8 @@ struct worker {
 	struct iovec *iov;
 	char *buf;			/* batch x WORKER_SLOT_BYTES */
 	struct sockaddr_in6 *addrs;
+	unsigned int pause_us;		/* the current pause after a small read */
+	unsigned int pause_max_us;	/* its ceiling, from the sockets' rcvbuf */
 	int error;			/* -errno that ended the thread, 0 if none */
 };
 

@@ -13,7 +13,7 @@
  * small enough to stay in cache. */
 #define OUT_BUF_BYTES (1 << 20)
 /* How long an idle-looking output stage waits for a batch to gather. */
-#define COALESCE_US 500
+#define COALESCE_US 2000
 
 static uint64_t mono_ns(void)
 {

@@ -6,10 +6,16 @@
  *
  * While the server is down, write() retries with backoff and does not return:
  * the output stage stalls, the input window fills, the workers stop reading and
- * the kernel drops (counted by the tracer). A buffer whose write failed is sent
- * again whole after reconnecting (at least once). Before each write the socket
- * is checked for the server's FIN, so a server that closed cleanly (a restart)
+ * the kernel drops (counted by the tracer). Before each write the socket is
+ * checked for the server's FIN, so a server that closed cleanly (a restart)
  * makes us reconnect first instead of writing into a dead connection.
+ *
+ * TCP's acknowledgement only says the server's kernel has the bytes: a server
+ * that stops with data unread in its socket buffer loses it, and plain syslog
+ * over TCP has no application acknowledgement to tell us. So the buffers sent
+ * in the last REPLAY_NS before a connection ends are sent again on the next
+ * one: at least once, with possible duplicates (counted, logged), rather than
+ * a silent loss.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -27,7 +33,18 @@
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 2000
-#define FRAME_BUF_BYTES (1 << 20)
+#define REPLAY_SLOTS 16
+#define REPLAY_NS 1000000000ULL
+#define REPLAY_MERGE_NS 100000000ULL
+#define REPLAY_MERGE_BYTES (256 << 10)
+
+/* A buffer of frames already sent on the current connection. */
+struct sent_buf {
+	char *data;
+	size_t len, cap;
+	uint64_t msgs;
+	uint64_t sent_ns;
+};
 
 struct sink_tcp {
 	struct sink base;
@@ -35,9 +52,13 @@ struct sink_tcp {
 	socklen_t addrlen;
 	int fd;
 	int backoff_ms;
-	char *frames;		/* one buffer of frames, built from lines */
-	size_t frames_cap;
+	struct sent_buf cur;	/* the frames being sent, built from lines */
+	struct sent_buf hist[REPLAY_SLOTS];	/* recently sent, oldest at hist_next */
+	unsigned int hist_next;
+	bool replay;		/* the last connection ended: resend hist first */
+	uint64_t lost_ns;	/* when it ended */
 	uint64_t reconnects;
+	uint64_t resent;	/* messages sent again after a connection ended */
 };
 
 static void sleep_ms(int ms)
@@ -99,32 +120,44 @@ static bool peer_closed(struct sink_tcp *t)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR));
 }
 
-/* Lines -> "LEN SP LINE" frames. Returns the frames' length. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Lines -> "LEN SP LINE" frames in t->cur. Returns the frames' length. */
 static size_t build_frames(struct sink_tcp *t, const char *buf, size_t len)
 {
+	struct sent_buf *f = &t->cur;
 	size_t out = 0;
 
+	f->msgs = 0;
 	while (len) {
 		const char *nl = memchr(buf, '\n', len);
 		size_t ll = nl ? (size_t)(nl - buf) : len;
 		size_t need = out + 21 + ll;
 
-		if (need > t->frames_cap) {
-			size_t cap = t->frames_cap * 2 > need ? t->frames_cap * 2 : need;
-			char *p = realloc(t->frames, cap);
+		if (need > f->cap) {
+			size_t cap = f->cap * 2 > need ? f->cap * 2 : need;
+			char *p = realloc(f->data, cap);
 
 			if (!p)
 				return (size_t)-1;
-			t->frames = p;
-			t->frames_cap = cap;
+			f->data = p;
+			f->cap = cap;
 		}
-		out += sprintf(t->frames + out, "%zu ", ll);
-		memcpy(t->frames + out, buf, ll);
+		out += sprintf(f->data + out, "%zu ", ll);
+		memcpy(f->data + out, buf, ll);
 		out += ll;
+		f->msgs++;
 		ll += nl ? 1 : 0;
 		buf += ll;
 		len -= ll;
 	}
+	f->len = out;
 	return out;
 }
 
@@ -144,6 +177,76 @@ static int send_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+/*
+ * Keeps what was just sent for a replay. A large buffer swaps into the
+ * history (nothing copied); small ones sent close together (low rates) are
+ * appended to the newest slot, so the slots always span the last second.
+ */
+static void remember_sent(struct sink_tcp *t)
+{
+	struct sent_buf *last = &t->hist[(t->hist_next + REPLAY_SLOTS - 1) % REPLAY_SLOTS];
+	struct sent_buf *slot = &t->hist[t->hist_next];
+	struct sent_buf old = *slot;
+	uint64_t now = mono_ns();
+
+	if (last->len && now - last->sent_ns < REPLAY_MERGE_NS &&
+	    last->len + t->cur.len <= REPLAY_MERGE_BYTES) {
+		if (last->len + t->cur.len > last->cap) {
+			char *p = realloc(last->data, REPLAY_MERGE_BYTES);
+
+			if (!p)
+				goto rotate;	/* keep it whole in a slot of its own */
+			last->data = p;
+			last->cap = REPLAY_MERGE_BYTES;
+		}
+		memcpy(last->data + last->len, t->cur.data, t->cur.len);
+		last->len += t->cur.len;
+		last->msgs += t->cur.msgs;
+		last->sent_ns = now;
+		t->cur.len = 0;
+		return;
+	}
+rotate:
+	*slot = t->cur;
+	slot->sent_ns = now;
+	t->cur = old;
+	t->cur.len = 0;
+	t->hist_next = (t->hist_next + 1) % REPLAY_SLOTS;
+}
+
+/* After a connection ended: what it got in its final second. */
+static int replay_recent(struct sink_tcp *t)
+{
+	uint64_t since = t->lost_ns - REPLAY_NS, msgs = 0;
+
+	for (unsigned int k = 0; k < REPLAY_SLOTS; k++) {
+		struct sent_buf *h = &t->hist[(t->hist_next + k) % REPLAY_SLOTS];
+		int err;
+
+		if (!h->len || h->sent_ns < since)
+			continue;
+		err = send_all(t->fd, h->data, h->len);
+		if (err)
+			return err;
+		msgs += h->msgs;
+	}
+	if (msgs)
+		pr_warn("%s: sent again the %llu message(s) of the last second before the "
+			"connection ended (the server may have had them unread: duplicates possible)\n",
+			t->base.name, (unsigned long long)msgs);
+	t->resent += msgs;
+	return 0;
+}
+
+static void connection_lost(struct sink_tcp *t)
+{
+	close(t->fd);
+	t->fd = -1;
+	if (!t->replay)
+		t->lost_ns = mono_ns();
+	t->replay = true;
+}
+
 static int tcp_write(struct sink *s, const char *buf, size_t len)
 {
 	struct sink_tcp *t = (struct sink_tcp *)s;
@@ -157,17 +260,25 @@ static int tcp_write(struct sink *s, const char *buf, size_t len)
 		if (err)
 			return err;
 		if (peer_closed(t)) {
-			close(t->fd);
-			t->fd = -1;
+			connection_lost(t);
 			continue;
 		}
-		err = send_all(t->fd, t->frames, flen);
-		if (!err)
+		if (t->replay) {
+			err = replay_recent(t);
+			if (err) {
+				connection_lost(t);
+				continue;
+			}
+			t->replay = false;
+		}
+		err = send_all(t->fd, t->cur.data, flen);
+		if (!err) {
+			remember_sent(t);
 			return 0;
+		}
 		pr_warn("%s: %s; reconnecting and sending the buffer again\n", s->name,
 			strerror(-err));
-		close(t->fd);
-		t->fd = -1;
+		connection_lost(t);
 		if (s->abort && *s->abort)
 			return err;
 	}
@@ -193,7 +304,9 @@ static void tcp_close(struct sink *s)
 			;
 		close(t->fd);
 	}
-	free(t->frames);
+	free(t->cur.data);
+	for (unsigned int k = 0; k < REPLAY_SLOTS; k++)
+		free(t->hist[k].data);
 	free(t);
 }
 

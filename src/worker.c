@@ -10,7 +10,8 @@
 #include "worker.h"
 
 #define POLL_MS 100
-#define COALESCE_US 100
+#define COALESCE_MIN_US 50
+#define COALESCE_MAX_US 2000
 /* Bound on datagrams counted as abandoned per socket at exit. */
 #define ABANDON_MAX 1000000
 
@@ -129,17 +130,46 @@ static int reserve_and_read(struct worker *w, unsigned int idx, int flags,
 /*
  * After a small read, give the kernel queue a moment to gather a batch: a
  * blocking read per datagram costs a wake-up and a syscall per message, more
- * than everything else syslogrx does with it. A full batch means load: read
- * again at once. The pause is far shorter than a default rcvbuf takes to
- * fill at the loopback ceiling (about 90 datagrams of 1000 bytes at 240,000/s
- * fill in 375 us).
+ * than everything else syslogrx does with it. The pause adapts: it doubles
+ * while reads stay small (the rate is low, the queue fills slowly) and halves
+ * when a read comes back half full or more (load: read again at once).
+ *
+ * Its ceiling is set by the smallest receive buffer of the worker's sockets:
+ * half the time that buffer takes to fill with 1000-byte datagrams (about
+ * 2 KiB of kernel memory each) at 250,000/s, the loopback ceiling, so a burst
+ * that starts mid-pause still fits. 212,992 bytes (the kernel's default) gives
+ * about 200 us; 32 MiB gives the 2 ms cap.
  */
-static void coalesce(const struct worker_shared *sh, int n)
+static void coalesce(struct worker *w, int n)
 {
-	struct timespec ts = { 0, COALESCE_US * 1000L };
+	const struct worker_shared *sh = w->sh;
+	struct timespec ts;
 
-	if (n > 0 && (unsigned int)n < sh->batch / 4 && !*sh->stop)
-		nanosleep(&ts, NULL);
+	if (n <= 0 || *sh->stop)
+		return;
+	if ((unsigned int)n >= sh->batch / 2) {
+		w->pause_us = w->pause_us / 2 > COALESCE_MIN_US ? w->pause_us / 2 : COALESCE_MIN_US;
+		return;
+	}
+	if ((unsigned int)n >= sh->batch / 4)
+		return;
+	ts.tv_sec = 0;
+	ts.tv_nsec = w->pause_us * 1000L;
+	nanosleep(&ts, NULL);
+	w->pause_us = w->pause_us * 2 < w->pause_max_us ? w->pause_us * 2 : w->pause_max_us;
+}
+
+static unsigned int pause_ceiling_us(const struct worker *w)
+{
+	const struct socket_group *g = w->sh->group;
+	uint64_t smallest = UINT64_MAX, us;
+
+	for (unsigned int i = 0; i < w->nsocks; i++)
+		if ((uint64_t)g->socks[w->socks[i]].rcvbuf < smallest)
+			smallest = g->socks[w->socks[i]].rcvbuf;
+	/* datagrams it holds / 250 per ms, halved, in us */
+	us = smallest / 2048 * 1000 / 250 / 2;
+	return us < COALESCE_MIN_US ? COALESCE_MIN_US : us > COALESCE_MAX_US ? COALESCE_MAX_US : us;
 }
 
 /*
@@ -178,7 +208,7 @@ static void loop_one_socket(struct worker *w)
 			w->error = n;
 			return;
 		}
-		coalesce(sh, n);
+		coalesce(w, n);
 	}
 }
 
@@ -210,7 +240,7 @@ static void loop_epoll(struct worker *w)
 			if (n > most)
 				most = n;
 		}
-		coalesce(sh, most);
+		coalesce(w, most);
 	}
 }
 
@@ -248,6 +278,8 @@ static int worker_setup(struct worker *w)
 	}
 	for (unsigned int s = w->id; s < sh->group->n; s += sh->nr_workers)
 		w->socks[w->nsocks++] = s;
+	w->pause_max_us = pause_ceiling_us(w);
+	w->pause_us = COALESCE_MIN_US;
 
 	w->epfd = -1;
 	if (w->nsocks == 1) {

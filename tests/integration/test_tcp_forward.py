@@ -112,7 +112,7 @@ def test_server_restart_loses_nothing_that_fits_in_the_window(syslogrx, tmp_path
     finally:
         sng.stop()
     seqs = {int(l.split(b'seq="')[1].split(b'"')[0]) for l in lines}
-    assert seqs == set(range(25000)), f"missing {len(set(range(25000)) - seqs)}"
+    assert seqs == set(range(25000)), f"missing {len(set(range(25000)) - seqs)}: {err}"
 
 
 def test_bad_tcp_target_is_named():

@@ -1,0 +1,3 @@
+# SPDX-License-Identifier: MIT
+"""make bench: runner.py runs the receivers under load (processes),
+report.py turns the trials into ratios, targets and files (pure)."""
