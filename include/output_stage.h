@@ -64,4 +64,8 @@ int output_stage_start(struct output_stage *o, struct window *w, struct sink *si
 int output_stage_join(struct output_stage *o);
 void output_stage_counts(struct output_stage *o, struct output_counts *out);
 
+/* For the sync and async loops alike (output_stage.c, output_async.c). */
+void output_count(uint64_t *counter, uint64_t n);	/* relaxed atomic add */
+void output_pace(struct output_stage *o);		/* --output-rate */
+
 #endif

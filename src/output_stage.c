@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "log.h"
+#include "output_async.h"
 #include "output_stage.h"
 #include "syslog_parse.h"
 
@@ -23,7 +23,7 @@ static uint64_t mono_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static void add(uint64_t *counter, uint64_t n)
+void output_count(uint64_t *counter, uint64_t n)
 {
 	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
 }
@@ -40,17 +40,17 @@ static void flush(struct output_stage *o)
 		if (!o->counts.write_errors)
 			pr_warn("%s: write failed: %s (messages counted as discarded)\n",
 				o->sink->name, strerror(-err));
-		add(&o->counts.write_errors, 1);
-		add(&o->counts.discarded, o->pending);
+		output_count(&o->counts.write_errors, 1);
+		output_count(&o->counts.discarded, o->pending);
 	} else {
-		add(&o->counts.written, o->pending);
+		output_count(&o->counts.written, o->pending);
 	}
 	o->used = 0;
 	o->pending = 0;
 }
 
 /* --output-rate: message k is due at start + k/rate; sleep when ahead. */
-static void pace(struct output_stage *o)
+void output_pace(struct output_stage *o)
 {
 	uint64_t done = o->counts.processed - o->rate_base;
 	uint64_t due = o->rate_start_ns + done * 1000000000ULL / o->rate;
@@ -80,7 +80,7 @@ static void process_batch(struct output_stage *o, const struct batch *b)
 		enum syslog_parse_result res = syslog_parse(data, r->len, &m);
 
 		if (res == SYSLOG_MALFORMED)
-			add(&o->counts.malformed, 1);
+			output_count(&o->counts.malformed, 1);
 		if (o->seq)
 			seqtrack_observe(o->seq, data, r->len);
 		if (!o->sink->discards) {
@@ -96,217 +96,17 @@ static void process_batch(struct output_stage *o, const struct batch *b)
 				flush(o);
 			if (need > o->cap) {
 				/* Never: cap holds the largest datagram in any format. */
-				add(&o->counts.discarded, 1);
+				output_count(&o->counts.discarded, 1);
 				continue;
 			}
 			o->used += format_message(o->buf + o->used, o->format, data, r->len,
 						  &m, res, &meta);
 		}
 		o->pending++;
-		add(&o->counts.processed, 1);
+		output_count(&o->counts.processed, 1);
 		if (o->rate)
-			pace(o);
+			output_pace(o);
 	}
-}
-
-/* ---- async sinks (kafka) ---------------------------------------------- */
-
-static struct batch_track *track_get(struct output_stage *o, struct batch *b)
-{
-	struct batch_track *t = o->free_tracks;
-
-	if (t)
-		o->free_tracks = t->next;
-	else
-		t = malloc(sizeof(*t));	/* only while the number in flight grows */
-	if (!t)
-		return NULL;
-	t->next = NULL;
-	t->batch = b;
-	t->outstanding = 1;	/* the producer's hold: no release mid-batch */
-	o->tracks_live++;
-	return t;
-}
-
-/* Drops one hold on t; the last one gives the batch's room back. */
-static void track_put(struct output_stage *o, struct batch_track *t)
-{
-	if (--t->outstanding)
-		return;
-	window_release(o->window, t->batch);
-	t->batch = NULL;
-	t->next = o->free_tracks;
-	o->free_tracks = t;
-	o->tracks_live--;
-}
-
-static void free_tracks(struct output_stage *o)
-{
-	while (o->free_tracks) {
-		struct batch_track *t = o->free_tracks;
-
-		o->free_tracks = t->next;
-		free(t);
-	}
-}
-
-/* The sink's delivery report for one message (from poll or drain, on this
- * thread). */
-static void on_done(void *ctx, void *opaque, enum sink_result res)
-{
-	struct output_stage *o = ctx;
-
-	if (res == SINK_DELIVERED)
-		add(&o->counts.written, 1);
-	else
-		add(&o->counts.discarded, 1);	/* failed or undelivered: the sink says why */
-	track_put(o, opaque);
-}
-
-/* "1.2.3.4:514" or "[::1]:514", as the json format writes "source". */
-static size_t source_key(char *d, size_t cap, const struct msg_rec *r)
-{
-	const struct sockaddr *sa = (const struct sockaddr *)&r->src;
-	char ip[INET6_ADDRSTRLEN];
-	int n;
-
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-
-		if (!inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip)))
-			return 0;
-		n = snprintf(d, cap, "%s:%u", ip, ntohs(in->sin_port));
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-
-		if (!inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip)))
-			return 0;
-		n = snprintf(d, cap, "[%s]:%u", ip, ntohs(in6->sin6_port));
-	} else {
-		return 0;
-	}
-	return n > 0 && (size_t)n < cap ? n : 0;
-}
-
-/* The record key --kafka-key asks for; 0 bytes = a null key (the field is
- * absent, or the message did not parse). */
-static size_t message_key(struct output_stage *o, const struct msg_rec *r,
-			  const struct syslog_msg *m, enum syslog_parse_result res,
-			  char *scratch, size_t cap, const char **key)
-{
-	const struct syslog_str *f = NULL;
-
-	switch (o->sink->key) {
-	case KAFKA_KEY_SOURCE:
-		*key = scratch;
-		return source_key(scratch, cap, r);
-	case KAFKA_KEY_HOSTNAME:
-		f = &m->hostname;
-		break;
-	case KAFKA_KEY_APP:
-		f = &m->app_name;
-		break;
-	default:
-		return 0;
-	}
-	if (res == SYSLOG_MALFORMED || !f->p)
-		return 0;
-	*key = f->p;
-	return f->len;
-}
-
-/* Hands one message to the sink, waiting (serving reports) while its queue
- * is full. */
-static void produce_one(struct output_stage *o, struct batch_track *t, const char *msg,
-			size_t len, const char *key, size_t keylen)
-{
-	for (;;) {
-		int err = o->sink->ops->produce(o->sink, msg, len, key, keylen, t);
-
-		if (!err) {
-			t->outstanding++;
-			return;
-		}
-		if (err != -EAGAIN || *o->force) {
-			/* Permanent (counted by the sink per reason) or leaving now. */
-			add(&o->counts.discarded, 1);
-			return;
-		}
-		o->sink->ops->poll(o->sink, 100);
-	}
-}
-
-static void process_batch_async(struct output_stage *o, struct batch *b)
-{
-	struct batch_track *t;
-	char keybuf[INET6_ADDRSTRLEN + 16];
-
-	while (!(t = track_get(o, b))) {
-		/* Out of memory for a 24-byte tracker: wait for completions. */
-		if (*o->force) {
-			window_release(o->window, b);
-			return;
-		}
-		o->sink->ops->poll(o->sink, 100);
-	}
-	for (uint32_t i = 0; i < b->count && !*o->force; i++) {
-		const struct msg_rec *r = &b->recs[i];
-		const char *data = b->data + r->off;
-		struct syslog_msg m;
-		enum syslog_parse_result res = syslog_parse(data, r->len, &m);
-		struct msg_meta meta = {
-			.src = (const struct sockaddr *)&r->src,
-			.src_len = r->src_len,
-			.recv_realtime_ns = r->recv_ns,
-			.socket_index = r->sock,
-		};
-		const char *key = NULL;
-		size_t len, keylen;
-
-		if (res == SYSLOG_MALFORMED)
-			add(&o->counts.malformed, 1);
-		if (o->seq)
-			seqtrack_observe(o->seq, data, r->len);
-		/* One line in o->buf (sized for the largest datagram); the
-		 * record value is the line without its '\n'. */
-		len = format_message(o->buf, o->format, data, r->len, &m, res, &meta);
-		keylen = message_key(o, r, &m, res, keybuf, sizeof(keybuf), &key);
-		produce_one(o, t, o->buf, len ? len - 1 : 0, key, keylen);
-		add(&o->counts.processed, 1);
-		if (o->rate)
-			pace(o);
-	}
-	track_put(o, t);
-}
-
-static void *output_async_main(struct output_stage *o)
-{
-	struct sink *s = o->sink;
-	uint64_t lost;
-
-	while (!*o->force) {
-		struct batch *b = window_pop(o->window, 0);
-
-		if (!b) {
-			s->ops->poll(s, 0);
-			if (window_done(o->window))
-				break;
-			/* With reports to wait for, come back soon to serve them. */
-			b = window_pop(o->window, o->tracks_live ? 5 : 100);
-		}
-		if (*o->reopen)
-			*(volatile int *)o->reopen = 0;	/* nothing to reopen */
-		if (b)
-			process_batch_async(o, b);
-		s->ops->poll(s, 0);
-	}
-	if (!*o->force) {
-		/* Everything is produced: wait for the reports, up to
-		 * --drain-timeout; what is given up completes as undelivered. */
-		lost = s->ops->drain(s);
-		add(&o->counts.discarded, lost);
-	}
-	return NULL;
 }
 
 static void *output_main(void *arg)
@@ -371,10 +171,8 @@ int output_stage_start(struct output_stage *o, struct window *w, struct sink *si
 	o->reopen = reopen;
 	o->force = force;
 	o->async = sink->ops->produce && sink->ops->poll && sink->ops->drain;
-	if (o->async) {
-		sink->done = on_done;
-		sink->done_ctx = o;
-	}
+	if (o->async)
+		output_async_attach(o);
 	o->cap = OUT_BUF_BYTES + format_max_len(fmt, 65536);
 	o->buf = malloc(o->cap);
 	o->seq = seqtrack_new();
@@ -391,7 +189,7 @@ int output_stage_join(struct output_stage *o)
 	pthread_join(o->thread, NULL);
 	free(o->buf);
 	o->buf = NULL;
-	free_tracks(o);
+	output_async_free(o);
 	return o->error;
 }
 
