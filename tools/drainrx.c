@@ -23,6 +23,7 @@
 #include "json_writer.h"
 #include "cli.h"
 #include "log.h"
+#include "socket_group.h"
 #include "parse_num.h"
 #include "seqtrack.h"
 
@@ -88,37 +89,12 @@ static const struct argp_option opts[] = {
 	{},
 };
 
+/* HOST:PORT or [V6]:PORT, a port other than 0. */
 static int parse_addr(const char *s)
 {
-	char host[64];
-	const char *colon = strrchr(s, ':');
-	uint64_t port;
-	size_t n;
-	bool v6 = s[0] == '[';
-
-	if (!colon || colon == s)
+	if (parse_host_port(s, &env.addr, &env.addr_len) || !sockaddr_port(&env.addr))
 		return -EINVAL;
-	n = colon - s - (v6 ? 2 : 0);
-	if (n >= sizeof(host) || (v6 && colon[-1] != ']'))
-		return -EINVAL;
-	memcpy(host, s + v6, n);
-	host[n] = '\0';
-	if (parse_u64(colon + 1, 1, 65535, &port))
-		return -EINVAL;
-	if (v6) {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&env.addr;
-
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(port);
-		env.addr_len = sizeof(*a);
-		return inet_pton(AF_INET6, host, &a->sin6_addr) == 1 ? 0 : -EINVAL;
-	}
-	struct sockaddr_in *a = (struct sockaddr_in *)&env.addr;
-
-	a->sin_family = AF_INET;
-	a->sin_port = htons(port);
-	env.addr_len = sizeof(*a);
-	return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -EINVAL;
+	return 0;
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)

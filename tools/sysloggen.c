@@ -23,6 +23,7 @@
 #include "json_writer.h"
 #include "cli.h"
 #include "log.h"
+#include "socket_group.h"
 #include "msgfmt.h"
 #include "pacer.h"
 #include "parse_num.h"
@@ -133,40 +134,11 @@ static const struct argp_option opts[] = {
 	{},
 };
 
+/* HOST:PORT or [V6]:PORT, a port other than 0. */
 static int parse_target(const char *s)
 {
-	char host[64];
-	const char *colon;
-	uint64_t port;
-	size_t n;
-
-	if (s[0] == '[') {
-		const char *close = strchr(s, ']');
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&env.dst;
-
-		if (!close || close[1] != ':' || (n = close - s - 1) >= sizeof(host))
-			return -EINVAL;
-		memcpy(host, s + 1, n);
-		host[n] = '\0';
-		if (parse_u64(close + 2, 1, 65535, &port) || inet_pton(AF_INET6, host, &a->sin6_addr) != 1)
-			return -EINVAL;
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(port);
-		env.dst_len = sizeof(*a);
-		return 0;
-	}
-	colon = strrchr(s, ':');
-	if (!colon || (n = colon - s) >= sizeof(host))
+	if (parse_host_port(s, &env.dst, &env.dst_len) || !sockaddr_port(&env.dst))
 		return -EINVAL;
-	memcpy(host, s, n);
-	host[n] = '\0';
-	struct sockaddr_in *a = (struct sockaddr_in *)&env.dst;
-
-	if (parse_u64(colon + 1, 1, 65535, &port) || inet_pton(AF_INET, host, &a->sin_addr) != 1)
-		return -EINVAL;
-	a->sin_family = AF_INET;
-	a->sin_port = htons(port);
-	env.dst_len = sizeof(*a);
 	return 0;
 }
 

@@ -15,6 +15,7 @@ import json
 import math
 import os
 
+from sweeplib import table
 from sweeplib.table import SHORTFALL, thousands
 
 SYSLOGRX_RAW = "syslogrx raw"
@@ -500,20 +501,8 @@ def markdown_report(summary, trials, meta):
     return "\n".join(out).rstrip() + "\n"
 
 
-def _to_text(v):
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return repr(round(v, 6))
-    return str(v)
-
-
 def write_csv(trials, path):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(TRIAL_NAMES)
-        for t in trials:
-            w.writerow([_to_text(t.get(n)) for n in TRIAL_NAMES])
+    table.write_csv(trials, path, TRIAL_NAMES)
 
 
 def read_csv(path):

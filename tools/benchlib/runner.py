@@ -97,17 +97,6 @@ def receiver_spec(name):
     raise ValueError(f"unknown receiver {name}")
 
 
-def proc_cpu_split(pid):
-    """(utime, stime) of pid, all threads, in clock ticks; None if gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            data = f.read()
-    except OSError:
-        return None
-    fields = data[data.rindex(")") + 2:].split()
-    return int(fields[11]), int(fields[12])
-
-
 def udpdrops_total(report_obj):
     total = 0
     for s in report_obj.get("sockets", []):
@@ -152,11 +141,11 @@ def run_trial(spec, workdir, log=None):
                                      "--port", str(port), "--json", "--interval", "0.25"],
                                     "udpdrops", "ready")
             drops.wait_ready()
-        c0 = proc_cpu_split(rx.pid)
+        c0 = peers.proc_cpu_split(rx.pid)
         t0 = time.monotonic()
         sent = cells.run_sender(spec, port)
         cells.settle(rx, port)
-        c1 = proc_cpu_split(rx.pid)
+        c1 = peers.proc_cpu_split(rx.pid)
         t1 = time.monotonic()
         t["peak_rss_kb"] = peers.proc_hwm_kb(rx.pid)
         if c0 is None or c1 is None:

@@ -62,15 +62,21 @@ def udp_queued(port):
     return total
 
 
-def proc_cpu_ticks(pid):
-    """utime + stime of pid (all threads), in clock ticks; None if gone."""
+def proc_cpu_split(pid):
+    """(utime, stime) of pid, all threads, in clock ticks; None if gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             data = f.read()
     except OSError:
         return None
     fields = data[data.rindex(")") + 2:].split()
-    return int(fields[11]) + int(fields[12])
+    return int(fields[11]), int(fields[12])
+
+
+def proc_cpu_ticks(pid):
+    """utime + stime of pid (all threads), in clock ticks; None if gone."""
+    split = proc_cpu_split(pid)
+    return None if split is None else sum(split)
 
 
 def proc_hwm_kb(pid):

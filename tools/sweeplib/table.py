@@ -159,12 +159,15 @@ def _to_text(v):
     return str(v)
 
 
-def write_csv(cells, path):
+def write_csv(cells, path, names=None):
+    """One row per dict, columns `names` (the sweep's FIELD_NAMES by default);
+    None is written empty: not measured."""
+    names = names or FIELD_NAMES
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(FIELD_NAMES)
+        w.writerow(names)
         for c in cells:
-            w.writerow([_to_text(c.get(name)) for name in FIELD_NAMES])
+            w.writerow([_to_text(c.get(name)) for name in names])
 
 
 def parse_value(name, text):
