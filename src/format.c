@@ -76,29 +76,59 @@ static inline __m128i line_special16(const u8 *s)
 }
 #endif
 
-/* Bytes at the start of s that escape_line() copies unchanged. */
-static size_t line_clean(const u8 *s, size_t len)
+static inline bool line_special(u8 c)
+{
+	return c == '\\' || c == '\n' || c == '\r' || c == 0;
+}
+
+static inline bool json_special(u8 c)
+{
+	return c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
+}
+
+/*
+ * Bytes at the start of s with no special byte: 64 bytes per test while
+ * clean, then 16 at a time to find the byte, then one by one. Inlined with a
+ * constant classifier, so each caller gets its own straight-line code.
+ */
+static inline __attribute__((always_inline)) size_t
+clean_prefix(const u8 *s, size_t len,
+#ifdef __SSE2__
+	     __m128i (*special16)(const u8 *),
+#endif
+	     bool (*special)(u8))
 {
 	size_t i = 0;
 
 #ifdef __SSE2__
-	/* 64 bytes per test while clean, then 16 at a time to find the byte */
 	for (; i + 64 <= len; i += 64)
 		if (_mm_movemask_epi8(_mm_or_si128(
-			_mm_or_si128(line_special16(s + i), line_special16(s + i + 16)),
-			_mm_or_si128(line_special16(s + i + 32), line_special16(s + i + 48)))))
+			_mm_or_si128(special16(s + i), special16(s + i + 16)),
+			_mm_or_si128(special16(s + i + 32), special16(s + i + 48)))))
 			break;
 	for (; i + 16 <= len; i += 16) {
-		int mask = _mm_movemask_epi8(line_special16(s + i));
+		int mask = _mm_movemask_epi8(special16(s + i));
 
 		if (mask)
 			return i + __builtin_ctz(mask);
 	}
 #endif
 	for (; i < len; i++)
-		if (s[i] == '\\' || s[i] == '\n' || s[i] == '\r' || s[i] == 0)
+		if (special(s[i]))
 			break;
 	return i;
+}
+
+#ifdef __SSE2__
+#define CLEAN_PREFIX(s, len, kind) clean_prefix(s, len, kind##_special16, kind##_special)
+#else
+#define CLEAN_PREFIX(s, len, kind) clean_prefix(s, len, kind##_special)
+#endif
+
+/* Bytes at the start of s that escape_line() copies unchanged. */
+static size_t line_clean(const u8 *s, size_t len)
+{
+	return CLEAN_PREFIX(s, len, line);
 }
 
 /* escape_line(), faster on text with few bytes to escape. */
@@ -139,25 +169,7 @@ static inline __m128i json_special16(const u8 *s)
 /* Bytes at the start of s that escape_json() copies unchanged (printable ASCII). */
 static size_t json_clean(const u8 *s, size_t len)
 {
-	size_t i = 0;
-
-#ifdef __SSE2__
-	for (; i + 64 <= len; i += 64)
-		if (_mm_movemask_epi8(_mm_or_si128(
-			_mm_or_si128(json_special16(s + i), json_special16(s + i + 16)),
-			_mm_or_si128(json_special16(s + i + 32), json_special16(s + i + 48)))))
-			break;
-	for (; i + 16 <= len; i += 16) {
-		int mask = _mm_movemask_epi8(json_special16(s + i));
-
-		if (mask)
-			return i + __builtin_ctz(mask);
-	}
-#endif
-	for (; i < len; i++)
-		if (s[i] < 0x20 || s[i] >= 0x80 || s[i] == '"' || s[i] == '\\')
-			break;
-	return i;
+	return CLEAN_PREFIX(s, len, json);
 }
 
 /* escape_json(): clean runs copied, each other character escaped on its own. */
