@@ -325,6 +325,27 @@ static int check_socket(int fd, struct member *m)
 }
 
 /* Borrows every socket, fills the map, verifies it, attaches through one. */
+
+/*
+ * A socket leaves a REUSEPORT_SOCKARRAY only when the map is freed, after an
+ * RCU grace period: right after a previous udpbalance exited, the slot update
+ * says EBUSY for a moment. Wait up to a second before calling it taken.
+ */
+static int set_socket_waiting(struct balancer *b, unsigned int idx, int fd)
+{
+	int err;
+
+	for (int tries = 0; tries < 100; tries++) {
+		struct timespec ts = { 0, 10 * 1000000L };
+
+		err = balancer_set_socket(b, idx, fd);
+		if (err != -EBUSY)
+			return err;
+		nanosleep(&ts, NULL);
+	}
+	return err;
+}
+
 static int take_group(struct balancer *b, struct group *g)
 {
 	uint64_t *cookies;
@@ -354,10 +375,12 @@ static int take_group(struct balancer *b, struct group *g)
 		cookies[i] = g->m[i].cookie;
 	}
 	for (i = 0; i < g->n; i++) {
-		err = balancer_set_socket(b, i, fds[i]);
+		err = set_socket_waiting(b, i, fds[i]);
 		if (err) {
-			pr_warn("cannot put socket inode %llu in slot %zu: %s\n",
-				(unsigned long long)g->m[i].row.inode, i, strerror(-err));
+			pr_warn("cannot put socket inode %llu in slot %zu: %s%s\n",
+				(unsigned long long)g->m[i].row.inode, i, strerror(-err),
+				err == -EBUSY ? " (it is in another REUSEPORT_SOCKARRAY: another "
+						"udpbalance, or the receiver's own eBPF program)" : "");
 			goto out;
 		}
 	}

@@ -214,3 +214,21 @@ def test_bad_flags_exit_2():
         r = run_cmd([binary("udpbalance")] + argv)
         assert r.returncode == 2, (argv, r.stderr)
         assert text in r.stderr
+
+
+def test_attaches_again_right_after_a_previous_run(procs):
+    """A socket leaves a sockarray only when the old map is freed (after an
+    RCU grace period): a second udpbalance started at once must still take
+    the group, waiting out the moment the kernel says EBUSY."""
+    port = free_udp_port()
+    rx = Receiver(port)
+    procs.append(rx)
+    wait_for_udp_port(port, count=4)
+    for run in range(3):
+        ub = Proc(udpbalance(rx.p.pid, port, "--policy", "roundrobin", "--interval", "0.2"))
+        procs.append(ub)
+        line = ub.p.stderr.readline().decode()
+        assert "attached: roundrobin over 4 sockets" in line, (run, line)
+        rc, _, err = ub.stop()
+        assert rc == 0, err
+    rx.stop()
