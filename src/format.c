@@ -131,27 +131,6 @@ static size_t line_clean(const u8 *s, size_t len)
 	return CLEAN_PREFIX(s, len, line);
 }
 
-/* escape_line(), faster on text with few bytes to escape. */
-static char *put_line(char *d, const char *src, size_t len)
-{
-	const u8 *s = (const u8 *)src;
-
-	while (len) {
-		size_t k = line_clean(s, len);
-
-		memcpy(d, s, k);
-		d += k;
-		s += k;
-		len -= k;
-		if (!len)
-			break;
-		d += escape_line(d, (const char *)s, 1);
-		s++;
-		len--;
-	}
-	return d;
-}
-
 #ifdef __SSE2__
 /* 0xff where escape_json() may change the byte: controls, '"', '\\', >= 0x80 */
 static inline __m128i json_special16(const u8 *s)
@@ -172,13 +151,20 @@ static size_t json_clean(const u8 *s, size_t len)
 	return CLEAN_PREFIX(s, len, json);
 }
 
-/* escape_json(): clean runs copied, each other character escaped on its own. */
-static char *put_json(char *d, const char *src, size_t len)
+/*
+ * escape_line() / escape_json() of src, byte-identical, faster on text with few
+ * bytes to escape: clean runs are copied with memcpy, and only the character at
+ * the end of each run (a whole valid UTF-8 sequence, or one byte) goes through
+ * the escaper. Inlined with constant functions, one copy per caller.
+ */
+static inline __attribute__((always_inline)) char *
+put_escaped(char *d, const char *src, size_t len, size_t (*clean)(const u8 *, size_t),
+	    size_t (*escape)(char *, const char *, size_t))
 {
 	const u8 *s = (const u8 *)src;
 
 	while (len) {
-		size_t k = json_clean(s, len);
+		size_t k = clean(s, len);
 
 		memcpy(d, s, k);
 		d += k;
@@ -186,15 +172,24 @@ static char *put_json(char *d, const char *src, size_t len)
 		len -= k;
 		if (!len)
 			break;
-		/* a whole valid UTF-8 sequence, or one byte (escaped or U+FFFD) */
 		k = *s >= 0x80 ? utf8_seq_len(s, len) : 1;
 		if (!k)
 			k = 1;
-		d += escape_json(d, (const char *)s, k);
+		d += escape(d, (const char *)s, k);
 		s += k;
 		len -= k;
 	}
 	return d;
+}
+
+static char *put_line(char *d, const char *src, size_t len)
+{
+	return put_escaped(d, src, len, line_clean, escape_line);
+}
+
+static char *put_json(char *d, const char *src, size_t len)
+{
+	return put_escaped(d, src, len, json_clean, escape_json);
 }
 
 /* ---- numbers and times --------------------------------------------------- */
