@@ -88,18 +88,12 @@ static const struct argp_option opts[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	uint64_t v;
-
 	switch (key) {
 	case 'p':
-		if (parse_u64(arg, 1, 0x7fffffff, &v))
-			cli_bad_value("--pid", arg, "a process id");
-		env.pid = (int)v;
+		env.pid = cli_pid(arg);
 		break;
 	case 'P':
-		if (parse_u64(arg, 1, 65535, &v))
-			cli_bad_value("--port", arg, "a port number, 1-65535");
-		env.port = (uint16_t)v;
+		env.port = cli_port(arg);
 		break;
 	case OPT_POLICY:
 		if (balance_policy_from_name(arg, &env.policy) || env.policy == BALANCE_HASH)
@@ -107,12 +101,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.policy_set = true;
 		break;
 	case 'i':
-		if (parse_seconds(arg, 0.01, 86400, &env.interval))
-			cli_bad_value("--interval", arg, "seconds, 0.01-86400");
+		env.interval = cli_interval(arg);
 		break;
 	case 'c':
-		if (parse_u64(arg, 1, UINT32_MAX, &env.count))
-			cli_bad_value("--count", arg, "a whole number >= 1");
+		env.count = cli_count(arg);
 		break;
 	case 'j':
 		env.json = true;
