@@ -49,8 +49,13 @@ def free_tcp_port(host="127.0.0.1"):
 
 
 def _cluster_id():
-    # What StorageTool random-uuid prints: 16 random bytes, URL-safe base64.
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """What StorageTool random-uuid prints: 16 random bytes, URL-safe base64,
+    never starting with '-' (Kafka's Uuid.randomUuid() rejects those too: the
+    command line would read the id as an option, 1 time in 64)."""
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
 
 
 class KafkaBroker:
