@@ -4,15 +4,18 @@
 #   make run        install missing Debian packages, build, run the demo
 #   make test       install missing Debian packages, build, run every test
 #   make bench      benchmarks (ratios against a reference measured in the same run)
+#   make format     clang-format every C file in place (.clang-format)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
 #   make V=1        show full commands
 #
 # Layout the rules rely on (add a file, not a rule):
-#   bpf/NAME.bpf.c     -> build/NAME.bpf.o, build/NAME.skel.h
-#   src/*.c            -> build/libsyslogrx.a (all but src/syslogrx.c)
-#   src/syslogrx.c     -> build/syslogrx
-#   tools/NAME.c       -> build/NAME
-#   tests/test_NAME.c  -> build/test_NAME (cmocka)
+#   bpf/NAME.bpf.c          -> build/NAME.bpf.o, build/NAME.skel.h
+#   src/LAYER/**.c          -> build/libLAYER.a, one archive per layer (src/rx/main.c excepted)
+#   src/rx/main.c           -> build/syslogrx
+#   tools/NAME.c            -> build/NAME
+#   tests/unit/test_NAME.c  -> build/test_NAME (cmocka)
+#   tests/fuzz/fuzz_NAME.c  -> build/fuzz_NAME (libFuzzer, with the layers FUZZ_LAYERS names)
+# What each binary links is said once, below ("Link lines"): its layers, then its libraries.
 
 OUTPUT     := build
 CLANG      ?= clang
@@ -25,7 +28,7 @@ VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 # Debian packages the build, the tests and the lab need.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest \
-            python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven
+            python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format
 
 ifeq ($(V),1)
 	Q =
@@ -36,39 +39,65 @@ else
 	MAKEFLAGS += --no-print-directory
 endif
 
+# Before `make deps` has run, say so instead of failing on a missing compiler.
+ifeq ($(filter deps clean format,$(MAKECMDGOALS)),)
+ifeq ($(shell command -v $(CLANG) 2>/dev/null),)
+$(error $(CLANG) is not installed: run `make deps` (as root) first, or `make run` / `make test`, which do)
+endif
+endif
+
 # clang's own system include dirs, after the BPF target's (libbpf-bootstrap).
 CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
-	-Iinclude -Ivmlinux/$(ARCH) $(CLANG_BPF_SYS_INCLUDES) -Wall -Werror
+	-Ivmlinux/$(ARCH) $(CLANG_BPF_SYS_INCLUDES) -Wall -Werror
 
+# Includes name their layer: "common/log.h", "net/tracer.h", "bpf/balancer.h" (shared with BPF).
 CFLAGS   ?= -g -O2
 CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror=implicit-function-declaration \
-	    -D_GNU_SOURCE -Iinclude -I$(OUTPUT) -MMD -MP
-LDLIBS   += $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) \
-	    $(shell pkg-config --libs rdkafka 2>/dev/null || echo -lrdkafka) -lpthread -lm
+	    -D_GNU_SOURCE -Isrc -I. -I$(OUTPUT) -MMD -MP
+
+LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+KAFKA_LIBS  := $(shell pkg-config --libs rdkafka 2>/dev/null || echo -lrdkafka)
 
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
-BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS      := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
-LIB_SRCS   := $(filter-out src/syslogrx.c,$(wildcard src/*.c))
-LIB_OBJS   := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(LIB_SRCS))
-LIB        := $(OUTPUT)/libsyslogrx.a
+# One archive per layer; dependencies point down: common <- syslog, net, gen <- rx.
+LAYERS     := common syslog net gen rx
+layer_srcs  = $(filter-out src/rx/main.c,$(shell find src/$(1) -name '*.c' | sort))
+layer_objs  = $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(call layer_srcs,$(1)))
+ARCHIVES   := $(foreach l,$(LAYERS),$(OUTPUT)/lib$(l).a)
 
 TOOL_SRCS  := $(wildcard tools/*.c)
 TOOLS      := $(patsubst tools/%.c,$(OUTPUT)/%,$(TOOL_SRCS))
-
-TEST_SRCS  := $(wildcard tests/test_*.c)
-TESTS      := $(patsubst tests/%.c,$(OUTPUT)/%,$(TEST_SRCS))
-
-FUZZ_SRCS  := $(wildcard tests/fuzz_*.c)
-FUZZERS    := $(patsubst tests/%.c,$(OUTPUT)/%,$(FUZZ_SRCS))
-
+TEST_SRCS  := $(wildcard tests/unit/test_*.c)
+TESTS      := $(patsubst tests/unit/%.c,$(OUTPUT)/%,$(TEST_SRCS))
+FUZZ_SRCS  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZERS    := $(patsubst tests/fuzz/%.c,$(OUTPUT)/%,$(FUZZ_SRCS))
 APPS       := $(OUTPUT)/syslogrx $(TOOLS)
 
-.PHONY: all run test unit integration fuzz bench deps clean vmlinux demo sc4s-table
+# ---- Link lines: each binary's layers (in link order) and libraries ----------
+syslogrx_LAYERS   := rx net syslog common
+syslogrx_LIBS     := $(KAFKA_LIBS) $(LIBBPF_LIBS) -lpthread -lm
+sysloggen_LAYERS  := gen syslog common
+sysloggen_LIBS    := -lpthread -lm
+udpdrops_LAYERS   := net common
+udpdrops_LIBS     := $(LIBBPF_LIBS)
+udpbalance_LAYERS := net common
+udpbalance_LIBS   := $(LIBBPF_LIBS)
+drainrx_LAYERS    := net syslog common
+drainrx_LIBS      := $(LIBBPF_LIBS) -lpthread
+# Unit tests: the layer they test and what it stands on (the default: all but rx).
+TEST_LAYERS       := net gen syslog common
+TEST_LIBS         := $(LIBBPF_LIBS) -lpthread -lm -lcmocka
+test_config_LAYERS := rx net syslog common
+test_config_LIBS  := $(KAFKA_LIBS) $(LIBBPF_LIBS) -lpthread -lm -lcmocka
+# The fuzzers are built with sanitizers from these layers' sources.
+FUZZ_LAYERS       := syslog common
+
+.PHONY: all run test unit integration fuzz bench deps clean vmlinux demo sc4s-table format
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -88,7 +117,7 @@ deps:
 	fi
 
 # ---- BPF --------------------------------------------------------------------
-$(OUTPUT) $(OUTPUT)/src $(OUTPUT)/tests:
+$(OUTPUT):
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX) | $(OUTPUT)
@@ -103,8 +132,9 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 
 # ---- user space -------------------------------------------------------------
 # Every user object waits for the skeletons: the first build has no .d files yet.
-$(OUTPUT)/src/%.o: src/%.c | $(OUTPUT)/src $(SKELS)
+$(OUTPUT)/src/%.o: src/%.c | $(SKELS)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(OUTPUT)/tools/%.o: tools/%.c | $(SKELS)
@@ -112,47 +142,60 @@ $(OUTPUT)/tools/%.o: tools/%.c | $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(OUTPUT)/tests/%.o: tests/%.c | $(OUTPUT)/tests $(SKELS)
+$(OUTPUT)/tests/%.o: tests/%.c | $(SKELS)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(LIB): $(LIB_OBJS)
-	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+define layer_rule
+$(OUTPUT)/lib$(1).a: $(call layer_objs,$(1))
+	$$(call msg,AR,$$@)
+	$(Q)rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach l,$(LAYERS),$(eval $(call layer_rule,$(l))))
 
-$(OUTPUT)/syslogrx: $(OUTPUT)/src/syslogrx.o $(LIB)
+archives_of = $(foreach l,$(1),$(OUTPUT)/lib$(l).a)
+
+$(OUTPUT)/syslogrx: $(OUTPUT)/src/rx/main.o $(call archives_of,$(syslogrx_LAYERS))
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(syslogrx_LIBS) -o $@
 
-$(OUTPUT)/%: $(OUTPUT)/tools/%.o $(LIB)
-	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+define tool_rule
+$(OUTPUT)/$(1): $(OUTPUT)/tools/$(1).o $(call archives_of,$($(1)_LAYERS))
+	$$(call msg,BINARY,$$@)
+	$(Q)$$(CC) $$(LDFLAGS) $$^ $($(1)_LIBS) -o $$@
+endef
+$(foreach t,$(notdir $(TOOLS)),$(eval $(call tool_rule,$(t))))
 
-$(OUTPUT)/test_%: $(OUTPUT)/tests/test_%.o $(LIB)
-	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+define test_rule
+$(OUTPUT)/$(1): $(OUTPUT)/tests/unit/$(1).o $(call archives_of,$(or $($(1)_LAYERS),$(TEST_LAYERS)))
+	$$(call msg,BINARY,$$@)
+	$(Q)$$(CC) $$(LDFLAGS) $$^ $(or $($(1)_LIBS),$(TEST_LIBS)) -o $$@
+endef
+$(foreach t,$(notdir $(TESTS)),$(eval $(call test_rule,$(t))))
 
-# libFuzzer targets: clang, ASan + UBSan, built from the library sources they test.
-FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(OUTPUT) \
+# libFuzzer targets: clang, ASan + UBSan, built from the sources of FUZZ_LAYERS.
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -I. -I$(OUTPUT) \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-$(OUTPUT)/fuzz_%: tests/fuzz_%.c $(LIB_SRCS) | $(OUTPUT) $(SKELS)
+FUZZ_LIB_SRCS := $(foreach l,$(FUZZ_LAYERS),$(call layer_srcs,$(l)))
+$(OUTPUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_SRCS) | $(OUTPUT) $(SKELS)
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(filter src/syslog_parse.c src/escape.c src/format.c,$(LIB_SRCS)) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -o $@
 
 # ---- jobs -------------------------------------------------------------------
 demo: all
-	$(Q)tools/demo.sh
+	$(Q)lab/demo.sh
 
 run: deps
 	$(Q)$(MAKE) all
-	$(Q)tools/demo.sh
+	$(Q)lab/demo.sh
 
 unit: $(TESTS)
 	$(Q)set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
 fuzz: $(FUZZERS)
 	$(Q)set -e; for f in $(FUZZERS); do echo "== $$f ($${FUZZ_SECONDS:-20} s)"; \
-		rm -rf $(OUTPUT)/corpus && cp -r tests/corpus $(OUTPUT)/corpus; \
+		rm -rf $(OUTPUT)/corpus && cp -r tests/fuzz/corpus $(OUTPUT)/corpus; \
 		$$f -max_total_time=$${FUZZ_SECONDS:-20} -max_len=70000 $(OUTPUT)/corpus > $(OUTPUT)/fuzz.log 2>&1 \
 			|| { tail -40 $(OUTPUT)/fuzz.log; exit 1; }; tail -1 $(OUTPUT)/fuzz.log; done
 
@@ -167,12 +210,16 @@ test: deps
 
 bench: deps
 	$(Q)$(MAKE) all
-	$(Q)$(PYTHON) tools/bench.py $(BENCH_ARGS)
+	$(Q)$(PYTHON) lab/bench.py $(BENCH_ARGS)
 
 # The SC4S drop-rate table for this machine, with syslog-ng and rsyslog as rows.
 sc4s-table: deps
 	$(Q)$(MAKE) all
-	$(Q)$(PYTHON) tools/sweep --preset sc4s --out results/sc4s-$$(date +%Y%m%d-%H%M%S)
+	$(Q)$(PYTHON) lab/sweep --preset sc4s --out results/sc4s-$$(date +%Y%m%d-%H%M%S)
+
+format:
+	$(call msg,FORMAT,src tools tests bpf)
+	$(Q)clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
 
 vmlinux:
 	$(call msg,GEN,$(VMLINUX))
@@ -183,4 +230,4 @@ clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/src/*.d $(OUTPUT)/tools/*.d $(OUTPUT)/tests/*.d)
+-include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)

@@ -20,12 +20,12 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include "json_writer.h"
-#include "cli.h"
-#include "log.h"
-#include "socket_group.h"
-#include "parse_num.h"
-#include "seqtrack.h"
+#include "common/json_writer.h"
+#include "common/cli.h"
+#include "common/log.h"
+#include "common/sockaddr.h"
+#include "common/parse_num.h"
+#include "syslog/seqtrack.h"
 
 #define NSEC		1000000000ULL
 #define BATCH		64

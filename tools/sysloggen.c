@@ -20,14 +20,14 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include "json_writer.h"
-#include "cli.h"
-#include "log.h"
-#include "socket_group.h"
-#include "msgfmt.h"
-#include "pacer.h"
-#include "parse_num.h"
-#include "procmon.h"
+#include "common/json_writer.h"
+#include "common/cli.h"
+#include "common/log.h"
+#include "common/sockaddr.h"
+#include "syslog/msgfmt.h"
+#include "gen/pacer.h"
+#include "common/parse_num.h"
+#include "gen/procmon.h"
 
 #define NSEC		1000000000ULL
 #define SOURCES_MAX	4096

@@ -27,12 +27,13 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "balancer.h"
-#include "json_writer.h"
-#include "cli.h"
-#include "log.h"
-#include "parse_num.h"
-#include "proc_net.h"
+#include "net/balancer.h"
+#include "common/json_writer.h"
+#include "common/cli.h"
+#include "common/log.h"
+#include "net/libbpf_log.h"
+#include "common/parse_num.h"
+#include "net/proc_net.h"
 
 #define COMM_LEN	64
 #define MAX_FOREIGN	16	/* other processes named in a refusal */

@@ -2,7 +2,7 @@
 /*
  * udpdrops: every UDP drop, per socket and reason, with the owning process.
  *
- * The counts come from bpf/drops.bpf.c (tracepoints, per-CPU maps) and start
+ * The counts come from bpf/tracer.bpf.c (tracepoints, per-CPU maps) and start
  * when udpdrops starts; the rows come from /proc/net/udp{,6} of this network
  * namespace, joined to the counters by socket cookie, which we read from a
  * copy of the owner's fd (pidfd_getfd) closed right after.
@@ -18,12 +18,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "json_writer.h"
-#include "cli.h"
-#include "log.h"
-#include "parse_num.h"
-#include "proc_net.h"
-#include "tracer.h"
+#include "common/json_writer.h"
+#include "common/cli.h"
+#include "common/log.h"
+#include "net/libbpf_log.h"
+#include "common/parse_num.h"
+#include "net/proc_net.h"
+#include "net/tracer.h"
 
 #define COMM_LEN 64
 

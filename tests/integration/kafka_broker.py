@@ -1,6 +1,6 @@
 """A real Apache Kafka broker for the integration tests: KRaft mode, one node
 that is both broker and controller, started from the Maven Central jars that
-tools/kafka-setup.sh puts in build/kafka-libs, with -Xmx256m.
+lab/kafka-setup.sh puts in build/kafka-libs, with -Xmx256m.
 
     b = KafkaBroker(host="127.0.0.1", auto_create=True, partitions=3)
     b.start()                    # formats storage in a temporary folder
@@ -31,14 +31,14 @@ import base64
 import ipaddress
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SETUP = os.path.join(ROOT, "tools", "kafka-setup.sh")
+SETUP = os.path.join(ROOT, "lab", "kafka-setup.sh")
 JAVA_HEAP = "-Xmx256m"
 
 
 def kafka_libs():
     """Fetches the jars if missing (idempotent, quick when present); returns the folder."""
     out = subprocess.run([SETUP], capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, f"tools/kafka-setup.sh failed: {out.stderr}"
+    assert out.returncode == 0, f"lab/kafka-setup.sh failed: {out.stderr}"
     return out.stdout.strip().splitlines()[-1]
 
 

@@ -1,4 +1,4 @@
-"""tools/sweep end to end on a small grid: 2 modes x 2 rates x 3 s, with a
+"""lab/sweep end to end on a small grid: 2 modes x 2 rates x 3 s, with a
 per-message cost that one syslogrx worker cannot sustain at the higher rate
 but two can, plus syslog-ng (SC4S layout) and rsyslog rows.
 
@@ -10,10 +10,10 @@ import sys
 
 from conftest import ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "lab"))
 from sweeplib import table  # noqa: E402
 
-SWEEP = os.path.join(ROOT, "tools", "sweep")
+SWEEP = os.path.join(ROOT, "lab", "sweep")
 # 35 us per message: one worker tops out near 28,000 msgs/s, so at 40,000/s
 # the hashed flow's worker falls behind while two workers (20,000/s each,
 # 70% of a core) keep up.

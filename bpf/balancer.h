@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared between bpf/balancer.bpf.c and its user side, src/balancer.c. */
+#ifndef SYSLOGRX_REUSEPORT_H
+#define SYSLOGRX_REUSEPORT_H
+
+/* Largest reuseport group we balance: the kernel's own limit is far higher,
+ * this bounds the per-CPU counter arrays. */
+#define REUSEPORT_MAX_SOCKETS 4096
+
+/* What the SK_REUSEPORT program does with each datagram. BALANCE_HASH loads no
+ * program at all: the kernel's own 4-tuple hash, SC4S's default. */
+enum balance_policy {
+	BALANCE_HASH = 0,
+	BALANCE_RANDOM = 1,
+	BALANCE_ROUNDROBIN = 2,
+};
+
+/* Index of the selection-failure counter in the per-CPU `counters` map,
+ * after the N per-socket steered counts. */
+#define REUSEPORT_FAILURES_SLOT(nr_sockets) (nr_sockets)
+
+#endif

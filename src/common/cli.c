@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+#include <stdio.h>
+#include <stdlib.h>
+#include "common/cli.h"
+#include "common/log.h"
+#include "common/parse_num.h"
+
+void cli_bad_value(const char *flag, const char *arg, const char *want)
+{
+	fprintf(stderr, "%s: invalid %s value '%s': %s\n", log_prog, flag, arg, want);
+	exit(2);
+}
+
+const char *cli_option_name(const struct argp_option *opts, int key)
+{
+	for (const struct argp_option *o = opts; o->name || o->key; o++)
+		if (o->key == key && o->name)
+			return o->name;
+	return "?";
+}
+
+int cli_pid(const char *arg)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, 1, 0x7fffffff, &v))
+		cli_bad_value("--pid", arg, "a process id");
+	return (int)v;
+}
+
+uint16_t cli_port(const char *arg)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, 1, 65535, &v))
+		cli_bad_value("--port", arg, "a port number, 1-65535");
+	return (uint16_t)v;
+}
+
+double cli_interval(const char *arg)
+{
+	double v;
+
+	if (parse_seconds(arg, 0.01, 86400, &v))
+		cli_bad_value("--interval", arg, "seconds, 0.01-86400");
+	return v;
+}
+
+uint64_t cli_count(const char *arg)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, 1, UINT32_MAX, &v))
+		cli_bad_value("--count", arg, "a whole number >= 1");
+	return v;
+}

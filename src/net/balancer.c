@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "net/balancer.h"
+#include "common/log.h"
+#include "balancer.skel.h"
+
+struct balancer {
+	struct balancer_bpf *skel;
+	unsigned int n;
+	int ncpus;
+};
+
+static const char *const policy_names[] = {
+	[BALANCE_HASH] = "hash",
+	[BALANCE_RANDOM] = "random",
+	[BALANCE_ROUNDROBIN] = "roundrobin",
+};
+
+int balance_policy_from_name(const char *name, enum balance_policy *out)
+{
+	for (unsigned int i = 0; i < sizeof(policy_names) / sizeof(policy_names[0]); i++) {
+		if (!strcmp(name, policy_names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *balance_policy_name(enum balance_policy p)
+{
+	return (unsigned int)p < sizeof(policy_names) / sizeof(policy_names[0]) ? policy_names[p] : "?";
+}
+
+struct balancer *balancer_open(enum balance_policy policy, unsigned int nr_sockets)
+{
+	struct balancer *b;
+	int err;
+
+	if (policy == BALANCE_HASH || nr_sockets == 0 || nr_sockets > REUSEPORT_MAX_SOCKETS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->n = nr_sockets;
+	b->ncpus = libbpf_num_possible_cpus();
+	if (b->ncpus < 0) {
+		err = b->ncpus;
+		goto fail;
+	}
+	b->skel = balancer_bpf__open();
+	if (!b->skel) {
+		err = -errno;
+		goto fail;
+	}
+	b->skel->rodata->nr_sockets = nr_sockets;
+	b->skel->rodata->policy = policy;
+	err = bpf_map__set_max_entries(b->skel->maps.socks, nr_sockets);
+	if (!err)
+		err = bpf_map__set_max_entries(b->skel->maps.counters, nr_sockets + 1);
+	if (err)
+		goto fail;
+	err = balancer_bpf__load(b->skel);
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			pr_warn("loading the SK_REUSEPORT program needs CAP_BPF (run as root, "
+				"or use --balance hash, which needs no privilege)\n");
+		else
+			pr_warn("loading the SK_REUSEPORT program failed: %s\n", strerror(-err));
+		goto fail;
+	}
+	return b;
+fail:
+	balancer_close(b);
+	errno = -err;
+	return NULL;
+}
+
+void balancer_close(struct balancer *b)
+{
+	if (!b)
+		return;
+	balancer_bpf__destroy(b->skel);
+	free(b);
+}
+
+int balancer_set_socket(struct balancer *b, unsigned int idx, int fd)
+{
+	__u64 value = fd;	/* an 8-byte map takes the fd as a __u64 */
+	__u32 key = idx;
+
+	if (idx >= b->n)
+		return -EINVAL;
+	if (bpf_map__update_elem(b->skel->maps.socks, &key, sizeof(key), &value, sizeof(value), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int balancer_verify(struct balancer *b, const uint64_t *cookies, unsigned int n)
+{
+	if (n != b->n) {
+		pr_warn("the group has %u sockets but the map has %u slots\n", n, b->n);
+		return -EXDEV;
+	}
+	for (__u32 i = 0; i < n; i++) {
+		__u64 cookie = 0;
+
+		if (bpf_map__lookup_elem(b->skel->maps.socks, &i, sizeof(i), &cookie, sizeof(cookie), 0)) {
+			pr_warn("balancer slot %u is empty\n", i);
+			return -ENOENT;
+		}
+		if (cookie != cookies[i]) {
+			pr_warn("balancer slot %u holds socket cookie %llu, expected %llu\n",
+				i, (unsigned long long)cookie, (unsigned long long)cookies[i]);
+			return -EXDEV;
+		}
+	}
+	return 0;
+}
+
+int balancer_attach(struct balancer *b, int fd)
+{
+	int prog_fd = bpf_program__fd(b->skel->progs.select_socket);
+
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF, &prog_fd, sizeof(prog_fd)))
+		return -errno;
+	return 0;
+}
+
+int balancer_detach(int fd)
+{
+	int dummy = 0;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_DETACH_REUSEPORT_BPF, &dummy, sizeof(dummy)))
+		return -errno;
+	return 0;
+}
+
+int balancer_read(struct balancer *b, uint64_t *steered, uint64_t *failures)
+{
+	__u64 *percpu = calloc(b->ncpus, sizeof(__u64));
+	int err = 0;
+
+	if (!percpu)
+		return -ENOMEM;
+	for (__u32 slot = 0; slot <= b->n; slot++) {
+		uint64_t sum = 0;
+
+		if (bpf_map__lookup_elem(b->skel->maps.counters, &slot, sizeof(slot), percpu,
+					 sizeof(__u64) * b->ncpus, 0)) {
+			err = -errno;
+			break;
+		}
+		for (int c = 0; c < b->ncpus; c++)
+			sum += percpu[c];
+		if (slot < b->n)
+			steered[slot] = sum;
+		else
+			*failures = sum;
+	}
+	free(percpu);
+	return err;
+}

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "common/log.h"
+#include "common/parse_num.h"
+#include "common/sockaddr.h"
+#include "net/proc_net.h"
+#include "net/socket_group.h"
+
+uint16_t socket_group_port(const struct socket_group *g)
+{
+	return sockaddr_port(&g->addr);
+}
+
+static int set_rcvbuf(int fd, uint64_t want, unsigned int idx, int *effective)
+{
+	int v = want > INT32_MAX / 2 ? INT32_MAX / 2 : (int)want;
+	socklen_t sl = sizeof(*effective);
+	static int warned;
+
+	/* The kernel doubles what it is given (bookkeeping overhead) and reports
+	 * the doubled value; ask for half so the effective size is what was asked. */
+	v = v / 2 ? v / 2 : 1;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v))) {
+		if (errno != EPERM)
+			return -errno;
+		/* Without CAP_NET_ADMIN: capped by net.core.rmem_max. */
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)))
+			return -errno;
+		if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, effective, &sl))
+			return -errno;
+		if ((uint64_t)*effective < want && !warned++)
+			pr_warn("--rcvbuf %llu: SO_RCVBUFFORCE needs CAP_NET_ADMIN; "
+				"SO_RCVBUF gave %d bytes (net.core.rmem_max caps it)\n",
+				(unsigned long long)want, *effective);
+		return 0;
+	}
+	(void)idx;
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, effective, &sl))
+		return -errno;
+	return 0;
+}
+
+static int open_one(struct socket_group *g, unsigned int idx, uint64_t rcvbuf)
+{
+	struct group_socket *s = &g->socks[idx];
+	socklen_t sl;
+	struct stat st;
+	int one = 1, err;
+
+	s->fd = socket(g->addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s->fd < 0)
+		return -errno;
+	if (setsockopt(s->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)))
+		return -errno;
+	if (rcvbuf) {
+		err = set_rcvbuf(s->fd, rcvbuf, idx, &s->rcvbuf);
+		if (err)
+			return err;
+	}
+	if (bind(s->fd, (struct sockaddr *)&g->addr, g->addrlen))
+		return -errno;
+	if (idx == 0 && socket_group_port(g) == 0) {
+		/* Port 0: the first bind picks one; the rest of the group joins it. */
+		g->addrlen = sizeof(g->addr);
+		if (getsockname(s->fd, (struct sockaddr *)&g->addr, &g->addrlen))
+			return -errno;
+		format_host_port((struct sockaddr *)&g->addr, g->listen, sizeof(g->listen));
+	}
+	sl = sizeof(s->rcvbuf);
+	if (getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf, &sl))
+		return -errno;
+	sl = sizeof(s->cookie);
+	if (getsockopt(s->fd, SOL_SOCKET, SO_COOKIE, &s->cookie, &sl))
+		return -errno;
+	if (fstat(s->fd, &st))
+		return -errno;
+	s->inode = st.st_ino;
+	return 0;
+}
+
+int socket_group_open(struct socket_group *g, const char *listen, unsigned int n, uint64_t rcvbuf)
+{
+	int err;
+
+	memset(g, 0, sizeof(*g));
+	if (parse_host_port(listen, &g->addr, &g->addrlen)) {
+		pr_warn("--listen %s: not an ADDR:PORT (127.0.0.1:5514, [::1]:5514, 0.0.0.0:514)\n",
+			listen);
+		return -EINVAL;
+	}
+	format_host_port((struct sockaddr *)&g->addr, g->listen, sizeof(g->listen));
+	g->socks = calloc(n, sizeof(*g->socks));
+	if (!g->socks)
+		return -ENOMEM;
+	g->n = n;
+	for (unsigned int i = 0; i < n; i++)
+		g->socks[i].fd = -1;
+	for (unsigned int i = 0; i < n; i++) {
+		err = open_one(g, i, rcvbuf);
+		if (err) {
+			if (err == -EADDRINUSE)
+				pr_warn("--listen %s: address in use by a socket outside this group\n",
+					g->listen);
+			else if (err == -EADDRNOTAVAIL)
+				pr_warn("--listen %s: no such local address\n", g->listen);
+			else if (err == -EACCES)
+				pr_warn("--listen %s: ports below 1024 need CAP_NET_BIND_SERVICE\n",
+					g->listen);
+			else
+				pr_warn("--listen %s: socket %u: %s\n", g->listen, i, strerror(-err));
+			socket_group_close(g);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void socket_group_close(struct socket_group *g)
+{
+	if (!g->socks)
+		return;
+	for (unsigned int i = 0; i < g->n; i++)
+		if (g->socks[i].fd >= 0)
+			close(g->socks[i].fd);
+	free(g->socks);
+	g->socks = NULL;
+	g->n = 0;
+}
+
+struct foreign_ctx {
+	const struct socket_group *g;
+	uint16_t port;
+	int foreign;
+};
+
+static int count_foreign(const struct udp_sock_row *r, void *ctx)
+{
+	struct foreign_ctx *fc = ctx;
+
+	if (r->port != fc->port)
+		return 0;
+	for (unsigned int i = 0; i < fc->g->n; i++)
+		if (fc->g->socks[i].inode == r->inode)
+			return 0;
+	fc->foreign++;
+	return 0;
+}
+
+int socket_group_foreign(const struct socket_group *g)
+{
+	struct foreign_ctx fc = { .g = g, .port = socket_group_port(g) };
+	int err = proc_net_udp_for_each(count_foreign, &fc);
+
+	return err < 0 ? err : fc.foreign;
+}

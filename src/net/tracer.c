@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: MIT
+/*
+ * User side of bpf/tracer.bpf.c: every counter is per CPU in the kernel and
+ * summed here, when asked, never per packet.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "bpf/tracer.h"
+#include "tracer.skel.h"
+#include "common/log.h"
+#include "net/tracer.h"
+
+#define REASON_NAME_LEN 64
+
+struct reason_name {
+	uint32_t value;
+	char name[REASON_NAME_LEN];
+};
+
+struct tracer {
+	struct tracer_bpf *skel;
+	int nr_cpus;
+	char names[TRACER_MAX_REASONS][REASON_NAME_LEN];
+	struct reason_name *extra;	/* enumerators >= TRACER_MAX_REASONS */
+	size_t nr_extra;
+	char unknown[REASON_NAME_LEN];	/* for tracer_reason_name() past the table */
+};
+
+static const char *strip_reason_prefix(const char *name)
+{
+	static const char *const prefixes[] = { "SKB_DROP_REASON_", "SKB_" };
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t n = strlen(prefixes[i]);
+
+		if (!strncmp(name, prefixes[i], n) && name[n])
+			return name + n;
+	}
+	return name;
+}
+
+static int add_extra_name(struct tracer *t, uint32_t value, const char *name)
+{
+	struct reason_name *e = realloc(t->extra, (t->nr_extra + 1) * sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	t->extra = e;
+	e[t->nr_extra].value = value;
+	snprintf(e[t->nr_extra].name, REASON_NAME_LEN, "%s", name);
+	t->nr_extra++;
+	return 0;
+}
+
+/*
+ * Names from the running kernel's BTF, not a table of ours: reasons are added
+ * and renumbered between kernels. Without BTF the names stay REASON_<n>.
+ */
+static int load_reason_names(struct tracer *t)
+{
+	const struct btf_enum *e;
+	const struct btf_type *type;
+	struct btf *btf;
+	int id, err = 0;
+
+	for (int i = 0; i < TRACER_MAX_REASONS; i++)
+		snprintf(t->names[i], REASON_NAME_LEN, "REASON_%d", i);
+
+	btf = btf__load_vmlinux_btf();
+	if (!btf) {
+		pr_warn("no kernel BTF (%s): drop reasons shown as numbers\n", strerror(errno));
+		return 0;
+	}
+	id = btf__find_by_name_kind(btf, "skb_drop_reason", BTF_KIND_ENUM);
+	if (id < 0) {
+		pr_warn("kernel BTF has no enum skb_drop_reason: reasons shown as numbers\n");
+		goto out;
+	}
+	type = btf__type_by_id(btf, id);
+	e = btf_enum(type);
+	for (int i = 0; i < btf_vlen(type); i++, e++) {
+		const char *name = strip_reason_prefix(btf__name_by_offset(btf, e->name_off));
+		uint32_t value = (uint32_t)e->val;
+
+		if (value < TRACER_MAX_REASONS)
+			snprintf(t->names[value], REASON_NAME_LEN, "%s", name);
+		else if ((err = add_extra_name(t, value, name)))
+			break;
+	}
+out:
+	btf__free(btf);
+	return err;
+}
+
+const char *tracer_reason_name(const struct tracer *t, uint32_t reason)
+{
+	if (reason < TRACER_MAX_REASONS)
+		return t->names[reason];
+	for (size_t i = 0; i < t->nr_extra; i++)
+		if (t->extra[i].value == reason)
+			return t->extra[i].name;
+	return "UNKNOWN";
+}
+
+void tracer_close(struct tracer *t)
+{
+	if (!t)
+		return;
+	tracer_bpf__destroy(t->skel);
+	free(t->extra);
+	free(t);
+}
+
+struct tracer *tracer_open(const struct tracer_opts *opts)
+{
+	struct tracer *t;
+	int err;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->nr_cpus = libbpf_num_possible_cpus();
+	if (t->nr_cpus < 0) {
+		err = t->nr_cpus;
+		pr_warn("cannot count CPUs: %s\n", strerror(-err));
+		goto fail;
+	}
+	err = load_reason_names(t);
+	if (err)
+		goto fail;
+
+	t->skel = tracer_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		pr_warn("failed to open the drops BPF object: %s\n", strerror(-err));
+		goto fail;
+	}
+	t->skel->rodata->filter_port = opts ? opts->port : 0;
+	t->skel->rodata->filter_netns = opts ? opts->netns_ino : 0;
+
+	err = tracer_bpf__load(t->skel);
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			pr_warn("loading BPF needs CAP_BPF and CAP_PERFMON (or root): %s\n",
+				strerror(-err));
+		else
+			pr_warn("failed to load the drops BPF programs: %s\n", strerror(-err));
+		goto fail;
+	}
+	err = tracer_bpf__attach(t->skel);
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			pr_warn("attaching tracepoints needs CAP_BPF and CAP_PERFMON (or root): %s\n",
+				strerror(-err));
+		else
+			pr_warn("failed to attach the drops tracepoints: %s\n", strerror(-err));
+		goto fail;
+	}
+	return t;
+fail:
+	tracer_close(t);
+	errno = -err;
+	return NULL;
+}
+
+/* Per-CPU values come back as nr_cpus slots, each rounded up to 8 bytes. */
+static size_t percpu_stride(size_t value_size)
+{
+	return (value_size + 7) & ~(size_t)7;
+}
+
+/*
+ * Calls fn for every key of a per-CPU map with its nr_cpus values. Entries are
+ * never deleted while we walk, so get_next_key cannot restart from the start.
+ */
+static int walk_percpu_map(struct tracer *t, struct bpf_map *map,
+			   int (*fn)(struct tracer *t, const void *key, const void *values, void *ctx),
+			   void *ctx)
+{
+	size_t key_size = bpf_map__key_size(map);
+	size_t stride = percpu_stride(bpf_map__value_size(map));
+	int fd = bpf_map__fd(map);
+	void *prev = NULL, *key, *next, *values;
+	int err = 0;
+
+	key = calloc(2, key_size);
+	values = calloc(t->nr_cpus, stride);
+	if (!key || !values) {
+		err = -ENOMEM;
+		goto out;
+	}
+	next = (char *)key + key_size;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, key_size);
+		prev = key;
+		if (bpf_map_lookup_elem(fd, key, values)) {
+			if (errno == ENOENT)
+				continue;
+			err = -errno;
+			goto out;
+		}
+		err = fn(t, key, values, ctx);
+		if (err)
+			goto out;
+	}
+	if (errno != ENOENT)
+		err = -errno;
+out:
+	free(key);
+	free(values);
+	return err;
+}
+
+static uint64_t sum_u64(const struct tracer *t, const void *values, size_t stride)
+{
+	uint64_t sum = 0;
+
+	for (int cpu = 0; cpu < t->nr_cpus; cpu++)
+		sum += *(const uint64_t *)((const char *)values + cpu * stride);
+	return sum;
+}
+
+/* The CPU with the highest mark gives both the mark and its rcvbuf. */
+static void merge_info(const struct tracer *t, const void *values, struct tracer_sock_stats *s)
+{
+	size_t stride = percpu_stride(sizeof(struct drops_sock_info));
+
+	for (int cpu = 0; cpu < t->nr_cpus; cpu++) {
+		const struct drops_sock_info *v =
+			(const void *)((const char *)values + cpu * stride);
+
+		s->enqueue_failures += v->enqueue_failures;
+		if (v->queue_hwm_bytes > s->queue_hwm_bytes) {
+			s->queue_hwm_bytes = v->queue_hwm_bytes;
+			s->rcvbuf = v->rcvbuf;
+		}
+	}
+}
+
+static void add_drop(struct tracer_sock_stats *s, uint32_t reason, uint64_t n)
+{
+	s->total += n;
+	if (reason < TRACER_MAX_REASONS)
+		s->by_reason[reason] += n;
+}
+
+/* ---- one socket ---------------------------------------------------------- */
+
+struct read_one {
+	uint64_t cookie;
+	struct tracer_sock_stats *out;
+};
+
+static int read_one_drop(struct tracer *t, const void *key, const void *values, void *ctx)
+{
+	const struct drops_sock_key *k = key;
+	struct read_one *r = ctx;
+
+	if (k->cookie == r->cookie)
+		add_drop(r->out, k->reason, sum_u64(t, values, sizeof(uint64_t)));
+	return 0;
+}
+
+int tracer_read_socket(struct tracer *t, uint64_t cookie, struct tracer_sock_stats *out)
+{
+	struct read_one r = { .cookie = cookie, .out = out };
+	void *values;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	values = calloc(t->nr_cpus, percpu_stride(sizeof(struct drops_sock_info)));
+	if (!values)
+		return -ENOMEM;
+	if (!bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.sock_info), &cookie, values))
+		merge_info(t, values, out);
+	else if (errno != ENOENT)
+		err = -errno;
+	free(values);
+	if (err)
+		return err;
+	return walk_percpu_map(t, t->skel->maps.sock_drops, read_one_drop, &r);
+}
+
+/* ---- every socket -------------------------------------------------------- */
+
+/* Compact rows gathered from both maps, then sorted and merged by cookie. */
+struct sock_row {
+	uint64_t cookie;
+	uint32_t reason;	/* drop rows */
+	uint32_t is_info;
+	uint64_t count;		/* drop rows */
+	struct drops_sock_info info;	/* info rows, already merged over CPUs */
+};
+
+struct row_vec {
+	struct sock_row *v;
+	size_t n, cap;
+};
+
+static struct sock_row *row_push(struct row_vec *rv)
+{
+	if (rv->n == rv->cap) {
+		size_t cap = rv->cap ? rv->cap * 2 : 64;
+		struct sock_row *v = realloc(rv->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		rv->v = v;
+		rv->cap = cap;
+	}
+	memset(&rv->v[rv->n], 0, sizeof(rv->v[0]));
+	return &rv->v[rv->n++];
+}
+
+static int gather_drop(struct tracer *t, const void *key, const void *values, void *ctx)
+{
+	const struct drops_sock_key *k = key;
+	struct sock_row *r = row_push(ctx);
+
+	if (!r)
+		return -ENOMEM;
+	r->cookie = k->cookie;
+	r->reason = k->reason;
+	r->count = sum_u64(t, values, sizeof(uint64_t));
+	return 0;
+}
+
+static int gather_info(struct tracer *t, const void *key, const void *values, void *ctx)
+{
+	struct tracer_sock_stats s = {};
+	struct sock_row *r = row_push(ctx);
+
+	if (!r)
+		return -ENOMEM;
+	merge_info(t, values, &s);
+	r->cookie = *(const uint64_t *)key;
+	r->is_info = 1;
+	r->info.queue_hwm_bytes = s.queue_hwm_bytes;
+	r->info.rcvbuf = s.rcvbuf;
+	r->info.enqueue_failures = s.enqueue_failures;
+	return 0;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct sock_row *x = a, *y = b;
+
+	if (x->cookie != y->cookie)
+		return x->cookie < y->cookie ? -1 : 1;
+	return 0;
+}
+
+int tracer_for_each_socket(struct tracer *t,
+			   int (*fn)(uint64_t cookie, const struct tracer_sock_stats *s, void *ctx),
+			   void *ctx)
+{
+	struct row_vec rv = {};
+	struct tracer_sock_stats *s;
+	size_t i = 0;
+	int err;
+
+	s = malloc(sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	err = walk_percpu_map(t, t->skel->maps.sock_drops, gather_drop, &rv);
+	if (!err)
+		err = walk_percpu_map(t, t->skel->maps.sock_info, gather_info, &rv);
+	if (err)
+		goto out;
+	qsort(rv.v, rv.n, sizeof(rv.v[0]), cmp_row);
+
+	while (i < rv.n) {
+		uint64_t cookie = rv.v[i].cookie;
+
+		memset(s, 0, sizeof(*s));
+		for (; i < rv.n && rv.v[i].cookie == cookie; i++) {
+			const struct sock_row *r = &rv.v[i];
+
+			if (r->is_info) {
+				s->queue_hwm_bytes = r->info.queue_hwm_bytes;
+				s->rcvbuf = r->info.rcvbuf;
+				s->enqueue_failures = r->info.enqueue_failures;
+			} else {
+				add_drop(s, r->reason, r->count);
+			}
+		}
+		err = fn(cookie, s, ctx);
+		if (err)
+			break;
+	}
+out:
+	free(rv.v);
+	free(s);
+	return err;
+}
+
+/* ---- forgetting -------------------------------------------------------- */
+
+struct forget {
+	const uint64_t *cookies;
+	size_t n;
+	struct drops_sock_key *keys;	/* sock_drops keys to delete */
+	size_t nr_keys, cap_keys;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int note_forgotten(struct tracer *t, const void *key, const void *values, void *ctx)
+{
+	const struct drops_sock_key *k = key;
+	struct forget *f = ctx;
+
+	if (!bsearch(&k->cookie, f->cookies, f->n, sizeof(uint64_t), cmp_u64))
+		return 0;
+	if (f->nr_keys == f->cap_keys) {
+		size_t cap = f->cap_keys ? f->cap_keys * 2 : 16;
+		struct drops_sock_key *keys = realloc(f->keys, cap * sizeof(*keys));
+
+		if (!keys)
+			return -ENOMEM;
+		f->keys = keys;
+		f->cap_keys = cap;
+	}
+	f->keys[f->nr_keys++] = *k;
+	return 0;
+}
+
+int tracer_forget_sockets(struct tracer *t, const uint64_t *cookies, size_t n)
+{
+	int drops_fd = bpf_map__fd(t->skel->maps.sock_drops);
+	int info_fd = bpf_map__fd(t->skel->maps.sock_info);
+	struct forget f = { .cookies = cookies, .n = n };
+	int err;
+
+	if (!n)
+		return 0;
+	/* Keys first, deletes after: deleting under get_next_key restarts it. */
+	err = walk_percpu_map(t, t->skel->maps.sock_drops, note_forgotten, &f);
+	for (size_t i = 0; !err && i < f.nr_keys; i++)
+		if (bpf_map_delete_elem(drops_fd, &f.keys[i]) && errno != ENOENT)
+			err = -errno;
+	for (size_t i = 0; !err && i < n; i++)
+		if (bpf_map_delete_elem(info_fd, &cookies[i]) && errno != ENOENT)
+			err = -errno;
+	free(f.keys);
+	return err;
+}
+
+/* ---- no socket ----------------------------------------------------------- */
+
+struct no_socket_walk {
+	int (*fn)(uint16_t port, uint32_t reason, uint64_t count, void *ctx);
+	void *ctx;
+};
+
+static int visit_port(struct tracer *t, const void *key, const void *values, void *ctx)
+{
+	const struct drops_port_key *k = key;
+	struct no_socket_walk *w = ctx;
+	uint64_t n = sum_u64(t, values, sizeof(uint64_t));
+
+	return n ? w->fn((uint16_t)k->port, k->reason, n, w->ctx) : 0;
+}
+
+int tracer_for_each_no_socket(struct tracer *t,
+			      int (*fn)(uint16_t port, uint32_t reason, uint64_t count, void *ctx),
+			      void *ctx)
+{
+	struct no_socket_walk w = { .fn = fn, .ctx = ctx };
+
+	return walk_percpu_map(t, t->skel->maps.port_drops, visit_port, &w);
+}
+
+uint64_t tracer_map_full(struct tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.map_full);
+	uint64_t total = 0;
+	uint64_t *values;
+
+	values = calloc(t->nr_cpus, sizeof(*values));
+	if (!values)
+		return 0;
+	for (uint32_t slot = 0; slot < DROPS_MAP_NR; slot++)
+		if (!bpf_map_lookup_elem(fd, &slot, values))
+			total += sum_u64(t, values, sizeof(uint64_t));
+	free(values);
+	return total;
+}

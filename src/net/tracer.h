@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The UDP drop tracer (bpf/tracer.bpf.c) from user space: load, attach, read.
+ *
+ * Counts start at zero when tracer_open() returns: every drop after that of a
+ * UDP datagram is counted, per receiving socket (by cookie, SO_COOKIE) and
+ * reason, or per destination port and reason when no socket took it.
+ */
+#ifndef SYSLOGRX_TRACER_H
+#define SYSLOGRX_TRACER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tracer_opts {
+	uint16_t port;		/* local / destination port, 0 = any */
+	uint64_t netns_ino;	/* network namespace inode, 0 = any */
+};
+
+struct tracer;
+
+/* Loads and attaches. NULL + errno on failure; on EPERM it has already logged
+ * that CAP_BPF and CAP_PERFMON are needed. */
+struct tracer *tracer_open(const struct tracer_opts *opts);
+void tracer_close(struct tracer *t);
+
+#define TRACER_MAX_REASONS 256
+
+struct tracer_sock_stats {
+	uint64_t total;				/* all drops with this socket as rx_sk */
+	uint64_t by_reason[TRACER_MAX_REASONS];	/* reasons >= TRACER_MAX_REASONS only in total */
+	uint64_t enqueue_failures;		/* udp_fail_queue_rcv_skb, a cross-check */
+	uint64_t queue_hwm_bytes;		/* max bytes queued seen at enqueue */
+	uint64_t rcvbuf;			/* sk_rcvbuf seen with it, 0 if never */
+};
+
+/* 0 or -errno; all zero if the socket was never seen. */
+int tracer_read_socket(struct tracer *t, uint64_t cookie, struct tracer_sock_stats *out);
+
+/* Every socket cookie seen (drops or enqueues), in cookie order. A non-zero
+ * return of fn stops the walk and is returned; else 0 or -errno. */
+int tracer_for_each_socket(struct tracer *t,
+			   int (*fn)(uint64_t cookie, const struct tracer_sock_stats *s, void *ctx),
+			   void *ctx);
+
+/* Drops of UDP datagrams with no receiving socket, per destination port and
+ * reason (non-zero counts only). Return convention as above. */
+int tracer_for_each_no_socket(struct tracer *t,
+			      int (*fn)(uint16_t port, uint32_t reason, uint64_t count, void *ctx),
+			      void *ctx);
+
+/* "SOCKET_RCVBUFF": the running kernel's enum skb_drop_reason name without
+ * its SKB_DROP_REASON_ prefix; "REASON_<n>" if unknown. Never NULL. */
+const char *tracer_reason_name(const struct tracer *t, uint32_t reason);
+
+/* Deletes the counters of sockets that are gone (cookies sorted ascending),
+ * so the maps do not fill with the dead. A live socket's counts would
+ * restart from zero. 0 or -errno. */
+int tracer_forget_sockets(struct tracer *t, const uint64_t *cookies, size_t n);
+
+/* Counts lost because a map was full (0 if none was ever lost). */
+uint64_t tracer_map_full(struct tracer *t);
+
+#endif

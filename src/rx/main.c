@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/*
+ * syslogrx: the front end. Parse flags, open the receiver, drop privileges,
+ * run until --duration or a signal, stop without losing what was accepted,
+ * write the summary.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "common/log.h"
+#include "net/libbpf_log.h"
+#include "rx/receiver.h"
+#include "rx/summary.h"
+
+static volatile sig_atomic_t stop_signals;
+static volatile sig_atomic_t hup;
+
+static void on_stop(int sig)
+{
+	stop_signals++;
+}
+
+static void on_hup(int sig)
+{
+	hup = 1;
+}
+
+static int install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+		return -errno;
+	sa.sa_handler = on_hup;
+	if (sigaction(SIGHUP, &sa, NULL))
+		return -errno;
+	sa.sa_handler = SIG_IGN;
+	if (sigaction(SIGPIPE, &sa, NULL))	/* a closed stdout is an error, not a death */
+		return -errno;
+	return 0;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Sleeps until --duration, a signal, or a worker dying; prints stats lines. */
+static void run(struct receiver *r, const struct config *cfg)
+{
+	double start = mono_s(), next_stats = start + cfg->stats_interval;
+	struct stats_line sl = {};
+	bool stats = cfg->stats_interval > 0 && !stats_line_init(&sl, r->group.n);
+
+	while (!stop_signals) {
+		double now = mono_s();
+		struct timespec tick = { 0, 20 * 1000000L };
+
+		if (cfg->duration && now - start >= cfg->duration)
+			break;
+		if (hup) {
+			hup = 0;
+			r->reopen = 1;
+		}
+		if (stats && now >= next_stats) {
+			stats_line_print(&sl, r, stderr);
+			next_stats += cfg->stats_interval;
+		}
+		nanosleep(&tick, NULL);
+	}
+	if (stats)
+		stats_line_free(&sl);
+}
+
+/* A second signal while stopping: leave now, and say what is left behind. */
+static void *force_watch(void *arg)
+{
+	struct receiver *r = arg;
+
+	while (stop_signals < 2 && !r->force) {
+		struct timespec tick = { 0, 20 * 1000000L };
+
+		nanosleep(&tick, NULL);
+	}
+	if (stop_signals >= 2) {
+		pr_warn("second signal: exiting now, %llu received message(s) not written\n",
+			(unsigned long long)receiver_in_flight(r));
+		_exit(1);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	static struct receiver r;
+	struct config cfg;
+	char err_msg[256];
+	pthread_t watcher;
+	int err, ret = 1;
+
+	log_prog = "syslogrx";
+	argp_err_exit_status = 2;
+	if (config_parse(&cfg, argc, argv, 0, err_msg, sizeof(err_msg))) {
+		fprintf(stderr, "syslogrx: %s\n", err_msg);
+		return 2;
+	}
+	if (cfg.verbose)
+		log_level = LOG_LEVEL_DEBUG;
+	log_setup_libbpf();
+	if (install_signals()) {
+		pr_warn("sigaction: %s\n", strerror(errno));
+		return 1;
+	}
+
+	err = receiver_open(&r, &cfg);
+	if (err) {
+		/* Bad settings are usage errors (exit 2); the rest are runtime. */
+		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
+		goto cleanup;
+	}
+	pr_info("listening on %s: %u sockets, %u threads, balance %s\n", r.group.listen,
+		r.group.n, cfg.threads, balance_policy_name(cfg.balance));
+	fprintf(stderr, "syslogrx: ready on %s\n", r.group.listen);
+
+	err = receiver_start(&r);
+	if (err)
+		goto cleanup;
+	run(&r, &cfg);
+
+	if (pthread_create(&watcher, NULL, force_watch, &r) == 0)
+		pthread_detach(watcher);
+	err = receiver_stop(&r);
+	r.force = 1;	/* ends the watcher */
+	ret = err ? 1 : 0;
+	if (summary_check_drops(&r))
+		ret = ret ? ret : 0;	/* reported above; the run itself succeeded */
+	if (cfg.summary[0] && summary_write(&r, cfg.summary))
+		ret = 1;
+cleanup:
+	receiver_close(&r);
+	return ret;
+}

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The output stage's path for asynchronous sinks (Kafka): each message is
+ * produced on its own with its batch's tracker as the opaque, and the batch
+ * leaves the input window only when every message of it has a delivery
+ * report. Batches may complete in any order: the window counts messages and
+ * bytes, not positions.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/sockaddr.h"
+#include "rx/output_async.h"
+#include "rx/output_stage.h"
+#include "syslog/syslog_parse.h"
+
+static struct batch_track *track_get(struct output_stage *o, struct batch *b)
+{
+	struct batch_track *t = o->free_tracks;
+
+	if (t)
+		o->free_tracks = t->next;
+	else
+		t = malloc(sizeof(*t));	/* only while the number in flight grows */
+	if (!t)
+		return NULL;
+	t->next = NULL;
+	t->batch = b;
+	t->outstanding = 1;	/* the producer's hold: no release mid-batch */
+	o->tracks_live++;
+	return t;
+}
+
+/* Drops one hold on t; the last one gives the batch's room back. */
+static void track_put(struct output_stage *o, struct batch_track *t)
+{
+	if (--t->outstanding)
+		return;
+	window_release(o->window, t->batch);
+	t->batch = NULL;
+	t->next = o->free_tracks;
+	o->free_tracks = t;
+	o->tracks_live--;
+}
+
+void output_async_free(struct output_stage *o)
+{
+	while (o->free_tracks) {
+		struct batch_track *t = o->free_tracks;
+
+		o->free_tracks = t->next;
+		free(t);
+	}
+}
+
+/* The sink's delivery report for one message (from poll or drain, on this
+ * thread). */
+static void on_done(void *ctx, void *opaque, enum sink_result res)
+{
+	struct output_stage *o = ctx;
+
+	if (res == SINK_DELIVERED)
+		output_count(&o->counts.written, 1);
+	else
+		output_count(&o->counts.discarded, 1);	/* failed or undelivered: the sink says why */
+	track_put(o, opaque);
+}
+
+/* The record key --kafka-key asks for; 0 bytes = a null key (the field is
+ * absent, or the message did not parse). */
+static size_t message_key(struct output_stage *o, const struct msg_rec *r,
+			  const struct syslog_msg *m, enum syslog_parse_result res,
+			  char *scratch, size_t cap, const char **key)
+{
+	const struct syslog_str *f = NULL;
+
+	switch (o->sink->key) {
+	case KAFKA_KEY_SOURCE:
+		*key = scratch;
+		return sockaddr_format(scratch, cap, (const struct sockaddr *)&r->src, r->src_len);
+	case KAFKA_KEY_HOSTNAME:
+		f = &m->hostname;
+		break;
+	case KAFKA_KEY_APP:
+		f = &m->app_name;
+		break;
+	default:
+		return 0;
+	}
+	if (res == SYSLOG_MALFORMED || !f->p)
+		return 0;
+	*key = f->p;
+	return f->len;
+}
+
+/* Hands one message to the sink, waiting (serving reports) while its queue
+ * is full. */
+static void produce_one(struct output_stage *o, struct batch_track *t, const char *msg,
+			size_t len, const char *key, size_t keylen)
+{
+	for (;;) {
+		int err = o->sink->ops->produce(o->sink, msg, len, key, keylen, t);
+
+		if (!err) {
+			t->outstanding++;
+			return;
+		}
+		if (err != -EAGAIN || *o->force) {
+			/* Permanent (counted by the sink per reason) or leaving now. */
+			output_count(&o->counts.discarded, 1);
+			return;
+		}
+		o->sink->ops->poll(o->sink, 100);
+	}
+}
+
+static void process_batch_async(struct output_stage *o, struct batch *b)
+{
+	struct batch_track *t;
+	char keybuf[SOCKADDR_STRLEN];
+
+	while (!(t = track_get(o, b))) {
+		/* Out of memory for a 24-byte tracker: wait for completions. */
+		if (*o->force) {
+			window_release(o->window, b);
+			return;
+		}
+		o->sink->ops->poll(o->sink, 100);
+	}
+	for (uint32_t i = 0; i < b->count && !*o->force; i++) {
+		const struct msg_rec *r = &b->recs[i];
+		const char *data = b->data + r->off;
+		struct syslog_msg m;
+		enum syslog_parse_result res = syslog_parse(data, r->len, &m);
+		struct msg_meta meta = {
+			.src = (const struct sockaddr *)&r->src,
+			.src_len = r->src_len,
+			.recv_realtime_ns = r->recv_ns,
+			.socket_index = r->sock,
+		};
+		const char *key = NULL;
+		size_t len, keylen;
+
+		if (res == SYSLOG_MALFORMED)
+			output_count(&o->counts.malformed, 1);
+		if (o->seq)
+			seqtrack_observe(o->seq, data, r->len);
+		/* One line in o->buf (sized for the largest datagram); the
+		 * record value is the line without its '\n'. */
+		len = format_message(o->buf, o->format, data, r->len, &m, res, &meta);
+		keylen = message_key(o, r, &m, res, keybuf, sizeof(keybuf), &key);
+		produce_one(o, t, o->buf, len ? len - 1 : 0, key, keylen);
+		output_count(&o->counts.processed, 1);
+		if (o->rate)
+			output_pace(o);
+	}
+	track_put(o, t);
+}
+
+void *output_async_main(struct output_stage *o)
+{
+	struct sink *s = o->sink;
+	uint64_t lost;
+
+	while (!*o->force) {
+		struct batch *b = window_pop(o->window, 0);
+
+		if (!b) {
+			s->ops->poll(s, 0);
+			if (window_done(o->window))
+				break;
+			/* With reports to wait for, come back soon to serve them. */
+			b = window_pop(o->window, o->tracks_live ? 5 : 100);
+		}
+		if (*o->reopen)
+			*(volatile int *)o->reopen = 0;	/* nothing to reopen */
+		if (b)
+			process_batch_async(o, b);
+		s->ops->poll(s, 0);
+	}
+	if (!*o->force) {
+		/* Everything is produced: wait for the reports, up to
+		 * --drain-timeout; what is given up completes as undelivered. */
+		lost = s->ops->drain(s);
+		output_count(&o->counts.discarded, lost);
+	}
+	return NULL;
+}
+
+void output_async_attach(struct output_stage *o)
+{
+	o->sink->done = on_done;
+	o->sink->done_ctx = o;
+}

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+/* Picks the sink for --output: each destination lives in its own file. */
+#include <errno.h>
+#include "common/log.h"
+#include "rx/sink/sink.h"
+
+struct sink *sink_open(const struct config *c)
+{
+	switch (c->output) {
+	case OUTPUT_NULL:
+	case OUTPUT_STDOUT:
+	case OUTPUT_FILE:
+		return sink_file_open(c);
+	case OUTPUT_TCP:
+		return sink_tcp_open(c);
+	case OUTPUT_KAFKA:
+		return sink_kafka_open(c);
+	default:
+		pr_warn("--output %s: not supported in this build\n", c->output_arg);
+		errno = ENOTSUP;
+		return NULL;
+	}
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where formatted lines go. One small interface, one file per destination:
+ * sink_file.c (null, stdout, file), sink_tcp.c, sink_kafka.c. A stream sink
+ * is handed large buffers of whole lines (write) and never sees one message.
+ *
+ * An async sink (kafka) is handed messages one by one instead (produce), each
+ * with an opaque pointer, and reports each message's fate later, from poll()
+ * or drain(), through the done callback the output stage installed: that is
+ * how the output stage keeps a batch in the input window until every message
+ * of it is acknowledged (at-least-once).
+ */
+#ifndef SYSLOGRX_SINK_H
+#define SYSLOGRX_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "rx/config.h"
+
+struct sink;
+
+/* What became of one produced message. */
+enum sink_result {
+	SINK_DELIVERED,		/* acknowledged by the destination */
+	SINK_FAILED,		/* permanent error, counted by the sink per reason */
+	SINK_UNDELIVERED,	/* still outstanding when drain() gave up */
+};
+
+typedef void (*sink_done_fn)(void *ctx, void *opaque, enum sink_result res);
+
+struct sink_ops {
+	/* Writes all of buf (whole lines) or fails with -errno. */
+	int (*write)(struct sink *s, const char *buf, size_t len);
+	/* Reopens the destination (SIGHUP, logrotate). */
+	int (*reopen)(struct sink *s);
+	void (*close)(struct sink *s);
+
+	/* Async sinks only (NULL for stream sinks). */
+	/*
+	 * Queues one message (no trailing newline) with an optional key.
+	 * 0: queued, done() will be called with opaque exactly once.
+	 * -EAGAIN: the sink's queue is full: poll() and try again.
+	 * Other -errno: not queued and never will be (a permanent error, already
+	 * counted by the sink); done() is not called.
+	 */
+	int (*produce)(struct sink *s, const char *msg, size_t len, const char *key,
+		       size_t keylen, void *opaque);
+	/* Serves completions (calls done), waiting up to timeout_ms for one.
+	 * Returns how many were served. */
+	int (*poll)(struct sink *s, int timeout_ms);
+	/* At exit: waits for every outstanding message, up to the sink's drain
+	 * timeout, then gives up on the rest: they complete through done() as
+	 * SINK_UNDELIVERED. Returns how many could not even be completed that
+	 * way (no report at all; the sink counts them as undelivered too). */
+	uint64_t (*drain)(struct sink *s);
+};
+
+struct sink {
+	const struct sink_ops *ops;
+	bool discards;		/* null: formatting can be skipped */
+	const volatile int *abort;	/* set: give up retrying (second signal) */
+	char name[PATH_MAX + 8];	/* for messages: "file:/var/log/x" */
+	sink_done_fn done;		/* async sinks: set by the output stage */
+	void *done_ctx;
+	enum kafka_key key;		/* async sinks: which key produce() is given */
+};
+
+/* Opens the sink the config names; NULL + errno, having logged why. */
+struct sink *sink_open(const struct config *c);
+
+struct sink *sink_file_open(const struct config *c);
+struct sink *sink_kafka_open(const struct config *c);
+struct sink *sink_tcp_open(const struct config *c);
+
+#endif

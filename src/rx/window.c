@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "rx/window.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void deadline_in(struct timespec *ts, int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+static int cond_init_monotonic(pthread_cond_t *c)
+{
+	pthread_condattr_t a;
+	int err;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	err = pthread_cond_init(c, &a);
+	pthread_condattr_destroy(&a);
+	return -err;
+}
+
+int window_init(struct window *w, uint64_t max_msgs, uint64_t max_bytes, uint32_t batch_cap)
+{
+	int err;
+
+	memset(w, 0, sizeof(*w));
+	w->max_msgs = max_msgs;
+	w->max_bytes = max_bytes;
+	w->batch_cap = batch_cap;
+	err = -pthread_mutex_init(&w->lock, NULL);
+	if (!err)
+		err = cond_init_monotonic(&w->room);
+	if (!err)
+		err = cond_init_monotonic(&w->ready);
+	return err;
+}
+
+static void free_list(struct batch *b)
+{
+	while (b) {
+		struct batch *next = b->next;
+
+		free(b->recs);
+		free(b->data);
+		free(b);
+		b = next;
+	}
+}
+
+void window_destroy(struct window *w)
+{
+	free_list(w->head);
+	free_list(w->free);
+	pthread_cond_destroy(&w->room);
+	pthread_cond_destroy(&w->ready);
+	pthread_mutex_destroy(&w->lock);
+}
+
+static bool has_room(const struct window *w)
+{
+	return w->msgs + w->reserved < w->max_msgs && w->bytes < w->max_bytes;
+}
+
+/* Time with at least one worker waiting is time the window was full. */
+static void note_wait_start(struct window *w)
+{
+	if (w->waiting++ == 0)
+		w->full_since_ns = now_ns();
+}
+
+static void note_wait_end(struct window *w)
+{
+	if (--w->waiting == 0)
+		w->full_ns += now_ns() - w->full_since_ns;
+}
+
+uint32_t window_reserve(struct window *w, uint32_t want, const volatile int *stop, int timeout_ms)
+{
+	struct timespec deadline;
+	uint64_t room;
+	uint32_t got = 0;
+
+	pthread_mutex_lock(&w->lock);
+	if (!has_room(w)) {
+		deadline_in(&deadline, timeout_ms);
+		note_wait_start(w);
+		while (!has_room(w) && !*stop && !w->closed) {
+			if (pthread_cond_timedwait(&w->room, &w->lock, &deadline) == ETIMEDOUT)
+				break;
+		}
+		note_wait_end(w);
+	}
+	if (has_room(w)) {
+		room = w->max_msgs - w->msgs - w->reserved;
+		got = want < room ? want : room;
+		w->reserved += got;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return got;
+}
+
+void window_unreserve(struct window *w, uint32_t n)
+{
+	pthread_mutex_lock(&w->lock);
+	w->reserved -= n;
+	pthread_cond_signal(&w->room);
+	pthread_mutex_unlock(&w->lock);
+}
+
+struct batch *window_batch_get(struct window *w)
+{
+	struct batch *b;
+
+	pthread_mutex_lock(&w->lock);
+	b = w->free;
+	if (b)
+		w->free = b->next;
+	pthread_mutex_unlock(&w->lock);
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return NULL;
+		b->cap = w->batch_cap;
+		b->recs = calloc(b->cap, sizeof(*b->recs));
+		if (!b->recs) {
+			free(b);
+			return NULL;
+		}
+	}
+	b->next = NULL;
+	b->count = 0;
+	b->used = 0;
+	return b;
+}
+
+struct msg_rec *batch_add(struct batch *b, size_t len)
+{
+	struct msg_rec *r;
+
+	if (b->count >= b->cap)
+		return NULL;
+	if (b->used + len > b->data_cap) {
+		/* Grows geometrically and is kept when the batch is recycled, so a
+		 * steady flow allocates nothing. */
+		size_t cap = b->data_cap ? b->data_cap : 16384;
+		char *d;
+
+		while (cap < b->used + len)
+			cap *= 2;
+		d = realloc(b->data, cap);
+		if (!d)
+			return NULL;
+		b->data = d;
+		b->data_cap = cap;
+	}
+	r = &b->recs[b->count++];
+	r->off = b->used;
+	r->len = len;
+	b->used += len;
+	return r;
+}
+
+void window_push(struct window *w, struct batch *b, uint32_t reserved)
+{
+	pthread_mutex_lock(&w->lock);
+	w->reserved -= reserved;
+	w->msgs += b->count;
+	w->bytes += b->used;
+	if (w->msgs > w->hwm)
+		w->hwm = w->msgs;
+	b->next = NULL;
+	if (w->tail)
+		w->tail->next = b;
+	else
+		w->head = b;
+	w->tail = b;
+	if (b->count < reserved)
+		pthread_cond_signal(&w->room);
+	pthread_cond_signal(&w->ready);
+	pthread_mutex_unlock(&w->lock);
+}
+
+struct batch *window_pop(struct window *w, int timeout_ms)
+{
+	struct timespec deadline;
+	struct batch *b;
+
+	pthread_mutex_lock(&w->lock);
+	if (!w->head && !w->closed) {
+		deadline_in(&deadline, timeout_ms);
+		while (!w->head && !w->closed)
+			if (pthread_cond_timedwait(&w->ready, &w->lock, &deadline) == ETIMEDOUT)
+				break;
+	}
+	b = w->head;
+	if (b) {
+		w->head = b->next;
+		if (!w->head)
+			w->tail = NULL;
+		b->next = NULL;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return b;
+}
+
+void window_release(struct window *w, struct batch *b)
+{
+	pthread_mutex_lock(&w->lock);
+	w->msgs -= b->count;
+	w->bytes -= b->used;
+	b->next = w->free;
+	w->free = b;
+	pthread_cond_broadcast(&w->room);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void window_close(struct window *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->closed = true;
+	pthread_cond_broadcast(&w->ready);
+	pthread_cond_broadcast(&w->room);
+	pthread_mutex_unlock(&w->lock);
+}
+
+bool window_done(struct window *w)
+{
+	bool done;
+
+	pthread_mutex_lock(&w->lock);
+	done = w->closed && !w->head;
+	pthread_mutex_unlock(&w->lock);
+	return done;
+}
+
+void window_get_stats(struct window *w, struct window_stats *out)
+{
+	pthread_mutex_lock(&w->lock);
+	out->size = w->max_msgs;
+	out->size_bytes = w->max_bytes;
+	out->msgs = w->msgs;
+	out->bytes = w->bytes;
+	out->hwm = w->hwm;
+	out->full_seconds = (w->full_ns + (w->waiting ? now_ns() - w->full_since_ns : 0)) / 1e9;
+	pthread_mutex_unlock(&w->lock);
+}

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Output formats (see include/format.h). The hot path copies runs of bytes
+ * that need no escaping with memcpy, found 16 bytes at a time, and hands
+ * only the bytes that do to escape_line()/escape_json(): the output is
+ * byte for byte theirs, at close to memcpy speed for ordinary text.
+ * Numbers are written by hand, not with snprintf.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <time.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+#include "common/escape.h"
+#include "common/sockaddr.h"
+#include "syslog/format.h"
+
+typedef unsigned char u8;
+
+#define FIXED_RFC5424	64	/* "<191>1 " + converted stamp + "- " x5 + BOM + '\n' */
+#define FIXED_JSON	512	/* keys, numbers, source, received */
+
+static const struct { const char *name; enum out_format fmt; } format_names[] = {
+	{ "raw", FORMAT_RAW }, { "json", FORMAT_JSON }, { "rfc5424", FORMAT_RFC5424 },
+};
+
+const char *format_name(enum out_format fmt)
+{
+	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
+		if (format_names[i].fmt == fmt)
+			return format_names[i].name;
+	return "?";
+}
+
+int format_from_name(const char *name, enum out_format *out)
+{
+	for (size_t i = 0; name && i < sizeof(format_names) / sizeof(format_names[0]); i++) {
+		if (!strcmp(name, format_names[i].name)) {
+			*out = format_names[i].fmt;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+size_t format_max_len(enum out_format fmt, size_t len)
+{
+	switch (fmt) {
+	case FORMAT_RAW:
+		return ESCAPE_LINE_MAX(len) + 1;
+	case FORMAT_RFC5424:
+		/* header fields are copied, MSG escaped: all from distinct bytes */
+		return ESCAPE_LINE_MAX(len) + FIXED_RFC5424;
+	case FORMAT_JSON:
+		/* fields (distinct bytes of data) plus raw, both escaped */
+		return 2 * ESCAPE_JSON_MAX(len) + FIXED_JSON;
+	}
+	return 0;
+}
+
+/* ---- escaping: memcpy the clean runs ------------------------------------ */
+
+#ifdef __SSE2__
+/* 0xff where escape_line() changes the byte: '\\' '\n' '\r' NUL */
+static inline __m128i line_special16(const u8 *s)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)s);
+	__m128i nl = _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'));
+	__m128i cr = _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'));
+	__m128i z = _mm_cmpeq_epi8(v, _mm_setzero_si128());
+	__m128i bs = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+
+	return _mm_or_si128(_mm_or_si128(nl, cr), _mm_or_si128(z, bs));
+}
+#endif
+
+static inline bool line_special(u8 c)
+{
+	return c == '\\' || c == '\n' || c == '\r' || c == 0;
+}
+
+static inline bool json_special(u8 c)
+{
+	return c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
+}
+
+/*
+ * Bytes at the start of s with no special byte: 64 bytes per test while
+ * clean, then 16 at a time to find the byte, then one by one. Inlined with a
+ * constant classifier, so each caller gets its own straight-line code.
+ */
+static inline __attribute__((always_inline)) size_t
+clean_prefix(const u8 *s, size_t len,
+#ifdef __SSE2__
+	     __m128i (*special16)(const u8 *),
+#endif
+	     bool (*special)(u8))
+{
+	size_t i = 0;
+
+#ifdef __SSE2__
+	for (; i + 64 <= len; i += 64)
+		if (_mm_movemask_epi8(_mm_or_si128(
+			_mm_or_si128(special16(s + i), special16(s + i + 16)),
+			_mm_or_si128(special16(s + i + 32), special16(s + i + 48)))))
+			break;
+	for (; i + 16 <= len; i += 16) {
+		int mask = _mm_movemask_epi8(special16(s + i));
+
+		if (mask)
+			return i + __builtin_ctz(mask);
+	}
+#endif
+	for (; i < len; i++)
+		if (special(s[i]))
+			break;
+	return i;
+}
+
+#ifdef __SSE2__
+#define CLEAN_PREFIX(s, len, kind) clean_prefix(s, len, kind##_special16, kind##_special)
+#else
+#define CLEAN_PREFIX(s, len, kind) clean_prefix(s, len, kind##_special)
+#endif
+
+/* Bytes at the start of s that escape_line() copies unchanged. */
+static size_t line_clean(const u8 *s, size_t len)
+{
+	return CLEAN_PREFIX(s, len, line);
+}
+
+#ifdef __SSE2__
+/* 0xff where escape_json() may change the byte: controls, '"', '\\', >= 0x80 */
+static inline __m128i json_special16(const u8 *s)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)s);
+	/* signed compare: below 0x20 and from 0x80 up are both "less than 0x20" */
+	__m128i low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+	__m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+	__m128i bs = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+
+	return _mm_or_si128(low, _mm_or_si128(q, bs));
+}
+#endif
+
+/* Bytes at the start of s that escape_json() copies unchanged (printable ASCII). */
+static size_t json_clean(const u8 *s, size_t len)
+{
+	return CLEAN_PREFIX(s, len, json);
+}
+
+/*
+ * escape_line() / escape_json() of src, byte-identical, faster on text with few
+ * bytes to escape: clean runs are copied with memcpy, and only the character at
+ * the end of each run (a whole valid UTF-8 sequence, or one byte) goes through
+ * the escaper. Inlined with constant functions, one copy per caller.
+ */
+static inline __attribute__((always_inline)) char *
+put_escaped(char *d, const char *src, size_t len, size_t (*clean)(const u8 *, size_t),
+	    size_t (*escape)(char *, const char *, size_t))
+{
+	const u8 *s = (const u8 *)src;
+
+	while (len) {
+		size_t k = clean(s, len);
+
+		memcpy(d, s, k);
+		d += k;
+		s += k;
+		len -= k;
+		if (!len)
+			break;
+		k = *s >= 0x80 ? utf8_seq_len(s, len) : 1;
+		if (!k)
+			k = 1;
+		d += escape(d, (const char *)s, k);
+		s += k;
+		len -= k;
+	}
+	return d;
+}
+
+static char *put_line(char *d, const char *src, size_t len)
+{
+	return put_escaped(d, src, len, line_clean, escape_line);
+}
+
+static char *put_json(char *d, const char *src, size_t len)
+{
+	return put_escaped(d, src, len, json_clean, escape_json);
+}
+
+/* ---- numbers and times --------------------------------------------------- */
+
+static char *put_str(char *d, const char *s, size_t len)
+{
+	memcpy(d, s, len);
+	return d + len;
+}
+
+#define PUT_LIT(d, lit) put_str(d, lit, sizeof(lit) - 1)
+
+static char *put_u64(char *d, uint64_t v)
+{
+	char tmp[20];
+	int k = 0;
+
+	do {
+		tmp[k++] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	while (k)
+		*d++ = tmp[--k];
+	return d;
+}
+
+/* v as exactly width digits (zero padded). */
+static char *put_fixed(char *d, unsigned int v, int width)
+{
+	for (int k = width - 1; k >= 0; k--) {
+		d[k] = '0' + v % 10;
+		v /= 10;
+	}
+	return d + width;
+}
+
+/* Proleptic Gregorian date of a day count since 1970-01-01 (Hinnant's algorithm). */
+static void civil_from_days(int64_t z, int *y, unsigned int *m, unsigned int *d)
+{
+	z += 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned int doe = (unsigned int)(z - era * 146097);
+	unsigned int yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	unsigned int doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned int mp = (5 * doy + 2) / 153;
+
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = (int)(yoe + era * 400) + (*m <= 2);
+}
+
+/* "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" */
+static char *put_utc_us(char *d, uint64_t ns)
+{
+	uint64_t sec = ns / 1000000000, day_sec = sec % 86400;
+	unsigned int mon, mday;
+	int year;
+
+	civil_from_days(sec / 86400, &year, &mon, &mday);
+	d = put_fixed(d, year, 4);
+	*d++ = '-';
+	d = put_fixed(d, mon, 2);
+	*d++ = '-';
+	d = put_fixed(d, mday, 2);
+	*d++ = 'T';
+	d = put_fixed(d, day_sec / 3600, 2);
+	*d++ = ':';
+	d = put_fixed(d, day_sec / 60 % 60, 2);
+	*d++ = ':';
+	d = put_fixed(d, day_sec % 60, 2);
+	*d++ = '.';
+	d = put_fixed(d, ns % 1000000000 / 1000, 6);
+	*d++ = 'Z';
+	return d;
+}
+
+static uint64_t recv_ns(const struct msg_meta *meta)
+{
+	struct timespec ts;
+
+	if (meta)
+		return meta->recv_realtime_ns;
+	if (clock_gettime(CLOCK_REALTIME, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Local year, month and UTC offset at a time; localtime_r once a minute per thread. */
+struct local_now {
+	int64_t minute;
+	int year, mon;		/* mon 1..12 */
+	long gmtoff;		/* seconds east of UTC */
+	bool valid;
+};
+
+static const struct local_now *local_at(uint64_t ns)
+{
+	static __thread struct local_now cache;
+	time_t t = ns / 1000000000;
+	struct tm tm;
+
+	if (cache.valid && cache.minute == t / 60)
+		return &cache;
+	cache.minute = t / 60;
+	cache.valid = true;
+	if (localtime_r(&t, &tm)) {
+		cache.year = tm.tm_year + 1900;
+		cache.mon = tm.tm_mon + 1;
+		cache.gmtoff = tm.tm_gmtoff;
+	} else {
+		cache.year = 1970;
+		cache.mon = 1;
+		cache.gmtoff = 0;
+	}
+	return &cache;
+}
+
+/* An RFC 3164 BSD stamp as RFC 3339 (rules in format.h). */
+static char *put_bsd_as_3339(char *d, const struct syslog_tm *tm, const struct msg_meta *meta)
+{
+	const struct local_now *now = local_at(recv_ns(meta));
+	int year = tm->year;
+	long off;
+
+	if (!year) {
+		year = now->year;
+		if (tm->mon == 12 && now->mon == 1)
+			year--;
+		else if (tm->mon == 1 && now->mon == 12)
+			year++;
+	}
+	d = put_fixed(d, year, 4);
+	*d++ = '-';
+	d = put_fixed(d, tm->mon, 2);
+	*d++ = '-';
+	d = put_fixed(d, tm->mday, 2);
+	*d++ = 'T';
+	d = put_fixed(d, tm->hour, 2);
+	*d++ = ':';
+	d = put_fixed(d, tm->min, 2);
+	*d++ = ':';
+	d = put_fixed(d, tm->sec, 2);
+	if (tm->frac_digits) {
+		unsigned int frac = tm->frac, digits = tm->frac_digits;
+
+		for (; digits > 6; digits--)
+			frac /= 10;
+		*d++ = '.';
+		d = put_fixed(d, frac, digits);
+	}
+	if (tm->has_tz && !tm->tz_min) {
+		*d++ = 'Z';
+		return d;
+	}
+	off = tm->has_tz ? tm->tz_min * 60L : now->gmtoff;
+	if (!off) {
+		*d++ = 'Z';
+		return d;
+	}
+	*d++ = off < 0 ? '-' : '+';
+	if (off < 0)
+		off = -off;
+	d = put_fixed(d, off / 3600 % 100, 2);
+	*d++ = ':';
+	d = put_fixed(d, off / 60 % 60, 2);
+	return d;
+}
+
+/* ---- json ---------------------------------------------------------------- */
+
+/* "key":"escaped", when present */
+static char *json_field(char *d, const char *key, size_t key_len, const struct syslog_str *v)
+{
+	if (!v->p)
+		return d;
+	d = put_str(d, key, key_len);
+	d = put_json(d, v->p, v->len);
+	return PUT_LIT(d, "\",");
+}
+
+#define JSON_FIELD(d, key, v) json_field(d, "\"" key "\":\"", sizeof(key) + 3, v)
+
+static char *format_json(char *d, const char *data, size_t len, const struct syslog_msg *m,
+			 enum syslog_parse_result r, const struct msg_meta *meta)
+{
+	*d++ = '{';
+	if (m->pri >= 0) {
+		d = PUT_LIT(d, "\"pri\":");
+		d = put_u64(d, m->pri);
+		d = PUT_LIT(d, ",\"facility\":");
+		d = put_u64(d, m->facility);
+		d = PUT_LIT(d, ",\"severity\":");
+		d = put_u64(d, m->severity);
+		*d++ = ',';
+	}
+	if (r != SYSLOG_MALFORMED) {
+		d = PUT_LIT(d, "\"version\":");
+		*d++ = '0' + (m->version == 1);
+		*d++ = ',';
+		d = JSON_FIELD(d, "timestamp", &m->timestamp);
+		d = JSON_FIELD(d, "hostname", &m->hostname);
+		d = JSON_FIELD(d, "app_name", &m->app_name);
+		d = JSON_FIELD(d, "procid", &m->procid);
+		d = JSON_FIELD(d, "msgid", &m->msgid);
+		d = JSON_FIELD(d, "structured_data", &m->structured_data);
+		d = JSON_FIELD(d, "msg", &m->msg);
+		d = PUT_LIT(d, "\"malformed\":false");
+	} else {
+		d = PUT_LIT(d, "\"malformed\":true");
+	}
+	if (meta) {
+		if (meta->src) {
+			char *start = d;
+
+			d = PUT_LIT(d, ",\"source\":\"");
+			size_t n = sockaddr_format(d, SOCKADDR_STRLEN, meta->src, meta->src_len);
+
+			if (n) {
+				d += n;
+				*d++ = '"';
+			} else {
+				d = start;
+			}
+		}
+		d = PUT_LIT(d, ",\"socket\":");
+		d = put_u64(d, meta->socket_index);
+		d = PUT_LIT(d, ",\"received\":\"");
+		d = put_utc_us(d, meta->recv_realtime_ns);
+		*d++ = '"';
+	}
+	d = PUT_LIT(d, ",\"raw\":\"");
+	d = put_json(d, data, len);
+	return PUT_LIT(d, "\"}\n");
+}
+
+/* ---- rfc5424 ------------------------------------------------------------- */
+
+static char *put_field(char *d, const struct syslog_str *v)
+{
+	if (!v->p) {
+		*d++ = '-';
+	} else {
+		memcpy(d, v->p, v->len);
+		d += v->len;
+	}
+	*d++ = ' ';
+	return d;
+}
+
+static char *format_rfc5424(char *d, const char *data, size_t len, const struct syslog_msg *m,
+			    enum syslog_parse_result r, const struct msg_meta *meta)
+{
+	*d++ = '<';
+	d = put_u64(d, m->pri >= 0 ? m->pri : 13);
+	d = PUT_LIT(d, ">1 ");
+	if (r == SYSLOG_MALFORMED) {
+		d = PUT_LIT(d, "- - - - - - ");
+		d = put_line(d, data, len);
+		*d++ = '\n';
+		return d;
+	}
+	if (m->timestamp.p && (r == SYSLOG_OK_5424 || (m->flags & SYSLOG_F_ISO_TIMESTAMP_3164))) {
+		d = put_field(d, &m->timestamp);
+	} else if (m->timestamp.p) {
+		d = put_bsd_as_3339(d, &m->tm, meta);
+		*d++ = ' ';
+	} else {
+		d = PUT_LIT(d, "- ");
+	}
+	d = put_field(d, &m->hostname);
+	d = put_field(d, &m->app_name);
+	d = put_field(d, &m->procid);
+	d = put_field(d, &m->msgid);
+	if (m->structured_data.p)
+		d = put_str(d, m->structured_data.p, m->structured_data.len);
+	else
+		*d++ = '-';
+	if (m->msg.p || m->bom) {
+		*d++ = ' ';
+		if (m->bom)
+			d = PUT_LIT(d, "\xef\xbb\xbf");
+		d = put_line(d, m->msg.p, m->msg.len);
+	}
+	*d++ = '\n';
+	return d;
+}
+
+size_t format_message(char *dst, enum out_format fmt, const char *data, size_t len,
+		      const struct syslog_msg *m, enum syslog_parse_result r,
+		      const struct msg_meta *meta)
+{
+	char *d = dst;
+
+	switch (fmt) {
+	case FORMAT_RAW:
+		d = put_line(d, data, len);
+		*d++ = '\n';
+		break;
+	case FORMAT_JSON:
+		d = format_json(d, data, len, m, r, meta);
+		break;
+	case FORMAT_RFC5424:
+		d = format_rfc5424(d, data, len, m, r, meta);
+		break;
+	}
+	return d - dst;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Output formats: one received datagram -> one line ending in '\n'.
+ * Pure apart from reading the clock when meta is NULL and the local time
+ * zone (rfc5424 of RFC 3164 stamps): no allocation, no I/O.
+ *
+ * raw      the datagram, escape_line()d (see escape.h), then '\n'.
+ *
+ * json     one JSON object, valid UTF-8 (every string through escape_json),
+ *          keys in this order; a key whose value is absent is OMITTED:
+ *            pri, facility, severity   numbers; absent without a valid PRI
+ *            version                   1 (RFC 5424) or 0; absent if malformed
+ *            timestamp                 the timestamp as written in the message
+ *            hostname, app_name, procid, msgid, structured_data, msg
+ *                                      strings as parsed (msg without a BOM
+ *                                      and without the trailing newline/NUL)
+ *            malformed                 always: true or false
+ *            source                    "1.2.3.4:514" or "[::1]:514" (meta->src)
+ *            socket                    meta->socket_index
+ *            received                  "2026-11-22T03:12:00.123456Z" (UTC)
+ *            raw                       always: the whole datagram
+ *          source, socket and received need meta; absent when meta is NULL.
+ *          On a malformed datagram only pri/facility/severity (if valid),
+ *          malformed, the meta keys and raw are written.
+ *
+ * rfc5424  "<PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID SD[ MSG]", '-'
+ *          for what is absent, MSG escape_line()d so it stays one line (an
+ *          RFC 5424 BOM is written back before it).
+ *          - no PRI: <13> (user.notice, as syslog-ng and rsyslog do)
+ *          - RFC 5424 input: header fields as received.
+ *          - RFC 3164 input: an RFC 3339 stamp is kept; a BSD stamp is
+ *            converted: the year is the message's own, else the receive
+ *            time's year, minus one for a December message received in
+ *            January, plus one for a January message received in December;
+ *            fractions are cut to 6 digits; the offset is Z for Cisco's
+ *            "UTC"/"GMT", else the receiver's local UTC offset (TZ) at the
+ *            receive time, like syslog-ng. MSGID and SD are '-'.
+ *          - malformed: "<PRI or 13>1 - - - - - - " then the whole raw
+ *            datagram escape_line()d as MSG: nothing is lost.
+ *          The receive time is meta->recv_realtime_ns, or the clock when
+ *          meta is NULL.
+ */
+#ifndef SYSLOGRX_FORMAT_H
+#define SYSLOGRX_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include "syslog/syslog_parse.h"
+
+enum out_format { FORMAT_RAW, FORMAT_JSON, FORMAT_RFC5424 };
+
+/* "raw" | "json" | "rfc5424": 0 and *out set; -EINVAL else. */
+int format_from_name(const char *name, enum out_format *out);
+/* The reverse: "raw" | "json" | "rfc5424". */
+const char *format_name(enum out_format fmt);
+
+struct msg_meta {
+	const struct sockaddr *src;	/* sender address (AF_INET/AF_INET6), may be NULL */
+	socklen_t src_len;
+	uint64_t recv_realtime_ns;	/* when received (CLOCK_REALTIME) */
+	uint32_t socket_index;		/* which socket of the group */
+};
+
+/* Worst-case bytes format_message() writes for a datagram of len bytes (including the trailing '\n'). */
+size_t format_max_len(enum out_format fmt, size_t len);
+
+/*
+ * Formats one message as one line ending in '\n' into dst (at least
+ * format_max_len(fmt, len) bytes). m and r are syslog_parse()'s for the same
+ * data and len (not used by FORMAT_RAW: they may be NULL / anything there).
+ * meta may be NULL. Returns bytes written.
+ */
+size_t format_message(char *dst, enum out_format fmt, const char *data, size_t len,
+		      const struct syslog_msg *m, enum syslog_parse_result r,
+		      const struct msg_meta *meta);
+
+#endif

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The balancer's refusals, with real sockets and the real program (root):
+ * the map must hold exactly the group's sockets, slot by slot, and a policy
+ * name that is not one is an error.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <unistd.h>
+#include "net/balancer.h"
+#include "net/socket_group.h"
+
+#define N 4
+
+/* A fresh group per test: a socket leaves a sockarray only when the map is
+ * freed, which the kernel does after an RCU grace period, not at close. */
+static int setup(void **state)
+{
+	static struct socket_group g;
+
+	if (socket_group_open(&g, "127.0.0.1:0", N, 0))
+		return -1;
+	*state = &g;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	socket_group_close(*state);
+	return 0;
+}
+
+static void cookies_of(const struct socket_group *g, uint64_t *c)
+{
+	for (unsigned int i = 0; i < g->n; i++)
+		c[i] = g->socks[i].cookie;
+}
+
+static void test_every_slot_must_hold_its_socket(void **state)
+{
+	struct socket_group *g = *state;
+	struct balancer *b = balancer_open(BALANCE_RANDOM, N);
+	uint64_t cookies[N];
+
+	assert_non_null(b);
+	cookies_of(g, cookies);
+	for (unsigned int i = 0; i < N - 1; i++)
+		assert_int_equal(balancer_set_socket(b, i, g->socks[i].fd), 0);
+	assert_int_equal(balancer_verify(b, cookies, N), -ENOENT);	/* slot 3 empty */
+
+	/* Sockets in the wrong slots: the cookies say so. */
+	assert_int_equal(balancer_set_socket(b, 3, g->socks[0].fd), -EBUSY);	/* one slot per socket */
+	assert_int_equal(balancer_set_socket(b, 0, g->socks[3].fd), 0);
+	assert_int_equal(balancer_set_socket(b, 3, g->socks[0].fd), 0);
+	assert_int_equal(balancer_verify(b, cookies, N), -EXDEV);
+
+	assert_int_equal(balancer_set_socket(b, 0, g->socks[0].fd), -EBUSY);
+	balancer_close(b);
+}
+
+static void test_group_and_map_must_agree_on_n(void **state)
+{
+	struct socket_group *g = *state;
+	struct balancer *b = balancer_open(BALANCE_ROUNDROBIN, N - 1);
+	uint64_t cookies[N];
+
+	assert_non_null(b);
+	cookies_of(g, cookies);
+	for (unsigned int i = 0; i < N - 1; i++)
+		assert_int_equal(balancer_set_socket(b, i, g->socks[i].fd), 0);
+	assert_int_equal(balancer_verify(b, cookies, N), -EXDEV);
+	assert_int_equal(balancer_set_socket(b, N - 1, g->socks[N - 1].fd), -EINVAL);
+	balancer_close(b);
+}
+
+static void test_full_map_verifies_attaches_and_detaches(void **state)
+{
+	struct socket_group *g = *state;
+	struct balancer *b = balancer_open(BALANCE_RANDOM, N);
+	uint64_t cookies[N], steered[N] = {}, failures = 1;
+
+	assert_non_null(b);
+	cookies_of(g, cookies);
+	for (unsigned int i = 0; i < N; i++)
+		assert_int_equal(balancer_set_socket(b, i, g->socks[i].fd), 0);
+	assert_int_equal(balancer_verify(b, cookies, N), 0);
+	assert_int_equal(balancer_attach(b, g->socks[2].fd), 0);
+	assert_int_equal(balancer_read(b, steered, &failures), 0);
+	assert_int_equal(failures, 0);
+	assert_int_equal(balancer_detach(g->socks[1].fd), 0);	/* any socket of the group */
+	assert_int_equal(balancer_detach(g->socks[1].fd), -ENOENT);	/* nothing left */
+	balancer_close(b);
+}
+
+static void test_policy_names(void **state)
+{
+	enum balance_policy p;
+
+	assert_int_equal(balance_policy_from_name("random", &p), 0);
+	assert_int_equal(p, BALANCE_RANDOM);
+	assert_int_equal(balance_policy_from_name("roundrobin", &p), 0);
+	assert_int_equal(p, BALANCE_ROUNDROBIN);
+	assert_int_equal(balance_policy_from_name("hash", &p), 0);
+	assert_int_equal(p, BALANCE_HASH);
+	assert_int_equal(balance_policy_from_name("Random", &p), -EINVAL);
+	assert_string_equal(balance_policy_name(BALANCE_ROUNDROBIN), "roundrobin");
+	errno = 0;
+	assert_null(balancer_open(BALANCE_HASH, N));	/* hash means no program */
+	assert_int_equal(errno, EINVAL);
+	assert_null(balancer_open(BALANCE_RANDOM, 0));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_every_slot_must_hold_its_socket, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_and_map_must_agree_on_n, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full_map_verifies_attaches_and_detaches, setup, teardown),
+		cmocka_unit_test(test_policy_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+/* Flag parsing: every flag, suffixes, bad values named in the error. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <argp.h>
+#include <string.h>
+#include "rx/config.h"
+
+static char err[256];
+
+#define PARSE(c, ...) ({ \
+	char *argv_[] = { "syslogrx", __VA_ARGS__, NULL }; \
+	config_parse((c), sizeof(argv_) / sizeof(argv_[0]) - 1, argv_, \
+		     ARGP_NO_EXIT | ARGP_NO_ERRS, err, sizeof(err)); })
+
+static void test_defaults(void **state)
+{
+	struct config c;
+	char *argv[] = { "syslogrx", NULL };
+
+	assert_int_equal(config_parse(&c, 1, argv, ARGP_NO_EXIT | ARGP_NO_ERRS, err, sizeof(err)), 0);
+	assert_string_equal(c.listen, "127.0.0.1:5514");
+	assert_int_equal(c.sockets, 4);
+	assert_int_equal(c.threads, 2);
+	assert_int_equal(c.balance, BALANCE_RANDOM);
+	assert_int_equal(c.rcvbuf, 0);
+	assert_int_equal(c.batch, 64);
+	assert_int_equal(c.output, OUTPUT_NULL);
+	assert_int_equal(c.format, FORMAT_RAW);
+	assert_true(c.trace);
+	assert_int_equal(c.window, 10000);
+	assert_int_equal(c.window_bytes, 64ULL << 20);
+	assert_string_equal(c.summary, "");
+}
+
+static void test_every_flag(void **state)
+{
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--listen", "[::1]:5514", "--sockets", "32", "--threads", "2",
+			       "--balance", "roundrobin", "--rcvbuf", "16M", "--batch", "128",
+			       "--output", "file:/tmp/x.log", "--format", "json",
+			       "--summary", "/tmp/s.json", "--duration", "2.5", "--cost-ns", "1500",
+			       "--window", "100000", "--window-bytes", "1G", "--output-rate", "40000",
+			       "--no-trace", "--stats-interval", "0.5", "-v"), 0);
+	assert_string_equal(c.listen, "[::1]:5514");
+	assert_int_equal(c.sockets, 32);
+	assert_int_equal(c.threads, 2);
+	assert_int_equal(c.balance, BALANCE_ROUNDROBIN);
+	assert_int_equal(c.rcvbuf, 16ULL << 20);
+	assert_int_equal(c.batch, 128);
+	assert_int_equal(c.output, OUTPUT_FILE);
+	assert_string_equal(c.output_arg, "/tmp/x.log");
+	assert_int_equal(c.format, FORMAT_JSON);
+	assert_string_equal(c.summary, "/tmp/s.json");
+	assert_true(c.duration > 2.49 && c.duration < 2.51);
+	assert_int_equal(c.cost_ns, 1500);
+	assert_int_equal(c.window, 100000);
+	assert_int_equal(c.window_bytes, 1ULL << 30);
+	assert_int_equal(c.output_rate, 40000);
+	assert_false(c.trace);
+	assert_true(c.stats_interval > 0.49 && c.stats_interval < 0.51);
+	assert_true(c.verbose);
+}
+
+static void test_outputs(void **state)
+{
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--output", "stdout"), 0);
+	assert_int_equal(c.output, OUTPUT_STDOUT);
+	assert_int_equal(PARSE(&c, "--output", "null"), 0);
+	assert_int_equal(c.output, OUTPUT_NULL);
+	assert_int_equal(PARSE(&c, "--output", "tcp:127.0.0.1:601"), 0);
+	assert_int_equal(c.output, OUTPUT_TCP);
+	assert_string_equal(c.output_arg, "127.0.0.1:601");
+	assert_int_equal(PARSE(&c, "--balance", "hash"), 0);
+	assert_int_equal(c.balance, BALANCE_HASH);
+}
+
+static void test_size_suffixes(void **state)
+{
+	static const struct { const char *arg; uint64_t want; } cases[] = {
+		{ "212992", 212992 }, { "64K", 65536 }, { "64k", 65536 }, { "16M", 16 << 20 },
+		{ "1G", 1 << 30 }, { "32MB", 32 << 20 }, { "32MiB", 32 << 20 },
+	};
+	struct config c;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(PARSE(&c, "--rcvbuf", (char *)cases[i].arg), 0);
+		assert_int_equal(c.rcvbuf, cases[i].want);
+	}
+}
+
+/* Each bad value fails, and the message names the flag and the value. */
+static void test_bad_values(void **state)
+{
+	static const char *const cases[][3] = {
+		{ "--sockets", "0", "--sockets 0" },
+		{ "--sockets", "abc", "--sockets abc" },
+		{ "--sockets", "-1", "--sockets -1" },
+		{ "--sockets", "99999", "--sockets 99999" },
+		{ "--threads", "0", "--threads 0" },
+		{ "--balance", "fastest", "--balance fastest" },
+		{ "--rcvbuf", "12X", "--rcvbuf 12X" },
+		{ "--rcvbuf", "2G", "--rcvbuf 2G" },
+		{ "--rcvbuf", "", "--rcvbuf " },
+		{ "--batch", "0", "--batch 0" },
+		{ "--batch", "5000", "--batch 5000" },
+		{ "--output", "file:", "--output file:" },
+		{ "--output", "kafkaz", "--output kafkaz" },
+		{ "--format", "xml", "--format xml" },
+		{ "--duration", "soon", "--duration soon" },
+		{ "--duration", "0", "--duration 0" },
+		{ "--cost-ns", "1.5", "--cost-ns 1.5" },
+		{ "--window", "0", "--window 0" },
+		{ "--window-bytes", "1K", "--window-bytes 1K" },
+		{ "--stats-interval", "-1", "--stats-interval -1" },
+	};
+	struct config c;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = PARSE(&c, (char *)cases[i][0], (char *)cases[i][1]);
+
+		assert_int_not_equal(ret, 0);
+		if (!strstr(err, cases[i][2]))
+			fail_msg("%s %s: error '%s' does not name it", cases[i][0], cases[i][1], err);
+	}
+}
+
+static void test_threads_more_than_sockets(void **state)
+{
+	struct config c;
+
+	assert_int_not_equal(PARSE(&c, "--sockets", "2", "--threads", "3"), 0);
+	assert_non_null(strstr(err, "--threads 3 is more than --sockets 2"));
+	/* Order does not matter: checked once all flags are in. */
+	assert_int_not_equal(PARSE(&c, "--threads", "3", "--sockets", "2"), 0);
+	assert_int_equal(PARSE(&c, "--threads", "2", "--sockets", "2"), 0);
+}
+
+static void test_unknown_flag_and_argument(void **state)
+{
+	struct config c;
+
+	assert_int_not_equal(PARSE(&c, "--frobnicate"), 0);
+	assert_int_not_equal(PARSE(&c, "stray"), 0);
+	assert_non_null(strstr(err, "'stray'"));
+}
+
+static void test_kafka(void **state)
+{
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--output", "kafka:127.0.0.1:9092/syslog"), 0);
+	assert_int_equal(c.output, OUTPUT_KAFKA);
+	assert_string_equal(c.output_arg, "127.0.0.1:9092/syslog");
+	assert_string_equal(c.kafka_brokers, "127.0.0.1:9092");
+	assert_string_equal(c.kafka_topic, "syslog");
+	assert_int_equal(c.kafka_key, KAFKA_KEY_NONE);
+	assert_int_equal(c.kafka_nr_opts, 0);
+	assert_true(c.drain_timeout > 9.99 && c.drain_timeout < 10.01);
+
+	assert_int_equal(PARSE(&c, "--output", "kafka:k1:9092,[::1]:9093,10.0.0.7:19092/a.b_c-1",
+			       "--kafka-key", "source", "--kafka-opt", "acks=1",
+			       "--kafka-opt", "compression.type=lz4", "--kafka-opt", "client.id=a=b",
+			       "--drain-timeout", "2.5"), 0);
+	assert_string_equal(c.kafka_brokers, "k1:9092,[::1]:9093,10.0.0.7:19092");
+	assert_string_equal(c.kafka_topic, "a.b_c-1");
+	assert_int_equal(c.kafka_key, KAFKA_KEY_SOURCE);
+	assert_int_equal(c.kafka_nr_opts, 3);
+	assert_string_equal(c.kafka_opts[0], "acks=1");
+	assert_string_equal(c.kafka_opts[1], "compression.type=lz4");
+	assert_string_equal(c.kafka_opts[2], "client.id=a=b");
+	assert_true(c.drain_timeout > 2.49 && c.drain_timeout < 2.51);
+
+	assert_int_equal(PARSE(&c, "--output", "kafka:h:1/t", "--kafka-key", "hostname"), 0);
+	assert_int_equal(c.kafka_key, KAFKA_KEY_HOSTNAME);
+	assert_int_equal(PARSE(&c, "--output", "kafka:h:1/t", "--kafka-key", "app"), 0);
+	assert_int_equal(c.kafka_key, KAFKA_KEY_APP);
+	assert_int_equal(PARSE(&c, "--output", "kafka:h:1/t", "--drain-timeout", "0"), 0);
+	assert_true(c.drain_timeout == 0);
+}
+
+static void test_kafka_bad(void **state)
+{
+	static const char *const cases[][3] = {
+		{ "--output", "kafka:", "--output kafka:" },
+		{ "--output", "kafka:h:9092", "--output kafka:h:9092" },		/* no topic */
+		{ "--output", "kafka:h:9092/", "--output kafka:h:9092/" },
+		{ "--output", "kafka:/t", "--output kafka:/t" },			/* no broker */
+		{ "--output", "kafka:h/t", "--output kafka:h/t" },			/* no port */
+		{ "--output", "kafka:h:0/t", "--output kafka:h:0/t" },
+		{ "--output", "kafka:h:70000/t", "--output kafka:h:70000/t" },
+		{ "--output", "kafka:h:1,,h:2/t", "--output kafka:h:1,,h:2/t" },
+		{ "--output", "kafka:h:1/bad topic", "--output kafka:h:1/bad topic" },
+		{ "--output", "kafka:h:1/..", "--output kafka:h:1/.." },
+		{ "--kafka-key", "pid", "--kafka-key pid" },
+		{ "--kafka-opt", "acks", "--kafka-opt acks" },
+		{ "--kafka-opt", "=1", "--kafka-opt =1" },
+		{ "--drain-timeout", "-1", "--drain-timeout -1" },
+		{ "--drain-timeout", "5000", "--drain-timeout 5000" },
+	};
+	struct config c;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = PARSE(&c, "--output", "kafka:h:1/t", (char *)cases[i][0], (char *)cases[i][1]);
+
+		assert_int_not_equal(ret, 0);
+		if (!strstr(err, cases[i][2]))
+			fail_msg("%s %s: error '%s' does not name it", cases[i][0], cases[i][1], err);
+	}
+	/* 250 bytes of topic: over Kafka's limit. */
+	char longdest[300] = "kafka:h:1/";
+	memset(longdest + strlen(longdest), 't', 250);
+	assert_int_not_equal(PARSE(&c, "--output", longdest), 0);
+	/* More than CONFIG_MAX_KAFKA_OPTS --kafka-opt flags. */
+	char *argv[2 + 2 * (CONFIG_MAX_KAFKA_OPTS + 1) + 1];
+	int argc = 0;
+
+	argv[argc++] = "syslogrx";
+	argv[argc++] = "--output=kafka:h:1/t";
+	for (int i = 0; i <= CONFIG_MAX_KAFKA_OPTS; i++) {
+		argv[argc++] = "--kafka-opt";
+		argv[argc++] = "linger.ms=1";
+	}
+	argv[argc] = NULL;
+	assert_int_not_equal(config_parse(&c, argc, argv, ARGP_NO_EXIT | ARGP_NO_ERRS, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "at most 64"));
+	/* Kafka flags without a kafka output would be ignored: an error. */
+	assert_int_not_equal(PARSE(&c, "--kafka-key", "source"), 0);
+	assert_non_null(strstr(err, "--output kafka"));
+	assert_int_not_equal(PARSE(&c, "--output", "file:/tmp/x", "--kafka-opt", "acks=1"), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_every_flag),
+		cmocka_unit_test(test_outputs),
+		cmocka_unit_test(test_size_suffixes),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_threads_more_than_sockets),
+		cmocka_unit_test(test_unknown_flag_and_argument),
+		cmocka_unit_test(test_kafka),
+		cmocka_unit_test(test_kafka_bad),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

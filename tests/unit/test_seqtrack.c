@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: MIT
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "syslog/seqtrack.h"
+
+/* One sysloggen rfc3164-style message for (run, flow, seq). */
+static void feed(struct seqtrack *t, const char *run, unsigned flow, uint64_t seq)
+{
+	char msg[256];
+	int n = snprintf(msg, sizeof(msg),
+			 "<13>Nov 22 03:22:47 vm sysloggen[1]: seq@32473 run=%s flow=%u seq=%llu abc",
+			 run, flow, (unsigned long long)seq);
+
+	assert_true(seqtrack_observe(t, msg, n));
+}
+
+static void feed_range(struct seqtrack *t, const char *run, unsigned flow, uint64_t from,
+		       uint64_t to)
+{
+	for (uint64_t s = from; s < to; s++)
+		feed(t, run, flow, s);
+}
+
+struct flows {
+	int n;
+	struct seqtrack_flow_stats f[8];
+	char runs[8][SEQTRACK_RUN_MAX + 1];
+};
+
+static int collect(const struct seqtrack_flow_stats *f, void *ctx)
+{
+	struct flows *c = ctx;
+
+	if (c->n == 8)
+		return -1;
+	c->f[c->n] = *f;
+	strcpy(c->runs[c->n], f->run);
+	c->f[c->n].run = c->runs[c->n];
+	c->n++;
+	return 0;
+}
+
+static void expect_totals(struct seqtrack *t, uint64_t received, uint64_t missing,
+			  uint64_t dups, uint64_t reord, uint64_t flows)
+{
+	struct seqtrack_totals tot;
+
+	seqtrack_totals(t, &tot);
+	assert_int_equal(tot.received, received);
+	assert_int_equal(tot.missing, missing);
+	assert_int_equal(tot.duplicates, dups);
+	assert_int_equal(tot.reordered, reord);
+	assert_int_equal(tot.flows, flows);
+	assert_int_equal(tot.sequenced, tot.received + tot.duplicates + tot.untracked);
+}
+
+static void test_in_order(void **state)
+{
+	struct seqtrack *t = seqtrack_new();
+
+	feed_range(t, "r1", 0, 0, 100000);
+	expect_totals(t, 100000, 0, 0, 0, 1);
+	seqtrack_free(t);
+}
+
+static void test_gaps(void **state)
+{
+	struct seqtrack *t = seqtrack_new();
+	struct flows c = {};
+
+	feed_range(t, "r1", 0, 0, 10);
+	feed_range(t, "r1", 0, 15, 20);		/* 10..14 lost */
+	feed(t, "r1", 0, 100);			/* 20..99 lost */
+	expect_totals(t, 16, 85, 0, 0, 1);
+	seqtrack_for_each_flow(t, collect, &c);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.f[0].max_seq, 100);
+	assert_int_equal(c.f[0].missing, 85);
+	seqtrack_free(t);
+}
+
+static void test_first_seen_late(void **state)
+{
+	struct seqtrack *t = seqtrack_new();
+
+	/* numbers start at 0: a flow first seen at 5 has lost 0..4 */
+	feed_range(t, "r1", 0, 5, 8);
+	expect_totals(t, 3, 5, 0, 0, 1);
+	seqtrack_free(t);
+}
+
+static void test_duplicates(void **state)
+{
+	struct seqtrack *t = seqtrack_new();
+
+	feed_range(t, "r1", 0, 0, 10);
+	feed(t, "r1", 0, 3);
+	feed(t, "r1", 0, 9);
+	feed(t, "r1", 0, 9);
+	expect_totals(t, 10, 0, 3, 0, 1);
+	seqtrack_free(t);
+}
+
+static void test_reordered(void **state)
+{
+	struct seqtrack *t = seqtrack_new();
+
+	feed(t, "r1", 0, 0);
+	feed(t, "r1", 0, 2);
+	feed(t, "r1", 0, 1);	/* late: fills the gap */
+	feed(t, "r1", 0, 5);
+	feed(t, "r1", 0, 4);
+	feed(t, "r1", 0, 4);	/* a duplicate, not a second reorder */
+	expect_totals(t, 5, 1, 1, 2, 1);	/* 3 missing */
+	seqtrack_free(t);
+}
+
+static void test_two_flows_two_runs(void **state)
+{
+	struct seqtrack *t = seqtrack_new();
+	struct flows c = {};
+
+	for (uint64_t s = 0; s < 1000; s++) {
+		feed(t, "runA", 0, s);
+		feed(t, "runA", 1, s * 2);	/* only even numbers: 999 missing */
+		if (s != 500)
+			feed(t, "runB", 0, s);
+	}
+	expect_totals(t, 2999, 999 + 1, 0, 0, 3);
+	seqtrack_for_each_flow(t, collect, &c);
+	assert_int_equal(c.n, 3);
+	assert_string_equal(c.f[0].run, "runA");
+	assert_int_equal(c.f[0].flow, 0);
+	assert_int_equal(c.f[0].missing, 0);
+	assert_int_equal(c.f[1].flow, 1);
+	assert_int_equal(c.f[1].received, 1000);
+	assert_int_equal(c.f[1].missing, 999);
+	assert_int_equal(c.f[1].max_seq, 1998);
+	assert_string_equal(c.f[2].run, "runB");
+	assert_int_equal(c.f[2].received, 999);
+	assert_int_equal(c.f[2].missing, 1);
+	assert_int_equal(c.f[2].kind, SEQTRACK_SYSLOGGEN);
+	seqtrack_free(t);
+}
+
+static void test_rfc5424_marker(void **state)
+{
+	static const char msg[] = "<13>1 2026-11-22T03:22:47Z vm sysloggen 1 - "
+				  "[seq@32473 run=\"r-1.x:y_z\" flow=\"7\" seq=\"42\"] abcdef";
+	struct seqtrack_marker m;
+
+	assert_true(seqtrack_parse(msg, sizeof(msg) - 1, &m));
+	assert_int_equal(m.kind, SEQTRACK_SYSLOGGEN);
+	assert_string_equal(m.run, "r-1.x:y_z");
+	assert_int_equal(m.flow, 7);
+	assert_int_equal(m.seq, 42);
+}
+
+/* Exactly what Debian's loggen 3.38 sends (captured on a UDP socket). */
+static void test_loggen(void **state)
+{
+	static const char m3164[] =
+		"<38>2026-11-22T03:15:28 localhost prg00000[1234]: seq: 0000000002, thread: 0001, "
+		"runid: 1795317328, stamp: 2026-11-22T03:15:28 PADDPADD\n";
+	static const char m5424[] =
+		"<38>1 2026-11-22T03:15:34+00:00 localhost prg00000 1234 - - \xef\xbb\xbf"
+		"seq: 0000000001, thread: 0000, runid: 1795317334, stamp: 2026-11-22T03:15:34 PADD\n";
+	struct seqtrack *t = seqtrack_new();
+	struct seqtrack_marker m;
+	struct flows c = {};
+
+	assert_true(seqtrack_parse(m3164, sizeof(m3164) - 1, &m));
+	assert_int_equal(m.kind, SEQTRACK_LOGGEN);
+	assert_string_equal(m.run, "1795317328");
+	assert_int_equal(m.flow, 1);
+	assert_int_equal(m.seq, 2);
+	assert_true(seqtrack_parse(m5424, sizeof(m5424) - 1, &m));
+	assert_string_equal(m.run, "1795317334");
+	assert_int_equal(m.flow, 0);
+	assert_int_equal(m.seq, 1);
+
+	assert_true(seqtrack_observe(t, m3164, sizeof(m3164) - 1));
+	assert_true(seqtrack_observe(t, m5424, sizeof(m5424) - 1));
+	feed(t, "1795317328", 1, 0);	/* same run text, sysloggen kind: another flow */
+	expect_totals(t, 3, 2 + 1, 0, 0, 3);
+	seqtrack_for_each_flow(t, collect, &c);
+	assert_int_equal(c.f[0].kind, SEQTRACK_LOGGEN);
+	assert_int_equal(c.f[2].kind, SEQTRACK_SYSLOGGEN);
+	seqtrack_free(t);
+}
+
+/* A marker cut by the end of the datagram must not count, and the parser
+ * must not look past len: the message lives at the very end of a heap block
+ * (run under ASan/valgrind to see an overread) and each prefix is tried. */
+static void test_cut_off(void **state)
+{
+	static const char *full[] = {
+		"<13>Nov 22 03:22:47 vm sysloggen[1]: seq@32473 run=abc flow=1 seq=12345 ",
+		"<13>1 2026-11-22T03:22:47Z vm sysloggen 1 - [seq@32473 run=\"abd\" flow=\"1\" seq=\"12345\"]",
+		"<38>2026-11-22T03:15:28 localhost prg00000[1234]: seq: 0000000002, thread: 0001, runid: 1795317328,",
+	};
+	struct seqtrack *t = seqtrack_new();
+	struct seqtrack_totals tot;
+
+	for (size_t k = 0; k < 3; k++) {
+		size_t n = strlen(full[k]);
+
+		for (size_t len = 0; len < n; len++) {
+			char *buf = malloc(len ? len : 1);
+
+			memcpy(buf, full[k], len);
+			assert_false(seqtrack_observe(t, buf, len));
+			free(buf);
+		}
+		assert_true(seqtrack_observe(t, full[k], n));
+	}
+	/* the digits right before the cut also must not be mistaken for a short number */
+	seqtrack_totals(t, &tot);
+	assert_int_equal(tot.sequenced, 3);
+	assert_int_equal(tot.received, 3);
+	assert_int_equal(tot.flows, 3);
+	seqtrack_free(t);
+}
+
+static void test_malformed(void **state)
+{
+	static const char *bad[] = {
+		"seq@32473 run= flow=1 seq=1 ",			/* empty run */
+		"seq@32473 run=a b flow=1 seq=1 ",		/* space in run */
+		"seq@32473 run=abc flow=x seq=1 ",		/* flow not a number */
+		"seq@32473 run=abc flow=4294967296 seq=1 ",	/* flow over 32 bits */
+		"seq@32473 run=abc flow=1 seq=18446744073709551616 ", /* seq over 64 bits */
+		"seq@32473 run=\"abc\" flow=1 seq=\"1\"]",	/* mixed quoting */
+		"seq@32473 run=\"abc\" flow=\"1\" seq=\"1\" ",	/* quoted without ]" */
+		"seq@32473 run=abcdefghijabcdefghijabcdefghijabc flow=1 seq=1 ", /* run of 33 */
+		"seq: 12, thread: 1, runid: 99 ",		/* loggen without the comma */
+		"no marker at all",
+	};
+	struct seqtrack *t = seqtrack_new();
+	struct seqtrack_totals tot;
+
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
+		assert_false(seqtrack_observe(t, bad[k], strlen(bad[k])));
+	/* a false start followed by a real marker is found */
+	assert_true(seqtrack_observe(t, "seq@32473 run=x seq@32473 run=ok flow=0 seq=0 ", 46));
+	seqtrack_totals(t, &tot);
+	assert_int_equal(tot.unsequenced, sizeof(bad) / sizeof(bad[0]));
+	assert_int_equal(tot.received, 1);
+	seqtrack_free(t);
+}
+
+static void test_huge_seq_window(void **state)
+{
+	struct seqtrack_opts o = { .window_bits = 1024 };
+	struct seqtrack *t = seqtrack_new_opts(&o);
+	struct seqtrack_totals tot;
+	struct flows c = {};
+
+	feed_range(t, "r", 0, 0, 10);
+	feed(t, "r", 0, 1000000000000000000ULL);	/* jump: no memory for the gap */
+	feed(t, "r", 0, 5);			/* below the window: cannot tell */
+	feed(t, "r", 0, 1000000000000000000ULL - 10);	/* inside the window: late */
+	feed(t, "r", 0, 1000000000000000000ULL - 10);	/* duplicate */
+	feed(t, "r", 0, UINT64_MAX);
+	seqtrack_totals(t, &tot);
+	assert_int_equal(tot.received, 13);
+	assert_int_equal(tot.duplicates, 1);
+	assert_int_equal(tot.reordered, 1);
+	assert_int_equal(tot.untracked, 1);
+	assert_int_equal(tot.sequenced, 15);
+	/* highest + 1 - received, without wrapping at the last possible number */
+	assert_int_equal(tot.missing, UINT64_MAX - 12);
+	seqtrack_for_each_flow(t, collect, &c);
+	assert_int_equal(c.f[0].window_bits, 1024);
+	assert_int_equal(c.f[0].max_seq, UINT64_MAX);
+	seqtrack_free(t);
+}
+
+static void test_window_slides_exactly(void **state)
+{
+	struct seqtrack_opts o = { .window_bits = 256 };
+	struct seqtrack *t = seqtrack_new_opts(&o);
+
+	/* in order far past the window, with a duplicate and a late one near the front */
+	feed_range(t, "r", 0, 0, 5000);
+	feed(t, "r", 0, 4990);
+	feed_range(t, "r", 0, 5001, 5100);
+	feed(t, "r", 0, 5000);	/* late, still inside the window */
+	feed_range(t, "r", 0, 5100, 6000);
+	feed(t, "r", 0, 100);	/* far behind: untracked, not a duplicate */
+	expect_totals(t, 6000, 0, 1, 1, 1);
+	seqtrack_free(t);
+}
+
+static void test_memory_budget(void **state)
+{
+	/* 4096-bit (512 B) start per flow, a 1 KiB budget: the third flow gets no bitmap */
+	struct seqtrack_opts o = { .window_bits = 4096, .memory_max = 1024 };
+	struct seqtrack *t = seqtrack_new_opts(&o);
+	struct seqtrack_totals tot;
+	struct flows c = {};
+
+	feed_range(t, "a", 0, 0, 10);
+	feed_range(t, "b", 0, 0, 10);
+	feed_range(t, "c", 0, 0, 10);
+	feed(t, "c", 0, 3);	/* no bitmap: cannot tell dup from late */
+	seqtrack_totals(t, &tot);
+	assert_int_equal(tot.received, 30);
+	assert_int_equal(tot.untracked, 1);
+	assert_int_equal(tot.missing, 0);
+	seqtrack_for_each_flow(t, collect, &c);
+	assert_int_equal(c.f[2].window_bits, 0);
+	seqtrack_free(t);
+}
+
+static void test_flow_limit(void **state)
+{
+	struct seqtrack_opts o = { .flows_max = 2 };
+	struct seqtrack *t = seqtrack_new_opts(&o);
+	struct seqtrack_totals tot;
+
+	feed(t, "a", 0, 0);
+	feed(t, "a", 1, 0);
+	feed(t, "a", 2, 0);	/* refused */
+	feed(t, "a", 2, 1);
+	feed(t, "a", 0, 1);
+	seqtrack_totals(t, &tot);
+	assert_int_equal(tot.flows, 2);
+	assert_int_equal(tot.received, 3);
+	assert_int_equal(tot.refused, 2);
+	assert_int_equal(tot.untracked, 2);
+	assert_int_equal(tot.sequenced, 5);
+	seqtrack_free(t);
+}
+
+static void test_many_flows(void **state)
+{
+	struct seqtrack *t = seqtrack_new();
+	char run[16];
+
+	/* forces several rehashes; interleaved so the last-flow cache misses */
+	for (uint64_t s = 0; s < 3; s++)
+		for (unsigned f = 0; f < 500; f++) {
+			snprintf(run, sizeof(run), "run%u", f % 7);
+			feed(t, run, f, s);
+		}
+	expect_totals(t, 1500, 0, 0, 0, 500);
+	seqtrack_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_in_order),
+		cmocka_unit_test(test_gaps),
+		cmocka_unit_test(test_first_seen_late),
+		cmocka_unit_test(test_duplicates),
+		cmocka_unit_test(test_reordered),
+		cmocka_unit_test(test_two_flows_two_runs),
+		cmocka_unit_test(test_rfc5424_marker),
+		cmocka_unit_test(test_loggen),
+		cmocka_unit_test(test_cut_off),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_huge_seq_window),
+		cmocka_unit_test(test_window_slides_exactly),
+		cmocka_unit_test(test_memory_budget),
+		cmocka_unit_test(test_flow_limit),
+		cmocka_unit_test(test_many_flows),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
