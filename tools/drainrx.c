@@ -10,7 +10,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <linux/sock_diag.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -20,14 +19,15 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/clock.h"
 #include "common/json_writer.h"
 #include "common/cli.h"
 #include "common/log.h"
 #include "common/sockaddr.h"
 #include "common/parse_num.h"
+#include "net/sockinfo.h"
 #include "syslog/seqtrack.h"
 
-#define NSEC		1000000000ULL
 #define BATCH		64
 #define DGRAM_MAX	65536
 #define SOCKETS_MAX	64
@@ -146,14 +146,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NSEC + ts.tv_nsec;
-}
-
 static int open_socket(struct rx *r)
 {
 	struct timeval tv = { .tv_usec = 50000 };	/* wake to see the stop flag */
@@ -191,7 +183,7 @@ static int open_socket(struct rx *r)
 
 static void account(struct rx *r, int n)
 {
-	uint64_t now = now_ns(), t0 = atomic_load(&t0_ns), zero = 0, bin;
+	uint64_t now = mono_ns(), t0 = atomic_load(&t0_ns), zero = 0, bin;
 
 	if (!t0) {
 		atomic_compare_exchange_strong(&t0_ns, &zero, now);
@@ -226,23 +218,13 @@ static void *rx_main(void *arg)
 	}
 	/* what was queued at the stop arrived in time: count it too (bounded:
 	 * a sender that keeps going cannot hold us past one second) */
-	for (uint64_t until = now_ns() + NSEC; !r->err && now_ns() < until;) {
+	for (uint64_t until = mono_ns() + NSEC_PER_SEC; !r->err && mono_ns() < until;) {
 		n = recvmmsg(r->fd, r->msgs, BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
 			break;
 		account(r, n);
 	}
 	return NULL;
-}
-
-static uint64_t sock_drops(int fd)
-{
-	uint32_t mem[SK_MEMINFO_VARS] = {};
-	socklen_t len = sizeof(mem);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mem, &len) || len <= SK_MEMINFO_DROPS * 4)
-		return UINT64_MAX;
-	return mem[SK_MEMINFO_DROPS];
 }
 
 static int print_flow(const struct seqtrack_flow_stats *f, void *ctx)
@@ -335,7 +317,10 @@ static void report(uint64_t end_ns)
 	}
 	jw_array_begin(&w, "per_socket");
 	for (i = 0; i < env.sockets; i++) {
-		uint64_t d = sock_drops(rxs[i].fd);
+		uint64_t d;
+
+		if (sockinfo_meminfo(rxs[i].fd, &d, NULL))
+			d = UINT64_MAX;
 
 		jw_object_begin(&w, NULL);
 		jw_u64(&w, "received", rxs[i].received);
@@ -414,7 +399,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	start_ns = now_ns();
+	start_ns = mono_ns();
 	for (i = 0; i < env.sockets; i++, started++) {
 		err = pthread_create(&rxs[i].tid, NULL, rx_main, &rxs[i]);
 		if (err) {
@@ -423,10 +408,10 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	end = start_ns + (uint64_t)(env.duration * NSEC);
-	idle_ns = env.idle * NSEC;
+	end = start_ns + (uint64_t)(env.duration * NSEC_PER_SEC);
+	idle_ns = env.idle * NSEC_PER_SEC;
 	while (!exiting) {
-		uint64_t now = now_ns(), last = atomic_load(&last_ns);
+		uint64_t now = mono_ns(), last = atomic_load(&last_ns);
 		struct timespec ts = { .tv_nsec = 10000000 };
 
 		if (now >= end || (idle_ns && last && now >= last + idle_ns))
@@ -434,7 +419,7 @@ int main(int argc, char **argv)
 		nanosleep(&ts, NULL);
 	}
 	exiting = 1;
-	end = now_ns();
+	end = mono_ns();
 	for (i = 0; i < started; i++) {
 		pthread_join(rxs[i].tid, NULL);
 		if (rxs[i].err && !err) {

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/clock.h"
 #include "common/json_writer.h"
 #include "common/cli.h"
 #include "common/log.h"
@@ -29,7 +30,6 @@
 #include "common/parse_num.h"
 #include "gen/procmon.h"
 
-#define NSEC		1000000000ULL
 #define SOURCES_MAX	4096
 #define SLOT_MEM_MAX	(1ULL << 30)
 
@@ -172,11 +172,11 @@ static void build_plan(struct argp_state *state)
 		segs[0].rate = env.rate;
 		segs[0].paced = env.rate > 0;
 		if (env.duration_set) {
-			segs[0].dur_ns = llround(env.duration * NSEC);
+			segs[0].dur_ns = llround(env.duration * NSEC_PER_SEC);
 			segs[0].count = env.rate ? (uint64_t)llround(env.rate * env.duration) : PACE_UNLIMITED;
 		} else {
 			segs[0].count = env.count;
-			segs[0].dur_ns = env.rate ? (uint64_t)((unsigned __int128)env.count * NSEC / env.rate) : 0;
+			segs[0].dur_ns = env.rate ? (uint64_t)((unsigned __int128)env.count * NSEC_PER_SEC / env.rate) : 0;
 		}
 	}
 	planned = 0;
@@ -304,33 +304,24 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec * NSEC + ts.tv_nsec;
-}
-
 /* Sleeps to shortly before due, then spins: sleep wake-ups are tens of us
  * late, the spin is not. Sleeps in slices so a signal ends a long silence. */
 static void wait_until(uint64_t due)
 {
 	struct timespec ts;
-	uint64_t now = now_ns(CLOCK_MONOTONIC), wake;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), wake;
 
 	while (!exiting && now + env.spin_ns < due) {
 		wake = due - env.spin_ns;
-		if (wake > now + NSEC / 10)
-			wake = now + NSEC / 10;
-		ts.tv_sec = wake / NSEC;
-		ts.tv_nsec = wake % NSEC;
+		if (wake > now + NSEC_PER_SEC / 10)
+			wake = now + NSEC_PER_SEC / 10;
+		ts = ns_to_timespec(wake);
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);	/* EINTR: re-check */
-		now = now_ns(CLOCK_MONOTONIC);
+		now = clock_ns(CLOCK_MONOTONIC);
 	}
 	while (!exiting && now < due) {
 		__builtin_ia32_pause();
-		now = now_ns(CLOCK_MONOTONIC);
+		now = clock_ns(CLOCK_MONOTONIC);
 	}
 }
 
@@ -344,7 +335,7 @@ static bool fatal_errno(int e)
  * (by errno) and skipped, so its number shows as missing at the receiver. */
 static int send_batch(struct sender *s, struct flow *fl, uint32_t b)
 {
-	int64_t sec = now_ns(CLOCK_REALTIME_COARSE) / NSEC;
+	int64_t sec = clock_ns(CLOCK_REALTIME_COARSE) / NSEC_PER_SEC;
 	uint32_t i, off = 0;
 	int r;
 
@@ -417,14 +408,14 @@ static int run_segment(struct sender *s, const struct pace_seg *seg, uint64_t se
 		b = batch;
 		if (seg->paced) {
 			wait_until(seg_start + pace_due_ns(j, n, seg->dur_ns));
-			now = now_ns(CLOCK_MONOTONIC);
+			now = clock_ns(CLOCK_MONOTONIC);
 			ndue = now > seg_start ? pace_due_by(now - seg_start, n, seg->dur_ns) - j : 1;
 			/* behind schedule: catch up in bigger batches, never ahead of it */
 			if (ndue > b)
 				b = ndue > PACE_BATCH_MAX ? PACE_BATCH_MAX : ndue;
 			atomic_store_explicit(&s->lag, ndue > b ? ndue - b : 0, memory_order_relaxed);
 		} else if (n == PACE_UNLIMITED &&
-			   now_ns(CLOCK_MONOTONIC) >= seg_start + seg->dur_ns) {
+			   clock_ns(CLOCK_MONOTONIC) >= seg_start + seg->dur_ns) {
 			break;
 		}
 		if (n != PACE_UNLIMITED && b > n - j)
@@ -459,7 +450,7 @@ static void *sender_main(void *arg)
 			break;
 		}
 	}
-	s->done_ns = now_ns(CLOCK_MONOTONIC);
+	s->done_ns = clock_ns(CLOCK_MONOTONIC);
 	atomic_store_explicit(&s->done, true, memory_order_release);
 	return NULL;
 }
@@ -614,8 +605,8 @@ static void report_loop(struct report *rep)
 	rep->prev_ns = start_ns;
 	rep->tick = 1;
 	for (;;) {
-		now = now_ns(CLOCK_MONOTONIC);
-		next = start_ns + rep->tick * NSEC;
+		now = clock_ns(CLOCK_MONOTONIC);
+		next = start_ns + rep->tick * NSEC_PER_SEC;
 		end = UINT64_MAX;
 		if (all_done(&done_ns)) {
 			end = done_ns > start_ns + timeline_ns ? done_ns : start_ns + timeline_ns;
@@ -629,16 +620,15 @@ static void report_loop(struct report *rep)
 			continue;
 		}
 		if (now >= end) {
-			if (end > rep->prev_ns + NSEC / 1000 || total_sent() != rep->prev_total)
+			if (end > rep->prev_ns + NSEC_PER_SEC / 1000 || total_sent() != rep->prev_total)
 				report_row(rep, rep->prev_ns, end > rep->prev_ns ? end : now);
 			rep->end_ns = end;
 			return;
 		}
 		next = next < end ? next : end;
-		if (next > now + NSEC / 100)
-			next = now + NSEC / 100;
-		ts.tv_sec = next / NSEC;
-		ts.tv_nsec = next % NSEC;
+		if (next > now + NSEC_PER_SEC / 100)
+			next = now + NSEC_PER_SEC / 100;
+		ts = ns_to_timespec(next);
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 	}
 }
@@ -795,7 +785,7 @@ int main(int argc, char **argv)
 
 		s->flows[s->nflows++] = &flows[i];
 	}
-	start_ns = now_ns(CLOCK_MONOTONIC) + NSEC / 50;	/* all threads start together */
+	start_ns = clock_ns(CLOCK_MONOTONIC) + NSEC_PER_SEC / 50;	/* all threads start together */
 	report_init(&rep);
 	for (i = 0; i < env.threads; i++) {
 		err = pthread_create(&senders[i].tid, NULL, sender_main, &senders[i]);

@@ -34,6 +34,7 @@
 #include "net/libbpf_log.h"
 #include "common/parse_num.h"
 #include "net/proc_net.h"
+#include "net/sockinfo.h"
 
 #define COMM_LEN	64
 #define MAX_FOREIGN	16	/* other processes named in a refusal */
@@ -311,10 +312,7 @@ static int check_socket(int fd, struct member *m)
 			(unsigned long long)m->row.inode, m->row.local, env.pid);
 		return -EINVAL;
 	}
-	len = sizeof(m->cookie);
-	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &m->cookie, &len))
-		return -errno;
-	return 0;
+	return sockinfo_cookie(fd, &m->cookie);
 }
 
 /* Borrows every socket, fills the map, verifies it, attaches through one. */

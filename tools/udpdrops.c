@@ -18,12 +18,14 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/clock.h"
 #include "common/json_writer.h"
 #include "common/cli.h"
 #include "common/log.h"
 #include "net/libbpf_log.h"
 #include "common/parse_num.h"
 #include "net/proc_net.h"
+#include "net/sockinfo.h"
 #include "net/tracer.h"
 
 #define COMM_LEN 64
@@ -255,17 +257,14 @@ static struct view *view_push(struct report *rep)
 /* Cookie (once per socket) and SO_RCVBUF (every report) of a borrowed fd. */
 static void read_borrowed(int fd, struct owner *o, struct view *v)
 {
-	socklen_t len;
 	uint64_t cookie;
 	int val;
 
-	len = sizeof(cookie);
-	if (!o->have_cookie && !getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len)) {
+	if (!o->have_cookie && !sockinfo_cookie(fd, &cookie)) {
 		o->cookie = cookie;
 		o->have_cookie = true;
 	}
-	len = sizeof(val);
-	if (!getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &val, &len))
+	if (!sockinfo_rcvbuf(fd, &val))
 		v->rcvbuf = val;
 }
 
@@ -436,12 +435,10 @@ static int cmp_no_socket(const void *a, const void *b)
  * its row, and a socket created in between simply waits for the next report. */
 static int collect(struct tracer *t, struct report *rep)
 {
-	struct timespec ts;
 	int err;
 
 	/* The report's time is when its reading began: everything before is in. */
-	clock_gettime(CLOCK_REALTIME, &ts);
-	rep->time = ts.tv_sec + ts.tv_nsec / 1e9;
+	rep->time = clock_ns(CLOCK_REALTIME) / 1e9;
 	rep->n = rep->nr_by_cookie = rep->nr_ns = rep->unmatched.n = 0;
 	err = proc_net_udp_for_each(add_row, rep);
 	if (err) {

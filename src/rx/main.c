@@ -12,9 +12,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/clock.h"
 #include "common/log.h"
 #include "net/libbpf_log.h"
 #include "rx/receiver.h"
+#include "rx/stats_line.h"
 #include "rx/summary.h"
 
 static volatile sig_atomic_t stop_signals;
@@ -46,23 +48,15 @@ static int install_signals(void)
 	return 0;
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Sleeps until --duration, a signal, or a worker dying; prints stats lines. */
 static void run(struct receiver *r, const struct config *cfg)
 {
-	double start = mono_s(), next_stats = start + cfg->stats_interval;
+	double start = (mono_ns() / 1e9), next_stats = start + cfg->stats_interval;
 	struct stats_line sl = {};
 	bool stats = cfg->stats_interval > 0 && !stats_line_init(&sl, r->group.n);
 
 	while (!stop_signals) {
-		double now = mono_s();
+		double now = (mono_ns() / 1e9);
 		struct timespec tick = { 0, 20 * 1000000L };
 
 		if (cfg->duration && now - start >= cfg->duration)

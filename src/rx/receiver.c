@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/clock.h"
 #include "common/caps.h"
 #include "common/log.h"
 #include "rx/receiver.h"
@@ -10,14 +11,6 @@
 /* Bound on reading what the kernel queued before exit: under a sender that
  * never stops, "drain until empty" would never end. */
 #define FINAL_DRAIN_MS 2000
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static int setup_balancer(struct receiver *r)
 {
@@ -198,8 +191,7 @@ void receiver_close(struct receiver *r)
 		receiver_stop(r);
 	if (r->sink)
 		r->sink->ops->close(r->sink);
-	if (r->out.seq)
-		seqtrack_free(r->out.seq);
+	output_stage_free(&r->out);
 	if (r->window_ready)
 		window_destroy(&r->window);
 	if (r->balancer && r->group.n)
@@ -210,4 +202,12 @@ void receiver_close(struct receiver *r)
 	free(r->counters);
 	free(r->workers);
 	memset(r, 0, sizeof(*r));
+}
+
+int receiver_traced(struct receiver *r, unsigned int i, struct tracer_sock_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!r->tracer)
+		return -ENOENT;
+	return tracer_read_socket(r->tracer, r->group.socks[i].cookie, st);
 }

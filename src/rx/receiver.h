@@ -9,7 +9,7 @@
 
 #include "net/balancer.h"
 #include "rx/config.h"
-#include "rx/output_stage.h"
+#include "rx/output.h"
 #include "rx/sink/sink.h"
 #include "net/socket_group.h"
 #include "net/tracer.h"
@@ -49,5 +49,8 @@ void receiver_close(struct receiver *r);
 
 /* Messages taken from the kernel and not yet processed by the output stage. */
 uint64_t receiver_in_flight(struct receiver *r);
+
+/* Socket i's traced drops (zeroed first); -ENOENT with --no-trace. */
+int receiver_traced(struct receiver *r, unsigned int i, struct tracer_sock_stats *st);
 
 #endif

@@ -1,35 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
-#include <linux/sock_diag.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "common/json_writer.h"
 #include "common/log.h"
+#include "net/sockinfo.h"
 #include "rx/sink/kafka.h"
 #include "rx/summary.h"
-
-int socket_kernel_drops(int fd, uint64_t *drops, uint64_t *rmem_alloc)
-{
-	__u32 mem[SK_MEMINFO_VARS] = {};
-	socklen_t len = sizeof(mem);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mem, &len))
-		return -errno;
-	if (drops)
-		*drops = mem[SK_MEMINFO_DROPS];
-	if (rmem_alloc)
-		*rmem_alloc = mem[SK_MEMINFO_RMEM_ALLOC];
-	return 0;
-}
-
-static int traced(struct receiver *r, unsigned int i, struct tracer_sock_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	if (!r->tracer)
-		return -ENOENT;
-	return tracer_read_socket(r->tracer, r->group.socks[i].cookie, st);
-}
 
 int summary_check_drops(struct receiver *r)
 {
@@ -41,7 +18,7 @@ int summary_check_drops(struct receiver *r)
 	for (unsigned int i = 0; i < r->group.n; i++) {
 		uint64_t kernel = 0;
 
-		if (traced(r, i, &st) || socket_kernel_drops(r->group.socks[i].fd, &kernel, NULL))
+		if (receiver_traced(r, i, &st) || sockinfo_meminfo(r->group.socks[i].fd, &kernel, NULL))
 			continue;
 		if (kernel != st.total) {
 			pr_warn("socket %u (cookie %llu): traced %llu drops, the kernel counts %llu "
@@ -190,7 +167,7 @@ int summary_write(struct receiver *r, const char *path)
 		const struct sock_counters *sc = &r->counters[i];
 		struct tracer_sock_stats st;
 		uint64_t kernel = 0;
-		bool have_kernel = !socket_kernel_drops(s->fd, &kernel, NULL);
+		bool have_kernel = !sockinfo_meminfo(s->fd, &kernel, NULL);
 
 		jw_object_begin(&w, NULL);
 		jw_u64(&w, "index", i);
@@ -210,7 +187,7 @@ int summary_write(struct receiver *r, const char *path)
 			jw_u64(&w, "so_meminfo_drops", kernel);
 		else
 			jw_null(&w, "so_meminfo_drops");
-		if (!traced(r, i, &st)) {
+		if (!receiver_traced(r, i, &st)) {
 			write_reasons(&w, r, "kernel_drops", st.by_reason, st.total);
 			jw_u64(&w, "queue_hwm_bytes", st.queue_hwm_bytes);
 			drops += st.total;
@@ -271,65 +248,4 @@ int summary_write(struct receiver *r, const char *path)
 		return -EIO;
 	}
 	return 0;
-}
-
-int stats_line_init(struct stats_line *s, unsigned int nr_sockets)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	s->last_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	s->last_received = calloc(nr_sockets, sizeof(uint64_t));
-	s->last_drops = calloc(nr_sockets, sizeof(uint64_t));
-	return s->last_received && s->last_drops ? 0 : -ENOMEM;
-}
-
-void stats_line_free(struct stats_line *s)
-{
-	free(s->last_received);
-	free(s->last_drops);
-}
-
-/* One line per interval: totals, then per socket received/dropped in the
- * interval and bytes queued now. Each counter is read once, so the totals
- * are the sum of the columns. */
-void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
-{
-	char cols[4096];
-	size_t used = 0;
-	struct window_stats ws;
-	struct timespec ts;
-	uint64_t now, rx_sum = 0, drop_sum = 0;
-	double secs;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	secs = (now - s->last_ns) / 1e9;
-	s->last_ns = now;
-	window_get_stats(&r->window, &ws);
-	cols[0] = '\0';
-
-	for (unsigned int i = 0; i < r->group.n; i++) {
-		uint64_t rx = __atomic_load_n(&r->counters[i].received, __ATOMIC_RELAXED);
-		struct tracer_sock_stats st;
-		uint64_t drops = 0, queued = 0;
-
-		if (!traced(r, i, &st))
-			drops = st.total;
-		socket_kernel_drops(r->group.socks[i].fd, NULL, &queued);
-		if (used < sizeof(cols))
-			used += snprintf(cols + used, sizeof(cols) - used, " s%u rx=%llu drop=%llu q=%llu", i,
-					 (unsigned long long)(rx - s->last_received[i]),
-					 (unsigned long long)(drops - s->last_drops[i]),
-					 (unsigned long long)queued);
-		rx_sum += rx - s->last_received[i];
-		drop_sum += drops - s->last_drops[i];
-		s->last_received[i] = rx;
-		s->last_drops[i] = drops;
-	}
-	fprintf(f, "stats: %.1fs rx %llu/s drops %llu window %llu/%llu |%s\n",
-		secs, (unsigned long long)(secs > 0 ? rx_sum / secs : 0),
-		(unsigned long long)drop_sum, (unsigned long long)ws.msgs,
-		(unsigned long long)ws.size, cols);
-	fflush(f);
 }

@@ -3,25 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/clock.h"
 #include "rx/window.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static void deadline_in(struct timespec *ts, int ms)
 {
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
+	*ts = ns_to_timespec(mono_ns() + ms * 1000000ULL);
 }
 
 static int cond_init_monotonic(pthread_cond_t *c)
@@ -82,13 +69,13 @@ static bool has_room(const struct window *w)
 static void note_wait_start(struct window *w)
 {
 	if (w->waiting++ == 0)
-		w->full_since_ns = now_ns();
+		w->full_since_ns = mono_ns();
 }
 
 static void note_wait_end(struct window *w)
 {
 	if (--w->waiting == 0)
-		w->full_ns += now_ns() - w->full_since_ns;
+		w->full_ns += mono_ns() - w->full_since_ns;
 }
 
 uint32_t window_reserve(struct window *w, uint32_t want, const volatile int *stop, int timeout_ms)
@@ -258,6 +245,6 @@ void window_get_stats(struct window *w, struct window_stats *out)
 	out->msgs = w->msgs;
 	out->bytes = w->bytes;
 	out->hwm = w->hwm;
-	out->full_seconds = (w->full_ns + (w->waiting ? now_ns() - w->full_since_ns : 0)) / 1e9;
+	out->full_seconds = (w->full_ns + (w->waiting ? mono_ns() - w->full_since_ns : 0)) / 1e9;
 	pthread_mutex_unlock(&w->lock);
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include "common/clock.h"
 #include "common/log.h"
 #include "rx/worker.h"
 
@@ -14,14 +15,6 @@
 #define COALESCE_MAX_US 2000
 /* Bound on datagrams counted as abandoned per socket at exit. */
 #define ABANDON_MAX 1000000
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* The lab's --cost-ns: burn CPU for n messages, one clock read per check. */
 static void spend_cpu(uint64_t cost_ns, unsigned int n)

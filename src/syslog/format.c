@@ -14,6 +14,7 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#include "common/clock.h"
 #include "common/escape.h"
 #include "common/sockaddr.h"
 #include "syslog/format.h"
@@ -269,13 +270,7 @@ static char *put_utc_us(char *d, uint64_t ns)
 
 static uint64_t recv_ns(const struct msg_meta *meta)
 {
-	struct timespec ts;
-
-	if (meta)
-		return meta->recv_realtime_ns;
-	if (clock_gettime(CLOCK_REALTIME, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return meta ? meta->recv_realtime_ns : clock_ns(CLOCK_REALTIME);
 }
 
 /* Local year, month and UTC offset at a time; localtime_r once a minute per thread. */

@@ -14,6 +14,7 @@
 #include <syslog.h>
 #include <time.h>
 #include <librdkafka/rdkafka.h>
+#include "common/clock.h"
 #include "common/log.h"
 #include "rx/sink/kafka.h"
 
@@ -44,14 +45,6 @@ struct sink_kafka {
 	unsigned int nr_reasons;
 	uint64_t other_reasons;		/* failures past the reason table */
 };
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
-}
 
 /* A permanent failure: counted per reason, the first of each reason logged. */
 static void count_failure(struct sink_kafka *k, rd_kafka_resp_err_t err)
@@ -172,10 +165,10 @@ static int kafka_poll(struct sink *s, int timeout_ms)
 static uint64_t kafka_drain(struct sink *s)
 {
 	struct sink_kafka *k = (struct sink_kafka *)s;
-	uint64_t deadline = mono_ms() + (uint64_t)(k->drain_timeout * 1000);
+	uint64_t deadline = (mono_ns() / 1000000) + (uint64_t)(k->drain_timeout * 1000);
 	uint64_t left;
 
-	while (k->in_flight && mono_ms() < deadline && !(s->abort && *s->abort))
+	while (k->in_flight && (mono_ns() / 1000000) < deadline && !(s->abort && *s->abort))
 		rd_kafka_poll(k->rk, 50);
 	if (!k->in_flight)
 		return 0;
@@ -186,8 +179,8 @@ static uint64_t kafka_drain(struct sink *s)
 	 * completes their batches in the output stage. */
 	k->purging = true;
 	rd_kafka_purge(k->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-	deadline = mono_ms() + PURGE_WAIT_MS;
-	while (k->in_flight && mono_ms() < deadline)
+	deadline = (mono_ns() / 1000000) + PURGE_WAIT_MS;
+	while (k->in_flight && (mono_ns() / 1000000) < deadline)
 		rd_kafka_poll(k->rk, 20);
 	/* Anything still without a report is given up all the same; it stays
 	 * visible as in_flight too. */

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include "common/clock.h"
 #include "common/log.h"
 #include "rx/sink/sink.h"
 #include "common/sockaddr.h"
@@ -118,14 +119,6 @@ static bool peer_closed(struct sink_tcp *t)
 	struct pollfd p = { .fd = t->fd, .events = POLLIN | POLLRDHUP };
 
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR));
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* Lines -> "LEN SP LINE" frames in t->cur. Returns the frames' length. */
