@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/signals.h"
 #include "common/clock.h"
 #include "common/json_writer.h"
 #include "common/cli.h"
@@ -65,7 +66,6 @@ struct rx {
 static struct rx *rxs;
 static uint64_t nbins, start_ns;
 static _Atomic uint64_t t0_ns, last_ns;
-static volatile sig_atomic_t exiting;
 
 const char *argp_program_version = "drainrx 0.1";
 static const char doc[] =
@@ -207,13 +207,13 @@ static void *rx_main(void *arg)
 	struct rx *r = arg;
 	int n;
 
-	while (!exiting) {
+	while (!stop_requested) {
 		n = recvmmsg(r->fd, r->msgs, BATCH, MSG_WAITFORONE, NULL);
 		if (n > 0) {
 			account(r, n);
 		} else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
 			r->err = -errno;
-			exiting = 1;
+			stop_requested = 1;
 		}
 	}
 	/* what was queued at the stop arrived in time: count it too (bounded:
@@ -364,15 +364,9 @@ static void report(uint64_t end_ns)
 	free(bins);
 }
 
-static void sig_handler(int sig)
-{
-	exiting = 1;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
-	struct sigaction sa = { .sa_handler = sig_handler };
 	uint64_t end, idle_ns;
 	uint32_t i, started = 0;
 	int err = 0;
@@ -381,10 +375,8 @@ int main(int argc, char **argv)
 	argp_err_exit_status = 2;
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL)) {
-		pr_warn("sigaction: %s\n", strerror(errno));
+	if (signals_install(false))
 		return 1;
-	}
 	nbins = (uint64_t)(env.duration * 1000 / env.bin_ms) + 2;
 	rxs = aligned_alloc(64, sizeof(*rxs) * env.sockets);
 	if (!rxs) {
@@ -404,13 +396,13 @@ int main(int argc, char **argv)
 		err = pthread_create(&rxs[i].tid, NULL, rx_main, &rxs[i]);
 		if (err) {
 			pr_warn("pthread_create: %s\n", strerror(err));
-			exiting = 1;
+			stop_requested = 1;
 			break;
 		}
 	}
 	end = start_ns + (uint64_t)(env.duration * NSEC_PER_SEC);
 	idle_ns = env.idle * NSEC_PER_SEC;
-	while (!exiting) {
+	while (!stop_requested) {
 		uint64_t now = mono_ns(), last = atomic_load(&last_ns);
 		struct timespec ts = { .tv_nsec = 10000000 };
 
@@ -418,7 +410,7 @@ int main(int argc, char **argv)
 			break;
 		nanosleep(&ts, NULL);
 	}
-	exiting = 1;
+	stop_requested = 1;
 	end = mono_ns();
 	for (i = 0; i < started; i++) {
 		pthread_join(rxs[i].tid, NULL);

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/signals.h"
 #include "common/clock.h"
 #include "common/json_writer.h"
 #include "common/cli.h"
@@ -69,7 +70,6 @@ static int nsegs;
 static uint64_t timeline_ns;		/* sum of paced segments' lengths */
 static uint64_t planned;		/* PACE_UNLIMITED for rate 0 + duration */
 static uint64_t start_ns;
-static volatile sig_atomic_t exiting;
 
 struct flow {
 	uint32_t id;
@@ -311,7 +311,7 @@ static void wait_until(uint64_t due)
 	struct timespec ts;
 	uint64_t now = clock_ns(CLOCK_MONOTONIC), wake;
 
-	while (!exiting && now + env.spin_ns < due) {
+	while (!stop_requested && now + env.spin_ns < due) {
 		wake = due - env.spin_ns;
 		if (wake > now + NSEC_PER_SEC / 10)
 			wake = now + NSEC_PER_SEC / 10;
@@ -319,7 +319,7 @@ static void wait_until(uint64_t due)
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);	/* EINTR: re-check */
 		now = clock_ns(CLOCK_MONOTONIC);
 	}
-	while (!exiting && now < due) {
+	while (!stop_requested && now < due) {
 		__builtin_ia32_pause();
 		now = clock_ns(CLOCK_MONOTONIC);
 	}
@@ -404,7 +404,7 @@ static int run_segment(struct sender *s, const struct pace_seg *seg, uint64_t se
 	batch = pace_batch(n, seg->dur_ns, seg->paced);
 	if (!seg->paced)
 		wait_until(seg_start);
-	while (j < n && !exiting) {
+	while (j < n && !stop_requested) {
 		b = batch;
 		if (seg->paced) {
 			wait_until(seg_start + pace_due_ns(j, n, seg->dur_ns));
@@ -443,10 +443,10 @@ static void *sender_main(void *arg)
 
 	/* timer slack is 50 us by default: too coarse for a 4.5k/s schedule */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	for (int k = 0; k < nsegs && !exiting; k++) {
+	for (int k = 0; k < nsegs && !stop_requested; k++) {
 		s->fatal = run_segment(s, &segs[k], start_ns + seg_off_ns[k]);
 		if (s->fatal) {
-			exiting = 1;
+			stop_requested = 1;
 			break;
 		}
 	}
@@ -610,7 +610,7 @@ static void report_loop(struct report *rep)
 		end = UINT64_MAX;
 		if (all_done(&done_ns)) {
 			end = done_ns > start_ns + timeline_ns ? done_ns : start_ns + timeline_ns;
-			if (exiting && end > now)
+			if (stop_requested && end > now)
 				end = now;
 		}
 		if (now >= next && next <= end) {
@@ -691,7 +691,7 @@ static int report_summary(struct report *rep)
 		jw_double(w, "duration_s", dur, 4);
 		jw_double(w, "achieved_rate", achieved, 1);
 		jw_u64(w, "late_seconds", rep->late_seconds);
-		jw_bool(w, "interrupted", exiting && !fatal);
+		jw_bool(w, "interrupted", stop_requested && !fatal);
 		jw_array_begin(w, "flows");
 		for (uint32_t i = 0; i < env.sources; i++) {
 			jw_object_begin(w, NULL);
@@ -730,20 +730,14 @@ static int report_summary(struct report *rep)
 	fprintf(stderr, "  duration      : %.4f s\n", dur);
 	fprintf(stderr, "  achieved rate : %.1f msgs/s\n", achieved);
 	fprintf(stderr, "  late seconds  : %" PRIu64 "\n", rep->late_seconds);
-	if (exiting && !fatal)
+	if (stop_requested && !fatal)
 		fprintf(stderr, "  interrupted   : yes\n");
 	return fatal;
-}
-
-static void sig_handler(int sig)
-{
-	exiting = 1;
 }
 
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
-	struct sigaction sa = { .sa_handler = sig_handler };
 	struct report rep;
 	uint32_t i;
 	int err;
@@ -753,10 +747,8 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return 2;
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL)) {
-		pr_warn("sigaction: %s\n", strerror(errno));
+	if (signals_install(false))
 		return 1;
-	}
 	flows = calloc(env.sources, sizeof(*flows));
 	senders = aligned_alloc(64, ((sizeof(*senders) * env.threads + 63) / 64) * 64);
 	if (!flows || !senders) {
@@ -791,7 +783,7 @@ int main(int argc, char **argv)
 		err = pthread_create(&senders[i].tid, NULL, sender_main, &senders[i]);
 		if (err) {
 			pr_warn("pthread_create: %s\n", strerror(err));
-			exiting = 1;
+			stop_requested = 1;
 			env.threads = i;
 			break;
 		}

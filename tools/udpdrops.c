@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/signals.h"
+#include "common/array.h"
 #include "common/clock.h"
 #include "common/json_writer.h"
 #include "common/cli.h"
@@ -30,18 +32,12 @@
 
 #define COMM_LEN 64
 
+/* --interval, --count, --json, -v: cli_report. */
 static struct env {
-	bool verbose;
-	bool json;
 	uint16_t port;		/* 0 = any */
 	int pid;		/* 0 = any */
-	double interval;	/* seconds */
-	uint64_t count;		/* intervals, 0 = until interrupted */
-} env = {
-	.interval = 1.0,
-};
+} env;
 
-static volatile sig_atomic_t exiting;
 
 const char *argp_program_version = "udpdrops 0.1";
 static const char doc[] =
@@ -63,10 +59,6 @@ enum { OPT_PID = 256 };
 static const struct argp_option opts[] = {
 	{ "port", 'p', "PORT", 0, "Only sockets on this local port (and no-socket drops to it)", 0 },
 	{ "pid", OPT_PID, "PID", 0, "Only sockets held by this process", 0 },
-	{ "interval", 'i', "SECONDS", 0, "Seconds between reports (default 1, fractions allowed)", 0 },
-	{ "count", 'c', "COUNT", 0, "Exit after COUNT reports (default: until Ctrl-C)", 0 },
-	{ "json", 'j', NULL, 0, "One JSON object per report, one line each", 0 },
-	{ "verbose", 'v', NULL, 0, "Verbose debug output, libbpf's included", 0 },
 	{},
 };
 
@@ -79,18 +71,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PID:
 		env.pid = cli_pid(arg);
 		break;
-	case 'i':
-		env.interval = cli_interval(arg);
-		break;
-	case 'c':
-		env.count = cli_count(arg);
-		break;
-	case 'j':
-		env.json = true;
-		break;
-	case 'v':
-		env.verbose = true;
-		break;
 	case ARGP_KEY_ARG:
 		fprintf(stderr, "udpdrops: unexpected argument '%s'\n", arg);
 		exit(2);
@@ -98,11 +78,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
-}
-
-static void sig_handler(int sig)
-{
-	exiting = 1;
 }
 
 /* ---- sockets and their owners ------------------------------------------- */
@@ -241,15 +216,8 @@ static void owners_prune(void)
 
 static struct view *view_push(struct report *rep)
 {
-	if (rep->n == rep->cap) {
-		size_t cap = rep->cap ? rep->cap * 2 : 32;
-		struct view *v = realloc(rep->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		rep->v = v;
-		rep->cap = cap;
-	}
+	if (ARRAY_PUSH_ROOM(rep->v, rep->cap, rep->n, 32))
+		return NULL;
 	memset(&rep->v[rep->n], 0, sizeof(rep->v[0]));
 	return &rep->v[rep->n++];
 }
@@ -350,24 +318,10 @@ static int take_stats(uint64_t cookie, const struct tracer_sock_stats *s, void *
 			hi = mid;
 	}
 	/* Not in our rows: gone, or not shown. Walked in order: stays sorted. */
-	if (rep->unmatched.n == rep->unmatched.cap) {
-		size_t cap = rep->unmatched.cap ? rep->unmatched.cap * 2 : 64;
-		uint64_t *v = realloc(rep->unmatched.v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		rep->unmatched.v = v;
-		rep->unmatched.cap = cap;
-	}
+	if (ARRAY_PUSH_ROOM(rep->unmatched.v, rep->unmatched.cap, rep->unmatched.n, 64))
+		return -ENOMEM;
 	rep->unmatched.v[rep->unmatched.n++] = cookie;
 	return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /*
@@ -409,15 +363,8 @@ static int take_no_socket(uint16_t port, uint32_t reason, uint64_t count, void *
 {
 	struct report *rep = ctx;
 
-	if (rep->nr_ns == rep->cap_ns) {
-		size_t cap = rep->cap_ns ? rep->cap_ns * 2 : 16;
-		struct no_socket_drop *ns = realloc(rep->ns, cap * sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		rep->ns = ns;
-		rep->cap_ns = cap;
-	}
+	if (ARRAY_PUSH_ROOM(rep->ns, rep->cap_ns, rep->nr_ns, 16))
+		return -ENOMEM;
 	rep->ns[rep->nr_ns++] = (struct no_socket_drop){ port, reason, count };
 	return 0;
 }
@@ -637,28 +584,18 @@ static void sleep_interval(double seconds)
 		.tv_nsec = (long)((seconds - (time_t)seconds) * 1e9),
 	};
 
-	while (!exiting && nanosleep(&left, &left) && errno == EINTR)
+	while (!stop_requested && nanosleep(&left, &left) && errno == EINTR)
 		;
-}
-
-static int setup_signals(void)
-{
-	struct sigaction sa = { .sa_handler = sig_handler };
-
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL)) {
-		pr_warn("cannot set signal handlers: %s\n", strerror(errno));
-		return -errno;
-	}
-	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	static const struct argp_child children[] = { { &cli_report_argp, 0, NULL, 0 }, {} };
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
 		.doc = doc,
+		.children = children,
 	};
 	struct tracer_opts topts = {};
 	struct report rep = {};
@@ -671,7 +608,7 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return 2;
-	if (env.verbose)
+	if (cli_report.verbose)
 		log_level = LOG_LEVEL_DEBUG;
 	log_setup_libbpf();
 
@@ -683,7 +620,7 @@ int main(int argc, char **argv)
 	topts.port = env.port;
 	topts.netns_ino = st.st_ino;
 
-	if (setup_signals())
+	if (signals_install(false))
 		return 1;
 	t = tracer_open(&topts);
 	if (!t) {
@@ -692,16 +629,16 @@ int main(int argc, char **argv)
 	}
 	/* The tracepoints are attached: every drop from now on is counted. */
 	fprintf(stderr, "udpdrops: ready, tracing UDP drops%s; Ctrl-C to end\n",
-		env.json ? "" : " (DROPS count from now)");
+		cli_report.json ? "" : " (DROPS count from now)");
 
-	for (uint64_t n = 0; !exiting && (!env.count || n < env.count); n++) {
-		sleep_interval(env.interval);
-		if (exiting)
+	for (uint64_t n = 0; !stop_requested && (!cli_report.count || n < cli_report.count); n++) {
+		sleep_interval(cli_report.interval);
+		if (stop_requested)
 			break;
 		err = collect(t, &rep);
 		if (err)
 			goto cleanup;
-		if (env.json)
+		if (cli_report.json)
 			print_json(t, &rep);
 		else
 			print_table(t, &rep);

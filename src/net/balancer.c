@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "common/array.h"
 #include "net/balancer.h"
 #include "common/log.h"
 #include "balancer.skel.h"
@@ -24,7 +25,7 @@ static const char *const policy_names[] = {
 
 int balance_policy_from_name(const char *name, enum balance_policy *out)
 {
-	for (unsigned int i = 0; i < sizeof(policy_names) / sizeof(policy_names[0]); i++) {
+	for (unsigned int i = 0; i < ARRAY_SIZE(policy_names); i++) {
 		if (!strcmp(name, policy_names[i])) {
 			*out = i;
 			return 0;
@@ -35,7 +36,7 @@ int balance_policy_from_name(const char *name, enum balance_policy *out)
 
 const char *balance_policy_name(enum balance_policy p)
 {
-	return (unsigned int)p < sizeof(policy_names) / sizeof(policy_names[0]) ? policy_names[p] : "?";
+	return (unsigned int)p < ARRAY_SIZE(policy_names) ? policy_names[p] : "?";
 }
 
 struct balancer *balancer_open(enum balance_policy policy, unsigned int nr_sockets)

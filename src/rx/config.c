@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "common/array.h"
 #include "net/balancer.h"
 #include "rx/config.h"
 #include "common/parse_num.h"
@@ -89,7 +90,7 @@ static int parse_output(struct config *c, const char *arg)
 		{ "kafka:", OUTPUT_KAFKA, true },
 	};
 
-	for (unsigned int i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+	for (unsigned int i = 0; i < ARRAY_SIZE(kinds); i++) {
 		size_t pl = strlen(kinds[i].prefix);
 
 		if (kinds[i].has_arg ? strncmp(arg, kinds[i].prefix, pl) : strcmp(arg, kinds[i].prefix))
@@ -163,7 +164,7 @@ static int parse_kafka_key(const char *arg, enum kafka_key *out)
 		[KAFKA_KEY_HOSTNAME] = "hostname", [KAFKA_KEY_APP] = "app",
 	};
 
-	for (unsigned int i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (unsigned int i = 0; i < ARRAY_SIZE(names); i++) {
 		if (!strcmp(arg, names[i])) {
 			*out = i;
 			return 0;

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "rx/sink/sink.h"
 #include "syslog/format.h"
 #include "bpf/balancer.h"
 
@@ -13,9 +14,6 @@
 #define CONFIG_MAX_BATCH    1024
 
 enum output_kind { OUTPUT_NULL, OUTPUT_STDOUT, OUTPUT_FILE, OUTPUT_TCP, OUTPUT_KAFKA };
-
-/* --kafka-key: what a Kafka record's key is (it picks the partition). */
-enum kafka_key { KAFKA_KEY_NONE, KAFKA_KEY_SOURCE, KAFKA_KEY_HOSTNAME, KAFKA_KEY_APP };
 
 #define CONFIG_MAX_KAFKA_OPTS	64
 #define CONFIG_KAFKA_OPT_LEN	512

@@ -12,41 +12,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/signals.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "net/libbpf_log.h"
 #include "rx/receiver.h"
 #include "rx/stats_line.h"
 #include "rx/summary.h"
-
-static volatile sig_atomic_t stop_signals;
-static volatile sig_atomic_t hup;
-
-static void on_stop(int sig)
-{
-	stop_signals++;
-}
-
-static void on_hup(int sig)
-{
-	hup = 1;
-}
-
-static int install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_stop };
-
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
-		return -errno;
-	sa.sa_handler = on_hup;
-	if (sigaction(SIGHUP, &sa, NULL))
-		return -errno;
-	sa.sa_handler = SIG_IGN;
-	if (sigaction(SIGPIPE, &sa, NULL))	/* a closed stdout is an error, not a death */
-		return -errno;
-	return 0;
-}
 
 /* Sleeps until --duration, a signal, or a worker dying; prints stats lines. */
 static void run(struct receiver *r, const struct config *cfg)
@@ -55,14 +27,14 @@ static void run(struct receiver *r, const struct config *cfg)
 	struct stats_line sl = {};
 	bool stats = cfg->stats_interval > 0 && !stats_line_init(&sl, r->group.n);
 
-	while (!stop_signals) {
+	while (!stop_requested) {
 		double now = (mono_ns() / 1e9);
 		struct timespec tick = { 0, 20 * 1000000L };
 
 		if (cfg->duration && now - start >= cfg->duration)
 			break;
-		if (hup) {
-			hup = 0;
+		if (hup_requested) {
+			hup_requested = 0;
 			r->reopen = 1;
 		}
 		if (stats && now >= next_stats) {
@@ -80,12 +52,12 @@ static void *force_watch(void *arg)
 {
 	struct receiver *r = arg;
 
-	while (stop_signals < 2 && !r->force) {
+	while (stop_requested < 2 && !r->force) {
 		struct timespec tick = { 0, 20 * 1000000L };
 
 		nanosleep(&tick, NULL);
 	}
-	if (stop_signals >= 2) {
+	if (stop_requested >= 2) {
 		pr_warn("second signal: exiting now, %llu received message(s) not written\n",
 			(unsigned long long)receiver_in_flight(r));
 		_exit(1);
@@ -110,10 +82,8 @@ int main(int argc, char **argv)
 	if (cfg.verbose)
 		log_level = LOG_LEVEL_DEBUG;
 	log_setup_libbpf();
-	if (install_signals()) {
-		pr_warn("sigaction: %s\n", strerror(errno));
+	if (signals_install(true))
 		return 1;
-	}
 
 	err = receiver_open(&r, &cfg);
 	if (err) {

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
+ * src/rx/: the receiver. This file is its wiring; beside it config (flags),
+ * worker (recvmmsg loops), window (the bounded hand-off), output*.c (parse,
+ * account, format, write), summary and stats_line (what a run did), sink/
+ * (destinations) and main.c (the front end). Uses net, syslog and common.
+ *
  * The receiver, wired: socket group, balancer, tracer, input window,
  * workers, output stage and sink. syslogrx's main is a thin front end over
  * it; tests and tools can drive it the same way.

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/array.h"
 #include "common/clock.h"
 #include "rx/window.h"
 
@@ -143,20 +144,10 @@ struct msg_rec *batch_add(struct batch *b, size_t len)
 
 	if (b->count >= b->cap)
 		return NULL;
-	if (b->used + len > b->data_cap) {
-		/* Grows geometrically and is kept when the batch is recycled, so a
-		 * steady flow allocates nothing. */
-		size_t cap = b->data_cap ? b->data_cap : 16384;
-		char *d;
-
-		while (cap < b->used + len)
-			cap *= 2;
-		d = realloc(b->data, cap);
-		if (!d)
-			return NULL;
-		b->data = d;
-		b->data_cap = cap;
-	}
+	/* Grows geometrically and is kept when the batch is recycled, so a
+	 * steady flow allocates nothing. */
+	if (array_reserve((void **)&b->data, &b->data_cap, b->used + len, 1, 16384))
+		return NULL;
 	r = &b->recs[b->count++];
 	r->off = b->used;
 	r->len = len;

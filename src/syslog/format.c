@@ -14,6 +14,7 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#include "common/array.h"
 #include "common/clock.h"
 #include "common/escape.h"
 #include "common/sockaddr.h"
@@ -30,7 +31,7 @@ static const struct { const char *name; enum out_format fmt; } format_names[] = 
 
 const char *format_name(enum out_format fmt)
 {
-	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(format_names); i++)
 		if (format_names[i].fmt == fmt)
 			return format_names[i].name;
 	return "?";
@@ -38,7 +39,7 @@ const char *format_name(enum out_format fmt)
 
 int format_from_name(const char *name, enum out_format *out)
 {
-	for (size_t i = 0; name && i < sizeof(format_names) / sizeof(format_names[0]); i++) {
+	for (size_t i = 0; name && i < ARRAY_SIZE(format_names); i++) {
 		if (!strcmp(name, format_names[i].name)) {
 			*out = format_names[i].fmt;
 			return 0;

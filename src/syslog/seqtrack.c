@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/array.h"
 #include "syslog/seqtrack.h"
 
 #define DEF_WINDOW_BITS	(1ULL << 24)
@@ -25,7 +26,8 @@ struct st_flow {
 struct seqtrack {
 	struct seqtrack_opts opts;
 	struct st_flow **flows;	/* in order of first appearance */
-	uint32_t nflows, cap;
+	uint32_t nflows;
+	size_t cap;
 	uint32_t *slots;	/* open addressing: flow index + 1, 0 = empty */
 	uint32_t nslots;	/* power of two */
 	struct st_flow *last;	/* most messages come in runs of one flow */
@@ -256,15 +258,8 @@ static struct st_flow *add_flow(struct seqtrack *t, const struct seqtrack_marker
 		return NULL;
 	if ((uint64_t)(t->nflows + 1) * 2 > t->nslots && rehash(t, t->nslots * 2))
 		return NULL;
-	if (t->nflows == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 16;
-		struct st_flow **flows = realloc(t->flows, cap * sizeof(*flows));
-
-		if (!flows)
-			return NULL;
-		t->flows = flows;
-		t->cap = cap;
-	}
+	if (ARRAY_PUSH_ROOM(t->flows, t->cap, t->nflows, 16))
+		return NULL;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;

@@ -14,8 +14,10 @@
 #include <syslog.h>
 #include <time.h>
 #include <librdkafka/rdkafka.h>
+#include "common/array.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "rx/config.h"
 #include "rx/sink/kafka.h"
 
 /* Bounded wait for the topic's metadata at start: an unknown topic or a
@@ -247,7 +249,7 @@ static int build_conf(rd_kafka_conf_t *conf, const struct config *c)
 		{ "queue.buffering.max.messages", num },
 		{ "reconnect.backoff.max.ms", "1000" },
 	};
-	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(defaults); i++) {
 		err = conf_set(conf, defaults[i][0], defaults[i][1], NULL);
 		if (err)
 			return err;

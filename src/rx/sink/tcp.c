@@ -27,8 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include "common/array.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "rx/config.h"
 #include "rx/sink/sink.h"
 #include "common/sockaddr.h"
 
@@ -133,15 +135,8 @@ static size_t build_frames(struct sink_tcp *t, const char *buf, size_t len)
 		size_t ll = nl ? (size_t)(nl - buf) : len;
 		size_t need = out + 21 + ll;
 
-		if (need > f->cap) {
-			size_t cap = f->cap * 2 > need ? f->cap * 2 : need;
-			char *p = realloc(f->data, cap);
-
-			if (!p)
-				return (size_t)-1;
-			f->data = p;
-			f->cap = cap;
-		}
+		if (array_reserve((void **)&f->data, &f->cap, need, 1, 4096))
+			return (size_t)-1;
 		out += sprintf(f->data + out, "%zu ", ll);
 		memcpy(f->data + out, buf, ll);
 		out += ll;
