@@ -66,6 +66,11 @@ static void puts_(struct prom_text *p, const char *s)
 	put(p, s, strlen(s));
 }
 
+void prom_raw(struct prom_text *p, const char *text, size_t len)
+{
+	put(p, text, len);
+}
+
 static bool valid_name(const char *s, bool colon)
 {
 	if (!*s)

@@ -52,6 +52,9 @@ void prom_labels_init(struct prom_labels *l);
 void prom_label(struct prom_labels *l, const char *key, const char *value);
 void prom_label_u64(struct prom_labels *l, const char *key, uint64_t value);
 
+/* Text already in the format (e.g. a copy of an earlier render), as is. */
+void prom_raw(struct prom_text *p, const char *text, size_t len);
+
 /* One sample; labels may be NULL. */
 void prom_u64(struct prom_text *p, const char *name, const struct prom_labels *l, uint64_t v);
 void prom_double(struct prom_text *p, const char *name, const struct prom_labels *l, double v);

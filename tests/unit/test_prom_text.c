@@ -84,7 +84,8 @@ static void test_doubles(void **state)
 	prom_double(&p, "a", NULL, INFINITY);
 	prom_double(&p, "a", NULL, -INFINITY);
 	prom_double(&p, "a", NULL, NAN);
-	expect_text(&p, "a 0.1\na 1.5\na 0\na 123456.789\na +Inf\na -Inf\na NaN\n");
+	prom_raw(&p, "# raw\n", 6);
+	expect_text(&p, "a 0.1\na 1.5\na 0\na 123456.789\na +Inf\na -Inf\na NaN\n# raw\n");
 }
 
 static void test_bad_names_refused(void **state)
