@@ -201,7 +201,14 @@ fuzz: $(FUZZERS)
 		$$f -max_total_time=$${FUZZ_SECONDS:-20} -max_len=70000 $(OUTPUT)/corpus > $(OUTPUT)/fuzz.log 2>&1 \
 			|| { tail -40 $(OUTPUT)/fuzz.log; exit 1; }; tail -1 $(OUTPUT)/fuzz.log; done
 
-integration: all
+# promtool, for tests/integration/test_metrics.py: Debian's prometheus package
+# unpacked under build/ (apt-get download + dpkg -x), never installed as a service.
+PROMTOOL := $(OUTPUT)/prometheus/usr/bin/promtool
+$(PROMTOOL):
+	$(call msg,FETCH,$@)
+	$(Q)lab/promtool-setup.sh $(OUTPUT)/prometheus >/dev/null
+
+integration: all $(PROMTOOL)
 	$(Q)$(PYTHON) -m pytest -q tests $(PYTEST_ARGS)
 
 test: deps
