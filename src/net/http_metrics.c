@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,8 +130,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 int http_metrics_start(struct http_metrics *h, http_metrics_fill_fn fill, void *ctx)
 {
+	sigset_t all, old;
+
 	h->fill = fill;
 	h->ctx = ctx;
+	/* MHD's thread inherits a mask with every signal blocked, so SIGTERM,
+	 * SIGINT and SIGHUP reach the program's own threads, never this one. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	/* One internal thread polls and answers: scrapes are rare and small. */
 	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL,
 				  on_request, h,
@@ -137,6 +145,7 @@ int http_metrics_start(struct http_metrics *h, http_metrics_fill_fn fill, void *
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)16,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
 				  MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!h->mhd) {
 		pr_warn("%s %s: the HTTP server (libmicrohttpd) did not start\n", h->flag,
 			h->address);
