@@ -7,6 +7,7 @@ import os
 import re
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -107,10 +108,29 @@ def test_scrape_equals_summary_under_drops(syslogrx):
     caps = caps_of_threads(rx.p.pid)
     assert len(caps) >= 4 and all(c == 0 for c in caps.values()), caps
 
-    r = run_cmd([binary("sysloggen"), "--target", f"127.0.0.1:{port}", "--count", "60000",
-                 "--rate", "200000", "--size", "200", "--json"], timeout=60)
+    # Scraped all through the load: counters never go backwards.
+    scrapes, done = [], threading.Event()
+
+    def scraper():
+        while not done.is_set() and len(scrapes) < 500:
+            scrapes.append(parse(scrape(mport)))
+            time.sleep(0.01)
+
+    th = threading.Thread(target=scraper)
+    th.start()
+    try:
+        r = run_cmd([binary("sysloggen"), "--target", f"127.0.0.1:{port}", "--count", "60000",
+                     "--rate", "200000", "--size", "200", "--json"], timeout=60)
+    finally:
+        done.set()
+        th.join(timeout=30)
     assert r.returncode == 0, r.stderr
     sent = json.loads(r.stdout.splitlines()[-1])["sent"]
+    assert len(scrapes) >= 2
+    for a, b in zip(scrapes, scrapes[1:]):
+        for key, v in a.items():
+            if key[0].endswith("_total"):
+                assert b.get(key, 0) >= v, (key, v, b.get(key))
 
     # Scrape until the workers have emptied the kernel queues and the window
     # and nothing moves any more (bounded): what SIGTERM finds is then nothing.
