@@ -28,7 +28,8 @@ VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 # Debian packages the build, the tests and the lab need.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest \
-            python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format
+            python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
+            libmicrohttpd-dev
 
 ifeq ($(V),1)
 	Q =
@@ -60,6 +61,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-in
 
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 KAFKA_LIBS  := $(shell pkg-config --libs rdkafka 2>/dev/null || echo -lrdkafka)
+MHD_LIBS    := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 SKELS      := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
@@ -80,11 +82,11 @@ APPS       := $(OUTPUT)/syslogrx $(TOOLS)
 
 # ---- Link lines: each binary's layers (in link order) and libraries ----------
 syslogrx_LAYERS   := rx net syslog common
-syslogrx_LIBS     := $(KAFKA_LIBS) $(LIBBPF_LIBS) -lpthread -lm
+syslogrx_LIBS     := $(KAFKA_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lpthread -lm
 sysloggen_LAYERS  := gen syslog common
 sysloggen_LIBS    := -lpthread -lm
 udpdrops_LAYERS   := net common
-udpdrops_LIBS     := $(LIBBPF_LIBS)
+udpdrops_LIBS     := $(LIBBPF_LIBS) $(MHD_LIBS)
 udpbalance_LAYERS := net common
 udpbalance_LIBS   := $(LIBBPF_LIBS)
 drainrx_LAYERS    := net syslog common
@@ -93,7 +95,7 @@ drainrx_LIBS      := $(LIBBPF_LIBS) -lpthread
 TEST_LAYERS       := net gen syslog common
 TEST_LIBS         := $(LIBBPF_LIBS) -lpthread -lm -lcmocka
 test_config_LAYERS := rx net syslog common
-test_config_LIBS  := $(KAFKA_LIBS) $(LIBBPF_LIBS) -lpthread -lm -lcmocka
+test_config_LIBS  := $(KAFKA_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lpthread -lm -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 
@@ -199,7 +201,14 @@ fuzz: $(FUZZERS)
 		$$f -max_total_time=$${FUZZ_SECONDS:-20} -max_len=70000 $(OUTPUT)/corpus > $(OUTPUT)/fuzz.log 2>&1 \
 			|| { tail -40 $(OUTPUT)/fuzz.log; exit 1; }; tail -1 $(OUTPUT)/fuzz.log; done
 
-integration: all
+# promtool, for tests/integration/test_metrics.py: Debian's prometheus package
+# unpacked under build/ (apt-get download + dpkg -x), never installed as a service.
+PROMTOOL := $(OUTPUT)/prometheus/usr/bin/promtool
+$(PROMTOOL):
+	$(call msg,FETCH,$@)
+	$(Q)lab/promtool-setup.sh $(OUTPUT)/prometheus >/dev/null
+
+integration: all $(PROMTOOL)
 	$(Q)$(PYTHON) -m pytest -q tests $(PYTEST_ARGS)
 
 test: deps

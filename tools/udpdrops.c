@@ -9,6 +9,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "common/json_writer.h"
 #include "common/cli.h"
 #include "common/log.h"
+#include "net/http_metrics.h"
 #include "net/libbpf_log.h"
 #include "common/parse_num.h"
 #include "net/proc_net.h"
@@ -36,6 +38,7 @@
 static struct env {
 	uint16_t port;		/* 0 = any */
 	int pid;		/* 0 = any */
+	const char *metrics;	/* --metrics ADDR:PORT, NULL = none */
 } env;
 
 
@@ -46,7 +49,8 @@ static const char doc[] =
 "Drops are counted from the moment udpdrops starts, in this network namespace.\n"
 "Needs CAP_BPF and CAP_PERFMON (tracing) and CAP_SYS_PTRACE (socket cookies).\n"
 "\n"
-"USAGE: udpdrops [--port P] [--pid PID] [--interval S] [--count K] [--json] [-v]\n"
+"USAGE: udpdrops [--port P] [--pid PID] [--interval S] [--count K] [--json]\n"
+"                [--metrics ADDR:PORT] [-v]\n"
 "\n"
 "EXAMPLES:\n"
 "    udpdrops                    # every UDP socket, a table each second\n"
@@ -54,11 +58,13 @@ static const char doc[] =
 "    udpdrops --pid 1234         # sockets of process 1234\n"
 "    udpdrops -p 514 -j -c 10    # 10 JSON lines, one per second\n";
 
-enum { OPT_PID = 256 };
+enum { OPT_PID = 256, OPT_METRICS };
 
 static const struct argp_option opts[] = {
 	{ "port", 'p', "PORT", 0, "Only sockets on this local port (and no-socket drops to it)", 0 },
 	{ "pid", OPT_PID, "PID", 0, "Only sockets held by this process", 0 },
+	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
+	  "Serve the last report as Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1)", 0 },
 	{},
 };
 
@@ -70,6 +76,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PID:
 		env.pid = cli_pid(arg);
+		break;
+	case OPT_METRICS:
+		env.metrics = arg;
 		break;
 	case ARGP_KEY_ARG:
 		fprintf(stderr, "udpdrops: unexpected argument '%s'\n", arg);
@@ -574,6 +583,159 @@ static void print_table(struct tracer *t, const struct report *rep)
 	fflush(stdout);
 }
 
+
+/* ---- --metrics ----------------------------------------------------------- */
+
+/* The last report as exposition text: rendered by the main loop after each
+ * report, copied out by a scrape on the HTTP thread. */
+static struct {
+	pthread_mutex_t lock;
+	char *text;
+	size_t len;
+} published = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void socket_labels(struct prom_labels *l, const struct view *v)
+{
+	prom_labels_init(l);
+	if (v->pid)
+		prom_label_u64(l, "pid", v->pid);
+	else
+		prom_label(l, "pid", "");
+	prom_label(l, "comm", v->comm);
+	prom_label(l, "local", v->row.local);
+	prom_label_u64(l, "inode", v->row.inode);
+}
+
+/* One family of one sample per socket with a cookie (the tracer's counts) or
+ * per socket (what /proc and SO_RCVBUF say). */
+static void per_socket(struct prom_text *p, const struct report *rep, const char *name,
+		       enum prom_type type, const char *help, bool need_cookie,
+		       uint64_t (*get)(const struct view *v, bool *have))
+{
+	struct prom_labels l;
+	bool have;
+	uint64_t val;
+
+	prom_family(p, name, type, help);
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct view *v = &rep->v[i];
+
+		if (need_cookie && !v->have_cookie)
+			continue;	/* its counters are unknown, not zero */
+		have = true;
+		val = get(v, &have);
+		if (!have)
+			continue;
+		socket_labels(&l, v);
+		prom_u64(p, name, &l, val);
+	}
+}
+
+static uint64_t get_queued(const struct view *v, bool *have)
+{
+	return v->row.rx_queue;
+}
+
+static uint64_t get_rcvbuf(const struct view *v, bool *have)
+{
+	int64_t r = view_rcvbuf(v);
+
+	*have = r >= 0;
+	return r;
+}
+
+static uint64_t get_hwm(const struct view *v, bool *have)
+{
+	return v->stats.queue_hwm_bytes;
+}
+
+static uint64_t get_enqueue_failures(const struct view *v, bool *have)
+{
+	return v->stats.enqueue_failures;
+}
+
+static void render_metrics(struct tracer *t, const struct report *rep, struct prom_text *p)
+{
+	struct prom_labels l;
+	char port[8];
+
+	prom_family(p, "udpdrops_build_info", PROM_GAUGE, "Always 1; the version as a label.");
+	prom_labels_init(&l);
+	prom_label(&l, "version", strrchr(argp_program_version, ' ') + 1);
+	prom_u64(p, "udpdrops_build_info", &l, 1);
+	prom_family(p, "udpdrops_report_timestamp_seconds", PROM_GAUGE,
+		    "When the report these numbers come from began (Unix time).");
+	prom_double(p, "udpdrops_report_timestamp_seconds", NULL, rep->time);
+	per_socket(p, rep, "udpdrops_socket_queued_bytes", PROM_GAUGE,
+		   "Bytes in the socket's receive queue (/proc/net/udp rx_queue).", false,
+		   get_queued);
+	per_socket(p, rep, "udpdrops_socket_rcvbuf_bytes", PROM_GAUGE,
+		   "Effective receive buffer of the socket.", false, get_rcvbuf);
+	per_socket(p, rep, "udpdrops_socket_queue_hwm_bytes", PROM_GAUGE,
+		   "Most bytes queued on the socket, seen at enqueue, since udpdrops started.",
+		   true, get_hwm);
+	per_socket(p, rep, "udpdrops_socket_enqueue_failures_total", PROM_COUNTER,
+		   "udp_fail_queue_rcv_skb events of the socket (a cross-check of the drops).",
+		   true, get_enqueue_failures);
+	prom_family(p, "udpdrops_socket_drops_total", PROM_COUNTER,
+		    "Datagrams the kernel dropped for the socket since udpdrops started, per reason.");
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct view *v = &rep->v[i];
+
+		if (!v->have_cookie)
+			continue;
+		for (uint32_t r = 0; r < TRACER_MAX_REASONS; r++) {
+			if (!v->stats.by_reason[r])
+				continue;
+			socket_labels(&l, v);
+			prom_label(&l, "reason", tracer_reason_name(t, r));
+			prom_u64(p, "udpdrops_socket_drops_total", &l, v->stats.by_reason[r]);
+		}
+	}
+	prom_family(p, "udpdrops_no_socket_drops_total", PROM_COUNTER,
+		    "UDP datagrams dropped with no socket to take them, per destination port and reason.");
+	for (size_t i = 0; i < rep->nr_ns; i++) {
+		prom_labels_init(&l);
+		snprintf(port, sizeof(port), "%u", rep->ns[i].port);
+		prom_label(&l, "port", port);
+		prom_label(&l, "reason", tracer_reason_name(t, rep->ns[i].reason));
+		prom_u64(p, "udpdrops_no_socket_drops_total", &l, rep->ns[i].count);
+	}
+	prom_family(p, "udpdrops_map_full_total", PROM_COUNTER,
+		    "Drop counts lost because a tracer map was full.");
+	prom_u64(p, "udpdrops_map_full_total", NULL, tracer_map_full(t));
+}
+
+static void publish_metrics(struct tracer *t, const struct report *rep)
+{
+	struct prom_text p;
+	size_t len = 0;
+	char *text, *old;
+
+	prom_text_init(&p);
+	render_metrics(t, rep, &p);
+	text = prom_text_take(&p, &len);
+	if (!text) {
+		pr_warn("--metrics: the report could not be rendered: %s\n", strerror(-p.error));
+		return;
+	}
+	pthread_mutex_lock(&published.lock);
+	old = published.text;
+	published.text = text;
+	published.len = len;
+	pthread_mutex_unlock(&published.lock);
+	free(old);
+}
+
+static int fill_metrics(struct prom_text *p, void *ctx)
+{
+	pthread_mutex_lock(&published.lock);
+	if (published.text)
+		prom_raw(p, published.text, published.len);
+	pthread_mutex_unlock(&published.lock);
+	return 0;
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 /* Sleeps `seconds`, waking early only to exit. */
@@ -600,6 +762,7 @@ int main(int argc, char **argv)
 	struct tracer_opts topts = {};
 	struct report rep = {};
 	struct tracer *t = NULL;
+	struct http_metrics *metrics = NULL;
 	struct stat st;
 	int err;
 
@@ -622,14 +785,33 @@ int main(int argc, char **argv)
 
 	if (signals_install(false))
 		return 1;
+	if (env.metrics) {
+		metrics = http_metrics_open("--metrics", env.metrics);
+		if (!metrics)
+			return errno == EINVAL ? 2 : 1;
+	}
 	t = tracer_open(&topts);
 	if (!t) {
 		/* tracer_open has said why (and which capabilities on EPERM). */
+		http_metrics_close(metrics);
 		return 1;
+	}
+	if (metrics) {
+		/* A first report at once: a scrape never finds nothing. */
+		err = collect(t, &rep);
+		if (!err) {
+			publish_metrics(t, &rep);
+			err = http_metrics_start(metrics, fill_metrics, NULL);
+		}
+		if (err)
+			goto cleanup;
 	}
 	/* The tracepoints are attached: every drop from now on is counted. */
 	fprintf(stderr, "udpdrops: ready, tracing UDP drops%s; Ctrl-C to end\n",
 		cli_report.json ? "" : " (DROPS count from now)");
+	if (metrics)
+		fprintf(stderr, "udpdrops: metrics on http://%s/metrics\n",
+			http_metrics_address(metrics));
 
 	for (uint64_t n = 0; !stop_requested && (!cli_report.count || n < cli_report.count); n++) {
 		sleep_interval(cli_report.interval);
@@ -638,6 +820,8 @@ int main(int argc, char **argv)
 		err = collect(t, &rep);
 		if (err)
 			goto cleanup;
+		if (metrics)
+			publish_metrics(t, &rep);
 		if (cli_report.json)
 			print_json(t, &rep);
 		else
@@ -645,6 +829,8 @@ int main(int argc, char **argv)
 	}
 	err = 0;
 cleanup:
+	http_metrics_close(metrics);	/* stops the HTTP thread before the text it copies goes */
+	free(published.text);
 	tracer_close(t);
 	free(rep.v);
 	free(rep.by_cookie);

@@ -8,6 +8,7 @@
 #include "net/balancer.h"
 #include "rx/config.h"
 #include "common/parse_num.h"
+#include "net/http_metrics.h"
 
 const char *argp_program_version = "syslogrx 0.1";
 const char *argp_program_bug_address = "the project's issue tracker";
@@ -33,6 +34,7 @@ enum {
 	OPT_RCVBUF = 256, OPT_BATCH, OPT_FORMAT, OPT_SUMMARY, OPT_COST, OPT_WINDOW,
 	OPT_WINDOW_BYTES, OPT_OUTPUT_RATE, OPT_NO_TRACE, OPT_STATS_INTERVAL,
 	OPT_KAFKA_KEY, OPT_KAFKA_OPT, OPT_DRAIN_TIMEOUT,
+	OPT_METRICS,	/* issue 12: metrics */
 };
 
 static const struct argp_option options[] = {
@@ -55,6 +57,7 @@ static const struct argp_option options[] = {
 	{ "kafka-key", OPT_KAFKA_KEY, "KEY", 0, "Kafka record key (picks the partition): none | source | hostname | app (default none)" },
 	{ "kafka-opt", OPT_KAFKA_OPT, "KEY=VALUE", 0, "librdkafka producer property, repeatable (e.g. acks=1, compression.type=lz4)" },
 	{ "drain-timeout", OPT_DRAIN_TIMEOUT, "SECONDS", 0, "At exit, wait this long for outstanding Kafka deliveries (default 10)" },
+	{ "metrics", OPT_METRICS, "ADDR:PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1)" },
 	{ "verbose", OPT_VERBOSE, NULL, 0, "Verbose output, with libbpf's debug log" },
 	{},
 };
@@ -270,6 +273,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (parse_seconds(arg, 0.01, 86400.0, &c->stats_interval))
 			FAIL("--stats-interval %s: expected seconds, e.g. 1 or 0.5", arg);
 		break;
+	case OPT_METRICS: {
+		struct sockaddr_storage addr;
+		socklen_t len;
+
+		if (strlen(arg) >= sizeof(c->metrics) || http_metrics_parse(arg, &addr, &len))
+			FAIL("--metrics %s: expected PORT or ADDR:PORT, e.g. 9464 or 127.0.0.1:9464",
+			     arg);
+		snprintf(c->metrics, sizeof(c->metrics), "%s", arg);
+		break;
+	}
 	case OPT_VERBOSE:
 		c->verbose = true;
 		break;

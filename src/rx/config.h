@@ -45,6 +45,7 @@ struct config {
 	unsigned int kafka_nr_opts;	/* --kafka-opt KEY=VALUE, in order */
 	char kafka_opts[CONFIG_MAX_KAFKA_OPTS][CONFIG_KAFKA_OPT_LEN];
 	double drain_timeout;		/* seconds to wait for outstanding deliveries at exit */
+	char metrics[128];		/* --metrics ADDR:PORT, "" = none */
 };
 
 /*

@@ -16,6 +16,8 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "net/libbpf_log.h"
+#include "net/http_metrics.h"
+#include "rx/metrics.h"
 #include "rx/receiver.h"
 #include "rx/stats_line.h"
 #include "rx/summary.h"
@@ -68,6 +70,7 @@ static void *force_watch(void *arg)
 int main(int argc, char **argv)
 {
 	static struct receiver r;
+	struct http_metrics *metrics = NULL;
 	struct config cfg;
 	char err_msg[256];
 	pthread_t watcher;
@@ -85,6 +88,14 @@ int main(int argc, char **argv)
 	if (signals_install(true))
 		return 1;
 
+	/* Bound before the capabilities go (a port below 1024), served after. */
+	if (cfg.metrics[0]) {
+		metrics = http_metrics_open("--metrics", cfg.metrics);
+		if (!metrics) {
+			ret = errno == EINVAL || errno == EADDRINUSE ? 2 : 1;
+			goto cleanup;
+		}
+	}
 	err = receiver_open(&r, &cfg);
 	if (err) {
 		/* Bad settings are usage errors (exit 2); the rest are runtime. */
@@ -93,7 +104,12 @@ int main(int argc, char **argv)
 	}
 	pr_info("listening on %s: %u sockets, %u threads, balance %s\n", r.group.listen,
 		r.group.n, cfg.threads, balance_policy_name(cfg.balance));
+	if (metrics && metrics_start(metrics, &r))
+		goto cleanup;
 	fprintf(stderr, "syslogrx: ready on %s\n", r.group.listen);
+	if (metrics)
+		fprintf(stderr, "syslogrx: metrics on http://%s/metrics\n",
+			http_metrics_address(metrics));
 
 	err = receiver_start(&r);
 	if (err)
@@ -110,6 +126,7 @@ int main(int argc, char **argv)
 	if (cfg.summary[0] && summary_write(&r, cfg.summary))
 		ret = 1;
 cleanup:
+	http_metrics_close(metrics);	/* before what a scrape reads is freed */
 	receiver_close(&r);
 	return ret;
 }

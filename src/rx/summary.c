@@ -5,7 +5,7 @@
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "net/sockinfo.h"
-#include "rx/sink/kafka.h"
+#include "rx/snapshot.h"
 #include "rx/summary.h"
 
 int summary_check_drops(struct receiver *r)
@@ -78,7 +78,7 @@ static void write_config(struct json_writer *w, const struct config *c)
 	jw_object_end(w);
 }
 
-static void write_loss(struct json_writer *w, struct receiver *r, uint64_t kernel_drops)
+static void write_loss(struct json_writer *w, struct receiver *r, const struct snapshot *s)
 {
 	struct seqtrack_totals t;
 
@@ -89,14 +89,14 @@ static void write_loss(struct json_writer *w, struct receiver *r, uint64_t kerne
 	}
 	seqtrack_totals(r->out.seq, &t);
 	jw_u64(w, "sequenced", t.sequenced);
-	jw_u64(w, "missing", t.missing);
+	jw_u64(w, "missing", s->seq_gaps);
 	jw_u64(w, "duplicates", t.duplicates);
 	jw_u64(w, "reordered", t.reordered);
 	jw_u64(w, "flows", t.flows);
 	/* sent = received + kernel drops, when every message carried a sequence
 	 * number (the gaps are then the datagrams the kernel dropped). */
-	if (r->tracer && t.sequenced && t.sequenced == r->out.counts.processed)
-		jw_bool(w, "gaps_equal_kernel_drops", t.missing == kernel_drops);
+	if (r->tracer && t.sequenced && t.sequenced == s->out.processed)
+		jw_bool(w, "gaps_equal_kernel_drops", s->seq_gaps == s->kernel_drops);
 	else
 		jw_null(w, "gaps_equal_kernel_drops");
 	jw_object_end(w);
@@ -105,53 +105,44 @@ static void write_loss(struct json_writer *w, struct receiver *r, uint64_t kerne
 /* "kafka": what the broker acknowledged. delivered + failed.total +
  * undelivered = messages produced; in_flight is what had no delivery report
  * at all when the summary was written (normally 0). */
-static void write_kafka(struct json_writer *w, struct receiver *r)
+static void write_kafka(struct json_writer *w, const struct snapshot *s)
 {
-	struct sink_kafka_stats ks;
+	const struct sink_kafka_stats *ks = &s->kafka;
 
-	if (r->cfg->output != OUTPUT_KAFKA || sink_kafka_stats(r->sink, &ks))
+	if (!s->have_kafka)
 		return;
 	jw_object_begin(w, "kafka");
-	jw_string(w, "brokers", ks.brokers);
-	jw_string(w, "topic", ks.topic);
-	jw_u64(w, "delivered", ks.delivered);
+	jw_string(w, "brokers", ks->brokers);
+	jw_string(w, "topic", ks->topic);
+	jw_u64(w, "delivered", ks->delivered);
 	jw_object_begin(w, "failed");
-	jw_u64(w, "total", ks.failed);
-	for (unsigned int i = 0; i < ks.nr_reasons; i++)
-		jw_u64(w, ks.reasons[i].name, ks.reasons[i].count);
+	jw_u64(w, "total", ks->failed);
+	for (unsigned int i = 0; i < ks->nr_reasons; i++)
+		jw_u64(w, ks->reasons[i].name, ks->reasons[i].count);
 	jw_object_end(w);
-	jw_u64(w, "in_flight", ks.in_flight);
-	jw_u64(w, "undelivered", ks.undelivered);
+	jw_u64(w, "in_flight", ks->in_flight);
+	jw_u64(w, "undelivered", ks->undelivered);
 	jw_object_end(w);
 }
 
 int summary_write(struct receiver *r, const char *path)
 {
 	const struct config *c = r->cfg;
-	unsigned int n = r->group.n;
-	uint64_t *steered = calloc(n, sizeof(*steered));
-	uint64_t failures = 0, rx = 0, bytes = 0, trunc = 0, empty = 0, drops = 0, abandoned = 0;
-	uint64_t reasons[TRACER_MAX_REASONS] = {};
-	struct output_counts oc;
-	struct window_stats ws;
 	struct json_writer w;
-	bool have_steered = false, drops_match = true;
+	struct snapshot s;
 	FILE *f;
+	int err;
 
-	if (!steered)
-		return -ENOMEM;
-	if (r->balancer)
-		have_steered = !balancer_read(r->balancer, steered, &failures);
+	err = snapshot_take(r, &s);
+	if (err)
+		return err;
 	f = strcmp(path, "-") ? fopen(path, "w") : stdout;
 	if (!f) {
-		int err = -errno;
-
+		err = -errno;
 		pr_warn("--summary %s: %s\n", path, strerror(errno));
-		free(steered);
+		snapshot_free(&s);
 		return err;
 	}
-	output_stage_counts(&r->out, &oc);
-	window_get_stats(&r->window, &ws);
 
 	jw_init(&w, f, true);
 	jw_object_begin(&w, NULL);
@@ -162,69 +153,55 @@ int summary_write(struct receiver *r, const char *path)
 	jw_double(&w, "elapsed_seconds", (r->stop_ns - r->start_ns) / 1e9, 3);
 
 	jw_array_begin(&w, "sockets");
-	for (unsigned int i = 0; i < n; i++) {
-		const struct group_socket *s = &r->group.socks[i];
-		const struct sock_counters *sc = &r->counters[i];
-		struct tracer_sock_stats st;
-		uint64_t kernel = 0;
-		bool have_kernel = !sockinfo_meminfo(s->fd, &kernel, NULL);
+	for (unsigned int i = 0; i < s.n; i++) {
+		const struct snapshot_socket *ss = &s.socks[i];
 
 		jw_object_begin(&w, NULL);
 		jw_u64(&w, "index", i);
-		jw_u64(&w, "cookie", s->cookie);
-		jw_u64(&w, "inode", s->inode);
-		jw_u64(&w, "rcvbuf", s->rcvbuf);
-		jw_u64(&w, "received", sc->received);
-		jw_u64(&w, "bytes", sc->bytes);
-		jw_u64(&w, "truncated", sc->truncated);
-		jw_u64(&w, "empty", sc->empty);
-		jw_u64(&w, "abandoned", sc->abandoned);
-		if (have_steered)
-			jw_u64(&w, "steered", steered[i]);
+		jw_u64(&w, "cookie", ss->cookie);
+		jw_u64(&w, "inode", ss->inode);
+		jw_u64(&w, "rcvbuf", ss->rcvbuf);
+		jw_u64(&w, "received", ss->received);
+		jw_u64(&w, "bytes", ss->bytes);
+		jw_u64(&w, "truncated", ss->truncated);
+		jw_u64(&w, "empty", ss->empty);
+		jw_u64(&w, "abandoned", ss->abandoned);
+		if (ss->have_steered)
+			jw_u64(&w, "steered", ss->steered);
 		else
 			jw_null(&w, "steered");
-		if (have_kernel)
-			jw_u64(&w, "so_meminfo_drops", kernel);
+		if (ss->have_meminfo)
+			jw_u64(&w, "so_meminfo_drops", ss->so_meminfo_drops);
 		else
 			jw_null(&w, "so_meminfo_drops");
-		if (!receiver_traced(r, i, &st)) {
-			write_reasons(&w, r, "kernel_drops", st.by_reason, st.total);
-			jw_u64(&w, "queue_hwm_bytes", st.queue_hwm_bytes);
-			drops += st.total;
-			for (unsigned int k = 0; k < TRACER_MAX_REASONS; k++)
-				reasons[k] += st.by_reason[k];
-			if (have_kernel && kernel != st.total)
-				drops_match = false;
+		if (ss->traced) {
+			write_reasons(&w, r, "kernel_drops", ss->st.by_reason, ss->st.total);
+			jw_u64(&w, "queue_hwm_bytes", ss->st.queue_hwm_bytes);
 		} else {
 			jw_null(&w, "kernel_drops");
 			jw_null(&w, "queue_hwm_bytes");
 		}
 		jw_object_end(&w);
-		rx += sc->received;
-		bytes += sc->bytes;
-		trunc += sc->truncated;
-		empty += sc->empty;
-		abandoned += sc->abandoned;
 	}
 	jw_array_end(&w);
 
 	jw_object_begin(&w, "totals");
-	jw_u64(&w, "received", rx);
-	jw_u64(&w, "bytes", bytes);
-	jw_u64(&w, "written", oc.written);
-	jw_u64(&w, "malformed", oc.malformed);
-	jw_u64(&w, "truncated", trunc);
-	jw_u64(&w, "empty", empty);
-	jw_u64(&w, "abandoned", abandoned);
-	jw_u64(&w, "discarded", oc.discarded);
+	jw_u64(&w, "received", s.received);
+	jw_u64(&w, "bytes", s.bytes);
+	jw_u64(&w, "written", s.out.written);
+	jw_u64(&w, "malformed", s.out.malformed);
+	jw_u64(&w, "truncated", s.truncated);
+	jw_u64(&w, "empty", s.empty);
+	jw_u64(&w, "abandoned", s.abandoned);
+	jw_u64(&w, "discarded", s.out.discarded);
 	if (r->balancer)
-		jw_u64(&w, "selection_failures", failures);
+		jw_u64(&w, "selection_failures", s.selection_failures);
 	else
 		jw_null(&w, "selection_failures");	/* hash: no program to fail */
-	if (r->tracer) {
-		write_reasons(&w, r, "kernel_drops", reasons, drops);
-		jw_bool(&w, "kernel_drops_match_so_meminfo", drops_match);
-		jw_u64(&w, "tracer_map_full", tracer_map_full(r->tracer));
+	if (s.traced) {
+		write_reasons(&w, r, "kernel_drops", s.kernel_drops_by_reason, s.kernel_drops);
+		jw_bool(&w, "kernel_drops_match_so_meminfo", s.drops_match_so_meminfo);
+		jw_u64(&w, "tracer_map_full", s.tracer_map_full);
 	} else {
 		jw_null(&w, "kernel_drops");
 		jw_null(&w, "kernel_drops_match_so_meminfo");
@@ -232,17 +209,17 @@ int summary_write(struct receiver *r, const char *path)
 	jw_object_end(&w);
 
 	jw_object_begin(&w, "window");
-	jw_u64(&w, "size", ws.size);
-	jw_u64(&w, "size_bytes", ws.size_bytes);
-	jw_u64(&w, "hwm", ws.hwm);
-	jw_double(&w, "full_seconds", ws.full_seconds, 3);
+	jw_u64(&w, "size", s.window.size);
+	jw_u64(&w, "size_bytes", s.window.size_bytes);
+	jw_u64(&w, "hwm", s.window.hwm);
+	jw_double(&w, "full_seconds", s.window.full_seconds, 3);
 	jw_object_end(&w);
 
-	write_loss(&w, r, drops);
-	write_kafka(&w, r);
+	write_loss(&w, r, &s);
+	write_kafka(&w, &s);
 	jw_object_end(&w);
 	jw_finish(&w);
-	free(steered);
+	snapshot_free(&s);
 	if (f != stdout && fclose(f)) {
 		pr_warn("--summary %s: %s\n", path, strerror(errno));
 		return -EIO;

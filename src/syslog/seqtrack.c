@@ -33,6 +33,7 @@ struct seqtrack {
 	struct st_flow *last;	/* most messages come in runs of one flow */
 	uint64_t bitmap_bytes;
 	uint64_t unsequenced, refused_msgs;
+	uint64_t missing;	/* sum over flows, kept as it changes: see seqtrack_missing */
 };
 
 static uint64_t pow2_at_least(uint64_t v)
@@ -372,9 +373,18 @@ static void take_new_high(struct seqtrack *t, struct st_flow *f, uint64_t seq)
 	f->received++;
 }
 
+/* missing = highest + 1 - received, per flow: a new high adds the numbers
+ * it skipped, a late arrival fills one. Stored atomically: another thread
+ * may read the sum while this one observes (modulo 2^64 like the totals). */
+static void add_missing(struct seqtrack *t, uint64_t delta)
+{
+	__atomic_store_n(&t->missing, t->missing + delta, __ATOMIC_RELAXED);
+}
+
 static void account(struct seqtrack *t, struct st_flow *f, uint64_t seq)
 {
 	if (!f->seen || seq > f->highest) {
+		add_missing(t, f->seen ? seq - f->highest - 1 : seq);
 		take_new_high(t, f, seq);
 	} else if (seq < f->base) {
 		f->untracked++;
@@ -384,6 +394,7 @@ static void account(struct seqtrack *t, struct st_flow *f, uint64_t seq)
 		bit_set(f, seq);
 		f->received++;
 		f->reordered++;
+		add_missing(t, (uint64_t)-1);
 	}
 }
 
@@ -440,6 +451,11 @@ void seqtrack_totals(const struct seqtrack *t, struct seqtrack_totals *out)
 	out->unsequenced = t->unsequenced;
 	out->flows = t->nflows;
 	out->refused = t->refused_msgs;
+}
+
+uint64_t seqtrack_missing(const struct seqtrack *t)
+{
+	return __atomic_load_n(&t->missing, __ATOMIC_RELAXED);
 }
 
 int seqtrack_for_each_flow(const struct seqtrack *t,
