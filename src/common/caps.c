@@ -78,6 +78,16 @@ int caps_user_lookup(const char *name, struct caps_user *u)
 	return 0;
 }
 
+bool caps_is_user(const struct caps_user *u)
+{
+	uid_t r, e, s;
+	gid_t rg, eg, sg;
+
+	return !getresuid(&r, &e, &s) && !getresgid(&rg, &eg, &sg) &&
+	       r == u->uid && e == u->uid && s == u->uid &&
+	       rg == u->gid && eg == u->gid && sg == u->gid;
+}
+
 int caps_switch_user(const struct caps_user *u)
 {
 	int err = drop_bounding_and_ambient();
@@ -85,9 +95,11 @@ int caps_switch_user(const struct caps_user *u)
 	if (err)
 		return err;
 	/* The groups before the gid before the uid: each needs the privilege
-	 * the next step gives up. glibc applies each to every thread. */
-	if (setgroups(u->ngroups, u->groups) || setresgid(u->gid, u->gid, u->gid) ||
-	    setresuid(u->uid, u->uid, u->uid))
+	 * the next step gives up. glibc applies each to every thread. Already
+	 * USER (started so by a service manager): its groups are its own. */
+	if (!caps_is_user(u) &&
+	    (setgroups(u->ngroups, u->groups) || setresgid(u->gid, u->gid, u->gid) ||
+	     setresuid(u->uid, u->uid, u->uid)))
 		return -errno;
 	/* Leaving uid 0 cleared the permitted and effective sets already; USER
 	 * may be root itself, so clear them explicitly. */

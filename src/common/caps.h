@@ -33,8 +33,11 @@ struct caps_user {
  * (in more than CAPS_USER_MAX_GROUPS groups) or another -errno. */
 int caps_user_lookup(const char *name, struct caps_user *u);
 
+/* Whether the process already runs as u (real, effective and saved ids). */
+bool caps_is_user(const struct caps_user *u);
+
 /*
- * Becomes u: groups, gid, uid (for every thread), then drops every capability
+ * Becomes u (unless it already is): groups, gid, uid (for every thread), then drops every capability
  * as caps_drop_all does and sets no_new_privs; checks that nothing is left.
  * Needs CAP_SETUID and CAP_SETGID. Returns 0 or -errno (-EPERM).
  */

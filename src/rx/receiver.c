@@ -35,7 +35,7 @@ static int lookup_user(const char *name, struct caps_user *u)
 		pr_warn("--user %s: %s\n", name, strerror(-err));
 		return err;
 	}
-	if (!caps_have(CAP_SETUID) || !caps_have(CAP_SETGID)) {
+	if (!caps_is_user(u) && (!caps_have(CAP_SETUID) || !caps_have(CAP_SETGID))) {
 		pr_warn("--user %s: switching user needs CAP_SETUID and CAP_SETGID (run as root, "
 			"or start as that user with the capabilities instead)\n", name);
 		return -EPERM;

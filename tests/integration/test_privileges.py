@@ -114,6 +114,18 @@ def test_user_without_setuid_names_the_capabilities():
     assert "ready on" not in r.stderr
 
 
+def test_user_already_that_user_needs_nothing(nobody_dir):
+    """Started as USER by a service manager, --user USER just drops what is left."""
+    port = free_udp_port()
+    r = run_cmd(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                 "--inh-caps=-all", binary("syslogrx"), "--listen", f"127.0.0.1:{port}",
+                 "--user", "nobody", "--balance", "hash", "--no-trace", "--duration", "0.3",
+                 "--output", "null", "--summary", os.path.join(nobody_dir, "s.json")],
+                timeout=20)
+    assert r.returncode == 0, r.stderr
+    assert os.path.exists(os.path.join(nobody_dir, "s.json"))
+
+
 UNPRIV = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
 
 
