@@ -6,6 +6,7 @@
 #   make bench      benchmarks (ratios against a reference measured in the same run)
 #   make format     clang-format every C file in place (.clang-format)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
+#   make install    binaries, systemd unit, man page, example config (PREFIX, DESTDIR)
 #   make V=1        show full commands
 #
 # Layout the rules rely on (add a file, not a rule):
@@ -29,7 +30,8 @@ VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
-            libmicrohttpd-dev
+            libmicrohttpd-dev \
+            systemd systemd-container groff-base man-db
 
 ifeq ($(V),1)
 	Q =
@@ -99,7 +101,7 @@ test_config_LIBS  := $(KAFKA_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lpthread -lm -lcm
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 
-.PHONY: all run test unit integration fuzz bench deps clean vmlinux demo sc4s-table format
+.PHONY: all run test unit integration fuzz bench deps clean vmlinux demo sc4s-table format install
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -225,6 +227,28 @@ bench: deps
 sc4s-table: deps
 	$(Q)$(MAKE) all
 	$(Q)$(PYTHON) lab/sweep --preset sc4s --out results/sc4s-$$(date +%Y%m%d-%H%M%S)
+
+# ---- install (dist/: what an installed system gets besides the binaries) ---
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+DOCDIR     ?= $(PREFIX)/share/doc/syslogrx
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+
+# An existing syslogrx.conf is the admin's: kept, the example goes to DOCDIR too.
+install: $(APPS)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/syslogrx
+	$(Q)install -m 0755 $(APPS) $(DESTDIR)$(BINDIR)/
+	$(Q)install -m 0644 dist/syslogrx.8 $(DESTDIR)$(MANDIR)/man8/syslogrx.8
+	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		dist/syslogrx.service.in > $(DESTDIR)$(UNITDIR)/syslogrx.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/syslogrx.service
+	$(Q)install -m 0644 dist/syslogrx.conf $(DESTDIR)$(DOCDIR)/syslogrx.conf.example
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf ] || \
+		install -m 0644 dist/syslogrx.conf $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf
 
 format:
 	$(call msg,FORMAT,src tools tests bpf)

@@ -72,8 +72,7 @@ struct balancer *balancer_open(enum balance_policy policy, unsigned int nr_socke
 	err = balancer_bpf__load(b->skel);
 	if (err) {
 		if (err == -EPERM || err == -EACCES)
-			pr_warn("loading the SK_REUSEPORT program needs CAP_BPF (run as root, "
-				"or use --balance hash, which needs no privilege)\n");
+			pr_warn("loading the SK_REUSEPORT program needs CAP_BPF (or root)\n");
 		else
 			pr_warn("loading the SK_REUSEPORT program failed: %s\n", strerror(-err));
 		goto fail;

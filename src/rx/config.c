@@ -35,16 +35,17 @@ enum {
 	OPT_WINDOW_BYTES, OPT_OUTPUT_RATE, OPT_NO_TRACE, OPT_STATS_INTERVAL,
 	OPT_KAFKA_KEY, OPT_KAFKA_OPT, OPT_DRAIN_TIMEOUT,
 	OPT_METRICS,	/* issue 12: metrics */
+	OPT_USER = 400,
 };
 
 static const struct argp_option options[] = {
 	{ "listen", OPT_LISTEN, "ADDR:PORT", 0, "Address to receive on (default 127.0.0.1:5514)" },
 	{ "sockets", OPT_SOCKETS, "N", 0, "SO_REUSEPORT sockets in the group (default 4)" },
-	{ "threads", OPT_THREADS, "M", 0, "Worker threads, M <= N; each owns N/M sockets (default 2)" },
+	{ "threads", OPT_THREADS, "M", 0, "Worker threads, M <= N; each owns N/M sockets (default 2, or N if less)" },
 	{ "balance", OPT_BALANCE, "POLICY", 0, "random | roundrobin | hash (default random)" },
 	{ "rcvbuf", OPT_RCVBUF, "BYTES", 0, "Kernel receive buffer per socket, K/M/G suffixes (default: kernel's)" },
 	{ "batch", OPT_BATCH, "N", 0, "recvmmsg batch, the fetch limit (default 64)" },
-	{ "output", OPT_OUTPUT, "DEST", 0, "null | stdout | file:PATH | tcp:HOST:PORT | kafka:HOST:PORT[,HOST:PORT...]/TOPIC (default null)" },
+	{ "output", OPT_OUTPUT, "DEST", 0, "null | stdout | file:PATH | tcp:HOST:PORT | kafka:HOST:PORT[,HOST:PORT...]/TOPIC (default stdout)" },
 	{ "format", OPT_FORMAT, "FMT", 0, "raw | json | rfc5424 (default raw)" },
 	{ "summary", OPT_SUMMARY, "PATH", 0, "Write the JSON summary here at exit" },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Exit by itself after this long" },
@@ -59,6 +60,7 @@ static const struct argp_option options[] = {
 	{ "drain-timeout", OPT_DRAIN_TIMEOUT, "SECONDS", 0, "At exit, wait this long for outstanding Kafka deliveries (default 10)" },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1)" },
 	{ "verbose", OPT_VERBOSE, NULL, 0, "Verbose output, with libbpf's debug log" },
+	{ "user", OPT_USER, "USER", 0, "Once the sockets are bound and BPF loaded, run as USER with no capabilities" },
 	{},
 };
 
@@ -73,10 +75,10 @@ static void config_defaults(struct config *c)
 	memset(c, 0, sizeof(*c));
 	snprintf(c->listen, sizeof(c->listen), "127.0.0.1:5514");
 	c->sockets = 4;
-	c->threads = 2;
+	c->threads = 0;		/* not given: 2, or --sockets if fewer (ARGP_KEY_END) */
 	c->balance = BALANCE_RANDOM;
 	c->batch = 64;
-	c->output = OUTPUT_NULL;
+	c->output = OUTPUT_STDOUT;	/* someone who starts it and sends a message sees it */
 	c->format = FORMAT_RAW;
 	c->window = 10000;
 	c->window_bytes = 64ULL << 20;
@@ -286,9 +288,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_VERBOSE:
 		c->verbose = true;
 		break;
+	case OPT_USER:
+		if (!*arg || strlen(arg) >= sizeof(c->user))
+			FAIL("--user %s: expected a user name or number", arg);
+		snprintf(c->user, sizeof(c->user), "%s", arg);
+		break;
 	case ARGP_KEY_ARG:
 		FAIL("unexpected argument '%s' (every setting is a --flag)", arg);
 	case ARGP_KEY_END:
+		if (!c->threads)
+			c->threads = c->sockets < 2 ? c->sockets : 2;
 		if (c->threads > c->sockets)
 			FAIL("--threads %u is more than --sockets %u: each thread owns at least one socket",
 			     c->threads, c->sockets);
@@ -300,6 +309,20 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
+}
+
+const char *config_output_name(const struct config *c, char *buf, size_t len)
+{
+	static const char *const kinds[] = {
+		[OUTPUT_NULL] = "null", [OUTPUT_STDOUT] = "stdout",
+		[OUTPUT_FILE] = "file", [OUTPUT_TCP] = "tcp", [OUTPUT_KAFKA] = "kafka",
+	};
+
+	if (c->output_arg[0])
+		snprintf(buf, len, "%s:%s", kinds[c->output], c->output_arg);
+	else
+		snprintf(buf, len, "%s", kinds[c->output]);
+	return buf;
 }
 
 int config_parse(struct config *c, int argc, char **argv, unsigned int flags, char *err, size_t errlen)

@@ -46,6 +46,7 @@ struct config {
 	char kafka_opts[CONFIG_MAX_KAFKA_OPTS][CONFIG_KAFKA_OPT_LEN];
 	double drain_timeout;		/* seconds to wait for outstanding deliveries at exit */
 	char metrics[128];		/* --metrics ADDR:PORT, "" = none */
+	char user[64];			/* --user: run as this user once started; "" = stay */
 };
 
 /*
@@ -55,5 +56,8 @@ struct config {
  * naming the flag.
  */
 int config_parse(struct config *c, int argc, char **argv, unsigned int flags, char *err, size_t errlen);
+
+/* The output as given: "null", "stdout", "file:PATH", "tcp:HOST:PORT", "kafka:...". */
+const char *config_output_name(const struct config *c, char *buf, size_t len);
 
 #endif

@@ -6,6 +6,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,7 +73,7 @@ int main(int argc, char **argv)
 	static struct receiver r;
 	struct http_metrics *metrics = NULL;
 	struct config cfg;
-	char err_msg[256];
+	char err_msg[256], where[PATH_MAX + 16];
 	pthread_t watcher;
 	int err, ret = 1;
 
@@ -106,7 +107,13 @@ int main(int argc, char **argv)
 		r.group.n, cfg.threads, balance_policy_name(cfg.balance));
 	if (metrics && metrics_start(metrics, &r))
 		goto cleanup;
-	fprintf(stderr, "syslogrx: ready on %s\n", r.group.listen);
+	/* Say where the messages go: a newcomer should not have to guess. */
+	if (cfg.output == OUTPUT_NULL)
+		fprintf(stderr, "syslogrx: ready on %s, discarding messages (--output null)\n",
+			r.group.listen);
+	else
+		fprintf(stderr, "syslogrx: ready on %s, writing %s lines to %s\n", r.group.listen,
+			format_name(cfg.format), config_output_name(&cfg, where, sizeof(where)));
 	if (metrics)
 		fprintf(stderr, "syslogrx: metrics on http://%s/metrics\n",
 			http_metrics_address(metrics));

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +13,36 @@
  * never stops, "drain until empty" would never end. */
 #define FINAL_DRAIN_MS 2000
 
+/* A newcomer without privileges learns the one setting that needs none. */
+static void say_unprivileged_way(int err, const char *caps)
+{
+	if (err == -EPERM || err == -EACCES)
+		pr_warn("without %s: --balance hash --no-trace needs no privilege "
+			"(the kernel's hash, no drop counts)\n", caps);
+}
+
+/* --user: looked up first, so a wrong name or a missing privilege is said
+ * before anything is bound. */
+static int lookup_user(const char *name, struct caps_user *u)
+{
+	int err = caps_user_lookup(name, u);
+
+	if (err == -ENOENT) {
+		pr_warn("--user %s: no such user\n", name);
+		return -EINVAL;
+	}
+	if (err) {
+		pr_warn("--user %s: %s\n", name, strerror(-err));
+		return err;
+	}
+	if (!caps_is_user(u) && (!caps_have(CAP_SETUID) || !caps_have(CAP_SETGID))) {
+		pr_warn("--user %s: switching user needs CAP_SETUID and CAP_SETGID (run as root, "
+			"or start as that user with the capabilities instead)\n", name);
+		return -EPERM;
+	}
+	return 0;
+}
+
 static int setup_balancer(struct receiver *r)
 {
 	struct socket_group *g = &r->group;
@@ -21,8 +52,11 @@ static int setup_balancer(struct receiver *r)
 	if (r->cfg->balance == BALANCE_HASH)
 		return 0;
 	r->balancer = balancer_open(r->cfg->balance, g->n);
-	if (!r->balancer)
-		return -errno;
+	if (!r->balancer) {
+		err = -errno;
+		say_unprivileged_way(err, "CAP_BPF");
+		return err;
+	}
 	cookies = calloc(g->n, sizeof(*cookies));
 	if (!cookies)
 		return -ENOMEM;
@@ -52,8 +86,9 @@ static int open_tracer(struct receiver *r, uint16_t port)
 	if (!r->tracer) {
 		int err = -errno;
 
-		if (err != -EPERM)
+		if (err != -EPERM && err != -EACCES)
 			pr_warn("tracer: %s (--no-trace runs without it)\n", strerror(-err));
+		say_unprivileged_way(err, "CAP_BPF and CAP_PERFMON");
 		return err;
 	}
 	return 0;
@@ -62,11 +97,17 @@ static int open_tracer(struct receiver *r, uint16_t port)
 int receiver_open(struct receiver *r, const struct config *cfg)
 {
 	struct sockaddr_storage addr;
+	struct caps_user user;
 	socklen_t addrlen;
 	int err, foreign;
 
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
+	if (cfg->user[0]) {
+		err = lookup_user(cfg->user, &user);
+		if (err)
+			return err;
+	}
 	/* The tracer goes first when the port is known, so that no drop between
 	 * bind and attach goes uncounted. */
 	if (cfg->trace && !parse_host_port(cfg->listen, &addr, &addrlen) && sockaddr_port(&addr)) {
@@ -104,9 +145,18 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 	/* Everything privileged is done: sockets bound, rcvbuf forced, BPF
 	 * loaded and attached. Capabilities are per thread: drop them before
 	 * any thread exists, librdkafka's included (sink_open starts those). */
-	err = caps_drop_all();
-	if (err)
-		pr_warn("dropping capabilities: %s (continuing)\n", strerror(-err));
+	if (cfg->user[0]) {
+		err = caps_switch_user(&user);
+		if (err) {
+			pr_warn("--user %s: switching to uid %u gid %u: %s\n", cfg->user,
+				(unsigned int)user.uid, (unsigned int)user.gid, strerror(-err));
+			return err;
+		}
+	} else {
+		err = caps_drop_all();
+		if (err)
+			pr_warn("dropping capabilities: %s (continuing)\n", strerror(-err));
+	}
 	r->sink = sink_open(cfg);
 	if (!r->sink)
 		return -errno;

@@ -42,20 +42,6 @@ static void write_reasons(struct json_writer *w, struct receiver *r, const char 
 	jw_object_end(w);
 }
 
-static const char *output_name(const struct config *c, char *buf, size_t len)
-{
-	static const char *const kinds[] = {
-		[OUTPUT_NULL] = "null", [OUTPUT_STDOUT] = "stdout",
-		[OUTPUT_FILE] = "file", [OUTPUT_TCP] = "tcp", [OUTPUT_KAFKA] = "kafka",
-	};
-
-	if (c->output_arg[0])
-		snprintf(buf, len, "%s:%s", kinds[c->output], c->output_arg);
-	else
-		snprintf(buf, len, "%s", kinds[c->output]);
-	return buf;
-}
-
 static void write_config(struct json_writer *w, const struct config *c)
 {
 	char out[PATH_MAX + 16];
@@ -70,7 +56,7 @@ static void write_config(struct json_writer *w, const struct config *c)
 		jw_null(w, "rcvbuf");
 	jw_u64(w, "window", c->window);
 	jw_u64(w, "window_bytes", c->window_bytes);
-	jw_string(w, "output", output_name(c, out, sizeof(out)));
+	jw_string(w, "output", config_output_name(c, out, sizeof(out)));
 	jw_string(w, "format", format_name(c->format));
 	jw_u64(w, "cost_ns", c->cost_ns);
 	jw_u64(w, "output_rate", c->output_rate);

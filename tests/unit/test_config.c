@@ -28,7 +28,9 @@ static void test_defaults(void **state)
 	assert_int_equal(c.balance, BALANCE_RANDOM);
 	assert_int_equal(c.rcvbuf, 0);
 	assert_int_equal(c.batch, 64);
-	assert_int_equal(c.output, OUTPUT_NULL);
+	/* A newcomer who sends a message sees it. */
+	assert_int_equal(c.output, OUTPUT_STDOUT);
+	assert_string_equal(c.user, "");
 	assert_int_equal(c.format, FORMAT_RAW);
 	assert_true(c.trace);
 	assert_int_equal(c.window, 10000);
@@ -142,6 +144,42 @@ static void test_threads_more_than_sockets(void **state)
 	assert_int_equal(PARSE(&c, "--threads", "2", "--sockets", "2"), 0);
 }
 
+/* The thread count follows the socket count unless given. */
+static void test_threads_follow_sockets(void **state)
+{
+	struct config c;
+	char buf[64];
+
+	assert_int_equal(PARSE(&c, "--sockets", "1"), 0);
+	assert_int_equal(c.threads, 1);
+	assert_int_equal(PARSE(&c, "--sockets", "8"), 0);
+	assert_int_equal(c.threads, 2);
+	assert_int_equal(PARSE(&c, "--threads", "1", "--sockets", "8"), 0);
+	assert_int_equal(c.threads, 1);
+	/* Given, it is checked: never silently lowered. */
+	assert_int_not_equal(PARSE(&c, "--sockets", "1", "--threads", "2"), 0);
+	assert_non_null(strstr(err, "--threads 2 is more than --sockets 1"));
+	assert_int_equal(PARSE(&c, "--output", "file:/tmp/x"), 0);
+	assert_string_equal(config_output_name(&c, buf, sizeof(buf)), "file:/tmp/x");
+	assert_int_equal(PARSE(&c, "--output", "null"), 0);
+	assert_string_equal(config_output_name(&c, buf, sizeof(buf)), "null");
+}
+
+static void test_user(void **state)
+{
+	struct config c;
+	char longname[100];
+
+	assert_int_equal(PARSE(&c, "--user", "nobody"), 0);
+	assert_string_equal(c.user, "nobody");
+	assert_int_not_equal(PARSE(&c, "--user", ""), 0);
+	assert_non_null(strstr(err, "--user"));
+	memset(longname, 'u', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_int_not_equal(PARSE(&c, "--user", longname), 0);
+	assert_non_null(strstr(err, "--user"));
+}
+
 static void test_unknown_flag_and_argument(void **state)
 {
 	struct config c;
@@ -245,6 +283,8 @@ int main(void)
 		cmocka_unit_test(test_size_suffixes),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_threads_more_than_sockets),
+		cmocka_unit_test(test_threads_follow_sockets),
+		cmocka_unit_test(test_user),
 		cmocka_unit_test(test_unknown_flag_and_argument),
 		cmocka_unit_test(test_kafka),
 		cmocka_unit_test(test_kafka_bad),
