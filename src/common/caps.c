@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdbool.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -21,4 +22,14 @@ int caps_drop_all(void)
 	if (syscall(SYS_capset, &hdr, data))
 		return -errno;
 	return 0;
+}
+
+bool caps_effective(int cap)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+
+	if (cap < 0 || cap > CAP_LAST_CAP || syscall(SYS_capget, &hdr, data))
+		return false;
+	return data[cap / 32].effective & (1U << (cap % 32));
 }

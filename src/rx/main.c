@@ -15,6 +15,8 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "net/libbpf_log.h"
+#include "rx/advice_measure.h"
+#include "rx/preflight.h"
 #include "rx/receiver.h"
 #include "rx/stats_line.h"
 #include "rx/summary.h"
@@ -96,7 +98,9 @@ static void *force_watch(void *arg)
 int main(int argc, char **argv)
 {
 	static struct receiver r;
-	struct config cfg;
+	static struct config cfg;	/* large: the env-file's mapping, kafka options */
+	static struct preflight pf;
+	static struct advice adv;
 	char err_msg[256];
 	pthread_t watcher;
 	int err, ret = 1;
@@ -109,13 +113,20 @@ int main(int argc, char **argv)
 	}
 	if (cfg.verbose)
 		log_level = LOG_LEVEL_DEBUG;
+	if (cfg.env_file[0])
+		env_file_report(&cfg.env, cfg.env_file);
 	log_setup_libbpf();
 	if (install_signals()) {
 		pr_warn("sigaction: %s\n", strerror(errno));
 		return 1;
 	}
 
+	preflight_before(&pf, &cfg);
 	err = receiver_open(&r, &cfg);
+	if (!err) {
+		preflight_sockets(&pf, &cfg, &r.group);
+		r.preflight = &pf;
+	}
 	if (err) {
 		/* Bad settings are usage errors (exit 2); the rest are runtime. */
 		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
@@ -137,6 +148,10 @@ int main(int argc, char **argv)
 	ret = err ? 1 : 0;
 	if (summary_check_drops(&r))
 		ret = ret ? ret : 0;	/* reported above; the run itself succeeded */
+	if (!advice_measure(&r, &adv)) {
+		advice_print(&adv);
+		r.advice = &adv;
+	}
 	if (cfg.summary[0] && summary_write(&r, cfg.summary))
 		ret = 1;
 cleanup:

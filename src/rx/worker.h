@@ -49,6 +49,10 @@ struct worker {
 	unsigned int pause_us;		/* the current pause after a small read */
 	unsigned int pause_max_us;	/* its ceiling, from the sockets' rcvbuf */
 	int error;			/* -errno that ended the thread, 0 if none */
+	/* For the sizing advice (rx/advice.c): when datagrams came, and the
+	 * CPU the thread used, final once it is joined. */
+	uint64_t first_ns, last_ns;	/* CLOCK_REALTIME of its first and last read */
+	uint64_t cpu_ns;		/* CLOCK_THREAD_CPUTIME_ID at exit */
 };
 
 /* The largest UDP payload over IPv6 is 65527; one slot holds any datagram. */
