@@ -255,3 +255,34 @@ def test_advice_one_flow_hash_slow_workers(tmp_path, procs):
         flags += ["--threads", threads, "--sockets", max(int(threads), 4)]
     s2, _ = one_flow(tmp_path, procs, "applied.json", *flags)
     assert s2["totals"]["kernel_drops"]["total"] < drops, (drops, s2["totals"])
+
+
+def test_preflight_privileged_port_without_capability(netns):
+    """Port 514 without CAP_NET_BIND_SERVICE: the warning names the
+    capability and the sysctl before the bind fails (in a namespace: 514 is
+    nobody else's there)."""
+    start = sysctl("net.ipv4.ip_unprivileged_port_start", netns)[0]
+    assert start > 514
+    r = run_cmd(["ip", "netns", "exec", netns, "setpriv", "--inh-caps", "-net_bind_service",
+                 "--bounding-set", "-net_bind_service", binary("syslogrx"),
+                 "--listen", "127.0.0.1:514", "--balance", "hash", "--no-trace",
+                 "--duration", "0.3"])
+    assert r.returncode != 0
+    assert (f"pre-flight port: WARNING: port 514 is below net.ipv4.ip_unprivileged_port_start "
+            f"({start}) and CAP_NET_BIND_SERVICE is missing") in r.stderr
+    assert "sysctl -w net.ipv4.ip_unprivileged_port_start=514" in r.stderr
+
+
+def test_preflight_window_above_memavailable(tmp_path, procs):
+    with open("/proc/meminfo") as f:
+        avail = next(int(l.split()[1]) * 1024 for l in f if l.startswith("MemAvailable:"))
+    if avail >= 64 << 30:
+        pytest.skip("MemAvailable is above --window-bytes' most (64G)")
+    port = free_udp_port()
+    rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--window-bytes", "64G",
+                  "--balance", "hash", "--no-trace", "--duration", "0.3")
+    s, err = stop_rx(rx)
+    row = preflight(s, "window_memory")
+    assert row["ok"] is False and row["fix"].startswith("--window-bytes ")
+    assert "pre-flight window_memory: WARNING" in err
+    assert all(c["ok"] for c in s["preflight"] if c["check"] != "window_memory"), s["preflight"]
