@@ -81,7 +81,7 @@ static void advise_udp_mem(const struct advice_input *in, struct advice *a, uint
 
 struct worker_load {
 	uint64_t offered, received, drops;
-	double cpu_s;
+	double busy_s;
 };
 
 /* A burst the workers kept up with on average: more room to hold it. */
@@ -162,7 +162,7 @@ static void advise_cpu(const struct advice_input *in, struct advice *a,
 	if (in->balance == BALANCE_HASH && in->nworkers > 1 && share > CONCENTRATED / in->nworkers) {
 		add(a, "flag", "--balance", "random", "the kernel's hash put %.0f%% of the datagrams "
 		    "on worker %u's socket(s) (one flow goes to one socket), more than it drains "
-		    "(%.0f/s offered, %.0f/s per CPU second); random spreads them over all %u "
+		    "(%.0f/s offered, %.0f/s per busy second); random spreads them over all %u "
 		    "workers", share * 100, busiest, wl[busiest].offered / in->active_seconds,
 		    capacity, in->nworkers);
 	}
@@ -172,7 +172,7 @@ static void advise_cpu(const struct advice_input *in, struct advice *a,
 	if (need > in->nworkers) {
 		snprintf(v, sizeof(v), "%u", need);
 		add(a, "flag", "--threads", v, "%.0f datagrams/s offered in all, a worker drains "
-		    "%.0f/s per CPU second: %u workers (x%.2f headroom)%s%s", total_rate, capacity,
+		    "%.0f/s per busy second: %u workers (x%.2f headroom)%s%s", total_rate, capacity,
 		    need, THREADS_MARGIN, need > in->nsocks ? ", and as many --sockets" : "",
 		    in->ncpus && need > in->ncpus ? "; more than this machine's CPUs: make each "
 		    "message cheaper (output, format) or add a machine" : "");
@@ -185,7 +185,7 @@ static void advise_buffer_drops(const struct advice_input *in, struct advice *a,
 {
 	struct worker_load wl[64] = {};
 	unsigned int nw = in->nworkers < 64 ? in->nworkers : 64, busiest = 0;
-	double total = 0, cpu = 0, rx = 0, capacity;
+	double total = 0, busy = 0, rx = 0, capacity;
 	bool overloaded = false;
 
 	if (!nw || in->active_seconds <= 0)
@@ -198,23 +198,23 @@ static void advise_buffer_drops(const struct advice_input *in, struct advice *a,
 		w->drops += in->socks[i].drops_rcvbuf;
 	}
 	for (unsigned int t = 0; t < nw; t++) {
-		wl[t].cpu_s = in->worker_cpu_ns ? in->worker_cpu_ns[t] / 1e9 : 0;
+		wl[t].busy_s = in->worker_busy_ns ? in->worker_busy_ns[t] / 1e9 : 0;
 		total += wl[t].offered;
-		if (wl[t].received && wl[t].cpu_s > 0) {
+		if (wl[t].received && wl[t].busy_s > 0) {
 			rx += wl[t].received;
-			cpu += wl[t].cpu_s;
+			busy += wl[t].busy_s;
 		}
 		if (wl[t].offered > wl[busiest].offered)
 			busiest = t;
 		/* Offered over the time traffic came, against what it drains per
-		 * CPU second: above, no buffer would have been enough. */
-		if (wl[t].drops && wl[t].cpu_s > 0 &&
-		    wl[t].offered / in->active_seconds > wl[t].received / wl[t].cpu_s)
+		 * busy second: above, no buffer would have been enough. */
+		if (wl[t].drops && wl[t].busy_s > 0 &&
+		    wl[t].offered / in->active_seconds > wl[t].received / wl[t].busy_s)
 			overloaded = true;
 	}
-	if (!overloaded || !cpu)
+	if (!overloaded || !busy)
 		return advise_room(in, a, drops);
-	capacity = rx / cpu;
+	capacity = rx / busy;
 	advise_cpu(in, a, wl, total / in->active_seconds, capacity, busiest);
 }
 

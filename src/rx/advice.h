@@ -10,7 +10,7 @@
  *  - PROTO_MEM drops: the machine's UDP memory (net.ipv4.udp_mem) ran out;
  *  - buffer-full drops (SOCKET_RCVBUFF), per worker: the datagrams offered to
  *    its sockets (received + dropped) over the time traffic came, against what
- *    it drains per CPU second. Above: a sustained overload: more threads, or
+ *    it drains per busy second. Above: a sustained overload: more threads, or
  *    --balance random when the kernel's hash put one flow on one worker's
  *    socket. Below (it kept up on average): a burst: a larger --rcvbuf, sized
  *    from the queue's high-water mark plus the bytes that did not fit, or a
@@ -41,7 +41,7 @@ struct advice_input {
 	enum balance_policy balance;
 	bool traced;			/* drops were counted (not --no-trace) */
 	const struct advice_sock *socks;
-	const uint64_t *worker_cpu_ns;	/* CPU each worker used */
+	const uint64_t *worker_busy_ns;	/* time each worker spent handling reads */
 	double active_seconds;		/* from the first datagram read to the last */
 	uint64_t selection_failures;
 	uint64_t window, window_bytes;	/* the bounds in force */

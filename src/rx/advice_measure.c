@@ -25,7 +25,7 @@ int advice_measure(struct receiver *r, struct advice *out)
 	const struct config *c = r->cfg;
 	unsigned int n = r->group.n, nw = r->wsh.nr_workers ? r->wsh.nr_workers : c->threads;
 	struct advice_sock *socks = calloc(n ? n : 1, sizeof(*socks));
-	uint64_t *cpu = calloc(nw ? nw : 1, sizeof(*cpu));
+	uint64_t *busy = calloc(nw ? nw : 1, sizeof(*busy));
 	uint64_t *steered = calloc(n ? n : 1, sizeof(*steered));
 	struct advice_input in = {};
 	struct window_stats ws;
@@ -34,9 +34,9 @@ int advice_measure(struct receiver *r, struct advice *out)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	memset(out, 0, sizeof(*out));
-	if (!socks || !cpu || !steered) {
+	if (!socks || !busy || !steered) {
 		free(socks);
-		free(cpu);
+		free(busy);
 		free(steered);
 		return -ENOMEM;
 	}
@@ -60,7 +60,7 @@ int advice_measure(struct receiver *r, struct advice *out)
 	for (unsigned int t = 0; t < nw && r->workers; t++) {
 		const struct worker *w = &r->workers[t];
 
-		cpu[t] = w->cpu_ns;
+		busy[t] = w->busy_ns;
 		if (w->first_ns && (!first || w->first_ns < first))
 			first = w->first_ns;
 		if (w->last_ns > last)
@@ -70,7 +70,7 @@ int advice_measure(struct receiver *r, struct advice *out)
 	in = (struct advice_input){
 		.nsocks = n, .nworkers = nw, .ncpus = cpus > 0 ? cpus : 0,
 		.balance = c->balance, .traced = r->tracer != NULL, .socks = socks,
-		.worker_cpu_ns = cpu, .active_seconds = last > first ? (last - first) / 1e9 : 0,
+		.worker_busy_ns = busy, .active_seconds = last > first ? (last - first) / 1e9 : 0,
 		.window = ws.size, .window_bytes = ws.size_bytes, .window_hwm = ws.hwm,
 		.window_full_seconds = ws.full_seconds, .page_size = sysconf(_SC_PAGESIZE),
 	};
@@ -81,7 +81,7 @@ int advice_measure(struct receiver *r, struct advice *out)
 		memset(in.udp_mem, 0, sizeof(in.udp_mem));
 	advice_compute(&in, out);
 	free(socks);
-	free(cpu);
+	free(busy);
 	free(steered);
 	return 0;
 }

@@ -197,7 +197,7 @@ def test_advice_burst_rcvbuf_applied_drops_nothing(tmp_path, procs):
     """loggen's bursty start at 9,000/s into the default rcvbuf drops a
     little; the advised --rcvbuf, parsed from that run's summary, takes the
     same load without a drop."""
-    for attempt in range(3):
+    for attempt in range(5):
         port = free_udp_port()
         rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", "4",
                       "--threads", "2", prefix=NICE, name=f"burst{attempt}.json")
@@ -207,7 +207,7 @@ def test_advice_burst_rcvbuf_applied_drops_nothing(tmp_path, procs):
         assert s["totals"]["received"] + drops == sent
         if drops:
             break
-    assert drops > 0, "three runs at 9,000/s with the default rcvbuf and not a drop"
+    assert drops > 0, "five runs at 9,000/s with the default rcvbuf and not a drop"
     assert drops < sent * 0.2, "a little, not an overload"
     value = advised(s, "--rcvbuf")
     assert value, s["advice"]

@@ -18,11 +18,11 @@ static const struct advice_item *find(const struct advice *a, const char *name)
 }
 
 /* Four sockets, two workers, 10 s of traffic, 4 KiB pages. */
-static struct advice_input base(struct advice_sock *s, uint64_t *cpu)
+static struct advice_input base(struct advice_sock *s, uint64_t *busy)
 {
 	return (struct advice_input){
 		.nsocks = 4, .nworkers = 2, .ncpus = 2, .balance = BALANCE_RANDOM, .traced = true,
-		.socks = s, .worker_cpu_ns = cpu, .active_seconds = 10,
+		.socks = s, .worker_busy_ns = busy, .active_seconds = 10,
 		.window = 10000, .window_bytes = 64 << 20, .rmem_max = 212992,
 		.udp_mem = { 100000, 150000, 200000 }, .page_size = 4096,
 	};
@@ -31,21 +31,21 @@ static struct advice_input base(struct advice_sock *s, uint64_t *cpu)
 static void test_no_drops_no_advice(void **state)
 {
 	struct advice_sock s[4] = { { .received = 1000 }, { .received = 1000 } };
-	uint64_t cpu[2] = { 1000000, 1000000 };
-	struct advice_input in = base(s, cpu);
+	uint64_t busy[2] = { 1000000, 1000000 };
+	struct advice_input in = base(s, busy);
 	struct advice a;
 
 	advice_compute(&in, &a);
 	assert_int_equal(a.n, 0);
 }
 
-/* Workers drained 100,000/s per CPU second and were offered 9,000/s: the
+/* Workers drained 100,000/s per busy second and were offered 9,000/s: the
  * drops were a burst; the rcvbuf must hold hwm + what did not fit, x2. */
 static void test_burst_wants_rcvbuf(void **state)
 {
 	struct advice_sock s[4];
-	uint64_t cpu[2] = { 450000000, 450000000 };	/* 0.45 s each for 45,000 msgs */
-	struct advice_input in = base(s, cpu);
+	uint64_t busy[2] = { 450000000, 450000000 };	/* 0.45 s each for 45,000 msgs */
+	struct advice_input in = base(s, busy);
 	const struct advice_item *it;
 	struct advice a;
 
@@ -70,8 +70,8 @@ static void test_burst_wants_rcvbuf(void **state)
 static void test_burst_without_drop_bytes(void **state)
 {
 	struct advice_sock s[4] = {};
-	uint64_t cpu[2] = { 100000000, 100000000 };
-	struct advice_input in = base(s, cpu);
+	uint64_t busy[2] = { 100000000, 100000000 };
+	struct advice_input in = base(s, busy);
 	struct advice a;
 
 	s[0] = (struct advice_sock){ .received = 10000, .bytes = 10000 * 1000ULL, .rcvbuf = 212992,
@@ -82,12 +82,12 @@ static void test_burst_without_drop_bytes(void **state)
 }
 
 /* One flow hashed onto worker 1's socket, 13,000/s offered, 10,000/s drained
- * per CPU second: random over two workers (20,000/s) holds it. */
+ * per busy second: random over two workers (20,000/s) holds it. */
 static void test_hash_one_flow_wants_random(void **state)
 {
 	struct advice_sock s[4] = {};
-	uint64_t cpu[2] = { 0, 10000000000ULL };	/* worker 1 busy the whole 10 s */
-	struct advice_input in = base(s, cpu);
+	uint64_t busy[2] = { 0, 10000000000ULL };	/* worker 1 busy the whole 10 s */
+	struct advice_input in = base(s, busy);
 	const struct advice_item *it;
 	struct advice a;
 
@@ -106,8 +106,8 @@ static void test_hash_one_flow_wants_random(void **state)
 static void test_hash_one_flow_wants_random_and_threads(void **state)
 {
 	struct advice_sock s[4] = {};
-	uint64_t cpu[2] = { 0, 10000000000ULL };
-	struct advice_input in = base(s, cpu);
+	uint64_t busy[2] = { 0, 10000000000ULL };
+	struct advice_input in = base(s, busy);
 	struct advice a;
 
 	in.balance = BALANCE_HASH;
@@ -124,12 +124,12 @@ static void test_hash_one_flow_wants_random_and_threads(void **state)
 static void test_random_overload_wants_threads(void **state)
 {
 	struct advice_sock s[4];
-	uint64_t cpu[2] = { 10000000000ULL, 10000000000ULL };
-	struct advice_input in = base(s, cpu);
+	uint64_t busy[2] = { 10000000000ULL, 10000000000ULL };
+	struct advice_input in = base(s, busy);
 	const struct advice_item *it;
 	struct advice a;
 
-	/* 25,000/s offered in all; each worker drains 10,000/s per CPU second. */
+	/* 25,000/s offered in all; each worker drains 10,000/s per busy second. */
 	for (int i = 0; i < 4; i++)
 		s[i] = (struct advice_sock){ .received = 50000, .rcvbuf = 212992, .drops = 12500,
 					     .drops_rcvbuf = 12500 };
@@ -144,8 +144,8 @@ static void test_random_overload_wants_threads(void **state)
 static void test_proto_mem_wants_udp_mem(void **state)
 {
 	struct advice_sock s[4] = {};
-	uint64_t cpu[2] = { 1000000, 1000000 };
-	struct advice_input in = base(s, cpu);
+	uint64_t busy[2] = { 1000000, 1000000 };
+	struct advice_input in = base(s, busy);
 	const struct advice_item *it;
 	struct advice a;
 
@@ -164,8 +164,8 @@ static void test_proto_mem_wants_udp_mem(void **state)
 static void test_selection_failures_are_a_bug(void **state)
 {
 	struct advice_sock s[4] = {};
-	uint64_t cpu[2] = {};
-	struct advice_input in = base(s, cpu);
+	uint64_t busy[2] = {};
+	struct advice_input in = base(s, busy);
 	struct advice a;
 
 	in.selection_failures = 3;
@@ -179,8 +179,8 @@ static void test_selection_failures_are_a_bug(void **state)
 static void test_window_full_wants_window(void **state)
 {
 	struct advice_sock s[4] = {};
-	uint64_t cpu[2] = { 100000000, 100000000 };
-	struct advice_input in = base(s, cpu);
+	uint64_t busy[2] = { 100000000, 100000000 };
+	struct advice_input in = base(s, busy);
 	struct advice a;
 
 	s[0] = (struct advice_sock){ .received = 20000, .rcvbuf = 212992, .drops = 3000,
@@ -195,8 +195,8 @@ static void test_window_full_wants_window(void **state)
 static void test_untraced_gives_no_drop_advice(void **state)
 {
 	struct advice_sock s[4] = { { .drops = 10, .drops_rcvbuf = 10 } };
-	uint64_t cpu[2] = {};
-	struct advice_input in = base(s, cpu);
+	uint64_t busy[2] = {};
+	struct advice_input in = base(s, busy);
 	struct advice a;
 
 	in.traced = false;
