@@ -150,7 +150,9 @@ int main(int argc, char **argv)
 		ret = ret ? ret : 0;	/* reported above; the run itself succeeded */
 	if (!advice_measure(&r, &adv)) {
 		advice_print(&adv);
-		r.advice = &adv;
+		/* Without the tracer no drop was counted: no advice is not "none needed". */
+		if (r.tracer || adv.n)
+			r.advice = &adv;
 	}
 	if (cfg.summary[0] && summary_write(&r, cfg.summary))
 		ret = 1;
