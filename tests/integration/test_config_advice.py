@@ -2,22 +2,22 @@
 warned), pre-flight warnings against the kernel's limits, and advice after a
 loss that, applied to the same load, removes the drops it explains.
 
-The advice tests run the receiver with a higher priority in both runs (nice
--10; SCHED_FIFO for the CPU-bound one): other tests share the 2 cores, and a
-receiver starved by them drops whatever its settings, which is not the load
-the advice is about."""
+The advice tests run the receiver SCHED_FIFO in both runs: other tests share
+the 2 cores, and a receiver starved by them for a varying time drops
+whatever its settings, which is not the load the advice is about."""
 import json
 import os
 import re
+import signal
 import subprocess
+import time
 import uuid
 
 import pytest
 
 from conftest import Proc, binary, free_udp_port, read_json, run_cmd
 
-NICE = ["nice", "-n", "-10"]
-FIFO = ["chrt", "-f", "1"]     # bounded: 2 s of load, ~1.1 cores
+FIFO = ["chrt", "-f", "1"]     # bounded: 2-3 s of load, at most ~1.1 cores
 
 
 def start_rx(tmp_path, procs, *args, prefix=(), name="summary.json"):
@@ -178,13 +178,29 @@ def test_preflight_sockets_times_rcvbuf_above_udp_mem(tmp_path, procs):
     assert preflight(s, "rcvbuf")["ok"] is True    # forced: CAP_NET_ADMIN
 
 
-def loggen(port, rate, seconds, size):
-    r = run_cmd(["loggen", "--inet", "--dgram", "--rate", str(rate), "--interval", str(seconds),
-                 "--size", str(size), "--active-connections", "1", "127.0.0.1", str(port)],
-                timeout=seconds + 30)
-    out = r.stdout + r.stderr
+def loggen(port, rate, seconds, size, stall=None):
+    """loggen's one flow; with stall=(after, pid, length) the receiver is
+    stopped (SIGSTOP) for `length` seconds, `after` seconds into the load."""
+    p = subprocess.Popen(["loggen", "--inet", "--dgram", "--rate", str(rate), "--interval",
+                          str(seconds), "--size", str(size), "--active-connections", "1",
+                          "127.0.0.1", str(port)], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    try:
+        if stall:
+            after, pid, length = stall
+            time.sleep(after)
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                time.sleep(length)
+            finally:
+                os.kill(pid, signal.SIGCONT)
+        out, _ = p.communicate(timeout=seconds + 30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
     m = re.search(r"average rate.*count=(\d+)", out)
-    assert r.returncode == 0 and m, out
+    assert p.returncode == 0 and m, out
     return int(m.group(1))
 
 
@@ -193,31 +209,39 @@ def advised(summary, flag):
     return items[0]["value"] if items else None
 
 
+# What makes a receiver drop at 9,000/s (SC4S measured 0.2% there) is not the
+# rate but a stall of the drain: here, where the receiver keeps up with
+# loggen's start burst (queue high-water mark ~50K of 208K), the scheduler's
+# stalls are what overflow the default buffer, and their length varies with
+# whatever else runs. The test makes the stall the same in both runs: the
+# receiver runs SCHED_FIFO (no other stall) and is stopped for 100 ms, 1 s
+# into the load.
+STALL = 0.1
+
+
 def test_advice_burst_rcvbuf_applied_drops_nothing(tmp_path, procs):
-    """loggen's bursty start at 9,000/s into the default rcvbuf drops a
-    little; the advised --rcvbuf, parsed from that run's summary, takes the
-    same load without a drop."""
-    for attempt in range(5):
-        port = free_udp_port()
-        rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", "4",
-                      "--threads", "2", prefix=NICE, name=f"burst{attempt}.json")
-        sent = loggen(port, 9000, 3, 1000)
-        s, err = stop_rx(rx)
-        drops = s["totals"]["kernel_drops"]["total"]
-        assert s["totals"]["received"] + drops == sent
-        if drops:
-            break
-    assert drops > 0, "five runs at 9,000/s with the default rcvbuf and not a drop"
-    assert drops < sent * 0.2, "a little, not an overload"
+    """loggen's bursty start at 9,000/s into the default rcvbuf, with a
+    100 ms stall of the drain, drops a little; the advised --rcvbuf, parsed
+    from that run's summary, takes the same load and stall without a drop."""
+    port = free_udp_port()
+    rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", "4",
+                  "--threads", "2", prefix=FIFO, name="burst.json")
+    sent = loggen(port, 9000, 3, 1000, stall=(1.0, rx.p.pid, STALL))
+    s, err = stop_rx(rx)
+    drops = s["totals"]["kernel_drops"]["total"]
+    assert s["totals"]["received"] + drops == sent
+    assert 0 < drops < sent * 0.05, "a little"
     value = advised(s, "--rcvbuf")
     assert value, s["advice"]
     assert f"advice: --rcvbuf {value}:" in err
     assert advised(s, "--threads") is None and advised(s, "--balance") is None
+    print(f"burst: {drops} of {sent} dropped, hwm {[k['queue_hwm_bytes'] for k in s['sockets']]}, "
+          f"advice --rcvbuf {value}")
 
     port = free_udp_port()
     rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", "4",
-                  "--threads", "2", "--rcvbuf", value, prefix=NICE, name="applied.json")
-    sent = loggen(port, 9000, 3, 1000)
+                  "--threads", "2", "--rcvbuf", value, prefix=FIFO, name="applied.json")
+    sent = loggen(port, 9000, 3, 1000, stall=(1.0, rx.p.pid, STALL))
     s2, err2 = stop_rx(rx)
     assert s2["totals"]["kernel_drops"]["total"] == 0, (value, s2["sockets"])
     assert s2["totals"]["received"] == sent
@@ -254,6 +278,7 @@ def test_advice_one_flow_hash_slow_workers(tmp_path, procs):
     if threads:
         flags += ["--threads", threads, "--sockets", max(int(threads), 4)]
     s2, _ = one_flow(tmp_path, procs, "applied.json", *flags)
+    print(f"one flow: {drops} dropped with hash, {s2['totals']['kernel_drops']['total']} with {flags}")
     assert s2["totals"]["kernel_drops"]["total"] < drops, (drops, s2["totals"])
 
 
