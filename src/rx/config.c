@@ -324,7 +324,8 @@ static const struct argp argp = { options, parse_arg, NULL, doc };
 
 static const struct argp_option *option_named(const char *name)
 {
-	for (const struct argp_option *o = options; o->name || o->key; o++)
+	/* argp's own end mark: a group header has a doc and no name. */
+	for (const struct argp_option *o = options; o->name || o->key || o->doc; o++)
 		if (o->name && !strcmp(o->name, name))
 			return o;
 	return NULL;

@@ -60,7 +60,7 @@ static int collect(const char *name, const char *value, bool has_value, unsigned
 		rd->k[i].line = line;
 		return 0;
 	}
-	/* Listed once each, as long as the line has room. */
+	/* Listed by name, as long as the line has room. */
 	if (strlen(m->ignored) + strlen(name) + 3 < sizeof(m->ignored)) {
 		size_t len = strlen(m->ignored);
 
