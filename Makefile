@@ -98,6 +98,10 @@ TEST_LAYERS       := net gen syslog common
 TEST_LIBS         := $(LIBBPF_LIBS) -lpthread -lm -lcmocka
 test_config_LAYERS := rx net syslog common
 test_config_LIBS  := $(KAFKA_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lpthread -lm -lcmocka
+test_config_file_LAYERS := $(test_config_LAYERS)
+test_config_file_LIBS := $(test_config_LIBS)
+test_advice_LAYERS := rx common
+test_advice_LIBS  := -lm -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <grp.h>
+#include <stdbool.h>
 #include <linux/capability.h>
 #include <pwd.h>
 #include <stdio.h>

@@ -236,6 +236,7 @@ static void merge_info(const struct tracer *t, const void *values, struct tracer
 			(const void *)((const char *)values + cpu * stride);
 
 		s->enqueue_failures += v->enqueue_failures;
+		s->enqueue_failure_bytes += v->enqueue_failure_bytes;
 		if (v->queue_hwm_bytes > s->queue_hwm_bytes) {
 			s->queue_hwm_bytes = v->queue_hwm_bytes;
 			s->rcvbuf = v->rcvbuf;
@@ -337,6 +338,7 @@ static int gather_info(struct tracer *t, const void *key, const void *values, vo
 	r->info.queue_hwm_bytes = s.queue_hwm_bytes;
 	r->info.rcvbuf = s.rcvbuf;
 	r->info.enqueue_failures = s.enqueue_failures;
+	r->info.enqueue_failure_bytes = s.enqueue_failure_bytes;
 	return 0;
 }
 
@@ -379,6 +381,7 @@ int tracer_for_each_socket(struct tracer *t,
 				s->queue_hwm_bytes = r->info.queue_hwm_bytes;
 				s->rcvbuf = r->info.rcvbuf;
 				s->enqueue_failures = r->info.enqueue_failures;
+				s->enqueue_failure_bytes = r->info.enqueue_failure_bytes;
 			} else {
 				add_drop(s, r->reason, r->count);
 			}

@@ -3,10 +3,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "common/array.h"
 #include "net/balancer.h"
 #include "rx/config.h"
+#include "rx/config_file.h"
 #include "common/parse_num.h"
 #include "net/http_metrics.h"
 
@@ -38,6 +40,9 @@ enum {
 	OPT_USER = 400,
 };
 
+/* Files of settings (issue 12); their own range, so flags added above never collide. */
+enum { OPT_CONFIG = 1024, OPT_ENV_FILE, OPT_KEY_MAX };
+
 static const struct argp_option options[] = {
 	{ "listen", OPT_LISTEN, "ADDR:PORT", 0, "Address to receive on (default 127.0.0.1:5514)" },
 	{ "sockets", OPT_SOCKETS, "N", 0, "SO_REUSEPORT sockets in the group (default 4)" },
@@ -61,13 +66,21 @@ static const struct argp_option options[] = {
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1)" },
 	{ "verbose", OPT_VERBOSE, NULL, 0, "Verbose output, with libbpf's debug log" },
 	{ "user", OPT_USER, "USER", 0, "Once the sockets are bound and BPF loaded, run as USER with no capabilities" },
+	{ "config", OPT_CONFIG, "PATH", 0, "Settings file: `name = value` per line, long flag names; flags given here win" },
+	{ "env-file", OPT_ENV_FILE, "PATH", 0, "SC4S's env_file: its UDP settings mapped onto these flags (below --config)" },
 	{},
 };
+
+/* Where a setting came from, in precedence order. */
+enum layer { LAYER_DEFAULT, LAYER_ENV, LAYER_CONFIG, LAYER_CMDLINE };
 
 struct parse_state {
 	struct config *c;
 	char *err;
 	size_t errlen;
+	enum layer layer;		/* being applied */
+	bool final;			/* the last pass: check the whole */
+	unsigned char set_by[OPT_KEY_MAX];	/* enum layer that last set each key */
 };
 
 static void config_defaults(struct config *c)
@@ -293,9 +306,26 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			FAIL("--user %s: expected a user name or number", arg);
 		snprintf(c->user, sizeof(c->user), "%s", arg);
 		break;
+	case OPT_CONFIG:
+		if (ps->layer != LAYER_CMDLINE)
+			FAIL("--config %s: only on the command line", arg);
+		if (!*arg || strlen(arg) >= sizeof(c->config_file))
+			FAIL("--config %s: expected a file path", arg);
+		snprintf(c->config_file, sizeof(c->config_file), "%s", arg);
+		break;
+	case OPT_ENV_FILE:
+		if (ps->layer == LAYER_ENV)
+			FAIL("--env-file %s: not inside an env file", arg);
+		if (!*arg || strlen(arg) >= sizeof(c->env_file))
+			FAIL("--env-file %s: expected a file path", arg);
+		snprintf(c->env_file, sizeof(c->env_file), "%s", arg);
+		break;
 	case ARGP_KEY_ARG:
 		FAIL("unexpected argument '%s' (every setting is a --flag)", arg);
 	case ARGP_KEY_END:
+		/* Settings still to come from other layers may make it whole. */
+		if (!ps->final)
+			break;
 		if (!c->threads)
 			c->threads = c->sockets < 2 ? c->sockets : 2;
 		if (c->threads > c->sockets)
@@ -308,6 +338,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
+	if (key >= 0 && key < OPT_KEY_MAX)
+		ps->set_by[key] = ps->layer;
 	return 0;
 }
 
@@ -325,19 +357,201 @@ const char *config_output_name(const struct config *c, char *buf, size_t len)
 	return buf;
 }
 
-int config_parse(struct config *c, int argc, char **argv, unsigned int flags, char *err, size_t errlen)
+static const struct argp argp = { options, parse_arg, NULL, doc };
+
+static const struct argp_option *option_named(const char *name)
 {
-	static const struct argp argp = { options, parse_arg, NULL, doc };
-	struct parse_state ps = { c, err, errlen };
+	/* argp's own end mark: a group header has a doc and no name. */
+	for (const struct argp_option *o = options; o->name || o->key || o->doc; o++)
+		if (o->name && !strcmp(o->name, name))
+			return o;
+	return NULL;
+}
+
+/*
+ * One setting from a file, `name = value` with a long flag name, through the
+ * same parser as the command line: "--name=value" (a flag without argument
+ * takes yes/true/1 or nothing; no/false/0 leaves it unset). Exact names only:
+ * argp would take an abbreviation.
+ */
+static int apply_setting(struct parse_state *ps, const char *name, const char *value,
+			 bool has_value)
+{
+	const struct argp_option *o = option_named(name);
+	char *argv[3] = { "syslogrx", NULL, NULL };
+	char *arg;
 	int ret;
 
-	config_defaults(c);
+	if (!o) {
+		snprintf(ps->err, ps->errlen, "unknown setting '%s' (the names are syslogrx's long "
+			 "flags without --: see syslogrx --help)", name);
+		return EINVAL;
+	}
+	if (o->arg && !has_value) {
+		snprintf(ps->err, ps->errlen, "--%s needs a value: %s = %s", name, name, o->arg);
+		return EINVAL;
+	}
+	if (!o->arg && has_value && *value) {
+		if (!strcmp(value, "no") || !strcmp(value, "false") || !strcmp(value, "0"))
+			return 0;
+		if (strcmp(value, "yes") && strcmp(value, "true") && strcmp(value, "1")) {
+			snprintf(ps->err, ps->errlen, "--%s takes no value: %s = yes, or %s alone",
+				 name, name, name);
+			return EINVAL;
+		}
+	}
+	if (asprintf(&arg, o->arg ? "--%s=%s" : "--%s", name, value) < 0)
+		return ENOMEM;
+	argv[1] = arg;
+	ret = argp_parse(&argp, 2, argv, ARGP_NO_EXIT | ARGP_NO_ERRS | ARGP_NO_HELP, NULL, ps);
+	free(arg);
+	if (ret && !ps->err[0])
+		snprintf(ps->err, ps->errlen, "--%s %s: invalid", name, value);
+	return ret;
+}
+
+/* A file's setting, with the caller's err (the reader adds file and line). */
+static int config_entry(const char *name, const char *value, bool has_value, unsigned int line,
+			void *ctx, char *err, size_t errlen)
+{
+	struct parse_state *ps = ctx;
+	char *saved = ps->err;
+	size_t savedlen = ps->errlen;
+	int ret;
+
+	ps->err = err;
+	ps->errlen = errlen;
+	ret = apply_setting(ps, name, value, has_value);
+	ps->err = saved;
+	ps->errlen = savedlen;
+	return ret;
+}
+
+/* The env-file named in a config file (the command line's wins). */
+static int find_env_file(const char *name, const char *value, bool has_value, unsigned int line,
+			 void *ctx, char *err, size_t errlen)
+{
+	struct config *c = ctx;
+
+	if (!strcmp(name, "env-file") && has_value && *value && strlen(value) < sizeof(c->env_file))
+		snprintf(c->env_file, sizeof(c->env_file), "%s", value);
+	return 0;
+}
+
+static int env_emit(const char *flag, const char *value, void *ctx, char *err, size_t errlen)
+{
+	return config_entry(flag, value, true, 0, ctx, err, errlen);
+}
+
+static const char *const layer_names[] = {
+	[LAYER_DEFAULT] = "", [LAYER_ENV] = "", [LAYER_CONFIG] = "config",
+	[LAYER_CMDLINE] = "command line",
+};
+
+/* The files' layers over c: env-file, then config file; precedence rises. */
+static int apply_files(struct parse_state *ps)
+{
+	struct config *c = ps->c;
+	int ret;
+
+	if (c->config_file[0] && !c->env_file[0]) {
+		ret = config_file_read(c->config_file, find_env_file, c, ps->err, ps->errlen);
+		if (ret)
+			return EINVAL;
+	}
+	if (c->env_file[0]) {
+		ps->layer = LAYER_ENV;
+		ret = env_file_apply(c->env_file, env_emit, ps, &c->env, ps->err, ps->errlen);
+		if (ret)
+			return EINVAL;
+	}
+	if (c->config_file[0]) {
+		ps->layer = LAYER_CONFIG;
+		ret = config_file_read(c->config_file, config_entry, ps, ps->err, ps->errlen);
+		if (ret)
+			return EINVAL;
+	}
+	return 0;
+}
+
+/* Which later layer, if any, set each flag the env-file mapped. */
+static void note_overrides(struct parse_state *ps)
+{
+	struct env_map *m = &ps->c->env;
+
+	for (unsigned int i = 0; i < m->n; i++) {
+		const struct argp_option *o = m->rows[i].flag[0] ? option_named(m->rows[i].flag + 2) : NULL;
+
+		if (o && o->key >= 0 && o->key < OPT_KEY_MAX)
+			snprintf(m->rows[i].overridden_by, sizeof(m->rows[i].overridden_by), "%s",
+				 layer_names[ps->set_by[o->key]]);
+	}
+}
+
+int config_parse(struct config *c, int argc, char **argv, unsigned int flags, char *err, size_t errlen)
+{
+	struct parse_state *ps = calloc(1, sizeof(*ps));
+	struct config *first = malloc(sizeof(*first));
+	int ret;
+
 	err[0] = '\0';
+	if (!ps || !first) {
+		free(ps);
+		free(first);
+		snprintf(err, errlen, "out of memory");
+		return ENOMEM;
+	}
 	/* Our own errors are returned, not printed: the caller prints err. argp
 	 * itself handles --help and unknown flags (it names them), exiting with
-	 * argp_err_exit_status unless flags has ARGP_NO_EXIT. */
-	ret = argp_parse(&argp, argc, argv, flags, NULL, &ps);
+	 * argp_err_exit_status unless flags has ARGP_NO_EXIT.
+	 *
+	 * First the command line alone, to learn the files; then, from the
+	 * defaults: the env-file, the config file, and the command line again,
+	 * so that the command line wins and one parser validates every layer. */
+	*ps = (struct parse_state){ .c = first, .err = err, .errlen = errlen, .layer = LAYER_CMDLINE };
+	config_defaults(first);
+	ret = argp_parse(&argp, argc, argv, flags, NULL, ps);
+	if (!ret) {
+		config_defaults(c);
+		memcpy(c->config_file, first->config_file, sizeof(c->config_file));
+		memcpy(c->env_file, first->env_file, sizeof(c->env_file));
+		*ps = (struct parse_state){ .c = c, .err = err, .errlen = errlen };
+		ret = apply_files(ps);
+	}
+	if (!ret) {
+		ps->layer = LAYER_CMDLINE;
+		ps->final = true;
+		ret = argp_parse(&argp, argc, argv, flags, NULL, ps);
+		note_overrides(ps);
+	}
 	if (ret && !err[0])
 		snprintf(err, errlen, "invalid command line (see --help)");
+	free(first);
+	free(ps);
+	return ret;
+}
+
+int config_parse_file(struct config *c, const char *path, char *err, size_t errlen)
+{
+	struct parse_state *ps = calloc(1, sizeof(*ps));
+	int ret;
+
+	err[0] = '\0';
+	if (!ps)
+		return ENOMEM;
+	*ps = (struct parse_state){ .c = c, .err = err, .errlen = errlen };
+	snprintf(c->config_file, sizeof(c->config_file), "%s", path);
+	ret = apply_files(ps);
+	if (!ret) {
+		/* The whole-configuration checks, with no arguments left. */
+		char *argv[1] = { "syslogrx" };
+
+		ps->layer = LAYER_CONFIG;
+		ps->final = true;
+		ret = argp_parse(&argp, 1, argv, ARGP_NO_EXIT | ARGP_NO_ERRS | ARGP_NO_HELP, NULL, ps);
+	}
+	if (ret && !err[0])
+		snprintf(err, errlen, "%s: invalid", path);
+	free(ps);
 	return ret;
 }

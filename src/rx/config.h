@@ -9,6 +9,7 @@
 #include "rx/sink/sink.h"
 #include "syslog/format.h"
 #include "bpf/balancer.h"
+#include "rx/env_file.h"
 
 #define CONFIG_MAX_SOCKETS  REUSEPORT_MAX_SOCKETS
 #define CONFIG_MAX_BATCH    1024
@@ -47,6 +48,10 @@ struct config {
 	double drain_timeout;		/* seconds to wait for outstanding deliveries at exit */
 	char metrics[128];		/* --metrics ADDR:PORT, "" = none */
 	char user[64];			/* --user: run as this user once started; "" = stay */
+	/* Files of settings: env-file < config file < command line. */
+	char config_file[PATH_MAX];	/* --config, "" = none */
+	char env_file[PATH_MAX];	/* --env-file (or env-file in the config file) */
+	struct env_map env;		/* what the env-file mapped, for the summary */
 };
 
 /*
@@ -59,5 +64,13 @@ int config_parse(struct config *c, int argc, char **argv, unsigned int flags, ch
 
 /* The output as given: "null", "stdout", "file:PATH", "tcp:HOST:PORT", "kafka:...". */
 const char *config_output_name(const struct config *c, char *buf, size_t len);
+/*
+ * Applies a config file (and the env-file it names, under it) over c, then
+ * checks the whole: for a re-read without a command line. To re-read with
+ * the command line's precedence, call config_parse() again with the same
+ * argv: it reads the files anew. Returns 0, or an errno with err naming the
+ * file, the line and the flag.
+ */
+int config_parse_file(struct config *c, const char *path, char *err, size_t errlen);
 
 #endif

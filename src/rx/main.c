@@ -19,6 +19,8 @@
 #include "net/libbpf_log.h"
 #include "net/http_metrics.h"
 #include "rx/metrics.h"
+#include "rx/advice_measure.h"
+#include "rx/preflight.h"
 #include "rx/receiver.h"
 #include "rx/stats_line.h"
 #include "rx/summary.h"
@@ -72,7 +74,9 @@ int main(int argc, char **argv)
 {
 	static struct receiver r;
 	struct http_metrics *metrics = NULL;
-	struct config cfg;
+	static struct config cfg;	/* large: the env-file's mapping, kafka options */
+	static struct preflight pf;
+	static struct advice adv;
 	char err_msg[256], where[PATH_MAX + 16];
 	pthread_t watcher;
 	int err, ret = 1;
@@ -85,6 +89,8 @@ int main(int argc, char **argv)
 	}
 	if (cfg.verbose)
 		log_level = LOG_LEVEL_DEBUG;
+	if (cfg.env_file[0])
+		env_file_report(&cfg.env, cfg.env_file);
 	log_setup_libbpf();
 	if (signals_install(true))
 		return 1;
@@ -97,7 +103,12 @@ int main(int argc, char **argv)
 			goto cleanup;
 		}
 	}
+	preflight_before(&pf, &cfg);
 	err = receiver_open(&r, &cfg);
+	if (!err) {
+		preflight_sockets(&pf, &cfg, &r.group);
+		r.preflight = &pf;
+	}
 	if (err) {
 		/* Bad settings are usage errors (exit 2); the rest are runtime. */
 		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
@@ -130,6 +141,12 @@ int main(int argc, char **argv)
 	ret = err ? 1 : 0;
 	if (summary_check_drops(&r))
 		ret = ret ? ret : 0;	/* reported above; the run itself succeeded */
+	if (!advice_measure(&r, &adv)) {
+		advice_print(&adv);
+		/* Without the tracer no drop was counted: no advice is not "none needed". */
+		if (r.tracer || adv.n)
+			r.advice = &adv;
+	}
 	if (cfg.summary[0] && summary_write(&r, cfg.summary))
 		ret = 1;
 cleanup:

@@ -39,6 +39,9 @@ struct receiver {
 	volatile int force;		/* second signal: exit now */
 	volatile int reopen;		/* SIGHUP */
 	uint64_t start_ns, stop_ns;	/* CLOCK_MONOTONIC */
+	/* Set by the front end for the summary, NULL = none (issue 12). */
+	const struct preflight *preflight;
+	const struct advice *advice;
 };
 
 /* Opens sockets, loads and attaches BPF, opens the sink. Returns 0 or -errno

@@ -6,6 +6,8 @@
 #include "common/log.h"
 #include "net/sockinfo.h"
 #include "rx/snapshot.h"
+#include "rx/advice.h"
+#include "rx/preflight.h"
 #include "rx/summary.h"
 
 int summary_check_drops(struct receiver *r)
@@ -42,6 +44,103 @@ static void write_reasons(struct json_writer *w, struct receiver *r, const char 
 	jw_object_end(w);
 }
 
+static void write_string_or_null(struct json_writer *w, const char *key, const char *s)
+{
+	if (s && s[0])
+		jw_string(w, key, s);
+	else
+		jw_null(w, key);
+}
+
+/* config.config_file, config.env_file: the files read and what the SC4S
+ * env_file's settings became. */
+static void write_config_files(struct json_writer *w, const struct config *c)
+{
+	const struct env_map *m = &c->env;
+
+	write_string_or_null(w, "config_file", c->config_file);
+	if (!c->env_file[0]) {
+		jw_null(w, "env_file");
+		return;
+	}
+	jw_object_begin(w, "env_file");
+	jw_string(w, "path", c->env_file);
+	jw_array_begin(w, "mapped");
+	for (unsigned int i = 0; i < m->n; i++) {
+		const struct env_mapping *r = &m->rows[i];
+
+		jw_object_begin(w, NULL);
+		jw_string(w, "name", r->name);
+		jw_string(w, "value", r->value);
+		jw_u64(w, "line", r->line);
+		write_string_or_null(w, "flag", r->flag);
+		jw_string(w, "became", r->became);
+		write_string_or_null(w, "overridden_by", r->overridden_by);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	jw_array_begin(w, "ignored");
+	for (const char *p = m->ignored; *p;) {
+		size_t len = strcspn(p, ",");
+
+		jw_string_n(w, NULL, p, len);
+		p += len;
+		p += strspn(p, ", ");
+	}
+	jw_array_end(w);
+	jw_array_begin(w, "warnings");
+	for (unsigned int i = 0; i < m->nr_warnings; i++)
+		jw_string(w, NULL, m->warnings[i]);
+	jw_array_end(w);
+	jw_object_end(w);
+}
+
+/* "preflight": each check made at start, {check, ok, message, fix}. */
+static void write_preflight(struct json_writer *w, const struct preflight *p)
+{
+	if (!p) {
+		jw_null(w, "preflight");
+		return;
+	}
+	jw_array_begin(w, "preflight");
+	for (unsigned int i = 0; i < p->n; i++) {
+		const struct preflight_check *c = &p->checks[i];
+
+		jw_object_begin(w, NULL);
+		jw_string(w, "check", c->check);
+		jw_bool(w, "ok", c->ok);
+		jw_string(w, "message", c->message);
+		write_string_or_null(w, "fix", c->fix);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+}
+
+/* "advice": after a loss, the settings that would have held the load. */
+static void write_advice(struct json_writer *w, const struct advice *a)
+{
+	if (!a) {
+		jw_null(w, "advice");
+		return;
+	}
+	jw_array_begin(w, "advice");
+	for (unsigned int i = 0; i < a->n; i++) {
+		const struct advice_item *it = &a->items[i];
+
+		jw_object_begin(w, NULL);
+		if (it->flag[0])
+			jw_string(w, "flag", it->flag);
+		else if (it->sysctl[0])
+			jw_string(w, "sysctl", it->sysctl);
+		else
+			jw_string(w, "bug", it->bug);
+		jw_string(w, "value", it->value);
+		jw_string(w, "why", it->why);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+}
+
 static void write_config(struct json_writer *w, const struct config *c)
 {
 	char out[PATH_MAX + 16];
@@ -61,6 +160,7 @@ static void write_config(struct json_writer *w, const struct config *c)
 	jw_u64(w, "cost_ns", c->cost_ns);
 	jw_u64(w, "output_rate", c->output_rate);
 	jw_bool(w, "trace", c->trace);
+	write_config_files(w, c);
 	jw_object_end(w);
 }
 
@@ -203,6 +303,8 @@ int summary_write(struct receiver *r, const char *path)
 
 	write_loss(&w, r, &s);
 	write_kafka(&w, &s);
+	write_preflight(&w, r->preflight);
+	write_advice(&w, r->advice);
 	jw_object_end(&w);
 	jw_finish(&w);
 	snapshot_free(&s);

@@ -38,7 +38,7 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t room, int fl
 	const struct worker_shared *sh = w->sh;
 	struct sock_counters *sc = &sh->counters[idx];
 	struct batch *b;
-	uint64_t now, bytes = 0, trunc = 0, empty = 0;
+	uint64_t now, busy, bytes = 0, trunc = 0, empty = 0;
 	int n;
 
 	for (uint32_t i = 0; i < room; i++) {
@@ -54,10 +54,14 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t room, int fl
 	if (n == 0)
 		return 0;
 
+	busy = mono_ns();
 	b = window_batch_get(sh->window);
 	if (!b)
 		return -ENOMEM;
 	now = clock_ns(CLOCK_REALTIME);
+	if (!w->first_ns)
+		w->first_ns = now;
+	w->last_ns = now;
 	for (int i = 0; i < n; i++) {
 		const struct mmsghdr *m = &w->msgs[i];
 		size_t len = m->msg_len > WORKER_SLOT_BYTES ? WORKER_SLOT_BYTES : m->msg_len;
@@ -79,6 +83,7 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t room, int fl
 	}
 	spend_cpu(sh->cost_ns, n);
 	window_push(sh->window, b, room);
+	w->busy_ns += mono_ns() - busy;
 	/* Relaxed: a stats reader wants a recent value, not an ordering. */
 	__atomic_fetch_add(&sc->received, n, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sc->bytes, bytes, __ATOMIC_RELAXED);
