@@ -2,6 +2,7 @@
 #include <argp.h>
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "net/balancer.h"
@@ -45,7 +46,7 @@ static const struct argp_option options[] = {
 	{ "format", OPT_FORMAT, "FMT", 0, "raw | json | rfc5424 (default raw)" },
 	{ "summary", OPT_SUMMARY, "PATH", 0, "Write the JSON summary here at exit" },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Exit by itself after this long" },
-	{ "cost-ns", OPT_COST, "N", 0, "Lab knob: CPU nanoseconds each worker spends per message" },
+	{ "cost-ns", OPT_COST, "N[,N...]", 0, "Lab knob: CPU nanoseconds each worker spends per message; one value for all threads or one per thread" },
 	{ "window", OPT_WINDOW, "N", 0, "Input window in messages (default 10000)" },
 	{ "window-bytes", OPT_WINDOW_BYTES, "BYTES", 0, "Input window in bytes, K/M/G (default 64M)" },
 	{ "output-rate", OPT_OUTPUT_RATE, "N", 0, "Lab knob: cap the output at N msgs/s" },
@@ -79,6 +80,7 @@ static void config_defaults(struct config *c)
 	c->trace = true;
 	c->kafka_key = KAFKA_KEY_NONE;
 	c->drain_timeout = 10.0;
+	c->nr_cost_ns = 1;
 }
 
 static int parse_output(struct config *c, const char *arg)
@@ -172,6 +174,31 @@ static int parse_kafka_key(const char *arg, enum kafka_key *out)
 	return -EINVAL;
 }
 
+/* "N" or "N,N,...": at most CONFIG_MAX_COST_NS values; the count is checked
+ * against --threads once every flag is read. */
+static int parse_cost_ns(struct config *c, const char *arg)
+{
+	char buf[32];
+	unsigned int n = 0;
+
+	for (const char *p = arg, *end;; p = end + 1) {
+		end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		if (n == CONFIG_MAX_COST_NS || end - p >= (ptrdiff_t)sizeof(buf))
+			return -EINVAL;
+		memcpy(buf, p, end - p);
+		buf[end - p] = '\0';
+		if (parse_u64(buf, 0, 1000000000ULL, &c->cost_ns[n]))
+			return -EINVAL;
+		n++;
+		if (!*end)
+			break;
+	}
+	c->nr_cost_ns = n;
+	return 0;
+}
+
 #define FAIL(...) do { snprintf(ps->err, ps->errlen, __VA_ARGS__); return EINVAL; } while (0)
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -247,8 +274,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			FAIL("--duration %s: expected seconds, e.g. 10 or 0.5", arg);
 		break;
 	case OPT_COST:
-		if (parse_u64(arg, 0, 1000000000ULL, &c->cost_ns))
-			FAIL("--cost-ns %s: expected nanoseconds from 0 to 1000000000", arg);
+		if (parse_cost_ns(c, arg))
+			FAIL("--cost-ns %s: expected nanoseconds from 0 to 1000000000, one value or "
+			     "up to %d separated by commas (one per thread)", arg, CONFIG_MAX_COST_NS);
 		break;
 	case OPT_WINDOW:
 		if (parse_u64(arg, 1, 100000000ULL, &c->window))
@@ -278,6 +306,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (c->threads > c->sockets)
 			FAIL("--threads %u is more than --sockets %u: each thread owns at least one socket",
 			     c->threads, c->sockets);
+		if (c->nr_cost_ns > 1 && c->nr_cost_ns != c->threads)
+			FAIL("--cost-ns: %u values for %u threads (give one value, or one per thread)",
+			     c->nr_cost_ns, c->threads);
 		/* Kafka flags with another output would be silently ignored. */
 		if (c->output != OUTPUT_KAFKA && (c->kafka_key != KAFKA_KEY_NONE || c->kafka_nr_opts))
 			FAIL("--kafka-key and --kafka-opt need --output kafka:BROKERS/TOPIC");

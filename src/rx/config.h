@@ -17,6 +17,9 @@ enum output_kind { OUTPUT_NULL, OUTPUT_STDOUT, OUTPUT_FILE, OUTPUT_TCP, OUTPUT_K
 /* --kafka-key: what a Kafka record's key is (it picks the partition). */
 enum kafka_key { KAFKA_KEY_NONE, KAFKA_KEY_SOURCE, KAFKA_KEY_HOSTNAME, KAFKA_KEY_APP };
 
+/* --cost-ns takes one value for every thread, or one per thread. */
+#define CONFIG_MAX_COST_NS	64
+
 #define CONFIG_MAX_KAFKA_OPTS	64
 #define CONFIG_KAFKA_OPT_LEN	512
 #define CONFIG_KAFKA_TOPIC_MAX	249	/* Kafka's own limit */
@@ -33,7 +36,8 @@ struct config {
 	enum out_format format;
 	char summary[PATH_MAX];		/* "" = none */
 	double duration;		/* 0 = until a signal */
-	uint64_t cost_ns;		/* lab knob: CPU spent per message by the worker */
+	uint64_t cost_ns[CONFIG_MAX_COST_NS];	/* lab knob: CPU spent per message by worker t */
+	unsigned int nr_cost_ns;	/* 1: cost_ns[0] for every worker; else one per thread */
 	uint64_t window;		/* input window, messages */
 	uint64_t window_bytes;		/* input window, bytes (soft: + one batch) */
 	uint64_t output_rate;		/* lab knob: output stage cap, msgs/s; 0 = none */

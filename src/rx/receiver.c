@@ -126,6 +126,7 @@ int receiver_start(struct receiver *r)
 		.nr_workers = cfg->threads,
 		.batch = cfg->batch,
 		.cost_ns = cfg->cost_ns,
+		.nr_cost_ns = cfg->nr_cost_ns,
 		.stop = &r->stop,
 		.force = &r->force,
 		/* A Kafka output may be slow to take the window: give the read

@@ -72,7 +72,14 @@ static void write_config(struct json_writer *w, const struct config *c)
 	jw_u64(w, "window_bytes", c->window_bytes);
 	jw_string(w, "output", output_name(c, out, sizeof(out)));
 	jw_string(w, "format", format_name(c->format));
-	jw_u64(w, "cost_ns", c->cost_ns);
+	if (c->nr_cost_ns > 1) {	/* one per thread */
+		jw_array_begin(w, "cost_ns");
+		for (unsigned int t = 0; t < c->nr_cost_ns; t++)
+			jw_u64(w, NULL, c->cost_ns[t]);
+		jw_array_end(w);
+	} else {
+		jw_u64(w, "cost_ns", c->cost_ns[0]);
+	}
 	jw_u64(w, "output_rate", c->output_rate);
 	jw_bool(w, "trace", c->trace);
 	jw_object_end(w);

@@ -77,7 +77,7 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t room, int fl
 		trunc += r->truncated;
 		empty += len == 0;
 	}
-	spend_cpu(sh->cost_ns, n);
+	spend_cpu(sh->cost_ns[sh->nr_cost_ns > 1 ? w->id : 0], n);
 	window_push(sh->window, b, room);
 	/* Relaxed: a stats reader wants a recent value, not an ordering. */
 	__atomic_fetch_add(&sc->received, n, __ATOMIC_RELAXED);

@@ -29,7 +29,8 @@ struct worker_shared {
 	struct sock_counters *counters;	/* one per socket of the group */
 	unsigned int nr_workers;
 	unsigned int batch;
-	uint64_t cost_ns;
+	const uint64_t *cost_ns;	/* lab knob: nr_cost_ns values, 1 = the same for all */
+	unsigned int nr_cost_ns;
 	const volatile int *stop;	/* stop reading: drain what is queued, exit */
 	const volatile int *force;	/* exit now */
 	int drain_ms;			/* bound on the final drain */
