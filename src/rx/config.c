@@ -39,7 +39,7 @@ static const struct argp_option options[] = {
 	{ "listen", OPT_LISTEN, "ADDR:PORT", 0, "Address to receive on (default 127.0.0.1:5514)" },
 	{ "sockets", OPT_SOCKETS, "N", 0, "SO_REUSEPORT sockets in the group (default 4)" },
 	{ "threads", OPT_THREADS, "M", 0, "Worker threads, M <= N; each owns N/M sockets (default 2)" },
-	{ "balance", OPT_BALANCE, "POLICY", 0, "random | roundrobin | hash (default random)" },
+	{ "balance", OPT_BALANCE, "POLICY", 0, "random | roundrobin | leastloaded | hash (default random)" },
 	{ "rcvbuf", OPT_RCVBUF, "BYTES", 0, "Kernel receive buffer per socket, K/M/G suffixes (default: kernel's)" },
 	{ "batch", OPT_BATCH, "N", 0, "recvmmsg batch, the fetch limit (default 64)" },
 	{ "output", OPT_OUTPUT, "DEST", 0, "null | stdout | file:PATH | tcp:HOST:PORT | kafka:HOST:PORT[,HOST:PORT...]/TOPIC (default null)" },
@@ -225,7 +225,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_BALANCE:
 		if (balance_policy_from_name(arg, &c->balance))
-			FAIL("--balance %s: expected random, roundrobin or hash", arg);
+			FAIL("--balance %s: expected random, roundrobin, leastloaded or hash", arg);
 		break;
 	case OPT_RCVBUF:
 		if (parse_size(arg, 1, 1ULL << 30, &c->rcvbuf))
