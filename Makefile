@@ -94,6 +94,8 @@ TEST_LAYERS       := net gen syslog common
 TEST_LIBS         := $(LIBBPF_LIBS) -lpthread -lm -lcmocka
 test_config_LAYERS := rx net syslog common
 test_config_LIBS  := $(KAFKA_LIBS) $(LIBBPF_LIBS) -lpthread -lm -lcmocka
+test_reorder_LAYERS := rx net syslog common
+test_reorder_LIBS := $(test_config_LIBS)
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 
