@@ -33,6 +33,7 @@ enum {
 	OPT_RCVBUF = 256, OPT_BATCH, OPT_FORMAT, OPT_SUMMARY, OPT_COST, OPT_WINDOW,
 	OPT_WINDOW_BYTES, OPT_OUTPUT_RATE, OPT_NO_TRACE, OPT_STATS_INTERVAL,
 	OPT_KAFKA_KEY, OPT_KAFKA_OPT, OPT_DRAIN_TIMEOUT,
+	OPT_ORDERED = 400,	/* issue 14's block */
 };
 
 static const struct argp_option options[] = {
@@ -55,6 +56,7 @@ static const struct argp_option options[] = {
 	{ "kafka-key", OPT_KAFKA_KEY, "KEY", 0, "Kafka record key (picks the partition): none | source | hostname | app (default none)" },
 	{ "kafka-opt", OPT_KAFKA_OPT, "KEY=VALUE", 0, "librdkafka producer property, repeatable (e.g. acks=1, compression.type=lz4)" },
 	{ "drain-timeout", OPT_DRAIN_TIMEOUT, "SECONDS", 0, "At exit, wait this long for outstanding Kafka deliveries (default 10)" },
+	{ "ordered", OPT_ORDERED, "MS", OPTION_ARG_OPTIONAL, "Write each flow in the order the kernel received it, holding a message at most MS ms for late batches (default 5)" },
 	{ "verbose", OPT_VERBOSE, NULL, 0, "Verbose output, with libbpf's debug log" },
 	{},
 };
@@ -299,6 +301,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_VERBOSE:
 		c->verbose = true;
+		break;
+	case OPT_ORDERED:
+		c->ordered = true;
+		c->ordered_hold_ms = CONFIG_ORDERED_HOLD_MS;
+		if (arg && parse_u64(arg, 1, 10000, &c->ordered_hold_ms))
+			FAIL("--ordered=%s: expected a hold in milliseconds from 1 to 10000", arg);
 		break;
 	case ARGP_KEY_ARG:
 		FAIL("unexpected argument '%s' (every setting is a --flag)", arg);

@@ -51,7 +51,12 @@ struct config {
 	unsigned int kafka_nr_opts;	/* --kafka-opt KEY=VALUE, in order */
 	char kafka_opts[CONFIG_MAX_KAFKA_OPTS][CONFIG_KAFKA_OPT_LEN];
 	double drain_timeout;		/* seconds to wait for outstanding deliveries at exit */
+	/* --ordered[=MS] (issue 14): merge by the kernel's arrival stamp */
+	bool ordered;
+	uint64_t ordered_hold_ms;	/* most a message is held for late batches */
 };
+
+#define CONFIG_ORDERED_HOLD_MS	5	/* --ordered without =MS */
 
 /*
  * Parses argv into c (defaults first). flags are argp_parse flags: 0 in the

@@ -90,7 +90,7 @@ static void stat_add(uint64_t *v, uint64_t n)
 static int hold_batch(struct reorder *ro, struct batch *b)
 {
 	struct held_batch *hb = ro->free_hb;
-	uint64_t now_real = 0;
+	uint64_t now_real = clock_ns(CLOCK_REALTIME), lag_max = ro->st.lag_max_ns;
 
 	if (ro->n + b->count > ro->cap) {
 		size_t cap = ro->cap ? ro->cap : 1024;
@@ -117,14 +117,16 @@ static int hold_batch(struct reorder *ro, struct batch *b)
 
 		if (!stamp) {
 			/* No kernel stamp: the best we know is now. */
-			if (!now_real)
-				now_real = clock_ns(CLOCK_REALTIME);
 			stamp = now_real;
 			stat_add(&ro->st.unstamped, 1);
+		} else if (now_real > stamp && now_real - stamp > lag_max) {
+			lag_max = now_real - stamp;
 		}
 		ro->heap[ro->n] = (struct held_msg){ stamp, ro->order++, hb, i };
 		sift_up(ro->heap, ro->n++);
 	}
+	if (lag_max > ro->st.lag_max_ns)
+		__atomic_store_n(&ro->st.lag_max_ns, lag_max, __ATOMIC_RELAXED);
 	if (ro->n > ro->st.held_hwm)
 		__atomic_store_n(&ro->st.held_hwm, ro->n, __ATOMIC_RELAXED);
 	if (!b->count) {
@@ -205,13 +207,19 @@ static bool due(const struct reorder *ro, const struct held_msg *m, uint64_t now
 	return m->stamp + ro->hold_ns <= now_real || m->hb->arrival_ns + ro->hold_ns <= now_mono;
 }
 
-/* Writes what is due (everything with all), then hands it on. */
+/*
+ * Writes what is due (everything with all), then hands it on. Held messages
+ * still fill the input window: past half of it, the oldest are written
+ * before their hold ends, so that the workers never stop reading (and the
+ * kernel never drops) because of the hold.
+ */
 static int write_due(struct reorder *ro, bool all)
 {
 	uint64_t now_real = clock_ns(CLOCK_REALTIME), now_mono = mono_ns();
+	uint64_t most = ro->in->max_msgs / 2;
 	int err = 0;
 
-	while (ro->n && (all || due(ro, &ro->heap[0], now_real, now_mono)))
+	while (ro->n && (all || ro->n > most || due(ro, &ro->heap[0], now_real, now_mono)))
 		if ((err = write_top(ro)))
 			break;
 	push_out(ro);
@@ -328,4 +336,5 @@ void reorder_get_stats(struct reorder *ro, struct reorder_stats *out)
 	out->late = __atomic_load_n(&ro->st.late, __ATOMIC_RELAXED);
 	out->unstamped = __atomic_load_n(&ro->st.unstamped, __ATOMIC_RELAXED);
 	out->held_hwm = __atomic_load_n(&ro->st.held_hwm, __ATOMIC_RELAXED);
+	out->lag_max_ns = __atomic_load_n(&ro->st.lag_max_ns, __ATOMIC_RELAXED);
 }

@@ -11,7 +11,9 @@
  * message once it is `hold` old (stamp + hold <= now): a batch that a worker
  * read late can still be placed if it arrives within the hold. A message that
  * arrives after a later-stamped one was already written is written at once
- * and counted as late. Every output gets the same ordered stream: the output
+ * and counted as late. So that the hold never stops the workers, at most half
+ * the input window is held: past that the oldest are written early. Every
+ * output gets the same ordered stream: the output
  * stage reads the stage's own window as it would the workers'.
  *
  * Backpressure is unchanged: held messages stay in the input window until
@@ -30,6 +32,8 @@ struct reorder_stats {
 	uint64_t late;		/* arrived after a later-stamped message was written */
 	uint64_t unstamped;	/* no kernel stamp (recv_ns 0): placed by arrival time */
 	uint64_t held_hwm;	/* most messages held at once */
+	uint64_t lag_max_ns;	/* longest from a kernel stamp to this stage: the
+				 * hold that would have placed every message */
 };
 
 struct reorder;

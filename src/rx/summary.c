@@ -109,6 +109,26 @@ static void write_loss(struct json_writer *w, struct receiver *r, uint64_t kerne
 	jw_object_end(w);
 }
 
+/* "ordering": --ordered's merge (null without it). late = written at once
+ * because a later-stamped message of any flow was already written. */
+static void write_ordering(struct json_writer *w, struct receiver *r)
+{
+	struct reorder_stats st;
+
+	if (!r->reorder) {
+		jw_null(w, "ordering");
+		return;
+	}
+	reorder_get_stats(r->reorder, &st);
+	jw_object_begin(w, "ordering");
+	jw_u64(w, "hold_ms", st.hold_ns / 1000000);
+	jw_u64(w, "merged", st.merged);
+	jw_u64(w, "late", st.late);
+	jw_u64(w, "held_hwm", st.held_hwm);
+	jw_double(w, "lag_max_ms", st.lag_max_ns / 1e6, 3);
+	jw_object_end(w);
+}
+
 /* "kafka": what the broker acknowledged. delivered + failed.total +
  * undelivered = messages produced; in_flight is what had no delivery report
  * at all when the summary was written (normally 0). */
@@ -246,6 +266,7 @@ int summary_write(struct receiver *r, const char *path)
 	jw_object_end(&w);
 
 	write_loss(&w, r, drops);
+	write_ordering(&w, r);
 	write_kafka(&w, r);
 	jw_object_end(&w);
 	jw_finish(&w);

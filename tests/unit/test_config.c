@@ -165,6 +165,23 @@ static void test_cost_ns_per_thread(void **state)
 	assert_int_equal(c.cost_ns[0], 0);
 }
 
+static void test_ordered(void **state)
+{
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--sockets", "4"), 0);
+	assert_false(c.ordered);
+	assert_int_equal(PARSE(&c, "--ordered"), 0);
+	assert_true(c.ordered);
+	assert_int_equal(c.ordered_hold_ms, CONFIG_ORDERED_HOLD_MS);
+	assert_int_equal(PARSE(&c, "--ordered=50"), 0);
+	assert_int_equal(c.ordered_hold_ms, 50);
+	assert_int_not_equal(PARSE(&c, "--ordered=0"), 0);
+	assert_non_null(strstr(err, "--ordered=0"));
+	assert_int_not_equal(PARSE(&c, "--ordered=soon"), 0);
+	assert_non_null(strstr(err, "--ordered=soon"));
+}
+
 static void test_unknown_flag_and_argument(void **state)
 {
 	struct config c;
@@ -269,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_threads_more_than_sockets),
 		cmocka_unit_test(test_cost_ns_per_thread),
+		cmocka_unit_test(test_ordered),
 		cmocka_unit_test(test_unknown_flag_and_argument),
 		cmocka_unit_test(test_kafka),
 		cmocka_unit_test(test_kafka_bad),
