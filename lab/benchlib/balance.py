@@ -32,12 +32,13 @@ HZ = os.sysconf("SC_CLK_TCK")
 CPU_RATE = 50000
 CPU_COUNT = 500000
 SIZE = 1000
-NEIGHBOUR_RATE = 26000
+NEIGHBOUR_RATE = 32000
+NEIGHBOUR_RCVBUF = "4M"   # a few seconds of excess overflow it, as in production
 NEIGHBOUR_COST_NS = 40000
 NEIGHBOUR_SECONDS = 8
 HOG = "while True: pass"
 
-VARIANTS = [("random", []), ("leastloaded", []), ("random --ordered", ["--ordered"])]
+VARIANTS = [("random", []), ("leastloaded", []), ("random", ["--ordered"])]
 
 
 def free_port():
@@ -52,8 +53,23 @@ def ticks(pid):
     return int(f[11]) + int(f[12])     # utime, stime
 
 
+def prog_ids(pid):
+    """Ids of the BPF programs process pid holds (program and link fds)."""
+    ids = set()
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                for line in f:
+                    if line.startswith("prog_id:"):
+                        ids.add(int(line.split()[1]))
+        except OSError:
+            pass
+    return ids
+
+
 def prog_stats(pid):
     """{name: (run_cnt, run_time_ns)} of the BPF programs process pid holds."""
+    ids = prog_ids(pid)
     try:
         r = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True,
                            timeout=10)
@@ -62,29 +78,39 @@ def prog_stats(pid):
         return {}
     out = {}
     for p in progs:
-        if any(x.get("pid") == pid for x in p.get("pids", [])) and "run_cnt" in p:
+        if p["id"] in ids and "run_cnt" in p:
             out[p["name"]] = (p["run_cnt"], p["run_time_ns"])
     return out
 
 
 class Rx:
-    def __init__(self, policy, extra, workdir, sockets=4, threads=2):
+    def __init__(self, policy, extra, workdir, sockets=4, threads=2, rcvbuf="32M"):
         self.port = free_port()
         self.summary = os.path.join(workdir, "summary.json")
         self.out = os.path.join(workdir, "out.log")
         argv = [os.path.join(BUILD, "syslogrx"), "--listen", f"127.0.0.1:{self.port}",
                 "--sockets", str(sockets), "--threads", str(threads), "--balance", policy,
-                "--rcvbuf", "32M", "--output", f"file:{self.out}", "--summary", self.summary,
+                "--rcvbuf", rcvbuf, "--output", f"file:{self.out}", "--summary", self.summary,
                 "--duration", "120"] + extra
-        self.p = subprocess.Popen(argv, stderr=subprocess.PIPE)
-        line = self.p.stderr.readline().decode()
-        if "ready on" not in line:
-            self.p.kill()
-            raise RuntimeError(f"syslogrx did not start: {line}")
+        # stderr to a file: a pipe nobody drains could block it.
+        self.err = os.path.join(workdir, "stderr")
+        with open(self.err, "wb") as e:
+            self.p = subprocess.Popen(argv, stderr=e)
+        deadline = time.monotonic() + 10
+        while True:
+            with open(self.err) as f:
+                text = f.read()
+            if "ready on" in text:
+                break
+            if self.p.poll() is not None or time.monotonic() > deadline:
+                self.p.kill()
+                self.p.wait()
+                raise RuntimeError(f"syslogrx did not start: {text.strip()}")
+            time.sleep(0.02)
 
     def stop(self):
         self.p.send_signal(signal.SIGTERM)
-        self.p.communicate(timeout=60)
+        self.p.wait(timeout=60)
         with open(self.summary) as f:
             s = json.load(f)
         os.unlink(self.out)
@@ -125,7 +151,7 @@ def tids(pid):
 
 def neighbour_trial(policy, workdir):
     """Worker 0 on CPU 0, worker 1 on CPU 1 with a busy loop beside it."""
-    rx = Rx(policy, ["--cost-ns", str(NEIGHBOUR_COST_NS)], workdir)
+    rx = Rx(policy, ["--cost-ns", str(NEIGHBOUR_COST_NS)], workdir, rcvbuf=NEIGHBOUR_RCVBUF)
     # Threads in creation order: main, the output stage, then worker 0, 1
     # (started just after the "ready" line).
     deadline = time.monotonic() + 5
@@ -227,7 +253,7 @@ def report_md(res):
         lines.append(f"| {k} | {v:.2f} | {r:.2f}x | {bpf} |" if v and r else f"| {k} | - | - | |")
     lines += ["", f"Noisy neighbour: a busy loop pinned (taskset) to worker 1's CPU; worker 0 "
               f"alone on the other; --cost-ns {res['neighbour_cost_ns']} for both; "
-              f"{res['neighbour_rate']:,}/s for {NEIGHBOUR_SECONDS} s.", "",
+              f"{res['neighbour_rate']:,}/s for {NEIGHBOUR_SECONDS} s, rcvbuf {NEIGHBOUR_RCVBUF}.", "",
               "| policy | drops | worker 0's share |", "|---|---|---|"]
     for k, v in s["neighbour"].items():
         lines.append(f"| {k} | {v['drop_pct']:.2f}% | {v['share_worker0']:.0%} |")

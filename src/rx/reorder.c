@@ -2,12 +2,16 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "common/clock.h"
 #include "common/log.h"
 #include "rx/reorder.h"
 
 #define POLL_MS 100
-#define NSEC_PER_MSEC 1000000ULL
+#define SLEEP_MAX_NS 2000000ULL
+/* A message is held between hold - SLACK_NS and hold (SLACK_NS at most half
+ * the hold). */
+#define SLACK_NS 1000000ULL
 
 /* A batch of the input window whose messages are held: released to the
  * window when its last message is written. */
@@ -28,6 +32,7 @@ struct held_msg {
 struct reorder {
 	struct window *in, *out;
 	uint64_t hold_ns;
+	uint64_t slack_ns;		/* written up to this early: one wake-up per slack */
 	const volatile int *force;
 	pthread_t thread;
 	bool started;
@@ -199,12 +204,18 @@ static int write_top(struct reorder *ro)
 	return 0;
 }
 
-/* Held long enough: its stamp is `hold` old, or (the wall clock stepped
- * back) it came in `hold` ago. */
+/*
+ * Held long enough: its stamp is `hold` old, or (the wall clock stepped
+ * back) it came in `hold` ago. Both up to `slack` early: what falls due
+ * within the next slack goes out in this round, so the stage wakes about
+ * once per slack, not once per message.
+ */
 static bool due(const struct reorder *ro, const struct held_msg *m, uint64_t now_real,
 		uint64_t now_mono)
 {
-	return m->stamp + ro->hold_ns <= now_real || m->hb->arrival_ns + ro->hold_ns <= now_mono;
+	uint64_t hold = ro->hold_ns - ro->slack_ns;
+
+	return m->stamp + hold <= now_real || m->hb->arrival_ns + hold <= now_mono;
 }
 
 /*
@@ -226,20 +237,22 @@ static int write_due(struct reorder *ro, bool all)
 	return err;
 }
 
-/* How long the input window may be waited on: until the first held message
- * is due (at least 1 ms, so that nothing spins), POLL_MS when none is held. */
-static int wait_ms(const struct reorder *ro)
+/*
+ * Something is held: sleep until the first held message is due (at most
+ * SLEEP_MAX_NS, so that the input window is looked at often), instead of
+ * waking for every batch a worker pushes; what they pushed meanwhile is
+ * taken all at once.
+ */
+static void sleep_until_due(const struct reorder *ro)
 {
-	uint64_t now, at;
+	/* Until it is fully due: that round then takes the next slack too. */
+	uint64_t now = clock_ns(CLOCK_REALTIME), at = ro->heap[0].stamp + ro->hold_ns;
+	struct timespec ts;
 
-	if (!ro->n)
-		return POLL_MS;
-	now = clock_ns(CLOCK_REALTIME);
-	at = ro->heap[0].stamp + ro->hold_ns;
 	if (at <= now)
-		return 0;
-	at = (at - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
-	return at > POLL_MS ? POLL_MS : (int)at;
+		return;
+	ts = ns_to_timespec(at - now > SLEEP_MAX_NS ? SLEEP_MAX_NS : at - now);
+	nanosleep(&ts, NULL);
 }
 
 static void *reorder_main(void *arg)
@@ -248,8 +261,14 @@ static void *reorder_main(void *arg)
 	int err = 0;
 
 	while (!*ro->force && !err) {
-		struct batch *b = window_pop(ro->in, wait_ms(ro));
+		struct batch *b;
 
+		if (ro->n) {
+			sleep_until_due(ro);
+			b = window_pop(ro->in, 0);
+		} else {
+			b = window_pop(ro->in, POLL_MS);
+		}
 		if (!b && window_done(ro->in))
 			break;
 		/* Everything queued now, then what is due. */
@@ -284,6 +303,7 @@ struct reorder *reorder_new(struct window *in, struct window *out, uint64_t hold
 	ro->in = in;
 	ro->out = out;
 	ro->hold_ns = hold_ns;
+	ro->slack_ns = hold_ns / 2 < SLACK_NS ? hold_ns / 2 : SLACK_NS;
 	ro->force = force;
 	ro->st.hold_ns = hold_ns;
 	return ro;

@@ -8,7 +8,8 @@
  * msg_rec.recv_ns), taken on loopback in netif_rx, before the UDP lookup and
  * so before the SK_REUSEPORT program picks a socket. The stage pops the
  * workers' batches, keeps their messages in a min-heap by stamp and writes a
- * message once it is `hold` old (stamp + hold <= now): a batch that a worker
+ * message once it is `hold` old (stamp + hold <= now; in rounds, up to 1 ms
+ * early, so that it wakes about once a millisecond): a batch that a worker
  * read late can still be placed if it arrives within the hold. A message that
  * arrives after a later-stamped one was already written is written at once
  * and counted as late. So that the hold never stops the workers, at most half
