@@ -10,7 +10,7 @@ worker's sockets back up, so they get less, and nothing is dropped. With equal
 workers leastloaded spreads as evenly as random."""
 import pytest
 
-from conftest import free_udp_port, sysloggen
+from conftest import binary, free_udp_port, run_cmd, sysloggen
 
 SLOW = (1, 3)   # worker t owns sockets t, t+2: worker 1 (the slow one) owns 1 and 3
 FAST = (0, 2)
@@ -53,3 +53,17 @@ def test_equal_workers_spread_within_ten_percent(syslogrx, policy):
     assert s["totals"]["kernel_drops"]["total"] == 0
     for k in s["sockets"]:
         assert abs(k["steered"] - sent / 4) <= 0.1 * sent / 4, [k["steered"] for k in s["sockets"]]
+
+
+def test_leastloaded_without_cap_perfmon_is_refused_random_is_not():
+    # Root keeps CAP_BPF; without CAP_PERFMON (and CAP_SYS_ADMIN, which also
+    # allows tracing programs) leastloaded's queue tracking cannot load.
+    drop = ["setpriv", "--bounding-set=-perfmon,-sys_admin"]
+    port = free_udp_port()
+    argv = [binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--duration", "0.3",
+            "--no-trace", "--balance"]
+    r = run_cmd(drop + argv + ["leastloaded"])
+    assert r.returncode == 1
+    assert "--balance leastloaded needs CAP_BPF and CAP_PERFMON" in r.stderr, r.stderr
+    r = run_cmd(drop + argv + ["random"])
+    assert r.returncode == 0, r.stderr
