@@ -253,10 +253,12 @@ def report_md(res):
     for k, v in s["cpu_us"].items():
         bpf = ", ".join(f"{n} {ns:.0f}" for n, ns in s["bpf_ns"].get(k, {}).items())
         r = s["ratio_to_random"].get(k)
-        lines.append(f"| {k} | {v:.2f} | {r:.2f}x | {bpf} |" if v and r else f"| {k} | - | - | |")
-    lines += ["", f"Noisy neighbour: {NEIGHBOUR_HOGS} busy loops pinned (taskset) to worker 1's CPU; worker 0 "
-              f"alone on the other; --cost-ns {res['neighbour_cost_ns']} for both; "
-              f"{res['neighbour_rate']:,}/s for {NEIGHBOUR_SECONDS} s, rcvbuf {NEIGHBOUR_RCVBUF}.", "",
+        lines.append(f"| {k} | {v:.2f} | {r:.2f}x | {bpf} |" if v and r
+                     else f"| {k} | - | - | |")
+    lines += ["", f"Noisy neighbour: {NEIGHBOUR_HOGS} busy loops pinned (taskset) to worker 1's "
+              f"CPU; worker 0 alone on the other; --cost-ns {res['neighbour_cost_ns']} for both; "
+              f"{res['neighbour_rate']:,}/s for {NEIGHBOUR_SECONDS} s, "
+              f"rcvbuf {NEIGHBOUR_RCVBUF}.", "",
               "| policy | drops | worker 0's share |", "|---|---|---|"]
     for k, v in s["neighbour"].items():
         lines.append(f"| {k} | {v['drop_pct']:.2f}% | {v['share_worker0']:.0%} |")

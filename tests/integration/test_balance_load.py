@@ -1,7 +1,8 @@
 """--balance leastloaded against random, on the mechanism: one worker made slow
 on purpose (--cost-ns 1000,40000: worker 1 spends 40 us per message, so it
-takes at most 25,000/s) and one flow at 60,000/s, which the fast worker alone
-could take but of which the slow one cannot take half.
+takes at most 25,000/s) and one flow at 60,000/s for 5 s into 8 MiB buffers,
+which the fast worker alone could take but of which the slow one cannot take
+half.
 
 random gives each socket a quarter: the slow worker's two sockets get 30,000/s
 and overflow (counted by the tracer, on those sockets only). leastloaded picks
@@ -16,7 +17,7 @@ SLOW = (1, 3)   # worker t owns sockets t, t+2: worker 1 (the slow one) owns 1 a
 FAST = (0, 2)
 
 
-def run(syslogrx, policy, cost, rate, seconds, rcvbuf="4M"):
+def run(syslogrx, policy, cost, rate, seconds, rcvbuf="8M"):
     port = free_udp_port()
     rx = syslogrx("--sockets", "4", "--threads", "2", "--balance", policy, "--cost-ns", cost,
                   "--rcvbuf", rcvbuf, port=port)
@@ -33,15 +34,16 @@ def run(syslogrx, policy, cost, rate, seconds, rcvbuf="4M"):
 
 
 def test_leastloaded_steers_away_from_a_slow_worker(syslogrx):
-    rnd, sent = run(syslogrx, "random", "1000,40000", 60000, 4)
+    rnd, sent = run(syslogrx, "random", "1000,40000", 60000, 5)
     drops = [k["kernel_drops"]["total"] for k in rnd["sockets"]]
     # random: a quarter each; the slow worker's sockets overflow, the fast
     # worker's do not.
     assert sum(drops[i] for i in SLOW) > 0.05 * sent, drops
     assert sum(drops[i] for i in FAST) < 0.1 * sum(drops[i] for i in SLOW), drops
 
-    ll, sent = run(syslogrx, "leastloaded", "1000,40000", 60000, 4)
-    assert ll["totals"]["kernel_drops"]["total"] == 0, ll["sockets"]
+    ll, sent = run(syslogrx, "leastloaded", "1000,40000", 60000, 5)
+    assert ll["totals"]["kernel_drops"]["total"] == 0, \
+        [(k["steered"], k["kernel_drops"]["total"], k["queue_hwm_bytes"]) for k in ll["sockets"]]
     steered = [k["steered"] for k in ll["sockets"]]
     # Leans to the fast worker (random's share is exactly half).
     assert sum(steered[i] for i in FAST) > 0.55 * sent, steered
