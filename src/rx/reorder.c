@@ -339,12 +339,17 @@ void reorder_free(struct reorder *ro)
 		ro->free_hb = hb->next;
 		free(hb);
 	}
-	/* Batches still held (force) belong to the input window, which frees
-	 * them; only their trackers are ours: `left` counts the heap's
-	 * references to each, so the last one frees it. */
-	for (size_t i = 0; i < ro->n; i++)
-		if (!--ro->heap[i].hb->left)
-			free(ro->heap[i].hb);
+	/* Batches still held (force) go back to the input window, which frees
+	 * them; `left` counts the heap's references to each tracker, so the
+	 * last one gives its batch back and frees it. */
+	for (size_t i = 0; i < ro->n; i++) {
+		struct held_batch *hb = ro->heap[i].hb;
+
+		if (!--hb->left) {
+			window_release(ro->in, hb->b);
+			free(hb);
+		}
+	}
 	free(ro->heap);
 	free(ro);
 }
