@@ -259,8 +259,8 @@ def report_md(res):
         r = s["ratio_to_random"].get(k)
         lines.append(f"| {k} | {v:.2f} | {r:.2f}x | {bpf} |" if v and r
                      else f"| {k} | - | - | |")
-    lines += ["", f"Noisy neighbour: {NEIGHBOUR_HOGS} busy loops pinned (taskset) to worker 1's "
-              f"CPU; worker 0 alone on the other; --cost-ns {res['neighbour_cost_ns']} for both; "
+    lines += ["", f"Noisy neighbour: {NEIGHBOUR_HOGS} busy loops at nice {NEIGHBOUR_NICE} pinned "
+              f"(taskset) to worker 1's CPU; worker 0 alone on the other; --cost-ns {res['neighbour_cost_ns']} for both; "
               f"{res['neighbour_rate']:,}/s for {NEIGHBOUR_SECONDS} s, "
               f"rcvbuf {NEIGHBOUR_RCVBUF}.", "",
               "| policy | drops | worker 0's share |", "|---|---|---|"]
