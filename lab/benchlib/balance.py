@@ -208,7 +208,7 @@ def run(repeats=3, log=print):
         finally:
             with open(stats_path, "w") as f:
                 f.write(stats_old + "\n")
-        for i in range(max(1, repeats // 2)):
+        for i in range(max(1, repeats - 1)):
             for policy in ("random", "leastloaded"):
                 t = neighbour_trial(policy, work)
                 res["neighbour"].append(t)
