@@ -56,17 +56,21 @@ static const char doc[] =
 "sockets with syslogrx's SK_REUSEPORT program (per datagram, not per flow).\n"
 "\n"
 "The whole group on the port must belong to PID, in one family and address.\n"
-"Needs CAP_BPF (load the program) and CAP_SYS_PTRACE (pidfd_getfd on PID).\n"
+"Needs CAP_BPF (load the program) and CAP_SYS_PTRACE (pidfd_getfd on PID);\n"
+"leastloaded also CAP_PERFMON (two tp_btf programs track each socket's queue).\n"
 "Steered counts are cumulative since udpbalance attached. On exit (SIGINT,\n"
 "SIGTERM, or when PID exits) the program is detached: the kernel's 4-tuple\n"
-"hash is back. With --keep it stays attached for as long as the group lives.\n"
+"hash is back. With --keep it stays attached for as long as the group lives\n"
+"(not leastloaded: its queue tracking ends with udpbalance).\n"
 "\n"
-"USAGE: udpbalance --pid PID --port P --policy random|roundrobin [--interval S]\n"
+"USAGE: udpbalance --pid PID --port P --policy random|roundrobin|leastloaded\n"
+"                  [--interval S]\n"
 "                  [--count K] [--json] [--keep] [-v]\n"
 "\n"
 "EXAMPLES:\n"
 "    udpbalance --pid $(pidof syslog-ng) --port 514 --policy random\n"
 "    udpbalance -p 1234 -P 5514 --policy roundrobin --json --interval 5\n"
+"    udpbalance -p 1234 -P 5514 --policy leastloaded   # away from a socket that backs up\n"
 "    udpbalance -p 1234 -P 5514 --policy random --keep --count 1   # attach and leave\n";
 
 enum { OPT_POLICY = 256, OPT_KEEP };
@@ -74,7 +78,7 @@ enum { OPT_POLICY = 256, OPT_KEEP };
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Process owning the SO_REUSEPORT group (required)", 0 },
 	{ "port", 'P', "PORT", 0, "Local UDP port of the group (required)", 0 },
-	{ "policy", OPT_POLICY, "POLICY", 0, "random | roundrobin (required)", 0 },
+	{ "policy", OPT_POLICY, "POLICY", 0, "random | roundrobin | leastloaded (required)", 0 },
 	{ "keep", OPT_KEEP, NULL, 0, "Leave the program attached at exit", 0 },
 	{},
 };
@@ -90,7 +94,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_POLICY:
 		if (balance_policy_from_name(arg, &env.policy) || env.policy == BALANCE_HASH)
-			cli_bad_value("--policy", arg, "random or roundrobin (hash is what detaching gives)");
+			cli_bad_value("--policy", arg,
+				      "random, roundrobin or leastloaded (hash is what detaching gives)");
 		env.policy_set = true;
 		break;
 	case OPT_KEEP:
@@ -103,6 +108,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (!env.pid || !env.port || !env.policy_set) {
 			fprintf(stderr, "udpbalance: --pid, --port and --policy are required\n");
 			argp_usage(state);
+		}
+		/* Left attached, leastloaded would steer on queue sizes frozen
+		 * when udpbalance's tracepoint programs went away. */
+		if (env.keep && env.policy == BALANCE_LEASTLOADED) {
+			fprintf(stderr, "udpbalance: --keep cannot be used with --policy leastloaded: "
+				"its queue tracking ends when udpbalance exits\n");
+			exit(2);
 		}
 		break;
 	default:

@@ -2,6 +2,7 @@
 #include <argp.h>
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ enum {
 	OPT_KAFKA_KEY, OPT_KAFKA_OPT, OPT_DRAIN_TIMEOUT,
 	OPT_METRICS,	/* issue 12: metrics */
 	OPT_USER = 400,
+	OPT_ORDERED = 600,	/* issue 14's block */
 };
 
 /* Files of settings (issue 12); their own range, so flags added above never collide. */
@@ -47,14 +49,14 @@ static const struct argp_option options[] = {
 	{ "listen", OPT_LISTEN, "ADDR:PORT", 0, "Address to receive on (default 127.0.0.1:5514)" },
 	{ "sockets", OPT_SOCKETS, "N", 0, "SO_REUSEPORT sockets in the group (default 4)" },
 	{ "threads", OPT_THREADS, "M", 0, "Worker threads, M <= N; each owns N/M sockets (default 2, or N if less)" },
-	{ "balance", OPT_BALANCE, "POLICY", 0, "random | roundrobin | hash (default random)" },
+	{ "balance", OPT_BALANCE, "POLICY", 0, "random | roundrobin | leastloaded | hash (default random)" },
 	{ "rcvbuf", OPT_RCVBUF, "BYTES", 0, "Kernel receive buffer per socket, K/M/G suffixes (default: kernel's)" },
 	{ "batch", OPT_BATCH, "N", 0, "recvmmsg batch, the fetch limit (default 64)" },
 	{ "output", OPT_OUTPUT, "DEST", 0, "null | stdout | file:PATH | tcp:HOST:PORT | kafka:HOST:PORT[,HOST:PORT...]/TOPIC (default stdout)" },
 	{ "format", OPT_FORMAT, "FMT", 0, "raw | json | rfc5424 (default raw)" },
 	{ "summary", OPT_SUMMARY, "PATH", 0, "Write the JSON summary here at exit" },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Exit by itself after this long" },
-	{ "cost-ns", OPT_COST, "N", 0, "Lab knob: CPU nanoseconds each worker spends per message" },
+	{ "cost-ns", OPT_COST, "N[,N...]", 0, "Lab knob: CPU nanoseconds each worker spends per message; one value for all threads or one per thread" },
 	{ "window", OPT_WINDOW, "N", 0, "Input window in messages (default 10000)" },
 	{ "window-bytes", OPT_WINDOW_BYTES, "BYTES", 0, "Input window in bytes, K/M/G (default 64M)" },
 	{ "output-rate", OPT_OUTPUT_RATE, "N", 0, "Lab knob: cap the output at N msgs/s" },
@@ -64,6 +66,7 @@ static const struct argp_option options[] = {
 	{ "kafka-opt", OPT_KAFKA_OPT, "KEY=VALUE", 0, "librdkafka producer property, repeatable (e.g. acks=1, compression.type=lz4)" },
 	{ "drain-timeout", OPT_DRAIN_TIMEOUT, "SECONDS", 0, "At exit, wait this long for outstanding Kafka deliveries (default 10)" },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1)" },
+	{ "ordered", OPT_ORDERED, "MS", OPTION_ARG_OPTIONAL, "Write each flow in the order the kernel received it, holding a message at most MS ms for late batches (default 5)" },
 	{ "verbose", OPT_VERBOSE, NULL, 0, "Verbose output, with libbpf's debug log" },
 	{ "user", OPT_USER, "USER", 0, "Once the sockets are bound and BPF loaded, run as USER with no capabilities" },
 	{ "config", OPT_CONFIG, "PATH", 0, "Settings file: `name = value` per line, long flag names; flags given here win" },
@@ -98,6 +101,7 @@ static void config_defaults(struct config *c)
 	c->trace = true;
 	c->kafka_key = KAFKA_KEY_NONE;
 	c->drain_timeout = 10.0;
+	c->nr_cost_ns = 1;
 }
 
 static int parse_output(struct config *c, const char *arg)
@@ -191,6 +195,31 @@ static int parse_kafka_key(const char *arg, enum kafka_key *out)
 	return -EINVAL;
 }
 
+/* "N" or "N,N,...": at most CONFIG_MAX_COST_NS values; the count is checked
+ * against --threads once every flag is read. */
+static int parse_cost_ns(struct config *c, const char *arg)
+{
+	char buf[32];
+	unsigned int n = 0;
+
+	for (const char *p = arg, *end;; p = end + 1) {
+		end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		if (n == CONFIG_MAX_COST_NS || end - p >= (ptrdiff_t)sizeof(buf))
+			return -EINVAL;
+		memcpy(buf, p, end - p);
+		buf[end - p] = '\0';
+		if (parse_u64(buf, 0, 1000000000ULL, &c->cost_ns[n]))
+			return -EINVAL;
+		n++;
+		if (!*end)
+			break;
+	}
+	c->nr_cost_ns = n;
+	return 0;
+}
+
 #define FAIL(...) do { snprintf(ps->err, ps->errlen, __VA_ARGS__); return EINVAL; } while (0)
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -217,7 +246,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_BALANCE:
 		if (balance_policy_from_name(arg, &c->balance))
-			FAIL("--balance %s: expected random, roundrobin or hash", arg);
+			FAIL("--balance %s: expected random, roundrobin, leastloaded or hash", arg);
 		break;
 	case OPT_RCVBUF:
 		if (parse_size(arg, 1, 1ULL << 30, &c->rcvbuf))
@@ -266,8 +295,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			FAIL("--duration %s: expected seconds, e.g. 10 or 0.5", arg);
 		break;
 	case OPT_COST:
-		if (parse_u64(arg, 0, 1000000000ULL, &c->cost_ns))
-			FAIL("--cost-ns %s: expected nanoseconds from 0 to 1000000000", arg);
+		if (parse_cost_ns(c, arg))
+			FAIL("--cost-ns %s: expected nanoseconds from 0 to 1000000000, one value or "
+			     "up to %d separated by commas (one per thread)", arg, CONFIG_MAX_COST_NS);
 		break;
 	case OPT_WINDOW:
 		if (parse_u64(arg, 1, 100000000ULL, &c->window))
@@ -320,6 +350,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			FAIL("--env-file %s: expected a file path", arg);
 		snprintf(c->env_file, sizeof(c->env_file), "%s", arg);
 		break;
+	case OPT_ORDERED:
+		c->ordered = true;
+		c->ordered_hold_ms = CONFIG_ORDERED_HOLD_MS;
+		if (arg && parse_u64(arg, 1, 10000, &c->ordered_hold_ms))
+			FAIL("--ordered=%s: expected a hold in milliseconds from 1 to 10000", arg);
+		break;
 	case ARGP_KEY_ARG:
 		FAIL("unexpected argument '%s' (every setting is a --flag)", arg);
 	case ARGP_KEY_END:
@@ -331,6 +367,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (c->threads > c->sockets)
 			FAIL("--threads %u is more than --sockets %u: each thread owns at least one socket",
 			     c->threads, c->sockets);
+		if (c->nr_cost_ns > 1 && c->nr_cost_ns != c->threads)
+			FAIL("--cost-ns: %u values for %u threads (give one value, or one per thread)",
+			     c->nr_cost_ns, c->threads);
 		/* Kafka flags with another output would be silently ignored. */
 		if (c->output != OUTPUT_KAFKA && (c->kafka_key != KAFKA_KEY_NONE || c->kafka_nr_opts))
 			FAIL("--kafka-key and --kafka-opt need --output kafka:BROKERS/TOPIC");

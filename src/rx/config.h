@@ -16,6 +16,9 @@
 
 enum output_kind { OUTPUT_NULL, OUTPUT_STDOUT, OUTPUT_FILE, OUTPUT_TCP, OUTPUT_KAFKA };
 
+/* --cost-ns takes one value for every thread, or one per thread. */
+#define CONFIG_MAX_COST_NS	64
+
 #define CONFIG_MAX_KAFKA_OPTS	64
 #define CONFIG_KAFKA_OPT_LEN	512
 #define CONFIG_KAFKA_TOPIC_MAX	249	/* Kafka's own limit */
@@ -32,7 +35,8 @@ struct config {
 	enum out_format format;
 	char summary[PATH_MAX];		/* "" = none */
 	double duration;		/* 0 = until a signal */
-	uint64_t cost_ns;		/* lab knob: CPU spent per message by the worker */
+	uint64_t cost_ns[CONFIG_MAX_COST_NS];	/* lab knob: CPU spent per message by worker t */
+	unsigned int nr_cost_ns;	/* 1: cost_ns[0] for every worker; else one per thread */
 	uint64_t window;		/* input window, messages */
 	uint64_t window_bytes;		/* input window, bytes (soft: + one batch) */
 	uint64_t output_rate;		/* lab knob: output stage cap, msgs/s; 0 = none */
@@ -52,7 +56,12 @@ struct config {
 	char config_file[PATH_MAX];	/* --config, "" = none */
 	char env_file[PATH_MAX];	/* --env-file (or env-file in the config file) */
 	struct env_map env;		/* what the env-file mapped, for the summary */
+	/* --ordered[=MS] (issue 14): merge by the kernel's arrival stamp */
+	bool ordered;
+	uint64_t ordered_hold_ms;	/* most a message is held for late batches */
 };
+
+#define CONFIG_ORDERED_HOLD_MS	5	/* --ordered without =MS */
 
 /*
  * Parses argv into c (defaults first). flags are argp_parse flags: 0 in the

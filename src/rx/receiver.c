@@ -78,6 +78,29 @@ static int setup_balancer(struct receiver *r)
 	return err;
 }
 
+/* --ordered: the kernel stamps each datagram on arrival (SO_TIMESTAMPNS),
+ * and a reorder stage sits between the input window and the output. */
+static int setup_ordered(struct receiver *r)
+{
+	const struct config *cfg = r->cfg;
+	int on = 1, err;
+
+	for (unsigned int i = 0; i < r->group.n; i++) {
+		if (setsockopt(r->group.socks[i].fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on))) {
+			err = -errno;
+			pr_warn("--ordered: SO_TIMESTAMPNS on socket %u: %s\n", i, strerror(-err));
+			return err;
+		}
+	}
+	err = window_init(&r->ordered_window, cfg->window, cfg->window_bytes, cfg->batch);
+	if (err)
+		return err;
+	r->ordered_ready = true;
+	r->reorder = reorder_new(&r->window, &r->ordered_window, cfg->ordered_hold_ms * 1000000ULL,
+				 &r->force);
+	return r->reorder ? 0 : -ENOMEM;
+}
+
 static int open_tracer(struct receiver *r, uint16_t port)
 {
 	struct tracer_opts topts = { .port = port };
@@ -142,6 +165,11 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 	if (err)
 		return err;
 	r->window_ready = true;
+	if (cfg->ordered) {
+		err = setup_ordered(r);
+		if (err)
+			return err;
+	}
 	/* Everything privileged is done: sockets bound, rcvbuf forced, BPF
 	 * loaded and attached. Capabilities are per thread: drop them before
 	 * any thread exists, librdkafka's included (sink_open starts those). */
@@ -176,6 +204,8 @@ int receiver_start(struct receiver *r)
 		.nr_workers = cfg->threads,
 		.batch = cfg->batch,
 		.cost_ns = cfg->cost_ns,
+		.nr_cost_ns = cfg->nr_cost_ns,
+		.timestamps = cfg->ordered,
 		.stop = &r->stop,
 		.force = &r->force,
 		/* A Kafka output may be slow to take the window: give the read
@@ -183,11 +213,16 @@ int receiver_start(struct receiver *r)
 		.drain_ms = cfg->output == OUTPUT_KAFKA && cfg->drain_timeout * 1000 > FINAL_DRAIN_MS
 			    ? (int)(cfg->drain_timeout * 1000) : FINAL_DRAIN_MS,
 	};
-	err = output_stage_start(&r->out, &r->window, r->sink, cfg->format, cfg->output_rate,
-				 &r->reopen, &r->force);
+	err = output_stage_start(&r->out, r->reorder ? &r->ordered_window : &r->window, r->sink,
+				 cfg->format, cfg->output_rate, &r->reopen, &r->force);
 	if (err)
 		return err;
 	r->out_started = true;
+	if (r->reorder) {
+		err = reorder_start(r->reorder);
+		if (err)
+			return err;
+	}
 	r->start_ns = mono_ns();
 	for (unsigned int t = 0; t < cfg->threads; t++) {
 		err = worker_start(&r->workers[t], t, &r->wsh);
@@ -216,6 +251,14 @@ int receiver_stop(struct receiver *r)
 	r->stop_ns = mono_ns();
 	if (r->window_ready)
 		window_close(&r->window);
+	if (r->reorder) {
+		/* Writes what it holds, then closes the output's window. */
+		e = reorder_join(r->reorder);
+		if (e && !err)
+			err = e;
+	}
+	if (r->ordered_ready)
+		window_close(&r->ordered_window);
 	if (r->out_started) {
 		e = output_stage_join(&r->out);
 		if (e && !err)
@@ -232,6 +275,12 @@ uint64_t receiver_in_flight(struct receiver *r)
 	if (!r->window_ready)
 		return 0;
 	window_get_stats(&r->window, &ws);
+	if (r->ordered_ready) {
+		struct window_stats os;
+
+		window_get_stats(&r->ordered_window, &os);
+		return ws.msgs + os.msgs;
+	}
 	return ws.msgs;
 }
 
@@ -242,6 +291,9 @@ void receiver_close(struct receiver *r)
 	if (r->sink)
 		r->sink->ops->close(r->sink);
 	output_stage_free(&r->out);
+	reorder_free(r->reorder);
+	if (r->ordered_ready)
+		window_destroy(&r->ordered_window);
 	if (r->window_ready)
 		window_destroy(&r->window);
 	if (r->balancer && r->group.n)

@@ -15,6 +15,7 @@
 #include "net/balancer.h"
 #include "rx/config.h"
 #include "rx/output.h"
+#include "rx/reorder.h"
 #include "rx/sink/sink.h"
 #include "net/socket_group.h"
 #include "net/tracer.h"
@@ -35,6 +36,9 @@ struct receiver {
 	struct output_stage out;
 	bool out_started;
 	struct worker_shared wsh;
+	struct reorder *reorder;	/* --ordered: between window and ordered_window */
+	struct window ordered_window;	/* what the output stage reads with --ordered */
+	bool ordered_ready;
 	volatile int stop;		/* stop reading: drain, then exit */
 	volatile int force;		/* second signal: exit now */
 	volatile int reopen;		/* SIGHUP */

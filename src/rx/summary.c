@@ -157,7 +157,14 @@ static void write_config(struct json_writer *w, const struct config *c)
 	jw_u64(w, "window_bytes", c->window_bytes);
 	jw_string(w, "output", config_output_name(c, out, sizeof(out)));
 	jw_string(w, "format", format_name(c->format));
-	jw_u64(w, "cost_ns", c->cost_ns);
+	if (c->nr_cost_ns > 1) {	/* one per thread */
+		jw_array_begin(w, "cost_ns");
+		for (unsigned int t = 0; t < c->nr_cost_ns; t++)
+			jw_u64(w, NULL, c->cost_ns[t]);
+		jw_array_end(w);
+	} else {
+		jw_u64(w, "cost_ns", c->cost_ns[0]);
+	}
 	jw_u64(w, "output_rate", c->output_rate);
 	jw_bool(w, "trace", c->trace);
 	write_config_files(w, c);
@@ -185,6 +192,26 @@ static void write_loss(struct json_writer *w, struct receiver *r, const struct s
 		jw_bool(w, "gaps_equal_kernel_drops", s->seq_gaps == s->kernel_drops);
 	else
 		jw_null(w, "gaps_equal_kernel_drops");
+	jw_object_end(w);
+}
+
+/* "ordering": --ordered's merge (null without it). late = written at once
+ * because a later-stamped message of any flow was already written. */
+static void write_ordering(struct json_writer *w, struct receiver *r)
+{
+	struct reorder_stats st;
+
+	if (!r->reorder) {
+		jw_null(w, "ordering");
+		return;
+	}
+	reorder_get_stats(r->reorder, &st);
+	jw_object_begin(w, "ordering");
+	jw_u64(w, "hold_ms", st.hold_ns / 1000000);
+	jw_u64(w, "merged", st.merged);
+	jw_u64(w, "late", st.late);
+	jw_u64(w, "held_hwm", st.held_hwm);
+	jw_double(w, "lag_max_ms", st.lag_max_ns / 1e6, 3);
 	jw_object_end(w);
 }
 
@@ -302,6 +329,7 @@ int summary_write(struct receiver *r, const char *path)
 	jw_object_end(&w);
 
 	write_loss(&w, r, &s);
+	write_ordering(&w, r);
 	write_kafka(&w, &s);
 	write_preflight(&w, r->preflight);
 	write_advice(&w, r->advice);

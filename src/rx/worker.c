@@ -28,6 +28,21 @@ static void spend_cpu(uint64_t cost_ns, unsigned int n)
 		;
 }
 
+/* The kernel's arrival stamp of a datagram (SO_TIMESTAMPNS), CLOCK_REALTIME
+ * ns; 0 if it has none. */
+static uint64_t kernel_stamp(struct msghdr *h)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+
+			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+			return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+		}
+	}
+	return 0;
+}
+
 /*
  * One recvmmsg of at most `room` datagrams from socket idx into a batch
  * pushed to the window. Returns datagrams read, 0 if none (EAGAIN or
@@ -44,6 +59,8 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t room, int fl
 	for (uint32_t i = 0; i < room; i++) {
 		w->msgs[i].msg_hdr.msg_namelen = sizeof(w->addrs[i]);
 		w->msgs[i].msg_hdr.msg_flags = 0;
+		if (w->ctrl)
+			w->msgs[i].msg_hdr.msg_controllen = WORKER_CTRL_BYTES;
 	}
 	n = recvmmsg(sh->group->socks[idx].fd, w->msgs, room, flags, NULL);
 	if (n < 0) {
@@ -75,13 +92,19 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t room, int fl
 		r->sock = idx;
 		r->truncated = !!(m->msg_hdr.msg_flags & MSG_TRUNC);
 		r->recv_ns = now;
+		if (w->ctrl) {
+			uint64_t stamp = kernel_stamp(&w->msgs[i].msg_hdr);
+
+			if (stamp)	/* else the reorder stage places it by arrival */
+				r->recv_ns = stamp;
+		}
 		memcpy(&r->src, &w->addrs[i], sizeof(r->src));
 		r->src_len = m->msg_hdr.msg_namelen;
 		bytes += len;
 		trunc += r->truncated;
 		empty += len == 0;
 	}
-	spend_cpu(sh->cost_ns, n);
+	spend_cpu(sh->cost_ns[sh->nr_cost_ns > 1 ? w->id : 0], n);
 	window_push(sh->window, b, room);
 	w->busy_ns += mono_ns() - busy;
 	/* Relaxed: a stats reader wants a recent value, not an ordering. */
@@ -267,6 +290,13 @@ static int worker_setup(struct worker *w)
 	w->socks = calloc(sh->group->n, sizeof(*w->socks));
 	if (!w->msgs || !w->iov || !w->addrs || !w->buf || !w->socks)
 		return -ENOMEM;
+	if (sh->timestamps) {
+		w->ctrl = calloc(sh->batch, WORKER_CTRL_BYTES);
+		if (!w->ctrl)
+			return -ENOMEM;
+		for (unsigned int i = 0; i < sh->batch; i++)
+			w->msgs[i].msg_hdr.msg_control = w->ctrl + (size_t)i * WORKER_CTRL_BYTES;
+	}
 	for (unsigned int i = 0; i < sh->batch; i++) {
 		w->iov[i].iov_base = w->buf + (size_t)i * WORKER_SLOT_BYTES;
 		w->iov[i].iov_len = WORKER_SLOT_BYTES;
@@ -308,6 +338,8 @@ static void worker_free(struct worker *w)
 	free(w->addrs);
 	free(w->buf);
 	free(w->socks);
+	free(w->ctrl);
+	w->ctrl = NULL;
 	w->msgs = NULL;
 	w->iov = NULL;
 	w->addrs = NULL;

@@ -133,7 +133,7 @@ def test_config_file_bad_line_is_an_error(tmp_path):
     conf.write_text("# syslogrx\nsockets = 4\nbalance = fastest\n")
     r = run_cmd([binary("syslogrx"), "--config", str(conf)])
     assert r.returncode == 2
-    assert f"{conf}:3: --balance fastest: expected random, roundrobin or hash" in r.stderr
+    assert f"{conf}:3: --balance fastest: expected random, roundrobin, leastloaded or hash" in r.stderr
 
 
 def test_preflight_rcvbuf_above_rmem_max(tmp_path, procs):

@@ -170,6 +170,29 @@ def test_roundtrip_byte_exact(broker, tmp_path, procs, key):
             assert len({p for p, _, _ in recs}) == 1
 
 
+def test_ordered_keeps_a_spread_flow_in_order(broker, tmp_path, procs):
+    """--ordered on the async path: one flow spread by random over 8 sockets
+    and 2 threads still lands in its partition in the order it was sent."""
+    topic = "ordered"
+    broker.create_topic(topic, partitions=3)
+    port = free_udp_port()
+    rx = Syslogrx(tmp_path, "--output", dest(broker, topic), "--kafka-key", "source",
+                  "--balance", "random", "--sockets", "8", "--threads", "2", "--rcvbuf", "8M",
+                  "--ordered=100", port=port)
+    procs.append(rx)
+    msgs = [b"<13>Nov 22 03:12:00 host app: ordered %06d" % i for i in range(5000)]
+    with bound_sock() as s:
+        send_from(s, ("127.0.0.1", port), msgs, rate=20000)
+    summary, err = stop_ok(rx)
+    assert summary["totals"]["kernel_drops"]["total"] == 0
+    assert summary["kafka"]["delivered"] == len(msgs)
+    assert summary["ordering"]["late"] == 0
+    # Spread: more than one socket took part of the flow.
+    assert sum(1 for k in summary["sockets"] if k["received"]) > 1
+    recs = broker.records(topic)
+    assert [v for _, _, v in recs] == msgs
+
+
 def test_json_value_is_the_line_without_newline(broker, tmp_path, procs):
     topic = "rt-json"
     broker.create_topic(topic, partitions=1)

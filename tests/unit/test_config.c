@@ -59,7 +59,8 @@ static void test_every_flag(void **state)
 	assert_int_equal(c.format, FORMAT_JSON);
 	assert_string_equal(c.summary, "/tmp/s.json");
 	assert_true(c.duration > 2.49 && c.duration < 2.51);
-	assert_int_equal(c.cost_ns, 1500);
+	assert_int_equal(c.nr_cost_ns, 1);
+	assert_int_equal(c.cost_ns[0], 1500);
 	assert_int_equal(c.window, 100000);
 	assert_int_equal(c.window_bytes, 1ULL << 30);
 	assert_int_equal(c.output_rate, 40000);
@@ -118,6 +119,9 @@ static void test_bad_values(void **state)
 		{ "--duration", "soon", "--duration soon" },
 		{ "--duration", "0", "--duration 0" },
 		{ "--cost-ns", "1.5", "--cost-ns 1.5" },
+		{ "--cost-ns", "1000,", "--cost-ns 1000," },
+		{ "--cost-ns", ",1000", "--cost-ns ,1000" },
+		{ "--cost-ns", "1000,x", "--cost-ns 1000,x" },
 		{ "--window", "0", "--window 0" },
 		{ "--window-bytes", "1K", "--window-bytes 1K" },
 		{ "--stats-interval", "-1", "--stats-interval -1" },
@@ -178,6 +182,42 @@ static void test_user(void **state)
 	longname[sizeof(longname) - 1] = '\0';
 	assert_int_not_equal(PARSE(&c, "--user", longname), 0);
 	assert_non_null(strstr(err, "--user"));
+}
+
+/* One value for all threads, or exactly one per thread (a slow worker on purpose). */
+static void test_cost_ns_per_thread(void **state)
+{
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--threads", "2", "--cost-ns", "2000,40000"), 0);
+	assert_int_equal(c.nr_cost_ns, 2);
+	assert_int_equal(c.cost_ns[0], 2000);
+	assert_int_equal(c.cost_ns[1], 40000);
+	assert_int_equal(PARSE(&c, "--cost-ns", "1,2,3", "--sockets", "4", "--threads", "3"), 0);
+	assert_int_equal(c.nr_cost_ns, 3);
+	assert_int_equal(c.cost_ns[2], 3);
+	assert_int_not_equal(PARSE(&c, "--threads", "2", "--cost-ns", "1,2,3"), 0);
+	assert_non_null(strstr(err, "--cost-ns: 3 values for 2 threads"));
+	assert_int_equal(PARSE(&c, "--threads", "1", "--sockets", "1"), 0);
+	assert_int_equal(c.nr_cost_ns, 1);
+	assert_int_equal(c.cost_ns[0], 0);
+}
+
+static void test_ordered(void **state)
+{
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--sockets", "4"), 0);
+	assert_false(c.ordered);
+	assert_int_equal(PARSE(&c, "--ordered"), 0);
+	assert_true(c.ordered);
+	assert_int_equal(c.ordered_hold_ms, CONFIG_ORDERED_HOLD_MS);
+	assert_int_equal(PARSE(&c, "--ordered=50"), 0);
+	assert_int_equal(c.ordered_hold_ms, 50);
+	assert_int_not_equal(PARSE(&c, "--ordered=0"), 0);
+	assert_non_null(strstr(err, "--ordered=0"));
+	assert_int_not_equal(PARSE(&c, "--ordered=soon"), 0);
+	assert_non_null(strstr(err, "--ordered=soon"));
 }
 
 static void test_unknown_flag_and_argument(void **state)
@@ -285,6 +325,8 @@ int main(void)
 		cmocka_unit_test(test_threads_more_than_sockets),
 		cmocka_unit_test(test_threads_follow_sockets),
 		cmocka_unit_test(test_user),
+		cmocka_unit_test(test_cost_ns_per_thread),
+		cmocka_unit_test(test_ordered),
 		cmocka_unit_test(test_unknown_flag_and_argument),
 		cmocka_unit_test(test_kafka),
 		cmocka_unit_test(test_kafka_bad),
