@@ -110,10 +110,30 @@ int balancer_verify(struct balancer *b, const uint64_t *cookies, unsigned int n)
 		pr_warn("the group has %u sockets but the map has %u slots\n", n, b->n);
 		return -EXDEV;
 	}
-	for (__u32 i = 0; i < n; i++) {
-		__u64 cookie = 0;
+	return balancer_verify_live(b, cookies, n);
+}
 
-		if (bpf_map__lookup_elem(b->skel->maps.socks, &i, sizeof(i), &cookie, sizeof(cookie), 0)) {
+int balancer_verify_live(struct balancer *b, const uint64_t *cookies, unsigned int live)
+{
+	if (live > b->n) {
+		pr_warn("%u sockets in selection but the map has %u slots\n", live, b->n);
+		return -EXDEV;
+	}
+	for (__u32 i = 0; i < b->n; i++) {
+		__u64 cookie = 0;
+		int err = bpf_map__lookup_elem(b->skel->maps.socks, &i, sizeof(i), &cookie,
+					       sizeof(cookie), 0) ? -errno : 0;
+
+		if (i >= live) {
+			/* Out of selection: a slot still filled could be picked by a
+			 * program that read the old live count. */
+			if (err != -ENOENT) {
+				pr_warn("balancer slot %u is out of selection but not empty\n", i);
+				return -EEXIST;
+			}
+			continue;
+		}
+		if (err) {
 			pr_warn("balancer slot %u is empty\n", i);
 			return -ENOENT;
 		}
@@ -124,6 +144,28 @@ int balancer_verify(struct balancer *b, const uint64_t *cookies, unsigned int n)
 		}
 	}
 	return 0;
+}
+
+int balancer_clear_socket(struct balancer *b, unsigned int idx)
+{
+	__u32 key = idx;
+
+	if (idx >= b->n)
+		return -EINVAL;
+	if (bpf_map__delete_elem(b->skel->maps.socks, &key, sizeof(key), 0) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+void balancer_set_live(struct balancer *b, unsigned int live)
+{
+	/* One aligned 32-bit store: a program run sees the old or the new value. */
+	__atomic_store_n(&b->skel->bss->live_sockets, live, __ATOMIC_RELEASE);
+}
+
+unsigned int balancer_slots(const struct balancer *b)
+{
+	return b->n;
 }
 
 int balancer_attach(struct balancer *b, int fd)

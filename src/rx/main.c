@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "net/libbpf_log.h"
 #include "rx/receiver.h"
+#include "rx/resize.h"
 #include "rx/summary.h"
 
 static volatile sig_atomic_t stop_signals;
@@ -54,8 +55,29 @@ static double mono_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* SIGHUP with --resize-file: apply its sockets/threads live; the summary's
+ * config follows what is live. */
+static void resize_from_file(struct receiver *r, struct config *cfg)
+{
+	struct resize_request req = { .sockets = r->live, .threads = r->threads };
+	char err[256];
+
+	if (resize_file_read(cfg->resize_file, &req, err, sizeof(err))) {
+		pr_warn("--resize-file %s: %s; nothing changed\n", cfg->resize_file, err);
+		return;
+	}
+	if (receiver_resize(r, &req) == 0)
+		fprintf(stderr, "syslogrx: resized to %u sockets, %u threads\n", r->live,
+			r->threads);
+	else
+		fprintf(stderr, "syslogrx: resize failed, %u sockets, %u threads\n", r->live,
+			r->threads);
+	cfg->sockets = r->live;
+	cfg->threads = r->threads;
+}
+
 /* Sleeps until --duration, a signal, or a worker dying; prints stats lines. */
-static void run(struct receiver *r, const struct config *cfg)
+static void run(struct receiver *r, struct config *cfg)
 {
 	double start = mono_s(), next_stats = start + cfg->stats_interval;
 	struct stats_line sl = {};
@@ -70,6 +92,13 @@ static void run(struct receiver *r, const struct config *cfg)
 		if (hup) {
 			hup = 0;
 			r->reopen = 1;
+			if (cfg->resize_file[0]) {
+				resize_from_file(r, cfg);
+				if (stats) {	/* the sockets changed: new columns */
+					stats_line_free(&sl);
+					stats = !stats_line_init(&sl, r->group.n);
+				}
+			}
 		}
 		if (stats && now >= next_stats) {
 			stats_line_print(&sl, r, stderr);

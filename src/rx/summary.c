@@ -86,6 +86,7 @@ static void write_config(struct json_writer *w, const struct config *c)
 	jw_object_begin(w, "config");
 	jw_u64(w, "sockets", c->sockets);
 	jw_u64(w, "threads", c->threads);
+	jw_u64(w, "max_sockets", c->max_sockets > c->sockets ? c->max_sockets : c->sockets);
 	jw_u64(w, "batch", c->batch);
 	if (c->rcvbuf)
 		jw_u64(w, "rcvbuf", c->rcvbuf);
@@ -99,6 +100,42 @@ static void write_config(struct json_writer *w, const struct config *c)
 	jw_u64(w, "output_rate", c->output_rate);
 	jw_bool(w, "trace", c->trace);
 	jw_object_end(w);
+}
+
+struct no_socket_sum {
+	uint16_t port;
+	uint64_t total;
+	uint64_t by_reason[TRACER_MAX_REASONS];
+};
+
+static int add_no_socket(uint16_t port, uint32_t reason, uint64_t count, void *ctx)
+{
+	struct no_socket_sum *ns = ctx;
+
+	if (port != ns->port)
+		return 0;
+	ns->total += count;
+	if (reason < TRACER_MAX_REASONS)
+		ns->by_reason[reason] += count;
+	return 0;
+}
+
+/* Datagrams for our port freed with no receiving socket: what a socket
+ * closed with a queue (or a port with no socket at all) loses. */
+static void write_no_socket(struct json_writer *w, struct receiver *r)
+{
+	struct no_socket_sum *ns;
+
+	if (!r->tracer || !(ns = calloc(1, sizeof(*ns)))) {
+		jw_null(w, "no_socket_drops");
+		return;
+	}
+	ns->port = socket_group_port(&r->group);
+	if (tracer_for_each_no_socket(r->tracer, add_no_socket, ns))
+		jw_null(w, "no_socket_drops");
+	else
+		write_reasons(w, r, "no_socket_drops", ns->by_reason, ns->total);
+	free(ns);
 }
 
 static void write_loss(struct json_writer *w, struct receiver *r, uint64_t kernel_drops)
@@ -164,7 +201,7 @@ int summary_write(struct receiver *r, const char *path)
 	if (!steered)
 		return -ENOMEM;
 	if (r->balancer)
-		have_steered = !balancer_read(r->balancer, steered, &failures);
+		have_steered = !receiver_steered(r, steered, &failures);
 	f = strcmp(path, "-") ? fopen(path, "w") : stdout;
 	if (!f) {
 		int err = -errno;
@@ -190,10 +227,14 @@ int summary_write(struct receiver *r, const char *path)
 		const struct sock_counters *sc = &r->counters[i];
 		struct tracer_sock_stats st;
 		uint64_t kernel = 0;
-		bool have_kernel = !socket_kernel_drops(s->fd, &kernel, NULL);
+		bool have_kernel = s->fd >= 0 ? !socket_kernel_drops(s->fd, &kernel, NULL) : true;
+
+		if (s->fd < 0)
+			kernel = s->drops_at_close;	/* closed by a live shrink */
 
 		jw_object_begin(&w, NULL);
 		jw_u64(&w, "index", i);
+		jw_string(&w, "state", receiver_socket_state(r, i));
 		jw_u64(&w, "cookie", s->cookie);
 		jw_u64(&w, "inode", s->inode);
 		jw_u64(&w, "rcvbuf", s->rcvbuf);
@@ -248,9 +289,11 @@ int summary_write(struct receiver *r, const char *path)
 		write_reasons(&w, r, "kernel_drops", reasons, drops);
 		jw_bool(&w, "kernel_drops_match_so_meminfo", drops_match);
 		jw_u64(&w, "tracer_map_full", tracer_map_full(r->tracer));
+		write_no_socket(&w, r);
 	} else {
 		jw_null(&w, "kernel_drops");
 		jw_null(&w, "kernel_drops_match_so_meminfo");
+		jw_null(&w, "no_socket_drops");
 	}
 	jw_object_end(&w);
 
@@ -314,6 +357,8 @@ void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 		struct tracer_sock_stats st;
 		uint64_t drops = 0, queued = 0;
 
+		if (r->group.socks[i].fd < 0)
+			continue;	/* closed by a live shrink */
 		if (!traced(r, i, &st))
 			drops = st.total;
 		socket_kernel_drops(r->group.socks[i].fd, NULL, &queued);

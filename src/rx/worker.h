@@ -33,6 +33,12 @@ struct worker_shared {
 	const volatile int *stop;	/* stop reading: drain what is queued, exit */
 	const volatile int *force;	/* exit now */
 	int drain_ms;			/* bound on the final drain */
+	/* A live resize: the sockets to read (indexes into the group) and a flag
+	 * that ends the threads WITHOUT the final drain, to be restarted over a
+	 * new set. NULL / 0: every socket of the group, no regroup. */
+	const unsigned int *order;
+	unsigned int nr_order;
+	const volatile int *regroup;
 };
 
 struct worker {
