@@ -1,0 +1,189 @@
+"""Live resize under load (issue 13): SIGHUP applies the sockets/threads of
+--resize-file without a restart and without losing a datagram.
+
+Grow takes spares of the pool bound at start (--max-sockets) and, past it, new
+sockets; shrink takes sockets out of selection, waits out an RCU grace period,
+connect()s them away, waits again, lets the workers drain them and only then
+closes them. The negative control closes them the naive way (stop reading,
+close with a queue): the loss shows in the sequence numbers and the tracer
+counts it as drops with no socket for our port."""
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import binary, free_udp_port, read_json
+
+RATE = 50_000
+CYCLE = (8, 2, 6, 4)            # from 4: 4 -> 8 -> 2 -> 6 -> 4 -> ...
+SEQ = re.compile(rb"seq@32473 run=\S+ flow=(\d+) seq=(\d+)")
+
+
+class Receiver:
+    """syslogrx with its stderr read line by line (to wait for each resize)."""
+
+    def __init__(self, tmp_path, listen, *args):
+        self.rf = tmp_path / "resize.conf"
+        self.out = tmp_path / "out.log"
+        self.summary_path = tmp_path / "summary.json"
+        self.lines = []
+        self.cond = threading.Condition()
+        self.p = subprocess.Popen(
+            [binary("syslogrx"), "--listen", listen, "--resize-file", str(self.rf),
+             "--output", f"file:{self.out}", "--summary", str(self.summary_path)] + list(args),
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.wait_line("ready on", 0)
+
+    def _read(self):
+        for raw in self.p.stderr:
+            with self.cond:
+                self.lines.append(raw.decode(errors="replace"))
+                self.cond.notify_all()
+
+    def count(self, what):
+        with self.cond:
+            return sum(what in l for l in self.lines)
+
+    def wait_line(self, what, seen, timeout=30):
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while sum(what in l for l in self.lines) <= seen:
+                left = deadline - time.monotonic()
+                assert left > 0 and self.p.poll() is None, "".join(self.lines)
+                self.cond.wait(left)
+
+    def resize(self, text):
+        seen = self.count("resized to")
+        failed = self.count("resize failed")
+        self.rf.write_text(text)
+        self.p.send_signal(signal.SIGHUP)
+        self.wait_line("resized", seen + failed)
+        assert self.count("resize failed") == failed, "".join(self.lines)
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        rc = self.p.wait(timeout=60)
+        self.reader.join(timeout=10)
+        return rc, "".join(self.lines), read_json(self.summary_path)
+
+
+def start_load(target):
+    """sysloggen at RATE for at most 120 s; stopped by the test with SIGINT."""
+    return subprocess.Popen([binary("sysloggen"), "--target", target, "--rate", str(RATE),
+                             "--duration", "120", "--sources", "4", "--size", "200", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def stop_load(gen):
+    gen.send_signal(signal.SIGINT)
+    out, err = gen.communicate(timeout=30)
+    import json
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["type"] == "summary", err
+    return summary
+
+
+def seqs_in_output(path):
+    """Sequence numbers per flow found in the output file."""
+    flows = {}
+    with open(path, "rb") as f:
+        for line in f:
+            m = SEQ.search(line)
+            assert m, line
+            flows.setdefault(int(m.group(1)), set()).add(int(m.group(2)))
+    return flows
+
+
+def run_cycles(tmp_path, family, cycles, naive=False):
+    host = "::1" if family == socket.AF_INET6 else "127.0.0.1"
+    port = free_udp_port(family)
+    listen = f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
+    rx = Receiver(tmp_path, listen, "--sockets", "4", "--threads", "2", "--max-sockets", "8",
+                  "--rcvbuf", "16M")
+    gen = start_load(listen)
+    try:
+        time.sleep(0.3)
+        for c in range(cycles):
+            for n in CYCLE:
+                threads = min(2, n)
+                shrink = "shrink naive\n" if naive else ""
+                rx.resize(f"sockets {n}\nthreads {threads}\n{shrink}")
+                time.sleep(0.05)
+        time.sleep(0.3)
+    finally:
+        sent = stop_load(gen)
+    time.sleep(0.5)     # the last datagrams reach the queues before SIGTERM
+    rc, err, s = rx.stop()
+    assert rc == 0, err
+    return sent, err, s, rx.out
+
+
+@pytest.mark.parametrize("family", [socket.AF_INET, socket.AF_INET6], ids=["ipv4", "ipv6"])
+def test_resize_4_8_2_6_under_load_loses_nothing(tmp_path, family):
+    cycles = 25
+    sent, err, s, out = run_cycles(tmp_path, family, cycles)
+    t = s["totals"]
+    assert sent["sent"] >= RATE, sent                     # the load ran throughout
+    assert t["received"] == sent["sent"], (t, sent["sent"])
+    assert t["written"] == t["received"]
+    assert t["kernel_drops"]["total"] == 0, t
+    assert t["no_socket_drops"]["total"] == 0, t
+    assert t["selection_failures"] == 0
+    assert s["loss"]["missing"] == 0 and s["loss"]["sequenced"] == sent["sent"]
+    # Every sequence number of every flow is in the file.
+    flows = seqs_in_output(out)
+    for f in sent["flows"]:
+        assert flows.get(f["flow"]) == set(range(f["sent"])), f["flow"]
+    # The summary follows the live N: the cycle ends on 4 sockets; every socket
+    # that ever took part is listed, the closed ones with what they received.
+    assert s["config"]["sockets"] == 4 and s["config"]["threads"] == 2
+    states = [x["state"] for x in s["sockets"]]
+    assert states.count("live") == 4
+    assert states.count("closed") == len(states) - 4 - states.count("spare")
+    assert states.count("closed") >= 6 * cycles          # 8 -> 2 closes 6 each cycle
+    for x in s["sockets"]:
+        assert x["steered"] == x["received"], x           # nothing went astray
+        assert x["kernel_drops"]["total"] == 0 and x["so_meminfo_drops"] == 0
+    assert err.count("resized to") == 4 * cycles
+    assert "closed with datagrams queued" not in err
+
+
+def test_naive_close_loses_and_the_tracer_counts_it(tmp_path):
+    """The same cycle, closing the naive way: what was queued on a closed
+    socket is gone, and the tracer's no-socket count for our port is exactly
+    the number of messages missing."""
+    sent, err, s, out = run_cycles(tmp_path, socket.AF_INET, 3, naive=True)
+    t = s["totals"]
+    lost = sent["sent"] - t["received"]
+    assert lost > 0, t
+    assert t["no_socket_drops"]["total"] == lost, t
+    assert t["no_socket_drops"].get("NOT_SPECIFIED", 0) == lost
+    assert t["kernel_drops"]["total"] == 0
+    assert s["loss"]["missing"] == lost
+    assert "closed with datagrams queued" in err
+    steered_not_received = sum(x["steered"] - x["received"] for x in s["sockets"])
+    assert steered_not_received == lost
+
+
+def test_resize_refusals_change_nothing(tmp_path):
+    port = free_udp_port()
+    rx = Receiver(tmp_path, f"127.0.0.1:{port}", "--sockets", "2", "--threads", "2",
+                  "--max-sockets", "4")
+    for bad in ("sockets 5\n", "sockets 2\nthreads 3\n", "sockets x\n"):
+        rx.rf.write_text(bad)
+        before = len(rx.lines)
+        rx.p.send_signal(signal.SIGHUP)
+        rx.wait_line("nothing changed", sum("nothing changed" in l for l in rx.lines[:before]))
+    rc, err, s = rx.stop()
+    assert rc == 0, err
+    assert "--max-sockets 4" in err and "threads 3 is more than sockets 2" in err
+    assert "line 1: sockets x" in err
+    assert s["config"]["sockets"] == 2 and [x["state"] for x in s["sockets"]] == \
+        ["live", "live", "spare", "spare"]
