@@ -45,6 +45,17 @@ int balancer_clear_socket(struct balancer *b, unsigned int idx);
  * run that started before may still pick from the old range: wait out an RCU
  * grace period before relying on it. Needs no capability. */
 void balancer_set_live(struct balancer *b, unsigned int live);
+unsigned int balancer_get_live(const struct balancer *b);
+
+/* Calls fn for each of the loaded object's maps (by libbpf name), to hand
+ * them to another process. */
+int balancer_export(struct balancer *b, int (*fn)(const char *name, int fd, void *ctx), void *ctx);
+/* The other side: the same maps, from a checked hand-over (owner
+ * "balancer"), loading nothing (no capability needed); the program stays
+ * attached to the group of the handed-over sockets. NULL + errno, logged. */
+struct handover;
+struct balancer *balancer_adopt(const struct handover *h);
+
 /* The map's size, the most sockets that can be in selection. */
 unsigned int balancer_slots(const struct balancer *b);
 

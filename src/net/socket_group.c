@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +137,38 @@ void socket_group_close(struct socket_group *g)
 	g->socks = NULL;
 	g->n = 0;
 	g->cap = 0;
+}
+
+int socket_group_adopt(struct socket_group *g, const int *fds, unsigned int n)
+{
+	memset(g, 0, sizeof(*g));
+	if (!n)
+		return -EINVAL;
+	g->socks = calloc(n, sizeof(*g->socks));
+	if (!g->socks)
+		return -ENOMEM;
+	g->cap = n;
+	g->addrlen = sizeof(g->addr);
+	if (getsockname(fds[0], (struct sockaddr *)&g->addr, &g->addrlen))
+		return -errno;
+	format_host_port((struct sockaddr *)&g->addr, g->listen, sizeof(g->listen));
+	for (unsigned int i = 0; i < n; i++) {
+		struct group_socket *s = &g->socks[i];
+		socklen_t sl = sizeof(s->rcvbuf);
+		struct stat st;
+
+		s->fd = fds[i];
+		g->n++;
+		/* Ours from now on, and no child of ours inherits it by accident. */
+		if (fcntl(s->fd, F_SETFD, FD_CLOEXEC) ||
+		    getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf, &sl))
+			return -errno;
+		sl = sizeof(s->cookie);
+		if (getsockopt(s->fd, SOL_SOCKET, SO_COOKIE, &s->cookie, &sl) || fstat(s->fd, &st))
+			return -errno;
+		s->inode = st.st_ino;
+	}
+	return 0;
 }
 
 int socket_group_add(struct socket_group *g, uint64_t rcvbuf)

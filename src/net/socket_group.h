@@ -34,6 +34,9 @@ struct socket_group {
  * our group), having logged one line that names the problem.
  */
 int socket_group_open(struct socket_group *g, const char *listen, unsigned int n, uint64_t rcvbuf);
+/* The group from sockets handed over by another process (already checked by
+ * cookie), in the order given; they become close-on-exec. 0 or -errno. */
+int socket_group_adopt(struct socket_group *g, const int *fds, unsigned int n);
 void socket_group_close(struct socket_group *g);
 
 /*

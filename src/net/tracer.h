@@ -25,6 +25,18 @@ struct tracer *tracer_open(const struct tracer_opts *opts);
 void tracer_close(struct tracer *t);
 
 #define TRACER_MAX_REASONS 256
+#define TRACER_MAX_LINKS 8
+
+/* Calls fn for each map (is_link 0) and each attached program's link (1), by
+ * libbpf name, to hand them to another process. */
+int tracer_export(struct tracer *t,
+		  int (*fn)(int is_link, const char *name, int fd, void *ctx), void *ctx);
+/* The other side: the same maps and links from a checked hand-over (owner
+ * "tracer");
+ * loads and attaches nothing, so no capability is needed and no drop goes
+ * uncounted. NULL + errno, logged. */
+struct handover;
+struct tracer *tracer_adopt(const struct handover *h);
 
 struct tracer_sock_stats {
 	uint64_t total;				/* all drops with this socket as rx_sk */

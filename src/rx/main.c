@@ -17,9 +17,18 @@
 #include "rx/receiver.h"
 #include "rx/resize.h"
 #include "rx/summary.h"
+#include "rx/upgrade.h"
 
 static volatile sig_atomic_t stop_signals;
 static volatile sig_atomic_t hup;
+static volatile sig_atomic_t usr2;
+static char **main_argv;
+static pid_t successor;		/* the process we handed over to (USR2) */
+
+static void on_usr2(int sig)
+{
+	usr2 = 1;
+}
 
 static void on_stop(int sig)
 {
@@ -40,6 +49,9 @@ static int install_signals(void)
 		return -errno;
 	sa.sa_handler = on_hup;
 	if (sigaction(SIGHUP, &sa, NULL))
+		return -errno;
+	sa.sa_handler = on_usr2;
+	if (sigaction(SIGUSR2, &sa, NULL))
 		return -errno;
 	sa.sa_handler = SIG_IGN;
 	if (sigaction(SIGPIPE, &sa, NULL))	/* a closed stdout is an error, not a death */
@@ -100,6 +112,15 @@ static void run(struct receiver *r, struct config *cfg)
 				}
 			}
 		}
+		if (usr2) {
+			usr2 = 0;
+			if (receiver_upgrade(r, main_argv, &successor) == 0) {
+				fprintf(stderr, "syslogrx: pid %d handed over to pid %d; draining its "
+					"window\n", (int)getpid(), (int)successor);
+				break;
+			}
+			fprintf(stderr, "syslogrx: upgrade failed; pid %d goes on\n", (int)getpid());
+		}
 		if (stats && now >= next_stats) {
 			stats_line_print(&sl, r, stderr);
 			next_stats += cfg->stats_interval;
@@ -132,9 +153,11 @@ int main(int argc, char **argv)
 {
 	static struct receiver r;
 	struct config cfg;
-	char err_msg[256];
+	struct handover h;
+	char err_msg[256], summary[PATH_MAX + 16];
 	pthread_t watcher;
-	int err, ret = 1;
+	const char *summary_path = cfg.summary;
+	int err, ret = 1, adopted;
 
 	log_prog = "syslogrx";
 	argp_err_exit_status = 2;
@@ -150,7 +173,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	err = receiver_open(&r, &cfg);
+	main_argv = argv;
+	if (upgrade_init())
+		pr_warn("/proc/self/exe: %s (kill -USR2 will not upgrade)\n", strerror(errno));
+	/* Started by kill -USR2 of an older syslogrx: its sockets, maps and links. */
+	adopted = handover_receive(&h);
+	if (adopted < 0)
+		return 1;
+	err = adopted ? receiver_adopt(&r, &cfg, &h) : receiver_open(&r, &cfg);
 	if (err) {
 		/* Bad settings are usage errors (exit 2); the rest are runtime. */
 		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
@@ -163,7 +193,20 @@ int main(int argc, char **argv)
 	err = receiver_start(&r);
 	if (err)
 		goto cleanup;
+	if (adopted) {
+		upgrade_say_ready(&h);
+		handover_free(&h);
+		fprintf(stderr, "syslogrx: pid %d took over %s (upgrade): %u sockets, %u threads\n",
+			(int)getpid(), r.group.listen, r.live, r.threads);
+	}
 	run(&r, &cfg);
+	if (successor) {
+		/* The new process reads the queues now: stop reading without the
+		 * final drain; what is in our window still goes to the output. */
+		receiver_workers_pause(&r);
+		snprintf(summary, sizeof(summary), "%s.%d", cfg.summary, (int)getpid());
+		summary_path = summary;	/* the new process writes PATH */
+	}
 
 	if (pthread_create(&watcher, NULL, force_watch, &r) == 0)
 		pthread_detach(watcher);
@@ -172,8 +215,10 @@ int main(int argc, char **argv)
 	ret = err ? 1 : 0;
 	if (summary_check_drops(&r))
 		ret = ret ? ret : 0;	/* reported above; the run itself succeeded */
-	if (cfg.summary[0] && summary_write(&r, cfg.summary))
+	if (cfg.summary[0] && summary_write(&r, summary_path))
 		ret = 1;
+	if (successor)
+		fprintf(stderr, "syslogrx: pid %d done after the hand-over\n", (int)getpid());
 cleanup:
 	receiver_close(&r);
 	return ret;

@@ -97,15 +97,9 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 	err = socket_group_open(&r->group, cfg->listen, pool_size(cfg), cfg->rcvbuf);
 	if (err)
 		return err;
-	r->live = cfg->sockets;
-	r->threads = cfg->threads;
-	r->slot_cap = r->group.n > cfg->sockets ? r->group.n : cfg->sockets;
-	r->slot_sock = calloc(r->slot_cap, sizeof(*r->slot_sock));
-	r->steered_base = calloc(r->slot_cap, sizeof(*r->steered_base));
-	if (!r->slot_sock || !r->steered_base)
-		return -ENOMEM;
-	for (unsigned int k = 0; k < r->live; k++)
-		r->slot_sock[k] = k;
+	err = receiver_set_slots(r, cfg->sockets, cfg->threads);
+	if (err)
+		return err;
 	foreign = socket_group_foreign(&r->group);
 	if (foreign > 0) {
 		/* Same-user sockets with SO_REUSEPORT would join our group and take
@@ -122,6 +116,28 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 	err = setup_balancer(r);
 	if (err)
 		return err;
+	return receiver_open_rest(r);
+}
+
+int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads)
+{
+	r->live = live;
+	r->threads = threads;
+	r->slot_cap = r->group.n > live ? r->group.n : live;
+	r->slot_sock = calloc(r->slot_cap, sizeof(*r->slot_sock));
+	r->steered_base = calloc(r->slot_cap, sizeof(*r->steered_base));
+	if (!r->slot_sock || !r->steered_base)
+		return -ENOMEM;
+	for (unsigned int k = 0; k < r->live; k++)
+		r->slot_sock[k] = k;
+	return 0;
+}
+
+int receiver_open_rest(struct receiver *r)
+{
+	const struct config *cfg = r->cfg;
+	int err;
+
 	err = receiver_grow_counters(r);
 	if (err)
 		return err;
@@ -358,7 +374,8 @@ void receiver_close(struct receiver *r)
 		seqtrack_free(r->out.seq);
 	if (r->window_ready)
 		window_destroy(&r->window);
-	if (r->balancer && r->live)
+	/* Handed over: the program stays with the group for the new process. */
+	if (r->balancer && r->live && !r->handed_over)
 		balancer_detach(r->group.socks[r->slot_sock[0]].fd);
 	balancer_close(r->balancer);
 	tracer_close(r->tracer);

@@ -46,6 +46,7 @@ struct receiver {
 	uint64_t *sock_steered;		/* per group socket, credited at each resize */
 	uint64_t *steered_base;		/* per slot, the map's count at the last credit */
 	volatile int regroup;
+	bool handed_over;		/* a new process took the sockets and BPF objects */
 };
 
 /* Opens sockets, loads and attaches BPF, opens the sink. Returns 0 or -errno
@@ -58,6 +59,12 @@ int receiver_start(struct receiver *r);
 int receiver_stop(struct receiver *r);
 /* Frees everything, detaching BPF. */
 void receiver_close(struct receiver *r);
+
+/* The two halves of receiver_open, for rx/upgrade.c, which takes the sockets
+ * and BPF objects from an old process instead: slots [0, live) are group
+ * sockets [0, live); then counters, window, capabilities dropped, sink. */
+int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads);
+int receiver_open_rest(struct receiver *r);
 
 /* Live resize primitives (used by rx/resize.c): stop the workers without
  * the final drain (the kernel queues keep what arrives meanwhile), and start

@@ -7,121 +7,31 @@ connect()s them away, waits again, lets the workers drain them and only then
 closes them. The negative control closes them the naive way (stop reading,
 close with a queue): the loss shows in the sequence numbers and the tracer
 counts it as drops with no socket for our port."""
-import os
-import re
 import signal
 import socket
-import subprocess
-import threading
 import time
 
 import pytest
 
-from conftest import binary, free_udp_port, read_json
+from conftest import free_udp_port
+from rx_watch import RATE, Receiver, listen_for, seqs_in_output, under_load
 
-RATE = 50_000
 CYCLE = (8, 2, 6, 4)            # from 4: 4 -> 8 -> 2 -> 6 -> 4 -> ...
-SEQ = re.compile(rb"seq@32473 run=\S+ flow=(\d+) seq=(\d+)")
-
-
-class Receiver:
-    """syslogrx with its stderr read line by line (to wait for each resize)."""
-
-    def __init__(self, tmp_path, listen, *args):
-        self.rf = tmp_path / "resize.conf"
-        self.out = tmp_path / "out.log"
-        self.summary_path = tmp_path / "summary.json"
-        self.lines = []
-        self.cond = threading.Condition()
-        self.p = subprocess.Popen(
-            [binary("syslogrx"), "--listen", listen, "--resize-file", str(self.rf),
-             "--output", f"file:{self.out}", "--summary", str(self.summary_path)] + list(args),
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        self.wait_line("ready on", 0)
-
-    def _read(self):
-        for raw in self.p.stderr:
-            with self.cond:
-                self.lines.append(raw.decode(errors="replace"))
-                self.cond.notify_all()
-
-    def count(self, what):
-        with self.cond:
-            return sum(what in l for l in self.lines)
-
-    def wait_line(self, what, seen, timeout=30):
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while sum(what in l for l in self.lines) <= seen:
-                left = deadline - time.monotonic()
-                assert left > 0 and self.p.poll() is None, "".join(self.lines)
-                self.cond.wait(left)
-
-    def resize(self, text):
-        seen = self.count("resized to")
-        failed = self.count("resize failed")
-        self.rf.write_text(text)
-        self.p.send_signal(signal.SIGHUP)
-        self.wait_line("resized", seen + failed)
-        assert self.count("resize failed") == failed, "".join(self.lines)
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        rc = self.p.wait(timeout=60)
-        self.reader.join(timeout=10)
-        return rc, "".join(self.lines), read_json(self.summary_path)
-
-
-def start_load(target):
-    """sysloggen at RATE for at most 120 s; stopped by the test with SIGINT."""
-    return subprocess.Popen([binary("sysloggen"), "--target", target, "--rate", str(RATE),
-                             "--duration", "120", "--sources", "4", "--size", "200", "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def stop_load(gen):
-    gen.send_signal(signal.SIGINT)
-    out, err = gen.communicate(timeout=30)
-    import json
-    summary = json.loads(out.strip().splitlines()[-1])
-    assert summary["type"] == "summary", err
-    return summary
-
-
-def seqs_in_output(path):
-    """Sequence numbers per flow found in the output file."""
-    flows = {}
-    with open(path, "rb") as f:
-        for line in f:
-            m = SEQ.search(line)
-            assert m, line
-            flows.setdefault(int(m.group(1)), set()).add(int(m.group(2)))
-    return flows
 
 
 def run_cycles(tmp_path, family, cycles, naive=False):
-    host = "::1" if family == socket.AF_INET6 else "127.0.0.1"
-    port = free_udp_port(family)
-    listen = f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
+    listen = listen_for(family)
     rx = Receiver(tmp_path, listen, "--sockets", "4", "--threads", "2", "--max-sockets", "8",
                   "--rcvbuf", "16M")
-    gen = start_load(listen)
-    try:
-        time.sleep(0.3)
+
+    def cycles_of_resizes():
         for c in range(cycles):
             for n in CYCLE:
-                threads = min(2, n)
                 shrink = "shrink naive\n" if naive else ""
-                rx.resize(f"sockets {n}\nthreads {threads}\n{shrink}")
+                rx.resize(f"sockets {n}\nthreads {min(2, n)}\n{shrink}")
                 time.sleep(0.05)
-        time.sleep(0.3)
-    finally:
-        sent = stop_load(gen)
-    time.sleep(0.5)     # the last datagrams reach the queues before SIGTERM
-    rc, err, s = rx.stop()
-    assert rc == 0, err
+
+    sent, err, s = under_load(rx, listen, cycles_of_resizes)
     return sent, err, s, rx.out
 
 
