@@ -24,6 +24,7 @@ void handover_init(struct handover *h)
 {
 	memset(h, 0, sizeof(*h));
 	h->ready_fd = -1;
+	h->ledger_fd = -1;
 }
 
 void handover_free(struct handover *h)
@@ -118,8 +119,8 @@ int handover_to_memfd(const struct handover *h)
 		close(fd);
 		return -ENOMEM;
 	}
-	fprintf(f, "syslogrx-handover 1\nlisten %s\nthreads %u\nready %d\n", h->listen,
-		h->threads, h->ready_fd);
+	fprintf(f, "syslogrx-handover 1\nlisten %s\nthreads %u\nready %d\nledger %d\n",
+		h->listen, h->threads, h->ready_fd, h->ledger_fd);
 	for (unsigned int i = 0; i < h->n; i++) {
 		const struct handover_item *it = &h->items[i];
 
@@ -149,6 +150,8 @@ int handover_inherit(const struct handover *h)
 {
 	int err = h->ready_fd >= 0 ? clear_cloexec(h->ready_fd) : 0;
 
+	if (!err && h->ledger_fd >= 0)
+		err = clear_cloexec(h->ledger_fd);
 	for (unsigned int i = 0; i < h->n && !err; i++)
 		err = clear_cloexec(h->items[i].fd);
 	return err;
@@ -196,6 +199,8 @@ static int parse_line(struct handover *h, char *line)
 	if (sscanf(line, "threads %u", &h->threads) == 1)
 		return 0;
 	if (sscanf(line, "ready %d", &h->ready_fd) == 1)
+		return 0;
+	if (sscanf(line, "ledger %d", &h->ledger_fd) == 1)
 		return 0;
 	err = grow(h);
 	if (err)

@@ -10,6 +10,7 @@
  *     listen [::1]:5514
  *     threads 2
  *     ready FD
+ *     ledger FD                    supervised: the receiver's own state, shared
  *     sock FD COOKIE SLOT          SLOT: its place in the balancer map, -1 = spare
  *     map OWNER NAME FD ID         OWNER: balancer | tracer
  *     link OWNER NAME FD ID
@@ -38,6 +39,7 @@ struct handover {
 	char listen[80];
 	unsigned int threads;
 	int ready_fd;		/* the new process writes "ready\n" here */
+	int ledger_fd;		/* a supervisor's shared memory, -1 if none */
 	struct handover_item *items;
 	unsigned int n, cap;
 };

@@ -32,6 +32,7 @@ enum {
 	OPT_RCVBUF = 256, OPT_BATCH, OPT_FORMAT, OPT_SUMMARY, OPT_COST, OPT_WINDOW,
 	OPT_WINDOW_BYTES, OPT_OUTPUT_RATE, OPT_NO_TRACE, OPT_STATS_INTERVAL,
 	OPT_KAFKA_KEY, OPT_KAFKA_OPT, OPT_DRAIN_TIMEOUT, OPT_MAX_SOCKETS, OPT_RESIZE_FILE,
+	OPT_SUPERVISE,
 };
 
 static const struct argp_option options[] = {
@@ -40,6 +41,7 @@ static const struct argp_option options[] = {
 	{ "threads", OPT_THREADS, "M", 0, "Worker threads, M <= N; each owns N/M sockets (default 2)" },
 	{ "max-sockets", OPT_MAX_SOCKETS, "N", 0, "Sockets bound at start for a live resize to grow into (default --sockets)" },
 	{ "resize-file", OPT_RESIZE_FILE, "PATH", 0, "On SIGHUP, apply the 'sockets N' and 'threads M' lines of this file live" },
+	{ "supervise", OPT_SUPERVISE, NULL, 0, "Hold the sockets in a supervisor that replaces a receiver that dies" },
 	{ "balance", OPT_BALANCE, "POLICY", 0, "random | roundrobin | hash (default random)" },
 	{ "rcvbuf", OPT_RCVBUF, "BYTES", 0, "Kernel receive buffer per socket, K/M/G suffixes (default: kernel's)" },
 	{ "batch", OPT_BATCH, "N", 0, "recvmmsg batch, the fetch limit (default 64)" },
@@ -207,6 +209,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (!*arg || strlen(arg) >= sizeof(c->resize_file))
 			FAIL("--resize-file %s: expected a file path", arg);
 		snprintf(c->resize_file, sizeof(c->resize_file), "%s", arg);
+		break;
+	case OPT_SUPERVISE:
+		c->supervise = true;
 		break;
 	case OPT_BALANCE:
 		if (balance_policy_from_name(arg, &c->balance))

@@ -17,7 +17,9 @@
 #include "rx/receiver.h"
 #include "rx/resize.h"
 #include "rx/summary.h"
+#include "rx/supervisor.h"
 #include "rx/upgrade.h"
+#include <sys/mman.h>
 
 static volatile sig_atomic_t stop_signals;
 static volatile sig_atomic_t hup;
@@ -104,13 +106,21 @@ static void run(struct receiver *r, struct config *cfg)
 		if (hup) {
 			hup = 0;
 			r->reopen = 1;
-			if (cfg->resize_file[0]) {
+			if (cfg->resize_file[0] && r->supervised) {
+				pr_warn("SIGHUP: a supervised receiver does not resize (its "
+					"supervisor holds the sockets); nothing changed\n");
+			} else if (cfg->resize_file[0]) {
 				resize_from_file(r, cfg);
 				if (stats) {	/* the sockets changed: new columns */
 					stats_line_free(&sl);
 					stats = !stats_line_init(&sl, r->group.n);
 				}
 			}
+		}
+		if (usr2 && r->supervised) {
+			usr2 = 0;
+			pr_warn("SIGUSR2: a supervised receiver is not upgraded in place (its "
+				"supervisor holds the sockets); ignored\n");
 		}
 		if (usr2) {
 			usr2 = 0;
@@ -151,7 +161,8 @@ static void *force_watch(void *arg)
 
 int main(int argc, char **argv)
 {
-	static struct receiver r;
+	static struct receiver r_own;
+	struct receiver *r = &r_own;
 	struct config cfg;
 	struct handover h;
 	char err_msg[256], summary[PATH_MAX + 16];
@@ -176,50 +187,63 @@ int main(int argc, char **argv)
 	main_argv = argv;
 	if (upgrade_init())
 		pr_warn("/proc/self/exe: %s (kill -USR2 will not upgrade)\n", strerror(errno));
+	if (cfg.supervise)
+		return supervise(&cfg, argc, argv);
 	/* Started by kill -USR2 of an older syslogrx: its sockets, maps and links. */
 	adopted = handover_receive(&h);
 	if (adopted < 0)
 		return 1;
-	err = adopted ? receiver_adopt(&r, &cfg, &h) : receiver_open(&r, &cfg);
+	if (adopted && h.ledger_fd >= 0) {
+		/* Run by a supervisor: our receiver state lives where it can read
+		 * it after we are gone (what a crash lost, by number). */
+		r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED, h.ledger_fd, 0);
+		if (r == MAP_FAILED) {
+			pr_warn("supervised: mapping the shared state: %s\n", strerror(errno));
+			return 1;
+		}
+		close(h.ledger_fd);
+	}
+	err = adopted ? receiver_adopt(r, &cfg, &h) : receiver_open(r, &cfg);
 	if (err) {
 		/* Bad settings are usage errors (exit 2); the rest are runtime. */
 		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
 		goto cleanup;
 	}
-	pr_info("listening on %s: %u sockets, %u threads, balance %s\n", r.group.listen,
-		r.group.n, cfg.threads, balance_policy_name(cfg.balance));
-	fprintf(stderr, "syslogrx: ready on %s\n", r.group.listen);
+	pr_info("listening on %s: %u sockets, %u threads, balance %s\n", r->group.listen,
+		r->group.n, cfg.threads, balance_policy_name(cfg.balance));
+	fprintf(stderr, "syslogrx: ready on %s\n", r->group.listen);
 
-	err = receiver_start(&r);
+	err = receiver_start(r);
 	if (err)
 		goto cleanup;
 	if (adopted) {
+		r->supervised = h.ledger_fd >= 0;
 		upgrade_say_ready(&h);
 		handover_free(&h);
 		fprintf(stderr, "syslogrx: pid %d took over %s (upgrade): %u sockets, %u threads\n",
-			(int)getpid(), r.group.listen, r.live, r.threads);
+			(int)getpid(), r->group.listen, r->live, r->threads);
 	}
-	run(&r, &cfg);
+	run(r, &cfg);
 	if (successor) {
 		/* The new process reads the queues now: stop reading without the
 		 * final drain; what is in our window still goes to the output. */
-		receiver_workers_pause(&r);
+		receiver_workers_pause(r);
 		snprintf(summary, sizeof(summary), "%s.%d", cfg.summary, (int)getpid());
 		summary_path = summary;	/* the new process writes PATH */
 	}
 
-	if (pthread_create(&watcher, NULL, force_watch, &r) == 0)
+	if (pthread_create(&watcher, NULL, force_watch, r) == 0)
 		pthread_detach(watcher);
-	err = receiver_stop(&r);
-	r.force = 1;	/* ends the watcher */
+	err = receiver_stop(r);
+	r->force = 1;	/* ends the watcher */
 	ret = err ? 1 : 0;
-	if (summary_check_drops(&r))
+	if (summary_check_drops(r))
 		ret = ret ? ret : 0;	/* reported above; the run itself succeeded */
-	if (cfg.summary[0] && summary_write(&r, summary_path))
+	if (cfg.summary[0] && summary_write(r, summary_path))
 		ret = 1;
 	if (successor)
 		fprintf(stderr, "syslogrx: pid %d done after the hand-over\n", (int)getpid());
 cleanup:
-	receiver_close(&r);
+	receiver_close(r);
 	return ret;
 }

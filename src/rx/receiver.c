@@ -81,6 +81,13 @@ static int open_tracer(struct receiver *r, uint16_t port)
 
 int receiver_open(struct receiver *r, const struct config *cfg)
 {
+	int err = receiver_acquire(r, cfg);
+
+	return err ? err : receiver_open_rest(r);
+}
+
+int receiver_acquire(struct receiver *r, const struct config *cfg)
+{
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	int err, foreign;
@@ -113,10 +120,7 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 		if (err)
 			return err;
 	}
-	err = setup_balancer(r);
-	if (err)
-		return err;
-	return receiver_open_rest(r);
+	return setup_balancer(r);
 }
 
 int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads)
@@ -177,6 +181,7 @@ int receiver_start(struct receiver *r)
 		.drain_ms = cfg->output == OUTPUT_KAFKA && cfg->drain_timeout * 1000 > FINAL_DRAIN_MS
 			    ? (int)(cfg->drain_timeout * 1000) : FINAL_DRAIN_MS,
 		.regroup = &r->regroup,
+		.taken = &r->taken,
 	};
 	err = output_stage_start(&r->out, &r->window, r->sink, cfg->format, cfg->output_rate,
 				 &r->reopen, &r->force);
@@ -386,5 +391,7 @@ void receiver_close(struct receiver *r)
 	free(r->steered_base);
 	free(r->order);
 	free(r->sock_steered);
-	memset(r, 0, sizeof(*r));
+	/* Supervised, the counts stay for the supervisor to read after us. */
+	if (!r->supervised)
+		memset(r, 0, sizeof(*r));
 }

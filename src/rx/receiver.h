@@ -47,8 +47,13 @@ struct receiver {
 	uint64_t *steered_base;		/* per slot, the map's count at the last credit */
 	volatile int regroup;
 	bool handed_over;		/* a new process took the sockets and BPF objects */
+	bool supervised;		/* a supervisor holds them: no resize, no USR2 */
+	uint64_t taken;			/* datagrams taken from the kernel (worker.h) */
 };
 
+/* The privileged half of receiver_open: sockets, tracer, balancer. A
+ * supervisor holds just these. */
+int receiver_acquire(struct receiver *r, const struct config *cfg);
 /* Opens sockets, loads and attaches BPF, opens the sink. Returns 0 or -errno
  * (-EPERM, -EADDRINUSE, ...) having logged one line naming the problem. */
 int receiver_open(struct receiver *r, const struct config *cfg);

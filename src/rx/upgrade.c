@@ -143,6 +143,15 @@ int upgrade_init(void)
 
 int receiver_upgrade(struct receiver *r, char *const argv[], pid_t *child)
 {
+	int err = upgrade_spawn(r, argv, -1, child);
+
+	if (!err)
+		r->handed_over = true;
+	return err;
+}
+
+int upgrade_spawn(struct receiver *r, char *const argv[], int ledger_fd, pid_t *child)
+{
 	char path[PATH_MAX], var[64];
 	struct handover h;
 	int ready[2] = { -1, -1 }, memfd = -1, err;
@@ -161,6 +170,7 @@ int receiver_upgrade(struct receiver *r, char *const argv[], pid_t *child)
 		goto out;
 	}
 	h.ready_fd = ready[1];
+	h.ledger_fd = ledger_fd;
 	err = build(r, &h);
 	if (err) {
 		pr_warn("upgrade: describing the sockets and BPF objects: %s; this one goes on\n",
@@ -191,10 +201,8 @@ int receiver_upgrade(struct receiver *r, char *const argv[], pid_t *child)
 	ready[1] = -1;
 	pr_info("upgrade: started %s as pid %d\n", path, pid);
 	err = wait_ready(pid, ready[0]);
-	if (!err) {
+	if (!err)
 		*child = pid;
-		r->handed_over = true;
-	}
 out:
 	if (ready[0] >= 0)
 		close(ready[0]);

@@ -24,6 +24,11 @@ int upgrade_init(void);
  * stops reading and exits); -errno with the reason logged, nothing changed. */
 int receiver_upgrade(struct receiver *r, char *const argv[], pid_t *child);
 
+/* The same for a supervisor: starts a receiver on r's sockets and BPF
+ * objects (argv without --supervise), with ledger_fd (or -1) as its shared
+ * state, and waits for it to say ready. 0 and *child set, or -errno (said). */
+int upgrade_spawn(struct receiver *r, char *const argv[], int ledger_fd, pid_t *child);
+
 /* New side: the receiver from a hand-over (handover_receive() said 1), in
  * place of receiver_open(). cfg's sockets/threads are set to the live ones. */
 int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h);

@@ -66,6 +66,8 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t room, int fl
 	}
 	if (n == 0)
 		return 0;
+	if (sh->taken)
+		__atomic_fetch_add(sh->taken, n, __ATOMIC_RELAXED);
 
 	b = window_batch_get(sh->window);
 	if (!b)

@@ -39,6 +39,9 @@ struct worker_shared {
 	const unsigned int *order;
 	unsigned int nr_order;
 	const volatile int *regroup;
+	/* Datagrams taken from the kernel, counted as soon as recvmmsg returns:
+	 * with what the output wrote, what a killed process lost (supervisor). */
+	uint64_t *taken;
 };
 
 struct worker {

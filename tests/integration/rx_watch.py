@@ -88,6 +88,18 @@ class Receiver:
         self.pid = new
         return new
 
+    def kill_child(self):
+        """Supervised: kill -9 the receiving child; returns the pid that
+        replaced it (waits for the supervisor to say so)."""
+        with self.cond:
+            started = [l for l in self.lines if "started receiver pid" in l]
+        victim = int(started[-1].rsplit(" ", 1)[1])
+        os.kill(victim, signal.SIGKILL)
+        self.wait_line(f"replaced pid {victim} by", 0)
+        self.wait_line("started receiver pid", len(started) - 1)
+        line = [l for l in self.lines if f"replaced pid {victim} by" in l][-1]
+        return int(re.search(r"by pid (\d+)", line).group(1))
+
     def count_locked(self, what):
         return sum(what in l for l in self.lines)
 
