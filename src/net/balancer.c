@@ -212,6 +212,17 @@ int balancer_verify_live(struct balancer *b, const uint64_t *cookies, unsigned i
 	return 0;
 }
 
+int balancer_slot_cookie(struct balancer *b, unsigned int idx, uint64_t *cookie)
+{
+	__u32 key = idx;
+	__u64 v = 0;
+
+	if (bpf_map__lookup_elem(b->skel->maps.socks, &key, sizeof(key), &v, sizeof(v), 0))
+		return -errno;
+	*cookie = v;
+	return 0;
+}
+
 int balancer_clear_socket(struct balancer *b, unsigned int idx)
 {
 	__u32 key = idx;

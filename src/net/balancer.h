@@ -39,6 +39,8 @@ int balancer_verify(struct balancer *b, const uint64_t *cookies, unsigned int n)
  * are empty. -ENOENT / -EXDEV as above, -EEXIST for a filled slot past live.
  */
 int balancer_verify_live(struct balancer *b, const uint64_t *cookies, unsigned int live);
+/* The cookie of the socket in slot idx; -ENOENT if empty. */
+int balancer_slot_cookie(struct balancer *b, unsigned int idx, uint64_t *cookie);
 /* Empties slot idx (already empty is not an error). */
 int balancer_clear_socket(struct balancer *b, unsigned int idx);
 /* The program picks among slots [0, live) from its next run on; 0 = all. A

@@ -269,6 +269,88 @@ int handover_receive(struct handover *h)
 	return 1;
 }
 
+void handover_fdname(const struct handover_item *it, char *buf, size_t len)
+{
+	if (it->kind == HANDOVER_SOCK)
+		snprintf(buf, len, "srx-sock-%llu", (unsigned long long)it->id);
+	else
+		snprintf(buf, len, "srx-%s-%s-%llu-%s", kind_names[it->kind], it->owner,
+			 (unsigned long long)it->id, it->name);
+}
+
+static int parse_fdname(struct handover_item *it, const char *name)
+{
+	char kind[8], owner[16];
+	unsigned long long id;
+	int n = 0;
+
+	memset(it, 0, sizeof(*it));
+	if (sscanf(name, "srx-sock-%llu%n", &id, &n) == 1 && !name[n]) {
+		it->kind = HANDOVER_SOCK;
+		it->slot = -2;
+	} else if (sscanf(name, "srx-%7[a-z]-%15[a-z]-%llu-%n", kind, owner, &id, &n) == 3 && n &&
+		   (!strcmp(kind, "map") || !strcmp(kind, "link"))) {
+		it->kind = kind[0] == 'm' ? HANDOVER_MAP : HANDOVER_LINK;
+		snprintf(it->owner, sizeof(it->owner), "%s", owner);
+		snprintf(it->name, sizeof(it->name), "%s", name + n);
+	} else {
+		return -EINVAL;
+	}
+	it->id = id;
+	return 0;
+}
+
+int handover_from_listen_fds(struct handover *h)
+{
+	const char *fds = getenv("LISTEN_FDS"), *pid = getenv("LISTEN_PID");
+	const char *names = getenv("LISTEN_FDNAMES");
+	char *copy, *name, *save = NULL;
+	uint64_t n, p;
+	int err = 0;
+
+	handover_init(h);
+	if (!fds || !pid || parse_u64(pid, 1, INT32_MAX, &p) || (pid_t)p != getpid())
+		return 0;
+	if (parse_u64(fds, 0, 65536, &n) || !names) {
+		pr_warn("LISTEN_FDS=%s: expected a count and $LISTEN_FDNAMES\n", fds);
+		return -EINVAL;
+	}
+	copy = strdup(names);
+	if (!copy)
+		return -ENOMEM;
+	for (name = strtok_r(copy, ":", &save); name && !err; name = strtok_r(NULL, ":", &save)) {
+		if (h->n >= n) {
+			err = -EINVAL;
+			break;
+		}
+		err = grow(h);
+		if (!err && parse_fdname(&h->items[h->n], name)) {
+			pr_warn("fd store: '%s' is not one of ours\n", name);
+			err = -EINVAL;
+		}
+		if (!err) {
+			h->items[h->n].fd = 3 + h->n;
+			h->n++;
+		}
+	}
+	free(copy);
+	if (!err && h->n != n) {
+		pr_warn("LISTEN_FDS=%llu but %u names\n", (unsigned long long)n, h->n);
+		err = -EINVAL;
+	}
+	for (unsigned int i = 0; i < h->n && !err; i++)
+		err = check_item(&h->items[i]);
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDNAMES");
+	if (err) {
+		handover_free(h);
+		return err;
+	}
+	h->from_fdstore = true;
+	return 1;
+}
+
 int handover_find(const struct handover *h, enum handover_kind kind, const char *owner,
 		  const char *name)
 {

@@ -18,6 +18,8 @@
 #ifndef SYSLOGRX_HANDOVER_H
 #define SYSLOGRX_HANDOVER_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -40,6 +42,7 @@ struct handover {
 	unsigned int threads;
 	int ready_fd;		/* the new process writes "ready\n" here */
 	int ledger_fd;		/* a supervisor's shared memory, -1 if none */
+	bool from_fdstore;	/* systemd's fd store: slots from the balancer map */
 	struct handover_item *items;
 	unsigned int n, cap;
 };
@@ -60,6 +63,17 @@ int handover_inherit(const struct handover *h);
  * filled if there is a hand-over, 0 if not, -errno with one line logged if
  * it is bad (the new process then exits; the old one goes on). */
 int handover_receive(struct handover *h);
+
+/*
+ * systemd's file descriptor store: each fd is stored under a name that says
+ * what it is (FDNAME: no ':'): srx-sock-COOKIE, srx-map-OWNER-ID-NAME,
+ * srx-link-OWNER-ID-NAME. On a restart systemd passes them back as fds 3...
+ * with $LISTEN_FDS, $LISTEN_FDNAMES (':'-separated) and $LISTEN_PID.
+ */
+void handover_fdname(const struct handover_item *it, char *buf, size_t len);
+/* 1 and h filled (sockets with slot -2: ask the balancer map), 0 if there is
+ * no such hand-over for us, -errno (logged) if it does not check out. */
+int handover_from_listen_fds(struct handover *h);
 
 /* The fd of a handed map or link named owner/name, -ENOENT if none. */
 int handover_find(const struct handover *h, enum handover_kind kind, const char *owner,

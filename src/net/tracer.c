@@ -164,6 +164,7 @@ struct tracer *tracer_open(const struct tracer_opts *opts)
 		return NULL;
 	t->skel->rodata->filter_port = opts ? opts->port : 0;
 	t->skel->rodata->filter_netns = opts ? opts->netns_ino : 0;
+	bpf_program__set_autoload(t->skel->progs.on_sock_recv_length, opts && opts->count_reads);
 
 	err = tracer_bpf__load(t->skel);
 	if (err) {
@@ -238,6 +239,8 @@ struct tracer *tracer_adopt(const struct handover *h)
 	for (int i = 0; i < sk->prog_cnt && i < TRACER_MAX_LINKS; i++) {
 		int fd = handover_find(h, HANDOVER_LINK, "tracer", sk->progs[i].name);
 
+		if (fd < 0 && *sk->progs[i].prog == t->skel->progs.on_sock_recv_length)
+			continue;	/* loaded only when asked */
 		if (fd < 0) {
 			pr_warn("hand-over: the tracer's %s is not attached\n", sk->progs[i].name);
 			err = -ENOENT;
@@ -569,6 +572,22 @@ int tracer_for_each_no_socket(struct tracer *t,
 	struct no_socket_walk w = { .fn = fn, .ctx = ctx };
 
 	return walk_percpu_map(t, t->skel->maps.port_drops, visit_port, &w);
+}
+
+int tracer_socket_reads(struct tracer *t, uint64_t cookie, uint64_t *reads)
+{
+	uint64_t *values = calloc(t->nr_cpus, sizeof(*values));
+	int err = 0;
+
+	if (!values)
+		return -ENOMEM;
+	*reads = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.sock_reads), &cookie, values))
+		err = errno == ENOENT ? 0 : -errno;	/* never read yet */
+	else
+		*reads = sum_u64(t, values, sizeof(uint64_t));
+	free(values);
+	return err;
 }
 
 uint64_t tracer_map_full(struct tracer *t)

@@ -9,12 +9,14 @@
 #ifndef SYSLOGRX_TRACER_H
 #define SYSLOGRX_TRACER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct tracer_opts {
 	uint16_t port;		/* local / destination port, 0 = any */
 	uint64_t netns_ino;	/* network namespace inode, 0 = any */
+	bool count_reads;	/* also count datagrams taken per socket (a cost per datagram) */
 };
 
 struct tracer;
@@ -69,6 +71,11 @@ const char *tracer_reason_name(const struct tracer *t, uint32_t reason);
  * so the maps do not fill with the dead. A live socket's counts would
  * restart from zero. 0 or -errno. */
 int tracer_forget_sockets(struct tracer *t, const uint64_t *cookies, size_t n);
+
+/* Datagrams taken from the socket by recvmsg/recvmmsg since it was first seen
+ * (counted in the kernel, before the call returns: exact even for a process
+ * killed on its way back). -ENOENT without count_reads. */
+int tracer_socket_reads(struct tracer *t, uint64_t cookie, uint64_t *reads);
 
 /* Counts lost because a map was full (0 if none was ever lost). */
 uint64_t tracer_map_full(struct tracer *t);

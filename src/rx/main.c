@@ -191,6 +191,8 @@ int main(int argc, char **argv)
 		return supervise(&cfg, argc, argv);
 	/* Started by kill -USR2 of an older syslogrx: its sockets, maps and links. */
 	adopted = handover_receive(&h);
+	if (!adopted)	/* or by systemd, from its fd store */
+		adopted = handover_from_listen_fds(&h);
 	if (adopted < 0)
 		return 1;
 	if (adopted && h.ledger_fd >= 0) {
@@ -217,12 +219,17 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	if (adopted) {
+		const char *how = h.ledger_fd >= 0 ? "supervised" :
+				  h.from_fdstore ? "fd store" : "upgrade";
+
 		r->supervised = h.ledger_fd >= 0;
 		upgrade_say_ready(&h);
 		handover_free(&h);
-		fprintf(stderr, "syslogrx: pid %d took over %s (upgrade): %u sockets, %u threads\n",
-			(int)getpid(), r->group.listen, r->live, r->threads);
+		fprintf(stderr, "syslogrx: pid %d took over %s (%s): %u sockets, %u threads\n",
+			(int)getpid(), r->group.listen, how, r->live, r->threads);
 	}
+	if (!r->supervised)
+		upgrade_fdstore_put(r);
 	run(r, &cfg);
 	if (successor) {
 		/* The new process reads the queues now: stop reading without the

@@ -66,7 +66,8 @@ static int setup_balancer(struct receiver *r)
 
 static int open_tracer(struct receiver *r, uint16_t port)
 {
-	struct tracer_opts topts = { .port = port };
+	/* A supervisor counts what each child took from the kernel. */
+	struct tracer_opts topts = { .port = port, .count_reads = r->cfg->supervise };
 
 	r->tracer = tracer_open(&topts);
 	if (!r->tracer) {
@@ -182,6 +183,7 @@ int receiver_start(struct receiver *r)
 			    ? (int)(cfg->drain_timeout * 1000) : FINAL_DRAIN_MS,
 		.regroup = &r->regroup,
 		.taken = &r->taken,
+		.queues_outlive = &r->handed_over,
 	};
 	err = output_stage_start(&r->out, &r->window, r->sink, cfg->format, cfg->output_rate,
 				 &r->reopen, &r->force);

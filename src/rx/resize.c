@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "rx/resize.h"
 #include "rx/summary.h"
+#include "rx/upgrade.h"
 
 /* Bound on waiting for the workers to empty a retiring socket. Nothing new
  * arrives on it; only a full input window (a slow output) makes this long. */
@@ -69,6 +70,7 @@ static int grow(struct receiver *r, unsigned int want)
 			err = socket_group_add(g, r->cfg->rcvbuf);
 			if (err < 0)
 				break;
+			upgrade_fdstore_socket(&g->socks[idx], true);
 			err = receiver_grow_counters(r);
 			if (err)
 				break;
@@ -160,6 +162,7 @@ static void shrink_close(struct receiver *r, unsigned int want)
 				"them (the tracer counts them as no-socket drops)\n", idx);
 		if (!socket_kernel_drops(g->socks[idx].fd, &drops, NULL))
 			g->socks[idx].drops_at_close = drops;
+		upgrade_fdstore_socket(&g->socks[idx], false);
 		socket_group_close_one(g, idx);
 	}
 	r->live = want;

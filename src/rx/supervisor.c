@@ -52,6 +52,22 @@ static struct receiver *ledger_map(int fd, size_t *len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* Datagrams taken from the group's sockets so far, counted by the kernel (the
+ * tracer's sock_recv_length): exact even for a child killed with a batch in
+ * hand. Without the tracer, the child's own count (shared), which misses a
+ * batch taken by a recvmmsg the kill interrupts on its way back. */
+static uint64_t group_reads(struct receiver *held, const struct receiver *shared)
+{
+	uint64_t sum = 0, n;
+
+	if (!held->tracer)
+		return __atomic_load_n(&shared->taken, __ATOMIC_ACQUIRE);
+	for (unsigned int i = 0; i < held->group.n; i++)
+		if (!tracer_socket_reads(held->tracer, held->group.socks[i].cookie, &n))
+			sum += n;
+	return sum;
+}
+
 static void write_summary(const char *path, const struct child_rec *c, unsigned int n,
 			  uint64_t lost_total, unsigned int restarts)
 {
@@ -136,6 +152,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 
 	for (;;) {
 		double died = mono_ms();
+		uint64_t reads_before = group_reads(&held, shared);
 
 		memset(shared, 0, sizeof(*shared));
 		err = upgrade_spawn(&held, child_argv, ledger_fd, &child);
@@ -169,7 +186,8 @@ int supervise(const struct config *cfg, int argc, char **argv)
 
 		c->pid = child;
 		c->status = status;
-		c->taken = __atomic_load_n(&shared->taken, __ATOMIC_ACQUIRE);
+		c->taken = held.tracer ? group_reads(&held, shared) - reads_before
+				       : group_reads(&held, shared);
 		c->written = shared->out.counts.written;
 		c->discarded = shared->out.counts.discarded;
 		c->replace_ms = -1;

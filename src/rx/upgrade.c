@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "common/log.h"
+#include "common/sd_notify.h"
 #include "rx/upgrade.h"
 
 extern char **environ;
@@ -223,6 +224,48 @@ static void close_bpf_fds(struct handover *h)
 			close(h->items[i].fd);
 }
 
+/* systemd's fd store says what each fd is, not where it stands: the
+ * balancer's map does (slot k holds cookie c); the rest are spares. A socket
+ * connected away by a shrink (then closed by us, but still stored) is no
+ * member of the group any more: left out. */
+static int slots_from_map(struct receiver *r, const struct config *cfg, struct handover *h)
+{
+	unsigned int live = 0, k = 0;
+
+	h->threads = cfg->threads;
+	if (cfg->balance != BALANCE_HASH) {
+		r->balancer = balancer_adopt(h);
+		if (!r->balancer)
+			return -errno;
+		live = balancer_get_live(r->balancer);
+	}
+	for (unsigned int i = 0; i < h->n; i++) {
+		struct handover_item *it = &h->items[i];
+		struct sockaddr_storage peer;
+		socklen_t len = sizeof(peer);
+
+		if (it->kind != HANDOVER_SOCK)
+			continue;
+		it->slot = -1;
+		if (!getpeername(it->fd, (struct sockaddr *)&peer, &len)) {
+			it->kind = HANDOVER_MAP;	/* neither a socket of ours nor looked up */
+			it->owner[0] = '\0';
+			continue;
+		}
+		if (!r->balancer) {
+			it->slot = k++;		/* hash: every socket takes traffic */
+			continue;
+		}
+		for (unsigned int s = 0; s < live; s++) {
+			uint64_t cookie;
+
+			if (!balancer_slot_cookie(r->balancer, s, &cookie) && cookie == it->id)
+				it->slot = s;
+		}
+	}
+	return 0;
+}
+
 int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 {
 	struct sockaddr_storage addr;
@@ -239,10 +282,10 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 		return -EINVAL;
 	}
 	format_host_port((struct sockaddr *)&addr, want, sizeof(want));
-	if (sockaddr_port(&addr) && strcmp(want, h->listen)) {
-		pr_warn("upgrade: --listen %s, but the sockets handed over are bound to %s\n",
-			want, h->listen);
-		return -EINVAL;
+	if (h->from_fdstore) {
+		err = slots_from_map(r, cfg, h);
+		if (err)
+			return err;
 	}
 	fds = calloc(h->n + 1, sizeof(*fds));
 	if (!fds)
@@ -267,6 +310,11 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	free(fds);
 	if (err)
 		return err;
+	if (sockaddr_port(&addr) && strcmp(want, r->group.listen)) {
+		pr_warn("upgrade: --listen %s, but the sockets handed over are bound to %s\n",
+			want, r->group.listen);
+		return -EINVAL;
+	}
 	if (h->threads > live)
 		h->threads = live;
 	err = receiver_set_slots(r, live, h->threads);
@@ -281,7 +329,8 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 			return -errno;
 	}
 	if (cfg->balance != BALANCE_HASH) {
-		r->balancer = balancer_adopt(h);
+		if (!r->balancer)
+			r->balancer = balancer_adopt(h);
 		if (!r->balancer)
 			return -errno;
 		cookies = calloc(live, sizeof(*cookies));
@@ -318,4 +367,47 @@ void upgrade_say_ready(struct handover *h)
 		pr_warn("upgrade: telling the old process: %s\n", strerror(errno));
 	close(h->ready_fd);
 	h->ready_fd = -1;
+}
+
+static int store_one(const struct handover_item *it, bool add)
+{
+	char state[160], name[HANDOVER_NAME_LEN + 48];
+
+	handover_fdname(it, name, sizeof(name));
+	snprintf(state, sizeof(state), "%s\nFDNAME=%s", add ? "FDSTORE=1" : "FDSTOREREMOVE=1", name);
+	return sd_notify_fd(state, add ? it->fd : -1);
+}
+
+int upgrade_fdstore_put(struct receiver *r)
+{
+	struct handover h;
+	int err;
+
+	if (!sd_notify_enabled())
+		return 0;
+	handover_init(&h);
+	err = build(r, &h);
+	for (unsigned int i = 0; i < h.n && !err; i++)
+		err = store_one(&h.items[i], true);
+	handover_free(&h);
+	if (err) {
+		pr_warn("systemd fd store (FDSTORE=1 to $NOTIFY_SOCKET): %s\n", strerror(-err));
+		return err;
+	}
+	/* systemd holds them now: at exit the program stays on the group. */
+	r->handed_over = true;
+	return sd_notify_fd("READY=1", -1);
+}
+
+void upgrade_fdstore_socket(const struct group_socket *s, bool add)
+{
+	struct handover_item it = { .kind = HANDOVER_SOCK, .fd = s->fd, .id = s->cookie };
+	int err;
+
+	if (!sd_notify_enabled())
+		return;
+	err = store_one(&it, add);
+	if (err)
+		pr_warn("systemd fd store: socket cookie %llu: %s\n",
+			(unsigned long long)s->cookie, strerror(-err));
 }

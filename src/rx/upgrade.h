@@ -35,4 +35,14 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h);
 /* After receiver_start(): tells the old process to stop. */
 void upgrade_say_ready(struct handover *h);
 
+/*
+ * systemd (Type=notify, FileDescriptorStoreMax=): stores the sockets, maps
+ * and links in systemd's fd store (each under a name that says what it is,
+ * net/handover.h), then READY=1. A restart gets them back with $LISTEN_FDS.
+ * Nothing without $NOTIFY_SOCKET. 0 or -errno (logged).
+ */
+int upgrade_fdstore_put(struct receiver *r);
+/* A socket opened (add) or closed by a live resize: the store follows. */
+void upgrade_fdstore_socket(const struct group_socket *s, bool add);
+
 #endif

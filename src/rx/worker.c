@@ -200,6 +200,8 @@ static void final_drain(struct worker *w)
 				w->error = n;
 		} while (n > 0 && !*sh->force && clock_ns(CLOCK_MONOTONIC) < deadline);
 	}
+	if (sh->queues_outlive && *sh->queues_outlive)
+		return;
 	for (unsigned int i = 0; i < w->nsocks; i++)
 		count_abandoned(w, w->socks[i]);
 }

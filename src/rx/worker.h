@@ -42,6 +42,9 @@ struct worker_shared {
 	/* Datagrams taken from the kernel, counted as soon as recvmmsg returns:
 	 * with what the output wrote, what a killed process lost (supervisor). */
 	uint64_t *taken;
+	/* The sockets outlive us (systemd's fd store): at stop, what is still
+	 * queued stays for the next process instead of being counted abandoned. */
+	const bool *queues_outlive;
 };
 
 struct worker {

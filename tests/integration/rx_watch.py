@@ -27,7 +27,7 @@ def listen_for(family):
 class Receiver:
     """syslogrx with its stderr read line by line (to wait for each resize)."""
 
-    def __init__(self, tmp_path, listen, *args, exe=None):
+    def __init__(self, tmp_path, listen, *args, exe=None, prefix=(), env=None, pass_fds=()):
         self.tmp_path = tmp_path
         self.rf = tmp_path / "resize.conf"
         self.out = tmp_path / "out.log"
@@ -35,9 +35,10 @@ class Receiver:
         self.lines = []
         self.cond = threading.Condition()
         self.p = subprocess.Popen(
-            [exe or binary("syslogrx"), "--listen", listen, "--resize-file", str(self.rf),
+            list(prefix) + [exe or binary("syslogrx"), "--listen", listen, "--resize-file", str(self.rf),
              "--output", f"file:{self.out}", "--summary", str(self.summary_path)] + list(args),
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=pass_fds,
+            env=dict(os.environ, **(env or {})))
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
         self.wait_line("ready on", 0)
@@ -59,8 +60,9 @@ class Receiver:
         with self.cond:
             while sum(what in l for l in self.lines) <= seen:
                 left = deadline - time.monotonic()
-                assert left > 0 and os.path.exists(f"/proc/{self.p.pid}"), "".join(self.lines)
-                self.cond.wait(left)
+                pid = getattr(self, "pid", self.p.pid)
+                assert left > 0 and alive(pid), "".join(self.lines)
+                self.cond.wait(min(left, 0.2))
 
     def resize(self, text):
         seen = self.count("resized to")
@@ -124,15 +126,20 @@ class Receiver:
         return [read_json(f"{self.summary_path}.{pid}") for pid in self.olds]
 
 
+def alive(pid):
+    """Running: not gone, and not a zombie nobody reaped yet."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def wait_gone(pid, timeout):
-    """A process that is not our child: gone, or a zombie nobody reaped yet."""
+    """A process that is not our child has exited."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    return
-        except FileNotFoundError:
+        if not alive(pid):
             return
         time.sleep(0.05)
     raise AssertionError(f"pid {pid} did not exit within {timeout}s")
