@@ -127,6 +127,8 @@ static void run(struct receiver *r, struct config *cfg)
 			if (receiver_upgrade(r, main_argv, &successor) == 0) {
 				fprintf(stderr, "syslogrx: pid %d handed over to pid %d; draining its "
 					"window\n", (int)getpid(), (int)successor);
+				/* Under systemd the new process is the service now. */
+				upgrade_notify_mainpid(successor);
 				break;
 			}
 			fprintf(stderr, "syslogrx: upgrade failed; pid %d goes on\n", (int)getpid());

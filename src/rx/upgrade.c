@@ -411,3 +411,14 @@ void upgrade_fdstore_socket(const struct group_socket *s, bool add)
 		pr_warn("systemd fd store: socket cookie %llu: %s\n",
 			(unsigned long long)s->cookie, strerror(-err));
 }
+
+void upgrade_notify_mainpid(pid_t pid)
+{
+	char state[32];
+
+	if (!sd_notify_enabled())
+		return;
+	snprintf(state, sizeof(state), "MAINPID=%d", (int)pid);
+	if (sd_notify_fd(state, -1))
+		pr_warn("systemd: %s not sent\n", state);
+}

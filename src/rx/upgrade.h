@@ -42,6 +42,8 @@ void upgrade_say_ready(struct handover *h);
  * Nothing without $NOTIFY_SOCKET. 0 or -errno (logged).
  */
 int upgrade_fdstore_put(struct receiver *r);
+/* After an upgrade, tells systemd the new process is the service's main one. */
+void upgrade_notify_mainpid(pid_t pid);
 /* A socket opened (add) or closed by a live resize: the store follows. */
 void upgrade_fdstore_socket(const struct group_socket *s, bool add);
 
