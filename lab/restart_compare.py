@@ -18,7 +18,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,16 +25,11 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "lab"))
+from sweeplib.cells import free_udp_port  # noqa: E402
 from sweeplib.peers import BUILD, SyslogNg, udp_inodes  # noqa: E402
 
 SEQ = re.compile(rb"seq@32473 run=\S+ flow=(\d+) seq=(\d+)")
 SOCKETS, THREADS, RCVBUF = 4, 2, 16 << 20
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for(cond, timeout=15.0):
@@ -94,7 +88,7 @@ def distinct(path):
 
 
 def syslog_ng_restart(rate, secs, workdir):
-    port = free_port()
+    port = free_udp_port()
     spec = {"sockets": SOCKETS, "threads": THREADS, "rcvbuf": RCVBUF, "window": 0}
     ng = SyslogNg(spec, port, workdir)
     ng.start()
@@ -113,7 +107,7 @@ def syslog_ng_restart(rate, secs, workdir):
 
 
 def syslogrx_restart(rate, secs, workdir):
-    port = free_port()
+    port = free_udp_port()
     rx = Syslogrx(port, workdir)
     box = {}
 
@@ -129,7 +123,7 @@ def syslogrx_restart(rate, secs, workdir):
 
 
 def syslogrx_usr2(rate, secs, workdir):
-    port = free_port()
+    port = free_udp_port()
     rx = Syslogrx(port, workdir)
 
     def upgrade():
@@ -145,7 +139,7 @@ def syslogrx_usr2(rate, secs, workdir):
 
 
 def syslogrx_kill9(rate, secs, workdir):
-    port = free_port()
+    port = free_udp_port()
     rx = Syslogrx(port, workdir, "--supervise")
 
     def crash():

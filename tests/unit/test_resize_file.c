@@ -60,21 +60,26 @@ static void test_file(void **state)
 	assert_int_equal(resize_file_read(path, &r, err, sizeof(err)), -ENOENT);
 }
 
-#define PARSE(c, ...) ({ \
-	char *argv_[] = { "syslogrx", __VA_ARGS__, NULL }; \
-	config_parse((c), sizeof(argv_) / sizeof(argv_[0]) - 1, argv_, \
-		     ARGP_NO_EXIT | ARGP_NO_ERRS, err, sizeof(err)); })
+static int parse_flags(struct config *c, char **argv, int argc)
+{
+	return config_parse(c, argc, argv, ARGP_NO_EXIT | ARGP_NO_ERRS, err, sizeof(err));
+}
 
 static void test_flags(void **state)
 {
+	char *ok[] = { "syslogrx", "--sockets", "4", "--max-sockets", "8", "--resize-file", "/x",
+		       "--supervise", NULL };
+	char *less[] = { "syslogrx", "--sockets", "4", "--max-sockets", "2", NULL };
+	char *zero[] = { "syslogrx", "--max-sockets", "0", NULL };
 	struct config c;
 
-	assert_int_equal(PARSE(&c, "--sockets", "4", "--max-sockets", "8", "--resize-file", "/x"), 0);
+	assert_int_equal(parse_flags(&c, ok, 8), 0);
 	assert_int_equal(c.max_sockets, 8);
 	assert_string_equal(c.resize_file, "/x");
-	assert_int_not_equal(PARSE(&c, "--sockets", "4", "--max-sockets", "2"), 0);
+	assert_true(c.supervise);
+	assert_int_not_equal(parse_flags(&c, less, 5), 0);
 	assert_non_null(strstr(err, "--max-sockets 2"));
-	assert_int_not_equal(PARSE(&c, "--max-sockets", "0"), 0);
+	assert_int_not_equal(parse_flags(&c, zero, 3), 0);
 	assert_non_null(strstr(err, "--max-sockets"));
 }
 
