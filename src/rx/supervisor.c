@@ -11,6 +11,7 @@
 #include "common/caps.h"
 #include "common/json_writer.h"
 #include "common/log.h"
+#include "common/sd_notify.h"
 #include "rx/receiver.h"
 #include "rx/supervisor.h"
 #include "rx/upgrade.h"
@@ -24,11 +25,16 @@ struct child_rec {
 	double replace_ms;	/* death noticed -> successor ready; < 0: not replaced */
 };
 
-static volatile sig_atomic_t sup_stop;
+static volatile sig_atomic_t sup_stop, sup_hup, sup_usr2;
 
-static void on_sup_stop(int sig)
+static void on_sup_signal(int sig)
 {
-	sup_stop++;
+	if (sig == SIGHUP)
+		sup_hup = 1;
+	else if (sig == SIGUSR2)
+		sup_usr2 = 1;
+	else
+		sup_stop++;
 }
 
 static double mono_ms(void)
@@ -116,7 +122,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	static struct receiver held;
 	struct child_rec *recs = calloc(MAX_CHILDREN, sizeof(*recs));
 	char **child_argv = calloc(argc + 1, sizeof(*child_argv));
-	struct sigaction sa = { .sa_handler = on_sup_stop };	/* no SA_RESTART */
+	struct sigaction sa = { .sa_handler = on_sup_signal };	/* no SA_RESTART */
 	unsigned int nrec = 0, restarts = 0, failed = 0;
 	uint64_t lost_total = 0;
 	struct receiver *shared;
@@ -132,6 +138,8 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
 
 	err = receiver_acquire(&held, cfg);
 	if (err) {
@@ -165,6 +173,8 @@ int supervise(const struct config *cfg, int argc, char **argv)
 			continue;
 		}
 		failed = 0;
+		if (!nrec && sd_notify_enabled())
+			sd_notify_fd("READY=1", -1);	/* Type=notify: the first one is up */
 		if (nrec) {
 			recs[nrec - 1].replace_ms = mono_ms() - died;
 			fprintf(stderr, "syslogrx: supervisor replaced pid %d by pid %d in %.1f ms\n",
@@ -176,9 +186,19 @@ int supervise(const struct config *cfg, int argc, char **argv)
 		while (waitpid(child, &status, 0) < 0) {
 			if (errno != EINTR)
 				goto out;
+			if (sup_hup) {		/* logrotate: the child reopens its output */
+				sup_hup = 0;
+				kill(child, SIGHUP);
+			}
+			if (sup_usr2) {
+				sup_usr2 = 0;
+				pr_warn("SIGUSR2: a supervised receiver is not upgraded in place; "
+					"ignored\n");
+			}
 			/* SIGTERM/SIGINT: the child stops the usual way (drain,
 			 * summary); a second one makes it leave at once. */
-			kill(child, SIGTERM);
+			if (sup_stop)
+				kill(child, SIGTERM);
 		}
 		if (nrec < MAX_CHILDREN)
 			nrec++;

@@ -6,6 +6,8 @@ own counters (kept in memory the supervisor shares), so that
 sent = written + kernel drops + no-socket drops + reported window loss,
 to the message."""
 import json
+import os
+import signal
 import socket
 import time
 
@@ -23,6 +25,7 @@ def test_kill_9_under_load_is_accounted_to_the_message(tmp_path, family):
     replacements = []
 
     def crash_repeatedly():
+        os.kill(rx.pid, signal.SIGHUP)      # logrotate: forwarded, not a restart
         for _ in range(kills):
             time.sleep(0.4)
             replacements.append(rx.kill_child())
