@@ -50,7 +50,7 @@ def all_summaries(rx, final):
 def test_20_upgrades_under_load_lose_nothing(tmp_path, family):
     upgrades = 20
     listen = listen_for(family)
-    rx = Receiver(tmp_path, listen, "--sockets", "4", "--threads", "2", "--rcvbuf", "16M")
+    rx = Receiver(tmp_path, listen, "--sockets", "4", "--threads", "2", "--rcvbuf", "64M")
     first, last = fd_identity(rx.pid), []
 
     def upgrade_many():
