@@ -248,8 +248,8 @@ static int slots_from_map(struct receiver *r, const struct config *cfg, struct h
 			continue;
 		it->slot = -1;
 		if (!getpeername(it->fd, (struct sockaddr *)&peer, &len)) {
-			it->kind = HANDOVER_MAP;	/* neither a socket of ours nor looked up */
-			it->owner[0] = '\0';
+			close(it->fd);
+			h->items[i--] = h->items[--h->n];
 			continue;
 		}
 		if (!r->balancer) {

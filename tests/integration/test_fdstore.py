@@ -24,11 +24,17 @@ class FdStore:
         self.sock.bind(self.path)
         self.fds, self.ready = {}, 0
 
-    def collect(self, timeout=30):
-        """Takes messages until READY=1."""
+    def collect(self, timeout=30, until_ready=True):
+        """Takes messages until READY=1 (or, until_ready=False, until none
+        comes within the timeout)."""
         self.sock.settimeout(timeout)
         while True:
-            msg, fds, _, _ = socket.recv_fds(self.sock, 4096, 4)
+            try:
+                msg, fds, _, _ = socket.recv_fds(self.sock, 4096, 4)
+            except socket.timeout:
+                if until_ready:
+                    raise
+                return
             fields = dict(l.split("=", 1) for l in msg.decode().splitlines() if "=" in l)
             if fields.get("FDSTORE") == "1":
                 name = fields["FDNAME"]
@@ -69,7 +75,7 @@ class FdStore:
 def test_restart_through_the_fd_store_loses_nothing(tmp_path):
     store = FdStore(tmp_path)
     listen = listen_for(socket.AF_INET6)
-    flags = ("--sockets", "4", "--threads", "2", "--max-sockets", "6", "--rcvbuf", "16M")
+    flags = ("--sockets", "4", "--threads", "2", "--max-sockets", "6", "--rcvbuf", "64M")
     first_dir, second_dir = tmp_path / "1", tmp_path / "2"
     first_dir.mkdir()
     second_dir.mkdir()
@@ -82,7 +88,14 @@ def test_restart_through_the_fd_store_loses_nothing(tmp_path):
         assert any(n.startswith("srx-map-balancer-") and n.endswith("-socks") for n in names)
         gen = start_load(listen)
         try:
-            time.sleep(0.5)
+            time.sleep(0.3)
+            # A live resize keeps the store in step: 4 -> 2 closes two
+            # sockets (removed), 2 -> 5 takes the 2 spares and opens one.
+            rx1.resize("sockets 2\nthreads 2\n")
+            rx1.resize("sockets 5\nthreads 2\n")
+            store.collect(timeout=0.5, until_ready=False)
+            assert sum(n.startswith("srx-sock-") for n in store.fds) == 5
+            time.sleep(0.3)
             rc1, err1, s1 = rx1.stop()          # systemctl restart: stop ...
             assert rc1 == 0, err1
             time.sleep(0.3)                     # ... nobody reads: the queues hold it
@@ -99,8 +112,9 @@ def test_restart_through_the_fd_store_loses_nothing(tmp_path):
         store.close()
     assert "(fd store)" in err2
     # The same sockets (cookies), the same tracer maps (the drops count on).
-    assert [x["cookie"] for x in s1["sockets"]] == [x["cookie"] for x in s2["sockets"]]
-    assert s2["config"]["sockets"] == 4 and [x["state"] for x in s2["sockets"]].count("spare") == 2
+    live1 = sorted(x["cookie"] for x in s1["sockets"] if x["state"] == "live")
+    assert live1 == sorted(x["cookie"] for x in s2["sockets"]) and len(live1) == 5
+    assert s2["config"]["sockets"] == 5 and "spare" not in [x["state"] for x in s2["sockets"]]
     assert s1["totals"]["abandoned"] == 0       # the queues were left to the next one
     assert s1["totals"]["received"] + s2["totals"]["received"] == sent["sent"]
     assert s2["totals"]["kernel_drops"]["total"] == 0
