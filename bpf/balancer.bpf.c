@@ -27,6 +27,11 @@
 const volatile __u32 nr_sockets = 1;
 const volatile __u32 policy = BALANCE_RANDOM;
 
+/* Sockets in selection, slots [0, live_sockets): a live resize changes it
+ * without reloading (.bss is mmapped, so this works with no capability left).
+ * 0 or more than nr_sockets (the map's size) means all nr_sockets. */
+__u32 live_sockets = 0;
+
 /* Round-robin position: shared by all CPUs so shares are exactly equal. */
 __u64 rr_next = 0;
 
@@ -115,8 +120,11 @@ int BPF_PROG(pressure_dequeue, struct sock *sk, int ret, int flags)
 SEC("sk_reuseport")
 int select_socket(struct sk_reuseport_md *md)
 {
-	__u32 n = nr_sockets;
+	__u32 n = *(volatile __u32 *)&live_sockets;
 	__u32 idx;
+
+	if (!n || n > nr_sockets)
+		n = nr_sockets;
 
 	if (policy == BALANCE_ROUNDROBIN)
 		idx = __sync_fetch_and_add(&rr_next, 1) % n;
@@ -128,7 +136,7 @@ int select_socket(struct sk_reuseport_md *md)
 	if (bpf_sk_select_reuseport(md, &socks, &idx, 0) == 0)
 		count(idx);
 	else
-		count(REUSEPORT_FAILURES_SLOT(n));
+		count(REUSEPORT_FAILURES_SLOT(nr_sockets));
 	/* SK_PASS without a selection lets the kernel hash: the datagram is kept. */
 	return SK_PASS;
 }

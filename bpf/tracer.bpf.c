@@ -35,6 +35,8 @@
 #define ETH_P_IPV6	0x86DD
 #define IP_OFFSET	0x1fff
 #define EEXIST		17
+#define MSG_PEEK	2
+#define MSG_ERRQUEUE	0x2000
 
 /* Set by user space before load; 0 = any. */
 const volatile __u32 filter_port = 0;	/* local port, host order */
@@ -60,6 +62,16 @@ struct {
 	__type(key, __u64);
 	__type(value, struct drops_sock_info);
 } sock_info SEC(".maps");
+
+/* Datagrams taken from each socket by recvmsg/recvmmsg (not peeks), keyed by
+ * cookie: what a receiver killed with them in hand had taken, to the datagram.
+ * Loaded only when asked (syslogrx --supervise): a per-datagram cost. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, DROPS_MAX_ENTRIES);
+	__type(key, __u64);
+	__type(value, __u64);
+} sock_reads SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -250,6 +262,21 @@ int BPF_PROG(on_sk_data_ready, const struct sock *sk)
 		info->queue_hwm_bytes = queued;
 		info->rcvbuf = (__u32)sk->sk_rcvbuf;
 	}
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(on_sock_recv_length, struct sock *sk, int ret, int flags)
+{
+	__u64 zero = 0, cookie, *v;
+
+	/* ret < 0: nothing taken; a peek leaves the datagram queued. */
+	if (ret < 0 || (flags & (MSG_PEEK | MSG_ERRQUEUE)) || !sk || !sk_wanted(sk))
+		return 0;
+	cookie = bpf_get_socket_cookie(sk);
+	v = lookup_or_init(&sock_reads, &cookie, &zero, DROPS_MAP_SOCK_READS);
+	if (v)
+		(*v)++;
 	return 0;
 }
 

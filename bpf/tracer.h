@@ -20,7 +20,8 @@ enum drops_map_id {
 	DROPS_MAP_SOCK_DROPS = 0,	/* sock_drops: a drop with rx_sk set */
 	DROPS_MAP_PORT_DROPS = 1,	/* port_drops: a drop with no socket */
 	DROPS_MAP_SOCK_INFO = 2,	/* sock_info: a high-water mark or enqueue failure */
-	DROPS_MAP_NR = 3,
+	DROPS_MAP_SOCK_READS = 3,	/* sock_reads: a datagram taken by recvmsg */
+	DROPS_MAP_NR = 4,
 };
 
 /* sock_drops key: the receiving socket and why it dropped. */

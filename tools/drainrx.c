@@ -375,7 +375,7 @@ int main(int argc, char **argv)
 	argp_err_exit_status = 2;
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
-	if (signals_install(false))
+	if (signals_install(0))
 		return 1;
 	nbins = (uint64_t)(env.duration * 1000 / env.bin_ms) + 2;
 	rxs = aligned_alloc(64, sizeof(*rxs) * env.sockets);

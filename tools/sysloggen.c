@@ -747,7 +747,7 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return 2;
-	if (signals_install(false))
+	if (signals_install(0))
 		return 1;
 	flows = calloc(env.sources, sizeof(*flows));
 	senders = aligned_alloc(64, ((sizeof(*senders) * env.threads + 63) / 64) * 64);

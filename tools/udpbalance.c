@@ -491,7 +491,7 @@ int main(int argc, char **argv)
 		log_level = LOG_LEVEL_INFO;
 	log_setup_libbpf();
 
-	if (signals_install(false))
+	if (signals_install(0))
 		return 1;
 	/* Opened first: the pid cannot be reused under us from here on. */
 	pidfd = syscall(SYS_pidfd_open, env.pid, 0);

@@ -783,7 +783,7 @@ int main(int argc, char **argv)
 	topts.port = env.port;
 	topts.netns_ino = st.st_ino;
 
-	if (signals_install(false))
+	if (signals_install(0))
 		return 1;
 	if (env.metrics) {
 		metrics = http_metrics_open("--metrics", env.metrics);

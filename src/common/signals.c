@@ -6,6 +6,7 @@
 
 volatile sig_atomic_t stop_requested;
 volatile sig_atomic_t hup_requested;
+volatile sig_atomic_t usr2_requested;
 
 static void on_stop(int sig)
 {
@@ -17,6 +18,11 @@ static void on_hup(int sig)
 	hup_requested = 1;
 }
 
+static void on_usr2(int sig)
+{
+	usr2_requested = 1;
+}
+
 static int set(int sig, void (*handler)(int))
 {
 	struct sigaction sa = { .sa_handler = handler };
@@ -25,10 +31,11 @@ static int set(int sig, void (*handler)(int))
 	return sigaction(sig, &sa, NULL) ? -errno : 0;
 }
 
-int signals_install(bool hup)
+int signals_install(unsigned int flags)
 {
 	int err = set(SIGINT, on_stop) ?: set(SIGTERM, on_stop) ?: set(SIGPIPE, SIG_IGN) ?:
-		  (hup ? set(SIGHUP, on_hup) : 0);
+		  (flags & SIGNALS_HUP ? set(SIGHUP, on_hup) : 0) ?:
+		  (flags & SIGNALS_USR2 ? set(SIGUSR2, on_usr2) : 0);
 
 	if (err)
 		pr_warn("cannot set signal handlers: %s\n", strerror(-err));

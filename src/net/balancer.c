@@ -3,11 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "common/array.h"
 #include "net/balancer.h"
+#include "net/handover.h"
 #include "common/log.h"
 #include "balancer.skel.h"
 
@@ -18,6 +20,9 @@ struct balancer {
 	int ncpus;
 	struct bpf_link *enqueue_link;	/* leastloaded: the pressure programs */
 	struct bpf_link *dequeue_link;
+	__u32 *live;		/* live_sockets in the kernel's .bss */
+	void *bss_map;		/* adopted: our own mapping of the .bss map */
+	size_t bss_len;
 };
 
 static const char *const policy_names[] = {
@@ -107,6 +112,7 @@ struct balancer *balancer_open(enum balance_policy policy, unsigned int nr_socke
 			goto fail;
 		}
 	}
+	b->live = &b->skel->bss->live_sockets;
 	return b;
 fail:
 	balancer_close(b);
@@ -120,8 +126,68 @@ void balancer_close(struct balancer *b)
 		return;
 	bpf_link__destroy(b->dequeue_link);
 	bpf_link__destroy(b->enqueue_link);
+	if (b->bss_map)
+		munmap(b->bss_map, b->bss_len);
 	balancer_bpf__destroy(b->skel);
 	free(b);
+}
+
+int balancer_export(struct balancer *b, int (*fn)(const char *name, int fd, void *ctx), void *ctx)
+{
+	struct bpf_map *map;
+	int err;
+
+	bpf_object__for_each_map(map, b->skel->obj) {
+		if (bpf_map__fd(map) < 0)
+			continue;
+		err = fn(bpf_map__name(map), bpf_map__fd(map), ctx);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct balancer *balancer_adopt(const struct handover *h)
+{
+	struct balancer *b = calloc(1, sizeof(*b));
+	int err = 0;
+
+	if (!b)
+		return NULL;
+	b->ncpus = libbpf_num_possible_cpus();
+	b->skel = balancer_bpf__open();
+	if (b->ncpus < 0 || !b->skel) {
+		err = b->ncpus < 0 ? b->ncpus : -errno;
+		goto fail;
+	}
+	/* The maps are the old process's, not new ones: nothing is loaded (that
+	 * would need CAP_BPF, long dropped), the program stays attached. */
+	err = handover_reuse_maps(b->skel->obj, "balancer", h, b->skel->maps.rodata);
+	if (err)
+		goto fail;
+	b->n = bpf_map__max_entries(b->skel->maps.socks);
+	b->bss_len = bpf_map__value_size(b->skel->maps.bss);
+	b->bss_len = (b->bss_len + getpagesize() - 1) / getpagesize() * getpagesize();
+	b->bss_map = mmap(NULL, b->bss_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			  bpf_map__fd(b->skel->maps.bss), 0);
+	if (b->bss_map == MAP_FAILED) {
+		b->bss_map = NULL;
+		err = -errno;
+		pr_warn("hand-over: mapping the balancer's .bss: %s\n", strerror(-err));
+		goto fail;
+	}
+	b->live = (__u32 *)((char *)b->bss_map +
+			    ((char *)&b->skel->bss->live_sockets - (char *)b->skel->bss));
+	return b;
+fail:
+	balancer_close(b);
+	errno = -err;
+	return NULL;
+}
+
+unsigned int balancer_get_live(const struct balancer *b)
+{
+	return __atomic_load_n(b->live, __ATOMIC_ACQUIRE);
 }
 
 int balancer_set_socket(struct balancer *b, unsigned int idx, int fd)
@@ -164,10 +230,30 @@ int balancer_verify(struct balancer *b, const uint64_t *cookies, unsigned int n)
 		pr_warn("the group has %u sockets but the map has %u slots\n", n, b->n);
 		return -EXDEV;
 	}
-	for (__u32 i = 0; i < n; i++) {
-		__u64 cookie = 0;
+	return balancer_verify_live(b, cookies, n);
+}
 
-		if (bpf_map__lookup_elem(b->skel->maps.socks, &i, sizeof(i), &cookie, sizeof(cookie), 0)) {
+int balancer_verify_live(struct balancer *b, const uint64_t *cookies, unsigned int live)
+{
+	if (live > b->n) {
+		pr_warn("%u sockets in selection but the map has %u slots\n", live, b->n);
+		return -EXDEV;
+	}
+	for (__u32 i = 0; i < b->n; i++) {
+		__u64 cookie = 0;
+		int err = bpf_map__lookup_elem(b->skel->maps.socks, &i, sizeof(i), &cookie,
+					       sizeof(cookie), 0) ? -errno : 0;
+
+		if (i >= live) {
+			/* Out of selection: a slot still filled could be picked by a
+			 * program that read the old live count. */
+			if (err != -ENOENT) {
+				pr_warn("balancer slot %u is out of selection but not empty\n", i);
+				return -EEXIST;
+			}
+			continue;
+		}
+		if (err) {
 			pr_warn("balancer slot %u is empty\n", i);
 			return -ENOENT;
 		}
@@ -178,6 +264,39 @@ int balancer_verify(struct balancer *b, const uint64_t *cookies, unsigned int n)
 		}
 	}
 	return 0;
+}
+
+int balancer_slot_cookie(struct balancer *b, unsigned int idx, uint64_t *cookie)
+{
+	__u32 key = idx;
+	__u64 v = 0;
+
+	if (bpf_map__lookup_elem(b->skel->maps.socks, &key, sizeof(key), &v, sizeof(v), 0))
+		return -errno;
+	*cookie = v;
+	return 0;
+}
+
+int balancer_clear_socket(struct balancer *b, unsigned int idx)
+{
+	__u32 key = idx;
+
+	if (idx >= b->n)
+		return -EINVAL;
+	if (bpf_map__delete_elem(b->skel->maps.socks, &key, sizeof(key), 0) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+void balancer_set_live(struct balancer *b, unsigned int live)
+{
+	/* One aligned 32-bit store: a program run sees the old or the new value. */
+	__atomic_store_n(b->live, live, __ATOMIC_RELEASE);
+}
+
+unsigned int balancer_slots(const struct balancer *b)
+{
+	return b->n;
 }
 
 int balancer_attach(struct balancer *b, int fd)

@@ -36,6 +36,33 @@ int balancer_set_socket(struct balancer *b, unsigned int idx, int fd);
  */
 int balancer_verify(struct balancer *b, const uint64_t *cookies, unsigned int n);
 
+/*
+ * For a live resize: slots [0, live) hold cookies[i], slots [live, slots)
+ * are empty. -ENOENT / -EXDEV as above, -EEXIST for a filled slot past live.
+ */
+int balancer_verify_live(struct balancer *b, const uint64_t *cookies, unsigned int live);
+/* The cookie of the socket in slot idx; -ENOENT if empty. */
+int balancer_slot_cookie(struct balancer *b, unsigned int idx, uint64_t *cookie);
+/* Empties slot idx (already empty is not an error). */
+int balancer_clear_socket(struct balancer *b, unsigned int idx);
+/* The program picks among slots [0, live) from its next run on; 0 = all. A
+ * run that started before may still pick from the old range: wait out an RCU
+ * grace period before relying on it. Needs no capability. */
+void balancer_set_live(struct balancer *b, unsigned int live);
+unsigned int balancer_get_live(const struct balancer *b);
+
+/* Calls fn for each of the loaded object's maps (by libbpf name), to hand
+ * them to another process. */
+int balancer_export(struct balancer *b, int (*fn)(const char *name, int fd, void *ctx), void *ctx);
+/* The other side: the same maps, from a checked hand-over (owner
+ * "balancer"), loading nothing (no capability needed); the program stays
+ * attached to the group of the handed-over sockets. NULL + errno, logged. */
+struct handover;
+struct balancer *balancer_adopt(const struct handover *h);
+
+/* The map's size, the most sockets that can be in selection. */
+unsigned int balancer_slots(const struct balancer *b);
+
 /* Attaches the program to the reuseport group of fd (SO_ATTACH_REUSEPORT_EBPF). */
 int balancer_attach(struct balancer *b, int fd);
 /* Detaches whatever program the group of fd has: the kernel hash is back. */

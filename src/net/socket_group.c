@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/membarrier.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include "common/array.h"
 #include "common/log.h"
 #include "common/parse_num.h"
 #include "common/sockaddr.h"
@@ -88,6 +92,7 @@ int socket_group_open(struct socket_group *g, const char *listen, unsigned int n
 	if (!g->socks)
 		return -ENOMEM;
 	g->n = n;
+	g->cap = n;
 	for (unsigned int i = 0; i < n; i++)
 		g->socks[i].fd = -1;
 	for (unsigned int i = 0; i < n; i++) {
@@ -120,6 +125,116 @@ void socket_group_close(struct socket_group *g)
 	free(g->socks);
 	g->socks = NULL;
 	g->n = 0;
+	g->cap = 0;
+}
+
+int socket_group_adopt(struct socket_group *g, const int *fds, unsigned int n)
+{
+	memset(g, 0, sizeof(*g));
+	if (!n)
+		return -EINVAL;
+	g->socks = calloc(n, sizeof(*g->socks));
+	if (!g->socks)
+		return -ENOMEM;
+	g->cap = n;
+	g->addrlen = sizeof(g->addr);
+	if (getsockname(fds[0], (struct sockaddr *)&g->addr, &g->addrlen))
+		return -errno;
+	format_host_port((struct sockaddr *)&g->addr, g->listen, sizeof(g->listen));
+	for (unsigned int i = 0; i < n; i++) {
+		struct group_socket *s = &g->socks[i];
+		socklen_t sl = sizeof(s->rcvbuf);
+		struct stat st;
+
+		s->fd = fds[i];
+		g->n++;
+		/* Ours from now on, and no child of ours inherits it by accident. */
+		if (fcntl(s->fd, F_SETFD, FD_CLOEXEC) ||
+		    getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf, &sl))
+			return -errno;
+		sl = sizeof(s->cookie);
+		if (getsockopt(s->fd, SOL_SOCKET, SO_COOKIE, &s->cookie, &sl) || fstat(s->fd, &st))
+			return -errno;
+		s->inode = st.st_ino;
+	}
+	return 0;
+}
+
+int socket_group_add(struct socket_group *g, uint64_t rcvbuf)
+{
+	unsigned int idx = g->n;
+	int err;
+
+	if (g->n == g->cap) {
+		size_t old = g->cap;
+
+		if (ARRAY_PUSH_ROOM(g->socks, g->cap, g->n, 4))
+			return -ENOMEM;
+		memset(g->socks + old, 0, (g->cap - old) * sizeof(*g->socks));
+	}
+	g->socks[idx].fd = -1;
+	err = open_one(g, idx, rcvbuf);
+	if (err) {
+		if (g->socks[idx].fd >= 0)
+			close(g->socks[idx].fd);
+		memset(&g->socks[idx], 0, sizeof(g->socks[idx]));
+		g->socks[idx].fd = -1;
+		if (err == -EACCES)
+			pr_warn("--listen %s: a new socket on a port below 1024 needs "
+				"CAP_NET_BIND_SERVICE, dropped at start (raise --max-sockets)\n",
+				g->listen);
+		else
+			pr_warn("--listen %s: new socket: %s\n", g->listen, strerror(-err));
+		return err;
+	}
+	g->n++;
+	return idx;
+}
+
+int socket_group_connect_away(struct socket_group *g, unsigned int idx)
+{
+	struct sockaddr_storage peer = g->addr;
+
+	/* A wildcard bind has no address of its own to name: loopback. */
+	if (peer.ss_family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&peer;
+
+		if (sin->sin_addr.s_addr == htonl(INADDR_ANY))
+			sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&peer;
+
+		if (IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr))
+			sin6->sin6_addr = in6addr_loopback;
+	}
+	if (connect(g->socks[idx].fd, (struct sockaddr *)&peer, g->addrlen))
+		return -errno;
+	g->socks[idx].away = 1;
+	return 0;
+}
+
+int socket_group_queued(const struct socket_group *g, unsigned int idx)
+{
+	char c;
+
+	/* A zero-length datagram peeks as 0: only EAGAIN means empty. */
+	if (recv(g->socks[idx].fd, &c, sizeof(c), MSG_PEEK | MSG_DONTWAIT) >= 0)
+		return 1;
+	return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+}
+
+int socket_group_rcu_grace_period(void)
+{
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		return -errno;
+	return 0;
+}
+
+void socket_group_close_one(struct socket_group *g, unsigned int idx)
+{
+	if (g->socks[idx].fd >= 0)
+		close(g->socks[idx].fd);
+	g->socks[idx].fd = -1;
 }
 
 struct foreign_ctx {

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -14,6 +16,7 @@
 #include "bpf/tracer.h"
 #include "tracer.skel.h"
 #include "common/log.h"
+#include "net/handover.h"
 #include "net/tracer.h"
 
 #define REASON_NAME_LEN 64
@@ -30,6 +33,9 @@ struct tracer {
 	struct reason_name *extra;	/* enumerators >= TRACER_MAX_REASONS */
 	size_t nr_extra;
 	char unknown[REASON_NAME_LEN];	/* for tracer_reason_name() past the table */
+	int adopted_links[TRACER_MAX_LINKS];	/* handed over: held, never attached by us */
+	char adopted_names[TRACER_MAX_LINKS][64];
+	unsigned int nr_adopted;
 };
 
 static const char *strip_reason_prefix(const char *name)
@@ -112,17 +118,20 @@ void tracer_close(struct tracer *t)
 {
 	if (!t)
 		return;
+	/* Closing a link fd detaches only if no other process holds it. */
+	for (unsigned int i = 0; i < t->nr_adopted; i++)
+		close(t->adopted_links[i]);
 	tracer_bpf__destroy(t->skel);
 	free(t->extra);
 	free(t);
 }
 
-struct tracer *tracer_open(const struct tracer_opts *opts)
+/* A tracer with its object opened, not loaded: CPUs counted, names read. */
+static struct tracer *tracer_new(void)
 {
-	struct tracer *t;
+	struct tracer *t = calloc(1, sizeof(*t));
 	int err;
 
-	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->nr_cpus = libbpf_num_possible_cpus();
@@ -134,15 +143,29 @@ struct tracer *tracer_open(const struct tracer_opts *opts)
 	err = load_reason_names(t);
 	if (err)
 		goto fail;
-
 	t->skel = tracer_bpf__open();
 	if (!t->skel) {
 		err = -errno;
 		pr_warn("failed to open the drops BPF object: %s\n", strerror(-err));
 		goto fail;
 	}
+	return t;
+fail:
+	tracer_close(t);
+	errno = -err;
+	return NULL;
+}
+
+struct tracer *tracer_open(const struct tracer_opts *opts)
+{
+	struct tracer *t = tracer_new();
+	int err;
+
+	if (!t)
+		return NULL;
 	t->skel->rodata->filter_port = opts ? opts->port : 0;
 	t->skel->rodata->filter_netns = opts ? opts->netns_ino : 0;
+	bpf_program__set_autoload(t->skel->progs.on_sock_recv_length, opts && opts->count_reads);
 
 	err = tracer_bpf__load(t->skel);
 	if (err) {
@@ -161,6 +184,76 @@ struct tracer *tracer_open(const struct tracer_opts *opts)
 		else
 			pr_warn("failed to attach the drops tracepoints: %s\n", strerror(-err));
 		goto fail;
+	}
+	return t;
+fail:
+	tracer_close(t);
+	errno = -err;
+	return NULL;
+}
+
+int tracer_export(struct tracer *t,
+		  int (*fn)(int is_link, const char *name, int fd, void *ctx), void *ctx)
+{
+	const struct bpf_object_skeleton *sk = t->skel->skeleton;
+	struct bpf_map *map;
+	int err;
+
+	bpf_object__for_each_map(map, t->skel->obj) {
+		if (bpf_map__fd(map) < 0)
+			continue;
+		err = fn(0, bpf_map__name(map), bpf_map__fd(map), ctx);
+		if (err)
+			return err;
+	}
+	for (unsigned int i = 0; i < t->nr_adopted; i++) {
+		err = fn(1, t->adopted_names[i], t->adopted_links[i], ctx);
+		if (err)
+			return err;
+	}
+	for (int i = 0; i < sk->prog_cnt; i++) {
+		struct bpf_link *l = *sk->progs[i].link;
+
+		if (!l)
+			continue;
+		err = fn(1, sk->progs[i].name, bpf_link__fd(l), ctx);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct tracer *tracer_adopt(const struct handover *h)
+{
+	const struct bpf_object_skeleton *sk;
+	struct tracer *t = tracer_new();
+	int err;
+
+	if (!t)
+		return NULL;
+	/* The counters go on from where the old process left them: the same
+	 * maps, the same attached programs; nothing is loaded or attached. */
+	err = handover_reuse_maps(t->skel->obj, "tracer", h, t->skel->maps.rodata);
+	if (err)
+		goto fail;
+	sk = t->skel->skeleton;
+	for (int i = 0; i < sk->prog_cnt && i < TRACER_MAX_LINKS; i++) {
+		int fd = handover_find(h, HANDOVER_LINK, "tracer", sk->progs[i].name);
+
+		if (fd < 0 && *sk->progs[i].prog == t->skel->progs.on_sock_recv_length)
+			continue;	/* loaded only when asked */
+		if (fd < 0) {
+			pr_warn("hand-over: the tracer's %s is not attached\n", sk->progs[i].name);
+			err = -ENOENT;
+			goto fail;
+		}
+		t->adopted_links[t->nr_adopted] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (t->adopted_links[t->nr_adopted] < 0) {
+			err = -errno;
+			goto fail;
+		}
+		snprintf(t->adopted_names[t->nr_adopted++], sizeof(t->adopted_names[0]), "%s",
+			 sk->progs[i].name);
 	}
 	return t;
 fail:
@@ -462,6 +555,22 @@ int tracer_for_each_no_socket(struct tracer *t,
 	struct no_socket_walk w = { .fn = fn, .ctx = ctx };
 
 	return walk_percpu_map(t, t->skel->maps.port_drops, visit_port, &w);
+}
+
+int tracer_socket_reads(struct tracer *t, uint64_t cookie, uint64_t *reads)
+{
+	uint64_t *values = calloc(t->nr_cpus, sizeof(*values));
+	int err = 0;
+
+	if (!values)
+		return -ENOMEM;
+	*reads = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.sock_reads), &cookie, values))
+		err = errno == ENOENT ? 0 : -errno;	/* never read yet */
+	else
+		*reads = sum_u64(t, values, sizeof(uint64_t));
+	free(values);
+	return err;
 }
 
 uint64_t tracer_map_full(struct tracer *t)

@@ -9,12 +9,14 @@
 #ifndef SYSLOGRX_TRACER_H
 #define SYSLOGRX_TRACER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct tracer_opts {
 	uint16_t port;		/* local / destination port, 0 = any */
 	uint64_t netns_ino;	/* network namespace inode, 0 = any */
+	bool count_reads;	/* also count datagrams taken per socket (a cost per datagram) */
 };
 
 struct tracer;
@@ -25,6 +27,18 @@ struct tracer *tracer_open(const struct tracer_opts *opts);
 void tracer_close(struct tracer *t);
 
 #define TRACER_MAX_REASONS 256
+#define TRACER_MAX_LINKS 8
+
+/* Calls fn for each map (is_link 0) and each attached program's link (1), by
+ * libbpf name, to hand them to another process. */
+int tracer_export(struct tracer *t,
+		  int (*fn)(int is_link, const char *name, int fd, void *ctx), void *ctx);
+/* The other side: the same maps and links from a checked hand-over (owner
+ * "tracer");
+ * loads and attaches nothing, so no capability is needed and no drop goes
+ * uncounted. NULL + errno, logged. */
+struct handover;
+struct tracer *tracer_adopt(const struct handover *h);
 
 struct tracer_sock_stats {
 	uint64_t total;				/* all drops with this socket as rx_sk */
@@ -58,6 +72,11 @@ const char *tracer_reason_name(const struct tracer *t, uint32_t reason);
  * so the maps do not fill with the dead. A live socket's counts would
  * restart from zero. 0 or -errno. */
 int tracer_forget_sockets(struct tracer *t, const uint64_t *cookies, size_t n);
+
+/* Datagrams taken from the socket by recvmsg/recvmmsg since it was first seen
+ * (counted in the kernel, before the call returns: exact even for a process
+ * killed on its way back). -ENOENT without count_reads. */
+int tracer_socket_reads(struct tracer *t, uint64_t cookie, uint64_t *reads);
 
 /* Counts lost because a map was full (0 if none was ever lost). */
 uint64_t tracer_map_full(struct tracer *t);

@@ -75,7 +75,7 @@ int advice_measure(struct receiver *r, struct advice *out)
 		.window_full_seconds = ws.full_seconds, .page_size = sysconf(_SC_PAGESIZE),
 	};
 	if (r->balancer)
-		balancer_read(r->balancer, steered, &in.selection_failures);
+		receiver_steered(r, steered, &in.selection_failures);	/* per group socket */
 	sysctl_read_u64("net.core.rmem_max", &in.rmem_max);
 	if (sysctl_read("net.ipv4.udp_mem", in.udp_mem, 3) != 3)
 		memset(in.udp_mem, 0, sizeof(in.udp_mem));

@@ -36,7 +36,8 @@ enum {
 	OPT_OUTPUT = 'o', OPT_DURATION = 'd', OPT_VERBOSE = 'v',
 	OPT_RCVBUF = 256, OPT_BATCH, OPT_FORMAT, OPT_SUMMARY, OPT_COST, OPT_WINDOW,
 	OPT_WINDOW_BYTES, OPT_OUTPUT_RATE, OPT_NO_TRACE, OPT_STATS_INTERVAL,
-	OPT_KAFKA_KEY, OPT_KAFKA_OPT, OPT_DRAIN_TIMEOUT,
+	OPT_KAFKA_KEY, OPT_KAFKA_OPT, OPT_DRAIN_TIMEOUT, OPT_MAX_SOCKETS, OPT_RESIZE_FILE,
+	OPT_SUPERVISE,
 	OPT_METRICS,	/* issue 12: metrics */
 	OPT_USER = 400,
 	OPT_ORDERED = 600,	/* issue 14's block */
@@ -49,6 +50,9 @@ static const struct argp_option options[] = {
 	{ "listen", OPT_LISTEN, "ADDR:PORT", 0, "Address to receive on (default 127.0.0.1:5514)" },
 	{ "sockets", OPT_SOCKETS, "N", 0, "SO_REUSEPORT sockets in the group (default 4)" },
 	{ "threads", OPT_THREADS, "M", 0, "Worker threads, M <= N; each owns N/M sockets (default 2, or N if less)" },
+	{ "max-sockets", OPT_MAX_SOCKETS, "N", 0, "Sockets bound at start for a live resize to grow into (default --sockets)" },
+	{ "resize-file", OPT_RESIZE_FILE, "PATH", 0, "On SIGHUP, apply the 'sockets N' and 'threads M' lines of this file live" },
+	{ "supervise", OPT_SUPERVISE, NULL, 0, "Hold the sockets in a supervisor that replaces a receiver that dies" },
 	{ "balance", OPT_BALANCE, "POLICY", 0, "random | roundrobin | leastloaded | hash (default random)" },
 	{ "rcvbuf", OPT_RCVBUF, "BYTES", 0, "Kernel receive buffer per socket, K/M/G suffixes (default: kernel's)" },
 	{ "batch", OPT_BATCH, "N", 0, "recvmmsg batch, the fetch limit (default 64)" },
@@ -244,6 +248,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			FAIL("--threads %s: expected a number from 1 to %d", arg, CONFIG_MAX_SOCKETS);
 		c->threads = v;
 		break;
+	case OPT_MAX_SOCKETS:
+		if (parse_u64(arg, 1, CONFIG_MAX_SOCKETS, &v))
+			FAIL("--max-sockets %s: expected a number from 1 to %d", arg, CONFIG_MAX_SOCKETS);
+		c->max_sockets = v;
+		break;
+	case OPT_RESIZE_FILE:
+		if (!*arg || strlen(arg) >= sizeof(c->resize_file))
+			FAIL("--resize-file %s: expected a file path", arg);
+		snprintf(c->resize_file, sizeof(c->resize_file), "%s", arg);
+		break;
+	case OPT_SUPERVISE:
+		c->supervise = true;
+		break;
 	case OPT_BALANCE:
 		if (balance_policy_from_name(arg, &c->balance))
 			FAIL("--balance %s: expected random, roundrobin, leastloaded or hash", arg);
@@ -370,6 +387,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (c->nr_cost_ns > 1 && c->nr_cost_ns != c->threads)
 			FAIL("--cost-ns: %u values for %u threads (give one value, or one per thread)",
 			     c->nr_cost_ns, c->threads);
+		if (c->max_sockets && c->max_sockets < c->sockets)
+			FAIL("--max-sockets %u is less than --sockets %u", c->max_sockets, c->sockets);
 		/* Kafka flags with another output would be silently ignored. */
 		if (c->output != OUTPUT_KAFKA && (c->kafka_key != KAFKA_KEY_NONE || c->kafka_nr_opts))
 			FAIL("--kafka-key and --kafka-opt need --output kafka:BROKERS/TOPIC");

@@ -27,6 +27,9 @@ struct config {
 	char listen[128];
 	unsigned int sockets;
 	unsigned int threads;
+	unsigned int max_sockets;	/* --max-sockets: pool bound at start (0 = sockets) */
+	char resize_file[PATH_MAX];
+	bool supervise;			/* --supervise: hold the sockets, run the receiver as a child */	/* --resize-file: "sockets N" / "threads M", read on SIGHUP */
 	enum balance_policy balance;
 	uint64_t rcvbuf;		/* 0: the kernel's default */
 	unsigned int batch;		/* recvmmsg batch: the fetch limit */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * syslogrx: the front end. Parse flags, open the receiver, drop privileges,
- * run until --duration or a signal, stop without losing what was accepted,
- * write the summary.
+ * syslogrx: the front end. Parse flags, open the receiver (or take over the
+ * sockets and BPF objects of a previous process: kill -USR2, systemd's fd
+ * store, a supervisor), drop privileges, run until --duration or a signal,
+ * stop without losing what was accepted, write the summary.
  */
 #include <argp.h>
 #include <errno.h>
@@ -13,27 +14,75 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "common/signals.h"
+#include <sys/mman.h>
 #include "common/clock.h"
 #include "common/log.h"
-#include "net/libbpf_log.h"
+#include "common/signals.h"
 #include "net/http_metrics.h"
-#include "rx/metrics.h"
+#include "net/libbpf_log.h"
 #include "rx/advice_measure.h"
+#include "rx/metrics.h"
 #include "rx/preflight.h"
 #include "rx/receiver.h"
+#include "rx/resize.h"
 #include "rx/stats_line.h"
 #include "rx/summary.h"
+#include "rx/supervisor.h"
+#include "rx/upgrade.h"
 
-/* Sleeps until --duration, a signal, or a worker dying; prints stats lines. */
-static void run(struct receiver *r, const struct config *cfg)
+static char **main_argv;
+static pid_t successor;		/* the process we handed over to (USR2) */
+
+/* SIGHUP with --resize-file: apply its sockets/threads live; the summary's
+ * config follows what is live. */
+static void resize_from_file(struct receiver *r, struct config *cfg)
 {
-	double start = (mono_ns() / 1e9), next_stats = start + cfg->stats_interval;
+	struct resize_request req = { .sockets = r->live, .threads = r->threads };
+	char err[256];
+
+	if (resize_file_read(cfg->resize_file, &req, err, sizeof(err))) {
+		pr_warn("--resize-file %s: %s; nothing changed\n", cfg->resize_file, err);
+		return;
+	}
+	if (receiver_resize(r, &req) == 0)
+		fprintf(stderr, "syslogrx: resized to %u sockets, %u threads\n", r->live,
+			r->threads);
+	else
+		fprintf(stderr, "syslogrx: resize failed, %u sockets, %u threads\n", r->live,
+			r->threads);
+	cfg->sockets = r->live;
+	cfg->threads = r->threads;
+}
+
+/* SIGUSR2: hand the sockets over to a new process; true once it took them. */
+static bool upgrade(struct receiver *r)
+{
+	if (r->supervised) {
+		pr_warn("SIGUSR2: a supervised receiver is not upgraded in place (its "
+			"supervisor holds the sockets); ignored\n");
+		return false;
+	}
+	if (receiver_upgrade(r, main_argv, &successor) == 0) {
+		fprintf(stderr, "syslogrx: pid %d handed over to pid %d; draining its window\n",
+			(int)getpid(), (int)successor);
+		/* Under systemd the new process is the service now. */
+		upgrade_notify_mainpid(successor);
+		return true;
+	}
+	fprintf(stderr, "syslogrx: upgrade failed; pid %d goes on\n", (int)getpid());
+	return false;
+}
+
+/* Sleeps until --duration, a signal, a hand-over, or a worker dying; serves
+ * SIGHUP (reopen, resize) and SIGUSR2 (upgrade); prints stats lines. */
+static void run(struct receiver *r, struct config *cfg)
+{
+	double start = mono_ns() / 1e9, next_stats = start + cfg->stats_interval;
 	struct stats_line sl = {};
 	bool stats = cfg->stats_interval > 0 && !stats_line_init(&sl, r->group.n);
 
 	while (!stop_requested) {
-		double now = (mono_ns() / 1e9);
+		double now = mono_ns() / 1e9;
 		struct timespec tick = { 0, 20 * 1000000L };
 
 		if (cfg->duration && now - start >= cfg->duration)
@@ -41,6 +90,21 @@ static void run(struct receiver *r, const struct config *cfg)
 		if (hup_requested) {
 			hup_requested = 0;
 			r->reopen = 1;
+			if (cfg->resize_file[0] && r->supervised) {
+				pr_warn("SIGHUP: a supervised receiver does not resize (its "
+					"supervisor holds the sockets); nothing changed\n");
+			} else if (cfg->resize_file[0]) {
+				resize_from_file(r, cfg);
+				if (stats) {	/* the sockets changed: new columns */
+					stats_line_free(&sl);
+					stats = !stats_line_init(&sl, r->group.n);
+				}
+			}
+		}
+		if (usr2_requested) {
+			usr2_requested = 0;
+			if (upgrade(r))
+				break;
 		}
 		if (stats && now >= next_stats) {
 			stats_line_print(&sl, r, stderr);
@@ -72,14 +136,17 @@ static void *force_watch(void *arg)
 
 int main(int argc, char **argv)
 {
-	static struct receiver r;
+	static struct receiver r_own;
+	struct receiver *r = &r_own;
 	struct http_metrics *metrics = NULL;
 	static struct config cfg;	/* large: the env-file's mapping, kafka options */
 	static struct preflight pf;
 	static struct advice adv;
-	char err_msg[256], where[PATH_MAX + 16];
+	struct handover h;
+	char err_msg[256], where[PATH_MAX + 16], summary[PATH_MAX + 16];
+	const char *summary_path = cfg.summary;
 	pthread_t watcher;
-	int err, ret = 1;
+	int err, ret = 1, adopted;
 
 	log_prog = "syslogrx";
 	argp_err_exit_status = 2;
@@ -92,9 +159,30 @@ int main(int argc, char **argv)
 	if (cfg.env_file[0])
 		env_file_report(&cfg.env, cfg.env_file);
 	log_setup_libbpf();
-	if (signals_install(true))
+	if (signals_install(SIGNALS_HUP | SIGNALS_USR2))
 		return 1;
 
+	main_argv = argv;
+	if (upgrade_init())
+		pr_warn("/proc/self/exe: %s (kill -USR2 will not upgrade)\n", strerror(errno));
+	if (cfg.supervise)
+		return supervise(&cfg, argc, argv);
+	/* Started by kill -USR2 of an older syslogrx: its sockets, maps and links. */
+	adopted = handover_receive(&h);
+	if (!adopted)	/* or by systemd, from its fd store */
+		adopted = handover_from_listen_fds(&h);
+	if (adopted < 0)
+		return 1;
+	if (adopted && h.ledger_fd >= 0) {
+		/* Run by a supervisor: our receiver state lives where it can read
+		 * it after we are gone (what a crash lost, by number). */
+		r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED, h.ledger_fd, 0);
+		if (r == MAP_FAILED) {
+			pr_warn("supervised: mapping the shared state: %s\n", strerror(errno));
+			return 1;
+		}
+		close(h.ledger_fd);
+	}
 	/* Bound before the capabilities go (a port below 1024), served after. */
 	if (cfg.metrics[0]) {
 		metrics = http_metrics_open("--metrics", cfg.metrics);
@@ -104,53 +192,72 @@ int main(int argc, char **argv)
 		}
 	}
 	preflight_before(&pf, &cfg);
-	err = receiver_open(&r, &cfg);
-	if (!err) {
-		preflight_sockets(&pf, &cfg, &r.group);
-		r.preflight = &pf;
-	}
+	err = adopted ? receiver_adopt(r, &cfg, &h) : receiver_open(r, &cfg);
 	if (err) {
 		/* Bad settings are usage errors (exit 2); the rest are runtime. */
 		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
 		goto cleanup;
 	}
-	pr_info("listening on %s: %u sockets, %u threads, balance %s\n", r.group.listen,
-		r.group.n, cfg.threads, balance_policy_name(cfg.balance));
-	if (metrics && metrics_start(metrics, &r))
+	preflight_sockets(&pf, &cfg, &r->group);
+	r->preflight = &pf;
+	pr_info("listening on %s: %u sockets, %u threads, balance %s\n", r->group.listen,
+		r->group.n, cfg.threads, balance_policy_name(cfg.balance));
+	if (metrics && metrics_start(metrics, r))
 		goto cleanup;
 	/* Say where the messages go: a newcomer should not have to guess. */
 	if (cfg.output == OUTPUT_NULL)
 		fprintf(stderr, "syslogrx: ready on %s, discarding messages (--output null)\n",
-			r.group.listen);
+			r->group.listen);
 	else
-		fprintf(stderr, "syslogrx: ready on %s, writing %s lines to %s\n", r.group.listen,
+		fprintf(stderr, "syslogrx: ready on %s, writing %s lines to %s\n", r->group.listen,
 			format_name(cfg.format), config_output_name(&cfg, where, sizeof(where)));
 	if (metrics)
 		fprintf(stderr, "syslogrx: metrics on http://%s/metrics\n",
 			http_metrics_address(metrics));
 
-	err = receiver_start(&r);
+	err = receiver_start(r);
 	if (err)
 		goto cleanup;
-	run(&r, &cfg);
+	if (adopted) {
+		const char *how = h.ledger_fd >= 0 ? "supervised" :
+				  h.from_fdstore ? "fd store" : "upgrade";
 
-	if (pthread_create(&watcher, NULL, force_watch, &r) == 0)
+		r->supervised = h.ledger_fd >= 0;
+		upgrade_say_ready(&h);
+		handover_free(&h);
+		fprintf(stderr, "syslogrx: pid %d took over %s (%s): %u sockets, %u threads\n",
+			(int)getpid(), r->group.listen, how, r->live, r->threads);
+	}
+	if (!r->supervised)
+		upgrade_fdstore_put(r);
+	run(r, &cfg);
+	if (successor) {
+		/* The new process reads the queues now: stop reading without the
+		 * final drain; what is in our window still goes to the output. */
+		receiver_workers_pause(r);
+		snprintf(summary, sizeof(summary), "%s.%d", cfg.summary, (int)getpid());
+		summary_path = summary;	/* the new process writes PATH */
+	}
+
+	if (pthread_create(&watcher, NULL, force_watch, r) == 0)
 		pthread_detach(watcher);
-	err = receiver_stop(&r);
-	r.force = 1;	/* ends the watcher */
+	err = receiver_stop(r);
+	r->force = 1;	/* ends the watcher */
 	ret = err ? 1 : 0;
-	if (summary_check_drops(&r))
+	if (summary_check_drops(r))
 		ret = ret ? ret : 0;	/* reported above; the run itself succeeded */
-	if (!advice_measure(&r, &adv)) {
+	if (!advice_measure(r, &adv)) {
 		advice_print(&adv);
 		/* Without the tracer no drop was counted: no advice is not "none needed". */
-		if (r.tracer || adv.n)
-			r.advice = &adv;
+		if (r->tracer || adv.n)
+			r->advice = &adv;
 	}
-	if (cfg.summary[0] && summary_write(&r, cfg.summary))
+	if (cfg.summary[0] && summary_write(r, summary_path))
 		ret = 1;
+	if (successor)
+		fprintf(stderr, "syslogrx: pid %d done after the hand-over\n", (int)getpid());
 cleanup:
 	http_metrics_close(metrics);	/* before what a scrape reads is freed */
-	receiver_close(&r);
+	receiver_close(r);
 	return ret;
 }

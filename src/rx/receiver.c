@@ -43,33 +43,46 @@ static int lookup_user(const char *name, struct caps_user *u)
 	return 0;
 }
 
+/* Sockets in the group at start: with a balancer, a pool up to --max-sockets
+ * (out of selection until a resize takes them: bound now, while forcing the
+ * rcvbuf and binding a low port are still allowed); with the kernel's hash
+ * every socket of the group takes traffic, so no spares. */
+static unsigned int pool_size(const struct config *c)
+{
+	if (c->balance == BALANCE_HASH || c->max_sockets <= c->sockets)
+		return c->sockets;
+	return c->max_sockets;
+}
+
 static int setup_balancer(struct receiver *r)
 {
 	struct socket_group *g = &r->group;
+	unsigned int slots = g->n;
 	uint64_t *cookies;
 	int err = 0;
 
 	if (r->cfg->balance == BALANCE_HASH)
 		return 0;
-	r->balancer = balancer_open(r->cfg->balance, g->n);
+	r->balancer = balancer_open(r->cfg->balance, slots);
 	if (!r->balancer) {
 		err = -errno;
 		say_unprivileged_way(err, "CAP_BPF");
 		return err;
 	}
-	cookies = calloc(g->n, sizeof(*cookies));
+	cookies = calloc(slots, sizeof(*cookies));
 	if (!cookies)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < g->n && !err; i++) {
+	for (unsigned int i = 0; i < r->live && !err; i++) {
 		cookies[i] = g->socks[i].cookie;
 		err = balancer_set_socket(r->balancer, i, g->socks[i].fd);
 		if (err)
 			pr_warn("balancer: socket %u: %s\n", i, strerror(-err));
 	}
-	/* The group and the map must agree on N, slot by slot. */
+	/* The group and the map must agree, slot by slot; spares stay out. */
 	if (!err)
-		err = balancer_verify(r->balancer, cookies, g->n);
+		err = balancer_verify_live(r->balancer, cookies, r->live);
 	if (!err) {
+		balancer_set_live(r->balancer, r->live);
 		err = balancer_attach(r->balancer, g->socks[0].fd);
 		if (err)
 			pr_warn("SO_ATTACH_REUSEPORT_EBPF: %s\n", strerror(-err));
@@ -103,7 +116,8 @@ static int setup_ordered(struct receiver *r)
 
 static int open_tracer(struct receiver *r, uint16_t port)
 {
-	struct tracer_opts topts = { .port = port };
+	/* A supervisor counts what each child took from the kernel. */
+	struct tracer_opts topts = { .port = port, .count_reads = r->cfg->supervise };
 
 	r->tracer = tracer_open(&topts);
 	if (!r->tracer) {
@@ -119,17 +133,24 @@ static int open_tracer(struct receiver *r, uint16_t port)
 
 int receiver_open(struct receiver *r, const struct config *cfg)
 {
+	int err = receiver_acquire(r, cfg);
+
+	return err ? err : receiver_open_rest(r);
+}
+
+int receiver_acquire(struct receiver *r, const struct config *cfg)
+{
 	struct sockaddr_storage addr;
-	struct caps_user user;
 	socklen_t addrlen;
 	int err, foreign;
 
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
-	if (cfg->user[0]) {
-		err = lookup_user(cfg->user, &user);
+	if (cfg->user[0]) {	/* a wrong name fails before anything is bound */
+		err = lookup_user(cfg->user, &r->user);
 		if (err)
 			return err;
+		r->user_known = true;
 	}
 	/* The tracer goes first when the port is known, so that no drop between
 	 * bind and attach goes uncounted. */
@@ -138,7 +159,10 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 		if (err)
 			return err;
 	}
-	err = socket_group_open(&r->group, cfg->listen, cfg->sockets, cfg->rcvbuf);
+	err = socket_group_open(&r->group, cfg->listen, pool_size(cfg), cfg->rcvbuf);
+	if (err)
+		return err;
+	err = receiver_set_slots(r, cfg->sockets, cfg->threads);
 	if (err)
 		return err;
 	foreign = socket_group_foreign(&r->group);
@@ -154,13 +178,31 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 		if (err)
 			return err;
 	}
-	err = setup_balancer(r);
+	return setup_balancer(r);
+}
+
+int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads)
+{
+	r->live = live;
+	r->threads = threads;
+	r->slot_cap = r->group.n > live ? r->group.n : live;
+	r->slot_sock = calloc(r->slot_cap, sizeof(*r->slot_sock));
+	r->steered_base = calloc(r->slot_cap, sizeof(*r->steered_base));
+	if (!r->slot_sock || !r->steered_base)
+		return -ENOMEM;
+	for (unsigned int k = 0; k < r->live; k++)
+		r->slot_sock[k] = k;
+	return 0;
+}
+
+int receiver_open_rest(struct receiver *r)
+{
+	const struct config *cfg = r->cfg;
+	int err;
+
+	err = receiver_grow_counters(r);
 	if (err)
 		return err;
-	r->counters = calloc(r->group.n, sizeof(*r->counters));
-	r->workers = calloc(cfg->threads, sizeof(*r->workers));
-	if (!r->counters || !r->workers)
-		return -ENOMEM;
 	err = window_init(&r->window, cfg->window, cfg->window_bytes, cfg->batch);
 	if (err)
 		return err;
@@ -174,10 +216,13 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 	 * loaded and attached. Capabilities are per thread: drop them before
 	 * any thread exists, librdkafka's included (sink_open starts those). */
 	if (cfg->user[0]) {
-		err = caps_switch_user(&user);
+		/* Adopted sockets (an upgrade) skip receiver_acquire. */
+		err = r->user_known ? 0 : lookup_user(cfg->user, &r->user);
+		if (!err)
+			err = caps_switch_user(&r->user);
 		if (err) {
 			pr_warn("--user %s: switching to uid %u gid %u: %s\n", cfg->user,
-				(unsigned int)user.uid, (unsigned int)user.gid, strerror(-err));
+				(unsigned int)r->user.uid, (unsigned int)r->user.gid, strerror(-err));
 			return err;
 		}
 	} else {
@@ -201,7 +246,7 @@ int receiver_start(struct receiver *r)
 		.group = &r->group,
 		.window = &r->window,
 		.counters = r->counters,
-		.nr_workers = cfg->threads,
+		.nr_workers = r->threads,
 		.batch = cfg->batch,
 		.cost_ns = cfg->cost_ns,
 		.nr_cost_ns = cfg->nr_cost_ns,
@@ -212,6 +257,9 @@ int receiver_start(struct receiver *r)
 		 * of the kernel queues the same time as the deliveries. */
 		.drain_ms = cfg->output == OUTPUT_KAFKA && cfg->drain_timeout * 1000 > FINAL_DRAIN_MS
 			    ? (int)(cfg->drain_timeout * 1000) : FINAL_DRAIN_MS,
+		.regroup = &r->regroup,
+		.taken = &r->taken,
+		.queues_outlive = &r->handed_over,
 	};
 	err = output_stage_start(&r->out, r->reorder ? &r->ordered_window : &r->window, r->sink,
 				 cfg->format, cfg->output_rate, &r->reopen, &r->force);
@@ -224,7 +272,77 @@ int receiver_start(struct receiver *r)
 			return err;
 	}
 	r->start_ns = mono_ns();
-	for (unsigned int t = 0; t < cfg->threads; t++) {
+	return receiver_workers_resume(r);
+}
+
+int receiver_grow_counters(struct receiver *r)
+{
+	unsigned int cap = r->group.cap > r->group.n ? r->group.cap : r->group.n;
+	struct sock_counters *c;
+	unsigned int *order;
+	uint64_t *st;
+
+	if (cap <= r->counters_cap)
+		return 0;
+	c = realloc(r->counters, cap * sizeof(*c));
+	if (c)
+		r->counters = c;
+	order = realloc(r->order, cap * sizeof(*order));
+	if (order)
+		r->order = order;
+	st = realloc(r->sock_steered, cap * sizeof(*st));
+	if (st)
+		r->sock_steered = st;
+	if (!c || !order || !st)
+		return -ENOMEM;
+	memset(c + r->counters_cap, 0, (cap - r->counters_cap) * sizeof(*c));
+	memset(st + r->counters_cap, 0, (cap - r->counters_cap) * sizeof(*st));
+	r->counters_cap = cap;
+	r->wsh.counters = r->counters;
+	return 0;
+}
+
+static bool in_selection(const struct receiver *r, unsigned int idx)
+{
+	for (unsigned int k = 0; k < r->live; k++)
+		if (r->slot_sock[k] == idx)
+			return true;
+	return false;
+}
+
+const char *receiver_socket_state(const struct receiver *r, unsigned int idx)
+{
+	if (r->group.socks[idx].fd < 0)
+		return "closed";
+	if (in_selection(r, idx))
+		return "live";
+	/* Connected away but not yet drained: still read, never reused. */
+	return r->group.socks[idx].away ? "retiring" : "spare";
+}
+
+int receiver_workers_resume(struct receiver *r)
+{
+	struct worker *w;
+	unsigned int n = 0;
+	int err;
+
+	/* Those in selection first, so that each thread gets its share of them;
+	 * then the spares (and sockets still draining), which only a failed
+	 * selection or a shrink in progress would feed. */
+	for (unsigned int k = 0; k < r->live; k++)
+		r->order[n++] = r->slot_sock[k];
+	for (unsigned int i = 0; i < r->group.n; i++)
+		if (r->group.socks[i].fd >= 0 && !in_selection(r, i))
+			r->order[n++] = i;
+	w = realloc(r->workers, r->threads * sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	r->workers = w;
+	r->wsh.order = r->order;
+	r->wsh.nr_order = n;
+	r->wsh.nr_workers = r->threads;
+	r->wsh.counters = r->counters;
+	for (unsigned int t = 0; t < r->threads; t++) {
 		err = worker_start(&r->workers[t], t, &r->wsh);
 		if (err) {
 			pr_warn("worker %u: %s\n", t, strerror(-err));
@@ -235,11 +353,11 @@ int receiver_start(struct receiver *r)
 	return 0;
 }
 
-int receiver_stop(struct receiver *r)
+/* Joins every started worker; the first error, 0 if none. */
+static int join_workers(struct receiver *r)
 {
 	int err = 0, e;
 
-	r->stop = 1;
 	for (unsigned int t = 0; t < r->nr_started; t++) {
 		e = worker_join(&r->workers[t]);
 		if (e && !err) {
@@ -248,6 +366,70 @@ int receiver_stop(struct receiver *r)
 		}
 	}
 	r->nr_started = 0;
+	return err;
+}
+
+int receiver_workers_pause(struct receiver *r)
+{
+	int err;
+
+	r->regroup = 1;
+	err = join_workers(r);
+	r->regroup = 0;
+	return err;
+}
+
+void receiver_credit_steered(struct receiver *r)
+{
+	unsigned int slots;
+	uint64_t *now, failures;
+
+	if (!r->balancer)
+		return;
+	slots = balancer_slots(r->balancer);
+	now = calloc(slots, sizeof(*now));
+	if (!now || balancer_read(r->balancer, now, &failures)) {
+		free(now);
+		return;
+	}
+	for (unsigned int k = 0; k < slots && k < r->slot_cap; k++) {
+		/* Only a slot in selection is ever picked. */
+		if (k < r->live)
+			r->sock_steered[r->slot_sock[k]] += now[k] - r->steered_base[k];
+		r->steered_base[k] = now[k];
+	}
+	free(now);
+}
+
+int receiver_steered(struct receiver *r, uint64_t *per_socket, uint64_t *failures)
+{
+	unsigned int slots;
+	uint64_t *now;
+	int err;
+
+	if (!r->balancer)
+		return -ENOENT;
+	slots = balancer_slots(r->balancer);
+	now = calloc(slots, sizeof(*now));
+	if (!now)
+		return -ENOMEM;
+	err = balancer_read(r->balancer, now, failures);
+	if (!err) {
+		for (unsigned int i = 0; i < r->group.n; i++)
+			per_socket[i] = r->sock_steered[i];
+		for (unsigned int k = 0; k < r->live && k < slots; k++)
+			per_socket[r->slot_sock[k]] += now[k] - r->steered_base[k];
+	}
+	free(now);
+	return err;
+}
+
+int receiver_stop(struct receiver *r)
+{
+	int err = 0, e;
+
+	r->stop = 1;
+	err = join_workers(r);
 	r->stop_ns = mono_ns();
 	if (r->window_ready)
 		window_close(&r->window);
@@ -296,14 +478,21 @@ void receiver_close(struct receiver *r)
 		window_destroy(&r->ordered_window);
 	if (r->window_ready)
 		window_destroy(&r->window);
-	if (r->balancer && r->group.n)
-		balancer_detach(r->group.socks[0].fd);
+	/* Handed over: the program stays with the group for the new process. */
+	if (r->balancer && r->live && !r->handed_over)
+		balancer_detach(r->group.socks[r->slot_sock[0]].fd);
 	balancer_close(r->balancer);
 	tracer_close(r->tracer);
 	socket_group_close(&r->group);
 	free(r->counters);
 	free(r->workers);
-	memset(r, 0, sizeof(*r));
+	free(r->slot_sock);
+	free(r->steered_base);
+	free(r->order);
+	free(r->sock_steered);
+	/* Supervised, the counts stay for the supervisor to read after us. */
+	if (!r->supervised)
+		memset(r, 0, sizeof(*r));
 }
 
 int receiver_traced(struct receiver *r, unsigned int i, struct tracer_sock_stats *st)

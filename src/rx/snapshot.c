@@ -36,7 +36,14 @@ static void take_socket(struct receiver *r, unsigned int i, struct snapshot_sock
 	ss->truncated = __atomic_load_n(&sc->truncated, __ATOMIC_RELAXED);
 	ss->empty = __atomic_load_n(&sc->empty, __ATOMIC_RELAXED);
 	ss->abandoned = __atomic_load_n(&sc->abandoned, __ATOMIC_RELAXED);
-	ss->have_meminfo = !sockinfo_meminfo(g->fd, &ss->so_meminfo_drops, &ss->queued_bytes);
+	ss->state = receiver_socket_state(r, i);
+	if (g->fd < 0) {	/* closed by a live shrink: its count at close */
+		ss->have_meminfo = true;
+		ss->so_meminfo_drops = g->drops_at_close;
+	} else {
+		ss->have_meminfo = !sockinfo_meminfo(g->fd, &ss->so_meminfo_drops,
+						     &ss->queued_bytes);
+	}
 	ss->traced = !receiver_traced(r, i, &ss->st);
 }
 
@@ -57,7 +64,8 @@ int snapshot_take(struct receiver *r, struct snapshot *s)
 	}
 	s->n = n;
 	if (r->balancer) {
-		s->have_selection = !balancer_read(r->balancer, steered, &s->selection_failures);
+		/* per socket across the slot changes of live resizes */
+		s->have_selection = !receiver_steered(r, steered, &s->selection_failures);
 		if (!s->have_selection)
 			s->selection_failures = 0;
 	}

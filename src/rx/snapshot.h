@@ -23,6 +23,7 @@
 #include "rx/window.h"
 
 struct snapshot_socket {
+	const char *state;			/* receiver_socket_state: live, spare, closed */
 	uint64_t cookie, inode, rcvbuf;		/* set at open */
 	uint64_t received, bytes, truncated, empty, abandoned;
 	bool have_steered;			/* a balancer (not --balance hash) */

@@ -41,6 +41,8 @@ void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 		struct tracer_sock_stats st;
 		uint64_t drops = 0, queued = 0;
 
+		if (r->group.socks[i].fd < 0)
+			continue;	/* closed by a live shrink */
 		if (!receiver_traced(r, i, &st))
 			drops = st.total;
 		sockinfo_meminfo(r->group.socks[i].fd, NULL, &queued);

@@ -148,6 +148,7 @@ static void write_config(struct json_writer *w, const struct config *c)
 	jw_object_begin(w, "config");
 	jw_u64(w, "sockets", c->sockets);
 	jw_u64(w, "threads", c->threads);
+	jw_u64(w, "max_sockets", c->max_sockets > c->sockets ? c->max_sockets : c->sockets);
 	jw_u64(w, "batch", c->batch);
 	if (c->rcvbuf)
 		jw_u64(w, "rcvbuf", c->rcvbuf);
@@ -271,6 +272,7 @@ int summary_write(struct receiver *r, const char *path)
 
 		jw_object_begin(&w, NULL);
 		jw_u64(&w, "index", i);
+		jw_string(&w, "state", ss->state);
 		jw_u64(&w, "cookie", ss->cookie);
 		jw_u64(&w, "inode", ss->inode);
 		jw_u64(&w, "rcvbuf", ss->rcvbuf);
@@ -315,9 +317,11 @@ int summary_write(struct receiver *r, const char *path)
 		write_reasons(&w, r, "kernel_drops", s.kernel_drops_by_reason, s.kernel_drops);
 		jw_bool(&w, "kernel_drops_match_so_meminfo", s.drops_match_so_meminfo);
 		jw_u64(&w, "tracer_map_full", s.tracer_map_full);
+		write_reasons(&w, r, "no_socket_drops", s.no_socket_by_reason, s.no_socket_drops);
 	} else {
 		jw_null(&w, "kernel_drops");
 		jw_null(&w, "kernel_drops_match_so_meminfo");
+		jw_null(&w, "no_socket_drops");
 	}
 	jw_object_end(&w);
 

@@ -16,6 +16,12 @@
 /* Bound on datagrams counted as abandoned per socket at exit. */
 #define ABANDON_MAX 1000000
 
+/* Stop reading: for good (stop) or to be restarted over other sockets (regroup). */
+static bool leaving(const struct worker_shared *sh)
+{
+	return *sh->stop || (sh->regroup && *sh->regroup);
+}
+
 /* The lab's --cost-ns: burn CPU for n messages, one clock read per check. */
 static void spend_cpu(uint64_t cost_ns, unsigned int n)
 {
@@ -70,6 +76,8 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t room, int fl
 	}
 	if (n == 0)
 		return 0;
+	if (sh->taken)
+		__atomic_fetch_add(sh->taken, n, __ATOMIC_RELAXED);
 
 	busy = mono_ns();
 	b = window_batch_get(sh->window);
@@ -213,6 +221,8 @@ static void final_drain(struct worker *w)
 				w->error = n;
 		} while (n > 0 && !*sh->force && clock_ns(CLOCK_MONOTONIC) < deadline);
 	}
+	if (sh->queues_outlive && *sh->queues_outlive)
+		return;
 	for (unsigned int i = 0; i < w->nsocks; i++)
 		count_abandoned(w, w->socks[i]);
 }
@@ -222,7 +232,7 @@ static void loop_one_socket(struct worker *w)
 	const struct worker_shared *sh = w->sh;
 	int n;
 
-	while (!*sh->stop) {
+	while (!leaving(sh)) {
 		/* Blocks until one datagram (or SO_RCVTIMEO), then takes what is queued. */
 		n = reserve_and_read(w, w->socks[0], MSG_WAITFORONE, sh->stop);
 		if (n < 0) {
@@ -238,7 +248,7 @@ static void loop_epoll(struct worker *w)
 	const struct worker_shared *sh = w->sh;
 	struct epoll_event ev[64];
 
-	while (!*sh->stop) {
+	while (!leaving(sh)) {
 		int nev = epoll_wait(w->epfd, ev, 64, POLL_MS);
 
 		if (nev < 0) {
@@ -251,7 +261,7 @@ static void loop_epoll(struct worker *w)
 		 * sockets of a worker fair to each other. */
 		int most = 0;
 
-		for (int i = 0; i < nev && !*sh->stop; i++) {
+		for (int i = 0; i < nev && !leaving(sh); i++) {
 			int n = reserve_and_read(w, ev[i].data.u32, MSG_DONTWAIT, sh->stop);
 
 			if (n < 0) {
@@ -273,7 +283,8 @@ static void *worker_main(void *arg)
 		loop_one_socket(w);
 	else
 		loop_epoll(w);
-	if (!w->error)
+	/* A regroup leaves the queues to the next set of threads. */
+	if (!w->error && *w->sh->stop)
 		final_drain(w);
 	return NULL;
 }
@@ -287,7 +298,9 @@ static int worker_setup(struct worker *w)
 	w->iov = calloc(sh->batch, sizeof(*w->iov));
 	w->addrs = calloc(sh->batch, sizeof(*w->addrs));
 	w->buf = malloc((size_t)sh->batch * WORKER_SLOT_BYTES);
-	w->socks = calloc(sh->group->n, sizeof(*w->socks));
+	unsigned int nr = sh->order ? sh->nr_order : sh->group->n;
+
+	w->socks = calloc(nr ? nr : 1, sizeof(*w->socks));
 	if (!w->msgs || !w->iov || !w->addrs || !w->buf || !w->socks)
 		return -ENOMEM;
 	if (sh->timestamps) {
@@ -304,8 +317,8 @@ static int worker_setup(struct worker *w)
 		w->msgs[i].msg_hdr.msg_iovlen = 1;
 		w->msgs[i].msg_hdr.msg_name = &w->addrs[i];
 	}
-	for (unsigned int s = w->id; s < sh->group->n; s += sh->nr_workers)
-		w->socks[w->nsocks++] = s;
+	for (unsigned int s = w->id; s < nr; s += sh->nr_workers)
+		w->socks[w->nsocks++] = sh->order ? sh->order[s] : s;
 	w->pause_max_us = pause_ceiling_us(w);
 	w->pause_us = COALESCE_MIN_US;
 

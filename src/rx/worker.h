@@ -36,6 +36,18 @@ struct worker_shared {
 	const volatile int *force;	/* exit now */
 	int drain_ms;			/* bound on the final drain */
 	bool timestamps;		/* --ordered: recv_ns is the kernel's SO_TIMESTAMPNS */
+	/* A live resize: the sockets to read (indexes into the group) and a flag
+	 * that ends the threads WITHOUT the final drain, to be restarted over a
+	 * new set. NULL / 0: every socket of the group, no regroup. */
+	const unsigned int *order;
+	unsigned int nr_order;
+	const volatile int *regroup;
+	/* Datagrams taken from the kernel, counted as soon as recvmmsg returns:
+	 * with what the output wrote, what a killed process lost (supervisor). */
+	uint64_t *taken;
+	/* The sockets outlive us (systemd's fd store): at stop, what is still
+	 * queued stays for the next process instead of being counted abandoned. */
+	const bool *queues_outlive;
 };
 
 struct worker {

@@ -170,6 +170,37 @@ static void test_leastloaded_sends_to_the_socket_that_is_read(void **state)
 	balancer_close(b);
 }
 
+/* A live resize: slots in selection hold their sockets, the rest are empty;
+ * a socket connected away has left the group and no slot takes it. */
+static void test_live_prefix_and_connect_away(void **state)
+{
+	struct socket_group *g = *state;
+	struct balancer *b = balancer_open(BALANCE_RANDOM, N);
+	uint64_t cookies[N];
+
+	assert_non_null(b);
+	assert_int_equal(balancer_slots(b), N);
+	cookies_of(g, cookies);
+	for (unsigned int i = 0; i < 2; i++)
+		assert_int_equal(balancer_set_socket(b, i, g->socks[i].fd), 0);
+	assert_int_equal(balancer_verify_live(b, cookies, 2), 0);
+	assert_int_equal(balancer_verify_live(b, cookies, 3), -ENOENT);
+	assert_int_equal(balancer_verify_live(b, cookies, 1), -EEXIST);	/* slot 1 still filled */
+	assert_int_equal(balancer_clear_socket(b, 1), 0);
+	assert_int_equal(balancer_clear_socket(b, 1), 0);		/* already empty: fine */
+	assert_int_equal(balancer_verify_live(b, cookies, 1), 0);
+	assert_int_equal(balancer_verify_live(b, cookies, N + 1), -EXDEV);
+
+	assert_int_equal(socket_group_queued(g, 3), 0);
+	assert_int_equal(socket_group_connect_away(g, 3), 0);
+	assert_true(g->socks[3].away);
+	assert_int_not_equal(balancer_set_socket(b, 3, g->socks[3].fd), 0);
+	assert_int_equal(socket_group_rcu_grace_period(), 0);
+	socket_group_close_one(g, 3);
+	assert_int_equal(g->socks[3].fd, -1);
+	balancer_close(b);
+}
+
 static void test_policy_names(void **state)
 {
 	enum balance_policy p;
@@ -197,6 +228,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_group_and_map_must_agree_on_n, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_map_verifies_attaches_and_detaches, setup, teardown),
 		cmocka_unit_test(test_leastloaded_sends_to_the_socket_that_is_read),
+		cmocka_unit_test_setup_teardown(test_live_prefix_and_connect_away, setup, teardown),
 		cmocka_unit_test(test_policy_names),
 	};
 

@@ -1,0 +1,126 @@
+"""systemd's file descriptor store (issue 13), with a stand-in for systemd:
+syslogrx stores its sockets, BPF maps and tracer links with sd_notify
+(FDSTORE=1, FDNAME=what it is, SCM_RIGHTS to $NOTIFY_SOCKET) and says
+READY=1; on `systemctl restart` systemd stops it and starts the new one with
+the stored fds (LISTEN_FDS, LISTEN_FDNAMES, LISTEN_PID). Meanwhile the
+sockets are never closed: datagrams wait in their queues and nothing is lost."""
+import os
+import socket
+import sys
+import time
+
+from rx_watch import Receiver, listen_for, seqs_in_output, start_load, stop_load
+
+STORE_BASE = 200        # where the stand-in keeps the fds before passing them
+
+
+class FdStore:
+    """What systemd does with FileDescriptorStoreMax=: keep what the service
+    sends, by name (a second fd under a stored name replaces nothing)."""
+
+    def __init__(self, tmp_path):
+        self.path = str(tmp_path / "notify.sock")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.fds, self.ready = {}, 0
+
+    def collect(self, timeout=30, until_ready=True):
+        """Takes messages until READY=1 (or, until_ready=False, until none
+        comes within the timeout)."""
+        self.sock.settimeout(timeout)
+        while True:
+            try:
+                msg, fds, _, _ = socket.recv_fds(self.sock, 4096, 4)
+            except socket.timeout:
+                if until_ready:
+                    raise
+                return
+            fields = dict(l.split("=", 1) for l in msg.decode().splitlines() if "=" in l)
+            if fields.get("FDSTORE") == "1":
+                name = fields["FDNAME"]
+                for fd in fds:
+                    if name in self.fds:
+                        os.close(fd)
+                    else:
+                        self.fds[name] = fd
+            elif fields.get("FDSTOREREMOVE") == "1":
+                os.close(self.fds.pop(fields["FDNAME"]))
+            if fields.get("READY") == "1":
+                self.ready += 1
+                return
+
+    def restart_argv(self):
+        """A wrapper that puts the stored fds at 3.. and sets LISTEN_PID to
+        the pid syslogrx will have (its own, kept by exec). Shells do not do:
+        dash takes no fd above 9, bash closes those above 9 at exec."""
+        names = sorted(self.fds)
+        for i, name in enumerate(names):
+            os.dup2(self.fds[name], STORE_BASE + i)
+        script = ("import os, sys\n"
+                  f"for i in range({len(names)}):\n"
+                  f"    os.dup2({STORE_BASE} + i, 3 + i)\n"
+                  f"    os.close({STORE_BASE} + i)\n"
+                  "os.environ['LISTEN_PID'] = str(os.getpid())\n"
+                  "os.execv(sys.argv[1], sys.argv[1:])\n")
+        env = {"LISTEN_FDS": str(len(names)), "LISTEN_FDNAMES": ":".join(names),
+               "NOTIFY_SOCKET": self.path}
+        return [sys.executable, "-c", script], env, tuple(STORE_BASE + i for i in range(len(names)))
+
+    def close(self):
+        for fd in self.fds.values():
+            os.close(fd)
+        self.sock.close()
+
+
+def test_restart_through_the_fd_store_loses_nothing(tmp_path):
+    store = FdStore(tmp_path)
+    listen = listen_for(socket.AF_INET6)
+    flags = ("--sockets", "4", "--threads", "2", "--max-sockets", "6", "--rcvbuf", "64M")
+    first_dir, second_dir = tmp_path / "1", tmp_path / "2"
+    first_dir.mkdir()
+    second_dir.mkdir()
+    try:
+        rx1 = Receiver(first_dir, listen, *flags, env={"NOTIFY_SOCKET": store.path})
+        store.collect()
+        names = sorted(store.fds)
+        assert sum(n.startswith("srx-sock-") for n in names) == 6       # live + spares
+        assert sum(n.startswith("srx-link-tracer-") for n in names) == 3
+        assert any(n.startswith("srx-map-balancer-") and n.endswith("-socks") for n in names)
+        gen = start_load(listen)
+        try:
+            time.sleep(0.3)
+            # A live resize keeps the store in step: 4 -> 2 closes two
+            # sockets (removed), 2 -> 5 takes the 2 spares and opens one.
+            rx1.resize("sockets 2\nthreads 2\n")
+            rx1.resize("sockets 5\nthreads 2\n")
+            store.collect(timeout=0.5, until_ready=False)
+            assert sum(n.startswith("srx-sock-") for n in store.fds) == 5
+            time.sleep(0.3)
+            rc1, err1, s1 = rx1.stop()          # systemctl restart: stop ...
+            assert rc1 == 0, err1
+            time.sleep(0.3)                     # ... nobody reads: the queues hold it
+            prefix, env, fds = store.restart_argv()
+            rx2 = Receiver(second_dir, listen, *flags, prefix=prefix, env=env, pass_fds=fds)
+            store.collect()                     # ... and start, from the store
+            time.sleep(0.5)
+        finally:
+            sent = stop_load(gen)
+        time.sleep(0.5)
+        rc2, err2, s2 = rx2.stop()
+        assert rc2 == 0, err2
+    finally:
+        store.close()
+    assert "(fd store)" in err2
+    # The same sockets (cookies), the same tracer maps (the drops count on).
+    live1 = sorted(x["cookie"] for x in s1["sockets"] if x["state"] == "live")
+    assert live1 == sorted(x["cookie"] for x in s2["sockets"]) and len(live1) == 5
+    assert s2["config"]["sockets"] == 5 and "spare" not in [x["state"] for x in s2["sockets"]]
+    assert s1["totals"]["abandoned"] == 0       # the queues were left to the next one
+    assert s1["totals"]["received"] + s2["totals"]["received"] == sent["sent"]
+    assert s2["totals"]["kernel_drops"]["total"] == 0
+    assert s2["totals"]["no_socket_drops"]["total"] == 0
+    flows = seqs_in_output(rx1.out)
+    for f, seqs in seqs_in_output(rx2.out).items():
+        flows.setdefault(f, set()).update(seqs)
+    for f in sent["flows"]:
+        assert flows.get(f["flow"]) == set(range(f["sent"])), f["flow"]

@@ -1,0 +1,202 @@
+"""Upgrade in place under load (issue 13): kill -USR2 starts the binary at
+syslogrx's current path as a new process that inherits the sockets, the BPF
+maps and the tracer's links, checks them by cookie and id, and says ready;
+only then does the old one stop reading, drain its window to the output and
+exit, its summary kept under PATH.PID. Both append to the same file."""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+from conftest import binary, sysloggen
+from rx_watch import RATE, Receiver, listen_for, seqs_in_output, under_load
+
+
+def fd_identity(pid):
+    """The kernel objects a process holds: socket inodes, BPF map and link ids."""
+    socks, maps, links = set(), set(), set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                info = dict(l.split(":", 1) for l in f.read().splitlines() if ":" in l)
+        except FileNotFoundError:
+            continue
+        if target.startswith("socket:"):
+            socks.add(target)
+        elif target == "anon_inode:bpf-map":
+            maps.add(int(info["map_id"]))
+        elif target == "anon_inode:bpf_link":
+            links.add(int(info["link_id"]))
+    return socks, maps, links
+
+
+def check_every_seq(out, sent):
+    flows = seqs_in_output(out)
+    for f in sent["flows"]:
+        missing = set(range(f["sent"])) - flows.get(f["flow"], set())
+        assert not missing, (f["flow"], len(missing), sorted(missing)[:10])
+
+
+def all_summaries(rx, final):
+    return rx.old_summaries() + [final]
+
+
+@pytest.mark.parametrize("family", [socket.AF_INET, socket.AF_INET6], ids=["ipv4", "ipv6"])
+def test_20_upgrades_under_load_lose_nothing(tmp_path, family):
+    upgrades = 20
+    listen = listen_for(family)
+    rx = Receiver(tmp_path, listen, "--sockets", "4", "--threads", "2", "--rcvbuf", "64M")
+    first, last = fd_identity(rx.pid), []
+
+    def upgrade_many():
+        for _ in range(upgrades):
+            assert rx.upgrade() is not None, "".join(rx.lines)
+            time.sleep(0.1)
+        last.extend(fd_identity(rx.pid))
+
+    sent, err, final = under_load(rx, listen, upgrade_many)
+    assert len(rx.olds) == upgrades and "upgrade failed" not in err
+    # The same sockets, maps and tracer links, not new ones: the tracer never
+    # detached (3 links: kfree_skb, udp_fail_queue_rcv_skb, sk_data_ready).
+    assert last[0] == first[0] and len(first[0]) == 4
+    assert last[1] == first[1]
+    assert last[2] == first[2] and len(first[2]) == 3
+    summaries = all_summaries(rx, final)
+    assert sent["sent"] >= RATE
+    assert sum(s["totals"]["received"] for s in summaries) == sent["sent"]
+    for s in summaries:
+        assert s["totals"]["written"] == s["totals"]["received"], s["totals"]
+        assert s["totals"]["abandoned"] == 0
+    # The tracer's maps are handed over too: the last count covers the whole run.
+    assert final["totals"]["kernel_drops"]["total"] == 0
+    assert final["totals"]["no_socket_drops"]["total"] == 0
+    check_every_seq(rx.out, sent)
+
+
+def test_old_window_drained_on_upgrade_with_slow_output(tmp_path):
+    """The output takes 20,000/s of a 30,000/s load: the old process holds a
+    backlog in its window when it hands over, and writes all of it."""
+    listen = listen_for(socket.AF_INET)
+    rx = Receiver(tmp_path, listen, "--sockets", "4", "--threads", "2", "--rcvbuf", "16M",
+                  "--window", "200000", "--output-rate", "20000")
+
+    def upgrade_with_a_backlog():
+        time.sleep(1.2)
+        assert rx.upgrade() is not None
+        time.sleep(0.7)
+
+    sent, err, final = under_load(rx, listen, upgrade_with_a_backlog, rate=30_000)
+    old = rx.old_summaries()[0]
+    assert old["window"]["hwm"] > 5_000, old["window"]      # it had a backlog
+    assert old["totals"]["written"] == old["totals"]["received"]
+    assert old["totals"]["received"] + final["totals"]["received"] == sent["sent"]
+    assert final["totals"]["kernel_drops"]["total"] == 0
+    check_every_seq(rx.out, sent)
+
+
+def test_tracer_counts_after_upgrades(tmp_path):
+    """After two upgrades the tracer is still attached and exact: a burst the
+    receiver cannot take is counted, sent = received + kernel drops."""
+    listen = listen_for(socket.AF_INET)
+    rx = Receiver(tmp_path, listen, "--sockets", "2", "--threads", "1", "--rcvbuf", "256K",
+                  "--window", "1000", "--output-rate", "20000")
+    assert rx.upgrade() and rx.upgrade()
+    port = int(listen.rsplit(":", 1)[1])
+    gen = sysloggen(port, "--rate", "0", "--count", "100000", "--size", "200")
+    time.sleep(0.5)
+    rc, err, final = rx.stop()
+    assert rc == 0, err
+    t = final["totals"]
+    received = sum(s["totals"]["received"] for s in all_summaries(rx, final))
+    assert t["kernel_drops"]["total"] > 0, t
+    assert t["kernel_drops_match_so_meminfo"] is True
+    assert received + t["kernel_drops"]["total"] == gen["sent"]
+
+
+def test_resize_and_upgrade_together(tmp_path):
+    """A resized receiver hands over what is live and the spares: the new
+    process selects among the same sockets, and resizes on from there."""
+    listen = listen_for(socket.AF_INET6)
+    rx = Receiver(tmp_path, listen, "--sockets", "4", "--threads", "2", "--rcvbuf", "16M",
+                  "--max-sockets", "8")
+
+    def resize_and_upgrade():
+        rx.resize("sockets 6\nthreads 2\n")
+        assert rx.upgrade()
+        rx.resize("sockets 2\nthreads 1\n")
+        assert rx.upgrade()
+        rx.resize("sockets 8\nthreads 2\n")
+
+    sent, err, final = under_load(rx, listen, resize_and_upgrade)
+    old = rx.old_summaries()
+    assert old[0]["config"]["sockets"] == 6 and old[1]["config"]["sockets"] == 2
+    # 4 -> 6 took 2 of the 4 spares; 6 -> 2 closed 4; 2 -> 8 took the last 2
+    # spares and opened 4 sockets, unprivileged (rcvbuf capped by rmem_max).
+    states = [x["state"] for x in old[1]["sockets"]]
+    assert states.count("live") == 2 and states.count("spare") == 2
+    assert states.count("closed") == 4
+    assert [x["state"] for x in final["sockets"]].count("live") == 8
+    assert final["config"]["sockets"] == 8 and final["config"]["threads"] == 2
+    assert sum(s["totals"]["received"] for s in all_summaries(rx, final)) == sent["sent"]
+    assert final["totals"]["kernel_drops"]["total"] == 0
+    assert final["totals"]["no_socket_drops"]["total"] == 0
+    check_every_seq(rx.out, sent)
+
+
+def test_failed_upgrade_old_goes_on(tmp_path):
+    """The binary at syslogrx's path is replaced by one that does not start:
+    the old process says why and goes on; put back, the upgrade succeeds."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    exe = bindir / "syslogrx"
+    shutil.copy(binary("syslogrx"), exe)
+    listen = listen_for(socket.AF_INET)
+    rx = Receiver(tmp_path, listen, "--sockets", "2", "--threads", "2", "--rcvbuf", "16M",
+                  exe=str(exe))
+
+    def break_then_mend():
+        broken = bindir / "broken"
+        broken.write_text("#!/bin/sh\necho 'broken build' >&2\nexit 3\n")
+        broken.chmod(0o755)
+        os.rename(exe, bindir / "good")
+        os.rename(broken, exe)
+        assert rx.upgrade() is None
+        time.sleep(0.3)
+        os.rename(bindir / "good", exe)
+        assert rx.upgrade() is not None
+
+    sent, err, final = under_load(rx, listen, break_then_mend, rate=20_000)
+    assert "broken build" in err and "exited with status 3 before it was ready" in err
+    assert f"pid {rx.olds[0]} goes on" in err
+    assert sum(s["totals"]["received"] for s in all_summaries(rx, final)) == sent["sent"]
+    check_every_seq(rx.out, sent)
+
+
+def test_handover_is_checked_not_trusted(tmp_path):
+    """A hand-over whose fds are not what it says is refused: a socket with
+    another cookie, a socket where a BPF map should be."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    cookie = int.from_bytes(s.getsockopt(socket.SOL_SOCKET, 57, 8), "little")  # SO_COOKIE
+    fd = s.fileno()
+    for body, want in ((f"sock {fd} {cookie + 1} 0\n", f"expected {cookie + 1}"),
+                       (f"sock {fd} {cookie} 0\nmap balancer socks {fd} 7\n",
+                        "is not a BPF map")):
+        memfd = os.memfd_create("handover", 0)
+        os.write(memfd, (f"syslogrx-handover 1\nlisten 127.0.0.1:{port}\nthreads 1\n"
+                         f"ready -1\n{body}").encode())
+        r = subprocess.run([binary("syslogrx"), "--listen", f"127.0.0.1:{port}",
+                            "--sockets", "1", "--threads", "1"],
+                           env=dict(os.environ, SYSLOGRX_HANDOVER=str(memfd)),
+                           pass_fds=(fd, memfd), capture_output=True, text=True, timeout=30)
+        os.close(memfd)
+        assert r.returncode == 1, r.stderr
+        assert want in r.stderr and "ready on" not in r.stderr
+    s.close()
