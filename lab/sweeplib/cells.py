@@ -140,13 +140,16 @@ def run_sender(spec, port):
         if not summary:
             raise CellError(f"sysloggen gave no summary (exit {p.returncode}): "
                             f"{err.decode(errors='replace').strip()[-300:]}")
+        # sent: the sequenced messages; datagrams adds the flows' end markers
         return {"sent": summary["sent"], "achieved_rate": summary["achieved_rate"],
-                "run_id": summary["run_id"]}
+                "run_id": summary["run_id"],
+                "datagrams": summary.get("datagrams", summary["sent"])}
     m = re.search(r"average rate = ([\d.]+) msg/sec, count=(\d+)", err.decode(errors="replace"))
     if not m:
         raise CellError(f"loggen gave no report (exit {p.returncode}): "
                         f"{err.decode(errors='replace').strip()[-300:]}")
-    return {"sent": int(m.group(2)), "achieved_rate": float(m.group(1)), "run_id": None}
+    return {"sent": int(m.group(2)), "achieved_rate": float(m.group(1)), "run_id": None,
+            "datagrams": int(m.group(2))}
 
 
 def count_output(path, sender):
