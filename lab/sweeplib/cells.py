@@ -110,7 +110,8 @@ def run_sender(spec, port):
                 "--sources", str(spec.get("sources", 1)),
                 "--threads", str(spec.get("sender_threads", 1)), "--json"]
     else:
-        argv = ["loggen", "--inet", "--dgram", "--rate", str(spec["rate"]),
+        # SC4S's sender: --no-framing, one connection (one flow)
+        argv = ["loggen", "--inet", "--dgram", "--no-framing", "--rate", str(spec["rate"]),
                 "--interval", str(int(max(1, round(dur)))), "--size", str(spec["size"]),
                 "--active-connections", "1", "127.0.0.1", str(port)]
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
