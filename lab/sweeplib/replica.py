@@ -104,9 +104,12 @@ def measure_capacity(cost_ns, workdir, rate=50000, seconds=3, sockets=4):
 
 def calibrate(workdir, target=TARGET_CAPACITY, log=print, tolerance=0.02, tries=5):
     """--cost-ns such that one worker drains `target` msgs/s. A worker spends
-    cost + b ns per message (b: its own work, measured, not assumed), so each
-    step moves cost by the difference of the per-message times; it stops
-    within `tolerance` or after `tries` steps and keeps the closest."""
+    cost + b ns per message, b its own work plus what other load on the CPUs
+    takes from it (measured, not assumed): each step estimates b from every
+    measurement so far (the median: one run slowed by a neighbour does not
+    swing the next step) and sets cost = 1e9 / target - b. It stops within
+    `tolerance` or after `tries` steps and keeps the measured step closest
+    to the target."""
     cost = int(1e9 / target) - 1500
     steps = []
     for _ in range(tries):
@@ -116,7 +119,11 @@ def calibrate(workdir, target=TARGET_CAPACITY, log=print, tolerance=0.02, tries=
             f"(target {target:,})")
         if abs(cap - target) <= tolerance * target:
             break
-        cost = max(0, int(cost + 1e9 / target - 1e9 / cap))
+        extra = sorted(1e9 / s["capacity"] - s["cost_ns"] for s in steps)
+        b = extra[len(extra) // 2] if len(extra) % 2 else \
+            (extra[len(extra) // 2 - 1] + extra[len(extra) // 2]) / 2
+        nxt = max(0, int(1e9 / target - b))
+        cost = nxt if nxt != cost else cost + (1 if cap > target else -1)
     best = min(steps, key=lambda s: abs(s["capacity"] - target))
     return {"target": target, "cost_ns": best["cost_ns"], "capacity": best["capacity"],
             "steps": steps}
