@@ -39,6 +39,16 @@ def test_annotate_difference():
     assert c["published_drop_pct"] is None and c["difference"] is None
 
 
+def test_sender_short_has_no_difference():
+    c = cell("hash", 2, 150000, 85.0, achieved_rate=68611.0)
+    assert c["published_drop_pct"] == 93.18 and c["difference"] is None
+    md = replica.markdown([c], [150000], [("hash", 2)], 2)
+    assert "| 85.0% (at 68,611/s) |" in md
+    assert "| Default SC4S - 2 threads: difference (points) | sender short |" in md
+    c = cell("hash", 2, 4500, 0.0, achieved_rate=4345.0)   # 3.4% short: still comparable
+    assert c["difference"] == 0.0
+
+
 def test_markdown_rows():
     cells = [cell("hash", 2, 27000, 61.94), cell("hash", 2, 50000, 79.0),
              cell("random", 2, 27000, 6.5), cell("random", 2, 50000, 56.9, achieved_rate=40000.0)]
