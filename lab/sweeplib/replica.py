@@ -8,7 +8,7 @@ one socket, so one syslog-ng thread takes it all, whatever the machine:
 150,000 x (1 - 0.9318) = 10,230/s, 350,000 x (1 - 0.9688) = 10,920/s (16
 threads). syslogrx costs far less per message, so the replica first
 calibrates --cost-ns until one syslogrx worker drains what one SC4S worker
-did, under the cells' own conditions (loggen running, file output, SC4S's
+did, under the cells' own conditions (loggen running, output null, SC4S's
 rcvbuf), then runs SC4S's method: loggen --inet --dgram -s 1000 --no-framing,
 one flow, the six rates, hash as "Default", random (syslogrx's eBPF balancer)
 as "eBPF on", sockets = 4 x threads (SC4S's advice), for each thread count
@@ -37,6 +37,15 @@ PUBLISHED = {
     ("random", 4): [0, 0, 31.49, 67.02, 93.80, 96.22],
 }
 PUBLISHED_THREADS = [16, 8, 4]
+
+# Receiver and sender run at this nice value: CPU time other processes on the
+# machine take from the emulated worker would read as a slower SC4S worker.
+NICE = -10
+
+# The emulated cost is the worker's; a file output would add this disk's
+# writeback stalls (shared with whatever else runs) to it. The sequence
+# accounting runs all the same.
+OUTPUT = "null"
 
 # One SC4S worker: the mean of the 16-thread Default row's capacities at the
 # rates where it dropped (10,960, 10,410, 10,230, 10,920).
@@ -72,21 +81,21 @@ def plural(n, word):
 
 def measure_capacity(cost_ns, workdir, rate=50000, seconds=3, sockets=4):
     """One syslogrx worker's capacity under a cell's conditions: hash, one
-    thread, SC4S's rcvbuf, file output, loggen offering more than it takes.
+    thread, SC4S's rcvbuf, null output, loggen offering more than it takes.
     The worker is busy from loggen's start until the port's queues are empty
     again, so capacity = received / that time (no guess about what the queue
     held)."""
     os.makedirs(workdir, exist_ok=True)
     port = cellslib.free_udp_port()
     spec = {"sockets": sockets, "threads": 1, "mode": "hash", "rcvbuf": SC4S_RCVBUF,
-            "window": 0, "cost_ns": cost_ns}
+            "window": 0, "cost_ns": cost_ns, "nice": NICE, "output": OUTPUT}
     rx = peers.Syslogrx(spec, port, workdir)
     try:
         rx.start()
         rx.wait_ready()
         t0 = time.monotonic()
         cellslib.run_sender({"sender": "loggen", "rate": rate, "duration": seconds,
-                             "size": SIZE}, port)
+                             "size": SIZE, "nice": NICE}, port)
         deadline = time.monotonic() + 30
         while udp_port_stats(port)[0] and time.monotonic() < deadline:
             time.sleep(0.001)
@@ -133,7 +142,7 @@ def cell_spec(mode, threads, rate, cost_ns, duration, sockets=None):
     return {"receiver": "syslogrx", "sender": "loggen", "mode": mode, "threads": threads,
             "sockets": sockets or 4 * threads, "rcvbuf": SC4S_RCVBUF, "window": 0,
             "cost_ns": cost_ns, "size": SIZE, "duration": duration, "rate": rate,
-            "sources": 1, "repeat": 0,
+            "sources": 1, "repeat": 0, "nice": NICE, "output": OUTPUT,
             "row": f"{LABEL[mode]} - {plural(threads, 'thread')}"}
 
 

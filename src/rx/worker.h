@@ -9,6 +9,7 @@
 #define SYSLOGRX_WORKER_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include "net/socket_group.h"
 #include "rx/window.h"
@@ -49,6 +50,8 @@ struct worker {
 	unsigned int pause_us;		/* the current pause after a small read */
 	unsigned int pause_max_us;	/* its ceiling, from the sockets' rcvbuf */
 	int error;			/* -errno that ended the thread, 0 if none */
+	uint64_t cost_until_ns;		/* --cost-ns: the busy period's work ends here */
+	bool cost_backlog;		/* the last read was full: the period goes on */
 };
 
 /* The largest UDP payload over IPv6 is 65527; one slot holds any datagram. */
