@@ -193,6 +193,8 @@ class Syslogrx(Receiver):
             argv += ["--rcvbuf", str(s["rcvbuf"])]
         if s["window"]:
             argv += ["--window", str(s["window"])]
+        if s.get("window_bytes"):
+            argv += ["--window-bytes", str(s["window_bytes"])]
         if s.get("cost_ns"):
             argv += ["--cost-ns", str(s["cost_ns"])]
         if s.get("output_rate"):
