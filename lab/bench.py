@@ -164,7 +164,7 @@ def save(out, meta, trials):
             f.write(report.markdown_report(summary, trials, meta))
             if meta.get("drain"):
                 f.write("\n## Receive capacity past the sender\n\n"
-                        + capacity.report_text(meta["drain"]))
+                        + capacity.report_text(meta["drain"], meta.get("ceiling")))
     return summary
 
 

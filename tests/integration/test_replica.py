@@ -45,14 +45,22 @@ def test_short_replica(tmp_path):
         assert c["drop_pct"] == round(100.0 * c["kernel_drops"] / c["sent"], 3)
         # syslogrx's books close on loggen's sequence numbers too.
         assert c["seq_missing"] == c["kernel_drops"], c
+    compared = 0
     for t in (1, 2):
         for rate in RATES:
             c = by[("hash", t, rate)]
             pub = replica.PUBLISHED[("hash", 16)][replica.RATES.index(rate)]
             assert c["published_drop_pct"] == pub
+            assert by[("random", t, rate)]["published_drop_pct"] is None
+            if replica.sender_short(c):
+                # loggen fell >10% short (a loaded machine): another load, no
+                # difference to compare
+                assert c["difference"] is None, c
+                continue
             assert abs(c["drop_pct"] - pub) <= 5.0, c
             assert c["difference"] == round(c["drop_pct"] - pub, 2)
-            assert by[("random", t, rate)]["published_drop_pct"] is None
+            compared += 1
+    assert compared >= 2, "loggen reached too few of the rates to compare anything"
     # Two workers take what one cannot: random below hash where one worker is
     # the bottleneck (both rates are above one worker's capacity).
     for rate in RATES:
@@ -65,8 +73,9 @@ def test_short_replica(tmp_path):
         assert (f"| Default SC4S - {s}: published (Default SC4S - 16 threads) | 59.4% | 79.2% |"
                 in md)
         assert (f"| Default SC4S - {s}: measured (syslogrx hash, {4 * t} sockets) | "
-                + " | ".join(f"{c['drop_pct']:.1f}%" for c in h)) in md
+                + f"{h[0]['drop_pct']:.1f}%") in md
         assert (f"| Default SC4S - {s}: difference (points) | "
-                + " | ".join(f"{c['difference']:+.1f}" for c in h) + " |") in md
+                + " | ".join("sender short" if c["difference"] is None
+                             else f"{c['difference']:+.1f}" for c in h) + " |") in md
         assert f"| eBPF on - {s}: published | not published for {s}" in md
     assert f"--cost-ns {cal['cost_ns']} makes one syslogrx worker drain" in md
