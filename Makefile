@@ -235,4 +235,4 @@ clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT)
 
--include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)
+-include $(shell find $(OUTPUT) -name '*.d' -type f 2>/dev/null)
