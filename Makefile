@@ -6,6 +6,7 @@
 #   make bench      benchmarks (ratios against a reference measured in the same run)
 #   make format     clang-format every C file in place (.clang-format)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
+#   make install    binaries, systemd unit, man page, example config (PREFIX, DESTDIR)
 #   make V=1        show full commands
 #
 # Layout the rules rely on (add a file, not a rule):
@@ -28,7 +29,9 @@ VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 # Debian packages the build, the tests and the lab need.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest \
-            python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format
+            python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
+            libmicrohttpd-dev \
+            systemd systemd-container groff-base man-db
 
 ifeq ($(V),1)
 	Q =
@@ -60,6 +63,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-in
 
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 KAFKA_LIBS  := $(shell pkg-config --libs rdkafka 2>/dev/null || echo -lrdkafka)
+MHD_LIBS    := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 SKELS      := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
@@ -80,11 +84,11 @@ APPS       := $(OUTPUT)/syslogrx $(TOOLS)
 
 # ---- Link lines: each binary's layers (in link order) and libraries ----------
 syslogrx_LAYERS   := rx net syslog common
-syslogrx_LIBS     := $(KAFKA_LIBS) $(LIBBPF_LIBS) -lpthread -lm
+syslogrx_LIBS     := $(KAFKA_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lpthread -lm
 sysloggen_LAYERS  := gen syslog common
 sysloggen_LIBS    := -lpthread -lm
 udpdrops_LAYERS   := net common
-udpdrops_LIBS     := $(LIBBPF_LIBS)
+udpdrops_LIBS     := $(LIBBPF_LIBS) $(MHD_LIBS)
 udpbalance_LAYERS := net common
 udpbalance_LIBS   := $(LIBBPF_LIBS)
 drainrx_LAYERS    := net syslog common
@@ -93,11 +97,17 @@ drainrx_LIBS      := $(LIBBPF_LIBS) -lpthread
 TEST_LAYERS       := net gen syslog common
 TEST_LIBS         := $(LIBBPF_LIBS) -lpthread -lm -lcmocka
 test_config_LAYERS := rx net syslog common
-test_config_LIBS  := $(KAFKA_LIBS) $(LIBBPF_LIBS) -lpthread -lm -lcmocka
+test_config_LIBS  := $(KAFKA_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lpthread -lm -lcmocka
+test_config_file_LAYERS := $(test_config_LAYERS)
+test_config_file_LIBS := $(test_config_LIBS)
+test_advice_LAYERS := rx common
+test_advice_LIBS  := -lm -lcmocka
+test_reorder_LAYERS := rx net syslog common
+test_reorder_LIBS := $(test_config_LIBS)
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 
-.PHONY: all run test unit integration fuzz bench deps clean vmlinux demo sc4s-table sc4s-replica format
+.PHONY: all run test unit integration fuzz bench deps clean vmlinux demo sc4s-table sc4s-replica format install
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -199,7 +209,14 @@ fuzz: $(FUZZERS)
 		$$f -max_total_time=$${FUZZ_SECONDS:-20} -max_len=70000 $(OUTPUT)/corpus > $(OUTPUT)/fuzz.log 2>&1 \
 			|| { tail -40 $(OUTPUT)/fuzz.log; exit 1; }; tail -1 $(OUTPUT)/fuzz.log; done
 
-integration: all
+# promtool, for tests/integration/test_metrics.py: Debian's prometheus package
+# unpacked under build/ (apt-get download + dpkg -x), never installed as a service.
+PROMTOOL := $(OUTPUT)/prometheus/usr/bin/promtool
+$(PROMTOOL):
+	$(call msg,FETCH,$@)
+	$(Q)lab/promtool-setup.sh $(OUTPUT)/prometheus >/dev/null
+
+integration: all $(PROMTOOL)
 	$(Q)$(PYTHON) -m pytest -q tests $(PYTEST_ARGS)
 
 test: deps
@@ -221,6 +238,28 @@ sc4s-table: deps
 sc4s-replica: deps
 	$(Q)$(MAKE) all
 	$(Q)$(PYTHON) lab/sweep --preset sc4s-replica --out results/sc4s-replica-$$(date +%Y%m%d-%H%M%S)
+
+# ---- install (dist/: what an installed system gets besides the binaries) ---
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+DOCDIR     ?= $(PREFIX)/share/doc/syslogrx
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+
+# An existing syslogrx.conf is the admin's: kept, the example goes to DOCDIR too.
+install: $(APPS)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/syslogrx
+	$(Q)install -m 0755 $(APPS) $(DESTDIR)$(BINDIR)/
+	$(Q)install -m 0644 dist/syslogrx.8 $(DESTDIR)$(MANDIR)/man8/syslogrx.8
+	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		dist/syslogrx.service.in > $(DESTDIR)$(UNITDIR)/syslogrx.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/syslogrx.service
+	$(Q)install -m 0644 dist/syslogrx.conf $(DESTDIR)$(DOCDIR)/syslogrx.conf.example
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf ] || \
+		install -m 0644 dist/syslogrx.conf $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf
 
 format:
 	$(call msg,FORMAT,src tools tests bpf)

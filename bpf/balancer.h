@@ -3,6 +3,10 @@
 #ifndef SYSLOGRX_REUSEPORT_H
 #define SYSLOGRX_REUSEPORT_H
 
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 /* Largest reuseport group we balance: the kernel's own limit is far higher,
  * this bounds the per-CPU counter arrays. */
 #define REUSEPORT_MAX_SOCKETS 4096
@@ -13,6 +17,15 @@ enum balance_policy {
 	BALANCE_HASH = 0,
 	BALANCE_RANDOM = 1,
 	BALANCE_ROUNDROBIN = 2,
+	/* Power of two choices: two sockets at random, the one with fewer bytes
+	 * queued. Needs the pressure programs (tp_btf, CAP_PERFMON). */
+	BALANCE_LEASTLOADED = 3,
+};
+
+/* Per-socket storage (BPF_MAP_TYPE_SK_STORAGE `slot_of`), set by user space
+ * for each socket of the group: which slot of `queued` it updates. */
+struct balancer_slot {
+	__u32 slot;
 };
 
 /* Index of the selection-failure counter in the per-CPU `counters` map,

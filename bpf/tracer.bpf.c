@@ -225,8 +225,12 @@ int BPF_PROG(on_udp_fail_queue_rcv_skb, int rc, struct sock *sk, struct sk_buff 
 		return 0;
 	cookie = bpf_get_socket_cookie(sk);
 	info = lookup_or_init(&sock_info, &cookie, &zero, DROPS_MAP_SOCK_INFO);
-	if (info)
+	if (info) {
 		info->enqueue_failures++;
+		/* What a larger buffer would have had to hold (sizing advice). */
+		if (skb)
+			info->enqueue_failure_bytes += skb->truesize;
+	}
 	return 0;
 }
 

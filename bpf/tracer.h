@@ -43,7 +43,8 @@ struct drops_sock_info {
 	__u64 queue_hwm_bytes;	/* max sk_rmem_alloc seen at enqueue, on this CPU */
 	__u64 rcvbuf;		/* sk_rcvbuf when that max was seen */
 	__u64 enqueue_failures;	/* udp_fail_queue_rcv_skb hits (also in sock_drops) */
+	__u64 enqueue_failure_bytes;	/* their skb->truesize, what rcvbuf is charged */
 };
-_Static_assert(sizeof(struct drops_sock_info) == 24, "drops_sock_info layout");
+_Static_assert(sizeof(struct drops_sock_info) == 32, "drops_sock_info layout");
 
 #endif

@@ -13,19 +13,23 @@ rsyslog imudp), side by side in one run, on the same load from sysloggen
      (VmHWM) at 50,000/s, as ratios to drainrx and to the best peer;
   3. the tracer's cost: syslogrx with and without --no-trace;
   4. scaling: 1, 4, 32, 128 sockets; 200, 1000, 8000-byte messages;
-  5. receive capacity past the sender: each receiver held (SIGSTOP) while
+  5. balancing (benchlib/balance.py): CPU per message of leastloaded and of
+     --ordered as ratios to random, and random against leastloaded beside a
+     noisy neighbour (a busy loop pinned to one worker's CPU);
+  6. receive capacity past the sender: each receiver held (SIGSTOP) while
      sysloggen fills big queues, then released and its drain timed
      (benchlib/capacity.py), per CPU second, against drainrx's.
 
 Results in DIR: report.md (targets with PASS/MISS), trials.csv, results.json;
 written after every trial, so Ctrl-C keeps what has run. Progress on stderr.
 
-USAGE: lab/bench.py [--quick] [--out DIR] [--duration S] [--steps N]
+USAGE: lab/bench.py [--quick] [--out DIR] [--duration S] [--steps N] [--balance-only]
 
 EXAMPLES:
     make bench                                   # the full run, < 25 minutes on 2 cores
     make bench BENCH_ARGS=--quick                # a smoke run, < 2 minutes
     lab/bench.py --out results/bench-lab --duration 5 --steps 2
+    lab/bench.py --balance-only                  # part 5 alone, about 3 minutes
 """
 import argparse
 import datetime
@@ -39,7 +43,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sweeplib import peers  # noqa: E402
-from benchlib import capacity, report, runner  # noqa: E402
+from benchlib import balance, capacity, report, runner  # noqa: E402
 
 COLUMNS = [27000, 50000, 150000]    # SC4S's columns that matter on 2 cores
 CPU_RATE = 50000
@@ -58,6 +62,8 @@ def parse_args(argv):
     ap.add_argument("--out", help="results directory (default results/bench-YYYYmmdd-HHMMSS)")
     ap.add_argument("--duration", type=float, help="seconds per trial (default 10; --quick 1)")
     ap.add_argument("--steps", type=int, help="bisection steps (default 4; --quick 1)")
+    ap.add_argument("--balance-only", action="store_true",
+                    help="run only part 5 (balancing) and write DIR/balance.md")
     ap.add_argument("--report-only", metavar="DIR",
                     help="rewrite DIR/report.md from DIR/results.json, run nothing")
     a = ap.parse_args(argv)
@@ -179,6 +185,22 @@ def report_only(out):
     return 0
 
 
+def balance_phase(a, out, prog):
+    """Part 5: balance.json and balance.md, the latter appended to report.md."""
+    res = balance.run(repeats=1 if a.quick else 3, log=prog.log)
+    with open(os.path.join(out, "balance.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    md = balance.report_md(res)
+    with open(os.path.join(out, "balance.md"), "w") as f:
+        f.write(md)
+    if os.path.exists(os.path.join(out, "report.md")):
+        with open(os.path.join(out, "report.md"), "a") as f:
+            f.write("\n" + md)
+    else:
+        print(md)
+    return 0
+
+
 def main(argv):
     a = parse_args(argv)
     if a.report_only:
@@ -187,6 +209,8 @@ def main(argv):
     os.makedirs(out, exist_ok=True)
     work = os.path.join(out, "work")
     prog = Progress()
+    if a.balance_only:
+        return balance_phase(a, out, prog)
     for tool in ("syslogrx", "sysloggen", "drainrx", "udpdrops"):
         if not os.access(os.path.join(peers.BUILD, tool), os.X_OK):
             print(f"bench: build/{tool} is missing: run make", file=sys.stderr)
@@ -306,6 +330,8 @@ def main(argv):
         meta["elapsed_s"] = round(time.monotonic() - prog.start, 1)
         summary = save(out, meta, trials) if trials else None
 
+    if summary and not interrupted:
+        balance_phase(a, out, prog)
     if summary:
         print(open(os.path.join(out, "report.md")).read())
     failed = [t for t in trials if t["error"]]

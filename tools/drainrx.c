@@ -10,7 +10,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <linux/sock_diag.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -20,14 +19,16 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/signals.h"
+#include "common/clock.h"
 #include "common/json_writer.h"
 #include "common/cli.h"
 #include "common/log.h"
 #include "common/sockaddr.h"
 #include "common/parse_num.h"
+#include "net/sockinfo.h"
 #include "syslog/seqtrack.h"
 
-#define NSEC		1000000000ULL
 #define BATCH		64
 #define DGRAM_MAX	65536
 #define SOCKETS_MAX	64
@@ -65,7 +66,6 @@ struct rx {
 static struct rx *rxs;
 static uint64_t nbins, start_ns;
 static _Atomic uint64_t t0_ns, last_ns;
-static volatile sig_atomic_t exiting;
 
 const char *argp_program_version = "drainrx 0.1";
 static const char doc[] =
@@ -146,14 +146,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NSEC + ts.tv_nsec;
-}
-
 static int open_socket(struct rx *r)
 {
 	struct timeval tv = { .tv_usec = 50000 };	/* wake to see the stop flag */
@@ -191,7 +183,7 @@ static int open_socket(struct rx *r)
 
 static void account(struct rx *r, int n)
 {
-	uint64_t now = now_ns(), t0 = atomic_load(&t0_ns), zero = 0, bin;
+	uint64_t now = mono_ns(), t0 = atomic_load(&t0_ns), zero = 0, bin;
 
 	if (!t0) {
 		atomic_compare_exchange_strong(&t0_ns, &zero, now);
@@ -215,34 +207,24 @@ static void *rx_main(void *arg)
 	struct rx *r = arg;
 	int n;
 
-	while (!exiting) {
+	while (!stop_requested) {
 		n = recvmmsg(r->fd, r->msgs, BATCH, MSG_WAITFORONE, NULL);
 		if (n > 0) {
 			account(r, n);
 		} else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
 			r->err = -errno;
-			exiting = 1;
+			stop_requested = 1;
 		}
 	}
 	/* what was queued at the stop arrived in time: count it too (bounded:
 	 * a sender that keeps going cannot hold us past one second) */
-	for (uint64_t until = now_ns() + NSEC; !r->err && now_ns() < until;) {
+	for (uint64_t until = mono_ns() + NSEC_PER_SEC; !r->err && mono_ns() < until;) {
 		n = recvmmsg(r->fd, r->msgs, BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
 			break;
 		account(r, n);
 	}
 	return NULL;
-}
-
-static uint64_t sock_drops(int fd)
-{
-	uint32_t mem[SK_MEMINFO_VARS] = {};
-	socklen_t len = sizeof(mem);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mem, &len) || len <= SK_MEMINFO_DROPS * 4)
-		return UINT64_MAX;
-	return mem[SK_MEMINFO_DROPS];
 }
 
 static int print_flow(const struct seqtrack_flow_stats *f, void *ctx)
@@ -344,7 +326,10 @@ static void report(uint64_t end_ns)
 	}
 	jw_array_begin(&w, "per_socket");
 	for (i = 0; i < env.sockets; i++) {
-		uint64_t d = sock_drops(rxs[i].fd);
+		uint64_t d;
+
+		if (sockinfo_meminfo(rxs[i].fd, &d, NULL))
+			d = UINT64_MAX;
 
 		jw_object_begin(&w, NULL);
 		jw_u64(&w, "received", rxs[i].received);
@@ -391,15 +376,9 @@ static void report(uint64_t end_ns)
 	free(bins);
 }
 
-static void sig_handler(int sig)
-{
-	exiting = 1;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
-	struct sigaction sa = { .sa_handler = sig_handler };
 	uint64_t end, idle_ns;
 	uint32_t i, started = 0;
 	int err = 0;
@@ -408,10 +387,8 @@ int main(int argc, char **argv)
 	argp_err_exit_status = 2;
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL)) {
-		pr_warn("sigaction: %s\n", strerror(errno));
+	if (signals_install(false))
 		return 1;
-	}
 	nbins = (uint64_t)(env.duration * 1000 / env.bin_ms) + 2;
 	rxs = aligned_alloc(64, sizeof(*rxs) * env.sockets);
 	if (!rxs) {
@@ -426,27 +403,27 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	start_ns = now_ns();
+	start_ns = mono_ns();
 	for (i = 0; i < env.sockets; i++, started++) {
 		err = pthread_create(&rxs[i].tid, NULL, rx_main, &rxs[i]);
 		if (err) {
 			pr_warn("pthread_create: %s\n", strerror(err));
-			exiting = 1;
+			stop_requested = 1;
 			break;
 		}
 	}
-	end = start_ns + (uint64_t)(env.duration * NSEC);
-	idle_ns = env.idle * NSEC;
-	while (!exiting) {
-		uint64_t now = now_ns(), last = atomic_load(&last_ns);
+	end = start_ns + (uint64_t)(env.duration * NSEC_PER_SEC);
+	idle_ns = env.idle * NSEC_PER_SEC;
+	while (!stop_requested) {
+		uint64_t now = mono_ns(), last = atomic_load(&last_ns);
 		struct timespec ts = { .tv_nsec = 10000000 };
 
 		if (now >= end || (idle_ns && last && now >= last + idle_ns))
 			break;
 		nanosleep(&ts, NULL);
 	}
-	exiting = 1;
-	end = now_ns();
+	stop_requested = 1;
+	end = mono_ns();
 	for (i = 0; i < started; i++) {
 		pthread_join(rxs[i].tid, NULL);
 		if (rxs[i].err && !err) {

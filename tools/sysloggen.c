@@ -20,6 +20,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/signals.h"
+#include "common/clock.h"
 #include "common/json_writer.h"
 #include "common/cli.h"
 #include "common/log.h"
@@ -29,7 +31,6 @@
 #include "common/parse_num.h"
 #include "gen/procmon.h"
 
-#define NSEC		1000000000ULL
 #define SOURCES_MAX	4096
 #define SLOT_MEM_MAX	(1ULL << 30)
 
@@ -73,7 +74,6 @@ static int nsegs;
 static uint64_t timeline_ns;		/* sum of paced segments' lengths */
 static uint64_t planned;		/* PACE_UNLIMITED for rate 0 + duration */
 static uint64_t start_ns;
-static volatile sig_atomic_t exiting;
 
 struct flow {
 	uint32_t id;
@@ -180,11 +180,11 @@ static void build_plan(struct argp_state *state)
 		segs[0].rate = env.rate;
 		segs[0].paced = env.rate > 0;
 		if (env.duration_set) {
-			segs[0].dur_ns = llround(env.duration * NSEC);
+			segs[0].dur_ns = llround(env.duration * NSEC_PER_SEC);
 			segs[0].count = env.rate ? (uint64_t)llround(env.rate * env.duration) : PACE_UNLIMITED;
 		} else {
 			segs[0].count = env.count;
-			segs[0].dur_ns = env.rate ? (uint64_t)((unsigned __int128)env.count * NSEC / env.rate) : 0;
+			segs[0].dur_ns = env.rate ? (uint64_t)((unsigned __int128)env.count * NSEC_PER_SEC / env.rate) : 0;
 		}
 	}
 	planned = 0;
@@ -322,33 +322,24 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec * NSEC + ts.tv_nsec;
-}
-
 /* Sleeps to shortly before due, then spins: sleep wake-ups are tens of us
  * late, the spin is not. Sleeps in slices so a signal ends a long silence. */
 static void wait_until(uint64_t due)
 {
 	struct timespec ts;
-	uint64_t now = now_ns(CLOCK_MONOTONIC), wake;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), wake;
 
-	while (!exiting && now + env.spin_ns < due) {
+	while (!stop_requested && now + env.spin_ns < due) {
 		wake = due - env.spin_ns;
-		if (wake > now + NSEC / 10)
-			wake = now + NSEC / 10;
-		ts.tv_sec = wake / NSEC;
-		ts.tv_nsec = wake % NSEC;
+		if (wake > now + NSEC_PER_SEC / 10)
+			wake = now + NSEC_PER_SEC / 10;
+		ts = ns_to_timespec(wake);
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);	/* EINTR: re-check */
-		now = now_ns(CLOCK_MONOTONIC);
+		now = clock_ns(CLOCK_MONOTONIC);
 	}
-	while (!exiting && now < due) {
+	while (!stop_requested && now < due) {
 		__builtin_ia32_pause();
-		now = now_ns(CLOCK_MONOTONIC);
+		now = clock_ns(CLOCK_MONOTONIC);
 	}
 }
 
@@ -362,7 +353,7 @@ static bool fatal_errno(int e)
  * (by errno) and skipped, so its number shows as missing at the receiver. */
 static int send_batch(struct sender *s, struct flow *fl, uint32_t b)
 {
-	int64_t sec = now_ns(CLOCK_REALTIME_COARSE) / NSEC;
+	int64_t sec = clock_ns(CLOCK_REALTIME_COARSE) / NSEC_PER_SEC;
 	uint32_t i, off = 0;
 	int r;
 
@@ -431,18 +422,18 @@ static int run_segment(struct sender *s, const struct pace_seg *seg, uint64_t se
 	batch = pace_batch(n, seg->dur_ns, seg->paced);
 	if (!seg->paced)
 		wait_until(seg_start);
-	while (j < n && !exiting) {
+	while (j < n && !stop_requested) {
 		b = batch;
 		if (seg->paced) {
 			wait_until(seg_start + pace_due_ns(j, n, seg->dur_ns));
-			now = now_ns(CLOCK_MONOTONIC);
+			now = clock_ns(CLOCK_MONOTONIC);
 			ndue = now > seg_start ? pace_due_by(now - seg_start, n, seg->dur_ns) - j : 1;
 			/* behind schedule: catch up in bigger batches, never ahead of it */
 			if (ndue > b)
 				b = ndue > PACE_BATCH_MAX ? PACE_BATCH_MAX : ndue;
 			atomic_store_explicit(&s->lag, ndue > b ? ndue - b : 0, memory_order_relaxed);
 		} else if (n == PACE_UNLIMITED &&
-			   now_ns(CLOCK_MONOTONIC) >= seg_start + seg->dur_ns) {
+			   clock_ns(CLOCK_MONOTONIC) >= seg_start + seg->dur_ns) {
 			break;
 		}
 		if (n != PACE_UNLIMITED && b > n - j)
@@ -470,14 +461,14 @@ static void *sender_main(void *arg)
 
 	/* timer slack is 50 us by default: too coarse for a 4.5k/s schedule */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	for (int k = 0; k < nsegs && !exiting; k++) {
+	for (int k = 0; k < nsegs && !stop_requested; k++) {
 		s->fatal = run_segment(s, &segs[k], start_ns + seg_off_ns[k]);
 		if (s->fatal) {
-			exiting = 1;
+			stop_requested = 1;
 			break;
 		}
 	}
-	s->done_ns = now_ns(CLOCK_MONOTONIC);
+	s->done_ns = clock_ns(CLOCK_MONOTONIC);
 	atomic_store_explicit(&s->done, true, memory_order_release);
 	return NULL;
 }
@@ -518,9 +509,9 @@ static int open_flow(struct flow *fl, uint32_t id)
  * paced run: neither in "sent" nor in the rate. */
 static void send_end_markers(void)
 {
-	int64_t sec = now_ns(CLOCK_REALTIME) / NSEC;
+	int64_t sec = clock_ns(CLOCK_REALTIME) / NSEC_PER_SEC;
 	char *buf = malloc(env.size);
-	struct timespec ts = { .tv_sec = env.end_pause_ns / NSEC, .tv_nsec = env.end_pause_ns % NSEC };
+	struct timespec ts = ns_to_timespec(env.end_pause_ns);
 
 	if (!buf) {
 		pr_warn("end markers: out of memory\n");
@@ -664,12 +655,12 @@ static void report_loop(struct report *rep)
 	rep->prev_ns = start_ns;
 	rep->tick = 1;
 	for (;;) {
-		now = now_ns(CLOCK_MONOTONIC);
-		next = start_ns + rep->tick * NSEC;
+		now = clock_ns(CLOCK_MONOTONIC);
+		next = start_ns + rep->tick * NSEC_PER_SEC;
 		end = UINT64_MAX;
 		if (all_done(&done_ns)) {
 			end = done_ns > start_ns + timeline_ns ? done_ns : start_ns + timeline_ns;
-			if (exiting && end > now)
+			if (stop_requested && end > now)
 				end = now;
 		}
 		if (now >= next && next <= end) {
@@ -679,16 +670,15 @@ static void report_loop(struct report *rep)
 			continue;
 		}
 		if (now >= end) {
-			if (end > rep->prev_ns + NSEC / 1000 || total_sent() != rep->prev_total)
+			if (end > rep->prev_ns + NSEC_PER_SEC / 1000 || total_sent() != rep->prev_total)
 				report_row(rep, rep->prev_ns, end > rep->prev_ns ? end : now);
 			rep->end_ns = end;
 			return;
 		}
 		next = next < end ? next : end;
-		if (next > now + NSEC / 100)
-			next = now + NSEC / 100;
-		ts.tv_sec = next / NSEC;
-		ts.tv_nsec = next % NSEC;
+		if (next > now + NSEC_PER_SEC / 100)
+			next = now + NSEC_PER_SEC / 100;
+		ts = ns_to_timespec(next);
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 	}
 }
@@ -756,7 +746,7 @@ static int report_summary(struct report *rep)
 		jw_double(w, "duration_s", dur, 4);
 		jw_double(w, "achieved_rate", achieved, 1);
 		jw_u64(w, "late_seconds", rep->late_seconds);
-		jw_bool(w, "interrupted", exiting && !fatal);
+		jw_bool(w, "interrupted", stop_requested && !fatal);
 		jw_array_begin(w, "flows");
 		for (uint32_t i = 0; i < env.sources; i++) {
 			jw_object_begin(w, NULL);
@@ -798,20 +788,14 @@ static int report_summary(struct report *rep)
 	fprintf(stderr, "  duration      : %.4f s\n", dur);
 	fprintf(stderr, "  achieved rate : %.1f msgs/s\n", achieved);
 	fprintf(stderr, "  late seconds  : %" PRIu64 "\n", rep->late_seconds);
-	if (exiting && !fatal)
+	if (stop_requested && !fatal)
 		fprintf(stderr, "  interrupted   : yes\n");
 	return fatal;
-}
-
-static void sig_handler(int sig)
-{
-	exiting = 1;
 }
 
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
-	struct sigaction sa = { .sa_handler = sig_handler };
 	struct report rep;
 	uint32_t i;
 	int err;
@@ -821,10 +805,8 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return 2;
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL)) {
-		pr_warn("sigaction: %s\n", strerror(errno));
+	if (signals_install(false))
 		return 1;
-	}
 	flows = calloc(env.sources, sizeof(*flows));
 	senders = aligned_alloc(64, ((sizeof(*senders) * env.threads + 63) / 64) * 64);
 	if (!flows || !senders) {
@@ -853,13 +835,13 @@ int main(int argc, char **argv)
 
 		s->flows[s->nflows++] = &flows[i];
 	}
-	start_ns = now_ns(CLOCK_MONOTONIC) + NSEC / 50;	/* all threads start together */
+	start_ns = clock_ns(CLOCK_MONOTONIC) + NSEC_PER_SEC / 50;	/* all threads start together */
 	report_init(&rep);
 	for (i = 0; i < env.threads; i++) {
 		err = pthread_create(&senders[i].tid, NULL, sender_main, &senders[i]);
 		if (err) {
 			pr_warn("pthread_create: %s\n", strerror(err));
-			exiting = 1;
+			stop_requested = 1;
 			env.threads = i;
 			break;
 		}

@@ -27,6 +27,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/signals.h"
+#include "common/array.h"
 #include "net/balancer.h"
 #include "common/json_writer.h"
 #include "common/cli.h"
@@ -34,6 +36,7 @@
 #include "net/libbpf_log.h"
 #include "common/parse_num.h"
 #include "net/proc_net.h"
+#include "net/sockinfo.h"
 
 #define COMM_LEN	64
 #define MAX_FOREIGN	16	/* other processes named in a refusal */
@@ -43,16 +46,9 @@ static struct env {
 	uint16_t port;
 	enum balance_policy policy;
 	bool policy_set;
-	double interval;
-	uint64_t count;		/* reports, 0 = until a signal */
-	bool json;
 	bool keep;
-	bool verbose;
-} env = {
-	.interval = 1.0,
-};
+} env;	/* --interval, --count, --json, -v: cli_report */
 
-static volatile sig_atomic_t exiting;
 
 const char *argp_program_version = "udpbalance 0.1";
 static const char doc[] =
@@ -60,17 +56,21 @@ static const char doc[] =
 "sockets with syslogrx's SK_REUSEPORT program (per datagram, not per flow).\n"
 "\n"
 "The whole group on the port must belong to PID, in one family and address.\n"
-"Needs CAP_BPF (load the program) and CAP_SYS_PTRACE (pidfd_getfd on PID).\n"
+"Needs CAP_BPF (load the program) and CAP_SYS_PTRACE (pidfd_getfd on PID);\n"
+"leastloaded also CAP_PERFMON (two tp_btf programs track each socket's queue).\n"
 "Steered counts are cumulative since udpbalance attached. On exit (SIGINT,\n"
 "SIGTERM, or when PID exits) the program is detached: the kernel's 4-tuple\n"
-"hash is back. With --keep it stays attached for as long as the group lives.\n"
+"hash is back. With --keep it stays attached for as long as the group lives\n"
+"(not leastloaded: its queue tracking ends with udpbalance).\n"
 "\n"
-"USAGE: udpbalance --pid PID --port P --policy random|roundrobin [--interval S]\n"
+"USAGE: udpbalance --pid PID --port P --policy random|roundrobin|leastloaded\n"
+"                  [--interval S]\n"
 "                  [--count K] [--json] [--keep] [-v]\n"
 "\n"
 "EXAMPLES:\n"
 "    udpbalance --pid $(pidof syslog-ng) --port 514 --policy random\n"
 "    udpbalance -p 1234 -P 5514 --policy roundrobin --json --interval 5\n"
+"    udpbalance -p 1234 -P 5514 --policy leastloaded   # away from a socket that backs up\n"
 "    udpbalance -p 1234 -P 5514 --policy random --keep --count 1   # attach and leave\n";
 
 enum { OPT_POLICY = 256, OPT_KEEP };
@@ -78,12 +78,8 @@ enum { OPT_POLICY = 256, OPT_KEEP };
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Process owning the SO_REUSEPORT group (required)", 0 },
 	{ "port", 'P', "PORT", 0, "Local UDP port of the group (required)", 0 },
-	{ "policy", OPT_POLICY, "POLICY", 0, "random | roundrobin (required)", 0 },
-	{ "interval", 'i', "SECONDS", 0, "Seconds between reports (default 1, fractions allowed)", 0 },
-	{ "count", 'c', "COUNT", 0, "Exit after COUNT reports (default: until a signal)", 0 },
-	{ "json", 'j', NULL, 0, "One JSON object per report, one line each", 0 },
+	{ "policy", OPT_POLICY, "POLICY", 0, "random | roundrobin | leastloaded (required)", 0 },
 	{ "keep", OPT_KEEP, NULL, 0, "Leave the program attached at exit", 0 },
-	{ "verbose", 'v', NULL, 0, "Verbose debug output, libbpf's included", 0 },
 	{},
 };
 
@@ -98,23 +94,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_POLICY:
 		if (balance_policy_from_name(arg, &env.policy) || env.policy == BALANCE_HASH)
-			cli_bad_value("--policy", arg, "random or roundrobin (hash is what detaching gives)");
+			cli_bad_value("--policy", arg,
+				      "random, roundrobin or leastloaded (hash is what detaching gives)");
 		env.policy_set = true;
-		break;
-	case 'i':
-		env.interval = cli_interval(arg);
-		break;
-	case 'c':
-		env.count = cli_count(arg);
-		break;
-	case 'j':
-		env.json = true;
 		break;
 	case OPT_KEEP:
 		env.keep = true;
-		break;
-	case 'v':
-		env.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
 		fprintf(stderr, "udpbalance: unexpected argument '%s'\n", arg);
@@ -124,16 +109,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			fprintf(stderr, "udpbalance: --pid, --port and --policy are required\n");
 			argp_usage(state);
 		}
+		/* Left attached, leastloaded would steer on queue sizes frozen
+		 * when udpbalance's tracepoint programs went away. */
+		if (env.keep && env.policy == BALANCE_LEASTLOADED) {
+			fprintf(stderr, "udpbalance: --keep cannot be used with --policy leastloaded: "
+				"its queue tracking ends when udpbalance exits\n");
+			exit(2);
+		}
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
-}
-
-static void sig_handler(int sig)
-{
-	exiting = 1;
 }
 
 /* ---- the group -------------------------------------------------------------- */
@@ -187,15 +174,8 @@ static int add_row(const struct udp_sock_row *r, void *ctx)
 		note_foreign(g, r->inode);
 		return 0;
 	}
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 16;
-		struct member *m = realloc(g->m, cap * sizeof(*m));
-
-		if (!m)
-			return -ENOMEM;
-		g->m = m;
-		g->cap = cap;
-	}
+	if (ARRAY_PUSH_ROOM(g->m, g->cap, g->n, 16))
+		return -ENOMEM;
 	g->m[g->n++] = (struct member){ .row = *r };
 	return 0;
 }
@@ -311,10 +291,7 @@ static int check_socket(int fd, struct member *m)
 			(unsigned long long)m->row.inode, m->row.local, env.pid);
 		return -EINVAL;
 	}
-	len = sizeof(m->cookie);
-	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &m->cookie, &len))
-		return -errno;
-	return 0;
+	return sockinfo_cookie(fd, &m->cookie);
 }
 
 /* Borrows every socket, fills the map, verifies it, attaches through one. */
@@ -431,7 +408,7 @@ static int report(struct balancer *b, const struct group *g, uint64_t *steered,
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = ts.tv_sec + ts.tv_nsec / 1e9;
-	if (env.json) {
+	if (cli_report.json) {
 		struct json_writer w;
 
 		jw_init(&w, stdout, false);
@@ -482,7 +459,7 @@ static int report(struct balancer *b, const struct group *g, uint64_t *steered,
 static int wait_interval(int pidfd)
 {
 	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
-	int ms = (int)(env.interval * 1000 + 0.5);
+	int ms = (int)(cli_report.interval * 1000 + 0.5);
 	int r;
 
 	r = poll(&pfd, 1, ms > 0 ? ms : 1);
@@ -493,8 +470,10 @@ static int wait_interval(int pidfd)
 
 int main(int argc, char **argv)
 {
-	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
-	struct sigaction sa = { .sa_handler = sig_handler };
+	static const struct argp_child children[] = { { &cli_report_argp, 0, NULL, 0 }, {} };
+	static const struct argp argp = {
+		.options = opts, .parser = parse_arg, .doc = doc, .children = children,
+	};
 	struct group g = {};
 	struct balancer *b = NULL;
 	uint64_t *steered = NULL, *last = NULL, reports = 0;
@@ -506,16 +485,14 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return 2;
-	if (env.verbose)
+	if (cli_report.verbose)
 		log_level = LOG_LEVEL_DEBUG;
 	else
 		log_level = LOG_LEVEL_INFO;
 	log_setup_libbpf();
 
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL)) {
-		pr_warn("sigaction: %s\n", strerror(errno));
+	if (signals_install(false))
 		return 1;
-	}
 	/* Opened first: the pid cannot be reused under us from here on. */
 	pidfd = syscall(SYS_pidfd_open, env.pid, 0);
 	if (pidfd < 0) {
@@ -548,18 +525,18 @@ int main(int argc, char **argv)
 		err = -ENOMEM;
 		goto detach;
 	}
-	while (!exiting) {
+	while (!stop_requested) {
 		if (wait_interval(pidfd)) {
 			pr_info("process %d exited\n", env.pid);
 			gone = true;
 			break;
 		}
-		if (exiting)
+		if (stop_requested)
 			break;
 		err = report(b, &g, steered, last, false);
 		if (err)
 			goto detach;
-		if (env.count && ++reports >= env.count)
+		if (cli_report.count && ++reports >= cli_report.count)
 			break;
 	}
 	/* The last counts, read before detaching: what the program steered. */

@@ -9,6 +9,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,28 +19,28 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/signals.h"
+#include "common/array.h"
+#include "common/clock.h"
 #include "common/json_writer.h"
 #include "common/cli.h"
 #include "common/log.h"
+#include "net/http_metrics.h"
 #include "net/libbpf_log.h"
 #include "common/parse_num.h"
 #include "net/proc_net.h"
+#include "net/sockinfo.h"
 #include "net/tracer.h"
 
 #define COMM_LEN 64
 
+/* --interval, --count, --json, -v: cli_report. */
 static struct env {
-	bool verbose;
-	bool json;
 	uint16_t port;		/* 0 = any */
 	int pid;		/* 0 = any */
-	double interval;	/* seconds */
-	uint64_t count;		/* intervals, 0 = until interrupted */
-} env = {
-	.interval = 1.0,
-};
+	const char *metrics;	/* --metrics ADDR:PORT, NULL = none */
+} env;
 
-static volatile sig_atomic_t exiting;
 
 const char *argp_program_version = "udpdrops 0.1";
 static const char doc[] =
@@ -48,7 +49,8 @@ static const char doc[] =
 "Drops are counted from the moment udpdrops starts, in this network namespace.\n"
 "Needs CAP_BPF and CAP_PERFMON (tracing) and CAP_SYS_PTRACE (socket cookies).\n"
 "\n"
-"USAGE: udpdrops [--port P] [--pid PID] [--interval S] [--count K] [--json] [-v]\n"
+"USAGE: udpdrops [--port P] [--pid PID] [--interval S] [--count K] [--json]\n"
+"                [--metrics ADDR:PORT] [-v]\n"
 "\n"
 "EXAMPLES:\n"
 "    udpdrops                    # every UDP socket, a table each second\n"
@@ -56,15 +58,13 @@ static const char doc[] =
 "    udpdrops --pid 1234         # sockets of process 1234\n"
 "    udpdrops -p 514 -j -c 10    # 10 JSON lines, one per second\n";
 
-enum { OPT_PID = 256 };
+enum { OPT_PID = 256, OPT_METRICS };
 
 static const struct argp_option opts[] = {
 	{ "port", 'p', "PORT", 0, "Only sockets on this local port (and no-socket drops to it)", 0 },
 	{ "pid", OPT_PID, "PID", 0, "Only sockets held by this process", 0 },
-	{ "interval", 'i', "SECONDS", 0, "Seconds between reports (default 1, fractions allowed)", 0 },
-	{ "count", 'c', "COUNT", 0, "Exit after COUNT reports (default: until Ctrl-C)", 0 },
-	{ "json", 'j', NULL, 0, "One JSON object per report, one line each", 0 },
-	{ "verbose", 'v', NULL, 0, "Verbose debug output, libbpf's included", 0 },
+	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
+	  "Serve the last report as Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1)", 0 },
 	{},
 };
 
@@ -77,17 +77,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PID:
 		env.pid = cli_pid(arg);
 		break;
-	case 'i':
-		env.interval = cli_interval(arg);
-		break;
-	case 'c':
-		env.count = cli_count(arg);
-		break;
-	case 'j':
-		env.json = true;
-		break;
-	case 'v':
-		env.verbose = true;
+	case OPT_METRICS:
+		env.metrics = arg;
 		break;
 	case ARGP_KEY_ARG:
 		fprintf(stderr, "udpdrops: unexpected argument '%s'\n", arg);
@@ -96,11 +87,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
-}
-
-static void sig_handler(int sig)
-{
-	exiting = 1;
 }
 
 /* ---- sockets and their owners ------------------------------------------- */
@@ -239,15 +225,8 @@ static void owners_prune(void)
 
 static struct view *view_push(struct report *rep)
 {
-	if (rep->n == rep->cap) {
-		size_t cap = rep->cap ? rep->cap * 2 : 32;
-		struct view *v = realloc(rep->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		rep->v = v;
-		rep->cap = cap;
-	}
+	if (ARRAY_PUSH_ROOM(rep->v, rep->cap, rep->n, 32))
+		return NULL;
 	memset(&rep->v[rep->n], 0, sizeof(rep->v[0]));
 	return &rep->v[rep->n++];
 }
@@ -255,17 +234,14 @@ static struct view *view_push(struct report *rep)
 /* Cookie (once per socket) and SO_RCVBUF (every report) of a borrowed fd. */
 static void read_borrowed(int fd, struct owner *o, struct view *v)
 {
-	socklen_t len;
 	uint64_t cookie;
 	int val;
 
-	len = sizeof(cookie);
-	if (!o->have_cookie && !getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len)) {
+	if (!o->have_cookie && !sockinfo_cookie(fd, &cookie)) {
 		o->cookie = cookie;
 		o->have_cookie = true;
 	}
-	len = sizeof(val);
-	if (!getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &val, &len))
+	if (!sockinfo_rcvbuf(fd, &val))
 		v->rcvbuf = val;
 }
 
@@ -351,24 +327,10 @@ static int take_stats(uint64_t cookie, const struct tracer_sock_stats *s, void *
 			hi = mid;
 	}
 	/* Not in our rows: gone, or not shown. Walked in order: stays sorted. */
-	if (rep->unmatched.n == rep->unmatched.cap) {
-		size_t cap = rep->unmatched.cap ? rep->unmatched.cap * 2 : 64;
-		uint64_t *v = realloc(rep->unmatched.v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		rep->unmatched.v = v;
-		rep->unmatched.cap = cap;
-	}
+	if (ARRAY_PUSH_ROOM(rep->unmatched.v, rep->unmatched.cap, rep->unmatched.n, 64))
+		return -ENOMEM;
 	rep->unmatched.v[rep->unmatched.n++] = cookie;
 	return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /*
@@ -410,15 +372,8 @@ static int take_no_socket(uint16_t port, uint32_t reason, uint64_t count, void *
 {
 	struct report *rep = ctx;
 
-	if (rep->nr_ns == rep->cap_ns) {
-		size_t cap = rep->cap_ns ? rep->cap_ns * 2 : 16;
-		struct no_socket_drop *ns = realloc(rep->ns, cap * sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		rep->ns = ns;
-		rep->cap_ns = cap;
-	}
+	if (ARRAY_PUSH_ROOM(rep->ns, rep->cap_ns, rep->nr_ns, 16))
+		return -ENOMEM;
 	rep->ns[rep->nr_ns++] = (struct no_socket_drop){ port, reason, count };
 	return 0;
 }
@@ -436,12 +391,10 @@ static int cmp_no_socket(const void *a, const void *b)
  * its row, and a socket created in between simply waits for the next report. */
 static int collect(struct tracer *t, struct report *rep)
 {
-	struct timespec ts;
 	int err;
 
 	/* The report's time is when its reading began: everything before is in. */
-	clock_gettime(CLOCK_REALTIME, &ts);
-	rep->time = ts.tv_sec + ts.tv_nsec / 1e9;
+	rep->time = clock_ns(CLOCK_REALTIME) / 1e9;
 	rep->n = rep->nr_by_cookie = rep->nr_ns = rep->unmatched.n = 0;
 	err = proc_net_udp_for_each(add_row, rep);
 	if (err) {
@@ -630,6 +583,159 @@ static void print_table(struct tracer *t, const struct report *rep)
 	fflush(stdout);
 }
 
+
+/* ---- --metrics ----------------------------------------------------------- */
+
+/* The last report as exposition text: rendered by the main loop after each
+ * report, copied out by a scrape on the HTTP thread. */
+static struct {
+	pthread_mutex_t lock;
+	char *text;
+	size_t len;
+} published = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void socket_labels(struct prom_labels *l, const struct view *v)
+{
+	prom_labels_init(l);
+	if (v->pid)
+		prom_label_u64(l, "pid", v->pid);
+	else
+		prom_label(l, "pid", "");
+	prom_label(l, "comm", v->comm);
+	prom_label(l, "local", v->row.local);
+	prom_label_u64(l, "inode", v->row.inode);
+}
+
+/* One family of one sample per socket with a cookie (the tracer's counts) or
+ * per socket (what /proc and SO_RCVBUF say). */
+static void per_socket(struct prom_text *p, const struct report *rep, const char *name,
+		       enum prom_type type, const char *help, bool need_cookie,
+		       uint64_t (*get)(const struct view *v, bool *have))
+{
+	struct prom_labels l;
+	bool have;
+	uint64_t val;
+
+	prom_family(p, name, type, help);
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct view *v = &rep->v[i];
+
+		if (need_cookie && !v->have_cookie)
+			continue;	/* its counters are unknown, not zero */
+		have = true;
+		val = get(v, &have);
+		if (!have)
+			continue;
+		socket_labels(&l, v);
+		prom_u64(p, name, &l, val);
+	}
+}
+
+static uint64_t get_queued(const struct view *v, bool *have)
+{
+	return v->row.rx_queue;
+}
+
+static uint64_t get_rcvbuf(const struct view *v, bool *have)
+{
+	int64_t r = view_rcvbuf(v);
+
+	*have = r >= 0;
+	return r;
+}
+
+static uint64_t get_hwm(const struct view *v, bool *have)
+{
+	return v->stats.queue_hwm_bytes;
+}
+
+static uint64_t get_enqueue_failures(const struct view *v, bool *have)
+{
+	return v->stats.enqueue_failures;
+}
+
+static void render_metrics(struct tracer *t, const struct report *rep, struct prom_text *p)
+{
+	struct prom_labels l;
+	char port[8];
+
+	prom_family(p, "udpdrops_build_info", PROM_GAUGE, "Always 1; the version as a label.");
+	prom_labels_init(&l);
+	prom_label(&l, "version", strrchr(argp_program_version, ' ') + 1);
+	prom_u64(p, "udpdrops_build_info", &l, 1);
+	prom_family(p, "udpdrops_report_timestamp_seconds", PROM_GAUGE,
+		    "When the report these numbers come from began (Unix time).");
+	prom_double(p, "udpdrops_report_timestamp_seconds", NULL, rep->time);
+	per_socket(p, rep, "udpdrops_socket_queued_bytes", PROM_GAUGE,
+		   "Bytes in the socket's receive queue (/proc/net/udp rx_queue).", false,
+		   get_queued);
+	per_socket(p, rep, "udpdrops_socket_rcvbuf_bytes", PROM_GAUGE,
+		   "Effective receive buffer of the socket.", false, get_rcvbuf);
+	per_socket(p, rep, "udpdrops_socket_queue_hwm_bytes", PROM_GAUGE,
+		   "Most bytes queued on the socket, seen at enqueue, since udpdrops started.",
+		   true, get_hwm);
+	per_socket(p, rep, "udpdrops_socket_enqueue_failures_total", PROM_COUNTER,
+		   "udp_fail_queue_rcv_skb events of the socket (a cross-check of the drops).",
+		   true, get_enqueue_failures);
+	prom_family(p, "udpdrops_socket_drops_total", PROM_COUNTER,
+		    "Datagrams the kernel dropped for the socket since udpdrops started, per reason.");
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct view *v = &rep->v[i];
+
+		if (!v->have_cookie)
+			continue;
+		for (uint32_t r = 0; r < TRACER_MAX_REASONS; r++) {
+			if (!v->stats.by_reason[r])
+				continue;
+			socket_labels(&l, v);
+			prom_label(&l, "reason", tracer_reason_name(t, r));
+			prom_u64(p, "udpdrops_socket_drops_total", &l, v->stats.by_reason[r]);
+		}
+	}
+	prom_family(p, "udpdrops_no_socket_drops_total", PROM_COUNTER,
+		    "UDP datagrams dropped with no socket to take them, per destination port and reason.");
+	for (size_t i = 0; i < rep->nr_ns; i++) {
+		prom_labels_init(&l);
+		snprintf(port, sizeof(port), "%u", rep->ns[i].port);
+		prom_label(&l, "port", port);
+		prom_label(&l, "reason", tracer_reason_name(t, rep->ns[i].reason));
+		prom_u64(p, "udpdrops_no_socket_drops_total", &l, rep->ns[i].count);
+	}
+	prom_family(p, "udpdrops_map_full_total", PROM_COUNTER,
+		    "Drop counts lost because a tracer map was full.");
+	prom_u64(p, "udpdrops_map_full_total", NULL, tracer_map_full(t));
+}
+
+static void publish_metrics(struct tracer *t, const struct report *rep)
+{
+	struct prom_text p;
+	size_t len = 0;
+	char *text, *old;
+
+	prom_text_init(&p);
+	render_metrics(t, rep, &p);
+	text = prom_text_take(&p, &len);
+	if (!text) {
+		pr_warn("--metrics: the report could not be rendered: %s\n", strerror(-p.error));
+		return;
+	}
+	pthread_mutex_lock(&published.lock);
+	old = published.text;
+	published.text = text;
+	published.len = len;
+	pthread_mutex_unlock(&published.lock);
+	free(old);
+}
+
+static int fill_metrics(struct prom_text *p, void *ctx)
+{
+	pthread_mutex_lock(&published.lock);
+	if (published.text)
+		prom_raw(p, published.text, published.len);
+	pthread_mutex_unlock(&published.lock);
+	return 0;
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 /* Sleeps `seconds`, waking early only to exit. */
@@ -640,32 +746,23 @@ static void sleep_interval(double seconds)
 		.tv_nsec = (long)((seconds - (time_t)seconds) * 1e9),
 	};
 
-	while (!exiting && nanosleep(&left, &left) && errno == EINTR)
+	while (!stop_requested && nanosleep(&left, &left) && errno == EINTR)
 		;
-}
-
-static int setup_signals(void)
-{
-	struct sigaction sa = { .sa_handler = sig_handler };
-
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL)) {
-		pr_warn("cannot set signal handlers: %s\n", strerror(errno));
-		return -errno;
-	}
-	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	static const struct argp_child children[] = { { &cli_report_argp, 0, NULL, 0 }, {} };
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
 		.doc = doc,
+		.children = children,
 	};
 	struct tracer_opts topts = {};
 	struct report rep = {};
 	struct tracer *t = NULL;
+	struct http_metrics *metrics = NULL;
 	struct stat st;
 	int err;
 
@@ -674,7 +771,7 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return 2;
-	if (env.verbose)
+	if (cli_report.verbose)
 		log_level = LOG_LEVEL_DEBUG;
 	log_setup_libbpf();
 
@@ -686,31 +783,54 @@ int main(int argc, char **argv)
 	topts.port = env.port;
 	topts.netns_ino = st.st_ino;
 
-	if (setup_signals())
+	if (signals_install(false))
 		return 1;
+	if (env.metrics) {
+		metrics = http_metrics_open("--metrics", env.metrics);
+		if (!metrics)
+			return errno == EINVAL ? 2 : 1;
+	}
 	t = tracer_open(&topts);
 	if (!t) {
 		/* tracer_open has said why (and which capabilities on EPERM). */
+		http_metrics_close(metrics);
 		return 1;
+	}
+	if (metrics) {
+		/* A first report at once: a scrape never finds nothing. */
+		err = collect(t, &rep);
+		if (!err) {
+			publish_metrics(t, &rep);
+			err = http_metrics_start(metrics, fill_metrics, NULL);
+		}
+		if (err)
+			goto cleanup;
 	}
 	/* The tracepoints are attached: every drop from now on is counted. */
 	fprintf(stderr, "udpdrops: ready, tracing UDP drops%s; Ctrl-C to end\n",
-		env.json ? "" : " (DROPS count from now)");
+		cli_report.json ? "" : " (DROPS count from now)");
+	if (metrics)
+		fprintf(stderr, "udpdrops: metrics on http://%s/metrics\n",
+			http_metrics_address(metrics));
 
-	for (uint64_t n = 0; !exiting && (!env.count || n < env.count); n++) {
-		sleep_interval(env.interval);
-		if (exiting)
+	for (uint64_t n = 0; !stop_requested && (!cli_report.count || n < cli_report.count); n++) {
+		sleep_interval(cli_report.interval);
+		if (stop_requested)
 			break;
 		err = collect(t, &rep);
 		if (err)
 			goto cleanup;
-		if (env.json)
+		if (metrics)
+			publish_metrics(t, &rep);
+		if (cli_report.json)
 			print_json(t, &rep);
 		else
 			print_table(t, &rep);
 	}
 	err = 0;
 cleanup:
+	http_metrics_close(metrics);	/* stops the HTTP thread before the text it copies goes */
+	free(published.text);
 	tracer_close(t);
 	free(rep.v);
 	free(rep.by_cookie);

@@ -311,7 +311,7 @@ def sender_ceiling(duration, size, sender="sysloggen"):
     port = free_udp_port()
     rx = subprocess.Popen([os.path.join(BUILD, "syslogrx"), "--listen", f"127.0.0.1:{port}",
                            "--sockets", "4", "--threads", "2", "--balance", "random",
-                           "--no-trace"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           "--no-trace", "--output", "null"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           start_new_session=True)
     try:
         line = rx.stderr.readline().decode(errors="replace")

@@ -197,6 +197,8 @@ class Syslogrx(Receiver):
             argv += ["--window-bytes", str(s["window_bytes"])]
         if s.get("cost_ns"):
             argv += ["--cost-ns", str(s["cost_ns"])]
+        if s.get("cost_makeup"):
+            argv.append("--cost-makeup")
         if s.get("output_rate"):
             argv += ["--output-rate", str(s["output_rate"])]
         return argv

@@ -7,7 +7,8 @@ one socket, so one syslog-ng thread takes it all, whatever the machine:
 27,000 x (1 - 0.594) = 10,960/s, 50,000 x (1 - 0.7918) = 10,410/s,
 150,000 x (1 - 0.9318) = 10,230/s, 350,000 x (1 - 0.9688) = 10,920/s (16
 threads). syslogrx costs far less per message, so the replica first
-calibrates --cost-ns until one syslogrx worker drains what one SC4S worker
+calibrates --cost-ns (with --cost-makeup: a busy worker drains 1e9/N msgs/s
+whatever else runs) until one syslogrx worker drains what one SC4S worker
 did, under the cells' own conditions (loggen running, output null, SC4S's
 rcvbuf), then runs SC4S's method: loggen --inet --dgram -s 1000 --no-framing,
 one flow, the six rates, hash as "Default", random (syslogrx's eBPF balancer)
@@ -88,7 +89,8 @@ def measure_capacity(cost_ns, workdir, rate=50000, seconds=3, sockets=4):
     os.makedirs(workdir, exist_ok=True)
     port = cellslib.free_udp_port()
     spec = {"sockets": sockets, "threads": 1, "mode": "hash", "rcvbuf": SC4S_RCVBUF,
-            "window": 0, "cost_ns": cost_ns, "nice": NICE, "output": OUTPUT}
+            "window": 0, "cost_ns": cost_ns, "cost_makeup": True, "nice": NICE,
+            "output": OUTPUT}
     rx = peers.Syslogrx(spec, port, workdir)
     try:
         rx.start()
@@ -142,7 +144,7 @@ def cell_spec(mode, threads, rate, cost_ns, duration, sockets=None):
     return {"receiver": "syslogrx", "sender": "loggen", "mode": mode, "threads": threads,
             "sockets": sockets or 4 * threads, "rcvbuf": SC4S_RCVBUF, "window": 0,
             "cost_ns": cost_ns, "size": SIZE, "duration": duration, "rate": rate,
-            "sources": 1, "repeat": 0, "nice": NICE, "output": OUTPUT,
+            "sources": 1, "repeat": 0, "nice": NICE, "output": OUTPUT, "cost_makeup": True,
             "row": f"{LABEL[mode]} - {plural(threads, 'thread')}"}
 
 

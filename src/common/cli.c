@@ -54,3 +54,36 @@ uint64_t cli_count(const char *arg)
 		cli_bad_value("--count", arg, "a whole number >= 1");
 	return v;
 }
+
+struct cli_report cli_report = { .interval = 1.0 };
+
+static const struct argp_option report_opts[] = {
+	{ "interval", 'i', "SECONDS", 0, "Seconds between reports (default 1, fractions allowed)", 0 },
+	{ "count", 'c', "COUNT", 0, "Exit after COUNT reports (default: until a signal)", 0 },
+	{ "json", 'j', NULL, 0, "One JSON object per report, one line each", 0 },
+	{ "verbose", 'v', NULL, 0, "Verbose debug output, libbpf's included", 0 },
+	{},
+};
+
+static error_t report_parse(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'i':
+		cli_report.interval = cli_interval(arg);
+		break;
+	case 'c':
+		cli_report.count = cli_count(arg);
+		break;
+	case 'j':
+		cli_report.json = true;
+		break;
+	case 'v':
+		cli_report.verbose = true;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp cli_report_argp = { .options = report_opts, .parser = report_parse };

@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Logging for every front end: one verbosity switch, printf-checked formats. */
+/*
+ * src/common/: helpers with one owner each, used by every layer and needing
+ * none: log, cli, parse_num, sockaddr, json_writer, escape, caps, clock.h,
+ * array, signals.
+ *
+ * This file: logging for every front end, one verbosity switch,
+ * printf-checked formats.
+ */
 #ifndef SYSLOGRX_LOG_H
 #define SYSLOGRX_LOG_H
 

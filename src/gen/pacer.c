@@ -4,10 +4,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/clock.h"
 #include "gen/pacer.h"
 #include "common/parse_num.h"
 
-#define NSEC 1000000000ULL
 
 uint64_t pace_split(uint64_t n, uint32_t parts, uint32_t idx)
 {
@@ -39,7 +39,7 @@ uint32_t pace_batch(uint64_t count, uint64_t dur_ns, bool paced)
 
 	if (!paced || !dur_ns)
 		return PACE_BATCH_MAX;
-	rate = (unsigned __int128)count * NSEC / dur_ns;	/* msgs/s */
+	rate = (unsigned __int128)count * NSEC_PER_SEC / dur_ns;	/* msgs/s */
 	rate /= 1000;
 	if (rate < 1)
 		return 1;
@@ -63,7 +63,7 @@ static int parse_seg(char *s, struct pace_seg *seg)
 		return err;
 	seg->rate = rate;
 	seg->paced = true;
-	seg->dur_ns = llround(secs * NSEC);
+	seg->dur_ns = llround(secs * NSEC_PER_SEC);
 	seg->count = llround(rate * secs);
 	return 0;
 }

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
+ * src/gen/: the load generator's parts (this pacer, procstat and procmon,
+ * the per-second monitor of a receiver). Uses common only.
+ *
  * sysloggen's schedule, as pure arithmetic: a run is a list of segments, each
  * with a message count and a length. In a paced segment message j (0-based)
  * is due at seg_start + j * dur_ns / count: an absolute schedule, so lateness

@@ -6,25 +6,30 @@
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "common/array.h"
 #include "net/balancer.h"
 #include "common/log.h"
 #include "balancer.skel.h"
 
 struct balancer {
 	struct balancer_bpf *skel;
+	enum balance_policy policy;
 	unsigned int n;
 	int ncpus;
+	struct bpf_link *enqueue_link;	/* leastloaded: the pressure programs */
+	struct bpf_link *dequeue_link;
 };
 
 static const char *const policy_names[] = {
 	[BALANCE_HASH] = "hash",
 	[BALANCE_RANDOM] = "random",
 	[BALANCE_ROUNDROBIN] = "roundrobin",
+	[BALANCE_LEASTLOADED] = "leastloaded",
 };
 
 int balance_policy_from_name(const char *name, enum balance_policy *out)
 {
-	for (unsigned int i = 0; i < sizeof(policy_names) / sizeof(policy_names[0]); i++) {
+	for (unsigned int i = 0; i < ARRAY_SIZE(policy_names); i++) {
 		if (!strcmp(name, policy_names[i])) {
 			*out = i;
 			return 0;
@@ -35,7 +40,7 @@ int balance_policy_from_name(const char *name, enum balance_policy *out)
 
 const char *balance_policy_name(enum balance_policy p)
 {
-	return (unsigned int)p < sizeof(policy_names) / sizeof(policy_names[0]) ? policy_names[p] : "?";
+	return (unsigned int)p < ARRAY_SIZE(policy_names) ? policy_names[p] : "?";
 }
 
 struct balancer *balancer_open(enum balance_policy policy, unsigned int nr_sockets)
@@ -51,6 +56,7 @@ struct balancer *balancer_open(enum balance_policy policy, unsigned int nr_socke
 	if (!b)
 		return NULL;
 	b->n = nr_sockets;
+	b->policy = policy;
 	b->ncpus = libbpf_num_possible_cpus();
 	if (b->ncpus < 0) {
 		err = b->ncpus;
@@ -66,16 +72,40 @@ struct balancer *balancer_open(enum balance_policy policy, unsigned int nr_socke
 	err = bpf_map__set_max_entries(b->skel->maps.socks, nr_sockets);
 	if (!err)
 		err = bpf_map__set_max_entries(b->skel->maps.counters, nr_sockets + 1);
+	if (!err)
+		err = bpf_map__set_max_entries(b->skel->maps.queued, nr_sockets);
 	if (err)
 		goto fail;
+	/* The pressure programs are tracing programs (CAP_PERFMON): only
+	 * leastloaded loads them, so random and roundrobin need CAP_BPF alone. */
+	bpf_program__set_autoload(b->skel->progs.pressure_enqueue, policy == BALANCE_LEASTLOADED);
+	bpf_program__set_autoload(b->skel->progs.pressure_dequeue, policy == BALANCE_LEASTLOADED);
 	err = balancer_bpf__load(b->skel);
 	if (err) {
-		if (err == -EPERM || err == -EACCES)
-			pr_warn("loading the SK_REUSEPORT program needs CAP_BPF (run as root, "
-				"or use --balance hash, which needs no privilege)\n");
+		if ((err == -EPERM || err == -EACCES) && policy == BALANCE_LEASTLOADED)
+			pr_warn("--balance leastloaded needs CAP_BPF and CAP_PERFMON (its tp_btf "
+				"programs track each socket's queue); random needs CAP_BPF only\n");
+		else if (err == -EPERM || err == -EACCES)
+			pr_warn("loading the SK_REUSEPORT program needs CAP_BPF (or root)\n");
 		else
 			pr_warn("loading the SK_REUSEPORT program failed: %s\n", strerror(-err));
 		goto fail;
+	}
+	if (policy == BALANCE_LEASTLOADED) {
+		b->enqueue_link = bpf_program__attach(b->skel->progs.pressure_enqueue);
+		if (!b->enqueue_link) {
+			err = -errno;
+			pr_warn("attaching tp_btf/sk_data_ready: %s (needs CAP_PERFMON)\n",
+				strerror(-err));
+			goto fail;
+		}
+		b->dequeue_link = bpf_program__attach(b->skel->progs.pressure_dequeue);
+		if (!b->dequeue_link) {
+			err = -errno;
+			pr_warn("attaching tp_btf/sock_recv_length: %s (needs CAP_PERFMON)\n",
+				strerror(-err));
+			goto fail;
+		}
 	}
 	return b;
 fail:
@@ -88,6 +118,8 @@ void balancer_close(struct balancer *b)
 {
 	if (!b)
 		return;
+	bpf_link__destroy(b->dequeue_link);
+	bpf_link__destroy(b->enqueue_link);
 	balancer_bpf__destroy(b->skel);
 	free(b);
 }
@@ -101,6 +133,28 @@ int balancer_set_socket(struct balancer *b, unsigned int idx, int fd)
 		return -EINVAL;
 	if (bpf_map__update_elem(b->skel->maps.socks, &key, sizeof(key), &value, sizeof(value), BPF_ANY))
 		return -errno;
+	if (b->policy == BALANCE_LEASTLOADED) {
+		/* The socket's own storage names its slot for the pressure programs. */
+		struct balancer_slot slot = { .slot = idx };
+
+		if (bpf_map__update_elem(b->skel->maps.slot_of, &fd, sizeof(fd), &slot,
+					 sizeof(slot), BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+int balancer_read_queued(struct balancer *b, uint64_t *queued)
+{
+	if (b->policy != BALANCE_LEASTLOADED)
+		return -ENOENT;
+	for (__u32 slot = 0; slot < b->n; slot++) {
+		__u32 v = 0;
+
+		if (bpf_map__lookup_elem(b->skel->maps.queued, &slot, sizeof(slot), &v, sizeof(v), 0))
+			return -errno;
+		queued[slot] = v;
+	}
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "net/proc_net.h"
+#include "net/sockinfo.h"
 
 /* Fields of a /proc/net/udp row, as udp4_format_sock() prints them. */
 enum {
@@ -295,14 +296,12 @@ int proc_socket_borrow(int pid, uint64_t inode)
 
 int proc_socket_cookie(int pid, uint64_t inode, uint64_t *cookie)
 {
-	socklen_t len = sizeof(*cookie);
-	int fd, err = 0;
+	int fd, err;
 
 	fd = proc_socket_borrow(pid, inode);
 	if (fd < 0)
 		return fd;
-	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, cookie, &len))
-		err = -errno;
+	err = sockinfo_cookie(fd, cookie);
 	close(fd);
 	return err;
 }

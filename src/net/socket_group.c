@@ -11,6 +11,7 @@
 #include "common/parse_num.h"
 #include "common/sockaddr.h"
 #include "net/proc_net.h"
+#include "net/sockinfo.h"
 #include "net/socket_group.h"
 
 uint16_t socket_group_port(const struct socket_group *g)
@@ -21,7 +22,6 @@ uint16_t socket_group_port(const struct socket_group *g)
 static int set_rcvbuf(int fd, uint64_t want, unsigned int idx, int *effective)
 {
 	int v = want > INT32_MAX / 2 ? INT32_MAX / 2 : (int)want;
-	socklen_t sl = sizeof(*effective);
 	static int warned;
 
 	/* The kernel doubles what it is given (bookkeeping overhead) and reports
@@ -33,7 +33,7 @@ static int set_rcvbuf(int fd, uint64_t want, unsigned int idx, int *effective)
 		/* Without CAP_NET_ADMIN: capped by net.core.rmem_max. */
 		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)))
 			return -errno;
-		if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, effective, &sl))
+		if (sockinfo_rcvbuf(fd, effective))
 			return -errno;
 		if ((uint64_t)*effective < want && !warned++)
 			pr_warn("--rcvbuf %llu: SO_RCVBUFFORCE needs CAP_NET_ADMIN; "
@@ -42,16 +42,12 @@ static int set_rcvbuf(int fd, uint64_t want, unsigned int idx, int *effective)
 		return 0;
 	}
 	(void)idx;
-	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, effective, &sl))
-		return -errno;
-	return 0;
+	return sockinfo_rcvbuf(fd, effective);
 }
 
 static int open_one(struct socket_group *g, unsigned int idx, uint64_t rcvbuf)
 {
 	struct group_socket *s = &g->socks[idx];
-	socklen_t sl;
-	struct stat st;
 	int one = 1, err;
 
 	s->fd = socket(g->addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -73,16 +69,8 @@ static int open_one(struct socket_group *g, unsigned int idx, uint64_t rcvbuf)
 			return -errno;
 		format_host_port((struct sockaddr *)&g->addr, g->listen, sizeof(g->listen));
 	}
-	sl = sizeof(s->rcvbuf);
-	if (getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf, &sl))
-		return -errno;
-	sl = sizeof(s->cookie);
-	if (getsockopt(s->fd, SOL_SOCKET, SO_COOKIE, &s->cookie, &sl))
-		return -errno;
-	if (fstat(s->fd, &st))
-		return -errno;
-	s->inode = st.st_ino;
-	return 0;
+	return sockinfo_rcvbuf(s->fd, &s->rcvbuf) ?: sockinfo_cookie(s->fd, &s->cookie) ?:
+	       sockinfo_inode(s->fd, &s->inode);
 }
 
 int socket_group_open(struct socket_group *g, const char *listen, unsigned int n, uint64_t rcvbuf)

@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* N UDP sockets bound to one address with SO_REUSEPORT: one reuseport group. */
+/*
+ * src/net/: the user sides of the BPF programs (balancer, tracer) and the
+ * sockets they act on (socket_group, proc_net, sockinfo), shared by syslogrx
+ * and the tools. Uses common only.
+ *
+ * This file: N UDP sockets bound to one address with SO_REUSEPORT, one
+ * reuseport group.
+ */
 #ifndef SYSLOGRX_SOCKET_GROUP_H
 #define SYSLOGRX_SOCKET_GROUP_H
 

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "common/array.h"
 #include "bpf/tracer.h"
 #include "tracer.skel.h"
 #include "common/log.h"
@@ -35,7 +36,7 @@ static const char *strip_reason_prefix(const char *name)
 {
 	static const char *const prefixes[] = { "SKB_DROP_REASON_", "SKB_" };
 
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++) {
 		size_t n = strlen(prefixes[i]);
 
 		if (!strncmp(name, prefixes[i], n) && name[n])
@@ -235,6 +236,7 @@ static void merge_info(const struct tracer *t, const void *values, struct tracer
 			(const void *)((const char *)values + cpu * stride);
 
 		s->enqueue_failures += v->enqueue_failures;
+		s->enqueue_failure_bytes += v->enqueue_failure_bytes;
 		if (v->queue_hwm_bytes > s->queue_hwm_bytes) {
 			s->queue_hwm_bytes = v->queue_hwm_bytes;
 			s->rcvbuf = v->rcvbuf;
@@ -304,15 +306,8 @@ struct row_vec {
 
 static struct sock_row *row_push(struct row_vec *rv)
 {
-	if (rv->n == rv->cap) {
-		size_t cap = rv->cap ? rv->cap * 2 : 64;
-		struct sock_row *v = realloc(rv->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		rv->v = v;
-		rv->cap = cap;
-	}
+	if (ARRAY_PUSH_ROOM(rv->v, rv->cap, rv->n, 64))
+		return NULL;
 	memset(&rv->v[rv->n], 0, sizeof(rv->v[0]));
 	return &rv->v[rv->n++];
 }
@@ -343,6 +338,7 @@ static int gather_info(struct tracer *t, const void *key, const void *values, vo
 	r->info.queue_hwm_bytes = s.queue_hwm_bytes;
 	r->info.rcvbuf = s.rcvbuf;
 	r->info.enqueue_failures = s.enqueue_failures;
+	r->info.enqueue_failure_bytes = s.enqueue_failure_bytes;
 	return 0;
 }
 
@@ -385,6 +381,7 @@ int tracer_for_each_socket(struct tracer *t,
 				s->queue_hwm_bytes = r->info.queue_hwm_bytes;
 				s->rcvbuf = r->info.rcvbuf;
 				s->enqueue_failures = r->info.enqueue_failures;
+				s->enqueue_failure_bytes = r->info.enqueue_failure_bytes;
 			} else {
 				add_drop(s, r->reason, r->count);
 			}
@@ -408,13 +405,6 @@ struct forget {
 	size_t nr_keys, cap_keys;
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int note_forgotten(struct tracer *t, const void *key, const void *values, void *ctx)
 {
 	const struct drops_sock_key *k = key;
@@ -422,15 +412,8 @@ static int note_forgotten(struct tracer *t, const void *key, const void *values,
 
 	if (!bsearch(&k->cookie, f->cookies, f->n, sizeof(uint64_t), cmp_u64))
 		return 0;
-	if (f->nr_keys == f->cap_keys) {
-		size_t cap = f->cap_keys ? f->cap_keys * 2 : 16;
-		struct drops_sock_key *keys = realloc(f->keys, cap * sizeof(*keys));
-
-		if (!keys)
-			return -ENOMEM;
-		f->keys = keys;
-		f->cap_keys = cap;
-	}
+	if (ARRAY_PUSH_ROOM(f->keys, f->cap_keys, f->nr_keys, 16))
+		return -ENOMEM;
 	f->keys[f->nr_keys++] = *k;
 	return 0;
 }

@@ -30,6 +30,7 @@ struct tracer_sock_stats {
 	uint64_t total;				/* all drops with this socket as rx_sk */
 	uint64_t by_reason[TRACER_MAX_REASONS];	/* reasons >= TRACER_MAX_REASONS only in total */
 	uint64_t enqueue_failures;		/* udp_fail_queue_rcv_skb, a cross-check */
+	uint64_t enqueue_failure_bytes;		/* their truesize: the memory that did not fit */
 	uint64_t queue_hwm_bytes;		/* max bytes queued seen at enqueue */
 	uint64_t rcvbuf;			/* sk_rcvbuf seen with it, 0 if never */
 };

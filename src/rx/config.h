@@ -6,16 +6,18 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "rx/sink/sink.h"
 #include "syslog/format.h"
 #include "bpf/balancer.h"
+#include "rx/env_file.h"
 
 #define CONFIG_MAX_SOCKETS  REUSEPORT_MAX_SOCKETS
 #define CONFIG_MAX_BATCH    1024
 
 enum output_kind { OUTPUT_NULL, OUTPUT_STDOUT, OUTPUT_FILE, OUTPUT_TCP, OUTPUT_KAFKA };
 
-/* --kafka-key: what a Kafka record's key is (it picks the partition). */
-enum kafka_key { KAFKA_KEY_NONE, KAFKA_KEY_SOURCE, KAFKA_KEY_HOSTNAME, KAFKA_KEY_APP };
+/* --cost-ns takes one value for every thread, or one per thread. */
+#define CONFIG_MAX_COST_NS	64
 
 #define CONFIG_MAX_KAFKA_OPTS	64
 #define CONFIG_KAFKA_OPT_LEN	512
@@ -33,7 +35,9 @@ struct config {
 	enum out_format format;
 	char summary[PATH_MAX];		/* "" = none */
 	double duration;		/* 0 = until a signal */
-	uint64_t cost_ns;		/* lab knob: CPU spent per message by the worker */
+	uint64_t cost_ns[CONFIG_MAX_COST_NS];	/* lab knob: CPU spent per message by worker t */
+	unsigned int nr_cost_ns;	/* 1: cost_ns[0] for every worker; else one per thread */
+	bool cost_makeup;		/* lab knob: time lost to preemption is made up */
 	uint64_t window;		/* input window, messages */
 	uint64_t window_bytes;		/* input window, bytes (soft: + one batch) */
 	uint64_t output_rate;		/* lab knob: output stage cap, msgs/s; 0 = none */
@@ -47,7 +51,18 @@ struct config {
 	unsigned int kafka_nr_opts;	/* --kafka-opt KEY=VALUE, in order */
 	char kafka_opts[CONFIG_MAX_KAFKA_OPTS][CONFIG_KAFKA_OPT_LEN];
 	double drain_timeout;		/* seconds to wait for outstanding deliveries at exit */
+	char metrics[128];		/* --metrics ADDR:PORT, "" = none */
+	char user[64];			/* --user: run as this user once started; "" = stay */
+	/* Files of settings: env-file < config file < command line. */
+	char config_file[PATH_MAX];	/* --config, "" = none */
+	char env_file[PATH_MAX];	/* --env-file (or env-file in the config file) */
+	struct env_map env;		/* what the env-file mapped, for the summary */
+	/* --ordered[=MS] (issue 14): merge by the kernel's arrival stamp */
+	bool ordered;
+	uint64_t ordered_hold_ms;	/* most a message is held for late batches */
 };
+
+#define CONFIG_ORDERED_HOLD_MS	5	/* --ordered without =MS */
 
 /*
  * Parses argv into c (defaults first). flags are argp_parse flags: 0 in the
@@ -56,5 +71,16 @@ struct config {
  * naming the flag.
  */
 int config_parse(struct config *c, int argc, char **argv, unsigned int flags, char *err, size_t errlen);
+
+/* The output as given: "null", "stdout", "file:PATH", "tcp:HOST:PORT", "kafka:...". */
+const char *config_output_name(const struct config *c, char *buf, size_t len);
+/*
+ * Applies a config file (and the env-file it names, under it) over c, then
+ * checks the whole: for a re-read without a command line. To re-read with
+ * the command line's precedence, call config_parse() again with the same
+ * argv: it reads the files anew. Returns 0, or an errno with err naming the
+ * file, the line and the flag.
+ */
+int config_parse_file(struct config *c, const char *path, char *err, size_t errlen);
 
 #endif

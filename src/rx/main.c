@@ -6,69 +6,40 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/signals.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "net/libbpf_log.h"
+#include "net/http_metrics.h"
+#include "rx/metrics.h"
+#include "rx/advice_measure.h"
+#include "rx/preflight.h"
 #include "rx/receiver.h"
+#include "rx/stats_line.h"
 #include "rx/summary.h"
-
-static volatile sig_atomic_t stop_signals;
-static volatile sig_atomic_t hup;
-
-static void on_stop(int sig)
-{
-	stop_signals++;
-}
-
-static void on_hup(int sig)
-{
-	hup = 1;
-}
-
-static int install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_stop };
-
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
-		return -errno;
-	sa.sa_handler = on_hup;
-	if (sigaction(SIGHUP, &sa, NULL))
-		return -errno;
-	sa.sa_handler = SIG_IGN;
-	if (sigaction(SIGPIPE, &sa, NULL))	/* a closed stdout is an error, not a death */
-		return -errno;
-	return 0;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Sleeps until --duration, a signal, or a worker dying; prints stats lines. */
 static void run(struct receiver *r, const struct config *cfg)
 {
-	double start = mono_s(), next_stats = start + cfg->stats_interval;
+	double start = (mono_ns() / 1e9), next_stats = start + cfg->stats_interval;
 	struct stats_line sl = {};
 	bool stats = cfg->stats_interval > 0 && !stats_line_init(&sl, r->group.n);
 
-	while (!stop_signals) {
-		double now = mono_s();
+	while (!stop_requested) {
+		double now = (mono_ns() / 1e9);
 		struct timespec tick = { 0, 20 * 1000000L };
 
 		if (cfg->duration && now - start >= cfg->duration)
 			break;
-		if (hup) {
-			hup = 0;
+		if (hup_requested) {
+			hup_requested = 0;
 			r->reopen = 1;
 		}
 		if (stats && now >= next_stats) {
@@ -86,12 +57,12 @@ static void *force_watch(void *arg)
 {
 	struct receiver *r = arg;
 
-	while (stop_signals < 2 && !r->force) {
+	while (stop_requested < 2 && !r->force) {
 		struct timespec tick = { 0, 20 * 1000000L };
 
 		nanosleep(&tick, NULL);
 	}
-	if (stop_signals >= 2) {
+	if (stop_requested >= 2) {
 		pr_warn("second signal: exiting now, %llu received message(s) not written\n",
 			(unsigned long long)receiver_in_flight(r));
 		_exit(1);
@@ -102,8 +73,11 @@ static void *force_watch(void *arg)
 int main(int argc, char **argv)
 {
 	static struct receiver r;
-	struct config cfg;
-	char err_msg[256];
+	struct http_metrics *metrics = NULL;
+	static struct config cfg;	/* large: the env-file's mapping, kafka options */
+	static struct preflight pf;
+	static struct advice adv;
+	char err_msg[256], where[PATH_MAX + 16];
 	pthread_t watcher;
 	int err, ret = 1;
 
@@ -115,13 +89,26 @@ int main(int argc, char **argv)
 	}
 	if (cfg.verbose)
 		log_level = LOG_LEVEL_DEBUG;
+	if (cfg.env_file[0])
+		env_file_report(&cfg.env, cfg.env_file);
 	log_setup_libbpf();
-	if (install_signals()) {
-		pr_warn("sigaction: %s\n", strerror(errno));
+	if (signals_install(true))
 		return 1;
-	}
 
+	/* Bound before the capabilities go (a port below 1024), served after. */
+	if (cfg.metrics[0]) {
+		metrics = http_metrics_open("--metrics", cfg.metrics);
+		if (!metrics) {
+			ret = errno == EINVAL || errno == EADDRINUSE ? 2 : 1;
+			goto cleanup;
+		}
+	}
+	preflight_before(&pf, &cfg);
 	err = receiver_open(&r, &cfg);
+	if (!err) {
+		preflight_sockets(&pf, &cfg, &r.group);
+		r.preflight = &pf;
+	}
 	if (err) {
 		/* Bad settings are usage errors (exit 2); the rest are runtime. */
 		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
@@ -129,7 +116,18 @@ int main(int argc, char **argv)
 	}
 	pr_info("listening on %s: %u sockets, %u threads, balance %s\n", r.group.listen,
 		r.group.n, cfg.threads, balance_policy_name(cfg.balance));
-	fprintf(stderr, "syslogrx: ready on %s\n", r.group.listen);
+	if (metrics && metrics_start(metrics, &r))
+		goto cleanup;
+	/* Say where the messages go: a newcomer should not have to guess. */
+	if (cfg.output == OUTPUT_NULL)
+		fprintf(stderr, "syslogrx: ready on %s, discarding messages (--output null)\n",
+			r.group.listen);
+	else
+		fprintf(stderr, "syslogrx: ready on %s, writing %s lines to %s\n", r.group.listen,
+			format_name(cfg.format), config_output_name(&cfg, where, sizeof(where)));
+	if (metrics)
+		fprintf(stderr, "syslogrx: metrics on http://%s/metrics\n",
+			http_metrics_address(metrics));
 
 	err = receiver_start(&r);
 	if (err)
@@ -143,9 +141,16 @@ int main(int argc, char **argv)
 	ret = err ? 1 : 0;
 	if (summary_check_drops(&r))
 		ret = ret ? ret : 0;	/* reported above; the run itself succeeded */
+	if (!advice_measure(&r, &adv)) {
+		advice_print(&adv);
+		/* Without the tracer no drop was counted: no advice is not "none needed". */
+		if (r.tracer || adv.n)
+			r.advice = &adv;
+	}
 	if (cfg.summary[0] && summary_write(&r, cfg.summary))
 		ret = 1;
 cleanup:
+	http_metrics_close(metrics);	/* before what a scrape reads is freed */
 	receiver_close(&r);
 	return ret;
 }

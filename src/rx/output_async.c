@@ -12,8 +12,14 @@
 #include <string.h>
 #include "common/sockaddr.h"
 #include "rx/output_async.h"
-#include "rx/output_stage.h"
-#include "syslog/syslog_parse.h"
+#include "rx/output_msg.h"
+
+/* A batch in flight: released when outstanding reaches 0. */
+struct batch_track {
+	struct batch_track *next;	/* free list: recycled, not freed */
+	struct batch *batch;
+	uint32_t outstanding;		/* produced without a report, +1 while producing */
+};
 
 static struct batch_track *track_get(struct output_stage *o, struct batch *b)
 {
@@ -130,35 +136,24 @@ static void process_batch_async(struct output_stage *o, struct batch *b)
 	}
 	for (uint32_t i = 0; i < b->count && !*o->force; i++) {
 		const struct msg_rec *r = &b->recs[i];
-		const char *data = b->data + r->off;
+		const char *data;
 		struct syslog_msg m;
-		enum syslog_parse_result res = syslog_parse(data, r->len, &m);
-		struct msg_meta meta = {
-			.src = (const struct sockaddr *)&r->src,
-			.src_len = r->src_len,
-			.recv_realtime_ns = r->recv_ns,
-			.socket_index = r->sock,
-		};
+		struct msg_meta meta;
+		enum syslog_parse_result res = output_msg_take(o, b, i, &data, &m, &meta);
 		const char *key = NULL;
 		size_t len, keylen;
 
-		if (res == SYSLOG_MALFORMED)
-			output_count(&o->counts.malformed, 1);
-		if (o->seq)
-			seqtrack_observe(o->seq, data, r->len);
 		/* One line in o->buf (sized for the largest datagram); the
 		 * record value is the line without its '\n'. */
 		len = format_message(o->buf, o->format, data, r->len, &m, res, &meta);
 		keylen = message_key(o, r, &m, res, keybuf, sizeof(keybuf), &key);
 		produce_one(o, t, o->buf, len ? len - 1 : 0, key, keylen);
-		output_count(&o->counts.processed, 1);
-		if (o->rate)
-			output_pace(o);
+		output_msg_done(o, NULL);
 	}
 	track_put(o, t);
 }
 
-void *output_async_main(struct output_stage *o)
+void output_async_main(struct output_stage *o)
 {
 	struct sink *s = o->sink;
 	uint64_t lost;
@@ -185,11 +180,16 @@ void *output_async_main(struct output_stage *o)
 		lost = s->ops->drain(s);
 		output_count(&o->counts.discarded, lost);
 	}
-	return NULL;
 }
 
-void output_async_attach(struct output_stage *o)
+int output_async_init(struct output_stage *o)
 {
+	/* One formatted line at a time: the largest datagram in any format. */
+	o->cap = format_max_len(o->format, 65536);
+	o->buf = malloc(o->cap);
+	if (!o->buf)
+		return -ENOMEM;
 	o->sink->done = on_done;
 	o->sink->done_ctx = o;
+	return 0;
 }

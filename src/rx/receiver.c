@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/clock.h"
 #include "common/caps.h"
 #include "common/log.h"
 #include "rx/receiver.h"
@@ -11,12 +13,34 @@
  * never stops, "drain until empty" would never end. */
 #define FINAL_DRAIN_MS 2000
 
-static uint64_t mono_ns(void)
+/* A newcomer without privileges learns the one setting that needs none. */
+static void say_unprivileged_way(int err, const char *caps)
 {
-	struct timespec ts;
+	if (err == -EPERM || err == -EACCES)
+		pr_warn("without %s: --balance hash --no-trace needs no privilege "
+			"(the kernel's hash, no drop counts)\n", caps);
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+/* --user: looked up first, so a wrong name or a missing privilege is said
+ * before anything is bound. */
+static int lookup_user(const char *name, struct caps_user *u)
+{
+	int err = caps_user_lookup(name, u);
+
+	if (err == -ENOENT) {
+		pr_warn("--user %s: no such user\n", name);
+		return -EINVAL;
+	}
+	if (err) {
+		pr_warn("--user %s: %s\n", name, strerror(-err));
+		return err;
+	}
+	if (!caps_is_user(u) && (!caps_have(CAP_SETUID) || !caps_have(CAP_SETGID))) {
+		pr_warn("--user %s: switching user needs CAP_SETUID and CAP_SETGID (run as root, "
+			"or start as that user with the capabilities instead)\n", name);
+		return -EPERM;
+	}
+	return 0;
 }
 
 static int setup_balancer(struct receiver *r)
@@ -28,8 +52,11 @@ static int setup_balancer(struct receiver *r)
 	if (r->cfg->balance == BALANCE_HASH)
 		return 0;
 	r->balancer = balancer_open(r->cfg->balance, g->n);
-	if (!r->balancer)
-		return -errno;
+	if (!r->balancer) {
+		err = -errno;
+		say_unprivileged_way(err, "CAP_BPF");
+		return err;
+	}
 	cookies = calloc(g->n, sizeof(*cookies));
 	if (!cookies)
 		return -ENOMEM;
@@ -51,6 +78,29 @@ static int setup_balancer(struct receiver *r)
 	return err;
 }
 
+/* --ordered: the kernel stamps each datagram on arrival (SO_TIMESTAMPNS),
+ * and a reorder stage sits between the input window and the output. */
+static int setup_ordered(struct receiver *r)
+{
+	const struct config *cfg = r->cfg;
+	int on = 1, err;
+
+	for (unsigned int i = 0; i < r->group.n; i++) {
+		if (setsockopt(r->group.socks[i].fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on))) {
+			err = -errno;
+			pr_warn("--ordered: SO_TIMESTAMPNS on socket %u: %s\n", i, strerror(-err));
+			return err;
+		}
+	}
+	err = window_init(&r->ordered_window, cfg->window, cfg->window_bytes, cfg->batch);
+	if (err)
+		return err;
+	r->ordered_ready = true;
+	r->reorder = reorder_new(&r->window, &r->ordered_window, cfg->ordered_hold_ms * 1000000ULL,
+				 &r->force);
+	return r->reorder ? 0 : -ENOMEM;
+}
+
 static int open_tracer(struct receiver *r, uint16_t port)
 {
 	struct tracer_opts topts = { .port = port };
@@ -59,8 +109,9 @@ static int open_tracer(struct receiver *r, uint16_t port)
 	if (!r->tracer) {
 		int err = -errno;
 
-		if (err != -EPERM)
+		if (err != -EPERM && err != -EACCES)
 			pr_warn("tracer: %s (--no-trace runs without it)\n", strerror(-err));
+		say_unprivileged_way(err, "CAP_BPF and CAP_PERFMON");
 		return err;
 	}
 	return 0;
@@ -69,11 +120,17 @@ static int open_tracer(struct receiver *r, uint16_t port)
 int receiver_open(struct receiver *r, const struct config *cfg)
 {
 	struct sockaddr_storage addr;
+	struct caps_user user;
 	socklen_t addrlen;
 	int err, foreign;
 
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
+	if (cfg->user[0]) {
+		err = lookup_user(cfg->user, &user);
+		if (err)
+			return err;
+	}
 	/* The tracer goes first when the port is known, so that no drop between
 	 * bind and attach goes uncounted. */
 	if (cfg->trace && !parse_host_port(cfg->listen, &addr, &addrlen) && sockaddr_port(&addr)) {
@@ -108,12 +165,26 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 	if (err)
 		return err;
 	r->window_ready = true;
+	if (cfg->ordered) {
+		err = setup_ordered(r);
+		if (err)
+			return err;
+	}
 	/* Everything privileged is done: sockets bound, rcvbuf forced, BPF
 	 * loaded and attached. Capabilities are per thread: drop them before
 	 * any thread exists, librdkafka's included (sink_open starts those). */
-	err = caps_drop_all();
-	if (err)
-		pr_warn("dropping capabilities: %s (continuing)\n", strerror(-err));
+	if (cfg->user[0]) {
+		err = caps_switch_user(&user);
+		if (err) {
+			pr_warn("--user %s: switching to uid %u gid %u: %s\n", cfg->user,
+				(unsigned int)user.uid, (unsigned int)user.gid, strerror(-err));
+			return err;
+		}
+	} else {
+		err = caps_drop_all();
+		if (err)
+			pr_warn("dropping capabilities: %s (continuing)\n", strerror(-err));
+	}
 	r->sink = sink_open(cfg);
 	if (!r->sink)
 		return -errno;
@@ -133,6 +204,9 @@ int receiver_start(struct receiver *r)
 		.nr_workers = cfg->threads,
 		.batch = cfg->batch,
 		.cost_ns = cfg->cost_ns,
+		.nr_cost_ns = cfg->nr_cost_ns,
+		.cost_makeup = cfg->cost_makeup,
+		.timestamps = cfg->ordered,
 		.stop = &r->stop,
 		.force = &r->force,
 		/* A Kafka output may be slow to take the window: give the read
@@ -140,11 +214,16 @@ int receiver_start(struct receiver *r)
 		.drain_ms = cfg->output == OUTPUT_KAFKA && cfg->drain_timeout * 1000 > FINAL_DRAIN_MS
 			    ? (int)(cfg->drain_timeout * 1000) : FINAL_DRAIN_MS,
 	};
-	err = output_stage_start(&r->out, &r->window, r->sink, cfg->format, cfg->output_rate,
-				 &r->reopen, &r->force);
+	err = output_stage_start(&r->out, r->reorder ? &r->ordered_window : &r->window, r->sink,
+				 cfg->format, cfg->output_rate, &r->reopen, &r->force);
 	if (err)
 		return err;
 	r->out_started = true;
+	if (r->reorder) {
+		err = reorder_start(r->reorder);
+		if (err)
+			return err;
+	}
 	r->start_ns = mono_ns();
 	for (unsigned int t = 0; t < cfg->threads; t++) {
 		err = worker_start(&r->workers[t], t, &r->wsh);
@@ -173,6 +252,14 @@ int receiver_stop(struct receiver *r)
 	r->stop_ns = mono_ns();
 	if (r->window_ready)
 		window_close(&r->window);
+	if (r->reorder) {
+		/* Writes what it holds, then closes the output's window. */
+		e = reorder_join(r->reorder);
+		if (e && !err)
+			err = e;
+	}
+	if (r->ordered_ready)
+		window_close(&r->ordered_window);
 	if (r->out_started) {
 		e = output_stage_join(&r->out);
 		if (e && !err)
@@ -189,6 +276,12 @@ uint64_t receiver_in_flight(struct receiver *r)
 	if (!r->window_ready)
 		return 0;
 	window_get_stats(&r->window, &ws);
+	if (r->ordered_ready) {
+		struct window_stats os;
+
+		window_get_stats(&r->ordered_window, &os);
+		return ws.msgs + os.msgs;
+	}
 	return ws.msgs;
 }
 
@@ -198,8 +291,10 @@ void receiver_close(struct receiver *r)
 		receiver_stop(r);
 	if (r->sink)
 		r->sink->ops->close(r->sink);
-	if (r->out.seq)
-		seqtrack_free(r->out.seq);
+	output_stage_free(&r->out);
+	reorder_free(r->reorder);
+	if (r->ordered_ready)
+		window_destroy(&r->ordered_window);
 	if (r->window_ready)
 		window_destroy(&r->window);
 	if (r->balancer && r->group.n)
@@ -210,4 +305,12 @@ void receiver_close(struct receiver *r)
 	free(r->counters);
 	free(r->workers);
 	memset(r, 0, sizeof(*r));
+}
+
+int receiver_traced(struct receiver *r, unsigned int i, struct tracer_sock_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!r->tracer)
+		return -ENOENT;
+	return tracer_read_socket(r->tracer, r->group.socks[i].cookie, st);
 }

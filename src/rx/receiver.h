@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
+ * src/rx/: the receiver. This file is its wiring; beside it config (flags),
+ * worker (recvmmsg loops), window (the bounded hand-off), output*.c (parse,
+ * account, format, write), summary and stats_line (what a run did), sink/
+ * (destinations) and main.c (the front end). Uses net, syslog and common.
+ *
  * The receiver, wired: socket group, balancer, tracer, input window,
  * workers, output stage and sink. syslogrx's main is a thin front end over
  * it; tests and tools can drive it the same way.
@@ -9,7 +14,8 @@
 
 #include "net/balancer.h"
 #include "rx/config.h"
-#include "rx/output_stage.h"
+#include "rx/output.h"
+#include "rx/reorder.h"
 #include "rx/sink/sink.h"
 #include "net/socket_group.h"
 #include "net/tracer.h"
@@ -30,10 +36,16 @@ struct receiver {
 	struct output_stage out;
 	bool out_started;
 	struct worker_shared wsh;
+	struct reorder *reorder;	/* --ordered: between window and ordered_window */
+	struct window ordered_window;	/* what the output stage reads with --ordered */
+	bool ordered_ready;
 	volatile int stop;		/* stop reading: drain, then exit */
 	volatile int force;		/* second signal: exit now */
 	volatile int reopen;		/* SIGHUP */
 	uint64_t start_ns, stop_ns;	/* CLOCK_MONOTONIC */
+	/* Set by the front end for the summary, NULL = none (issue 12). */
+	const struct preflight *preflight;
+	const struct advice *advice;
 };
 
 /* Opens sockets, loads and attaches BPF, opens the sink. Returns 0 or -errno
@@ -49,5 +61,8 @@ void receiver_close(struct receiver *r);
 
 /* Messages taken from the kernel and not yet processed by the output stage. */
 uint64_t receiver_in_flight(struct receiver *r);
+
+/* Socket i's traced drops (zeroed first); -ENOENT with --no-trace. */
+int receiver_traced(struct receiver *r, unsigned int i, struct tracer_sock_stats *st);
 
 #endif

@@ -3,25 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/array.h"
+#include "common/clock.h"
 #include "rx/window.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static void deadline_in(struct timespec *ts, int ms)
 {
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
+	*ts = ns_to_timespec(mono_ns() + ms * 1000000ULL);
 }
 
 static int cond_init_monotonic(pthread_cond_t *c)
@@ -78,17 +66,40 @@ static bool has_room(const struct window *w)
 	return w->msgs + w->reserved < w->max_msgs && w->bytes < w->max_bytes;
 }
 
-/* Time with at least one worker waiting is time the window was full. */
+/* Stores of what window_peek_stats reads without the lock (the writers hold
+ * it, so a plain read of the old value is fine here). */
+#define PUBLISH(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELAXED)
+
+/* Time with at least one worker waiting is time the window was full. The
+ * three fields change inside a sequence count (writers are serialized by the
+ * lock): a lock-free reader retries while it is odd or moved. */
+static void full_begin(struct window *w)
+{
+	__atomic_store_n(&w->full_seq, w->full_seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void full_end(struct window *w)
+{
+	__atomic_store_n(&w->full_seq, w->full_seq + 1, __ATOMIC_RELEASE);
+}
+
 static void note_wait_start(struct window *w)
 {
-	if (w->waiting++ == 0)
-		w->full_since_ns = now_ns();
+	full_begin(w);
+	if (w->waiting == 0)
+		PUBLISH(w->full_since_ns, mono_ns());
+	PUBLISH(w->waiting, w->waiting + 1);
+	full_end(w);
 }
 
 static void note_wait_end(struct window *w)
 {
-	if (--w->waiting == 0)
-		w->full_ns += now_ns() - w->full_since_ns;
+	full_begin(w);
+	PUBLISH(w->waiting, w->waiting - 1);
+	if (w->waiting == 0)
+		PUBLISH(w->full_ns, w->full_ns + mono_ns() - w->full_since_ns);
+	full_end(w);
 }
 
 uint32_t window_reserve(struct window *w, uint32_t want, const volatile int *stop, int timeout_ms)
@@ -156,20 +167,10 @@ struct msg_rec *batch_add(struct batch *b, size_t len)
 
 	if (b->count >= b->cap)
 		return NULL;
-	if (b->used + len > b->data_cap) {
-		/* Grows geometrically and is kept when the batch is recycled, so a
-		 * steady flow allocates nothing. */
-		size_t cap = b->data_cap ? b->data_cap : 16384;
-		char *d;
-
-		while (cap < b->used + len)
-			cap *= 2;
-		d = realloc(b->data, cap);
-		if (!d)
-			return NULL;
-		b->data = d;
-		b->data_cap = cap;
-	}
+	/* Grows geometrically and is kept when the batch is recycled, so a
+	 * steady flow allocates nothing. */
+	if (array_reserve((void **)&b->data, &b->data_cap, b->used + len, 1, 16384))
+		return NULL;
 	r = &b->recs[b->count++];
 	r->off = b->used;
 	r->len = len;
@@ -181,10 +182,10 @@ void window_push(struct window *w, struct batch *b, uint32_t reserved)
 {
 	pthread_mutex_lock(&w->lock);
 	w->reserved -= reserved;
-	w->msgs += b->count;
-	w->bytes += b->used;
+	PUBLISH(w->msgs, w->msgs + b->count);
+	PUBLISH(w->bytes, w->bytes + b->used);
 	if (w->msgs > w->hwm)
-		w->hwm = w->msgs;
+		PUBLISH(w->hwm, w->msgs);
 	b->next = NULL;
 	if (w->tail)
 		w->tail->next = b;
@@ -223,8 +224,8 @@ struct batch *window_pop(struct window *w, int timeout_ms)
 void window_release(struct window *w, struct batch *b)
 {
 	pthread_mutex_lock(&w->lock);
-	w->msgs -= b->count;
-	w->bytes -= b->used;
+	PUBLISH(w->msgs, w->msgs - b->count);
+	PUBLISH(w->bytes, w->bytes - b->used);
 	b->next = w->free;
 	w->free = b;
 	pthread_cond_broadcast(&w->room);
@@ -258,6 +259,30 @@ void window_get_stats(struct window *w, struct window_stats *out)
 	out->msgs = w->msgs;
 	out->bytes = w->bytes;
 	out->hwm = w->hwm;
-	out->full_seconds = (w->full_ns + (w->waiting ? now_ns() - w->full_since_ns : 0)) / 1e9;
+	out->full_seconds = (w->full_ns + (w->waiting ? mono_ns() - w->full_since_ns : 0)) / 1e9;
 	pthread_mutex_unlock(&w->lock);
+}
+
+void window_peek_stats(struct window *w, struct window_stats *out)
+{
+	uint64_t full_ns, since, now;
+	unsigned int waiting;
+	uint32_t seq;
+
+	out->size = w->max_msgs;	/* set once, before any thread */
+	out->size_bytes = w->max_bytes;
+	out->msgs = __atomic_load_n(&w->msgs, __ATOMIC_RELAXED);
+	out->bytes = __atomic_load_n(&w->bytes, __ATOMIC_RELAXED);
+	out->hwm = __atomic_load_n(&w->hwm, __ATOMIC_RELAXED);
+	do {
+		seq = __atomic_load_n(&w->full_seq, __ATOMIC_ACQUIRE);
+		full_ns = __atomic_load_n(&w->full_ns, __ATOMIC_RELAXED);
+		since = __atomic_load_n(&w->full_since_ns, __ATOMIC_RELAXED);
+		waiting = __atomic_load_n(&w->waiting, __ATOMIC_RELAXED);
+		/* Inside the loop: a wait that ends after this check ends after
+		 * now, so the next read is never smaller. */
+		now = mono_ns();
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while ((seq & 1) || seq != __atomic_load_n(&w->full_seq, __ATOMIC_RELAXED));
+	out->full_seconds = (full_ns + (waiting && now > since ? now - since : 0)) / 1e9;
 }

@@ -60,6 +60,8 @@ struct window {
 	unsigned int waiting;		/* workers waiting for room now */
 	uint64_t full_since_ns;
 	uint64_t full_ns;
+	uint32_t full_seq;		/* odd while full_* and waiting change: lets
+					 * window_peek_stats read them without the lock */
 	uint32_t batch_cap;
 	bool closed;
 };
@@ -98,5 +100,9 @@ void window_close(struct window *w);
 bool window_done(struct window *w);
 
 void window_get_stats(struct window *w, struct window_stats *out);
+/* The same without taking the lock, for another thread while the workers run
+ * (a metrics scrape never makes a worker wait): each number is consistent on
+ * its own, not with the others; full_seconds never goes backwards. */
+void window_peek_stats(struct window *w, struct window_stats *out);
 
 #endif

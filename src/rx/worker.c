@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include "common/clock.h"
 #include "common/log.h"
 #include "rx/worker.h"
 
@@ -15,21 +16,13 @@
 /* Bound on datagrams counted as abandoned per socket at exit. */
 #define ABANDON_MAX 1000000
 
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /*
- * The lab's --cost-ns: work cost_ns per message, spinning on the clock. While
- * a backlog waits (the previous read was full) the work runs on from where
- * the last batch's ended, so time the thread lost to preemption is made up:
- * the emulated worker drains exactly 1e9 / cost_ns msgs/s when busy, however
- * loaded the machine is (the lab's SC4S replica relies on it). After a read
- * that emptied a queue the period starts afresh.
+ * The lab's --cost-ns: burn CPU for n messages, one clock read per check.
+ * With --cost-makeup, while a backlog waits (the previous read was full) the
+ * work runs on from where the last batch's ended, so time the thread lost to
+ * preemption is made up: the worker drains exactly 1e9 / cost_ns msgs/s when
+ * busy, however loaded the machine is (the lab's SC4S replica relies on it).
+ * After a read that emptied a queue the period starts afresh.
  */
 static void spend_cpu(struct worker *w, uint64_t cost_ns, unsigned int n, bool full)
 {
@@ -38,12 +31,27 @@ static void spend_cpu(struct worker *w, uint64_t cost_ns, unsigned int n, bool f
 	if (!cost_ns)
 		return;
 	now = clock_ns(CLOCK_MONOTONIC);
-	from = w->cost_backlog && w->cost_until_ns ? w->cost_until_ns : now;
+	from = w->sh->cost_makeup && w->cost_backlog && w->cost_until_ns ? w->cost_until_ns : now;
 	until = from + cost_ns * n;
 	while (now < until)
 		now = clock_ns(CLOCK_MONOTONIC);
 	w->cost_until_ns = until;
 	w->cost_backlog = full;
+}
+
+/* The kernel's arrival stamp of a datagram (SO_TIMESTAMPNS), CLOCK_REALTIME
+ * ns; 0 if it has none. */
+static uint64_t kernel_stamp(struct msghdr *h)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+
+			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+			return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -56,12 +64,14 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t room, int fl
 	const struct worker_shared *sh = w->sh;
 	struct sock_counters *sc = &sh->counters[idx];
 	struct batch *b;
-	uint64_t now, bytes = 0, trunc = 0, empty = 0;
+	uint64_t now, busy, bytes = 0, trunc = 0, empty = 0;
 	int n;
 
 	for (uint32_t i = 0; i < room; i++) {
 		w->msgs[i].msg_hdr.msg_namelen = sizeof(w->addrs[i]);
 		w->msgs[i].msg_hdr.msg_flags = 0;
+		if (w->ctrl)
+			w->msgs[i].msg_hdr.msg_controllen = WORKER_CTRL_BYTES;
 	}
 	n = recvmmsg(sh->group->socks[idx].fd, w->msgs, room, flags, NULL);
 	if (n < 0) {
@@ -72,10 +82,14 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t room, int fl
 	if (n == 0)
 		return 0;
 
+	busy = mono_ns();
 	b = window_batch_get(sh->window);
 	if (!b)
 		return -ENOMEM;
 	now = clock_ns(CLOCK_REALTIME);
+	if (!w->first_ns)
+		w->first_ns = now;
+	w->last_ns = now;
 	for (int i = 0; i < n; i++) {
 		const struct mmsghdr *m = &w->msgs[i];
 		size_t len = m->msg_len > WORKER_SLOT_BYTES ? WORKER_SLOT_BYTES : m->msg_len;
@@ -89,14 +103,21 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t room, int fl
 		r->sock = idx;
 		r->truncated = !!(m->msg_hdr.msg_flags & MSG_TRUNC);
 		r->recv_ns = now;
+		if (w->ctrl) {
+			uint64_t stamp = kernel_stamp(&w->msgs[i].msg_hdr);
+
+			if (stamp)	/* else the reorder stage places it by arrival */
+				r->recv_ns = stamp;
+		}
 		memcpy(&r->src, &w->addrs[i], sizeof(r->src));
 		r->src_len = m->msg_hdr.msg_namelen;
 		bytes += len;
 		trunc += r->truncated;
 		empty += len == 0;
 	}
-	spend_cpu(w, sh->cost_ns, n, (uint32_t)n == room);
+	spend_cpu(w, sh->cost_ns[sh->nr_cost_ns > 1 ? w->id : 0], n, (uint32_t)n == room);
 	window_push(sh->window, b, room);
+	w->busy_ns += mono_ns() - busy;
 	/* Relaxed: a stats reader wants a recent value, not an ordering. */
 	__atomic_fetch_add(&sc->received, n, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sc->bytes, bytes, __ATOMIC_RELAXED);
@@ -280,6 +301,13 @@ static int worker_setup(struct worker *w)
 	w->socks = calloc(sh->group->n, sizeof(*w->socks));
 	if (!w->msgs || !w->iov || !w->addrs || !w->buf || !w->socks)
 		return -ENOMEM;
+	if (sh->timestamps) {
+		w->ctrl = calloc(sh->batch, WORKER_CTRL_BYTES);
+		if (!w->ctrl)
+			return -ENOMEM;
+		for (unsigned int i = 0; i < sh->batch; i++)
+			w->msgs[i].msg_hdr.msg_control = w->ctrl + (size_t)i * WORKER_CTRL_BYTES;
+	}
 	for (unsigned int i = 0; i < sh->batch; i++) {
 		w->iov[i].iov_base = w->buf + (size_t)i * WORKER_SLOT_BYTES;
 		w->iov[i].iov_len = WORKER_SLOT_BYTES;
@@ -321,6 +349,8 @@ static void worker_free(struct worker *w)
 	free(w->addrs);
 	free(w->buf);
 	free(w->socks);
+	free(w->ctrl);
+	w->ctrl = NULL;
 	w->msgs = NULL;
 	w->iov = NULL;
 	w->addrs = NULL;

@@ -30,10 +30,13 @@ struct worker_shared {
 	struct sock_counters *counters;	/* one per socket of the group */
 	unsigned int nr_workers;
 	unsigned int batch;
-	uint64_t cost_ns;
+	const uint64_t *cost_ns;	/* lab knob: nr_cost_ns values, 1 = the same for all */
+	unsigned int nr_cost_ns;
+	bool cost_makeup;		/* --cost-makeup: preemption time is made up */
 	const volatile int *stop;	/* stop reading: drain what is queued, exit */
 	const volatile int *force;	/* exit now */
 	int drain_ms;			/* bound on the final drain */
+	bool timestamps;		/* --ordered: recv_ns is the kernel's SO_TIMESTAMPNS */
 };
 
 struct worker {
@@ -47,15 +50,23 @@ struct worker {
 	struct iovec *iov;
 	char *buf;			/* batch x WORKER_SLOT_BYTES */
 	struct sockaddr_in6 *addrs;
+	char *ctrl;			/* --ordered: batch x WORKER_CTRL_BYTES of cmsg room */
 	unsigned int pause_us;		/* the current pause after a small read */
 	unsigned int pause_max_us;	/* its ceiling, from the sockets' rcvbuf */
 	int error;			/* -errno that ended the thread, 0 if none */
-	uint64_t cost_until_ns;		/* --cost-ns: the busy period's work ends here */
+	/* For the sizing advice (rx/advice.c), final once it is joined: when
+	 * datagrams came, and the time spent handling what was read (from
+	 * recvmmsg's return to the window push: its drain rate when busy). */
+	uint64_t first_ns, last_ns;	/* CLOCK_REALTIME of its first and last read */
+	uint64_t busy_ns;		/* CLOCK_MONOTONIC, summed over reads */
+	uint64_t cost_until_ns;		/* --cost-makeup: the busy period's work ends here */
 	bool cost_backlog;		/* the last read was full: the period goes on */
 };
 
 /* The largest UDP payload over IPv6 is 65527; one slot holds any datagram. */
 #define WORKER_SLOT_BYTES 65536
+/* Room for one SCM_TIMESTAMPNS control message (32 bytes on 64-bit). */
+#define WORKER_CTRL_BYTES 64
 
 int worker_start(struct worker *w, unsigned int id, const struct worker_shared *sh);
 /* Joins the thread and frees what the worker holds; returns w->error. */

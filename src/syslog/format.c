@@ -14,6 +14,8 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#include "common/array.h"
+#include "common/clock.h"
 #include "common/escape.h"
 #include "common/sockaddr.h"
 #include "syslog/format.h"
@@ -29,7 +31,7 @@ static const struct { const char *name; enum out_format fmt; } format_names[] = 
 
 const char *format_name(enum out_format fmt)
 {
-	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(format_names); i++)
 		if (format_names[i].fmt == fmt)
 			return format_names[i].name;
 	return "?";
@@ -37,7 +39,7 @@ const char *format_name(enum out_format fmt)
 
 int format_from_name(const char *name, enum out_format *out)
 {
-	for (size_t i = 0; name && i < sizeof(format_names) / sizeof(format_names[0]); i++) {
+	for (size_t i = 0; name && i < ARRAY_SIZE(format_names); i++) {
 		if (!strcmp(name, format_names[i].name)) {
 			*out = format_names[i].fmt;
 			return 0;
@@ -269,13 +271,7 @@ static char *put_utc_us(char *d, uint64_t ns)
 
 static uint64_t recv_ns(const struct msg_meta *meta)
 {
-	struct timespec ts;
-
-	if (meta)
-		return meta->recv_realtime_ns;
-	if (clock_gettime(CLOCK_REALTIME, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return meta ? meta->recv_realtime_ns : clock_ns(CLOCK_REALTIME);
 }
 
 /* Local year, month and UTC offset at a time; localtime_r once a minute per thread. */

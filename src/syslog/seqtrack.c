@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/array.h"
 #include "syslog/seqtrack.h"
 
 #define DEF_WINDOW_BITS	(1ULL << 24)
@@ -28,12 +29,14 @@ struct st_flow {
 struct seqtrack {
 	struct seqtrack_opts opts;
 	struct st_flow **flows;	/* in order of first appearance */
-	uint32_t nflows, cap;
+	uint32_t nflows;
+	size_t cap;
 	uint32_t *slots;	/* open addressing: flow index + 1, 0 = empty */
 	uint32_t nslots;	/* power of two */
 	struct st_flow *last;	/* most messages come in runs of one flow */
 	uint64_t bitmap_bytes;
 	uint64_t unsequenced, refused_msgs;
+	uint64_t missing;	/* sum over flows, kept as it changes: see seqtrack_missing */
 	uint64_t end_markers;	/* all end marker arrivals, refused flows' too */
 };
 
@@ -277,15 +280,8 @@ static struct st_flow *add_flow(struct seqtrack *t, const struct seqtrack_marker
 		return NULL;
 	if ((uint64_t)(t->nflows + 1) * 2 > t->nslots && rehash(t, t->nslots * 2))
 		return NULL;
-	if (t->nflows == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 16;
-		struct st_flow **flows = realloc(t->flows, cap * sizeof(*flows));
-
-		if (!flows)
-			return NULL;
-		t->flows = flows;
-		t->cap = cap;
-	}
+	if (ARRAY_PUSH_ROOM(t->flows, t->cap, t->nflows, 16))
+		return NULL;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
@@ -398,6 +394,23 @@ static void take_new_high(struct seqtrack *t, struct st_flow *f, uint64_t seq)
 	f->received++;
 }
 
+/* A flow's missing: sent - received once its end marker arrived (the tail
+ * counted), else highest + 1 - received (written so seq = UINT64_MAX cannot
+ * wrap). */
+static uint64_t flow_missing(const struct st_flow *f)
+{
+	if (f->closed)
+		return f->sent > f->received ? f->sent - f->received : 0;
+	return f->seen ? f->highest - (f->received - 1) : 0;
+}
+
+/* The running sum follows each flow's change. Stored atomically: another
+ * thread may read it while this one observes (modulo 2^64 like the totals). */
+static void add_missing(struct seqtrack *t, uint64_t delta)
+{
+	__atomic_store_n(&t->missing, t->missing + delta, __ATOMIC_RELAXED);
+}
+
 static void account(struct seqtrack *t, struct st_flow *f, uint64_t seq)
 {
 	if (!f->seen || seq > f->highest) {
@@ -429,6 +442,7 @@ bool seqtrack_observe(struct seqtrack *t, const char *msg, size_t len)
 {
 	struct seqtrack_marker m;
 	struct st_flow *f;
+	uint64_t before;
 
 	if (!seqtrack_parse(msg, len, &m)) {
 		t->unsequenced++;
@@ -442,10 +456,12 @@ bool seqtrack_observe(struct seqtrack *t, const char *msg, size_t len)
 			t->refused_msgs++;	/* table full (or no memory): untracked */
 		return true;
 	}
+	before = flow_missing(f);
 	if (m.end)
 		end_marker(f, &m);
 	else
 		account(t, f, m.seq);
+	add_missing(t, flow_missing(f) - before);
 	return true;
 }
 
@@ -461,10 +477,7 @@ static void flow_stats(const struct st_flow *f, struct seqtrack_flow_stats *s)
 	s->sent = f->sent;
 	s->end_markers = f->end_markers;
 	s->end_markers_lost = f->copies > f->end_markers ? f->copies - f->end_markers : 0;
-	if (f->closed)	/* the sender's count: the tail is seen too */
-		s->missing = f->sent > f->received ? f->sent - f->received : 0;
-	else		/* highest + 1 - received, written so seq = UINT64_MAX cannot wrap */
-		s->missing = f->seen ? f->highest - (f->received - 1) : 0;
+	s->missing = flow_missing(f);
 	s->duplicates = f->duplicates;
 	s->reordered = f->reordered;
 	s->untracked = f->untracked;
@@ -496,6 +509,11 @@ void seqtrack_totals(const struct seqtrack *t, struct seqtrack_totals *out)
 	out->unsequenced = t->unsequenced;
 	out->flows = t->nflows;
 	out->refused = t->refused_msgs;
+}
+
+uint64_t seqtrack_missing(const struct seqtrack *t)
+{
+	return __atomic_load_n(&t->missing, __ATOMIC_RELAXED);
 }
 
 int seqtrack_for_each_flow(const struct seqtrack *t,

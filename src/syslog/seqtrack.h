@@ -48,7 +48,8 @@
  * 65536) flows are kept. No allocation per message: only when a flow is
  * first seen or its bitmap grows.
  *
- * Not thread-safe: one thread (the output stage) calls it.
+ * Not thread-safe: one thread (the output stage) calls it; seqtrack_missing()
+ * alone may be read from another.
  */
 #ifndef SYSLOGRX_SEQTRACK_H
 #define SYSLOGRX_SEQTRACK_H
@@ -133,6 +134,11 @@ bool seqtrack_parse(const char *msg, size_t len, struct seqtrack_marker *m);
 bool seqtrack_observe(struct seqtrack *t, const char *msg, size_t len);
 
 void seqtrack_totals(const struct seqtrack *t, struct seqtrack_totals *out);
+
+/* The totals' missing, kept up to date as messages are observed. The one
+ * read that is safe from another thread while seqtrack_observe runs (a
+ * metrics scrape); equal to seqtrack_totals' missing once observing stops. */
+uint64_t seqtrack_missing(const struct seqtrack *t);
 
 /* Calls fn for each flow in order of first appearance; stops and returns
  * fn's value when it is non-zero, else returns 0. */

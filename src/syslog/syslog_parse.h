@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
+ * src/syslog/: pure code, bytes in and fields out, no I/O and no allocation
+ * per message: this parser, format (raw/json/rfc5424 lines), seqtrack
+ * (sequence-marker accounting) and msgfmt (sysloggen's messages). Uses
+ * common only; fuzzed (tests/fuzz).
+ *
  * Syslog datagram parser: RFC 5424, RFC 3164 and the real-world variants in
  * between. Pure: no I/O, no allocation, never reads data[len] or beyond.
  *

@@ -19,6 +19,7 @@ import pytest
 
 from conftest import Syslogrx, binary, free_udp_port, run_cmd
 from kafka_broker import KafkaBroker, free_tcp_port
+from test_metrics import parse, scrape, value
 
 TAG = f"kx{os.getpid() % 100000}"          # unique names: other tests may run alongside
 NS_A, NS_B, NS_SND, NS_K = f"{TAG}a", f"{TAG}b", f"{TAG}s", f"{TAG}k"
@@ -169,6 +170,29 @@ def test_roundtrip_byte_exact(broker, tmp_path, procs, key):
             assert len({p for p, _, _ in recs}) == 1
 
 
+def test_ordered_keeps_a_spread_flow_in_order(broker, tmp_path, procs):
+    """--ordered on the async path: one flow spread by random over 8 sockets
+    and 2 threads still lands in its partition in the order it was sent."""
+    topic = "ordered"
+    broker.create_topic(topic, partitions=3)
+    port = free_udp_port()
+    rx = Syslogrx(tmp_path, "--output", dest(broker, topic), "--kafka-key", "source",
+                  "--balance", "random", "--sockets", "8", "--threads", "2", "--rcvbuf", "8M",
+                  "--ordered=100", port=port)
+    procs.append(rx)
+    msgs = [b"<13>Nov 22 03:12:00 host app: ordered %06d" % i for i in range(5000)]
+    with bound_sock() as s:
+        send_from(s, ("127.0.0.1", port), msgs, rate=20000)
+    summary, err = stop_ok(rx)
+    assert summary["totals"]["kernel_drops"]["total"] == 0
+    assert summary["kafka"]["delivered"] == len(msgs)
+    assert summary["ordering"]["late"] == 0
+    # Spread: more than one socket took part of the flow.
+    assert sum(1 for k in summary["sockets"] if k["received"]) > 1
+    recs = broker.records(topic)
+    assert [v for _, _, v in recs] == msgs
+
+
 def test_json_value_is_the_line_without_newline(broker, tmp_path, procs):
     topic = "rt-json"
     broker.create_topic(topic, partitions=1)
@@ -248,8 +272,10 @@ def test_permanent_failure_is_counted_and_released(broker, tmp_path, procs):
     port = free_udp_port()
     # A 100-message window: 700 messages only get through if the room of
     # failed ones is given back; the kernel queue absorbs the waits.
+    mport = free_tcp_port()
     rx = Syslogrx(tmp_path, "--output", dest(broker, topic), "--window", "100",
-                  "--rcvbuf", "8M", "--kafka-opt", "message.max.bytes=1000", port=port)
+                  "--rcvbuf", "8M", "--kafka-opt", "message.max.bytes=1000",
+                  "--metrics", str(mport), port=port)
     procs.append(rx)
     small = [b"<13>small %04d" % i for i in range(400)]
     big = [b"<13>big %04d " % i + b"x" * 2000 for i in range(300)]
@@ -257,8 +283,21 @@ def test_permanent_failure_is_counted_and_released(broker, tmp_path, procs):
     with bound_sock() as s:
         send_from(s, ("127.0.0.1", port), msgs, rate=5000)
     broker.wait_records(topic, len(small))
+    # The delivery counters while it runs (issue 12's metrics), then at exit.
+    deadline = time.monotonic() + 30
+    while True:
+        m = parse(scrape(mport))
+        if value(m, "syslogrx_kafka_delivered_total") == len(small) and \
+                value(m, "syslogrx_kafka_in_flight_messages") == 0:
+            break
+        assert time.monotonic() < deadline, "deliveries not reported within 30 s"
+        time.sleep(0.2)
     summary, err = stop_ok(rx)
     k = summary["kafka"]
+    assert value(m, "syslogrx_kafka_failed_total", reason="MSG_SIZE_TOO_LARGE") == len(big)
+    assert value(m, "syslogrx_kafka_undelivered_total") == 0
+    assert value(m, "syslogrx_discarded_total") == summary["totals"]["discarded"]
+    assert value(m, "syslogrx_written_total") == summary["totals"]["written"]
     assert summary["totals"]["kernel_drops"]["total"] == 0
     assert summary["totals"]["received"] == len(msgs)
     assert k["delivered"] == len(small)

@@ -15,10 +15,12 @@ from conftest import Proc, binary, free_udp_port, run_cmd, send_udp, wait_for_ud
 
 # The receiver: sockets on one port; SIGUSR1 prints the counts per inode so
 # far, SIGTERM prints them and exits. argv: port, then one family per socket
-# ("4" or "6"), then "reuse" or "noreuse".
+# ("4" or "6"), then "reuse" or "noreuse", then optionally the index of a
+# socket never read (a receiver that stalls on one socket).
 RECEIVER = r"""
 import json, os, select, signal, socket, sys
 port = int(sys.argv[1]); fams = sys.argv[2].split(","); reuse = sys.argv[3] == "reuse"
+unread = int(sys.argv[4]) if len(sys.argv) > 4 else -1
 socks = []
 for fam in fams:
     s = socket.socket(socket.AF_INET6 if fam == "6" else socket.AF_INET, socket.SOCK_DGRAM)
@@ -36,7 +38,7 @@ signal.signal(signal.SIGTERM, lambda *a: flags.__setitem__("stop", True))
 print(json.dumps({"inodes": inodes}), flush=True)
 while True:
     try:
-        ready, _, _ = select.select(socks, [], [], 0.05)
+        ready, _, _ = select.select([s for i, s in enumerate(socks) if i != unread], [], [], 0.05)
     except InterruptedError:
         ready = []
     for s in ready:
@@ -56,9 +58,10 @@ while True:
 
 
 class Receiver(Proc):
-    def __init__(self, port, families=("4",) * 4, reuse=True):
+    def __init__(self, port, families=("4",) * 4, reuse=True, unread=None):
         super().__init__([sys.executable, "-c", RECEIVER, str(port), ",".join(families),
-                          "reuse" if reuse else "noreuse"])
+                          "reuse" if reuse else "noreuse"]
+                         + ([str(unread)] if unread is not None else []))
         self.inodes = json.loads(self.p.stdout.readline())["inodes"]
 
     def counts(self):
@@ -132,6 +135,47 @@ def test_random_spreads_one_flow_and_detach_brings_the_hash_back(procs):
 
 def rx_counts_sum(a, b):
     return {k: a.get(k, 0) + b.get(k, 0) for k in set(a) | set(b)}
+
+
+def test_leastloaded_steers_away_from_a_socket_nobody_reads(procs):
+    """One socket of four is never read: random keeps sending it a quarter,
+    leastloaded only what it takes for its queue to be the longest."""
+    port = free_udp_port()
+    rx = Receiver(port, unread=0)
+    procs.append(rx)
+    wait_for_udp_port(port, count=4)
+    ub = Proc(udpbalance(rx.p.pid, port, "--policy", "leastloaded", "--json", "--interval", "0.2"))
+    procs.append(ub)
+    line = ub.p.stderr.readline().decode()
+    assert "attached: leastloaded over 4 sockets" in line, line
+
+    n = 8000
+    send_udp("127.0.0.1", port, n, size=200, rate=20000)
+    # The unread socket's datagrams are counted by the steered counts only.
+    deadline = time.monotonic() + 20
+    while True:
+        rc = ub.p.poll()
+        assert rc is None
+        got = rx.counts()
+        if sum(got.values()) >= n - 200 or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    rc, out, err = ub.stop()
+    assert rc == 0, err
+    final = json.loads(out.splitlines()[-1])
+    steered = {s["inode"]: s["steered"] for s in final["sockets"]}
+    assert final["selection_failures"] == 0
+    assert sum(steered.values()) == n
+    unread = rx.inodes[0]
+    # Random would put n/4 = 2000 there; the queue tracking stops it early.
+    assert steered[unread] < 0.05 * n, steered
+    for inode in rx.inodes[1:]:
+        assert steered[inode] == got[inode], (steered, got)
+    rx.stop()
+
+    r = run_cmd(udpbalance(rx.p.pid, port, "--policy", "leastloaded", "--keep"))
+    assert r.returncode == 2
+    assert "--keep cannot be used with --policy leastloaded" in r.stderr, r.stderr
 
 
 def test_keep_leaves_the_program_attached(procs):

@@ -2,7 +2,9 @@
 /*
  * The balancer's refusals, with real sockets and the real program (root):
  * the map must hold exactly the group's sockets, slot by slot, and a policy
- * name that is not one is an error.
+ * name that is not one is an error. leastloaded is tested on its mechanism:
+ * with one socket read after every datagram and the other never, the queues
+ * it sees must send everything to the one that is read.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <poll.h>
 #include <unistd.h>
 #include "net/balancer.h"
 #include "net/socket_group.h"
@@ -96,6 +99,77 @@ static void test_full_map_verifies_attaches_and_detaches(void **state)
 	balancer_close(b);
 }
 
+/*
+ * Two sockets: socket 1 is read after every datagram, socket 0 never. Sends
+ * `count` datagrams one at a time and returns how many reached socket 0.
+ * leastloaded keeps at most one there (a tie goes to either, and then socket
+ * 0's queue is the longer one for good); random about half.
+ */
+static unsigned int unread_socket_share(enum balance_policy policy, unsigned int count)
+{
+	struct socket_group g;
+	struct balancer *b;
+	uint64_t cookies[2], steered[2] = {}, failures = 1;
+	unsigned int on0 = 0;
+	char buf[64];
+	int tx;
+
+	assert_int_equal(socket_group_open(&g, "127.0.0.1:0", 2, 0), 0);
+	b = balancer_open(policy, 2);
+	assert_non_null(b);
+	cookies_of(&g, cookies);
+	for (unsigned int i = 0; i < 2; i++)
+		assert_int_equal(balancer_set_socket(b, i, g.socks[i].fd), 0);
+	assert_int_equal(balancer_verify(b, cookies, 2), 0);
+	assert_int_equal(balancer_attach(b, g.socks[0].fd), 0);
+	tx = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(tx >= 0);
+	for (unsigned int i = 0; i < count; i++) {
+		assert_int_equal(sendto(tx, "<13>x", 5, 0, (struct sockaddr *)&g.addr, g.addrlen), 5);
+		/* Wait until it is queued on one of the two: socket 1 is read,
+		 * socket 0 only counted once, by its steered count. Bounded:
+		 * a datagram on loopback is queued within the sendto. */
+		for (unsigned int spins = 0;; spins++) {
+			struct pollfd p = { .fd = g.socks[1].fd, .events = POLLIN };
+			uint64_t st[2] = {}, f = 0;
+
+			assert_true(spins < 100000);
+			if (poll(&p, 1, 0) == 1) {
+				assert_int_equal(recv(g.socks[1].fd, buf, sizeof(buf), 0), 5);
+				break;
+			}
+			assert_int_equal(balancer_read(b, st, &f), 0);
+			if (st[0] > on0) {
+				on0 = st[0];
+				break;
+			}
+		}
+	}
+	assert_int_equal(balancer_read(b, steered, &failures), 0);
+	assert_int_equal(failures, 0);
+	assert_int_equal(steered[0] + steered[1], count);
+	assert_int_equal(steered[0], on0);
+	close(tx);
+	balancer_close(b);
+	socket_group_close(&g);
+	return on0;
+}
+
+static void test_leastloaded_sends_to_the_socket_that_is_read(void **state)
+{
+	uint64_t q[2];
+	struct balancer *b;
+
+	assert_true(unread_socket_share(BALANCE_LEASTLOADED, 400) <= 1);
+	/* The same harness with random: about 200 (binomial, sd 10). */
+	assert_true(unread_socket_share(BALANCE_RANDOM, 400) > 100);
+
+	b = balancer_open(BALANCE_RANDOM, 2);
+	assert_non_null(b);
+	assert_int_equal(balancer_read_queued(b, q), -ENOENT);	/* leastloaded only */
+	balancer_close(b);
+}
+
 static void test_policy_names(void **state)
 {
 	enum balance_policy p;
@@ -106,6 +180,8 @@ static void test_policy_names(void **state)
 	assert_int_equal(p, BALANCE_ROUNDROBIN);
 	assert_int_equal(balance_policy_from_name("hash", &p), 0);
 	assert_int_equal(p, BALANCE_HASH);
+	assert_int_equal(balance_policy_from_name("leastloaded", &p), 0);
+	assert_int_equal(p, BALANCE_LEASTLOADED);
 	assert_int_equal(balance_policy_from_name("Random", &p), -EINVAL);
 	assert_string_equal(balance_policy_name(BALANCE_ROUNDROBIN), "roundrobin");
 	errno = 0;
@@ -120,6 +196,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_every_slot_must_hold_its_socket, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_and_map_must_agree_on_n, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_map_verifies_attaches_and_detaches, setup, teardown),
+		cmocka_unit_test(test_leastloaded_sends_to_the_socket_that_is_read),
 		cmocka_unit_test(test_policy_names),
 	};
 

@@ -28,7 +28,9 @@ static void test_defaults(void **state)
 	assert_int_equal(c.balance, BALANCE_RANDOM);
 	assert_int_equal(c.rcvbuf, 0);
 	assert_int_equal(c.batch, 64);
-	assert_int_equal(c.output, OUTPUT_NULL);
+	/* A newcomer who sends a message sees it. */
+	assert_int_equal(c.output, OUTPUT_STDOUT);
+	assert_string_equal(c.user, "");
 	assert_int_equal(c.format, FORMAT_RAW);
 	assert_true(c.trace);
 	assert_int_equal(c.window, 10000);
@@ -57,7 +59,8 @@ static void test_every_flag(void **state)
 	assert_int_equal(c.format, FORMAT_JSON);
 	assert_string_equal(c.summary, "/tmp/s.json");
 	assert_true(c.duration > 2.49 && c.duration < 2.51);
-	assert_int_equal(c.cost_ns, 1500);
+	assert_int_equal(c.nr_cost_ns, 1);
+	assert_int_equal(c.cost_ns[0], 1500);
 	assert_int_equal(c.window, 100000);
 	assert_int_equal(c.window_bytes, 1ULL << 30);
 	assert_int_equal(c.output_rate, 40000);
@@ -116,6 +119,9 @@ static void test_bad_values(void **state)
 		{ "--duration", "soon", "--duration soon" },
 		{ "--duration", "0", "--duration 0" },
 		{ "--cost-ns", "1.5", "--cost-ns 1.5" },
+		{ "--cost-ns", "1000,", "--cost-ns 1000," },
+		{ "--cost-ns", ",1000", "--cost-ns ,1000" },
+		{ "--cost-ns", "1000,x", "--cost-ns 1000,x" },
 		{ "--window", "0", "--window 0" },
 		{ "--window-bytes", "1K", "--window-bytes 1K" },
 		{ "--stats-interval", "-1", "--stats-interval -1" },
@@ -140,6 +146,78 @@ static void test_threads_more_than_sockets(void **state)
 	/* Order does not matter: checked once all flags are in. */
 	assert_int_not_equal(PARSE(&c, "--threads", "3", "--sockets", "2"), 0);
 	assert_int_equal(PARSE(&c, "--threads", "2", "--sockets", "2"), 0);
+}
+
+/* The thread count follows the socket count unless given. */
+static void test_threads_follow_sockets(void **state)
+{
+	struct config c;
+	char buf[64];
+
+	assert_int_equal(PARSE(&c, "--sockets", "1"), 0);
+	assert_int_equal(c.threads, 1);
+	assert_int_equal(PARSE(&c, "--sockets", "8"), 0);
+	assert_int_equal(c.threads, 2);
+	assert_int_equal(PARSE(&c, "--threads", "1", "--sockets", "8"), 0);
+	assert_int_equal(c.threads, 1);
+	/* Given, it is checked: never silently lowered. */
+	assert_int_not_equal(PARSE(&c, "--sockets", "1", "--threads", "2"), 0);
+	assert_non_null(strstr(err, "--threads 2 is more than --sockets 1"));
+	assert_int_equal(PARSE(&c, "--output", "file:/tmp/x"), 0);
+	assert_string_equal(config_output_name(&c, buf, sizeof(buf)), "file:/tmp/x");
+	assert_int_equal(PARSE(&c, "--output", "null"), 0);
+	assert_string_equal(config_output_name(&c, buf, sizeof(buf)), "null");
+}
+
+static void test_user(void **state)
+{
+	struct config c;
+	char longname[100];
+
+	assert_int_equal(PARSE(&c, "--user", "nobody"), 0);
+	assert_string_equal(c.user, "nobody");
+	assert_int_not_equal(PARSE(&c, "--user", ""), 0);
+	assert_non_null(strstr(err, "--user"));
+	memset(longname, 'u', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_int_not_equal(PARSE(&c, "--user", longname), 0);
+	assert_non_null(strstr(err, "--user"));
+}
+
+/* One value for all threads, or exactly one per thread (a slow worker on purpose). */
+static void test_cost_ns_per_thread(void **state)
+{
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--threads", "2", "--cost-ns", "2000,40000"), 0);
+	assert_int_equal(c.nr_cost_ns, 2);
+	assert_int_equal(c.cost_ns[0], 2000);
+	assert_int_equal(c.cost_ns[1], 40000);
+	assert_int_equal(PARSE(&c, "--cost-ns", "1,2,3", "--sockets", "4", "--threads", "3"), 0);
+	assert_int_equal(c.nr_cost_ns, 3);
+	assert_int_equal(c.cost_ns[2], 3);
+	assert_int_not_equal(PARSE(&c, "--threads", "2", "--cost-ns", "1,2,3"), 0);
+	assert_non_null(strstr(err, "--cost-ns: 3 values for 2 threads"));
+	assert_int_equal(PARSE(&c, "--threads", "1", "--sockets", "1"), 0);
+	assert_int_equal(c.nr_cost_ns, 1);
+	assert_int_equal(c.cost_ns[0], 0);
+}
+
+static void test_ordered(void **state)
+{
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--sockets", "4"), 0);
+	assert_false(c.ordered);
+	assert_int_equal(PARSE(&c, "--ordered"), 0);
+	assert_true(c.ordered);
+	assert_int_equal(c.ordered_hold_ms, CONFIG_ORDERED_HOLD_MS);
+	assert_int_equal(PARSE(&c, "--ordered=50"), 0);
+	assert_int_equal(c.ordered_hold_ms, 50);
+	assert_int_not_equal(PARSE(&c, "--ordered=0"), 0);
+	assert_non_null(strstr(err, "--ordered=0"));
+	assert_int_not_equal(PARSE(&c, "--ordered=soon"), 0);
+	assert_non_null(strstr(err, "--ordered=soon"));
 }
 
 static void test_unknown_flag_and_argument(void **state)
@@ -245,6 +323,10 @@ int main(void)
 		cmocka_unit_test(test_size_suffixes),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_threads_more_than_sockets),
+		cmocka_unit_test(test_threads_follow_sockets),
+		cmocka_unit_test(test_user),
+		cmocka_unit_test(test_cost_ns_per_thread),
+		cmocka_unit_test(test_ordered),
 		cmocka_unit_test(test_unknown_flag_and_argument),
 		cmocka_unit_test(test_kafka),
 		cmocka_unit_test(test_kafka_bad),

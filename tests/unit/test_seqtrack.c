@@ -65,6 +65,8 @@ static void expect_totals(struct seqtrack *t, uint64_t received, uint64_t missin
 	struct seqtrack_totals tot;
 
 	seqtrack_totals(t, &tot);
+	/* the running sum a scrape reads equals the walk over flows */
+	assert_int_equal(seqtrack_missing(t), tot.missing);
 	assert_int_equal(tot.received, received);
 	assert_int_equal(tot.missing, missing);
 	assert_int_equal(tot.duplicates, dups);
@@ -326,6 +328,8 @@ static void test_cut_off(void **state)
 	}
 	/* the digits right before the cut also must not be mistaken for a short number */
 	seqtrack_totals(t, &tot);
+	/* the running sum a scrape reads equals the walk over flows */
+	assert_int_equal(seqtrack_missing(t), tot.missing);
 	assert_int_equal(tot.sequenced, 3);
 	assert_int_equal(tot.received, 3);
 	assert_int_equal(tot.flows, 3);
@@ -354,6 +358,8 @@ static void test_malformed(void **state)
 	/* a false start followed by a real marker is found */
 	assert_true(seqtrack_observe(t, "seq@32473 run=x seq@32473 run=ok flow=0 seq=0 ", 46));
 	seqtrack_totals(t, &tot);
+	/* the running sum a scrape reads equals the walk over flows */
+	assert_int_equal(seqtrack_missing(t), tot.missing);
 	assert_int_equal(tot.unsequenced, sizeof(bad) / sizeof(bad[0]));
 	assert_int_equal(tot.received, 1);
 	seqtrack_free(t);
@@ -373,6 +379,8 @@ static void test_huge_seq_window(void **state)
 	feed(t, "r", 0, 1000000000000000000ULL - 10);	/* duplicate */
 	feed(t, "r", 0, UINT64_MAX);
 	seqtrack_totals(t, &tot);
+	/* the running sum a scrape reads equals the walk over flows */
+	assert_int_equal(seqtrack_missing(t), tot.missing);
 	assert_int_equal(tot.received, 13);
 	assert_int_equal(tot.duplicates, 1);
 	assert_int_equal(tot.reordered, 1);
@@ -415,6 +423,8 @@ static void test_memory_budget(void **state)
 	feed_range(t, "c", 0, 0, 10);
 	feed(t, "c", 0, 3);	/* no bitmap: cannot tell dup from late */
 	seqtrack_totals(t, &tot);
+	/* the running sum a scrape reads equals the walk over flows */
+	assert_int_equal(seqtrack_missing(t), tot.missing);
 	assert_int_equal(tot.received, 30);
 	assert_int_equal(tot.untracked, 1);
 	assert_int_equal(tot.missing, 0);
@@ -435,6 +445,8 @@ static void test_flow_limit(void **state)
 	feed(t, "a", 2, 1);
 	feed(t, "a", 0, 1);
 	seqtrack_totals(t, &tot);
+	/* the running sum a scrape reads equals the walk over flows */
+	assert_int_equal(seqtrack_missing(t), tot.missing);
 	assert_int_equal(tot.flows, 2);
 	assert_int_equal(tot.received, 3);
 	assert_int_equal(tot.refused, 2);

@@ -22,7 +22,9 @@ struct exp_str {
 	size_t len;
 };
 
+/* clang-format off */
 #define S(x) { x, sizeof(x) - 1 }
+/* clang-format on */
 #define IN(x) .in = x, .len = sizeof(x) - 1
 
 struct pcase {
@@ -40,6 +42,8 @@ struct pcase {
 #define NOH SYSLOG_F_NO_HOSTNAME
 #define NOTS SYSLOG_F_NO_TIMESTAMP
 
+/* One case per block, fields in the order of struct pcase: kept as written. */
+/* clang-format off */
 static const struct pcase cases[] = {
 	/* ---- RFC 5424 section 6.5 ---- */
 	{ "5424 example 1",
@@ -324,6 +328,7 @@ static const struct pcase cases[] = {
 	{ "5424 no space after SD", IN("<34>1 - h a - - -msg"), SYSLOG_MALFORMED, 34, 1, {0},
 	  {0}, {0}, {0}, {0}, {0}, {0}, false, SYSLOG_F_NO_TIMESTAMP | SYSLOG_F_BAD_SD },
 };
+/* clang-format on */
 
 static char *guard_page;	/* a readable page followed by a PROT_NONE one */
 static size_t page_size;

@@ -14,7 +14,10 @@
 #include <syslog.h>
 #include <time.h>
 #include <librdkafka/rdkafka.h>
+#include "common/array.h"
+#include "common/clock.h"
 #include "common/log.h"
+#include "rx/config.h"
 #include "rx/sink/kafka.h"
 
 /* Bounded wait for the topic's metadata at start: an unknown topic or a
@@ -45,34 +48,32 @@ struct sink_kafka {
 	uint64_t other_reasons;		/* failures past the reason table */
 };
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
-}
+/* The counters are the output thread's; a metrics scrape reads them from
+ * another thread: single writer, relaxed atomic stores and loads. */
+#define BUMP(field, d) __atomic_store_n(&(field), (field) + (d), __ATOMIC_RELAXED)
 
 /* A permanent failure: counted per reason, the first of each reason logged. */
 static void count_failure(struct sink_kafka *k, rd_kafka_resp_err_t err)
 {
 	unsigned int i;
 
-	k->failed++;
+	BUMP(k->failed, 1);
 	for (i = 0; i < k->nr_reasons; i++) {
 		if (k->reasons[i].err == err) {
-			k->reasons[i].count++;
+			BUMP(k->reasons[i].count, 1);
 			return;
 		}
 	}
 	pr_warn("%s: message not delivered: %s (%s); such messages are counted as failed\n",
 		k->base.name, rd_kafka_err2name(err), rd_kafka_err2str(err));
 	if (k->nr_reasons == SINK_KAFKA_MAX_REASONS) {
-		k->other_reasons++;
+		BUMP(k->other_reasons, 1);
 		return;
 	}
 	k->reasons[k->nr_reasons].err = err;
-	k->reasons[k->nr_reasons++].count = 1;
+	k->reasons[k->nr_reasons].count = 1;
+	/* the entry is complete before a reader can see it */
+	__atomic_store_n(&k->nr_reasons, k->nr_reasons + 1, __ATOMIC_RELEASE);
 }
 
 static bool is_purge(rd_kafka_resp_err_t err)
@@ -88,12 +89,12 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 	struct sink_kafka *k = opaque;
 	enum sink_result res;
 
-	k->in_flight--;
+	BUMP(k->in_flight, -1);
 	if (!m->err) {
-		k->delivered++;
+		BUMP(k->delivered, 1);
 		res = SINK_DELIVERED;
 	} else if (k->purging && is_purge(m->err)) {
-		k->undelivered++;
+		BUMP(k->undelivered, 1);
 		res = SINK_UNDELIVERED;
 	} else {
 		count_failure(k, m->err);
@@ -152,7 +153,7 @@ static int kafka_produce(struct sink *s, const char *msg, size_t len, const char
 	 * buffer is free to be reused at once. */
 	if (!rd_kafka_produce(k->rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)msg, len,
 			      keylen ? key : NULL, keylen, opaque)) {
-		k->in_flight++;
+		BUMP(k->in_flight, 1);
 		return 0;
 	}
 	err = rd_kafka_last_error();
@@ -172,10 +173,10 @@ static int kafka_poll(struct sink *s, int timeout_ms)
 static uint64_t kafka_drain(struct sink *s)
 {
 	struct sink_kafka *k = (struct sink_kafka *)s;
-	uint64_t deadline = mono_ms() + (uint64_t)(k->drain_timeout * 1000);
+	uint64_t deadline = (mono_ns() / 1000000) + (uint64_t)(k->drain_timeout * 1000);
 	uint64_t left;
 
-	while (k->in_flight && mono_ms() < deadline && !(s->abort && *s->abort))
+	while (k->in_flight && (mono_ns() / 1000000) < deadline && !(s->abort && *s->abort))
 		rd_kafka_poll(k->rk, 50);
 	if (!k->in_flight)
 		return 0;
@@ -186,12 +187,12 @@ static uint64_t kafka_drain(struct sink *s)
 	 * completes their batches in the output stage. */
 	k->purging = true;
 	rd_kafka_purge(k->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-	deadline = mono_ms() + PURGE_WAIT_MS;
-	while (k->in_flight && mono_ms() < deadline)
+	deadline = (mono_ns() / 1000000) + PURGE_WAIT_MS;
+	while (k->in_flight && (mono_ns() / 1000000) < deadline)
 		rd_kafka_poll(k->rk, 20);
 	/* Anything still without a report is given up all the same; it stays
 	 * visible as in_flight too. */
-	k->undelivered += k->in_flight;
+	BUMP(k->undelivered, k->in_flight);
 	return k->in_flight;
 }
 
@@ -254,7 +255,7 @@ static int build_conf(rd_kafka_conf_t *conf, const struct config *c)
 		{ "queue.buffering.max.messages", num },
 		{ "reconnect.backoff.max.ms", "1000" },
 	};
-	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(defaults); i++) {
 		err = conf_set(conf, defaults[i][0], defaults[i][1], NULL);
 		if (err)
 			return err;
@@ -368,24 +369,26 @@ fail:
 int sink_kafka_stats(struct sink *s, struct sink_kafka_stats *out)
 {
 	struct sink_kafka *k = (struct sink_kafka *)s;
+	uint64_t other;
 
 	if (!s || s->ops != &kafka_ops)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->brokers = k->brokers;
 	out->topic = k->topic;
-	out->delivered = k->delivered;
-	out->failed = k->failed;
-	out->in_flight = k->in_flight;
-	out->undelivered = k->undelivered;
-	for (unsigned int i = 0; i < k->nr_reasons; i++) {
+	out->delivered = __atomic_load_n(&k->delivered, __ATOMIC_RELAXED);
+	out->failed = __atomic_load_n(&k->failed, __ATOMIC_RELAXED);
+	out->in_flight = __atomic_load_n(&k->in_flight, __ATOMIC_RELAXED);
+	out->undelivered = __atomic_load_n(&k->undelivered, __ATOMIC_RELAXED);
+	out->nr_reasons = __atomic_load_n(&k->nr_reasons, __ATOMIC_ACQUIRE);
+	for (unsigned int i = 0; i < out->nr_reasons; i++) {
 		out->reasons[i].name = rd_kafka_err2name(k->reasons[i].err);
-		out->reasons[i].count = k->reasons[i].count;
+		out->reasons[i].count = __atomic_load_n(&k->reasons[i].count, __ATOMIC_RELAXED);
 	}
-	out->nr_reasons = k->nr_reasons;
-	if (k->other_reasons) {
+	other = __atomic_load_n(&k->other_reasons, __ATOMIC_RELAXED);
+	if (other) {
 		out->reasons[out->nr_reasons].name = "OTHER";
-		out->reasons[out->nr_reasons++].count = k->other_reasons;
+		out->reasons[out->nr_reasons++].count = other;
 	}
 	return 0;
 }

@@ -30,8 +30,8 @@ struct sink_kafka_stats {
 	} reasons[SINK_KAFKA_MAX_REASONS + 1];	/* + "OTHER" when the table is full */
 };
 
-/* The counters of a kafka sink; -EINVAL if s is not one. Read them after
- * the output stage has stopped (they are the output thread's). */
+/* The counters of a kafka sink; -EINVAL if s is not one. Safe while the
+ * output stage runs (a metrics scrape): each count is read atomically. */
 int sink_kafka_stats(struct sink *s, struct sink_kafka_stats *out);
 
 #endif

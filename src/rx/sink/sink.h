@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Where formatted lines go. One small interface, one file per destination:
- * sink_file.c (null, stdout, file), sink_tcp.c, sink_kafka.c. A stream sink
+ * file.c (null, stdout, file), tcp.c, kafka.c. A stream sink
  * is handed large buffers of whole lines (write) and never sees one message.
  *
  * An async sink (kafka) is handed messages one by one instead (produce), each
@@ -13,9 +13,15 @@
 #ifndef SYSLOGRX_SINK_H
 #define SYSLOGRX_SINK_H
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "rx/config.h"
+
+/* --kafka-key: what a Kafka record's key is (it picks the partition). */
+enum kafka_key { KAFKA_KEY_NONE, KAFKA_KEY_SOURCE, KAFKA_KEY_HOSTNAME, KAFKA_KEY_APP };
+
+struct config;
 
 struct sink;
 

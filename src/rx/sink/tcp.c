@@ -27,7 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include "common/array.h"
+#include "common/clock.h"
 #include "common/log.h"
+#include "rx/config.h"
 #include "rx/sink/sink.h"
 #include "common/sockaddr.h"
 
@@ -120,14 +123,6 @@ static bool peer_closed(struct sink_tcp *t)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR));
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* Lines -> "LEN SP LINE" frames in t->cur. Returns the frames' length. */
 static size_t build_frames(struct sink_tcp *t, const char *buf, size_t len)
 {
@@ -140,15 +135,8 @@ static size_t build_frames(struct sink_tcp *t, const char *buf, size_t len)
 		size_t ll = nl ? (size_t)(nl - buf) : len;
 		size_t need = out + 21 + ll;
 
-		if (need > f->cap) {
-			size_t cap = f->cap * 2 > need ? f->cap * 2 : need;
-			char *p = realloc(f->data, cap);
-
-			if (!p)
-				return (size_t)-1;
-			f->data = p;
-			f->cap = cap;
-		}
+		if (array_reserve((void **)&f->data, &f->cap, need, 1, 4096))
+			return (size_t)-1;
 		out += sprintf(f->data + out, "%zu ", ll);
 		memcpy(f->data + out, buf, ll);
 		out += ll;

@@ -2,24 +2,25 @@
 /*
  * The output stage: one thread that takes batches from the input window,
  * parses each message (counting malformed ones, which are still written
- * raw), feeds the loss accounting, formats into a large buffer and hands the
- * sink whole buffers. A batch leaves the window once formatted.
+ * raw), feeds the loss accounting, formats and hands the sink the result.
  *
- * With an async sink (kafka: sink->ops->produce) each message is produced on
- * its own, with its batch's tracker as the opaque; the batch leaves the
- * window only when every message of it has a delivery report (delivered, or
- * a counted permanent failure). Batches may complete in any order: the window
- * only counts messages and bytes.
+ *   output.c        start, join, counts, free; picks the loop for the sink
+ *   output_sync.c   stream sinks: format into a large buffer, write it whole;
+ *                   a batch leaves the window once formatted
+ *   output_async.c  async sinks (kafka): produce each message; a batch leaves
+ *                   the window when every message of it has a delivery report
+ *   output_msg.c    the per-message step both loops share: parse, count,
+ *                   sequence accounting, meta, --output-rate
  */
-#ifndef SYSLOGRX_OUTPUT_STAGE_H
-#define SYSLOGRX_OUTPUT_STAGE_H
+#ifndef SYSLOGRX_OUTPUT_H
+#define SYSLOGRX_OUTPUT_H
 
 #include <pthread.h>
 #include <stdint.h>
-#include "syslog/format.h"
-#include "syslog/seqtrack.h"
 #include "rx/sink/sink.h"
 #include "rx/window.h"
+#include "syslog/format.h"
+#include "syslog/seqtrack.h"
 
 struct output_counts {
 	uint64_t processed;	/* taken from the window */
@@ -29,12 +30,7 @@ struct output_counts {
 	uint64_t write_errors;	/* failed sink writes */
 };
 
-/* An async sink's batch in flight: released when outstanding reaches 0. */
-struct batch_track {
-	struct batch_track *next;	/* free list: recycled, not freed */
-	struct batch *batch;
-	uint32_t outstanding;		/* produced without a report, +1 while producing */
-};
+struct batch_track;
 
 struct output_stage {
 	pthread_t thread;
@@ -42,7 +38,7 @@ struct output_stage {
 	struct sink *sink;
 	enum out_format format;
 	uint64_t rate;			/* --output-rate, 0 = none */
-	struct seqtrack *seq;
+	struct seqtrack *seq;		/* owned: freed by output_stage_free */
 	const volatile int *reopen;	/* set by SIGHUP, cleared here */
 	const volatile int *force;	/* second signal: stop now */
 	char *buf;
@@ -52,7 +48,7 @@ struct output_stage {
 	uint64_t rate_base;		/* rate_base + k is due at start + k/rate */
 	struct output_counts counts;	/* read with __atomic loads */
 	bool async;			/* sink->ops->produce */
-	struct batch_track *free_tracks;
+	struct batch_track *free_tracks;	/* output_async.c's recycled trackers */
 	uint64_t tracks_live;		/* batches waiting for delivery reports */
 	int error;
 };
@@ -63,9 +59,7 @@ int output_stage_start(struct output_stage *o, struct window *w, struct sink *si
 /* Returns after the window is closed and drained (or force). */
 int output_stage_join(struct output_stage *o);
 void output_stage_counts(struct output_stage *o, struct output_counts *out);
-
-/* For the sync and async loops alike (output_stage.c, output_async.c). */
-void output_count(uint64_t *counter, uint64_t n);	/* relaxed atomic add */
-void output_pace(struct output_stage *o);		/* --output-rate */
+/* Frees what start allocated (the sequence accounting is read until then). */
+void output_stage_free(struct output_stage *o);
 
 #endif

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <string.h>
+#include "common/log.h"
+#include "common/signals.h"
+
+volatile sig_atomic_t stop_requested;
+volatile sig_atomic_t hup_requested;
+
+static void on_stop(int sig)
+{
+	stop_requested++;
+}
+
+static void on_hup(int sig)
+{
+	hup_requested = 1;
+}
+
+static int set(int sig, void (*handler)(int))
+{
+	struct sigaction sa = { .sa_handler = handler };
+
+	sigemptyset(&sa.sa_mask);
+	return sigaction(sig, &sa, NULL) ? -errno : 0;
+}
+
+int signals_install(bool hup)
+{
+	int err = set(SIGINT, on_stop) ?: set(SIGTERM, on_stop) ?: set(SIGPIPE, SIG_IGN) ?:
+		  (hup ? set(SIGHUP, on_hup) : 0);
+
+	if (err)
+		pr_warn("cannot set signal handlers: %s\n", strerror(-err));
+	return err;
+}

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <microhttpd.h>
+#include "common/log.h"
+#include "common/parse_num.h"
+#include "net/http_metrics.h"
+
+struct http_metrics {
+	int fd;
+	struct MHD_Daemon *mhd;
+	http_metrics_fill_fn fill;
+	void *ctx;
+	char flag[32];
+	char address[SOCKADDR_STRLEN];
+};
+
+int http_metrics_parse(const char *arg, struct sockaddr_storage *addr, socklen_t *len)
+{
+	uint64_t port;
+	char buf[32];
+
+	/* A port alone binds loopback: metrics are not for the network unless
+	 * the operator says so. */
+	if (!parse_u64(arg, 0, 65535, &port)) {
+		snprintf(buf, sizeof(buf), "127.0.0.1:%llu", (unsigned long long)port);
+		return parse_host_port(buf, addr, len);
+	}
+	return parse_host_port(arg, addr, len);
+}
+
+struct http_metrics *http_metrics_open(const char *flag, const char *arg)
+{
+	struct sockaddr_storage addr;
+	socklen_t len;
+	struct http_metrics *h;
+	int one = 1, err;
+
+	if (http_metrics_parse(arg, &addr, &len)) {
+		pr_warn("%s %s: expected PORT or ADDR:PORT, e.g. 9464 or 127.0.0.1:9464\n", flag, arg);
+		errno = EINVAL;
+		return NULL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	snprintf(h->flag, sizeof(h->flag), "%s", flag);
+	h->fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (h->fd < 0)
+		goto fail;
+	setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(h->fd, (struct sockaddr *)&addr, len) || listen(h->fd, 64))
+		goto fail;
+	len = sizeof(addr);
+	if (getsockname(h->fd, (struct sockaddr *)&addr, &len))
+		goto fail;
+	format_host_port((struct sockaddr *)&addr, h->address, sizeof(h->address));
+	return h;
+fail:
+	err = errno;
+	if (err == EACCES && sockaddr_port(&addr) < 1024)
+		pr_warn("%s %s: %s (a port below 1024 needs CAP_NET_BIND_SERVICE)\n", flag, arg,
+			strerror(err));
+	else
+		pr_warn("%s %s: %s\n", flag, arg, strerror(err));
+	if (h->fd >= 0)
+		close(h->fd);
+	free(h);
+	errno = err;
+	return NULL;
+}
+
+const char *http_metrics_address(const struct http_metrics *h)
+{
+	return h->address;
+}
+
+static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, char *body,
+			      size_t len, enum MHD_ResponseMemoryMode mode, const char *type)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, mode);
+	enum MHD_Result ret;
+
+	if (!resp) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **state)
+{
+	static char not_found[] = "not found: the metrics are at /metrics\n";
+	static char bad_method[] = "method not allowed: GET /metrics\n";
+	static char failed[] = "the metrics could not be written\n";
+	struct http_metrics *h = cls;
+	struct prom_text p;
+	size_t len;
+	char *body;
+	int err;
+
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, bad_method, strlen(bad_method),
+			      MHD_RESPMEM_PERSISTENT, "text/plain");
+	if (strcmp(url, "/metrics"))
+		return answer(c, MHD_HTTP_NOT_FOUND, not_found, strlen(not_found),
+			      MHD_RESPMEM_PERSISTENT, "text/plain");
+	prom_text_init(&p);
+	err = h->fill(&p, h->ctx);
+	body = err ? NULL : prom_text_take(&p, &len);
+	if (!body) {
+		pr_warn("%s: GET /metrics: %s\n", h->flag, strerror(err ? -err : -p.error));
+		prom_text_free(&p);
+		return answer(c, MHD_HTTP_INTERNAL_SERVER_ERROR, failed, strlen(failed),
+			      MHD_RESPMEM_PERSISTENT, "text/plain");
+	}
+	return answer(c, MHD_HTTP_OK, body, len, MHD_RESPMEM_MUST_FREE, PROM_TEXT_CONTENT_TYPE);
+}
+
+int http_metrics_start(struct http_metrics *h, http_metrics_fill_fn fill, void *ctx)
+{
+	sigset_t all, old;
+
+	h->fill = fill;
+	h->ctx = ctx;
+	/* MHD's thread inherits a mask with every signal blocked, so SIGTERM,
+	 * SIGINT and SIGHUP reach the program's own threads, never this one. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* One internal thread polls and answers: scrapes are rare and small. */
+	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL,
+				  on_request, h,
+				  MHD_OPTION_LISTEN_SOCKET, h->fd,
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)16,
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+				  MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!h->mhd) {
+		pr_warn("%s %s: the HTTP server (libmicrohttpd) did not start\n", h->flag,
+			h->address);
+		return -EIO;
+	}
+	h->fd = -1;	/* MHD's now: MHD_stop_daemon closes it */
+	return 0;
+}
+
+void http_metrics_close(struct http_metrics *h)
+{
+	if (!h)
+		return;
+	if (h->mhd)
+		MHD_stop_daemon(h->mhd);	/* joins its thread, closes the socket */
+	if (h->fd >= 0)
+		close(h->fd);
+	free(h);
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --metrics ADDR:PORT: GET /metrics in the Prometheus text format, served by
+ * libmicrohttpd (one internal thread of its own), for syslogrx and the tools.
+ * The caller's fill callback writes the text on that thread at each scrape;
+ * it must only read (relaxed loads, BPF map lookups, getsockopt), never take
+ * a lock a receiving thread waits on.
+ *
+ * Two steps, because of privileges: http_metrics_open() binds (a port below
+ * 1024 needs CAP_NET_BIND_SERVICE) before capabilities are dropped;
+ * http_metrics_start() starts the thread after, so it runs with none.
+ */
+#ifndef SYSLOGRX_HTTP_METRICS_H
+#define SYSLOGRX_HTTP_METRICS_H
+
+#include <sys/socket.h>
+#include "common/prom_text.h"
+#include "common/sockaddr.h"
+
+/* Writes the exposition text; 0, or -errno to answer 500. */
+typedef int (*http_metrics_fill_fn)(struct prom_text *p, void *ctx);
+
+struct http_metrics;
+
+/* "9464" (127.0.0.1:9464), "127.0.0.1:9464", "[::1]:9464", "0.0.0.0:9464".
+ * 0 or -EINVAL. */
+int http_metrics_parse(const char *arg, struct sockaddr_storage *addr, socklen_t *len);
+
+/* Binds and listens. NULL + errno, having logged one line naming --metrics
+ * (flag is the flag's name for messages, e.g. "--metrics"). */
+struct http_metrics *http_metrics_open(const char *flag, const char *arg);
+/* The address bound ("127.0.0.1:9464"), the port resolved if 0 was asked. */
+const char *http_metrics_address(const struct http_metrics *h);
+/* Starts serving. 0 or -errno (logged). */
+int http_metrics_start(struct http_metrics *h, http_metrics_fill_fn fill, void *ctx);
+/* Stops the thread (waiting for a scrape in progress) and closes. NULL ok. */
+void http_metrics_close(struct http_metrics *h);
+
+#endif

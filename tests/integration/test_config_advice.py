@@ -1,0 +1,318 @@
+"""Issue 12: --env-file (SC4S's env_file mapped, its silent misbehaviours
+warned), pre-flight warnings against the kernel's limits, and advice after a
+loss that, applied to the same load, removes the drops it explains.
+
+The advice tests run the receiver SCHED_FIFO in both runs: other tests share
+the 2 cores, and a receiver starved by them for a varying time drops
+whatever its settings, which is not the load the advice is about."""
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from conftest import Proc, binary, free_udp_port, read_json, run_cmd
+
+FIFO = ["chrt", "-f", "1"]     # bounded: 2-3 s of load, at most ~1.1 cores
+
+
+def start_rx(tmp_path, procs, *args, prefix=(), name="summary.json"):
+    """syslogrx with a summary, behind an optional command prefix (setpriv,
+    nice, ip netns exec); returns the Proc once it is ready."""
+    summary = str(tmp_path / name)
+    args = [str(a) for a in args]
+    if not any(a in ("--output", "-o") or a.startswith("--output=") for a in args):
+        args += ["--output", "null"]    # stdout is the default: a pipe nobody reads would fill
+    p = Proc(list(prefix) + [binary("syslogrx"), "--summary", summary] + args)
+    procs.append(p)
+    p.summary_path = summary
+    p.ready = p.p.stderr.readline().decode()
+    lines = [p.ready]
+    while "ready on" not in p.ready and p.ready:
+        p.ready = p.p.stderr.readline().decode()
+        lines.append(p.ready)
+    if "ready on" not in p.ready:
+        rc, out, err = p.stop()
+        raise AssertionError(f"syslogrx did not start (exit {rc}): {''.join(lines)}{err}")
+    p.early = "".join(lines)
+    return p
+
+
+def stop_rx(p):
+    rc, out, err = p.stop()
+    assert rc == 0, err
+    return read_json(p.summary_path), p.early + err
+
+
+def preflight(summary, check):
+    rows = [c for c in summary["preflight"] if c["check"] == check]
+    assert len(rows) == 1, summary["preflight"]
+    return rows[0]
+
+
+def sysctl(name, netns=None):
+    path = "/proc/sys/" + name.replace(".", "/")
+    argv = ["cat", path] if not netns else ["ip", "netns", "exec", netns, "cat", path]
+    return [int(v) for v in subprocess.run(argv, capture_output=True, text=True,
+                                           check=True).stdout.split()]
+
+
+@pytest.fixture
+def netns():
+    ns = f"srx12b-{uuid.uuid4().hex[:6]}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"], check=True)
+    yield ns
+    subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+def test_env_file_sc4s_mapping_and_warnings(tmp_path, procs, netns):
+    """An SC4S env_file with the settings SC4S gets silently wrong: each is
+    warned about, each mapped setting is printed, and the summary's config is
+    what the mapping says (in a namespace: SC4S listens on 0.0.0.0)."""
+    rmem_max = sysctl("net.core.rmem_max", netns)[0]
+    so_rcvbuff = rmem_max + (1 << 20)          # above rmem_max: SC4S would get 2 x rmem_max
+    port = 5514
+    env = tmp_path / "env_file"
+    env.write_text(
+        "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL=https://splunk.example:8088\n"
+        f"SC4S_LISTEN_DEFAULT_UDP_PORT={port}\n"
+        "SC4S_SOURCE_LISTEN_UDP_SOCKETS=4\n"
+        "SC4S_ENABLE_EBPF=yes\n"
+        "SC4S_EBPF_NO_SOCKETS=16 # threads x 4\n"
+        f"SC4S_SOURCE_UDP_SO_RCVBUFF={so_rcvbuff}\n"
+        "SC4S_SOURCE_UDP_IW_SIZE=200000\n"
+        "SC4S_SOURCE_UDP_FETCH_LIMIT=500\n"
+        "SC4S_USE_NAME_CACHE=no\n")
+    rx = start_rx(tmp_path, procs, "--env-file", env, "--threads", "2", "--duration", "1",
+                  prefix=["ip", "netns", "exec", netns])
+    s, err = stop_rx(rx)
+
+    # What each setting became, printed, with the line it came from.
+    assert f"{env}:2: SC4S_LISTEN_DEFAULT_UDP_PORT={port} -> --listen 0.0.0.0:{port}" in err
+    assert f"{env}:3: SC4S_SOURCE_LISTEN_UDP_SOCKETS=4 -> --sockets 4" in err
+    assert f"SC4S_SOURCE_UDP_SO_RCVBUFF={so_rcvbuff} -> --rcvbuf {2 * so_rcvbuff}" in err
+    assert "ignored (not for a UDP receiver): SC4S_DEST_SPLUNK_HEC_DEFAULT_URL, SC4S_USE_NAME_CACHE" in err
+    assert "precedence: env-file < --config < command line" in err
+    # Where SC4S would misbehave silently.
+    warnings = [l for l in err.splitlines() if "--env-file" in l and "WARNING" in l]
+    assert any("SC4S_EBPF_NO_SOCKETS=16 but SC4S_SOURCE_LISTEN_UDP_SOCKETS=4" in w for w in warnings), err
+    assert any("SC4S_SOURCE_UDP_IW_SIZE is set without SC4S_SOURCE_UDP_IW_USE=yes" in w for w in warnings), err
+    assert any("SC4S_SOURCE_UDP_FETCH_LIMIT is set without SC4S_SOURCE_UDP_IW_USE=yes" in w for w in warnings), err
+    assert any(f"is above net.core.rmem_max ({rmem_max})" in w and f"{2 * rmem_max} bytes" in w
+               for w in warnings), err
+    assert len(warnings) == 4, warnings
+
+    # The settings in force, in the summary.
+    assert s["listen"] == f"0.0.0.0:{port}"
+    assert s["balance"] == "random"
+    c = s["config"]
+    assert c["sockets"] == 4 and len(s["sockets"]) == 4
+    assert c["rcvbuf"] == 2 * so_rcvbuff
+    assert all(sock["rcvbuf"] == 2 * so_rcvbuff for sock in s["sockets"])  # forced: CAP_NET_ADMIN
+    assert c["window"] == 200000 and c["window_bytes"] == 200000 * 1024
+    assert c["batch"] == 500
+    e = c["env_file"]
+    assert e["path"] == str(env)
+    mapped = {m["name"]: m for m in e["mapped"]}
+    assert mapped["SC4S_ENABLE_EBPF"]["flag"] == "--balance"
+    assert mapped["SC4S_ENABLE_EBPF"]["became"] == "random"
+    assert mapped["SC4S_EBPF_NO_SOCKETS"]["flag"] is None
+    assert mapped["SC4S_SOURCE_UDP_FETCH_LIMIT"]["line"] == 8
+    assert all(m["overridden_by"] is None for m in e["mapped"])
+    assert e["ignored"] == ["SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", "SC4S_USE_NAME_CACHE"]
+    assert len(e["warnings"]) == 4
+
+
+def test_config_file_bad_line_is_an_error(tmp_path):
+    conf = tmp_path / "syslogrx.conf"
+    conf.write_text("# syslogrx\nsockets = 4\nbalance = fastest\n")
+    r = run_cmd([binary("syslogrx"), "--config", str(conf)])
+    assert r.returncode == 2
+    assert f"{conf}:3: --balance fastest: expected random, roundrobin, leastloaded or hash" in r.stderr
+
+
+def test_preflight_rcvbuf_above_rmem_max(tmp_path, procs):
+    """Without CAP_NET_ADMIN, a --rcvbuf above 2 x net.core.rmem_max is cut
+    down: pre-flight says so and names the sysctl."""
+    rmem_max = sysctl("net.core.rmem_max")[0]
+    asked = min(4 * rmem_max, 1 << 30)
+    port = free_udp_port()
+    rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--rcvbuf", asked,
+                  "--balance", "hash", "--no-trace", "--duration", "0.5",
+                  prefix=["setpriv", "--inh-caps", "-net_admin", "--bounding-set", "-net_admin"])
+    s, err = stop_rx(rx)
+    got = s["sockets"][0]["rcvbuf"]
+    assert got == 2 * rmem_max < asked
+    row = preflight(s, "rcvbuf")
+    assert row["ok"] is False
+    assert f"--rcvbuf {asked} asked, {got} obtained" in row["message"]
+    assert f"sysctl -w net.core.rmem_max={asked // 2}" in row["fix"]
+    assert f"pre-flight rcvbuf: WARNING: --rcvbuf {asked} asked" in err
+    assert preflight(s, "udp_mem")["ok"] is True
+
+
+def test_preflight_sockets_times_rcvbuf_above_udp_mem(tmp_path, procs):
+    """N x rcvbuf above net.ipv4.udp_mem (global, in pages): PROTO_MEM drops
+    would come before any buffer is full. Sized from the current limit, which
+    is left untouched."""
+    pages = sysctl("net.ipv4.udp_mem")
+    limit = pages[2] * os.sysconf("SC_PAGESIZE")
+    rcvbuf = 1 << 30
+    n = limit // rcvbuf + 1
+    assert n <= 64, f"udp_mem {pages} is too large for this test"
+    port = free_udp_port()
+    rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", n,
+                  "--threads", "1", "--rcvbuf", "1G", "--balance", "hash", "--no-trace",
+                  "--duration", "0.5")
+    s, err = stop_rx(rx)
+    row = preflight(s, "udp_mem")
+    assert row["ok"] is False, row
+    assert f"{n} sockets x rcvbuf can queue {n * s['sockets'][0]['rcvbuf']} bytes" in row["message"]
+    assert "PROTO_MEM" in row["message"]
+    assert "sysctl -w net.ipv4.udp_mem=" in row["fix"]
+    m = re.search(r'udp_mem="(\d+) (\d+) (\d+)"', row["fix"])
+    assert m and int(m.group(3)) * os.sysconf("SC_PAGESIZE") >= limit + n * s["sockets"][0]["rcvbuf"]
+    assert "pre-flight udp_mem: WARNING" in err
+    assert preflight(s, "rcvbuf")["ok"] is True    # forced: CAP_NET_ADMIN
+
+
+def loggen(port, rate, seconds, size, stall=None):
+    """loggen's one flow; with stall=(after, pid, length) the receiver is
+    stopped (SIGSTOP) for `length` seconds, `after` seconds into the load."""
+    p = subprocess.Popen(["loggen", "--inet", "--dgram", "--rate", str(rate), "--interval",
+                          str(seconds), "--size", str(size), "--active-connections", "1",
+                          "127.0.0.1", str(port)], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    try:
+        if stall:
+            after, pid, length = stall
+            time.sleep(after)
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                time.sleep(length)
+            finally:
+                os.kill(pid, signal.SIGCONT)
+        out, _ = p.communicate(timeout=seconds + 30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    m = re.search(r"average rate.*count=(\d+)", out)
+    assert p.returncode == 0 and m, out
+    return int(m.group(1))
+
+
+def advised(summary, flag):
+    items = [a for a in summary["advice"] if a.get("flag") == flag]
+    return items[0]["value"] if items else None
+
+
+# What makes a receiver drop at 9,000/s (SC4S measured 0.2% there) is not the
+# rate but a stall of the drain: here, where the receiver keeps up with
+# loggen's start burst (queue high-water mark ~50K of 208K), the scheduler's
+# stalls are what overflow the default buffer, and their length varies with
+# whatever else runs. The test makes the stall the same in both runs: the
+# receiver runs SCHED_FIFO (no other stall) and is stopped for 100 ms, 1 s
+# into the load.
+STALL = 0.1
+
+
+def test_advice_burst_rcvbuf_applied_drops_nothing(tmp_path, procs):
+    """loggen's bursty start at 9,000/s into the default rcvbuf, with a
+    100 ms stall of the drain, drops a little; the advised --rcvbuf, parsed
+    from that run's summary, takes the same load and stall without a drop."""
+    port = free_udp_port()
+    rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", "4",
+                  "--threads", "2", prefix=FIFO, name="burst.json")
+    sent = loggen(port, 9000, 3, 1000, stall=(1.0, rx.p.pid, STALL))
+    s, err = stop_rx(rx)
+    drops = s["totals"]["kernel_drops"]["total"]
+    assert s["totals"]["received"] + drops == sent
+    assert 0 < drops < sent * 0.05, "a little"
+    value = advised(s, "--rcvbuf")
+    assert value, s["advice"]
+    assert f"advice: --rcvbuf {value}:" in err
+    assert advised(s, "--threads") is None and advised(s, "--balance") is None
+    print(f"burst: {drops} of {sent} dropped, hwm {[k['queue_hwm_bytes'] for k in s['sockets']]}, "
+          f"advice --rcvbuf {value}")
+
+    port = free_udp_port()
+    rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", "4",
+                  "--threads", "2", "--rcvbuf", value, prefix=FIFO, name="applied.json")
+    sent = loggen(port, 9000, 3, 1000, stall=(1.0, rx.p.pid, STALL))
+    s2, err2 = stop_rx(rx)
+    assert s2["totals"]["kernel_drops"]["total"] == 0, (value, s2["sockets"])
+    assert s2["totals"]["received"] == sent
+    assert s2["advice"] == []
+    assert "advice:" not in err2
+
+
+def one_flow(tmp_path, procs, name, *flags):
+    port = free_udp_port()
+    rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", "4",
+                  "--threads", "2", "--cost-ns", "100000", *flags, prefix=FIFO, name=name)
+    # No end markers: they trail the load by 150 ms, and the advice's offered
+    # rate is measured from the first datagram to the last.
+    r = run_cmd([binary("sysloggen"), "--target", f"127.0.0.1:{port}", "--rate", "11000",
+                 "--duration", "2", "--size", "300", "--end-markers", "0", "--json"], timeout=60)
+    assert r.returncode == 0, r.stderr
+    sent = json.loads(r.stdout.splitlines()[-1])["datagrams"]   # messages + end markers
+    s, err = stop_rx(rx)
+    assert s["totals"]["received"] + s["totals"]["kernel_drops"]["total"] == sent
+    return s, err
+
+
+def test_advice_one_flow_hash_slow_workers(tmp_path, procs):
+    """One flow, --balance hash, workers that drain 10,000/s each offered
+    11,000/s: the hash puts the flow on one worker; the advice names random
+    balancing, and applying it (parsed from the summary) lowers the drops."""
+    s, err = one_flow(tmp_path, procs, "hash.json", "--balance", "hash")
+    drops = s["totals"]["kernel_drops"]["total"]
+    assert drops > 0
+    assert sum(1 for sock in s["sockets"] if sock["received"]) == 1   # one flow, one socket
+    balance = advised(s, "--balance")
+    threads = advised(s, "--threads")
+    assert balance == "random" or threads, s["advice"]
+    assert advised(s, "--rcvbuf") is None, "not a burst: no buffer holds a sustained excess"
+    flags = ["--balance", balance or "hash"]
+    if threads:
+        flags += ["--threads", threads, "--sockets", max(int(threads), 4)]
+    s2, _ = one_flow(tmp_path, procs, "applied.json", *flags)
+    print(f"one flow: {drops} dropped with hash, {s2['totals']['kernel_drops']['total']} with {flags}")
+    assert s2["totals"]["kernel_drops"]["total"] < drops, (drops, s2["totals"])
+
+
+def test_preflight_privileged_port_without_capability(netns):
+    """Port 514 without CAP_NET_BIND_SERVICE: the warning names the
+    capability and the sysctl before the bind fails (in a namespace: 514 is
+    nobody else's there)."""
+    start = sysctl("net.ipv4.ip_unprivileged_port_start", netns)[0]
+    assert start > 514
+    r = run_cmd(["ip", "netns", "exec", netns, "setpriv", "--inh-caps", "-net_bind_service",
+                 "--bounding-set", "-net_bind_service", binary("syslogrx"),
+                 "--listen", "127.0.0.1:514", "--balance", "hash", "--no-trace",
+                 "--duration", "0.3"])
+    assert r.returncode != 0
+    assert (f"pre-flight port: WARNING: port 514 is below net.ipv4.ip_unprivileged_port_start "
+            f"({start}) and CAP_NET_BIND_SERVICE is missing") in r.stderr
+    assert "sysctl -w net.ipv4.ip_unprivileged_port_start=514" in r.stderr
+
+
+def test_preflight_window_above_memavailable(tmp_path, procs):
+    with open("/proc/meminfo") as f:
+        avail = next(int(l.split()[1]) * 1024 for l in f if l.startswith("MemAvailable:"))
+    if avail >= 64 << 30:
+        pytest.skip("MemAvailable is above --window-bytes' most (64G)")
+    port = free_udp_port()
+    rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--window-bytes", "64G",
+                  "--balance", "hash", "--no-trace", "--duration", "0.3")
+    s, err = stop_rx(rx)
+    row = preflight(s, "window_memory")
+    assert row["ok"] is False and row["fix"].startswith("--window-bytes ")
+    assert "pre-flight window_memory: WARNING" in err
+    assert all(c["ok"] for c in s["preflight"] if c["check"] != "window_memory"), s["preflight"]

@@ -1,0 +1,56 @@
+"""What a newcomer meets first: the build without clang, `syslogrx --sockets 1`,
+and a message sent to a syslogrx started with no flags appearing on its stdout."""
+import os
+import signal
+import socket
+
+from conftest import ROOT, Proc, binary, free_udp_port, read_json, run_cmd, wait_for_udp_port
+
+
+def test_make_without_clang_says_make_deps():
+    r = run_cmd(["make", "-C", ROOT, "CLANG=srx12c-no-such-clang"], timeout=60)
+    assert r.returncode != 0
+    assert "srx12c-no-such-clang is not installed: run `make deps`" in r.stderr, r.stderr
+    assert "No such file or directory" not in r.stderr + r.stdout
+
+
+def test_one_socket_alone_works(tmp_path):
+    port = free_udp_port()
+    summary = tmp_path / "s.json"
+    r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--sockets", "1",
+                 "--duration", "0.3", "--summary", str(summary)], timeout=20)
+    assert r.returncode == 0, r.stderr
+    c = read_json(summary)["config"]
+    assert c["sockets"] == 1 and c["threads"] == 1, c
+
+
+def test_threads_given_are_not_lowered():
+    r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{free_udp_port()}",
+                 "--sockets", "1", "--threads", "2", "--duration", "0.3"], timeout=20)
+    assert r.returncode == 2
+    assert "--threads 2 is more than --sockets 1" in r.stderr
+
+
+def test_default_output_shows_the_message_and_says_so(procs):
+    """No --output: the message is on stdout, and the first line said it would be."""
+    port = free_udp_port()
+    rx = Proc([binary("syslogrx"), "--listen", f"127.0.0.1:{port}"])
+    procs.append(rx)
+    ready = rx.p.stderr.readline().decode()
+    assert ready == f"syslogrx: ready on 127.0.0.1:{port}, writing raw lines to stdout\n"
+    wait_for_udp_port(port, count=4)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for m in (b"<13>Nov 23 01:00:00 host app: hello", b"<14>second"):
+            s.sendto(m, ("127.0.0.1", port))
+    rc, out, err = rx.stop(signal.SIGINT)
+    assert rc == 0, err
+    assert sorted(out.splitlines()) == ["<13>Nov 23 01:00:00 host app: hello", "<14>second"]
+
+
+def test_null_output_says_it_discards():
+    port = free_udp_port()
+    r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--output", "null",
+                 "--duration", "0.3"], timeout=20)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[0] == (f"syslogrx: ready on 127.0.0.1:{port}, "
+                                        "discarding messages (--output null)")

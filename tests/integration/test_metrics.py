@@ -1,0 +1,271 @@
+"""--metrics: GET /metrics while syslogrx runs, the same numbers as the summary
+at exit, per socket and per drop reason, under a load with drops; valid text
+by `promtool check metrics` (Debian's prometheus package, unpacked by
+lab/promtool-setup.sh, never run as a service); udpdrops --metrics too."""
+import json
+import os
+import re
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import BUILD, ROOT, Proc, binary, free_udp_port, run_cmd, send_udp
+from test_udpdrops import finish, proc_drops, start_receiver, start_udpdrops
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def free_tcp_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def promtool():
+    path = os.path.join(BUILD, "prometheus", "usr", "bin", "promtool")
+    if not os.access(path, os.X_OK):
+        r = run_cmd([os.path.join(ROOT, "lab", "promtool-setup.sh"),
+                     os.path.join(BUILD, "prometheus")], timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+    return path
+
+
+def check_with_promtool(text):
+    r = subprocess.run([promtool(), "check", "metrics"], input=text, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout == "" and r.stderr == "", \
+        f"promtool check metrics: rc {r.returncode}\n{r.stdout}{r.stderr}"
+
+
+def scrape(port, path="/metrics"):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as resp:
+        assert resp.status == 200
+        assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        return resp.read().decode()
+
+
+def parse(text):
+    """{(name, frozenset(labels.items())): value}; also checks every sample
+    follows a TYPE line of its family."""
+    out, typed = {}, set()
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            typed.add(line.split()[2])
+            continue
+        if line.startswith("#"):
+            continue
+        m = SAMPLE.match(line)
+        assert m, f"not a sample line: {line!r}"
+        name, labels, value = m.group(1), m.group(2) or "", m.group(3)
+        assert name in typed, f"{name} has no # TYPE line before it"
+        key = (name, frozenset(LABEL.findall(labels)))
+        assert key not in out, f"duplicate series {line!r}"
+        out[key] = float(value)
+    return out
+
+
+def series(m, name, **labels):
+    """{label tuple of the non-given labels: value} for name with these labels."""
+    want = {(k, str(v)) for k, v in labels.items()}
+    return {tuple(sorted(set(l) - want)): v for (n, l), v in m.items()
+            if n == name and want <= set(l)}
+
+
+def value(m, name, **labels):
+    got = series(m, name, **labels)
+    assert len(got) == 1, f"{name}{labels}: {got}"
+    return next(iter(got.values()))
+
+
+def caps_of_threads(pid):
+    caps = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/status") as f:
+            for line in f:
+                if line.startswith("CapEff:"):
+                    caps[tid] = int(line.split()[1], 16)
+    return caps
+
+
+def test_scrape_equals_summary_under_drops(syslogrx):
+    port, mport = free_udp_port(), free_tcp_port()
+    rx = syslogrx("--sockets", "4", "--threads", "2", "--balance", "random", "--rcvbuf", "64K",
+                  "--cost-ns", "20000", "--metrics", str(mport), port=port)
+    # A port alone binds loopback.
+    line = rx.p.stderr.readline().decode()
+    assert f"metrics on http://127.0.0.1:{mport}/metrics" in line, line
+
+    # Before any traffic: served, and every thread (MHD's included) holds no capability.
+    m = parse(scrape(mport))
+    assert value(m, "syslogrx_build_info", version="0.1") == 1
+    assert sum(series(m, "syslogrx_socket_received_total").values()) == 0
+    caps = caps_of_threads(rx.p.pid)
+    assert len(caps) >= 4 and all(c == 0 for c in caps.values()), caps
+
+    # Scraped all through the load: counters never go backwards.
+    scrapes, done = [], threading.Event()
+
+    def scraper():
+        while not done.is_set() and len(scrapes) < 500:
+            scrapes.append(parse(scrape(mport)))
+            time.sleep(0.01)
+
+    th = threading.Thread(target=scraper)
+    th.start()
+    try:
+        r = run_cmd([binary("sysloggen"), "--target", f"127.0.0.1:{port}", "--count", "60000",
+                     "--rate", "200000", "--size", "200", "--json"], timeout=60)
+    finally:
+        done.set()
+        th.join(timeout=30)
+    assert r.returncode == 0, r.stderr
+    sent = json.loads(r.stdout.splitlines()[-1])["datagrams"]   # messages + end markers
+    assert len(scrapes) >= 2
+    for a, b in zip(scrapes, scrapes[1:]):
+        for key, v in a.items():
+            if key[0].endswith("_total"):
+                assert b.get(key, 0) >= v, (key, v, b.get(key))
+
+    # Scrape until the workers have emptied the kernel queues and the window
+    # and nothing moves any more (bounded): what SIGTERM finds is then nothing.
+    prev, deadline = None, time.monotonic() + 30
+    while True:
+        text = scrape(mport)
+        m = parse(text)
+        # the window's full time is a clock: compare the rest
+        still = {k: v for k, v in m.items() if k[0] != "syslogrx_window_full_seconds_total"}
+        if (sum(series(m, "syslogrx_socket_queued_bytes").values()) == 0
+                and value(m, "syslogrx_window_messages") == 0 and still == prev):
+            break
+        prev = still
+        assert time.monotonic() < deadline, "syslogrx did not settle within 30 s"
+        time.sleep(0.3)
+    # 404 elsewhere, 405 for another method.
+    with pytest.raises(urllib.error.HTTPError) as e:
+        scrape(mport, "/other")
+    assert e.value.code == 404
+    req = urllib.request.Request(f"http://127.0.0.1:{mport}/metrics", data=b"x", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(req, timeout=10)
+    assert e.value.code == 405
+
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    s = rx.summary
+    t = s["totals"]
+    check_with_promtool(text)
+
+    drops = t["kernel_drops"]["total"]
+    assert drops > sent * 0.2, "the load must be more than the receiver takes"
+    assert t["received"] + drops == sent
+
+    # Per socket and per reason: the scrape is the summary.
+    reasons_seen = set()
+    for sock in s["sockets"]:
+        i = sock["index"]
+        assert value(m, "syslogrx_socket_received_total", socket=i) == sock["received"]
+        assert value(m, "syslogrx_socket_received_bytes_total", socket=i) == sock["bytes"]
+        assert value(m, "syslogrx_socket_truncated_total", socket=i) == sock["truncated"]
+        assert value(m, "syslogrx_socket_steered_total", socket=i) == sock["steered"]
+        assert value(m, "syslogrx_socket_rcvbuf_bytes", socket=i) == sock["rcvbuf"]
+        assert value(m, "syslogrx_socket_queue_hwm_bytes", socket=i) == sock["queue_hwm_bytes"]
+        assert value(m, "syslogrx_socket_so_meminfo_drops_total", socket=i) == \
+            sock["so_meminfo_drops"]
+        scraped = {dict(l)["reason"]: v for l, v in
+                   series(m, "syslogrx_socket_kernel_drops_total", socket=i).items()}
+        summary_reasons = {k: v for k, v in sock["kernel_drops"].items() if k != "total"}
+        assert scraped == summary_reasons, (i, scraped, summary_reasons)
+        assert sock["kernel_drops"]["total"] > 0
+        reasons_seen |= set(scraped)
+    assert reasons_seen == {"SOCKET_RCVBUFF"}
+
+    assert value(m, "syslogrx_written_total") == t["written"] == t["received"]
+    assert value(m, "syslogrx_discarded_total") == t["discarded"]
+    assert value(m, "syslogrx_malformed_total") == t["malformed"]
+    assert value(m, "syslogrx_abandoned_total") == t["abandoned"]
+    assert value(m, "syslogrx_selection_failures_total") == t["selection_failures"]
+    assert value(m, "syslogrx_tracer_map_full_total") == t["tracer_map_full"]
+    assert value(m, "syslogrx_output_errors_total") == 0
+    assert series(m, "syslogrx_no_socket_drops_total") == {}
+    assert value(m, "syslogrx_sequence_gaps") == s["loss"]["missing"]
+    w = s["window"]
+    assert value(m, "syslogrx_window_hwm_messages") == w["hwm"] > 0
+    assert value(m, "syslogrx_window_size_messages") == w["size"]
+    assert abs(value(m, "syslogrx_window_full_seconds_total") - w["full_seconds"]) <= 0.0011
+
+
+def test_metrics_flag_refusals(tmp_path):
+    port = free_udp_port()
+    for bad in ("notaport", "127.0.0.1:99999", "1.2.3:80"):
+        r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--metrics", bad,
+                     "--duration", "0.1"])
+        assert r.returncode == 2, r.stderr
+        assert f"--metrics {bad}: expected PORT or ADDR:PORT" in r.stderr
+    # A port in use: the flag and the error named, exit 2, nothing left behind.
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        mport = busy.getsockname()[1]
+        r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--metrics",
+                     f"127.0.0.1:{mport}", "--duration", "0.1"])
+    assert r.returncode == 2, r.stderr
+    assert f"--metrics 127.0.0.1:{mport}: Address already in use" in r.stderr
+
+
+def test_udpdrops_metrics(procs):
+    mport = free_tcp_port()
+    recv, hello = start_receiver(procs, n=2)
+    port = hello["port"]
+    ud = start_udpdrops(procs, "--port", str(port), "--interval", "0.2",
+                        "--metrics", f"127.0.0.1:{mport}")
+    line = ud.p.stderr.readline().decode()
+    assert f"metrics on http://127.0.0.1:{mport}/metrics" in line, line
+    # The receiver reads nothing: its 4 KB queues overflow.
+    send_udp("127.0.0.1", port, 400, size=300)
+    # One flow: the kernel's hash puts it on one socket; a series per socket
+    # and reason seen, so the other has none.
+    kernel = {s["inode"]: proc_drops(s["inode"]) for s in hello["socks"]}
+    kernel = {inode: d for inode, d in kernel.items() if d}
+    assert sum(kernel.values()) > 0
+
+    deadline, m = time.monotonic() + 10, None
+    while time.monotonic() < deadline:
+        text = scrape(mport)
+        m = parse(text)
+        got = {int(dict(l)["inode"]): v for l, v in
+               series(m, "udpdrops_socket_drops_total", reason="SOCKET_RCVBUFF").items()}
+        if got == kernel:
+            break
+        time.sleep(0.2)
+    assert got == kernel, (got, kernel)
+    check_with_promtool(text)
+    for s in hello["socks"]:
+        labels = dict(pid=hello["pid"], comm="python3", local=f"127.0.0.1:{port}",
+                      inode=s["inode"])
+        assert value(m, "udpdrops_socket_rcvbuf_bytes", **labels) == s["rcvbuf"]
+        loaded = s["inode"] in kernel
+        assert (value(m, "udpdrops_socket_queue_hwm_bytes", **labels) > 0) == loaded
+        assert (value(m, "udpdrops_socket_queued_bytes", **labels) > 0) == loaded
+        assert value(m, "udpdrops_socket_enqueue_failures_total", **labels) == \
+            kernel.get(s["inode"], 0)
+
+    # Close the receiver: datagrams to the port now have no socket.
+    recv.p.stdin.close()
+    recv.p.wait(timeout=10)
+    send_udp("127.0.0.1", port, 7, size=50)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        m = parse(scrape(mport))
+        ns = series(m, "udpdrops_no_socket_drops_total", port=port)
+        if ns:
+            break
+        time.sleep(0.2)
+    assert ns == {(("reason", "NO_SOCKET"),): 7}, ns
+    rc, _, err = ud.stop()
+    assert rc == 0, err

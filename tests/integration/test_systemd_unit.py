@@ -1,0 +1,216 @@
+"""The systemd unit, for real: this machine's own OS booted in a container
+(systemd-nspawn --volatile=yes: a tmpfs root over the host's /usr, read-only),
+syslogrx installed into a DESTDIR bind-mounted at /usr/local, then systemctl
+start, a message, reload (the output file reopened), restart, stop.
+
+The container shares the host's network namespace: the test sends from here to
+the port the service bound there, and reads the service's files through
+nsenter. BPF needs CAP_BPF and CAP_PERFMON in the container's bounding set and
+the bpf syscall in nspawn's filter; the unit itself gives them to a dynamic
+user as ambient capabilities, and syslogrx drops them once started."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from conftest import ROOT, binary, free_udp_port, run_cmd, wait_for_udp_port
+
+BOOT_TIMEOUT = 30
+UNIT_DIR = "usr/local/lib/systemd/system"
+
+
+def children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except FileNotFoundError:
+        return []
+
+
+def comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return ""
+
+
+class Container:
+    def __init__(self, dest, name):
+        self.name = name
+        self.log = open(dest.parent / "nspawn.log", "w+b")
+        self.p = subprocess.Popen(
+            ["systemd-nspawn", "-D", "/", "--volatile=yes", "-b", "--register=no",
+             "--keep-unit", "-M", name, "--quiet",
+             f"--bind-ro={dest}/usr/local:/usr/local",
+             f"--bind-ro={dest}/etc/syslogrx:/etc/syslogrx",
+             "--capability=CAP_BPF,CAP_PERFMON,CAP_NET_ADMIN",
+             "--system-call-filter=bpf",
+             # basic.target: journald and little else; the test starts the unit itself.
+             # The host's network namespace is shared: nothing that configures it runs.
+             "--", "systemd.firstboot=off", "systemd.unit=basic.target",
+             "systemd.mask=systemd-networkd.service", "systemd.mask=systemd-resolved.service",
+             "systemd.mask=systemd-timesyncd.service"],
+            stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        self.init = None
+
+    def boot(self):
+        self.init = self._find_init()
+        self.wait_for_manager()
+
+    def _find_init(self):
+        """The container's pid 1 (systemd), a grandchild of systemd-nspawn."""
+        deadline = time.monotonic() + BOOT_TIMEOUT
+        while time.monotonic() < deadline:
+            assert self.p.poll() is None, f"systemd-nspawn exited: {self.output()}"
+            # Its child, or (in other versions) its grandchild.
+            for c in children(self.p.pid):
+                for pid in [c] + children(c):
+                    if comm(pid) == "systemd":
+                        return pid
+            time.sleep(0.05)
+        raise AssertionError(f"no systemd in the container after {BOOT_TIMEOUT}s: {self.output()}")
+
+    def output(self):
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")[-3000:]
+
+    def run(self, *argv, check=True, timeout=30):
+        r = run_cmd(["nsenter", "-t", str(self.init), "-m", "-p", "--"] + list(argv),
+                    timeout=timeout)
+        if check:
+            assert r.returncode == 0, f"{' '.join(argv)}: {r.stdout}{r.stderr}"
+        return r
+
+    def wait_for_manager(self):
+        deadline = time.monotonic() + BOOT_TIMEOUT
+        while time.monotonic() < deadline:
+            r = self.run("systemctl", "show", "-p", "Version", "--value", check=False)
+            if r.returncode == 0 and r.stdout.strip():
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"systemd in the container did not answer: {self.output()}")
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)  # nspawn asks the container's systemd to halt
+            try:
+                self.p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.p.pid, signal.SIGKILL)
+                self.p.wait(timeout=10)
+        self.log.close()
+
+
+def wait_until(pred, what, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise AssertionError(f"{what}: not within {timeout}s")
+
+
+def send(port, msg):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.sendto(msg, ("127.0.0.1", port))
+
+
+@pytest.fixture
+def installed(tmp_path):
+    """make install into a DESTDIR, with a config for a free loopback port."""
+    dest = tmp_path / "root"
+    r = run_cmd(["make", "-C", ROOT, "install", f"DESTDIR={dest}"], timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    port = free_udp_port()
+    settings = {
+        "listen": f"127.0.0.1:{port}",
+        "sockets": "4",
+        "balance": "random",
+        "output": "file:/var/log/syslogrx/messages.log",
+        "summary": "/var/log/syslogrx/summary.json",
+    }
+    (dest / "etc/syslogrx/syslogrx.conf").write_text(
+        "".join(f"{k} = {v}\n" for k, v in settings.items()))
+    if "--config" not in run_cmd([binary("syslogrx"), "--help"]).stdout:
+        # This syslogrx predates --config (issue 12's config file): the same
+        # settings as flags, in a drop-in. With --config, the unit runs as installed.
+        d = dest / UNIT_DIR / "syslogrx.service.d"
+        d.mkdir()
+        flags = " ".join(f"--{k} {v}" for k, v in settings.items())
+        (d / "flags.conf").write_text(
+            f"[Service]\nExecStart=\nExecStart=/usr/local/bin/syslogrx {flags}\n")
+    return dest, port
+
+
+def test_unit_start_send_reload_restart_stop(installed):
+    dest, port = installed
+    c = Container(dest, f"srx12c-{uuid.uuid4().hex[:8]}")
+    try:
+        c.boot()
+        c.run("systemctl", "start", "syslogrx")
+        wait_for_udp_port(port, count=4)
+
+        def ready_lines():
+            r = c.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager", check=False)
+            return [l for l in r.stdout.splitlines() if "ready on" in l]
+
+        def log(name="messages.log"):
+            r = c.run("cat", f"/var/log/syslogrx/{name}", check=False)
+            return r.stdout if r.returncode == 0 else ""
+
+        assert wait_until(ready_lines, "ready line")[0] == (
+            f"syslogrx: ready on 127.0.0.1:{port}, writing raw lines to "
+            "file:/var/log/syslogrx/messages.log")
+
+        # Not root, and nothing left once started, in every thread.
+        pid = c.run("systemctl", "show", "-p", "MainPID", "--value", "syslogrx").stdout.strip()
+        st = c.run("sh", "-c", f"cat /proc/{pid}/task/*/status").stdout
+        uids = {l.split()[1] for l in st.splitlines() if l.startswith("Uid:")}
+        assert uids and "0" not in uids, st
+        for field in ("CapEff", "CapPrm", "CapAmb"):
+            vals = {l.split()[1] for l in st.splitlines() if l.startswith(field + ":")}
+            assert vals == {"0000000000000000"}, (field, vals)
+
+        send(port, b"<13>srx12c hello")
+        wait_until(lambda: "<13>srx12c hello\n" in log(), "the message in the output file")
+
+        # reload = SIGHUP: the output file is reopened (logrotate's move, then reload).
+        c.run("mv", "/var/log/syslogrx/messages.log", "/var/log/syslogrx/messages.log.1")
+        c.run("systemctl", "reload", "syslogrx")
+        wait_until(lambda: c.run("test", "-e", "/var/log/syslogrx/messages.log",
+                                 check=False).returncode == 0, "a new output file after reload")
+        send(port, b"<13>srx12c after reload")
+        wait_until(lambda: "after reload" in log(), "the message in the reopened file")
+        assert "after reload" not in log("messages.log.1")
+        assert c.run("systemctl", "show", "-p", "MainPID", "--value",
+                     "syslogrx").stdout.strip() == pid
+
+        c.run("systemctl", "restart", "syslogrx")
+        wait_until(lambda: len(ready_lines()) == 2, "a second ready line after restart")
+        send(port, b"<13>srx12c after restart")
+        wait_until(lambda: "after restart" in log(), "the message after restart")
+
+        c.run("systemctl", "stop", "syslogrx")
+        assert c.run("systemctl", "is-active", "syslogrx", check=False).stdout.strip() == "inactive"
+        assert c.run("systemctl", "show", "-p", "Result", "--value",
+                     "syslogrx").stdout.strip() == "success"
+        # The stop wrote the summary: the instance after the restart got one message.
+        s = read_json_from(c, "/var/log/syslogrx/summary.json")
+        assert s["totals"]["received"] == 1 and s["totals"]["written"] == 1, s["totals"]
+        assert s["totals"]["kernel_drops"]["total"] == 0
+        journal = c.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager").stdout
+        assert "Operation not permitted" not in journal, journal
+    finally:
+        c.stop()
+
+
+def read_json_from(c, path):
+    return json.loads(c.run("cat", path).stdout)

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: MIT
+/* --config and --env-file: the layers, their precedence, errors naming file
+ * and line, and SC4S's env_file mapped with its warnings. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <argp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "rx/config.h"
+
+static char err[512];
+static char conf_path[64], env_path[64];
+static struct config c;
+
+static void write_file(char *path, const char *text)
+{
+	int fd;
+
+	strcpy(path, "/tmp/test_config_file.XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+#define PARSE(...) ({ \
+	char *argv_[] = { "syslogrx", __VA_ARGS__, NULL }; \
+	config_parse(&c, sizeof(argv_) / sizeof(argv_[0]) - 1, argv_, \
+		     ARGP_NO_EXIT | ARGP_NO_ERRS, err, sizeof(err)); })
+
+static int teardown(void **state)
+{
+	if (conf_path[0])
+		unlink(conf_path);
+	if (env_path[0])
+		unlink(env_path);
+	conf_path[0] = env_path[0] = '\0';
+	return 0;
+}
+
+static const struct env_mapping *row(const char *name)
+{
+	for (unsigned int i = 0; i < c.env.n; i++)
+		if (!strcmp(c.env.rows[i].name, name))
+			return &c.env.rows[i];
+	return NULL;
+}
+
+static bool warned(const char *what)
+{
+	for (unsigned int i = 0; i < c.env.nr_warnings; i++)
+		if (strstr(c.env.warnings[i], what))
+			return true;
+	return false;
+}
+
+static void test_config_file_and_command_line(void **state)
+{
+	write_file(conf_path, "# syslogrx\n\nsockets = 8\nthreads=4   # a comment\n"
+		   "balance = \"hash\"\nno-trace\nrcvbuf = 16M\noutput = file:/tmp/a#b.log\n");
+	/* --threads 8 is valid only with the file's sockets = 8: layers checked as a whole. */
+	assert_int_equal(PARSE("--config", conf_path, "--threads", "8", "--rcvbuf", "32M"), 0);
+	assert_int_equal(c.sockets, 8);
+	assert_int_equal(c.threads, 8);		/* the command line wins */
+	assert_int_equal(c.balance, BALANCE_HASH);
+	assert_false(c.trace);
+	assert_int_equal(c.rcvbuf, 32ULL << 20);
+	assert_string_equal(c.output_arg, "/tmp/a#b.log");	/* '#' inside a value stays */
+	assert_string_equal(c.config_file, conf_path);
+}
+
+static void test_flag_without_value(void **state)
+{
+	write_file(conf_path, "no-trace = no\nverbose = yes\n");
+	assert_int_equal(PARSE("--config", conf_path), 0);
+	assert_true(c.trace);
+	assert_true(c.verbose);
+	teardown(NULL);
+	write_file(conf_path, "no-trace = maybe\n");
+	assert_int_not_equal(PARSE("--config", conf_path), 0);
+	assert_non_null(strstr(err, ":1: --no-trace takes no value"));
+}
+
+static void test_unknown_name_names_file_and_line(void **state)
+{
+	char want[128];
+
+	write_file(conf_path, "sockets = 2\n\n# x\nsock = 4\n");
+	assert_int_not_equal(PARSE("--config", conf_path), 0);
+	snprintf(want, sizeof(want), "%s:4: unknown setting 'sock'", conf_path);
+	assert_non_null(strstr(err, want));	/* no abbreviations, unlike argp */
+}
+
+static void test_bad_value_names_file_line_and_flag(void **state)
+{
+	char want[128];
+
+	write_file(conf_path, "threads = 1\nsockets = lots\n");
+	assert_int_not_equal(PARSE("--config", conf_path), 0);
+	snprintf(want, sizeof(want), "%s:2: --sockets lots: expected a number", conf_path);
+	assert_non_null(strstr(err, want));
+	teardown(NULL);
+	write_file(conf_path, "rcvbuf\n");
+	assert_int_not_equal(PARSE("--config", conf_path), 0);
+	assert_non_null(strstr(err, ":1: --rcvbuf needs a value"));
+	teardown(NULL);
+	write_file(conf_path, "config = /etc/other\n");
+	assert_int_not_equal(PARSE("--config", conf_path), 0);
+	assert_non_null(strstr(err, "only on the command line"));
+	/* A whole-configuration error after every layer. */
+	teardown(NULL);
+	write_file(conf_path, "sockets = 2\nthreads = 2\n");
+	assert_int_not_equal(PARSE("--config", conf_path, "--threads", "3"), 0);
+	assert_non_null(strstr(err, "--threads 3 is more than --sockets 2"));
+}
+
+static void test_missing_file(void **state)
+{
+	assert_int_not_equal(PARSE("--config", "/nonexistent/syslogrx.conf"), 0);
+	assert_non_null(strstr(err, "/nonexistent/syslogrx.conf: No such file"));
+}
+
+static const char sc4s_env[] =
+	"SC4S_DEST_SPLUNK_HEC_DEFAULT_URL=https://splunk:8088\n"
+	"SC4S_LISTEN_DEFAULT_UDP_PORT=5514\n"
+	"SC4S_SOURCE_LISTEN_UDP_SOCKETS=8\n"
+	"SC4S_ENABLE_EBPF=yes\n"
+	"SC4S_EBPF_NO_SOCKETS=32 # to achieve best results set to number of threads x 4\n"
+	"SC4S_SOURCE_UDP_SO_RCVBUFF=8388608\n"
+	"SC4S_SOURCE_UDP_IW_SIZE=1000000\n"
+	"SC4S_SOURCE_UDP_FETCH_LIMIT=1000\n"
+	"SC4S_USE_NAME_CACHE=no\n";
+
+static void test_env_file_mapping(void **state)
+{
+	write_file(env_path, sc4s_env);
+	assert_int_equal(PARSE("--env-file", env_path), 0);
+	assert_string_equal(c.listen, "0.0.0.0:5514");
+	assert_int_equal(c.sockets, 8);
+	assert_int_equal(c.balance, BALANCE_RANDOM);
+	assert_int_equal(c.rcvbuf, 16ULL << 20);	/* so-rcvbuf(N): the kernel doubles it */
+	assert_int_equal(c.window, 1000000);
+	assert_int_equal(c.window_bytes, 1000000ULL * 1024);
+	assert_int_equal(c.batch, 1000);
+	assert_string_equal(row("SC4S_SOURCE_UDP_SO_RCVBUFF")->flag, "--rcvbuf");
+	assert_string_equal(row("SC4S_SOURCE_UDP_SO_RCVBUFF")->became, "16777216");
+	assert_int_equal(row("SC4S_SOURCE_LISTEN_UDP_SOCKETS")->line, 3);
+	assert_string_equal(row("SC4S_EBPF_NO_SOCKETS")->flag, "");
+	assert_int_equal(c.env.nr_ignored, 2);
+	assert_string_equal(c.env.ignored, "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL, SC4S_USE_NAME_CACHE");
+	/* Where SC4S would misbehave silently. */
+	assert_true(warned("SC4S_EBPF_NO_SOCKETS=32 but SC4S_SOURCE_LISTEN_UDP_SOCKETS=8"));
+	assert_true(warned("SC4S_SOURCE_UDP_IW_SIZE is set without SC4S_SOURCE_UDP_IW_USE=yes"));
+	assert_true(warned("SC4S_SOURCE_UDP_FETCH_LIMIT is set without SC4S_SOURCE_UDP_IW_USE=yes"));
+}
+
+static void test_env_file_no_warning_when_consistent(void **state)
+{
+	write_file(env_path, "SC4S_SOURCE_LISTEN_UDP_SOCKETS=4\nSC4S_EBPF_NO_SOCKETS=4\n"
+		   "SC4S_ENABLE_EBPF=no\nSC4S_SOURCE_UDP_IW_USE=yes\nSC4S_SOURCE_UDP_IW_SIZE=5000\n"
+		   "SC4S_SOURCE_UDP_SO_RCVBUFF=-1\n");
+	assert_int_equal(PARSE("--env-file", env_path), 0);
+	assert_int_equal(c.env.nr_warnings, 0);
+	assert_int_equal(c.balance, BALANCE_HASH);
+	assert_int_equal(c.window, 5000);
+	assert_int_equal(c.window_bytes, 64ULL << 20);	/* 5000 x 1 KB fits the default */
+	assert_int_equal(c.rcvbuf, 0);			/* -1: the kernel's default */
+	assert_non_null(strstr(row("SC4S_SOURCE_UDP_SO_RCVBUFF")->became, "kernel's default"));
+}
+
+/* env-file < config file < command line, and the mapping says who won. */
+static void test_precedence(void **state)
+{
+	write_file(env_path, sc4s_env);
+	write_file(conf_path, "sockets = 6\n");
+	{
+		char line[128];
+		FILE *f = fopen(conf_path, "a");
+
+		snprintf(line, sizeof(line), "env-file = %s\n", env_path);
+		fputs(line, f);
+		fclose(f);
+	}
+	assert_int_equal(PARSE("--config", conf_path, "--batch", "256"), 0);
+	assert_string_equal(c.env_file, env_path);	/* named in the config file */
+	assert_int_equal(c.sockets, 6);
+	assert_int_equal(c.batch, 256);
+	assert_int_equal(c.rcvbuf, 16ULL << 20);
+	assert_string_equal(row("SC4S_SOURCE_LISTEN_UDP_SOCKETS")->overridden_by, "config");
+	assert_string_equal(row("SC4S_SOURCE_UDP_FETCH_LIMIT")->overridden_by, "command line");
+	assert_string_equal(row("SC4S_SOURCE_UDP_SO_RCVBUFF")->overridden_by, "");
+}
+
+static void test_env_file_bad_value(void **state)
+{
+	char want[128];
+
+	write_file(env_path, "SC4S_ENABLE_EBPF=yes\nSC4S_SOURCE_LISTEN_UDP_SOCKETS=0\n");
+	assert_int_not_equal(PARSE("--env-file", env_path), 0);
+	snprintf(want, sizeof(want), "%s:2: SC4S_SOURCE_LISTEN_UDP_SOCKETS=0: --sockets 0:", env_path);
+	assert_non_null(strstr(err, want));
+	teardown(NULL);
+	write_file(env_path, "SC4S_ENABLE_EBPF=perhaps\n");
+	assert_int_not_equal(PARSE("--env-file", env_path), 0);
+	assert_non_null(strstr(err, ":1: SC4S_ENABLE_EBPF=perhaps: expected yes or no"));
+}
+
+/* A re-read without the command line (SIGHUP): the file over what is there. */
+static void test_config_parse_file(void **state)
+{
+	assert_int_equal(PARSE("--sockets", "4"), 0);
+	write_file(conf_path, "sockets = 16\nthreads = 4\n");
+	assert_int_equal(config_parse_file(&c, conf_path, err, sizeof(err)), 0);
+	assert_int_equal(c.sockets, 16);
+	assert_int_equal(c.threads, 4);
+	teardown(NULL);
+	write_file(conf_path, "sockets = 2\nthreads = 4\n");
+	assert_int_not_equal(config_parse_file(&c, conf_path, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "--threads 4 is more than --sockets 2"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_config_file_and_command_line, teardown),
+		cmocka_unit_test_teardown(test_flag_without_value, teardown),
+		cmocka_unit_test_teardown(test_unknown_name_names_file_and_line, teardown),
+		cmocka_unit_test_teardown(test_bad_value_names_file_line_and_flag, teardown),
+		cmocka_unit_test_teardown(test_missing_file, teardown),
+		cmocka_unit_test_teardown(test_env_file_mapping, teardown),
+		cmocka_unit_test_teardown(test_env_file_no_warning_when_consistent, teardown),
+		cmocka_unit_test_teardown(test_precedence, teardown),
+		cmocka_unit_test_teardown(test_env_file_bad_value, teardown),
+		cmocka_unit_test_teardown(test_config_parse_file, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
