@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 
 from sweeplib import cells, drain, peers
 
@@ -60,10 +61,45 @@ def fill(port, count, flows):
     return s["sent"], s["achieved_rate"]
 
 
+def task_ticks(pid):
+    """{tid: utime + stime} of every thread of pid; {} if it is gone."""
+    out = {}
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                data = f.read()
+            fields = data[data.rindex(")") + 2:].split()
+            out[int(tid)] = int(fields[11]) + int(fields[12])
+    except OSError:
+        pass
+    return out
+
+
+def plain_write(path, nbytes, chunk=1 << 20):
+    """Seconds a plain writer takes to write nbytes into a new file at path
+    (1 MiB writes, no fsync: the page cache, like syslogrx's file output)."""
+    buf = b"x" * chunk
+    t0 = time.monotonic()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        left = nbytes
+        while left > 0:
+            left -= os.write(fd, buf[:min(chunk, left)])
+    finally:
+        os.close(fd)
+    secs = time.monotonic() - t0
+    os.unlink(path)
+    return secs
+
+
 def drain_trial(name, workdir, count=COUNT):
     """One hold-fill-release-drain of one receiver. Returns a dict: receiver,
     sent, dropped, drained, seconds, rate, cpu_s, per_core (drained per CPU
-    second), sender_rate, received (the receiver's own count), error."""
+    second), sender_rate, received (the receiver's own count), error; for
+    syslogrx the CPU split between its output thread and its workers
+    (cpu_output_s, cpu_workers_s: threads in creation order, main, output,
+    workers) and, with a file, output_bytes and plain_write_s (the same bytes
+    written by a plain writer into the same directory just after)."""
     if os.path.exists(workdir):
         shutil.rmtree(workdir)
     os.makedirs(workdir)
@@ -79,13 +115,20 @@ def drain_trial(name, workdir, count=COUNT):
             box["sent"], box["rate"] = fill(port, count, flows)
             return box["sent"]
         c0 = peers.proc_cpu_split(rx.pid)
+        k0 = task_ticks(rx.pid)
         res = drain.hold_and_drain(rx.pid, port, send)
         c1 = peers.proc_cpu_split(rx.pid)
+        k1 = task_ticks(rx.pid)
         t.update(res)
         t["sender_rate"] = box["rate"]
         if c0 and c1:
             t["cpu_s"] = round((c1[0] + c1[1] - c0[0] - c0[1]) / runner.HZ, 3)
             t["per_core"] = round(res["drained"] / t["cpu_s"], 1) if t["cpu_s"] else None
+        tids = sorted(k1)
+        if not isinstance(rx, runner.DrainRx) and len(tids) >= 3:
+            d = {tid: k1[tid] - k0.get(tid, 0) for tid in tids}
+            t["cpu_output_s"] = round(d[tids[1]] / runner.HZ, 3)
+            t["cpu_workers_s"] = round(sum(d[x] for x in tids[2:]) / runner.HZ, 3)
         rc = rx.stop()
         if rc != 0:
             raise cells.CellError(f"{rx.name} exited with {rc}: {rx.stderr_text()[-300:]}")
@@ -94,6 +137,10 @@ def drain_trial(name, workdir, count=COUNT):
         else:
             with open(rx.summary_path) as f:
                 t["received"] = json.load(f)["totals"]["received"]
+            if os.path.exists(rx.output):
+                t["output_bytes"] = os.path.getsize(rx.output)
+                t["plain_write_s"] = round(plain_write(os.path.join(workdir, "plain.out"),
+                                                       t["output_bytes"]), 4)
     except (cells.CellError, peers.ReceiverError, drain.DrainError, OSError, KeyError,
             ValueError) as e:
         t["error"] = str(e).replace("\n", " ")[:300]
@@ -130,6 +177,26 @@ def table(trials, ceiling=None):
     return "\n".join(lines) + "\n"
 
 
+def where_text(trials):
+    """Per syslogrx trial: the CPU of its output thread and of its workers,
+    and with a file the bytes written against a plain writer's time."""
+    out = []
+    for t in trials:
+        if t["error"] or t.get("cpu_output_s") is None:
+            continue
+        line = (f"- {t['receiver']}: output thread {t['cpu_output_s']:.2f} CPU s, workers "
+                f"{t['cpu_workers_s']:.2f} CPU s over the {t['seconds']:.2f} s drain")
+        if t.get("output_bytes") and t.get("plain_write_s"):
+            mb = t["output_bytes"] / 1e6
+            line += (f"; wrote {mb:,.0f} MB ({mb / t['seconds']:,.0f} MB/s), a plain writer "
+                     f"the same bytes in {t['plain_write_s']:.2f} s "
+                     f"({mb / t['plain_write_s']:,.0f} MB/s)")
+        idle = 1 - t["cpu_output_s"] / t["seconds"] if t["seconds"] else 0
+        line += f"; the output thread was off the CPU {100 * idle:.0f}% of the drain"
+        out.append(line + ".")
+    return "\n".join(out) + ("\n" if out else "")
+
+
 def report_text(trials, ceiling=None):
     """report.md's section."""
     n = max((t.get("sent") or 0 for t in trials), default=0)
@@ -138,4 +205,4 @@ def report_text(trials, ceiling=None):
             "then released and timed until its queues were empty; drained = sent - kernel "
             "drops while held. Per CPU second: drained / the receiver's utime+stime over "
             "the drain. syslogrx's input window may still hold up to 10,000 messages at the "
-            "end (at most 2.5%).\n\n" + table(trials, ceiling))
+            "end (at most 2.5%).\n\n" + table(trials, ceiling) + "\n" + where_text(trials))

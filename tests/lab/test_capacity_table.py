@@ -31,3 +31,13 @@ def test_table_ratios():
 def test_no_drainrx_no_ratio():
     lines = capacity.table([trial(capacity.SYSLOGRX_FILE, 500000.0, 700000.0)]).splitlines()
     assert lines[2] == "| syslogrx raw, file | 400,000 | 500,000 | 700,000 | - | 100,000 | 5.00x |"
+
+
+def test_where_the_time_goes():
+    t = trial(capacity.SYSLOGRX_JSON_FILE, 240000.0, 494000.0)
+    t.update(seconds=1.6, cpu_output_s=0.4, cpu_workers_s=0.39, output_bytes=884_000_000,
+             plain_write_s=0.31)
+    text = capacity.where_text([t, trial(capacity.DRAINRX, 750000.0, 1.1e6)])
+    assert text == ("- syslogrx json, file: output thread 0.40 CPU s, workers 0.39 CPU s over the "
+                    "1.60 s drain; wrote 884 MB (552 MB/s), a plain writer the same bytes in "
+                    "0.31 s (2,852 MB/s); the output thread was off the CPU 75% of the drain.\n")
