@@ -15,7 +15,10 @@ rsyslog imudp), side by side in one run, on the same load from sysloggen
   4. scaling: 1, 4, 32, 128 sockets; 200, 1000, 8000-byte messages;
   5. balancing (benchlib/balance.py): CPU per message of leastloaded and of
      --ordered as ratios to random, and random against leastloaded beside a
-     noisy neighbour (a busy loop pinned to one worker's CPU).
+     noisy neighbour (a busy loop pinned to one worker's CPU);
+  6. receive capacity past the sender: each receiver held (SIGSTOP) while
+     sysloggen fills big queues, then released and its drain timed
+     (benchlib/capacity.py), per CPU second, against drainrx's.
 
 Results in DIR: report.md (targets with PASS/MISS), trials.csv, results.json;
 written after every trial, so Ctrl-C keeps what has run. Progress on stderr.
@@ -40,7 +43,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sweeplib import peers  # noqa: E402
-from benchlib import balance, report, runner  # noqa: E402
+from benchlib import balance, capacity, report, runner  # noqa: E402
 
 COLUMNS = [27000, 50000, 150000]    # SC4S's columns that matter on 2 cores
 CPU_RATE = 50000
@@ -165,6 +168,9 @@ def save(out, meta, trials):
     if summary:
         with open(os.path.join(out, "report.md"), "w") as f:
             f.write(report.markdown_report(summary, trials, meta))
+            if meta.get("drain"):
+                f.write("\n## Receive capacity past the sender\n\n"
+                        + capacity.report_text(meta["drain"], meta.get("ceiling")))
     return summary
 
 
@@ -276,6 +282,17 @@ def main(argv):
         meta["top"] = top
         prog.log(f"sender's ceiling: {report.thousands(meta['ceiling'])}/s; ladder "
                  + ", ".join(report.thousands(r) for r in report.ladder(COLUMNS, meta["ceiling"])))
+
+        # Past the sender: held receivers drain queues the sender filled.
+        meta["drain"] = []
+        for name in capacity.ORDER:
+            d = capacity.drain_trial(name, os.path.join(work, "drain"),
+                                     count=capacity.COUNT // 2 if a.quick else capacity.COUNT)
+            meta["drain"].append(d)
+            prog.log(f"drain    {name}: " + (d["error"] or
+                     f"{report.thousands(d['rate'])}/s ({report.thousands(d['drained'])} in "
+                     f"{d['seconds']} s), {report.thousands(d.get('per_core') or 0)} per CPU s"))
+            save(out, meta, trials)
 
         for name in report.RECEIVER_ORDER:
             tried = []

@@ -66,7 +66,8 @@ def run_one(output, count, rate, broker=None, fmt="raw"):
     t0 = time.monotonic()
     gen = subprocess.run([os.path.join(BUILD, "sysloggen"), "--target", f"127.0.0.1:{port}",
                           "--count", str(count), "--rate", str(rate), "--size", "200",
-                          "--sources", "4"], capture_output=True, text=True, timeout=600)
+                          "--sources", "4", "--end-markers", "0"],   # written vs count
+                         capture_output=True, text=True, timeout=600)
     if gen.returncode:
         rx.kill()
         raise SystemExit(f"sysloggen failed: {gen.stderr}")

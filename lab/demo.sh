@@ -27,7 +27,8 @@ run_one() {
 	"${PYTHON:-/usr/bin/python3}" - "$OUT/$balance.json" "$balance" "$OUT/$balance.gen" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1])); t = s["totals"]
-sent = json.loads(open(sys.argv[3]).read().splitlines()[-1])["sent"]  # the sender's own count
+gen = json.loads(open(sys.argv[3]).read().splitlines()[-1])
+sent = gen["datagrams"]  # the sender's own count: its messages and its flows' end markers
 print(f"\n== --balance {sys.argv[2]}: 8 sockets, 2 threads, 20 us of work per message, "
       f"default rcvbuf, one flow")
 print(f"{'socket':>6} {'cookie':>12} {'received':>9} {'steered':>8} {'drops':>7} {'queue hwm':>10}")
@@ -38,6 +39,10 @@ for x in s["sockets"]:
 print(f"sent {sent}, received {t['received']}, kernel drops {t['kernel_drops']['total']} "
       f"({100.0 * t['kernel_drops']['total'] / max(sent, 1):.1f}%), written {t['written']}, "
       f"drops match SO_MEMINFO: {t['kernel_drops_match_so_meminfo']}")
+loss = s["loss"]
+print(f"sequence: sent {loss['sent']}, received {loss['received']}, missing {loss['missing']}, "
+      f"end markers lost {loss['end_markers_lost']}, equal to the kernel drops: "
+      f"{loss['gaps_equal_kernel_drops']}")
 books = t["received"] + t["kernel_drops"]["total"] + t["abandoned"]
 print(f"books: sent {sent} = received + kernel drops + abandoned = {books}: "
       f"{'closed' if books == sent else 'NOT CLOSED'}")

@@ -50,7 +50,7 @@ def sender_cmd(sender, rate, secs, size, port):
     if sender == "sysloggen":
         return [os.path.join(BUILD, "sysloggen"), "--target", f"127.0.0.1:{port}",
                 "--rate", "0" if rate == "max" else str(rate), "--duration", str(secs),
-                "--size", str(size)]
+                "--size", str(size), "--end-markers", "0"]   # pacing only: no tail
     r = "100000000" if rate == "max" else str(rate)
     return ["loggen", "--dgram", "--inet", "-r", r, "-I", str(secs), "-s", str(size),
             "127.0.0.1", str(port)]

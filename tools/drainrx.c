@@ -248,6 +248,12 @@ static int print_flow(const struct seqtrack_flow_stats *f, void *ctx)
 	jw_u64(w, "reordered", f->reordered);
 	jw_u64(w, "untracked", f->untracked);
 	jw_u64(w, "max_seq", f->max_seq);
+	jw_bool(w, "closed", f->closed);
+	if (f->closed)
+		jw_u64(w, "sent", f->sent);
+	else
+		jw_null(w, "sent");
+	jw_u64(w, "end_markers", f->end_markers);
 	jw_object_end(w);
 	return 0;
 }
@@ -276,6 +282,9 @@ static void report(uint64_t end_ns)
 			st.reordered += one.reordered;
 			st.untracked += one.untracked;
 			st.flows += one.flows;
+			st.end_markers += one.end_markers;
+			st.end_markers_lost += one.end_markers_lost;
+			st.flows_closed += one.flows_closed;
 		}
 	}
 	for (uint64_t b = 0; b < nbins && bins; b++)
@@ -353,6 +362,9 @@ static void report(uint64_t end_ns)
 		jw_u64(&w, "reordered", st.reordered);
 		jw_u64(&w, "untracked", st.untracked);
 		jw_u64(&w, "flows", st.flows);
+		jw_u64(&w, "flows_closed", st.flows_closed);
+		jw_u64(&w, "end_markers", st.end_markers);
+		jw_u64(&w, "end_markers_lost", st.end_markers_lost);
 		jw_array_begin(&w, "per_flow");
 		for (i = 0; i < env.sockets; i++)
 			seqtrack_for_each_flow(rxs[i].st, print_flow, &w);

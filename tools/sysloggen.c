@@ -34,7 +34,7 @@
 #define SOURCES_MAX	4096
 #define SLOT_MEM_MAX	(1ULL << 30)
 
-enum { OPT_PRI = 1000, OPT_HOST, OPT_SPIN };
+enum { OPT_PRI = 1000, OPT_HOST, OPT_SPIN, OPT_END_MARKERS, OPT_END_PAUSE };
 
 static struct env {
 	struct sockaddr_storage dst;
@@ -54,6 +54,8 @@ static struct env {
 	unsigned pri;
 	char host[MSGFMT_HOST_MAX + 1];
 	uint64_t spin_ns;
+	uint32_t end_markers;	/* copies of each flow's end marker */
+	uint64_t end_pause_ns;	/* before each copy */
 } env = {
 	.size = 256,
 	.format = MSGFMT_RFC3164,
@@ -61,6 +63,8 @@ static struct env {
 	.threads = 1,
 	.pri = 13,
 	.spin_ns = 20000,
+	.end_markers = 3,
+	.end_pause_ns = 50000000,
 };
 
 /* The plan every sender thread follows. */
@@ -81,6 +85,7 @@ struct flow {
 	uint64_t next_seq;
 	uint64_t quota;		/* left in the current segment */
 	uint64_t sent;
+	uint64_t end_sent;	/* end marker copies sent */
 };
 
 struct sender {
@@ -130,6 +135,9 @@ static const struct argp_option opts[] = {
 	{ "pri", OPT_PRI, "PRI", 0, "Syslog PRI value 0..191 (default 13, user.notice)", 0 },
 	{ "host", OPT_HOST, "NAME", 0, "HOSTNAME field (default: gethostname)", 0 },
 	{ "spin-us", OPT_SPIN, "US", 0, "Spin this long before each due time (default 20)", 0 },
+	{ "end-markers", OPT_END_MARKERS, "K", 0,
+	  "Copies of each flow's end marker (the count it sent), 0 = none (default 3)", 0 },
+	{ "end-pause-ms", OPT_END_PAUSE, "MS", 0, "Pause before each end marker copy (default 50)", 0 },
 	{ "verbose", 'v', NULL, 0, "Debug output", 0 },
 	{},
 };
@@ -204,6 +212,8 @@ static void build_plan(struct argp_state *state)
 	max_seq = max_seq ? max_seq - 1 : 0;
 	p = fmt_params(env.sources - 1);
 	min = msgfmt_min_size(&p, max_seq);
+	if (env.end_markers && msgfmt_end_min_size(&p, max_seq + 1, env.end_markers) > min)
+		min = msgfmt_end_min_size(&p, max_seq + 1, env.end_markers);
 	max_size = env.dst.ss_family == AF_INET6 ? 65527 : 65507;
 	if (env.size < min)
 		argp_error(state, "--size: %" PRIu64 " is too small for the header and marker, the minimum is %" PRIu64,
@@ -286,6 +296,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_SPIN:
 		err = parse_u64(arg, 0, 1000000, &v);
 		env.spin_ns = v * 1000;
+		break;
+	case OPT_END_MARKERS:
+		err = parse_u64(arg, 0, 100, &v);
+		env.end_markers = v;
+		break;
+	case OPT_END_PAUSE:
+		err = parse_u64(arg, 0, 10000, &v);
+		env.end_pause_ns = v * 1000000;
 		break;
 	case 'v':
 		log_level = LOG_LEVEL_DEBUG;
@@ -485,6 +503,38 @@ static int open_flow(struct flow *fl, uint32_t id)
 	return 0;
 }
 
+/* Closes every flow's books: after the last message, K copies of an end
+ * marker saying how many the flow sent, each after a pause so the receiver's
+ * queue has room again (one drop cannot hide the count). Not part of the
+ * paced run: neither in "sent" nor in the rate. */
+static void send_end_markers(void)
+{
+	int64_t sec = clock_ns(CLOCK_REALTIME) / NSEC_PER_SEC;
+	char *buf = malloc(env.size);
+	struct timespec ts = ns_to_timespec(env.end_pause_ns);
+
+	if (!buf) {
+		pr_warn("end markers: out of memory\n");
+		return;
+	}
+	for (uint32_t k = 0; k < env.end_markers; k++) {
+		nanosleep(&ts, NULL);
+		for (uint32_t i = 0; i < env.sources; i++) {
+			struct flow *fl = &flows[i];
+
+			if (msgfmt_render_end(&fl->fmt, buf, fl->sent, env.end_markers, sec)) {
+				pr_warn("flow %u: end marker does not fit in %" PRIu64 " B\n", i, env.size);
+				continue;
+			}
+			if (sendto(fl->fd, buf, env.size, 0, (struct sockaddr *)&env.dst, env.dst_len) < 0)
+				pr_warn("flow %u: end marker: %s\n", i, strerror(errno));
+			else
+				fl->end_sent++;
+		}
+	}
+	free(buf);
+}
+
 /* ---- per-second report and summary (main thread) ---------------------------- */
 
 struct report {
@@ -635,7 +685,7 @@ static void report_loop(struct report *rep)
 
 static int report_summary(struct report *rep)
 {
-	uint64_t sent = 0, failed = 0, nobufs = 0, refused = 0, again = 0, other = 0;
+	uint64_t sent = 0, failed = 0, nobufs = 0, refused = 0, again = 0, other = 0, ends = 0;
 	double dur = (rep->end_ns - start_ns) / 1e9, achieved;
 	const char *fmt = env.format == MSGFMT_RFC5424 ? "rfc5424" : "rfc3164";
 	bool single = !env.profile && segs[0].paced;
@@ -654,6 +704,8 @@ static int report_summary(struct report *rep)
 		if (s->fatal && !fatal)
 			fatal = s->fatal;
 	}
+	for (uint32_t i = 0; i < env.sources; i++)
+		ends += flows[i].end_sent;
 	achieved = dur > 0 ? sent / dur : 0;
 	if (fatal)
 		pr_warn("sendmmsg: %s\n", strerror(-fatal));
@@ -680,7 +732,10 @@ static int report_summary(struct report *rep)
 			jw_null(w, "planned");
 		else
 			jw_u64(w, "planned", planned);
+		/* sent: the sequenced messages; datagrams adds the end markers */
 		jw_u64(w, "sent", sent);
+		jw_u64(w, "end_markers", ends);
+		jw_u64(w, "datagrams", sent + ends);
 		jw_u64(w, "failed", failed);
 		jw_object_begin(w, "errors");
 		jw_u64(w, "ENOBUFS", nobufs);
@@ -699,6 +754,7 @@ static int report_summary(struct report *rep)
 			jw_u64(w, "src_port", flows[i].src_port);
 			jw_u64(w, "sent", flows[i].sent);
 			jw_u64(w, "next_seq", flows[i].next_seq);
+			jw_u64(w, "end_markers", flows[i].end_sent);
 			jw_object_end(w);
 		}
 		jw_array_end(w);
@@ -725,6 +781,8 @@ static int report_summary(struct report *rep)
 	else
 		fprintf(stderr, "  planned       : %" PRIu64 "\n", planned);
 	fprintf(stderr, "  sent          : %" PRIu64 "\n", sent);
+	fprintf(stderr, "  end markers   : %" PRIu64 " (%u per flow; datagrams %" PRIu64 ")\n", ends,
+		env.end_markers, sent + ends);
 	fprintf(stderr, "  send errors   : %" PRIu64 " (ENOBUFS %" PRIu64 ", ECONNREFUSED %" PRIu64
 		", EAGAIN %" PRIu64 ", other %" PRIu64 ")\n", failed, nobufs, refused, again, other);
 	fprintf(stderr, "  duration      : %.4f s\n", dur);
@@ -791,5 +849,6 @@ int main(int argc, char **argv)
 	report_loop(&rep);
 	for (i = 0; i < env.threads; i++)
 		pthread_join(senders[i].tid, NULL);
+	send_end_markers();
 	return report_summary(&rep) || err ? 1 : 0;
 }

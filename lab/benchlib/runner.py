@@ -153,7 +153,8 @@ def run_trial(spec, workdir, log=None):
                                   f"{rx.stderr_text().strip()[-300:]}")
         t["user_ticks"], t["sys_ticks"] = c1[0] - c0[0], c1[1] - c0[1]
         t["cpu_pct"] = round((t["user_ticks"] + t["sys_ticks"]) / HZ / (t1 - t0) * 100, 1)
-        t["sent"], t["achieved_rate"] = sent["sent"], sent["achieved_rate"]
+        # every datagram, end markers included: what written and drops add up to
+        t["sent"], t["achieved_rate"] = sent["datagrams"], sent["achieved_rate"]
         if drops:
             t["kernel_drops"], t["rcvbuf_effective"] = udpdrops_total(
                 drops.wait_line_after(time.time()))

@@ -28,6 +28,7 @@ BUILD = peers.BUILD
 HZ = os.sysconf("SC_CLK_TCK")
 
 SYSLOGGEN_SEQ = re.compile(rb"seq@32473 run=\S+ (flow=\d+ seq=\d+)")
+SYSLOGGEN_END = re.compile(rb"seq@32473 run=\S+ flow=\d+ end=\d+ ")
 LOGGEN_MARK = re.compile(rb"seq: (\d+),")
 
 
@@ -110,11 +111,12 @@ def run_sender(spec, port):
                 "--sources", str(spec.get("sources", 1)),
                 "--threads", str(spec.get("sender_threads", 1)), "--json"]
     else:
-        argv = ["loggen", "--inet", "--dgram", "--rate", str(spec["rate"]),
+        # SC4S's sender: --no-framing, one connection (one flow)
+        argv = ["loggen", "--inet", "--dgram", "--no-framing", "--rate", str(spec["rate"]),
                 "--interval", str(int(max(1, round(dur)))), "--size", str(spec["size"]),
                 "--active-connections", "1", "127.0.0.1", str(port)]
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         start_new_session=True)
+                         start_new_session=True, preexec_fn=peers.niceness(spec))
     try:
         out, err = p.communicate(timeout=dur * 1.1 + 1.5)
     except KeyboardInterrupt:
@@ -140,32 +142,39 @@ def run_sender(spec, port):
         if not summary:
             raise CellError(f"sysloggen gave no summary (exit {p.returncode}): "
                             f"{err.decode(errors='replace').strip()[-300:]}")
+        # sent: the sequenced messages; datagrams adds the flows' end markers
         return {"sent": summary["sent"], "achieved_rate": summary["achieved_rate"],
-                "run_id": summary["run_id"]}
+                "run_id": summary["run_id"],
+                "datagrams": summary.get("datagrams", summary["sent"])}
     m = re.search(r"average rate = ([\d.]+) msg/sec, count=(\d+)", err.decode(errors="replace"))
     if not m:
         raise CellError(f"loggen gave no report (exit {p.returncode}): "
                         f"{err.decode(errors='replace').strip()[-300:]}")
-    return {"sent": int(m.group(2)), "achieved_rate": float(m.group(1)), "run_id": None}
+    return {"sent": int(m.group(2)), "achieved_rate": float(m.group(1)), "run_id": None,
+            "datagrams": int(m.group(2))}
 
 
-def count_output(path, sender):
+def count_output(path, sender, ends=False):
     """(marker lines, distinct sequence numbers) in the receiver's output
-    file. Each cell has a fresh receiver and one sender run: every marker in
-    the file is that run's. Scanned with C-speed bytes.count and findall:
-    the file can be GBs."""
+    file, and with ends=True the end markers among those lines (sysloggen's).
+    Each cell has a fresh receiver and one sender run: every marker in the
+    file is that run's. Scanned with C-speed bytes.count and findall: the
+    file can be GBs."""
     if not os.path.exists(path):
-        return 0, 0
+        return (0, 0, 0) if ends else (0, 0)
     with open(path, "rb") as f:
         data = f.read()
+    n_end = 0
     if sender == "sysloggen":
         lines = data.count(b"seq@32473 run=")
         distinct = len(set(SYSLOGGEN_SEQ.findall(data)))
+        if ends:
+            n_end = len(SYSLOGGEN_END.findall(data))
     else:
         found = LOGGEN_MARK.findall(data)
         lines, distinct = len(found), len(set(found))
     del data
-    return lines, distinct
+    return (lines, distinct, n_end) if ends else (lines, distinct)
 
 
 def settle(rx, port, timeout=10.0):
@@ -249,8 +258,9 @@ def run_cell(spec, workdir, log=None):
         rc = rx.stop()
         if rc not in (0, None) and spec["receiver"] == "syslogrx":
             raise CellError(f"syslogrx exited with {rc}: {rx.stderr_text().strip()[-300:]}")
-        if spec["receiver"] != "syslogrx" or spec["sender"] != "sysloggen":
-            cell["written"], cell["delivered"] = count_output(rx.output, spec["sender"])
+        if spec["receiver"] != "syslogrx":
+            cell["written"], cell["delivered"], cell["end_markers"] = count_output(
+                rx.output, spec["sender"], ends=True)
         if spec["receiver"] == "syslogrx":
             with open(rx.summary_path) as f:
                 summary = json.load(f)
@@ -266,9 +276,10 @@ def run_cell(spec, workdir, log=None):
                 cell["steered_min"], cell["steered_max"] = min(steered), max(steered)
             cell["selection_failures"] = tot.get("selection_failures")
             loss = summary.get("loss") or {}
-            if spec["sender"] == "sysloggen":
-                # Its own sequence tracking, over what it received.
-                cell["delivered"] = loss["sequenced"] - loss.get("duplicates", 0)
+            # Its own sequence tracking (sysloggen's and loggen's markers),
+            # over what it received: the output may be null.
+            cell["delivered"] = loss["sequenced"] - loss.get("duplicates", 0)
+            cell["end_markers"] = loss.get("end_markers", 0)
         else:
             cell["received"] = cell["written"]
         n = cell["sent"]

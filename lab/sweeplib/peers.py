@@ -30,6 +30,13 @@ class ReceiverError(Exception):
     pass
 
 
+def niceness(spec):
+    """A preexec_fn raising the process's priority by spec["nice"] (e.g. -10),
+    or None: the replica's emulated workers lose less to other load."""
+    n = spec.get("nice")
+    return (lambda: os.nice(n)) if n else None
+
+
 def udp_inodes(port):
     """Inodes of the sockets bound to a local UDP port (both families)."""
     inodes = []
@@ -118,7 +125,8 @@ class Receiver:
         self.prepare()
         self._err = open(self.stderr_path, "wb")
         self.p = subprocess.Popen(self.argv(), stdout=subprocess.DEVNULL, stderr=self._err,
-                                  env=self.env(), start_new_session=True)
+                                  env=self.env(), start_new_session=True,
+                                  preexec_fn=niceness(self.spec))
 
     def prepare(self):
         pass
@@ -178,14 +186,21 @@ class Syslogrx(Receiver):
         s = self.spec
         argv = [os.path.join(BUILD, "syslogrx"), "--listen", f"127.0.0.1:{self.port}",
                 "--sockets", str(s["sockets"]), "--threads", str(s["threads"]),
-                "--balance", s["mode"], "--output", f"file:{self.output}",
+                "--balance", s["mode"],
+                "--output", "null" if s.get("output") == "null" else f"file:{self.output}",
                 "--summary", self.summary_path]
         if s["rcvbuf"]:
             argv += ["--rcvbuf", str(s["rcvbuf"])]
         if s["window"]:
             argv += ["--window", str(s["window"])]
+        if s.get("window_bytes"):
+            argv += ["--window-bytes", str(s["window_bytes"])]
         if s.get("cost_ns"):
             argv += ["--cost-ns", str(s["cost_ns"])]
+        if s.get("cost_makeup"):
+            argv.append("--cost-makeup")
+        if s.get("output_rate"):
+            argv += ["--output-rate", str(s["output_rate"])]
         return argv
 
     def ready(self):

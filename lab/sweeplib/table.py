@@ -32,6 +32,7 @@ FIELDS = [
     ("received", int),       # syslogrx: read from its sockets; peers: lines written
     ("written", int),        # lines in the output (syslogrx: its count)
     ("delivered", int),      # distinct sequence numbers that arrived
+    ("end_markers", int),    # sysloggen's end markers received (counted in written)
     ("kernel_drops", int),
     ("drops_by_reason", str),  # "REASON:N;REASON:N"
     ("seq_missing", int),    # sent - delivered

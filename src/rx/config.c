@@ -34,7 +34,7 @@ static const char doc[] =
 enum {
 	OPT_LISTEN = 'l', OPT_SOCKETS = 'n', OPT_THREADS = 't', OPT_BALANCE = 'b',
 	OPT_OUTPUT = 'o', OPT_DURATION = 'd', OPT_VERBOSE = 'v',
-	OPT_RCVBUF = 256, OPT_BATCH, OPT_FORMAT, OPT_SUMMARY, OPT_COST, OPT_WINDOW,
+	OPT_RCVBUF = 256, OPT_BATCH, OPT_FORMAT, OPT_SUMMARY, OPT_COST, OPT_COST_MAKEUP, OPT_WINDOW,
 	OPT_WINDOW_BYTES, OPT_OUTPUT_RATE, OPT_NO_TRACE, OPT_STATS_INTERVAL,
 	OPT_KAFKA_KEY, OPT_KAFKA_OPT, OPT_DRAIN_TIMEOUT, OPT_MAX_SOCKETS, OPT_RESIZE_FILE,
 	OPT_SUPERVISE,
@@ -61,6 +61,7 @@ static const struct argp_option options[] = {
 	{ "summary", OPT_SUMMARY, "PATH", 0, "Write the JSON summary here at exit" },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Exit by itself after this long" },
 	{ "cost-ns", OPT_COST, "N[,N...]", 0, "Lab knob: CPU nanoseconds each worker spends per message; one value for all threads or one per thread" },
+	{ "cost-makeup", OPT_COST_MAKEUP, NULL, 0, "Lab knob: with --cost-ns, time a worker lost to preemption while a backlog waited is made up (1e9/N msgs/s when busy)" },
 	{ "window", OPT_WINDOW, "N", 0, "Input window in messages (default 10000)" },
 	{ "window-bytes", OPT_WINDOW_BYTES, "BYTES", 0, "Input window in bytes, K/M/G (default 64M)" },
 	{ "output-rate", OPT_OUTPUT_RATE, "N", 0, "Lab knob: cap the output at N msgs/s" },
@@ -315,6 +316,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (parse_cost_ns(c, arg))
 			FAIL("--cost-ns %s: expected nanoseconds from 0 to 1000000000, one value or "
 			     "up to %d separated by commas (one per thread)", arg, CONFIG_MAX_COST_NS);
+		break;
+	case OPT_COST_MAKEUP:
+		c->cost_makeup = true;
 		break;
 	case OPT_WINDOW:
 		if (parse_u64(arg, 1, 100000000ULL, &c->window))

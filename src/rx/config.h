@@ -40,6 +40,7 @@ struct config {
 	double duration;		/* 0 = until a signal */
 	uint64_t cost_ns[CONFIG_MAX_COST_NS];	/* lab knob: CPU spent per message by worker t */
 	unsigned int nr_cost_ns;	/* 1: cost_ns[0] for every worker; else one per thread */
+	bool cost_makeup;		/* lab knob: time lost to preemption is made up */
 	uint64_t window;		/* input window, messages */
 	uint64_t window_bytes;		/* input window, bytes (soft: + one batch) */
 	uint64_t output_rate;		/* lab knob: output stage cap, msgs/s; 0 = none */

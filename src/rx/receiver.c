@@ -250,6 +250,7 @@ int receiver_start(struct receiver *r)
 		.batch = cfg->batch,
 		.cost_ns = cfg->cost_ns,
 		.nr_cost_ns = cfg->nr_cost_ns,
+		.cost_makeup = cfg->cost_makeup,
 		.timestamps = cfg->ordered,
 		.stop = &r->stop,
 		.force = &r->force,

@@ -183,14 +183,26 @@ static void write_loss(struct json_writer *w, struct receiver *r, const struct s
 	}
 	seqtrack_totals(r->out.seq, &t);
 	jw_u64(w, "sequenced", t.sequenced);
+	jw_u64(w, "received", t.received);
+	/* per flow: sent - received once its end marker arrived, else the gaps */
 	jw_u64(w, "missing", s->seq_gaps);
 	jw_u64(w, "duplicates", t.duplicates);
 	jw_u64(w, "reordered", t.reordered);
 	jw_u64(w, "flows", t.flows);
-	/* sent = received + kernel drops, when every message carried a sequence
-	 * number (the gaps are then the datagrams the kernel dropped). */
-	if (r->tracer && t.sequenced && t.sequenced == s->out.processed)
-		jw_bool(w, "gaps_equal_kernel_drops", s->seq_gaps == s->kernel_drops);
+	jw_u64(w, "flows_closed", t.flows_closed);
+	if (t.flows_closed == t.flows && t.flows)
+		jw_u64(w, "sent", t.sent);
+	else
+		jw_null(w, "sent");
+	jw_u64(w, "end_markers", t.end_markers);
+	jw_u64(w, "end_markers_lost", t.end_markers_lost);
+	/* sent = received + kernel drops, when every datagram carried a marker
+	 * (data or end): then the missing messages and the lost end markers are
+	 * the datagrams the kernel dropped, to the last one when every flow was
+	 * closed by its end marker. */
+	if (r->tracer && t.sequenced && t.sequenced + t.end_markers == s->out.processed)
+		jw_bool(w, "gaps_equal_kernel_drops",
+			s->seq_gaps + t.end_markers_lost == s->kernel_drops);
 	else
 		jw_null(w, "gaps_equal_kernel_drops");
 	jw_object_end(w);

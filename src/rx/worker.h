@@ -32,6 +32,7 @@ struct worker_shared {
 	unsigned int batch;
 	const uint64_t *cost_ns;	/* lab knob: nr_cost_ns values, 1 = the same for all */
 	unsigned int nr_cost_ns;
+	bool cost_makeup;		/* --cost-makeup: preemption time is made up */
 	const volatile int *stop;	/* stop reading: drain what is queued, exit */
 	const volatile int *force;	/* exit now */
 	int drain_ms;			/* bound on the final drain */
@@ -70,6 +71,8 @@ struct worker {
 	 * recvmmsg's return to the window push: its drain rate when busy). */
 	uint64_t first_ns, last_ns;	/* CLOCK_REALTIME of its first and last read */
 	uint64_t busy_ns;		/* CLOCK_MONOTONIC, summed over reads */
+	uint64_t cost_until_ns;		/* --cost-makeup: the busy period's work ends here */
+	bool cost_backlog;		/* the last read was full: the period goes on */
 };
 
 /* The largest UDP payload over IPv6 is 65527; one slot holds any datagram. */

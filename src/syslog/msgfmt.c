@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* sysloggen's datagrams; layout in include/msgfmt.h. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -105,35 +106,46 @@ static void put_ts(const struct msgfmt_params *p, char *dst, int64_t sec)
 	}
 }
 
-/* Header and marker into hdr (HDR_MAX bytes); returns its length. */
-static size_t header(const struct msgfmt_params *p, char *hdr, uint64_t seq, int64_t sec,
-		     size_t *seq_off)
+/* Header and marker into hdr (HDR_MAX bytes); returns its length. A data
+ * marker ends with seq=N; an end marker (end != NULL) with end=N copies=K. */
+static size_t header_any(const struct msgfmt_params *p, char *hdr, uint64_t seq, int64_t sec,
+			 size_t *seq_off, const uint64_t *end)
 {
+	bool sd = p->format == MSGFMT_RFC5424;
 	size_t off = ts_off(p), n;
 	int len;
 
-	snprintf(hdr, HDR_MAX, p->format == MSGFMT_RFC5424 ? "<%u>1 " : "<%u>", p->pri);
+	snprintf(hdr, HDR_MAX, sd ? "<%u>1 " : "<%u>", p->pri);
 	put_ts(p, hdr + off, sec);
 	off += ts_len(p);
-	if (p->format == MSGFMT_RFC5424)
+	if (sd)
 		len = snprintf(hdr + off, HDR_MAX - off,
-			       " %s %s %u - [seq@32473 run=\"%s\" flow=\"%u\" seq=\"", p->host,
-			       p->app, p->pid, p->run, p->flow);
+			       " %s %s %u - [seq@32473 run=\"%s\" flow=\"%u\" %s=\"", p->host,
+			       p->app, p->pid, p->run, p->flow, end ? "end" : "seq");
 	else
-		len = snprintf(hdr + off, HDR_MAX - off, " %s %s[%u]: seq@32473 run=%s flow=%u seq=",
-			       p->host, p->app, p->pid, p->run, p->flow);
+		len = snprintf(hdr + off, HDR_MAX - off, " %s %s[%u]: seq@32473 run=%s flow=%u %s=",
+			       p->host, p->app, p->pid, p->run, p->flow, end ? "end" : "seq");
 	off += len;
 	*seq_off = off;
 	n = num_width(seq);
 	put_digits(hdr + off, n, seq);
 	off += n;
-	if (p->format == MSGFMT_RFC5424) {
+	if (end)
+		off += snprintf(hdr + off, HDR_MAX - off, sd ? "\" copies=\"%" PRIu64 : " copies=%" PRIu64,
+				*end);
+	if (sd) {
 		memcpy(hdr + off, "\"]", 2);
 		off += 2;
 	} else {
 		hdr[off++] = ' ';
 	}
 	return off;
+}
+
+static size_t header(const struct msgfmt_params *p, char *hdr, uint64_t seq, int64_t sec,
+		     size_t *seq_off)
+{
+	return header_any(p, hdr, seq, sec, seq_off, NULL);
 }
 
 size_t msgfmt_min_size(const struct msgfmt_params *p, uint64_t max_seq)
@@ -144,11 +156,18 @@ size_t msgfmt_min_size(const struct msgfmt_params *p, uint64_t max_seq)
 	return header(p, hdr, max_seq, 0, &seq_off);
 }
 
-int msgfmt_render(const struct msgfmt_params *p, char *buf, uint64_t seq, int64_t sec,
-		  size_t *seq_off)
+size_t msgfmt_end_min_size(const struct msgfmt_params *p, uint64_t sent, uint64_t copies)
 {
 	char hdr[HDR_MAX];
-	size_t n = header(p, hdr, seq, sec, seq_off), i;
+	size_t seq_off;
+
+	return header_any(p, hdr, sent, 0, &seq_off, &copies);
+}
+
+/* The header, then a space (rfc5424) and the pad to exactly p->size bytes. */
+static int render_hdr(const struct msgfmt_params *p, char *buf, const char *hdr, size_t n)
+{
+	size_t i;
 
 	if (n > p->size)
 		return -EMSGSIZE;
@@ -158,6 +177,24 @@ int msgfmt_render(const struct msgfmt_params *p, char *buf, uint64_t seq, int64_
 	for (i = 0; n < p->size; n++, i++)
 		buf[n] = pad_chars[i % (sizeof(pad_chars) - 1)];
 	return 0;
+}
+
+int msgfmt_render(const struct msgfmt_params *p, char *buf, uint64_t seq, int64_t sec,
+		  size_t *seq_off)
+{
+	char hdr[HDR_MAX];
+	size_t n = header(p, hdr, seq, sec, seq_off);
+
+	return render_hdr(p, buf, hdr, n);
+}
+
+int msgfmt_render_end(const struct msgfmt_params *p, char *buf, uint64_t sent, uint64_t copies,
+		      int64_t sec)
+{
+	char hdr[HDR_MAX];
+	size_t seq_off, n = header_any(p, hdr, sent, sec, &seq_off, &copies);
+
+	return render_hdr(p, buf, hdr, n);
 }
 
 void msgfmt_slot_init(struct msgfmt_slot *s, char *buf)

@@ -11,6 +11,12 @@
  * the structured data (no space, no PAD when the header fills size exactly).
  * The rfc3164 marker always ends with the space after N.
  *
+ * End marker: after a flow's last message the sender says how many it sent
+ * (N) and how many copies of this end marker it sends (K), same size, same
+ * layout with "end" for "seq":
+ *   rfc5424: ... [seq@32473 run="RUN" flow="F" end="N" copies="K"] PAD
+ *   rfc3164: ... seq@32473 run=RUN flow=F end=N copies=K PAD
+ *
  * Pure functions: no I/O, no allocation. A slot (one sendmmsg buffer) is
  * rendered in full once, then only the timestamp (when the second changes)
  * and the digits of N are patched; a full render happens again only when N
@@ -61,6 +67,13 @@ size_t msgfmt_min_size(const struct msgfmt_params *p, uint64_t max_seq);
 /* Writes exactly p->size bytes to buf. -EMSGSIZE if size is too small for seq. */
 int msgfmt_render(const struct msgfmt_params *p, char *buf, uint64_t seq, int64_t sec,
 		  size_t *seq_off);
+
+/* Bytes of header + end marker: the smallest size that carries it. */
+size_t msgfmt_end_min_size(const struct msgfmt_params *p, uint64_t sent, uint64_t copies);
+
+/* Writes the end marker, exactly p->size bytes. -EMSGSIZE if it does not fit. */
+int msgfmt_render_end(const struct msgfmt_params *p, char *buf, uint64_t sent, uint64_t copies,
+		      int64_t sec);
 
 void msgfmt_slot_init(struct msgfmt_slot *s, char *buf);
 

@@ -20,7 +20,10 @@ struct st_flow {
 	uint64_t highest;
 	bool seen;
 	bool fixed;		/* no more growth: the window slides */
+	bool closed;		/* an end marker arrived */
 	uint64_t received, duplicates, reordered, untracked;
+	uint64_t sent, copies;	/* from the end marker (the largest seen) */
+	uint64_t end_markers;	/* end marker arrivals */
 };
 
 struct seqtrack {
@@ -34,6 +37,7 @@ struct seqtrack {
 	uint64_t bitmap_bytes;
 	uint64_t unsequenced, refused_msgs;
 	uint64_t missing;	/* sum over flows, kept as it changes: see seqtrack_missing */
+	uint64_t end_markers;	/* all end marker arrivals, refused flows' too */
 };
 
 static uint64_t pow2_at_least(uint64_t v)
@@ -154,10 +158,25 @@ static bool parse_sysloggen(const char *p, const char *end, struct seqtrack_mark
 	m->flow = v;
 	if (quoted && !TAKE_LIT(&p, end, "\""))
 		return false;
-	if (!TAKE_LIT(&p, end, " seq=") || (quoted && !TAKE_LIT(&p, end, "\"")))
+	if (TAKE_LIT(&p, end, " seq=")) {
+		m->end = false;
+	} else if (TAKE_LIT(&p, end, " end=")) {
+		m->end = true;
+	} else {
+		return false;
+	}
+	if (quoted && !TAKE_LIT(&p, end, "\""))
 		return false;
 	if (!take_num(&p, end, UINT64_MAX, &m->seq))
 		return false;
+	if (m->end) {
+		if (quoted && !TAKE_LIT(&p, end, "\""))
+			return false;
+		if (!TAKE_LIT(&p, end, " copies=") || (quoted && !TAKE_LIT(&p, end, "\"")))
+			return false;
+		if (!take_num(&p, end, UINT64_MAX, &m->copies))
+			return false;
+	}
 	/* The terminator proves the number was not cut off by the datagram's end. */
 	if (quoted)
 		return TAKE_LIT(&p, end, "\"]");
@@ -175,6 +194,7 @@ static bool parse_loggen(const char *p, const char *end, struct seqtrack_marker 
 	if (!take_num(&p, end, UINT32_MAX, &v) || !TAKE_LIT(&p, end, ", runid: "))
 		return false;
 	m->flow = v;
+	m->end = false;
 	run = p;
 	while (p < end && *p >= '0' && *p <= '9')
 		p++;
@@ -204,6 +224,7 @@ bool seqtrack_parse(const char *msg, size_t len, struct seqtrack_marker *m)
 {
 	if (!msg)
 		return false;
+	m->copies = 0;
 	m->kind = SEQTRACK_SYSLOGGEN;
 	if (scan(msg, len, SEQTRACK_TOKEN, sizeof(SEQTRACK_TOKEN) - 1, parse_sysloggen, m))
 		return true;
@@ -373,9 +394,18 @@ static void take_new_high(struct seqtrack *t, struct st_flow *f, uint64_t seq)
 	f->received++;
 }
 
-/* missing = highest + 1 - received, per flow: a new high adds the numbers
- * it skipped, a late arrival fills one. Stored atomically: another thread
- * may read the sum while this one observes (modulo 2^64 like the totals). */
+/* A flow's missing: sent - received once its end marker arrived (the tail
+ * counted), else highest + 1 - received (written so seq = UINT64_MAX cannot
+ * wrap). */
+static uint64_t flow_missing(const struct st_flow *f)
+{
+	if (f->closed)
+		return f->sent > f->received ? f->sent - f->received : 0;
+	return f->seen ? f->highest - (f->received - 1) : 0;
+}
+
+/* The running sum follows each flow's change. Stored atomically: another
+ * thread may read it while this one observes (modulo 2^64 like the totals). */
 static void add_missing(struct seqtrack *t, uint64_t delta)
 {
 	__atomic_store_n(&t->missing, t->missing + delta, __ATOMIC_RELAXED);
@@ -384,7 +414,6 @@ static void add_missing(struct seqtrack *t, uint64_t delta)
 static void account(struct seqtrack *t, struct st_flow *f, uint64_t seq)
 {
 	if (!f->seen || seq > f->highest) {
-		add_missing(t, f->seen ? seq - f->highest - 1 : seq);
 		take_new_high(t, f, seq);
 	} else if (seq < f->base) {
 		f->untracked++;
@@ -394,25 +423,45 @@ static void account(struct seqtrack *t, struct st_flow *f, uint64_t seq)
 		bit_set(f, seq);
 		f->received++;
 		f->reordered++;
-		add_missing(t, (uint64_t)-1);
 	}
+}
+
+/* Not a message of the flow's sequence: it closes the flow's books. Copies
+ * normally agree; if not, the largest count wins (a loss is never hidden). */
+static void end_marker(struct st_flow *f, const struct seqtrack_marker *m)
+{
+	f->end_markers++;
+	if (!f->closed || m->seq > f->sent)
+		f->sent = m->seq;
+	if (!f->closed || m->copies > f->copies)
+		f->copies = m->copies;
+	f->closed = true;
 }
 
 bool seqtrack_observe(struct seqtrack *t, const char *msg, size_t len)
 {
 	struct seqtrack_marker m;
 	struct st_flow *f;
+	uint64_t before;
 
 	if (!seqtrack_parse(msg, len, &m)) {
 		t->unsequenced++;
 		return false;
 	}
+	if (m.end)
+		t->end_markers++;
 	f = find_flow(t, &m);
 	if (!f) {
-		t->refused_msgs++;	/* table full (or no memory): untracked */
+		if (!m.end)
+			t->refused_msgs++;	/* table full (or no memory): untracked */
 		return true;
 	}
-	account(t, f, m.seq);
+	before = flow_missing(f);
+	if (m.end)
+		end_marker(f, &m);
+	else
+		account(t, f, m.seq);
+	add_missing(t, flow_missing(f) - before);
 	return true;
 }
 
@@ -424,8 +473,11 @@ static void flow_stats(const struct st_flow *f, struct seqtrack_flow_stats *s)
 	s->run = f->key.run;
 	s->flow = f->key.flow;
 	s->received = f->received;
-	/* highest + 1 - received, written so seq = UINT64_MAX cannot wrap */
-	s->missing = f->seen ? f->highest - (f->received - 1) : 0;
+	s->closed = f->closed;
+	s->sent = f->sent;
+	s->end_markers = f->end_markers;
+	s->end_markers_lost = f->copies > f->end_markers ? f->copies - f->end_markers : 0;
+	s->missing = flow_missing(f);
 	s->duplicates = f->duplicates;
 	s->reordered = f->reordered;
 	s->untracked = f->untracked;
@@ -445,7 +497,13 @@ void seqtrack_totals(const struct seqtrack *t, struct seqtrack_totals *out)
 		out->duplicates += s.duplicates;
 		out->reordered += s.reordered;
 		out->untracked += s.untracked;
+		out->end_markers_lost += s.end_markers_lost;
+		if (s.closed) {
+			out->flows_closed++;
+			out->sent += s.sent;
+		}
 	}
+	out->end_markers = t->end_markers;
 	out->untracked += t->refused_msgs;
 	out->sequenced = out->received + out->duplicates + out->untracked;
 	out->unsequenced = t->unsequenced;

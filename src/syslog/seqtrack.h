@@ -8,6 +8,9 @@
  *   sysloggen, RFC 5424:  [seq@32473 run="RUN" flow="F" seq="N"]
  *   sysloggen, RFC 3164:  seq@32473 run=RUN flow=F seq=N<space>
  *   loggen (syslog-ng):   seq: N, thread: F, runid: RUN,
+ * and sysloggen's end marker, sent after a flow's last message (K copies):
+ *   RFC 5424:  [seq@32473 run="RUN" flow="F" end="N" copies="K"]
+ *   RFC 3164:  seq@32473 run=RUN flow=F end=N copies=K<space>
  * RUN is 1..SEQTRACK_RUN_MAX bytes of [A-Za-z0-9._:-] (loggen's: digits),
  * F a decimal < 2^32, N a decimal < 2^64. A marker must be complete up to its
  * terminator ('"]' quoted, ' ' unquoted, ',' for loggen): a marker cut off by
@@ -23,13 +26,18 @@
  *   untracked  - arrivals that could not be classified: a number below the
  *                flow's bitmap window (see below), or any message of a flow
  *                that did not fit in the flow table. Not in received.
- *   missing    - (highest seen + 1) - received: the gaps. A loss after the
- *                last number received is invisible to the receiver (compare
- *                with the sender's count for that). Late arrivals counted as
- *                untracked may have filled a gap, so missing can be high by at
- *                most untracked.
- * Every message with a marker is exactly one of received, duplicates,
+ *   missing    - once an end marker arrived (the flow is closed): sent -
+ *                received, the tail included; before: (highest seen + 1) -
+ *                received, the gaps (a loss after the last number received
+ *                is invisible then). Late arrivals counted as untracked may
+ *                have filled a gap, so missing can be high by at most
+ *                untracked.
+ * Every data message with a marker is exactly one of received, duplicates,
  * untracked:  sequenced = received + duplicates + untracked.
+ * End markers are not messages of the flow's sequence: they are counted apart
+ * (end_markers, and per flow end_markers_lost = K - copies that arrived), so a
+ * receiver's datagram count is sequenced + end_markers + unsequenced, and the
+ * kernel's drops of a sysloggen run are missing + end_markers_lost.
  *
  * Memory: a flow's bitmap starts small and doubles as its highest number
  * grows, up to window_bits (default 2^24 numbers = 2 MiB) and while the sum
@@ -78,6 +86,10 @@ struct seqtrack_totals {
 	uint64_t flows;		/* flows tracked */
 	uint64_t refused;	/* messages of flows that did not fit in the table
 				 * (part of untracked) */
+	uint64_t end_markers;	/* end marker arrivals (not in sequenced) */
+	uint64_t end_markers_lost;	/* copies announced and not arrived */
+	uint64_t flows_closed;	/* flows whose end marker arrived */
+	uint64_t sent;		/* over closed flows: what their senders sent */
 };
 
 struct seqtrack_flow_stats {
@@ -90,6 +102,10 @@ struct seqtrack_flow_stats {
 	uint64_t reordered;
 	uint64_t untracked;
 	uint64_t max_seq;	/* highest number seen */
+	bool closed;		/* an end marker arrived: sent is the sender's count */
+	uint64_t sent;
+	uint64_t end_markers;	/* arrivals */
+	uint64_t end_markers_lost;
 	uint64_t window_bits;	/* current bitmap size */
 };
 
@@ -99,7 +115,9 @@ struct seqtrack_marker {
 	uint8_t run_len;
 	char run[SEQTRACK_RUN_MAX + 1];
 	uint32_t flow;
+	bool end;		/* an end marker: seq is the count sent, copies K */
 	uint64_t seq;
+	uint64_t copies;
 };
 
 struct seqtrack;

@@ -125,7 +125,7 @@ def test_scrape_equals_summary_under_drops(syslogrx):
         done.set()
         th.join(timeout=30)
     assert r.returncode == 0, r.stderr
-    sent = json.loads(r.stdout.splitlines()[-1])["sent"]
+    sent = json.loads(r.stdout.splitlines()[-1])["datagrams"]   # messages + end markers
     assert len(scrapes) >= 2
     for a, b in zip(scrapes, scrapes[1:]):
         for key, v in a.items():

@@ -66,7 +66,7 @@ def test_user_nobody_keeps_receiving_balancing_and_tracing(nobody_dir, procs):
     # main, 2 workers, the output stage: every one without a capability.
     assert_no_privilege(wait_for_tasks(rx.p.pid, 4), NOBODY)
 
-    sent = sysloggen(port, "--count", 20000, "--rate", 0, "--size", 200)["sent"]
+    sent = sysloggen(port, "--count", 20000, "--rate", 0, "--size", 200)["datagrams"]
     tasks = task_status(rx.p.pid)
     assert len(tasks) >= 4
     assert_no_privilege(tasks, NOBODY)

@@ -23,8 +23,13 @@ RE_5424 = re.compile(
     rb"\[seq@32473 run=\"([A-Za-z0-9._:-]+)\" flow=\"(\d+)\" seq=\"(\d+)\"\](?: ([a-z]*))?$")
 
 
+RE_END = re.compile(
+    rb"seq@32473 run=\"?([A-Za-z0-9._:-]+)\"? flow=\"?(\d+)\"? end=\"?(\d+)\"? copies=\"?(\d+)")
+
+
 class Receiver:
-    """Collects (source port, datagram) until `quiet` seconds pass with nothing."""
+    """Collects (source port, datagram) until `quiet` seconds pass with nothing;
+    the flows' end markers apart, in `ends`."""
 
     def __init__(self, family=socket.AF_INET, quiet=1.0):
         host = "::1" if family == socket.AF_INET6 else "127.0.0.1"
@@ -34,6 +39,8 @@ class Receiver:
         self.sock.bind((host, self.port))
         self.sock.settimeout(quiet)
         self.msgs = []
+        self.ends = []
+        self.arrivals = []
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
@@ -46,7 +53,8 @@ class Receiver:
                 if self.msgs:
                     break
                 continue
-            self.msgs.append((addr[1], data))
+            (self.ends if RE_END.search(data) else self.msgs).append((addr[1], data))
+            self.arrivals.append((addr[1], data))
 
     def wait(self):
         self.thread.join(70)
@@ -141,6 +149,38 @@ def test_sources_split_exactly():
         {p: len(fs) for p, fs in by_port.items()}
 
 
+def test_end_markers_close_each_flow():
+    """After a flow's last message, K copies of an end marker with the count it
+    sent, from the flow's own source port, same size; none with --end-markers 0."""
+    rx = Receiver()
+    r = run("--target", f"127.0.0.1:{rx.port}", "--rate", "20000", "--count", "1001",
+            "--sources", "2", "--end-markers", "4", "--end-pause-ms", "20", "--json")
+    msgs = rx.wait()
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout.splitlines()[-1])
+    assert summary["sent"] == 1001 and summary["end_markers"] == 8
+    assert summary["datagrams"] == 1009
+    assert len(msgs) == 1001 and len(rx.ends) == 8
+    assert {len(d) for _, d in rx.ends} == {256}
+    sent = {f["src_port"]: f["sent"] for f in summary["flows"]}
+    for port, d in rx.ends:
+        run_id, flow, end, copies = RE_END.search(d).groups()
+        assert run_id.decode() == summary["run_id"]
+        assert int(end) == sent[port] and int(copies) == 4
+    assert sorted(sent.values()) == [500, 501]
+    assert all(f["end_markers"] == 4 for f in summary["flows"])
+    # after every message of its flow: the last datagrams of each source port
+    for port in sent:
+        mine = [d for p, d in rx.arrivals if p == port]
+        assert all(RE_END.search(d) for d in mine[-4:])
+    rx = Receiver()
+    r = run("--target", f"127.0.0.1:{rx.port}", "--rate", "0", "--count", "100",
+            "--end-markers", "0", "--json")
+    rx.wait()
+    summary = json.loads(r.stdout.splitlines()[-1])
+    assert r.returncode == 0 and not rx.ends and summary["datagrams"] == 100
+
+
 def test_json_rows_and_summary():
     rx = Receiver()
     r = run("--target", f"127.0.0.1:{rx.port}", "--rate", "4500", "--duration", "2.5", "--json")
@@ -214,7 +254,9 @@ def test_drainrx_seq_and_monitor(procs):
     rc, out, err = rx.stop(timeout=10)
     assert rc == 0, err
     res = json.loads(out)
-    assert res["received"] == 6000
+    # the flows' end markers come after the silence: drainrx, idle for 1 s,
+    # may stop before some arrive; those it read are counted apart
+    assert res["received"] == 6000 + res["seq"]["end_markers"]
     assert res["seq"]["received"] == 6000 and res["seq"]["missing"] == 0
     assert res["seq"]["duplicates"] == 0 and res["seq"]["flows"] == 3
     assert sorted(f["received"] for f in res["seq"]["per_flow"]) == [2000, 2000, 2000]

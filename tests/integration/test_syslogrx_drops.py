@@ -36,7 +36,7 @@ def overload(syslogrx, listen, host, port, netns=None, count=60_000):
     r = run_cmd(argv, timeout=60)
     assert r.returncode == 0, r.stderr
     import json
-    sent = json.loads(r.stdout.splitlines()[-1])["sent"]
+    sent = json.loads(r.stdout.splitlines()[-1])["datagrams"]   # messages + end markers
     time.sleep(1.5)            # the slow workers empty their queues
     kernel = proc_net_udp_drops(port, netns)
     rc, _, err = rx.stop()
@@ -60,10 +60,11 @@ def check_exact(s, sent, kernel):
         assert sock["queue_hwm_bytes"] <= sock["rcvbuf"] + 65536
     # Every drop here is a full receive buffer.
     assert t["kernel_drops"].get("SOCKET_RCVBUFF") == drops
-    # Gaps are the drops the receiver can see: all but those after the last
-    # datagram it received (test_window_shutdown checks equality with a tail).
-    assert s["loss"]["sequenced"] == t["received"]
-    assert s["loss"]["missing"] <= drops
+    # The end markers close every flow: the missing messages (the tail
+    # included) and the lost end markers are exactly the kernel's drops.
+    assert s["loss"]["sequenced"] + s["loss"]["end_markers"] == t["received"]
+    assert s["loss"]["missing"] + s["loss"]["end_markers_lost"] == drops
+    assert s["loss"]["gaps_equal_kernel_drops"] is True
 
 
 def test_exact_ipv4(syslogrx):

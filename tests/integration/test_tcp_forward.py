@@ -74,13 +74,15 @@ def test_forward_every_message(syslogrx, tmp_path):
                         "--format", "rfc5424")
         rc, _, err = rx.stop()
         assert rc == 0, err
-        assert rx.summary["totals"]["written"] == 20000
-        lines = wait_lines(sng, 20000)
+        # 20,000 messages and the flow's 3 end markers (sysloggen's datagrams)
+        assert rx.summary["totals"]["written"] == gen["datagrams"] == 20003
+        lines = wait_lines(sng, 20003)
     finally:
         sng.stop()
-    assert len(lines) == gen["sent"] == 20000
+    assert len(lines) == gen["datagrams"] and gen["sent"] == 20000
+    assert sum(1 for l in lines if b' end="20000" copies="3"]' in l) == 3
     # Every message arrived whole: its sequence marker is intact.
-    seqs = {int(l.split(b'seq="')[1].split(b'"')[0]) for l in lines}
+    seqs = {int(l.split(b'seq="')[1].split(b'"')[0]) for l in lines if b'seq="' in l}
     assert seqs == set(range(20000))
 
 
@@ -107,11 +109,11 @@ def test_server_restart_loses_nothing_that_fits_in_the_window(syslogrx, tmp_path
         assert rc == 0, err
         t = rx.summary["totals"]
         assert t["kernel_drops"]["total"] == 0
-        assert t["received"] == 25000 and t["written"] == 25000
-        lines = wait_lines(sng, 25000)
+        assert t["received"] == 25003 and t["written"] == 25003   # + 3 end markers
+        lines = wait_lines(sng, 25003)
     finally:
         sng.stop()
-    seqs = {int(l.split(b'seq="')[1].split(b'"')[0]) for l in lines}
+    seqs = {int(l.split(b'seq="')[1].split(b'"')[0]) for l in lines if b'seq="' in l}
     assert seqs == set(range(25000)), f"missing {len(set(range(25000)) - seqs)}: {err}"
 
 

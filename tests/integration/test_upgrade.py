@@ -107,7 +107,7 @@ def test_tracer_counts_after_upgrades(tmp_path):
                   "--window", "1000", "--output-rate", "20000")
     assert rx.upgrade() and rx.upgrade()
     port = int(listen.rsplit(":", 1)[1])
-    gen = sysloggen(port, "--rate", "0", "--count", "100000", "--size", "200")
+    gen = sysloggen(port, "--rate", "0", "--count", "100000", "--size", "200", "--end-markers", "0")
     time.sleep(0.5)
     rc, err, final = rx.stop()
     assert rc == 0, err

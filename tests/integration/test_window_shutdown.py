@@ -38,9 +38,9 @@ def test_big_window_absorbs_a_burst(syslogrx, tmp_path):
     gen, s, out = window_run(syslogrx, tmp_path, 200_000)
     t = s["totals"]
     assert t["kernel_drops"]["total"] == 0, t
-    assert t["received"] == 101_000
-    assert t["written"] == 101_000
-    assert count_lines(out) == 101_000
+    assert t["received"] == gen["datagrams"] == 101_003     # + the flow's 3 end markers
+    assert t["written"] == 101_003
+    assert count_lines(out) == 101_003
     assert s["window"]["hwm"] > 20_000      # it really held a backlog
     assert s["loss"]["missing"] == 0 and s["loss"]["sequenced"] == 101_000
 
@@ -52,14 +52,14 @@ def test_small_window_pushes_back_to_the_kernel(syslogrx, tmp_path):
     t = s["totals"]
     drops = t["kernel_drops"]["total"]
     assert drops > 0, t
-    assert t["received"] + drops == gen["sent"]           # to the message
+    assert t["received"] + drops == gen["datagrams"]      # to the message
     assert t["written"] == t["received"]
     assert count_lines(out) == t["received"]
     assert t["kernel_drops"].get("SOCKET_RCVBUFF", 0) == drops
     assert s["window"]["hwm"] <= 1_000                     # the bound holds exactly
     assert s["window"]["full_seconds"] > 0.1
     # The sequence gaps are exactly the kernel's drops.
-    assert s["loss"]["missing"] == drops
+    assert s["loss"]["missing"] + s["loss"]["end_markers_lost"] == drops
     assert s["loss"]["gaps_equal_kernel_drops"] is True
 
 
@@ -76,8 +76,8 @@ def test_sigterm_writes_what_the_kernel_had_queued(syslogrx, tmp_path):
     assert rc == 0, err
     t = rx.summary["totals"]
     assert t["kernel_drops"]["total"] == 0
-    assert t["received"] == gen["sent"] == 20000
-    assert count_lines(out) == 20000
+    assert t["received"] == gen["datagrams"] == 20003    # + the 3 end markers
+    assert count_lines(out) == 20003
 
 
 def test_second_signal_forces_exit_and_says_what_is_left(tmp_path):
@@ -159,7 +159,7 @@ def test_what_the_exit_drain_cannot_take_is_counted_as_abandoned(syslogrx, tmp_p
     assert rc == 0, err
     t = rx.summary["totals"]
     assert t["abandoned"] > 0, t
-    assert t["received"] + t["kernel_drops"]["total"] + t["abandoned"] == gen["sent"]
+    assert t["received"] + t["kernel_drops"]["total"] + t["abandoned"] == gen["datagrams"]
     assert t["written"] == t["received"] == count_lines(out)
 
 
@@ -177,5 +177,7 @@ def test_loggen_traffic_is_sequence_accounted(syslogrx, tmp_path):
     assert rc == 0, err
     s = rx.summary
     assert s["totals"]["received"] == 3000
-    assert s["loss"] == {"sequenced": 3000, "missing": 0, "duplicates": 0, "reordered": 0,
-                         "flows": 1, "gaps_equal_kernel_drops": True}
+    assert s["loss"] == {"sequenced": 3000, "received": 3000, "missing": 0, "duplicates": 0,
+                         "reordered": 0, "flows": 1, "flows_closed": 0, "sent": None,
+                         "end_markers": 0, "end_markers_lost": 0,
+                         "gaps_equal_kernel_drops": True}

@@ -130,6 +130,42 @@ static void test_min_size_marker_parses(void **state)
 	}
 }
 
+/* The end marker: same size, exact bytes, parsed as an end marker (never as a
+ * sequence number), and incomplete one byte short. */
+static void test_end_marker(void **state)
+{
+	static const char want3164[] =
+		"<13>Nov 22 03:15:28 vm sysloggen[8601]: seq@32473 run=6b026007-2199 flow=3 end=4500 "
+		"copies=3 abcdef";
+	static const char want5424[] =
+		"<13>1 2026-11-22T03:15:28Z vm sysloggen 8601 - "
+		"[seq@32473 run=\"6b026007-2199\" flow=\"3\" end=\"4500\" copies=\"3\"] abcdef";
+	const char *want[2] = { want3164, want5424 };
+	size_t len[2] = { sizeof(want3164) - 1, sizeof(want5424) - 1 };
+
+	for (int f = 0; f < 2; f++) {
+		struct msgfmt_params p = params(f ? MSGFMT_RFC5424 : MSGFMT_RFC3164, len[f]);
+		struct seqtrack_marker m;
+		char buf[512];
+		size_t min;
+
+		assert_int_equal(msgfmt_render_end(&p, buf, 4500, 3, T0), 0);
+		assert_memory_equal(buf, want[f], len[f]);
+		assert_true(seqtrack_parse(buf, len[f], &m));
+		assert_true(m.end);
+		assert_int_equal(m.seq, 4500);
+		assert_int_equal(m.copies, 3);
+		assert_int_equal(m.flow, 3);
+		min = msgfmt_end_min_size(&p, 4500, 3);
+		p.size = min;
+		assert_int_equal(msgfmt_render_end(&p, buf, 4500, 3, T0), 0);
+		assert_true(seqtrack_parse(buf, min, &m) && m.end);
+		assert_false(seqtrack_parse(buf, min - 1, &m));
+		p.size = min - 1;
+		assert_int_equal(msgfmt_render_end(&p, buf, 4500, 3, T0), -EMSGSIZE);
+	}
+}
+
 static void test_validators(void **state)
 {
 	assert_true(msgfmt_run_valid("a-b_c.d:9"));
@@ -226,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_min_size),
 		cmocka_unit_test(test_slot_matches_render),
 		cmocka_unit_test(test_min_size_marker_parses),
+		cmocka_unit_test(test_end_marker),
 		cmocka_unit_test(test_validators),
 		cmocka_unit_test(test_pacer),
 		cmocka_unit_test(test_procstat),

@@ -20,6 +20,19 @@ static void feed(struct seqtrack *t, const char *run, unsigned flow, uint64_t se
 	assert_true(seqtrack_observe(t, msg, n));
 }
 
+/* sysloggen's end marker for (run, flow): sent messages, copies K. */
+static void feed_end(struct seqtrack *t, const char *run, unsigned flow, uint64_t sent,
+		     uint64_t copies)
+{
+	char msg[256];
+	int n = snprintf(msg, sizeof(msg),
+			 "<13>Nov 22 03:22:47 vm sysloggen[1]: seq@32473 run=%s flow=%u end=%llu "
+			 "copies=%llu abc", run, flow, (unsigned long long)sent,
+			 (unsigned long long)copies);
+
+	assert_true(seqtrack_observe(t, msg, n));
+}
+
 static void feed_range(struct seqtrack *t, const char *run, unsigned flow, uint64_t from,
 		       uint64_t to)
 {
@@ -200,6 +213,97 @@ static void test_loggen(void **state)
 /* A marker cut by the end of the datagram must not count, and the parser
  * must not look past len: the message lives at the very end of a heap block
  * (run under ASan/valgrind to see an overread) and each prefix is tried. */
+/* The tail: without an end marker the last numbers lost are invisible; with
+ * one, missing = sent - received, and the markers are not sequence numbers. */
+static void test_end_marker_closes_the_tail(void **state)
+{
+	struct seqtrack *t = seqtrack_new();
+	struct seqtrack_totals tot;
+	struct flows c = {};
+
+	feed_range(t, "r1", 0, 0, 90);
+	feed_range(t, "r1", 0, 95, 977);	/* 90..94 lost, and 977..999 (the tail) */
+	expect_totals(t, 972, 5, 0, 0, 1);	/* the tail cannot be seen yet */
+	feed_end(t, "r1", 0, 1000, 3);
+	feed_end(t, "r1", 0, 1000, 3);		/* the third copy is lost */
+	expect_totals(t, 972, 28, 0, 0, 1);
+	seqtrack_totals(t, &tot);
+	assert_int_equal(tot.end_markers, 2);
+	assert_int_equal(tot.end_markers_lost, 1);
+	assert_int_equal(tot.flows_closed, 1);
+	assert_int_equal(tot.sent, 1000);
+	assert_int_equal(tot.sequenced, 972);	/* end markers are apart */
+	assert_int_equal(tot.unsequenced, 0);
+	seqtrack_for_each_flow(t, collect, &c);
+	assert_int_equal(c.n, 1);
+	assert_true(c.f[0].closed);
+	assert_int_equal(c.f[0].sent, 1000);
+	assert_int_equal(c.f[0].missing, 28);
+	assert_int_equal(c.f[0].max_seq, 976);
+	assert_int_equal(c.f[0].end_markers, 2);
+	assert_int_equal(c.f[0].end_markers_lost, 1);
+	/* a late copy after more data: still closed, nothing counted twice */
+	feed_end(t, "r1", 0, 1000, 3);
+	seqtrack_totals(t, &tot);
+	assert_int_equal(tot.missing, 28);
+	assert_int_equal(tot.end_markers_lost, 0);
+	seqtrack_free(t);
+}
+
+/* Every data message lost: the flow exists only through its end marker. A
+ * second flow without one keeps the gap rule. Per flow, never mixed. */
+static void test_end_marker_only(void **state)
+{
+	struct seqtrack *t = seqtrack_new();
+	struct seqtrack_totals tot;
+	struct flows c = {};
+	static const char m5424[] = "<13>1 2026-11-22T03:22:47Z vm sysloggen 1 - "
+				    "[seq@32473 run=\"r2\" flow=\"4\" end=\"500\" copies=\"1\"] ab";
+
+	assert_true(seqtrack_observe(t, m5424, sizeof(m5424) - 1));
+	feed_range(t, "r2", 5, 0, 10);
+	feed(t, "r2", 5, 12);
+	seqtrack_totals(t, &tot);
+	assert_int_equal(tot.received, 11);
+	assert_int_equal(tot.missing, 500 + 2);
+	assert_int_equal(tot.flows, 2);
+	assert_int_equal(tot.flows_closed, 1);
+	assert_int_equal(tot.sent, 500);
+	assert_int_equal(tot.end_markers, 1);
+	assert_int_equal(tot.end_markers_lost, 0);
+	seqtrack_for_each_flow(t, collect, &c);
+	assert_int_equal(c.f[0].flow, 4);
+	assert_true(c.f[0].closed);
+	assert_int_equal(c.f[0].received, 0);
+	assert_int_equal(c.f[0].missing, 500);
+	assert_false(c.f[1].closed);
+	assert_int_equal(c.f[1].missing, 2);
+	seqtrack_free(t);
+}
+
+/* An end marker cut short, or with a bad count, is not one; copies that
+ * disagree keep the largest count. */
+static void test_end_marker_malformed(void **state)
+{
+	static const char cut[] = "<13>x: seq@32473 run=r3 flow=0 end=10 copies=3";
+	static const char nocopies[] = "<13>x: seq@32473 run=r3 flow=0 end=10 abc";
+	static const char badq[] = "<13>1 - [seq@32473 run=\"r3\" flow=\"0\" end=\"10 copies=\"3\"]";
+	struct seqtrack *t = seqtrack_new();
+	struct seqtrack_marker m;
+	struct seqtrack_totals tot;
+
+	assert_false(seqtrack_parse(cut, sizeof(cut) - 1, &m));
+	assert_false(seqtrack_parse(nocopies, sizeof(nocopies) - 1, &m));
+	assert_false(seqtrack_parse(badq, sizeof(badq) - 1, &m));
+	feed_range(t, "r3", 0, 0, 20);
+	feed_end(t, "r3", 0, 15, 2);
+	feed_end(t, "r3", 0, 30, 2);
+	seqtrack_totals(t, &tot);
+	assert_int_equal(tot.sent, 30);
+	assert_int_equal(tot.missing, 10);
+	seqtrack_free(t);
+}
+
 static void test_cut_off(void **state)
 {
 	static const char *full[] = {
@@ -377,6 +481,9 @@ int main(void)
 		cmocka_unit_test(test_two_flows_two_runs),
 		cmocka_unit_test(test_rfc5424_marker),
 		cmocka_unit_test(test_loggen),
+		cmocka_unit_test(test_end_marker_closes_the_tail),
+		cmocka_unit_test(test_end_marker_only),
+		cmocka_unit_test(test_end_marker_malformed),
 		cmocka_unit_test(test_cut_off),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_huge_seq_window),
