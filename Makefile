@@ -80,7 +80,7 @@ APPS       := $(OUTPUT)/syslogrx $(TOOLS)
 
 # ---- Link lines: each binary's layers (in link order) and libraries ----------
 syslogrx_LAYERS   := rx net syslog common
-syslogrx_LIBS     := $(KAFKA_LIBS) $(LIBBPF_LIBS) -lpthread -lm
+syslogrx_LIBS     := $(KAFKA_LIBS) $(LIBBPF_LIBS) -lz -lpthread -lm
 sysloggen_LAYERS  := gen syslog common
 sysloggen_LIBS    := -lpthread -lm
 udpdrops_LAYERS   := net common
@@ -94,6 +94,9 @@ TEST_LAYERS       := net gen syslog common
 TEST_LIBS         := $(LIBBPF_LIBS) -lpthread -lm -lcmocka
 test_config_LAYERS := rx net syslog common
 test_config_LIBS  := $(KAFKA_LIBS) $(LIBBPF_LIBS) -lpthread -lm -lcmocka
+# The disk buffer's crc32 is zlib's (libbpf's dependency already, named here).
+test_diskbuf_LAYERS := rx common
+test_diskbuf_LIBS := -lz -lpthread -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 

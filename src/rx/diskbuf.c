@@ -1,0 +1,788 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The disk buffer: segment files of checksummed batch records (the format is
+ * in diskbuf.h). One mutex guards everything: appends come from the workers
+ * (one pwritev per batch), reads and completions from the output stage.
+ * fdatasync runs outside the lock on a dup of the segment's descriptor, so a
+ * slow disk flush never stalls the other workers' appends.
+ *
+ * CRC: zlib's crc32, not CRC32C: zlib is already in the process (libbpf links
+ * it), its crc32 runs at several GB/s on this class of machine, and the check
+ * only has to catch torn writes and flipped bits, not adversaries.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <zlib.h>
+#include "common/clock.h"
+#include "common/log.h"
+#include "rx/diskbuf.h"
+
+#define SEG_MAGIC	"SRXDBUF1"
+#define SEG_VERSION	1
+#define SEG_HDR		16
+#define REC_MAGIC	0x52585253u	/* "SRXR" in little-endian byte order */
+#define REC_MAX_PAYLOAD	(64u << 20)	/* sanity bound on a header's length */
+#define SEG_MIN		(64ULL << 10)
+#define SEG_MAX		(64ULL << 20)
+#define SCAN_CHUNK	65536
+
+struct rec_hdr {
+	uint32_t magic;
+	uint32_t hdr_crc;	/* crc32 of this header with hdr_crc = 0 */
+	uint32_t len;		/* payload bytes */
+	uint32_t count;		/* messages */
+	uint32_t crc;		/* crc32 of the payload */
+	uint32_t zero;
+	uint64_t seq;		/* record number, increasing across segments */
+	uint64_t first_ns;	/* receive time of the first message */
+};
+_Static_assert(sizeof(struct rec_hdr) == 40, "record header is 40 bytes on disk");
+
+struct disk_msg {
+	uint32_t len, sock, truncated, src_len;
+	uint64_t recv_ns;
+	uint8_t src[28];	/* sockaddr_in6, or sockaddr_in in its first 16 */
+	uint32_t zero;
+};
+_Static_assert(sizeof(struct disk_msg) == 56, "message descriptor is 56 bytes on disk");
+_Static_assert(sizeof(struct sockaddr_in6) == 28, "sockaddr_in6 fits the descriptor");
+
+struct seg {
+	struct seg *next;
+	uint64_t id;
+	int fd;
+	uint64_t size;		/* bytes committed (whole records only) */
+	uint64_t read_off;	/* the reader's cursor */
+	uint64_t outstanding;	/* records read, not yet done */
+	uint64_t first_ns;
+	bool writable;		/* the segment appends go to */
+};
+
+struct diskbuf {
+	pthread_mutex_t lock;
+	struct diskbuf_opts o;
+	char dir[PATH_MAX];
+	int dirfd;
+	uint64_t seg_bytes;
+	struct seg *head, *tail;	/* oldest first; tail may be writable */
+	uint64_t next_id, next_seq;
+	uint64_t total_bytes;
+	uint64_t unread;		/* records appended (or found) and not read */
+	uint64_t msgs, batches;		/* not yet done */
+	uint64_t next_ns;		/* receive time of the last record read */
+	bool spilling;
+	bool dirty;			/* appended since the last fdatasync */
+	uint64_t last_sync_ns;
+	struct disk_msg *wdesc;		/* append scratch */
+	size_t wdesc_cap;
+	char *rbuf;			/* a record's payload, read and checked */
+	size_t rbuf_cap;
+	struct diskbuf_stats st;
+};
+
+const char *diskbuf_mode_name(enum diskbuf_mode m)
+{
+	return m == DISKBUF_RELIABLE ? "reliable" : "spill";
+}
+
+static uint32_t crc(const void *p, size_t len)
+{
+	return crc32(crc32(0L, Z_NULL, 0), p, len);
+}
+
+static uint32_t hdr_crc(const struct rec_hdr *h)
+{
+	struct rec_hdr c = *h;
+
+	c.hdr_crc = 0;
+	return crc(&c, sizeof(c));
+}
+
+static int grow(void **p, size_t *cap, size_t need)
+{
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	n = realloc(*p, need);
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	*cap = need;
+	return 0;
+}
+
+static int pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= n;
+		off += n;
+	}
+	return 0;
+}
+
+static void seg_path(const struct diskbuf *d, uint64_t id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%016llx.seg", (unsigned long long)id);
+}
+
+/* ---- reading and checking records ------------------------------------- */
+
+/* The header at off is plausible and intact for a segment of size bytes. */
+static bool hdr_ok(const struct rec_hdr *h, uint64_t off, uint64_t size)
+{
+	return h->magic == REC_MAGIC && h->hdr_crc == hdr_crc(h) && h->count &&
+	       h->len <= REC_MAX_PAYLOAD && (uint64_t)h->count * sizeof(struct disk_msg) <= h->len &&
+	       off + sizeof(*h) + h->len <= size;
+}
+
+/* Reads the payload of the record at off into d->rbuf; true if its CRC and
+ * its descriptors' lengths agree with the header. */
+static bool payload_ok(struct diskbuf *d, const struct seg *s, uint64_t off,
+		       const struct rec_hdr *h)
+{
+	const struct disk_msg *m;
+	uint64_t data = 0;
+
+	if (grow((void **)&d->rbuf, &d->rbuf_cap, h->len) ||
+	    pread_all(s->fd, d->rbuf, h->len, off + sizeof(*h)) || crc(d->rbuf, h->len) != h->crc)
+		return false;
+	m = (const struct disk_msg *)d->rbuf;
+	for (uint32_t i = 0; i < h->count; i++)
+		data += m[i].len;
+	return data == h->len - (uint64_t)h->count * sizeof(*m);
+}
+
+/* The next offset after off where the record magic appears, or s->size. */
+static uint64_t next_magic(const struct seg *s, uint64_t off)
+{
+	static const uint32_t magic = REC_MAGIC;
+	char buf[SCAN_CHUNK];
+
+	while (off + sizeof(struct rec_hdr) <= s->size) {
+		size_t want = s->size - off < sizeof(buf) ? s->size - off : sizeof(buf);
+		const char *hit;
+
+		if (pread_all(s->fd, buf, want, off))
+			return s->size;
+		hit = memmem(buf, want, &magic, sizeof(magic));
+		if (hit)
+			return off + (hit - buf);
+		/* The magic may straddle the chunk boundary. */
+		off += want > sizeof(magic) ? want - (sizeof(magic) - 1) : want;
+	}
+	return s->size;
+}
+
+/*
+ * The first intact record at or after off (its payload left in d->rbuf), or
+ * s->size if there is none. Anything skipped on the way is corrupt.
+ */
+static uint64_t find_record(struct diskbuf *d, const struct seg *s, uint64_t off,
+			    struct rec_hdr *h)
+{
+	while (off + sizeof(*h) <= s->size) {
+		if (!pread_all(s->fd, h, sizeof(*h), off) && hdr_ok(h, off, s->size) &&
+		    payload_ok(d, s, off, h))
+			return off;
+		off = next_magic(s, off + 1);
+	}
+	return s->size;
+}
+
+/* ---- segments ------------------------------------------------------------ */
+
+static void seg_free(struct seg *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s);
+}
+
+static void seg_append_list(struct diskbuf *d, struct seg *s)
+{
+	s->next = NULL;
+	if (d->tail)
+		d->tail->next = s;
+	else
+		d->head = s;
+	d->tail = s;
+}
+
+/* A segment that is read to its end, done with and no longer written to
+ * goes: its file is deleted. */
+static void maybe_remove(struct diskbuf *d, struct seg *s)
+{
+	char name[32];
+	struct seg **pp;
+
+	if (s->writable || s->read_off < s->size || s->outstanding)
+		return;
+	for (pp = &d->head; *pp && *pp != s; pp = &(*pp)->next)
+		;
+	if (!*pp)
+		return;
+	*pp = s->next;
+	if (d->tail == s) {
+		d->tail = d->head;
+		while (d->tail && d->tail->next)
+			d->tail = d->tail->next;
+	}
+	seg_path(d, s->id, name, sizeof(name));
+	if (unlinkat(d->dirfd, name, 0))
+		pr_warn("--disk-buffer %s: deleting %s: %s\n", d->dir, name, strerror(errno));
+	d->total_bytes -= s->size;
+	seg_free(s);
+}
+
+static struct seg *seg_create(struct diskbuf *d)
+{
+	char name[32], hdr[SEG_HDR] = SEG_MAGIC;
+	uint32_t version = SEG_VERSION;
+	struct seg *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->id = d->next_id++;
+	seg_path(d, s->id, name, sizeof(name));
+	memcpy(hdr + 8, &version, sizeof(version));
+	s->fd = openat(d->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (s->fd < 0 || pwrite(s->fd, hdr, SEG_HDR, 0) != SEG_HDR) {
+		pr_warn("--disk-buffer %s: creating %s: %s\n", d->dir, name, strerror(errno));
+		if (s->fd >= 0)
+			unlinkat(d->dirfd, name, 0);
+		s->fd = -1;
+		seg_free(s);
+		return NULL;
+	}
+	/* The file's name must survive a power loss too, not only its data. */
+	fsync(d->dirfd);
+	s->size = SEG_HDR;
+	s->read_off = SEG_HDR;
+	s->writable = true;
+	d->total_bytes += SEG_HDR;
+	seg_append_list(d, s);
+	return s;
+}
+
+/* No more appends to the tail segment: synced, and deleted if all done. */
+static void seg_seal(struct diskbuf *d)
+{
+	struct seg *s = d->tail;
+
+	if (!s || !s->writable)
+		return;
+	if (d->dirty)
+		fdatasync(s->fd);
+	d->dirty = false;
+	s->writable = false;
+	maybe_remove(d, s);
+}
+
+/* Queues a segment an earlier run left: counts its intact records. */
+static int seg_recover(struct diskbuf *d, uint64_t id, const char *name)
+{
+	struct seg *s = calloc(1, sizeof(*s));
+	char hdr[SEG_HDR];
+	struct stat stb;
+	struct rec_hdr h;
+	uint64_t off;
+
+	if (!s)
+		return -ENOMEM;
+	s->id = id;
+	s->fd = openat(d->dirfd, name, O_RDWR | O_CLOEXEC);
+	if (s->fd < 0 || fstat(s->fd, &stb)) {
+		int err = -errno;
+
+		pr_warn("--disk-buffer %s: opening %s: %s\n", d->dir, name, strerror(errno));
+		seg_free(s);
+		return err;
+	}
+	s->size = stb.st_size;
+	/* A bad file header is resynchronised over like any corrupt bytes. */
+	s->read_off = s->size >= SEG_HDR && !pread_all(s->fd, hdr, SEG_HDR, 0) &&
+		      !memcmp(hdr, SEG_MAGIC, 8) ? SEG_HDR : 0;
+	for (off = s->read_off; (off = find_record(d, s, off, &h)) < s->size;
+	     off += sizeof(h) + h.len) {
+		if (!s->first_ns)
+			s->first_ns = h.first_ns;
+		d->unread++;
+		d->msgs += h.count;
+		d->batches++;
+		d->st.recovered_msgs += h.count;
+		if (h.seq >= d->next_seq)
+			d->next_seq = h.seq + 1;
+	}
+	d->total_bytes += s->size;
+	seg_append_list(d, s);
+	if (id >= d->next_id)
+		d->next_id = id + 1;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* DIR's NNNNNNNNNNNNNNNN.seg files, oldest first. */
+static int recover(struct diskbuf *d)
+{
+	DIR *dir = fdopendir(dup(d->dirfd));
+	uint64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	int err = 0;
+
+	if (!dir)
+		return -errno;
+	while ((e = readdir(dir))) {
+		unsigned long long id;
+		char tail[8];
+
+		if (strlen(e->d_name) != 20 || sscanf(e->d_name, "%16llx%7s", &id, tail) != 2 ||
+		    strcmp(tail, ".seg") || !id)
+			continue;
+		if (n == cap) {
+			uint64_t *p = realloc(ids, (cap = cap ? cap * 2 : 16) * sizeof(*ids));
+
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			ids = p;
+		}
+		ids[n++] = id;
+	}
+	closedir(dir);
+	qsort(ids, n, sizeof(*ids), cmp_u64);
+	for (size_t i = 0; i < n && !err; i++) {
+		char name[32];
+
+		seg_path(d, ids[i], name, sizeof(name));
+		err = seg_recover(d, ids[i], name);
+	}
+	free(ids);
+	return err;
+}
+
+/* ---- the interface ------------------------------------------------------- */
+
+struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
+{
+	struct diskbuf *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!d)
+		return NULL;
+	d->o = *opts;
+	d->dirfd = -1;
+	snprintf(d->dir, sizeof(d->dir), "%s", opts->dir);
+	d->o.dir = d->dir;
+	d->seg_bytes = opts->segment_bytes ? opts->segment_bytes : opts->max_bytes / 8;
+	if (d->seg_bytes < SEG_MIN)
+		d->seg_bytes = SEG_MIN;
+	if (d->seg_bytes > SEG_MAX)
+		d->seg_bytes = SEG_MAX;
+	d->next_id = 1;
+	d->st.max_bytes = opts->max_bytes;
+	pthread_mutex_init(&d->lock, NULL);
+	if (mkdir(d->dir, 0700) && errno != EEXIST) {
+		err = -errno;
+		pr_warn("--disk-buffer %s: %s\n", d->dir, strerror(errno));
+		goto fail;
+	}
+	d->dirfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d->dirfd < 0) {
+		err = -errno;
+		pr_warn("--disk-buffer %s: %s\n", d->dir, strerror(errno));
+		goto fail;
+	}
+	err = recover(d);
+	if (err) {
+		pr_warn("--disk-buffer %s: reading what is there: %s\n", d->dir, strerror(-err));
+		goto fail;
+	}
+	if (d->unread) {
+		pr_info("disk buffer %s: %llu message(s) left by an earlier run: sent first\n",
+			d->dir, (unsigned long long)d->msgs);
+		d->next_ns = d->head ? d->head->first_ns : 0;
+	}
+	/* Appends go to a new segment: never after a tail that may be torn. */
+	seg_seal(d);
+	d->spilling = d->unread || opts->mode == DISKBUF_RELIABLE;
+	d->last_sync_ns = mono_ns();
+	return d;
+fail:
+	diskbuf_close(d);
+	errno = -err;
+	return NULL;
+}
+
+void diskbuf_close(struct diskbuf *d)
+{
+	if (!d)
+		return;
+	if (d->tail && d->tail->writable) {
+		/* Everything sent and done: leave DIR empty. */
+		if (d->tail->read_off >= d->tail->size && !d->tail->outstanding)
+			d->tail->writable = false;
+		else if (d->dirty)
+			fdatasync(d->tail->fd);
+		maybe_remove(d, d->tail);
+	}
+	while (d->head) {
+		struct seg *s = d->head;
+
+		d->head = s->next;
+		seg_free(s);
+	}
+	if (d->dirfd >= 0)
+		close(d->dirfd);
+	pthread_mutex_destroy(&d->lock);
+	free(d->wdesc);
+	free(d->rbuf);
+	free(d);
+}
+
+bool diskbuf_spilling(struct diskbuf *d)
+{
+	return __atomic_load_n(&d->spilling, __ATOMIC_RELAXED);
+}
+
+static void count_drop(struct diskbuf *d, const struct batch *b)
+{
+	d->st.dropped_msgs += b->count;
+	d->st.dropped_batches++;
+}
+
+/* Builds the descriptors and header of b's record; its payload length, or
+ * -errno. */
+static int64_t encode(struct diskbuf *d, const struct batch *b, struct rec_hdr *h)
+{
+	uint64_t off = 0;
+	uint32_t c;
+
+	if (grow((void **)&d->wdesc, &d->wdesc_cap, (size_t)b->count * sizeof(*d->wdesc)))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < b->count; i++) {
+		const struct msg_rec *r = &b->recs[i];
+		struct disk_msg *m = &d->wdesc[i];
+
+		if (r->off != off)	/* batch_add lays messages out back to back */
+			return -EINVAL;
+		off += r->len;
+		memset(m, 0, sizeof(*m));
+		m->len = r->len;
+		m->sock = r->sock;
+		m->truncated = r->truncated;
+		m->src_len = r->src_len > sizeof(m->src) ? sizeof(m->src) : r->src_len;
+		m->recv_ns = r->recv_ns;
+		memcpy(m->src, &r->src, m->src_len);
+	}
+	if (off != b->used)
+		return -EINVAL;
+	memset(h, 0, sizeof(*h));
+	h->magic = REC_MAGIC;
+	h->count = b->count;
+	h->len = b->count * sizeof(struct disk_msg) + b->used;
+	c = crc32(0L, Z_NULL, 0);
+	c = crc32(c, (const void *)d->wdesc, b->count * sizeof(struct disk_msg));
+	h->crc = crc32(c, (const void *)b->data, b->used);
+	h->seq = d->next_seq++;
+	h->first_ns = b->recs[0].recv_ns;
+	h->hdr_crc = hdr_crc(h);
+	return h->len;
+}
+
+static int write_record(struct seg *s, const struct rec_hdr *h, const void *desc, size_t dlen,
+			const void *data, size_t len)
+{
+	struct iovec iov[3] = {
+		{ (void *)h, sizeof(*h) }, { (void *)desc, dlen }, { (void *)data, len },
+	};
+	uint64_t off = s->size, left = sizeof(*h) + dlen + len;
+	struct iovec *v = iov;
+	int nv = 3;
+
+	while (left) {
+		ssize_t n = pwritev(s->fd, v, nv, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int err = n < 0 ? -errno : -EIO;
+
+			/* No half record behind us: cut back to where it began. */
+			if (ftruncate(s->fd, s->size))
+				pr_warn("disk buffer: truncating a failed write: %s\n", strerror(errno));
+			return err;
+		}
+		off += n;
+		left -= n;
+		while (nv && (size_t)n >= v->iov_len) {
+			n -= v->iov_len;
+			v++;
+			nv--;
+		}
+		if (nv) {
+			v->iov_base = (char *)v->iov_base + n;
+			v->iov_len -= n;
+		}
+	}
+	return 0;
+}
+
+/* Under the lock: a descriptor to fdatasync outside it, if one is due. */
+static int sync_due(struct diskbuf *d, uint64_t now)
+{
+	int fd;
+
+	if (!d->dirty || !d->tail || !d->tail->writable ||
+	    now - d->last_sync_ns < (uint64_t)d->o.sync_ms * 1000000ULL)
+		return -1;
+	fd = dup(d->tail->fd);
+	d->dirty = false;
+	d->last_sync_ns = now;
+	d->st.syncs++;
+	return fd;
+}
+
+static void sync_fd(int fd)
+{
+	if (fd < 0)
+		return;
+	if (fdatasync(fd))
+		pr_warn("disk buffer: fdatasync: %s\n", strerror(errno));
+	close(fd);
+}
+
+int diskbuf_append(struct diskbuf *d, const struct batch *b, bool only_if_spilling)
+{
+	struct rec_hdr h;
+	struct seg *s;
+	int64_t plen;
+	uint64_t reclen;
+	int err, fd;
+
+	if (!b->count)
+		return 0;
+	pthread_mutex_lock(&d->lock);
+	if (only_if_spilling && !d->spilling) {
+		pthread_mutex_unlock(&d->lock);
+		return 1;
+	}
+	plen = encode(d, b, &h);
+	if (plen < 0) {
+		err = plen;
+		goto drop;
+	}
+	reclen = sizeof(h) + plen;
+	s = d->tail && d->tail->writable ? d->tail : NULL;
+	if (s && s->size > SEG_HDR && s->size + reclen > d->seg_bytes) {
+		seg_seal(d);
+		s = NULL;
+	}
+	/* The cap counts whole files: a new segment's header too. */
+	if (d->total_bytes + reclen + (s ? 0 : SEG_HDR) > d->o.max_bytes) {
+		err = -ENOSPC;
+		goto drop;
+	}
+	if (!s && !(s = seg_create(d))) {
+		err = -EIO;
+		goto drop;
+	}
+	err = write_record(s, &h, d->wdesc, b->count * sizeof(struct disk_msg), b->data, b->used);
+	if (err) {
+		if (!d->st.dropped_batches)
+			pr_warn("--disk-buffer %s: write: %s (batches counted as dropped)\n", d->dir,
+				strerror(-err));
+		goto drop;
+	}
+	if (!s->first_ns)
+		s->first_ns = h.first_ns;
+	if (!d->unread)
+		d->next_ns = h.first_ns;
+	s->size += reclen;
+	d->total_bytes += reclen;
+	d->unread++;
+	d->msgs += b->count;
+	d->batches++;
+	d->st.written_msgs += b->count;
+	d->st.written_batches++;
+	d->st.written_bytes += reclen;
+	__atomic_store_n(&d->spilling, true, __ATOMIC_RELAXED);
+	d->dirty = true;
+	fd = sync_due(d, mono_ns());
+	pthread_mutex_unlock(&d->lock);
+	sync_fd(fd);
+	return 0;
+drop:
+	if (err == -ENOSPC && !d->st.dropped_batches)
+		pr_warn("--disk-buffer %s: full (%llu bytes): new batches are dropped and counted\n",
+			d->dir, (unsigned long long)d->o.max_bytes);
+	count_drop(d, b);
+	pthread_mutex_unlock(&d->lock);
+	return err;
+}
+
+/* d->rbuf (a checked payload) into b. */
+static int unpack(struct diskbuf *d, const struct rec_hdr *h, struct batch *b)
+{
+	const struct disk_msg *m = (const struct disk_msg *)d->rbuf;
+	size_t dlen = h->len - (size_t)h->count * sizeof(*m);
+	uint32_t off = 0;
+
+	if (h->count > b->cap) {
+		struct msg_rec *r = realloc(b->recs, h->count * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		b->recs = r;
+		b->cap = h->count;
+	}
+	if (grow((void **)&b->data, &b->data_cap, dlen))
+		return -ENOMEM;
+	memcpy(b->data, d->rbuf + (size_t)h->count * sizeof(*m), dlen);
+	for (uint32_t i = 0; i < h->count; i++) {
+		struct msg_rec *r = &b->recs[i];
+
+		memset(r, 0, sizeof(*r));
+		r->off = off;
+		r->len = m[i].len;
+		r->sock = m[i].sock;
+		r->truncated = m[i].truncated;
+		r->recv_ns = m[i].recv_ns;
+		r->src_len = m[i].src_len;
+		memcpy(&r->src, m[i].src, m[i].src_len);
+		off += m[i].len;
+	}
+	b->count = h->count;
+	b->used = dlen;
+	return 0;
+}
+
+int diskbuf_read(struct diskbuf *d, struct batch *b)
+{
+	struct rec_hdr h;
+	int ret = 0;
+
+	pthread_mutex_lock(&d->lock);
+	for (struct seg *s = d->head, *next; s; s = next) {
+		uint64_t off;
+
+		next = s->next;
+		if (s->read_off >= s->size)
+			continue;
+		off = find_record(d, s, s->read_off, &h);
+		if (off > s->read_off) {
+			if (!d->st.corrupt_records)
+				pr_warn("--disk-buffer %s: segment %016llx: %llu corrupt byte(s) at "
+					"offset %llu skipped (torn write or damage; counted)\n",
+					d->dir, (unsigned long long)s->id,
+					(unsigned long long)(off - s->read_off),
+					(unsigned long long)s->read_off);
+			d->st.corrupt_records++;
+			d->st.corrupt_bytes += off - s->read_off;
+			s->read_off = off;
+		}
+		if (off >= s->size) {
+			maybe_remove(d, s);
+			continue;
+		}
+		if (unpack(d, &h, b))
+			break;	/* out of memory: try again later */
+		s->read_off = off + sizeof(h) + h.len;
+		s->outstanding++;
+		b->disk_seg = s->id;
+		d->unread -= d->unread ? 1 : 0;
+		d->next_ns = h.first_ns;
+		d->st.replayed_msgs += h.count;
+		ret = 1;
+		break;
+	}
+	if (!ret) {
+		/* Everything read: spill mode goes back to the window. */
+		d->unread = 0;
+		if (d->o.mode == DISKBUF_SPILL)
+			__atomic_store_n(&d->spilling, false, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+}
+
+uint64_t diskbuf_unread(struct diskbuf *d)
+{
+	uint64_t n = 0;
+
+	pthread_mutex_lock(&d->lock);
+	for (struct seg *s = d->head; s && !n; s = s->next)
+		n += s->read_off < s->size;
+	if (n)
+		n = d->unread ? d->unread : 1;
+	pthread_mutex_unlock(&d->lock);
+	return n;
+}
+
+void diskbuf_done(struct diskbuf *d, const struct batch *b)
+{
+	pthread_mutex_lock(&d->lock);
+	for (struct seg *s = d->head; s; s = s->next) {
+		if (s->id != b->disk_seg)
+			continue;
+		if (s->outstanding)
+			s->outstanding--;
+		d->msgs -= d->msgs >= b->count ? b->count : d->msgs;
+		d->batches -= d->batches ? 1 : 0;
+		maybe_remove(d, s);
+		break;
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+void diskbuf_tick(struct diskbuf *d)
+{
+	int fd;
+
+	pthread_mutex_lock(&d->lock);
+	fd = sync_due(d, mono_ns());
+	pthread_mutex_unlock(&d->lock);
+	sync_fd(fd);
+}
+
+void diskbuf_get_stats(struct diskbuf *d, struct diskbuf_stats *out)
+{
+	uint64_t now = clock_ns(CLOCK_REALTIME);
+
+	pthread_mutex_lock(&d->lock);
+	*out = d->st;
+	out->bytes = d->total_bytes;
+	out->msgs = d->msgs;
+	out->batches = d->batches;
+	for (struct seg *s = d->head; s; s = s->next)
+		out->segments++;
+	out->oldest_age_seconds = d->unread && d->next_ns && now > d->next_ns
+				  ? (now - d->next_ns) / 1e9 : 0;
+	pthread_mutex_unlock(&d->lock);
+}
