@@ -32,6 +32,7 @@ enum {
 	OPT_RCVBUF = 256, OPT_BATCH, OPT_FORMAT, OPT_SUMMARY, OPT_COST, OPT_WINDOW,
 	OPT_WINDOW_BYTES, OPT_OUTPUT_RATE, OPT_NO_TRACE, OPT_STATS_INTERVAL,
 	OPT_KAFKA_KEY, OPT_KAFKA_OPT, OPT_DRAIN_TIMEOUT,
+	OPT_DISK_BUFFER, OPT_DISK_BUFFER_SIZE, OPT_DISK_BUFFER_MODE, OPT_DISK_BUFFER_SYNC,
 };
 
 static const struct argp_option options[] = {
@@ -54,6 +55,10 @@ static const struct argp_option options[] = {
 	{ "kafka-key", OPT_KAFKA_KEY, "KEY", 0, "Kafka record key (picks the partition): none | source | hostname | app (default none)" },
 	{ "kafka-opt", OPT_KAFKA_OPT, "KEY=VALUE", 0, "librdkafka producer property, repeatable (e.g. acks=1, compression.type=lz4)" },
 	{ "drain-timeout", OPT_DRAIN_TIMEOUT, "SECONDS", 0, "At exit, wait this long for outstanding Kafka deliveries (default 10)" },
+	{ "disk-buffer", OPT_DISK_BUFFER, "DIR", 0, "tcp/kafka output: buffer batches in segment files in DIR (see --disk-buffer-mode)" },
+	{ "disk-buffer-size", OPT_DISK_BUFFER_SIZE, "BYTES", 0, "Cap on DIR's segment files, K/M/G (default 1G); past it new batches are dropped and counted" },
+	{ "disk-buffer-mode", OPT_DISK_BUFFER_MODE, "MODE", 0, "spill: what does not fit the window; reliable: every batch before the output (default spill)" },
+	{ "disk-buffer-sync", OPT_DISK_BUFFER_SYNC, "MS", 0, "fdatasync the disk buffer at most every MS ms; 0 = after every batch (default 1000)" },
 	{ "verbose", OPT_VERBOSE, NULL, 0, "Verbose output, with libbpf's debug log" },
 	{},
 };
@@ -79,6 +84,8 @@ static void config_defaults(struct config *c)
 	c->trace = true;
 	c->kafka_key = KAFKA_KEY_NONE;
 	c->drain_timeout = 10.0;
+	c->disk_buffer_size = 1ULL << 30;
+	c->disk_buffer_sync_ms = 1000;
 }
 
 static int parse_output(struct config *c, const char *arg)
@@ -272,6 +279,25 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_VERBOSE:
 		c->verbose = true;
 		break;
+	case OPT_DISK_BUFFER:
+		if (!*arg || strlen(arg) >= sizeof(c->disk_buffer))
+			FAIL("--disk-buffer %s: expected a directory path", arg);
+		snprintf(c->disk_buffer, sizeof(c->disk_buffer), "%s", arg);
+		break;
+	case OPT_DISK_BUFFER_SIZE:
+		if (parse_size(arg, 1ULL << 20, 1ULL << 50, &c->disk_buffer_size))
+			FAIL("--disk-buffer-size %s: expected bytes from 1M, with an optional K/M/G suffix", arg);
+		break;
+	case OPT_DISK_BUFFER_MODE:
+		if (strcmp(arg, "spill") && strcmp(arg, "reliable"))
+			FAIL("--disk-buffer-mode %s: expected spill or reliable", arg);
+		c->disk_buffer_mode = !strcmp(arg, "reliable");
+		break;
+	case OPT_DISK_BUFFER_SYNC:
+		if (parse_u64(arg, 0, 3600000, &v))
+			FAIL("--disk-buffer-sync %s: expected milliseconds from 0 to 3600000", arg);
+		c->disk_buffer_sync_ms = v;
+		break;
 	case ARGP_KEY_ARG:
 		FAIL("unexpected argument '%s' (every setting is a --flag)", arg);
 	case ARGP_KEY_END:
@@ -281,6 +307,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		/* Kafka flags with another output would be silently ignored. */
 		if (c->output != OUTPUT_KAFKA && (c->kafka_key != KAFKA_KEY_NONE || c->kafka_nr_opts))
 			FAIL("--kafka-key and --kafka-opt need --output kafka:BROKERS/TOPIC");
+		if (c->disk_buffer[0] && c->output != OUTPUT_TCP && c->output != OUTPUT_KAFKA)
+			FAIL("--disk-buffer needs --output tcp:HOST:PORT or kafka:BROKERS/TOPIC");
+		if (!c->disk_buffer[0] && (c->disk_buffer_mode || c->disk_buffer_sync_ms != 1000 ||
+					   c->disk_buffer_size != 1ULL << 30))
+			FAIL("--disk-buffer-size, -mode and -sync need --disk-buffer DIR");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

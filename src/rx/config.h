@@ -47,6 +47,11 @@ struct config {
 	unsigned int kafka_nr_opts;	/* --kafka-opt KEY=VALUE, in order */
 	char kafka_opts[CONFIG_MAX_KAFKA_OPTS][CONFIG_KAFKA_OPT_LEN];
 	double drain_timeout;		/* seconds to wait for outstanding deliveries at exit */
+	/* --disk-buffer (rx/diskbuf.h): "" = none */
+	char disk_buffer[PATH_MAX];
+	uint64_t disk_buffer_size;	/* bytes, all segment files together */
+	int disk_buffer_mode;		/* enum diskbuf_mode: 0 spill, 1 reliable */
+	unsigned int disk_buffer_sync_ms;	/* fdatasync interval; 0 = every batch */
 };
 
 /*

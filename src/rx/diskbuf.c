@@ -3,8 +3,11 @@
  * The disk buffer: segment files of checksummed batch records (the format is
  * in diskbuf.h). One mutex guards everything: appends come from the workers
  * (one pwritev per batch), reads and completions from the output stage.
- * fdatasync runs outside the lock on a dup of the segment's descriptor, so a
- * slow disk flush never stalls the other workers' appends.
+ * fdatasync (and the directory's fsync after a segment is created) runs on a
+ * thread of its own every sync_ms, on dups of the descriptors, outside the
+ * lock: a disk flush takes milliseconds to seconds, and a worker stalled that
+ * long would let the kernel drop. With sync_ms 0 the appending worker syncs
+ * each batch itself: that is what it asked for.
  *
  * CRC: zlib's crc32, not CRC32C: zlib is already in the process (libbpf links
  * it), its crc32 runs at several GB/s on this class of machine, and the check
@@ -81,7 +84,12 @@ struct diskbuf {
 	uint64_t next_ns;		/* receive time of the last record read */
 	bool spilling;
 	bool dirty;			/* appended since the last fdatasync */
+	bool dir_dirty;			/* a segment created since the last dir fsync */
+	int sealed_fd;			/* a dup of a sealed segment not yet synced, or -1 */
 	uint64_t last_sync_ns;
+	pthread_t syncer;
+	pthread_cond_t syncer_wake;
+	bool syncer_started, closing;
 	struct disk_msg *wdesc;		/* append scratch */
 	size_t wdesc_cap;
 	char *rbuf;			/* a record's payload, read and checked */
@@ -274,7 +282,7 @@ static struct seg *seg_create(struct diskbuf *d)
 		return NULL;
 	}
 	/* The file's name must survive a power loss too, not only its data. */
-	fsync(d->dirfd);
+	d->dir_dirty = true;
 	s->size = SEG_HDR;
 	s->read_off = SEG_HDR;
 	s->writable = true;
@@ -290,8 +298,17 @@ static void seg_seal(struct diskbuf *d)
 
 	if (!s || !s->writable)
 		return;
-	if (d->dirty)
-		fdatasync(s->fd);
+	if (d->dirty) {
+		/* Its last appends are synced by the syncer (or now, if one is
+		 * already waiting there). */
+		if (d->sealed_fd >= 0 || !d->syncer_started) {
+			fdatasync(s->fd);
+		} else {
+			d->sealed_fd = dup(s->fd);
+			if (d->sealed_fd < 0)
+				fdatasync(s->fd);
+		}
+	}
 	d->dirty = false;
 	s->writable = false;
 	maybe_remove(d, s);
@@ -387,6 +404,70 @@ static int recover(struct diskbuf *d)
 	return err;
 }
 
+/* ---- syncing ------------------------------------------------------------- */
+
+static void sync_fd(int fd)
+{
+	if (fd < 0)
+		return;
+	if (fdatasync(fd))
+		pr_warn("disk buffer: fdatasync: %s\n", strerror(errno));
+	close(fd);
+}
+
+/* Under the lock: a descriptor of the segment written to, to fdatasync
+ * outside the lock, if that is due (force: whatever the interval). */
+static int sync_due(struct diskbuf *d, uint64_t now, bool force)
+{
+	int fd;
+
+	if (!d->dirty || !d->tail || !d->tail->writable ||
+	    (!force && now - d->last_sync_ns < (uint64_t)d->o.sync_ms * 1000000ULL))
+		return -1;
+	fd = dup(d->tail->fd);
+	d->dirty = false;
+	d->last_sync_ns = now;
+	d->st.syncs++;
+	return fd;
+}
+
+/* Every sync_ms: the segment being written, a sealed one, the directory. */
+static void *syncer_main(void *arg)
+{
+	struct diskbuf *d = arg;
+
+	pthread_mutex_lock(&d->lock);
+	while (!d->closing) {
+		struct timespec ts;
+		int fd, sealed, dirfd = -1;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += d->o.sync_ms / 1000;
+		ts.tv_nsec += (d->o.sync_ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&d->syncer_wake, &d->lock, &ts);
+		fd = sync_due(d, mono_ns(), true);
+		sealed = d->sealed_fd;
+		d->sealed_fd = -1;
+		if (d->dir_dirty)
+			dirfd = dup(d->dirfd);
+		d->dir_dirty = false;
+		pthread_mutex_unlock(&d->lock);
+		sync_fd(sealed);
+		sync_fd(fd);
+		if (dirfd >= 0) {
+			fsync(dirfd);
+			close(dirfd);
+		}
+		pthread_mutex_lock(&d->lock);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
 /* ---- the interface ------------------------------------------------------- */
 
 struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
@@ -398,6 +479,7 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 		return NULL;
 	d->o = *opts;
 	d->dirfd = -1;
+	d->sealed_fd = -1;
 	snprintf(d->dir, sizeof(d->dir), "%s", opts->dir);
 	d->o.dir = d->dir;
 	d->seg_bytes = opts->segment_bytes ? opts->segment_bytes : opts->max_bytes / 8;
@@ -408,6 +490,7 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 	d->next_id = 1;
 	d->st.max_bytes = opts->max_bytes;
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->syncer_wake, NULL);
 	if (mkdir(d->dir, 0700) && errno != EEXIST) {
 		err = -errno;
 		pr_warn("--disk-buffer %s: %s\n", d->dir, strerror(errno));
@@ -433,6 +516,8 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 	seg_seal(d);
 	d->spilling = d->unread || opts->mode == DISKBUF_RELIABLE;
 	d->last_sync_ns = mono_ns();
+	if (opts->sync_ms && !pthread_create(&d->syncer, NULL, syncer_main, d))
+		d->syncer_started = true;
 	return d;
 fail:
 	diskbuf_close(d);
@@ -444,6 +529,17 @@ void diskbuf_close(struct diskbuf *d)
 {
 	if (!d)
 		return;
+	if (d->syncer_started) {
+		pthread_mutex_lock(&d->lock);
+		d->closing = true;
+		pthread_cond_signal(&d->syncer_wake);
+		pthread_mutex_unlock(&d->lock);
+		pthread_join(d->syncer, NULL);
+	}
+	if (d->sealed_fd >= 0)
+		sync_fd(d->sealed_fd);
+	if (d->dir_dirty && d->dirfd >= 0)
+		fsync(d->dirfd);
 	if (d->tail && d->tail->writable) {
 		/* Everything sent and done: leave DIR empty. */
 		if (d->tail->read_off >= d->tail->size && !d->tail->outstanding)
@@ -461,6 +557,7 @@ void diskbuf_close(struct diskbuf *d)
 	if (d->dirfd >= 0)
 		close(d->dirfd);
 	pthread_mutex_destroy(&d->lock);
+	pthread_cond_destroy(&d->syncer_wake);
 	free(d->wdesc);
 	free(d->rbuf);
 	free(d);
@@ -554,30 +651,6 @@ static int write_record(struct seg *s, const struct rec_hdr *h, const void *desc
 	return 0;
 }
 
-/* Under the lock: a descriptor to fdatasync outside it, if one is due. */
-static int sync_due(struct diskbuf *d, uint64_t now)
-{
-	int fd;
-
-	if (!d->dirty || !d->tail || !d->tail->writable ||
-	    now - d->last_sync_ns < (uint64_t)d->o.sync_ms * 1000000ULL)
-		return -1;
-	fd = dup(d->tail->fd);
-	d->dirty = false;
-	d->last_sync_ns = now;
-	d->st.syncs++;
-	return fd;
-}
-
-static void sync_fd(int fd)
-{
-	if (fd < 0)
-		return;
-	if (fdatasync(fd))
-		pr_warn("disk buffer: fdatasync: %s\n", strerror(errno));
-	close(fd);
-}
-
 int diskbuf_append(struct diskbuf *d, const struct batch *b, bool only_if_spilling)
 {
 	struct rec_hdr h;
@@ -634,7 +707,11 @@ int diskbuf_append(struct diskbuf *d, const struct batch *b, bool only_if_spilli
 	d->st.written_bytes += reclen;
 	__atomic_store_n(&d->spilling, true, __ATOMIC_RELAXED);
 	d->dirty = true;
-	fd = sync_due(d, mono_ns());
+	fd = d->o.sync_ms ? -1 : sync_due(d, 0, true);
+	if (fd >= 0 && d->dir_dirty) {
+		fsync(d->dirfd);
+		d->dir_dirty = false;
+	}
 	pthread_mutex_unlock(&d->lock);
 	sync_fd(fd);
 	return 0;
@@ -759,16 +836,6 @@ void diskbuf_done(struct diskbuf *d, const struct batch *b)
 		break;
 	}
 	pthread_mutex_unlock(&d->lock);
-}
-
-void diskbuf_tick(struct diskbuf *d)
-{
-	int fd;
-
-	pthread_mutex_lock(&d->lock);
-	fd = sync_due(d, mono_ns());
-	pthread_mutex_unlock(&d->lock);
-	sync_fd(fd);
 }
 
 void diskbuf_get_stats(struct diskbuf *d, struct diskbuf_stats *out)

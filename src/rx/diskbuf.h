@@ -89,10 +89,6 @@ uint64_t diskbuf_unread(struct diskbuf *d);
 /* The output is done with b (written, or acknowledged): its segment can go
  * once every record of it is done. */
 void diskbuf_done(struct diskbuf *d, const struct batch *b);
-/* Syncs if something was appended more than sync_ms ago and is not synced
- * yet: called by the output stage when idle, so the last batches before a
- * quiet spell do not wait for the next append. */
-void diskbuf_tick(struct diskbuf *d);
 
 void diskbuf_get_stats(struct diskbuf *d, struct diskbuf_stats *out);
 const char *diskbuf_mode_name(enum diskbuf_mode m);

@@ -6,6 +6,7 @@
 #include "common/clock.h"
 #include "common/caps.h"
 #include "common/log.h"
+#include "rx/diskbuf.h"
 #include "rx/receiver.h"
 
 /* Bound on reading what the kernel queued before exit: under a sender that
@@ -101,6 +102,16 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 	if (err)
 		return err;
 	r->window_ready = true;
+	if (cfg->disk_buffer[0]) {
+		struct diskbuf_opts dopts = {
+			.dir = cfg->disk_buffer, .max_bytes = cfg->disk_buffer_size,
+			.sync_ms = cfg->disk_buffer_sync_ms, .mode = cfg->disk_buffer_mode,
+		};
+
+		r->disk = diskbuf_open(&dopts);
+		if (!r->disk)
+			return -errno;
+	}
 	/* Everything privileged is done: sockets bound, rcvbuf forced, BPF
 	 * loaded and attached. Capabilities are per thread: drop them before
 	 * any thread exists, librdkafka's included (sink_open starts those). */
@@ -122,6 +133,7 @@ int receiver_start(struct receiver *r)
 	r->wsh = (struct worker_shared) {
 		.group = &r->group,
 		.window = &r->window,
+		.disk = r->disk,
 		.counters = r->counters,
 		.nr_workers = cfg->threads,
 		.batch = cfg->batch,
@@ -133,8 +145,8 @@ int receiver_start(struct receiver *r)
 		.drain_ms = cfg->output == OUTPUT_KAFKA && cfg->drain_timeout * 1000 > FINAL_DRAIN_MS
 			    ? (int)(cfg->drain_timeout * 1000) : FINAL_DRAIN_MS,
 	};
-	err = output_stage_start(&r->out, &r->window, r->sink, cfg->format, cfg->output_rate,
-				 &r->reopen, &r->force);
+	err = output_stage_start(&r->out, &r->window, r->disk, r->sink, cfg->format,
+				 cfg->output_rate, &r->reopen, &r->force);
 	if (err)
 		return err;
 	r->out_started = true;
@@ -192,6 +204,7 @@ void receiver_close(struct receiver *r)
 	if (r->sink)
 		r->sink->ops->close(r->sink);
 	output_stage_free(&r->out);
+	diskbuf_close(r->disk);
 	if (r->window_ready)
 		window_destroy(&r->window);
 	if (r->balancer && r->group.n)

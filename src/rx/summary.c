@@ -5,6 +5,7 @@
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "net/sockinfo.h"
+#include "rx/diskbuf.h"
 #include "rx/sink/kafka.h"
 #include "rx/summary.h"
 
@@ -125,6 +126,37 @@ static void write_kafka(struct json_writer *w, struct receiver *r)
 	jw_object_end(w);
 }
 
+/* "disk_buffer": what --disk-buffer holds and did. Messages received =
+ * written to the sink + discarded + disk_buffer.dropped + disk_buffer.msgs
+ * (still on disk for the next run) - duplicates replayed from an earlier run. */
+static void write_disk_buffer(struct json_writer *w, struct receiver *r)
+{
+	struct diskbuf_stats ds;
+
+	if (!r->disk)
+		return;
+	diskbuf_get_stats(r->disk, &ds);
+	jw_object_begin(w, "disk_buffer");
+	jw_string(w, "dir", r->cfg->disk_buffer);
+	jw_string(w, "mode", diskbuf_mode_name(r->cfg->disk_buffer_mode));
+	jw_u64(w, "size", ds.max_bytes);
+	jw_u64(w, "sync_ms", r->cfg->disk_buffer_sync_ms);
+	jw_u64(w, "bytes", ds.bytes);
+	jw_u64(w, "msgs", ds.msgs);
+	jw_u64(w, "segments", ds.segments);
+	jw_double(w, "oldest_age_seconds", ds.oldest_age_seconds, 3);
+	jw_u64(w, "recovered", ds.recovered_msgs);
+	jw_u64(w, "written", ds.written_msgs);
+	jw_u64(w, "written_bytes", ds.written_bytes);
+	jw_u64(w, "replayed", ds.replayed_msgs);
+	jw_u64(w, "dropped", ds.dropped_msgs);
+	jw_u64(w, "dropped_batches", ds.dropped_batches);
+	jw_u64(w, "corrupt", ds.corrupt_records);
+	jw_u64(w, "corrupt_bytes", ds.corrupt_bytes);
+	jw_u64(w, "syncs", ds.syncs);
+	jw_object_end(w);
+}
+
 int summary_write(struct receiver *r, const char *path)
 {
 	const struct config *c = r->cfg;
@@ -240,6 +272,7 @@ int summary_write(struct receiver *r, const char *path)
 
 	write_loss(&w, r, drops);
 	write_kafka(&w, r);
+	write_disk_buffer(&w, r);
 	jw_object_end(&w);
 	jw_finish(&w);
 	free(steered);
