@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * The disk buffer: segment files of checksummed batch records (the format is
- * in diskbuf.h). One mutex guards everything: appends come from the workers
- * (one pwritev per batch), reads and completions from the output stage.
- * fdatasync (and the directory's fsync after a segment is created) runs on a
- * thread of its own every sync_ms, on dups of the descriptors, outside the
- * lock: a disk flush takes milliseconds to seconds, and a worker stalled that
- * long would let the kernel drop. With sync_ms 0 the appending worker syncs
- * each batch itself: that is what it asked for.
+ * in diskbuf.h). One mutex guards the bookkeeping. A worker encodes its
+ * batch into a record in memory and queues it; a writer thread of the
+ * buffer's own writes the queue (one write per record) and syncs, outside
+ * the lock. Workers never wait for the disk: a write or an fdatasync can
+ * take hundreds of milliseconds when the kernel throttles dirty pages, and
+ * a worker stalled that long lets the kernel drop. The queue is bounded
+ * (QUEUE_MAX_BYTES); the size cap counts it with the files. The output
+ * stage reads records back once written, and says when each is done.
  *
  * CRC: zlib's crc32, not CRC32C: zlib is already in the process (libbpf links
  * it), its crc32 runs at several GB/s on this class of machine, and the check
@@ -37,6 +38,8 @@
 #define SEG_MIN		(64ULL << 10)
 #define SEG_MAX		(64ULL << 20)
 #define SCAN_CHUNK	65536
+/* Encoded records waiting for the writer: a slow disk's seconds at 100k/s. */
+#define QUEUE_MAX_BYTES	(64ULL << 20)
 
 struct rec_hdr {
 	uint32_t magic;
@@ -58,6 +61,15 @@ struct disk_msg {
 };
 _Static_assert(sizeof(struct disk_msg) == 56, "message descriptor is 56 bytes on disk");
 _Static_assert(sizeof(struct sockaddr_in6) == 28, "sockaddr_in6 fits the descriptor");
+
+/* A record encoded by a worker, waiting for the writer. */
+struct qrec {
+	struct qrec *next;
+	size_t len;		/* header + payload */
+	uint32_t count;
+	uint64_t first_ns;
+	char bytes[];		/* struct rec_hdr, then the payload */
+};
 
 struct seg {
 	struct seg *next;
@@ -83,15 +95,15 @@ struct diskbuf {
 	uint64_t msgs, batches;		/* not yet done */
 	uint64_t next_ns;		/* receive time of the last record read */
 	bool spilling;
-	bool dirty;			/* appended since the last fdatasync */
+	bool dirty;			/* written since the last fdatasync */
 	bool dir_dirty;			/* a segment created since the last dir fsync */
-	int sealed_fd;			/* a dup of a sealed segment not yet synced, or -1 */
 	uint64_t last_sync_ns;
-	pthread_t syncer;
-	pthread_cond_t syncer_wake;
-	bool syncer_started, closing;
-	struct disk_msg *wdesc;		/* append scratch */
-	size_t wdesc_cap;
+	struct qrec *q_head, *q_tail;	/* for the writer, oldest first */
+	uint64_t q_bytes, q_recs;	/* queued or being written */
+	pthread_t writer;
+	pthread_cond_t wake;		/* the writer waits here */
+	pthread_cond_t written;		/* diskbuf_flush waits here */
+	bool writer_started, closing;
 	char *rbuf;			/* a record's payload, read and checked */
 	size_t rbuf_cap;
 	struct diskbuf_stats st;
@@ -291,27 +303,21 @@ static struct seg *seg_create(struct diskbuf *d)
 	return s;
 }
 
-/* No more appends to the tail segment: synced, and deleted if all done. */
-static void seg_seal(struct diskbuf *d)
+/* No more appends to the tail segment (deleted if all done). Returns a
+ * descriptor to fdatasync outside the lock when it has unsynced writes. */
+static int seg_seal(struct diskbuf *d)
 {
 	struct seg *s = d->tail;
+	int fd = -1;
 
 	if (!s || !s->writable)
-		return;
-	if (d->dirty) {
-		/* Its last appends are synced by the syncer (or now, if one is
-		 * already waiting there). */
-		if (d->sealed_fd >= 0 || !d->syncer_started) {
-			fdatasync(s->fd);
-		} else {
-			d->sealed_fd = dup(s->fd);
-			if (d->sealed_fd < 0)
-				fdatasync(s->fd);
-		}
-	}
+		return -1;
+	if (d->dirty)
+		fd = dup(s->fd);
 	d->dirty = false;
 	s->writable = false;
 	maybe_remove(d, s);
+	return fd;
 }
 
 /* Queues a segment an earlier run left: counts its intact records. */
@@ -404,7 +410,7 @@ static int recover(struct diskbuf *d)
 	return err;
 }
 
-/* ---- syncing ------------------------------------------------------------- */
+/* ---- the writer ------------------------------------------------------------ */
 
 static void sync_fd(int fd)
 {
@@ -415,57 +421,163 @@ static void sync_fd(int fd)
 	close(fd);
 }
 
-/* Under the lock: a descriptor of the segment written to, to fdatasync
- * outside the lock, if that is due (force: whatever the interval). */
-static int sync_due(struct diskbuf *d, uint64_t now, bool force)
+static void count_drop(struct diskbuf *d, uint32_t msgs)
 {
-	int fd;
-
-	if (!d->dirty || !d->tail || !d->tail->writable ||
-	    (!force && now - d->last_sync_ns < (uint64_t)d->o.sync_ms * 1000000ULL))
-		return -1;
-	fd = dup(d->tail->fd);
-	d->dirty = false;
-	d->last_sync_ns = now;
-	d->st.syncs++;
-	return fd;
+	d->st.dropped_msgs += msgs;
+	d->st.dropped_batches++;
 }
 
-/* Every sync_ms: the segment being written, a sealed one, the directory. */
-static void *syncer_main(void *arg)
+static int write_all(int fd, const char *p, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= n;
+		off += n;
+	}
+	return 0;
+}
+
+/*
+ * Under the lock: the segment q goes to, sealing a full one (its descriptor
+ * to sync in *sealed) and creating a new one as needed. NULL if none can be
+ * created.
+ */
+static struct seg *writer_segment(struct diskbuf *d, const struct qrec *q, int *sealed)
+{
+	struct seg *s = d->tail && d->tail->writable ? d->tail : NULL;
+
+	if (s && s->size > SEG_HDR && s->size + q->len > d->seg_bytes) {
+		*sealed = seg_seal(d);
+		s = NULL;
+	}
+	return s ? s : seg_create(d);
+}
+
+/* Writes one queued record; the lock is held on entry and on return. */
+static void write_one(struct diskbuf *d, struct qrec *q, int *sealed)
+{
+	struct seg *s = writer_segment(d, q, sealed);
+	int err = s ? 0 : -EIO;
+
+	if (s) {
+		/* Only this thread appends, and nobody else moves a writable
+		 * segment's size: the write needs no lock. */
+		pthread_mutex_unlock(&d->lock);
+		err = write_all(s->fd, q->bytes, q->len, s->size);
+		if (err && ftruncate(s->fd, s->size))	/* no half record behind us */
+			pr_warn("disk buffer: truncating a failed write: %s\n", strerror(errno));
+		pthread_mutex_lock(&d->lock);
+	}
+	d->q_bytes -= q->len;
+	d->q_recs--;
+	if (err) {
+		if (!d->st.dropped_batches)
+			pr_warn("--disk-buffer %s: write: %s (batches counted as dropped)\n", d->dir,
+				strerror(-err));
+		count_drop(d, q->count);
+		return;
+	}
+	if (!s->first_ns)
+		s->first_ns = q->first_ns;
+	if (!d->unread)
+		d->next_ns = q->first_ns;
+	s->size += q->len;
+	d->total_bytes += q->len;
+	d->unread++;
+	d->msgs += q->count;
+	d->batches++;
+	d->st.written_msgs += q->count;
+	d->st.written_batches++;
+	d->st.written_bytes += q->len;
+	d->dirty = true;
+}
+
+/* Under the lock: whether an fdatasync is due now. */
+static bool sync_due(struct diskbuf *d, uint64_t now)
+{
+	return (d->dirty || d->dir_dirty) &&
+	       now - d->last_sync_ns >= (uint64_t)d->o.sync_ms * 1000000ULL;
+}
+
+/* Syncs the segment written to and the directory, outside the lock. */
+static void sync_now(struct diskbuf *d)
+{
+	int fd = d->dirty && d->tail && d->tail->writable ? dup(d->tail->fd) : -1;
+	int dirfd = d->dir_dirty ? dup(d->dirfd) : -1;
+
+	d->dirty = false;
+	d->dir_dirty = false;
+	d->last_sync_ns = mono_ns();
+	d->st.syncs++;
+	pthread_mutex_unlock(&d->lock);
+	sync_fd(fd);
+	if (dirfd >= 0) {
+		/* A new segment's name must survive a power loss too. */
+		fsync(dirfd);
+		close(dirfd);
+	}
+	pthread_mutex_lock(&d->lock);
+}
+
+static void *writer_main(void *arg)
 {
 	struct diskbuf *d = arg;
 
 	pthread_mutex_lock(&d->lock);
-	while (!d->closing) {
-		struct timespec ts;
-		int fd, sealed, dirfd = -1;
+	for (;;) {
+		struct qrec *q = d->q_head;
+		int sealed = -1;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += d->o.sync_ms / 1000;
-		ts.tv_nsec += (d->o.sync_ms % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
+		if (!q) {
+			struct timespec ts;
+
+			if (d->closing)
+				break;
+			if (sync_due(d, mono_ns())) {
+				sync_now(d);
+				continue;
+			}
+			ts = ns_to_timespec(mono_ns() + (d->o.sync_ms ? d->o.sync_ms : 1000) * 1000000ULL);
+			pthread_cond_timedwait(&d->wake, &d->lock, &ts);
+			continue;
 		}
-		pthread_cond_timedwait(&d->syncer_wake, &d->lock, &ts);
-		fd = sync_due(d, mono_ns(), true);
-		sealed = d->sealed_fd;
-		d->sealed_fd = -1;
-		if (d->dir_dirty)
-			dirfd = dup(d->dirfd);
-		d->dir_dirty = false;
-		pthread_mutex_unlock(&d->lock);
-		sync_fd(sealed);
-		sync_fd(fd);
-		if (dirfd >= 0) {
-			fsync(dirfd);
-			close(dirfd);
+		d->q_head = q->next;
+		if (!d->q_head)
+			d->q_tail = NULL;
+		write_one(d, q, &sealed);
+		free(q);
+		if (sealed >= 0) {
+			pthread_mutex_unlock(&d->lock);
+			sync_fd(sealed);
+			pthread_mutex_lock(&d->lock);
 		}
-		pthread_mutex_lock(&d->lock);
+		if (sync_due(d, mono_ns()))
+			sync_now(d);
+		pthread_cond_broadcast(&d->written);
 	}
+	if (d->dirty || d->dir_dirty)
+		sync_now(d);
+	pthread_cond_broadcast(&d->written);
 	pthread_mutex_unlock(&d->lock);
 	return NULL;
+}
+
+static int cond_init_monotonic(pthread_cond_t *c)
+{
+	pthread_condattr_t a;
+	int err;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	err = pthread_cond_init(c, &a);
+	pthread_condattr_destroy(&a);
+	return -err;
 }
 
 /* ---- the interface ------------------------------------------------------- */
@@ -479,7 +591,6 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 		return NULL;
 	d->o = *opts;
 	d->dirfd = -1;
-	d->sealed_fd = -1;
 	snprintf(d->dir, sizeof(d->dir), "%s", opts->dir);
 	d->o.dir = d->dir;
 	d->seg_bytes = opts->segment_bytes ? opts->segment_bytes : opts->max_bytes / 8;
@@ -490,7 +601,8 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 	d->next_id = 1;
 	d->st.max_bytes = opts->max_bytes;
 	pthread_mutex_init(&d->lock, NULL);
-	pthread_cond_init(&d->syncer_wake, NULL);
+	cond_init_monotonic(&d->wake);
+	cond_init_monotonic(&d->written);
 	if (mkdir(d->dir, 0700) && errno != EEXIST) {
 		err = -errno;
 		pr_warn("--disk-buffer %s: %s\n", d->dir, strerror(errno));
@@ -512,12 +624,14 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 			d->dir, (unsigned long long)d->msgs);
 		d->next_ns = d->head ? d->head->first_ns : 0;
 	}
-	/* Appends go to a new segment: never after a tail that may be torn. */
-	seg_seal(d);
 	d->spilling = d->unread || opts->mode == DISKBUF_RELIABLE;
 	d->last_sync_ns = mono_ns();
-	if (opts->sync_ms && !pthread_create(&d->syncer, NULL, syncer_main, d))
-		d->syncer_started = true;
+	err = -pthread_create(&d->writer, NULL, writer_main, d);
+	if (err) {
+		pr_warn("--disk-buffer %s: writer thread: %s\n", d->dir, strerror(-err));
+		goto fail;
+	}
+	d->writer_started = true;
 	return d;
 fail:
 	diskbuf_close(d);
@@ -529,23 +643,17 @@ void diskbuf_close(struct diskbuf *d)
 {
 	if (!d)
 		return;
-	if (d->syncer_started) {
+	if (d->writer_started) {
+		/* The writer writes what is queued, syncs, and stops. */
 		pthread_mutex_lock(&d->lock);
 		d->closing = true;
-		pthread_cond_signal(&d->syncer_wake);
+		pthread_cond_signal(&d->wake);
 		pthread_mutex_unlock(&d->lock);
-		pthread_join(d->syncer, NULL);
+		pthread_join(d->writer, NULL);
 	}
-	if (d->sealed_fd >= 0)
-		sync_fd(d->sealed_fd);
-	if (d->dir_dirty && d->dirfd >= 0)
-		fsync(d->dirfd);
 	if (d->tail && d->tail->writable) {
 		/* Everything sent and done: leave DIR empty. */
-		if (d->tail->read_off >= d->tail->size && !d->tail->outstanding)
-			d->tail->writable = false;
-		else if (d->dirty)
-			fdatasync(d->tail->fd);
+		d->tail->writable = false;
 		maybe_remove(d, d->tail);
 	}
 	while (d->head) {
@@ -557,8 +665,8 @@ void diskbuf_close(struct diskbuf *d)
 	if (d->dirfd >= 0)
 		close(d->dirfd);
 	pthread_mutex_destroy(&d->lock);
-	pthread_cond_destroy(&d->syncer_wake);
-	free(d->wdesc);
+	pthread_cond_destroy(&d->wake);
+	pthread_cond_destroy(&d->written);
 	free(d->rbuf);
 	free(d);
 }
@@ -568,160 +676,122 @@ bool diskbuf_spilling(struct diskbuf *d)
 	return __atomic_load_n(&d->spilling, __ATOMIC_RELAXED);
 }
 
-static void count_drop(struct diskbuf *d, const struct batch *b)
+/* b as a record: header (but its seq and header CRC) and payload. NULL if
+ * b is not laid out back to back (batch_add does that) or out of memory. */
+static struct qrec *encode(const struct batch *b)
 {
-	d->st.dropped_msgs += b->count;
-	d->st.dropped_batches++;
-}
-
-/* Builds the descriptors and header of b's record; its payload length, or
- * -errno. */
-static int64_t encode(struct diskbuf *d, const struct batch *b, struct rec_hdr *h)
-{
+	size_t dlen = (size_t)b->count * sizeof(struct disk_msg);
+	struct qrec *q = malloc(sizeof(*q) + sizeof(struct rec_hdr) + dlen + b->used);
+	struct rec_hdr *h;
+	struct disk_msg *m;
 	uint64_t off = 0;
-	uint32_t c;
 
-	if (grow((void **)&d->wdesc, &d->wdesc_cap, (size_t)b->count * sizeof(*d->wdesc)))
-		return -ENOMEM;
+	if (!q)
+		return NULL;
+	h = (struct rec_hdr *)q->bytes;
+	m = (struct disk_msg *)(q->bytes + sizeof(*h));
 	for (uint32_t i = 0; i < b->count; i++) {
 		const struct msg_rec *r = &b->recs[i];
-		struct disk_msg *m = &d->wdesc[i];
 
-		if (r->off != off)	/* batch_add lays messages out back to back */
-			return -EINVAL;
+		if (r->off != off) {
+			free(q);
+			return NULL;
+		}
 		off += r->len;
-		memset(m, 0, sizeof(*m));
-		m->len = r->len;
-		m->sock = r->sock;
-		m->truncated = r->truncated;
-		m->src_len = r->src_len > sizeof(m->src) ? sizeof(m->src) : r->src_len;
-		m->recv_ns = r->recv_ns;
-		memcpy(m->src, &r->src, m->src_len);
+		memset(&m[i], 0, sizeof(m[i]));
+		m[i].len = r->len;
+		m[i].sock = r->sock;
+		m[i].truncated = r->truncated;
+		m[i].src_len = r->src_len > sizeof(m[i].src) ? sizeof(m[i].src) : r->src_len;
+		m[i].recv_ns = r->recv_ns;
+		memcpy(m[i].src, &r->src, m[i].src_len);
 	}
-	if (off != b->used)
-		return -EINVAL;
+	if (off != b->used) {
+		free(q);
+		return NULL;
+	}
+	memcpy((char *)m + dlen, b->data, b->used);
 	memset(h, 0, sizeof(*h));
 	h->magic = REC_MAGIC;
 	h->count = b->count;
-	h->len = b->count * sizeof(struct disk_msg) + b->used;
-	c = crc32(0L, Z_NULL, 0);
-	c = crc32(c, (const void *)d->wdesc, b->count * sizeof(struct disk_msg));
-	h->crc = crc32(c, (const void *)b->data, b->used);
-	h->seq = d->next_seq++;
+	h->len = dlen + b->used;
+	h->crc = crc(m, h->len);
 	h->first_ns = b->recs[0].recv_ns;
-	h->hdr_crc = hdr_crc(h);
-	return h->len;
-}
-
-static int write_record(struct seg *s, const struct rec_hdr *h, const void *desc, size_t dlen,
-			const void *data, size_t len)
-{
-	struct iovec iov[3] = {
-		{ (void *)h, sizeof(*h) }, { (void *)desc, dlen }, { (void *)data, len },
-	};
-	uint64_t off = s->size, left = sizeof(*h) + dlen + len;
-	struct iovec *v = iov;
-	int nv = 3;
-
-	while (left) {
-		ssize_t n = pwritev(s->fd, v, nv, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int err = n < 0 ? -errno : -EIO;
-
-			/* No half record behind us: cut back to where it began. */
-			if (ftruncate(s->fd, s->size))
-				pr_warn("disk buffer: truncating a failed write: %s\n", strerror(errno));
-			return err;
-		}
-		off += n;
-		left -= n;
-		while (nv && (size_t)n >= v->iov_len) {
-			n -= v->iov_len;
-			v++;
-			nv--;
-		}
-		if (nv) {
-			v->iov_base = (char *)v->iov_base + n;
-			v->iov_len -= n;
-		}
-	}
-	return 0;
+	q->next = NULL;
+	q->len = sizeof(*h) + h->len;
+	q->count = b->count;
+	q->first_ns = h->first_ns;
+	return q;
 }
 
 int diskbuf_append(struct diskbuf *d, const struct batch *b, bool only_if_spilling)
 {
-	struct rec_hdr h;
-	struct seg *s;
-	int64_t plen;
-	uint64_t reclen;
-	int err, fd;
+	struct rec_hdr *h;
+	struct qrec *q;
+	int err;
 
 	if (!b->count)
 		return 0;
+	if (only_if_spilling && !diskbuf_spilling(d))
+		return 1;
+	/* Encoding and its CRC run unlocked: the workers in parallel. */
+	q = encode(b);
 	pthread_mutex_lock(&d->lock);
 	if (only_if_spilling && !d->spilling) {
 		pthread_mutex_unlock(&d->lock);
+		free(q);
 		return 1;
 	}
-	plen = encode(d, b, &h);
-	if (plen < 0) {
-		err = plen;
+	if (!q) {
+		err = -ENOMEM;
 		goto drop;
 	}
-	reclen = sizeof(h) + plen;
-	s = d->tail && d->tail->writable ? d->tail : NULL;
-	if (s && s->size > SEG_HDR && s->size + reclen > d->seg_bytes) {
-		seg_seal(d);
-		s = NULL;
-	}
-	/* The cap counts whole files: a new segment's header too. */
-	if (d->total_bytes + reclen + (s ? 0 : SEG_HDR) > d->o.max_bytes) {
+	/* The cap counts whole files, what is queued, and a new segment's
+	 * header for each queued record (any of them may start one): the
+	 * writer never has to drop. The queue has its own bound: a disk slower
+	 * than the input. */
+	if (d->total_bytes + d->q_bytes + q->len + (d->q_recs + 1) * SEG_HDR > d->o.max_bytes) {
 		err = -ENOSPC;
-		goto drop;
-	}
-	if (!s && !(s = seg_create(d))) {
-		err = -EIO;
-		goto drop;
-	}
-	err = write_record(s, &h, d->wdesc, b->count * sizeof(struct disk_msg), b->data, b->used);
-	if (err) {
 		if (!d->st.dropped_batches)
-			pr_warn("--disk-buffer %s: write: %s (batches counted as dropped)\n", d->dir,
-				strerror(-err));
+			pr_warn("--disk-buffer %s: full (%llu bytes): new batches are dropped and "
+				"counted\n", d->dir, (unsigned long long)d->o.max_bytes);
 		goto drop;
 	}
-	if (!s->first_ns)
-		s->first_ns = h.first_ns;
-	if (!d->unread)
-		d->next_ns = h.first_ns;
-	s->size += reclen;
-	d->total_bytes += reclen;
-	d->unread++;
-	d->msgs += b->count;
-	d->batches++;
-	d->st.written_msgs += b->count;
-	d->st.written_batches++;
-	d->st.written_bytes += reclen;
-	__atomic_store_n(&d->spilling, true, __ATOMIC_RELAXED);
-	d->dirty = true;
-	fd = d->o.sync_ms ? -1 : sync_due(d, 0, true);
-	if (fd >= 0 && d->dir_dirty) {
-		fsync(d->dirfd);
-		d->dir_dirty = false;
+	if (d->q_bytes + q->len > QUEUE_MAX_BYTES) {
+		err = -ENOBUFS;
+		if (!d->st.dropped_batches)
+			pr_warn("--disk-buffer %s: the disk is slower than the input: %llu bytes wait "
+				"to be written; new batches are dropped and counted\n", d->dir,
+				(unsigned long long)d->q_bytes);
+		goto drop;
 	}
+	h = (struct rec_hdr *)q->bytes;
+	h->seq = d->next_seq++;
+	h->hdr_crc = hdr_crc(h);
+	if (d->q_tail)
+		d->q_tail->next = q;
+	else
+		d->q_head = q;
+	d->q_tail = q;
+	d->q_bytes += q->len;
+	d->q_recs++;
+	__atomic_store_n(&d->spilling, true, __ATOMIC_RELAXED);
+	pthread_cond_signal(&d->wake);
 	pthread_mutex_unlock(&d->lock);
-	sync_fd(fd);
 	return 0;
 drop:
-	if (err == -ENOSPC && !d->st.dropped_batches)
-		pr_warn("--disk-buffer %s: full (%llu bytes): new batches are dropped and counted\n",
-			d->dir, (unsigned long long)d->o.max_bytes);
-	count_drop(d, b);
+	count_drop(d, b->count);
 	pthread_mutex_unlock(&d->lock);
+	free(q);
 	return err;
+}
+
+void diskbuf_flush(struct diskbuf *d)
+{
+	pthread_mutex_lock(&d->lock);
+	while (d->q_recs && d->writer_started)
+		pthread_cond_wait(&d->written, &d->lock);
+	pthread_mutex_unlock(&d->lock);
 }
 
 /* d->rbuf (a checked payload) into b. */
@@ -799,8 +869,8 @@ int diskbuf_read(struct diskbuf *d, struct batch *b)
 		ret = 1;
 		break;
 	}
-	if (!ret) {
-		/* Everything read: spill mode goes back to the window. */
+	if (!ret && !d->q_recs) {
+		/* Everything written is read: spill mode goes back to the window. */
 		d->unread = 0;
 		if (d->o.mode == DISKBUF_SPILL)
 			__atomic_store_n(&d->spilling, false, __ATOMIC_RELAXED);
@@ -818,6 +888,7 @@ uint64_t diskbuf_unread(struct diskbuf *d)
 		n += s->read_off < s->size;
 	if (n)
 		n = d->unread ? d->unread : 1;
+	n += d->q_recs;
 	pthread_mutex_unlock(&d->lock);
 	return n;
 }
@@ -849,7 +920,10 @@ void diskbuf_get_stats(struct diskbuf *d, struct diskbuf_stats *out)
 	out->batches = d->batches;
 	for (struct seg *s = d->head; s; s = s->next)
 		out->segments++;
-	out->oldest_age_seconds = d->unread && d->next_ns && now > d->next_ns
+	out->queued_msgs = 0;
+	for (struct qrec *q = d->q_head; q; q = q->next)
+		out->queued_msgs += q->count;
+	out->oldest_age_seconds = (d->unread || d->q_recs) && d->next_ns && now > d->next_ns
 				  ? (now - d->next_ns) / 1e9 : 0;
 	pthread_mutex_unlock(&d->lock);
 }

@@ -4,7 +4,9 @@
  * whole batches, so that a destination outage (spill) or a crash (reliable)
  * loses nothing that was received.
  *
- * Workers append batches (one pwritev per batch, under one lock); the output
+ * Workers append batches (encoded into a record and queued; the buffer's
+ * writer thread writes each with one write, so a worker never waits for the
+ * disk); the output
  * stage reads them back in the order they were appended and says when each
  * is done (written to a stream sink, or acknowledged by Kafka). A segment is
  * deleted when every record of it was read and done. On open, segments left
@@ -50,6 +52,7 @@ struct diskbuf_stats {
 	uint64_t max_bytes;
 	uint64_t bytes;			/* segment files' total size now */
 	uint64_t msgs, batches;		/* on disk and not yet done */
+	uint64_t queued_msgs;		/* encoded, waiting for the writer thread */
 	uint64_t segments;
 	double oldest_age_seconds;	/* oldest message not yet handed out (to within a batch) */
 	uint64_t recovered_msgs;	/* found in DIR at open */
@@ -72,11 +75,14 @@ void diskbuf_close(struct diskbuf *d);
  * Appends b as one record. With only_if_spilling, appends only while the
  * buffer is spilling (it holds unread records, or the mode is reliable) and
  * returns 1 without appending otherwise: the caller's batch then belongs to
- * the window. 0: on disk (spilling from now on). -ENOSPC: the buffer is full,
- * -errno: the write failed; in both cases the batch is counted as dropped.
+ * the window. 0: queued for the writer (spilling from now on). -ENOSPC: the
+ * buffer is full, -ENOBUFS: the writer is that far behind; both counted as
+ * dropped (as is a later failed write, in the stats).
  */
 int diskbuf_append(struct diskbuf *d, const struct batch *b, bool only_if_spilling);
 bool diskbuf_spilling(struct diskbuf *d);
+/* Waits until everything appended so far is written (tests; exit). */
+void diskbuf_flush(struct diskbuf *d);
 
 /*
  * The oldest unread record into b (its recs and data grow as needed;

@@ -30,8 +30,10 @@ static void flush(struct output_stage *o)
 {
 	int err;
 
-	if (!o->pending)
+	if (!o->pending) {
+		output_flushed(o);	/* disk batches whose lines went out earlier */
 		return;
+	}
 	err = o->used ? o->sink->ops->write(o->sink, o->buf, o->used) : 0;
 	if (err) {
 		/* Counted, never silent; the next buffer tries again. */
