@@ -4,6 +4,7 @@
 #   make run        install missing Debian packages, build, run the demo
 #   make test       install missing Debian packages, build, run every test
 #   make bench      benchmarks (ratios against a reference measured in the same run)
+#   make soak       10 minutes under rotation and destination restarts (not in CI)
 #   make format     clang-format every C file in place (.clang-format)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
 #   make V=1        show full commands
@@ -100,7 +101,7 @@ test_diskbuf_LIBS := -lz -lpthread -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 
-.PHONY: all run test unit integration fuzz bench deps clean vmlinux demo sc4s-table format
+.PHONY: all run test unit integration fuzz bench soak deps clean vmlinux demo sc4s-table format
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -214,6 +215,13 @@ test: deps
 bench: deps
 	$(Q)$(MAKE) all
 	$(Q)$(PYTHON) lab/bench.py $(BENCH_ARGS)
+	$(Q)$(PYTHON) lab/bench_diskbuf.py
+
+# Long run, not in CI: RSS flat and the books closed to the message under
+# file rotation (SIGHUP) and TCP destination restarts with --disk-buffer.
+soak: deps
+	$(Q)$(MAKE) all
+	$(Q)$(PYTHON) lab/soak.py $(SOAK_ARGS)
 
 # The SC4S drop-rate table for this machine, with syslog-ng and rsyslog as rows.
 sc4s-table: deps

@@ -872,8 +872,18 @@ int diskbuf_read(struct diskbuf *d, struct batch *b)
 	if (!ret && !d->q_recs) {
 		/* Everything written is read: spill mode goes back to the window. */
 		d->unread = 0;
-		if (d->o.mode == DISKBUF_SPILL)
+		if (d->o.mode == DISKBUF_SPILL) {
 			__atomic_store_n(&d->spilling, false, __ATOMIC_RELAXED);
+			/* The outage is over: its last segment goes once done,
+			 * not at the next one. (Reliable mode catches up all the
+			 * time: it keeps writing the same segment.) The writer
+			 * has nothing queued, so it is not using it. */
+			if (d->tail && d->tail->writable) {
+				d->tail->writable = false;
+				d->dirty = false;
+				maybe_remove(d, d->tail);
+			}
+		}
 	}
 	pthread_mutex_unlock(&d->lock);
 	return ret;

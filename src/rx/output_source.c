@@ -22,7 +22,10 @@ struct batch *output_pop(struct output_stage *o, int timeout_ms)
 {
 	struct batch *b;
 
-	if (!o->disk)
+	/* Not spilling (spill mode; reliable always spills): nothing is on
+	 * disk or queued for it, and nothing goes there while the window has
+	 * batches to pop: the window alone, at no cost. */
+	if (!o->disk || !diskbuf_spilling(o->disk))
 		return window_pop(o->window, timeout_ms);
 	/* The window first: what is in it was received before anything spilled
 	 * after it filled up (a worker spills only when the window has no room,

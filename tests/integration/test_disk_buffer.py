@@ -118,6 +118,7 @@ def test_tcp_outage_spill_vs_none(procs, tmp_path):
     assert db["written"] > RATE * (OUTAGE - 2)
     assert db["replayed"] == db["written"]
     assert db["dropped"] == 0 and db["corrupt"] == 0 and db["msgs"] == 0
+    assert db["bytes"] == 0 and db["segments"] == 0     # the outage's segment went once sent
     check_complete_in_order(by_flow(lines, "spill"), sent)
     assert not list((tmp_path / "buf").glob("*.seg"))    # all sent: DIR left empty
 
