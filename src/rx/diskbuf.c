@@ -89,6 +89,7 @@ struct diskbuf {
 	int dirfd;
 	uint64_t seg_bytes;
 	struct seg *head, *tail;	/* oldest first; tail may be writable */
+	struct seg *dead;		/* off the list, to delete (unlock_and_reap) */
 	uint64_t next_id, next_seq;
 	uint64_t total_bytes;
 	uint64_t unread;		/* records appended (or found) and not read */
@@ -248,10 +249,11 @@ static void seg_append_list(struct diskbuf *d, struct seg *s)
 }
 
 /* A segment that is read to its end, done with and no longer written to
- * goes: its file is deleted. */
+ * goes: off the list now, its file deleted by reap() once the lock is
+ * released (unlinking a large file can take the file system a while, and
+ * the workers want the lock meanwhile). */
 static void maybe_remove(struct diskbuf *d, struct seg *s)
 {
-	char name[32];
 	struct seg **pp;
 
 	if (s->writable || s->read_off < s->size || s->outstanding)
@@ -266,14 +268,35 @@ static void maybe_remove(struct diskbuf *d, struct seg *s)
 		while (d->tail && d->tail->next)
 			d->tail = d->tail->next;
 	}
-	seg_path(d, s->id, name, sizeof(name));
-	if (unlinkat(d->dirfd, name, 0))
-		pr_warn("--disk-buffer %s: deleting %s: %s\n", d->dir, name, strerror(errno));
 	d->total_bytes -= s->size;
-	seg_free(s);
+	s->next = d->dead;
+	d->dead = s;
 }
 
-static struct seg *seg_create(struct diskbuf *d)
+/* Releases the lock, then deletes the segments maybe_remove() took off. */
+static void unlock_and_reap(struct diskbuf *d)
+{
+	struct seg *s = d->dead;
+
+	d->dead = NULL;
+	pthread_mutex_unlock(&d->lock);
+	while (s) {
+		struct seg *next = s->next;
+		char name[32];
+
+		seg_path(d, s->id, name, sizeof(name));
+		close(s->fd);
+		s->fd = -1;
+		if (unlinkat(d->dirfd, name, 0))
+			pr_warn("--disk-buffer %s: deleting %s: %s\n", d->dir, name, strerror(errno));
+		seg_free(s);
+		s = next;
+	}
+}
+
+/* A new segment file with its header, created without the lock (only the
+ * writer thread creates segments; next_id is its own after open). */
+static struct seg *seg_create(struct diskbuf *d, uint64_t id)
 {
 	char name[32], hdr[SEG_HDR] = SEG_MAGIC;
 	uint32_t version = SEG_VERSION;
@@ -281,7 +304,7 @@ static struct seg *seg_create(struct diskbuf *d)
 
 	if (!s)
 		return NULL;
-	s->id = d->next_id++;
+	s->id = id;
 	seg_path(d, s->id, name, sizeof(name));
 	memcpy(hdr + 8, &version, sizeof(version));
 	s->fd = openat(d->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -293,13 +316,9 @@ static struct seg *seg_create(struct diskbuf *d)
 		seg_free(s);
 		return NULL;
 	}
-	/* The file's name must survive a power loss too, not only its data. */
-	d->dir_dirty = true;
 	s->size = SEG_HDR;
 	s->read_off = SEG_HDR;
 	s->writable = true;
-	d->total_bytes += SEG_HDR;
-	seg_append_list(d, s);
 	return s;
 }
 
@@ -445,18 +464,31 @@ static int write_all(int fd, const char *p, size_t len, uint64_t off)
 
 /*
  * Under the lock: the segment q goes to, sealing a full one (its descriptor
- * to sync in *sealed) and creating a new one as needed. NULL if none can be
- * created.
+ * to sync in *sealed) and creating a new one (with the lock released) as
+ * needed. NULL if none can be created.
  */
 static struct seg *writer_segment(struct diskbuf *d, const struct qrec *q, int *sealed)
 {
 	struct seg *s = d->tail && d->tail->writable ? d->tail : NULL;
+	uint64_t id;
 
 	if (s && s->size > SEG_HDR && s->size + q->len > d->seg_bytes) {
 		*sealed = seg_seal(d);
 		s = NULL;
 	}
-	return s ? s : seg_create(d);
+	if (s)
+		return s;
+	id = d->next_id++;
+	unlock_and_reap(d);
+	s = seg_create(d, id);
+	pthread_mutex_lock(&d->lock);
+	if (s) {
+		/* The file's name must survive a power loss too. */
+		d->dir_dirty = true;
+		d->total_bytes += SEG_HDR;
+		seg_append_list(d, s);
+	}
+	return s;
 }
 
 /* Writes one queued record; the lock is held on entry and on return. */
@@ -552,8 +584,8 @@ static void *writer_main(void *arg)
 			d->q_tail = NULL;
 		write_one(d, q, &sealed);
 		free(q);
-		if (sealed >= 0) {
-			pthread_mutex_unlock(&d->lock);
+		if (sealed >= 0 || d->dead) {
+			unlock_and_reap(d);
 			sync_fd(sealed);
 			pthread_mutex_lock(&d->lock);
 		}
@@ -564,7 +596,7 @@ static void *writer_main(void *arg)
 	if (d->dirty || d->dir_dirty)
 		sync_now(d);
 	pthread_cond_broadcast(&d->written);
-	pthread_mutex_unlock(&d->lock);
+	unlock_and_reap(d);
 	return NULL;
 }
 
@@ -651,11 +683,13 @@ void diskbuf_close(struct diskbuf *d)
 		pthread_mutex_unlock(&d->lock);
 		pthread_join(d->writer, NULL);
 	}
+	pthread_mutex_lock(&d->lock);
 	if (d->tail && d->tail->writable) {
 		/* Everything sent and done: leave DIR empty. */
 		d->tail->writable = false;
 		maybe_remove(d, d->tail);
 	}
+	unlock_and_reap(d);
 	while (d->head) {
 		struct seg *s = d->head;
 
@@ -885,7 +919,7 @@ int diskbuf_read(struct diskbuf *d, struct batch *b)
 			}
 		}
 	}
-	pthread_mutex_unlock(&d->lock);
+	unlock_and_reap(d);
 	return ret;
 }
 
@@ -916,7 +950,7 @@ void diskbuf_done(struct diskbuf *d, const struct batch *b)
 		maybe_remove(d, s);
 		break;
 	}
-	pthread_mutex_unlock(&d->lock);
+	unlock_and_reap(d);
 }
 
 void diskbuf_get_stats(struct diskbuf *d, struct diskbuf_stats *out)
