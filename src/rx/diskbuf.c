@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,12 @@ struct seg {
 	uint64_t size;		/* bytes committed (whole records only) */
 	uint64_t read_off;	/* the reader's cursor */
 	uint64_t outstanding;	/* records read, not yet done */
+	struct pend {		/* records read, in read order: [pend_head, pend_end) */
+		uint64_t start;
+		bool done;
+	} *pend;
+	size_t pend_head, pend_end, pend_cap;
+	uint64_t done_off;	/* every record before it is done (the cursor) */
 	uint64_t first_ns;
 	bool writable;		/* the segment appends go to */
 };
@@ -90,6 +97,12 @@ struct diskbuf {
 	uint64_t seg_bytes;
 	struct seg *head, *tail;	/* oldest first; tail may be writable */
 	struct seg *dead;		/* off the list, to delete (unlock_and_reap) */
+	int cursor_fd;			/* DIR/cursor */
+	struct cursor {			/* where the oldest segment's undone records start */
+		uint64_t seg, off;
+		uint32_t crc, zero;
+	} cursor;			/* as last written */
+	uint64_t cursor_ns;
 	uint64_t next_id, next_seq;
 	uint64_t total_bytes;
 	uint64_t unread;		/* records appended (or found) and not read */
@@ -235,6 +248,7 @@ static void seg_free(struct seg *s)
 {
 	if (s->fd >= 0)
 		close(s->fd);
+	free(s->pend);
 	free(s);
 }
 
@@ -318,6 +332,7 @@ static struct seg *seg_create(struct diskbuf *d, uint64_t id)
 	}
 	s->size = SEG_HDR;
 	s->read_off = SEG_HDR;
+	s->done_off = SEG_HDR;
 	s->writable = true;
 	return s;
 }
@@ -363,6 +378,11 @@ static int seg_recover(struct diskbuf *d, uint64_t id, const char *name)
 	/* A bad file header is resynchronised over like any corrupt bytes. */
 	s->read_off = s->size >= SEG_HDR && !pread_all(s->fd, hdr, SEG_HDR, 0) &&
 		      !memcmp(hdr, SEG_MAGIC, 8) ? SEG_HDR : 0;
+	/* What the cursor says was done before is not sent again. */
+	if (s->read_off && id == d->cursor.seg && d->cursor.off >= SEG_HDR &&
+	    d->cursor.off <= s->size)
+		s->read_off = d->cursor.off;
+	s->done_off = s->read_off;
 	for (off = s->read_off; (off = find_record(d, s, off, &h)) < s->size;
 	     off += sizeof(h) + h.len) {
 		if (!s->first_ns)
@@ -427,6 +447,104 @@ static int recover(struct diskbuf *d)
 	}
 	free(ids);
 	return err;
+}
+
+/* ---- the cursor -------------------------------------------------------------
+ * DIR/cursor: 24 bytes, the oldest segment's id and the offset before which
+ * every record of it is done, with a CRC. Rewritten in place by the writer
+ * thread (at most every CURSOR_NS) so that a restart after a crash does not
+ * send again what was delivered: only what was in flight, and what was done
+ * since the last rewrite. A missing or damaged cursor means "from the start":
+ * duplicates, never a loss.
+ */
+#define CURSOR_NS	(100 * 1000000ULL)
+
+static uint32_t cursor_crc(const struct cursor *c)
+{
+	return crc(c, offsetof(struct cursor, crc));
+}
+
+static void cursor_load(struct diskbuf *d)
+{
+	struct cursor c;
+
+	d->cursor_fd = openat(d->dirfd, "cursor", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (d->cursor_fd < 0) {
+		pr_warn("--disk-buffer %s: cursor: %s (a restart sends whole segments again)\n",
+			d->dir, strerror(errno));
+		return;
+	}
+	if (!pread_all(d->cursor_fd, &c, sizeof(c), 0) && c.crc == cursor_crc(&c))
+		d->cursor = c;
+}
+
+/* Under the lock: the cursor as it is now. */
+static struct cursor cursor_now(const struct diskbuf *d)
+{
+	struct cursor c = { 0 };
+
+	if (d->head) {
+		c.seg = d->head->id;
+		c.off = d->head->done_off;
+	}
+	c.crc = cursor_crc(&c);
+	return c;
+}
+
+/* Under the lock: rewrites the cursor if it moved (the lock is released
+ * around the write). */
+static void cursor_save(struct diskbuf *d, bool now)
+{
+	struct cursor c = cursor_now(d);
+	uint64_t t = mono_ns();
+
+	if (d->cursor_fd < 0 || !memcmp(&c, &d->cursor, sizeof(c)) ||
+	    (!now && t - d->cursor_ns < CURSOR_NS))
+		return;
+	d->cursor = c;
+	d->cursor_ns = t;
+	pthread_mutex_unlock(&d->lock);
+	if (pwrite(d->cursor_fd, &c, sizeof(c), 0) != sizeof(c))
+		pr_warn("--disk-buffer %s: writing the cursor: %s\n", d->dir, strerror(errno));
+	pthread_mutex_lock(&d->lock);
+}
+
+/* Under the lock: a record read at start is in flight. */
+static int pend_push(struct seg *s, uint64_t start)
+{
+	if (s->pend_end == s->pend_cap) {
+		if (s->pend_head) {
+			memmove(s->pend, s->pend + s->pend_head,
+				(s->pend_end - s->pend_head) * sizeof(*s->pend));
+			s->pend_end -= s->pend_head;
+			s->pend_head = 0;
+		} else {
+			size_t cap = s->pend_cap ? s->pend_cap * 2 : 64;
+			struct pend *p = realloc(s->pend, cap * sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			s->pend = p;
+			s->pend_cap = cap;
+		}
+	}
+	s->pend[s->pend_end++] = (struct pend){ .start = start };
+	return 0;
+}
+
+/* Under the lock: the record at start is done; the cursor moves past every
+ * done record at the front. */
+static void pend_done(struct seg *s, uint64_t start)
+{
+	for (size_t i = s->pend_head; i < s->pend_end; i++) {
+		if (s->pend[i].start == start) {
+			s->pend[i].done = true;
+			break;
+		}
+	}
+	while (s->pend_head < s->pend_end && s->pend[s->pend_head].done)
+		s->pend_head++;
+	s->done_off = s->pend_head < s->pend_end ? s->pend[s->pend_head].start : s->read_off;
 }
 
 /* ---- the writer ------------------------------------------------------------ */
@@ -577,6 +695,7 @@ static void *writer_main(void *arg)
 			}
 			ts = ns_to_timespec(mono_ns() + (d->o.sync_ms ? d->o.sync_ms : 1000) * 1000000ULL);
 			pthread_cond_timedwait(&d->wake, &d->lock, &ts);
+			cursor_save(d, false);
 			continue;
 		}
 		d->q_head = q->next;
@@ -592,6 +711,7 @@ static void *writer_main(void *arg)
 		if (sync_due(d, mono_ns()))
 			sync_now(d);
 		pthread_cond_broadcast(&d->written);
+		cursor_save(d, false);
 	}
 	if (d->dirty || d->dir_dirty)
 		sync_now(d);
@@ -623,6 +743,7 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 		return NULL;
 	d->o = *opts;
 	d->dirfd = -1;
+	d->cursor_fd = -1;
 	snprintf(d->dir, sizeof(d->dir), "%s", opts->dir);
 	d->o.dir = d->dir;
 	d->seg_bytes = opts->segment_bytes ? opts->segment_bytes : opts->max_bytes / 8;
@@ -646,6 +767,7 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 		pr_warn("--disk-buffer %s: %s\n", d->dir, strerror(errno));
 		goto fail;
 	}
+	cursor_load(d);
 	err = recover(d);
 	if (err) {
 		pr_warn("--disk-buffer %s: reading what is there: %s\n", d->dir, strerror(-err));
@@ -689,7 +811,15 @@ void diskbuf_close(struct diskbuf *d)
 		d->tail->writable = false;
 		maybe_remove(d, d->tail);
 	}
+	cursor_save(d, true);
 	unlock_and_reap(d);
+	if (d->cursor_fd >= 0) {
+		if (!d->head)
+			unlinkat(d->dirfd, "cursor", 0);
+		else
+			fdatasync(d->cursor_fd);
+		close(d->cursor_fd);
+	}
 	while (d->head) {
 		struct seg *s = d->head;
 
@@ -892,11 +1022,14 @@ int diskbuf_read(struct diskbuf *d, struct batch *b)
 			maybe_remove(d, s);
 			continue;
 		}
-		if (unpack(d, &h, b))
+		if (unpack(d, &h, b) || pend_push(s, off))
 			break;	/* out of memory: try again later */
 		s->read_off = off + sizeof(h) + h.len;
+		if (s->pend_head == s->pend_end - 1)
+			s->done_off = off;
 		s->outstanding++;
 		b->disk_seg = s->id;
+		b->disk_off = off;
 		d->unread -= d->unread ? 1 : 0;
 		d->next_ns = h.first_ns;
 		d->st.replayed_msgs += h.count;
@@ -937,15 +1070,16 @@ uint64_t diskbuf_unread(struct diskbuf *d)
 	return n;
 }
 
-void diskbuf_done(struct diskbuf *d, const struct batch *b)
+void diskbuf_done(struct diskbuf *d, uint64_t seg, uint64_t off, uint32_t count)
 {
 	pthread_mutex_lock(&d->lock);
 	for (struct seg *s = d->head; s; s = s->next) {
-		if (s->id != b->disk_seg)
+		if (s->id != seg)
 			continue;
 		if (s->outstanding)
 			s->outstanding--;
-		d->msgs -= d->msgs >= b->count ? b->count : d->msgs;
+		pend_done(s, off);
+		d->msgs -= d->msgs >= count ? count : d->msgs;
 		d->batches -= d->batches ? 1 : 0;
 		maybe_remove(d, s);
 		break;

@@ -92,9 +92,11 @@ void diskbuf_flush(struct diskbuf *d);
 int diskbuf_read(struct diskbuf *d, struct batch *b);
 /* Records appended and not yet read. */
 uint64_t diskbuf_unread(struct diskbuf *d);
-/* The output is done with b (written, or acknowledged): its segment can go
- * once every record of it is done. */
-void diskbuf_done(struct diskbuf *d, const struct batch *b);
+/* The output is done with the record read into a batch (b->disk_seg,
+ * b->disk_off, b->count): written, or acknowledged. Its segment goes once
+ * every record of it is done; the cursor moves past it once every record
+ * before it is done too. */
+void diskbuf_done(struct diskbuf *d, uint64_t seg, uint64_t off, uint32_t count);
 
 void diskbuf_get_stats(struct diskbuf *d, struct diskbuf_stats *out);
 const char *diskbuf_mode_name(enum diskbuf_mode m);

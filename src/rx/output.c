@@ -17,6 +17,10 @@ static void *output_main(void *arg)
 		output_async_main(o);
 	else
 		output_sync_main(o);
+	/* Ran to its end: everything is written (the sink closes after the
+	 * server has it all): held disk records are done. */
+	if (!*o->force)
+		output_source_free(o, true);
 	return NULL;
 }
 
@@ -52,7 +56,7 @@ int output_stage_join(struct output_stage *o)
 
 void output_stage_free(struct output_stage *o)
 {
-	output_source_free(o);
+	output_source_free(o, false);	/* after a forced exit: left on disk */
 	free(o->buf);
 	o->buf = NULL;
 	output_async_free(o);

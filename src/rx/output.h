@@ -32,6 +32,7 @@ struct output_counts {
 
 struct batch_track;
 struct diskbuf;
+struct held_rec;
 
 struct output_stage {
 	pthread_t thread;
@@ -52,7 +53,9 @@ struct output_stage {
 	struct batch_track *free_tracks;	/* output_async.c's recycled trackers */
 	uint64_t tracks_live;		/* batches waiting for delivery reports */
 	struct diskbuf *disk;		/* --disk-buffer, or NULL (output_source.c) */
-	struct batch *held;		/* disk batches formatted, not yet written */
+	struct held_rec *held;		/* disk records written, not yet settled */
+	size_t held_n, held_cap;	/* (output_source.c) */
+	size_t held_written;		/* held[0, held_written) are written */
 	int error;
 };
 

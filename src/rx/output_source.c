@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: MIT
+#include <stdlib.h>
+#include <string.h>
+#include "common/clock.h"
 #include "rx/diskbuf.h"
 #include "rx/output_source.h"
 
@@ -44,6 +47,12 @@ bool output_source_done(struct output_stage *o)
 	return window_done(o->window) && (!o->disk || !diskbuf_unread(o->disk));
 }
 
+/* A disk record whose lines went to a stream sink. */
+struct held_rec {
+	uint64_t seg, off, written_ns;
+	uint32_t count;
+};
+
 void output_release(struct output_stage *o, struct batch *b, bool delivered)
 {
 	if (!b->disk_seg) {
@@ -51,34 +60,61 @@ void output_release(struct output_stage *o, struct batch *b, bool delivered)
 		return;
 	}
 	if (delivered && !o->async) {
-		/* Formatted, not yet written: done once the buffer is. */
-		b->next = o->held;
-		o->held = b;
-		return;
+		if (o->held_n == o->held_cap) {
+			size_t cap = o->held_cap ? o->held_cap * 2 : 256;
+			struct held_rec *h = realloc(o->held, cap * sizeof(*h));
+
+			if (!h) {
+				/* Out of memory: done now rather than never. */
+				diskbuf_done(o->disk, b->disk_seg, b->disk_off, b->count);
+				window_batch_put(o->window, b);
+				return;
+			}
+			o->held = h;
+			o->held_cap = cap;
+		}
+		o->held[o->held_n++] = (struct held_rec){ .seg = b->disk_seg, .off = b->disk_off,
+							   .count = b->count };
+	} else if (delivered) {
+		diskbuf_done(o->disk, b->disk_seg, b->disk_off, b->count);
 	}
-	if (delivered)
-		diskbuf_done(o->disk, b);
 	window_batch_put(o->window, b);
 }
 
-static void release_held(struct output_stage *o, bool done)
+/* Marks held[0, n) done and drops them from the list. */
+static void held_done(struct output_stage *o, size_t n, bool done)
 {
-	while (o->held) {
-		struct batch *b = o->held;
-
-		o->held = b->next;
-		if (done)
-			diskbuf_done(o->disk, b);
-		window_batch_put(o->window, b);
-	}
+	for (size_t i = 0; i < n && done; i++)
+		diskbuf_done(o->disk, o->held[i].seg, o->held[i].off, o->held[i].count);
+	memmove(o->held, o->held + n, (o->held_n - n) * sizeof(*o->held));
+	o->held_n -= n;
+	o->held_written -= n;
 }
 
-void output_flushed(struct output_stage *o)
+void output_flushed(struct output_stage *o, bool wrote)
 {
-	release_held(o, true);
+	uint64_t now;
+	size_t n = 0;
+
+	if (!o->held_n || !wrote)
+		return;
+	/* A write went through just now: the connection was there, and the
+	 * sink would resend what it wrote in the last settle_ns if it ended. */
+	now = mono_ns();
+	while (n < o->held_written && o->held[n].written_ns + o->sink->settle_ns <= now)
+		n++;
+	for (size_t i = o->held_written; i < o->held_n; i++)
+		o->held[i].written_ns = now;
+	o->held_written = o->held_n;
+	if (n)
+		held_done(o, n, true);
 }
 
-void output_source_free(struct output_stage *o)
+void output_source_free(struct output_stage *o, bool done)
 {
-	release_held(o, false);
+	if (o->held_n)
+		held_done(o, o->held_n, done);
+	free(o->held);
+	o->held = NULL;
+	o->held_cap = 0;
 }

@@ -22,13 +22,15 @@ bool output_source_done(struct output_stage *o);
  * The output is through with b. delivered: written or acknowledged (or
  * failed for good); false: not delivered (given up at exit), so a disk
  * batch stays on disk for the next run. A disk batch given to a stream sink
- * is held until output_flushed().
+ * is remembered (b itself is recycled at once) until output_flushed() says
+ * its lines were written and the sink's settle_ns has passed since.
  */
 void output_release(struct output_stage *o, struct batch *b, bool delivered);
-/* Stream sinks: everything formatted so far is written: the held disk
- * batches are done. */
-void output_flushed(struct output_stage *o);
-/* At exit without a flush (force): held batches are recycled, not done. */
-void output_source_free(struct output_stage *o);
+/* Stream sinks, after each flush: wrote says a non-empty buffer was written
+ * (the destination was there); held records written settle_ns before now
+ * are done. */
+void output_flushed(struct output_stage *o, bool wrote);
+/* At exit: every held record is done (done) or left on disk (!done). */
+void output_source_free(struct output_stage *o, bool done);
 
 #endif

@@ -30,10 +30,8 @@ static void flush(struct output_stage *o)
 {
 	int err;
 
-	if (!o->pending) {
-		output_flushed(o);	/* disk batches whose lines went out earlier */
+	if (!o->pending)
 		return;
-	}
 	err = o->used ? o->sink->ops->write(o->sink, o->buf, o->used) : 0;
 	if (err) {
 		/* Counted, never silent; the next buffer tries again. */
@@ -47,7 +45,7 @@ static void flush(struct output_stage *o)
 	}
 	o->used = 0;
 	o->pending = 0;
-	output_flushed(o);
+	output_flushed(o, !err);
 }
 
 static void process_batch(struct output_stage *o, const struct batch *b)

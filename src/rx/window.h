@@ -39,7 +39,8 @@ struct batch {
 	size_t used;			/* bytes in data */
 	size_t data_cap;
 	uint64_t disk_seg;		/* 0: from the window; else read back from this
-					 * disk buffer segment (rx/diskbuf.h) */
+					 * disk buffer segment (rx/diskbuf.h), */
+	uint64_t disk_off;		/* at this offset */
 };
 
 struct window_stats {

@@ -138,7 +138,7 @@ static void read_range(struct diskbuf *d, unsigned int from, unsigned int to)
 	for (unsigned int k = from; k < to; k++) {
 		assert_int_equal(diskbuf_read(d, b), 1);
 		assert_batch(b, k);
-		diskbuf_done(d, b);
+		diskbuf_done(d, b->disk_seg, b->disk_off, b->count);
 	}
 	free_batch(b);
 }
@@ -216,9 +216,9 @@ static void test_only_if_spilling(void **state)
 	assert_int_equal(diskbuf_unread(d), 2);
 	diskbuf_flush(d);
 	assert_int_equal(diskbuf_read(d, r), 1);
-	diskbuf_done(d, r);
+	diskbuf_done(d, r->disk_seg, r->disk_off, r->count);
 	assert_int_equal(diskbuf_read(d, r), 1);
-	diskbuf_done(d, r);
+	diskbuf_done(d, r->disk_seg, r->disk_off, r->count);
 	assert_int_equal(diskbuf_read(d, r), 0);
 	assert_int_equal(diskbuf_append(d, b, true), 1);
 	diskbuf_close(d);
@@ -251,7 +251,7 @@ static void test_segments_deleted_when_done(void **state)
 	read_range(d, 1, 2000);
 	assert_int_equal(diskbuf_read(d, b), 0);
 	assert_int_equal(count_segments(), 2);	/* the held one's, and the one written to */
-	diskbuf_done(d, held);
+	diskbuf_done(d, held->disk_seg, held->disk_off, held->count);
 	assert_int_equal(count_segments(), 1);
 	diskbuf_get_stats(d, &st);
 	assert_int_equal(st.msgs, 0);
@@ -290,6 +290,50 @@ static void test_reopen_after_crash(void **state)
 	diskbuf_close(d);
 	assert_int_equal(count_segments(), 0);
 	free_batch(b);
+}
+
+/* The cursor: what was done before a restart is not sent again, what was
+ * in flight (done out of order behind it) is; a damaged cursor means
+ * everything again, never less. */
+static void test_cursor(void **state)
+{
+	struct diskbuf *d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+	struct batch *b1 = new_batch(8), *b2 = new_batch(8);
+	struct diskbuf_stats st;
+	uint64_t msgs = 0, all = 0;
+	char path[300];
+	int fd;
+
+	append_range(d, 0, 50);
+	read_range(d, 0, 20);
+	assert_int_equal(diskbuf_read(d, b1), 1);	/* 20: in flight */
+	assert_int_equal(diskbuf_read(d, b2), 1);	/* 21: done before 20 */
+	diskbuf_done(d, b2->disk_seg, b2->disk_off, b2->count);
+	diskbuf_close(d);
+	for (unsigned int k = 0; k < 50; k++) {
+		all += k % 7 + 1;
+		if (k >= 20)
+			msgs += k % 7 + 1;
+	}
+	d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.recovered_msgs, msgs);
+	read_range(d, 20, 30);
+	diskbuf_close(d);
+
+	/* A damaged cursor: from the start. */
+	snprintf(path, sizeof(path), "%s/cursor", dir);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "x", 1, 9), 1);
+	close(fd);
+	d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.recovered_msgs, all);
+	read_range(d, 0, 50);
+	diskbuf_close(d);
+	free_batch(b1);
+	free_batch(b2);
 }
 
 /* The last record cut in the middle (a write torn by a crash). */
@@ -400,7 +444,7 @@ static void test_size_cap(void **state)
 	for (unsigned int i = 0; i < nkept; i++) {
 		assert_int_equal(diskbuf_read(d, b), 1);
 		assert_batch(b, kept[i]);
-		diskbuf_done(d, b);
+		diskbuf_done(d, b->disk_seg, b->disk_off, b->count);
 	}
 	assert_int_equal(diskbuf_read(d, b), 0);
 	/* Room again once read and done. */
@@ -416,6 +460,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_only_if_spilling, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_segments_deleted_when_done, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_after_crash, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cursor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flipped_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size_cap, setup, teardown),
