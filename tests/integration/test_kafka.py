@@ -9,6 +9,7 @@ Everything is torn down at module or test end, even on failure.
 """
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -429,7 +430,6 @@ def test_broker_outage_with_disk_buffer_spill(broker, tmp_path, procs):
     restart, at 10,000/s into a 10,000-message window: the kernel drops
     nothing, and every message reaches the topic, in order per flow. Kept
     last with the other outage test: it restarts the module's broker."""
-    import re
     topic = "outage_spill"
     broker.create_topic(topic, partitions=1)
     port = free_udp_port()
