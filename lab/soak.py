@@ -205,6 +205,7 @@ def main(argv):
                 "kernel_drops": tt["kernel_drops"]["total"], "at_server_distinct": len(seen),
                 "disk_buffer": db, "rss_kb_after_1min": [tafter[0], tafter[-1]] if tafter else None},
         "checks": checks,
+        "rss_kb": rss,
     }
     with open(os.path.join(work, "soak.json"), "w") as f:
         json.dump(result, f, indent=1)

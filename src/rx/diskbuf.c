@@ -693,7 +693,9 @@ static void *writer_main(void *arg)
 				sync_now(d);
 				continue;
 			}
-			ts = ns_to_timespec(mono_ns() + (d->o.sync_ms ? d->o.sync_ms : 1000) * 1000000ULL);
+			/* At least once a second: the cursor moves while idle too. */
+			ts = ns_to_timespec(mono_ns() + (d->o.sync_ms && d->o.sync_ms < 1000 ?
+							 d->o.sync_ms : 1000) * 1000000ULL);
 			pthread_cond_timedwait(&d->wake, &d->lock, &ts);
 			cursor_save(d, false);
 			continue;
