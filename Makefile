@@ -4,6 +4,7 @@
 #   make run        install missing Debian packages, build, run the demo
 #   make test       install missing Debian packages, build, run every test
 #   make bench      benchmarks (ratios against a reference measured in the same run)
+#   make soak       10 minutes under rotation and destination restarts (not in CI)
 #   make format     clang-format every C file in place (.clang-format)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
 #   make install    binaries, systemd unit, man page, example config (PREFIX, DESTDIR)
@@ -84,7 +85,7 @@ APPS       := $(OUTPUT)/syslogrx $(TOOLS)
 
 # ---- Link lines: each binary's layers (in link order) and libraries ----------
 syslogrx_LAYERS   := rx net syslog common
-syslogrx_LIBS     := $(KAFKA_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lpthread -lm
+syslogrx_LIBS     := $(KAFKA_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lz -lpthread -lm
 sysloggen_LAYERS  := gen syslog common
 sysloggen_LIBS    := -lpthread -lm
 udpdrops_LAYERS   := net common
@@ -106,10 +107,13 @@ test_reorder_LAYERS := rx net syslog common
 test_reorder_LIBS := $(test_config_LIBS)
 test_resize_file_LAYERS := rx net syslog common
 test_resize_file_LIBS  := $(test_config_LIBS)
+# The disk buffer's crc32 is zlib's (libbpf's dependency already, named here).
+test_diskbuf_LAYERS := rx common
+test_diskbuf_LIBS := -lz -lpthread -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 
-.PHONY: all run test unit integration fuzz bench deps clean vmlinux demo sc4s-table sc4s-replica format install
+.PHONY: all run test unit integration fuzz bench soak deps clean vmlinux demo sc4s-table sc4s-replica format install
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -230,6 +234,13 @@ test: deps
 bench: deps
 	$(Q)$(MAKE) all
 	$(Q)$(PYTHON) lab/bench.py $(BENCH_ARGS)
+	$(Q)$(PYTHON) lab/bench_diskbuf.py
+
+# Long run, not in CI: RSS flat and the books closed to the message under
+# file rotation (SIGHUP) and TCP destination restarts with --disk-buffer.
+soak: deps
+	$(Q)$(MAKE) all
+	$(Q)$(PYTHON) lab/soak.py $(SOAK_ARGS)
 
 # The SC4S drop-rate table for this machine, with syslog-ng and rsyslog as rows.
 sc4s-table: deps

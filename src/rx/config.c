@@ -41,6 +41,7 @@ enum {
 	OPT_METRICS,	/* issue 12: metrics */
 	OPT_USER = 400,
 	OPT_ORDERED = 600,	/* issue 14's block */
+	OPT_DISK_BUFFER = 700, OPT_DISK_BUFFER_SIZE, OPT_DISK_BUFFER_MODE, OPT_DISK_BUFFER_SYNC,
 };
 
 /* Files of settings (issue 12); their own range, so flags added above never collide. */
@@ -72,6 +73,10 @@ static const struct argp_option options[] = {
 	{ "drain-timeout", OPT_DRAIN_TIMEOUT, "SECONDS", 0, "At exit, wait this long for outstanding Kafka deliveries (default 10)" },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1)" },
 	{ "ordered", OPT_ORDERED, "MS", OPTION_ARG_OPTIONAL, "Write each flow in the order the kernel received it, holding a message at most MS ms for late batches (default 5)" },
+	{ "disk-buffer", OPT_DISK_BUFFER, "DIR", 0, "tcp/kafka output: buffer batches in segment files in DIR (see --disk-buffer-mode)" },
+	{ "disk-buffer-size", OPT_DISK_BUFFER_SIZE, "BYTES", 0, "Cap on DIR's segment files, K/M/G (default 1G); past it new batches are dropped and counted" },
+	{ "disk-buffer-mode", OPT_DISK_BUFFER_MODE, "MODE", 0, "spill: what does not fit the window; reliable: every batch before the output (default spill)" },
+	{ "disk-buffer-sync", OPT_DISK_BUFFER_SYNC, "MS", 0, "fdatasync the disk buffer at most every MS ms; 0 = after every batch (default 1000)" },
 	{ "verbose", OPT_VERBOSE, NULL, 0, "Verbose output, with libbpf's debug log" },
 	{ "user", OPT_USER, "USER", 0, "Once the sockets are bound and BPF loaded, run as USER with no capabilities" },
 	{ "config", OPT_CONFIG, "PATH", 0, "Settings file: `name = value` per line, long flag names; flags given here win" },
@@ -107,6 +112,8 @@ static void config_defaults(struct config *c)
 	c->kafka_key = KAFKA_KEY_NONE;
 	c->drain_timeout = 10.0;
 	c->nr_cost_ns = 1;
+	c->disk_buffer_size = 1ULL << 30;
+	c->disk_buffer_sync_ms = 1000;
 }
 
 static int parse_output(struct config *c, const char *arg)
@@ -377,6 +384,25 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (arg && parse_u64(arg, 1, 10000, &c->ordered_hold_ms))
 			FAIL("--ordered=%s: expected a hold in milliseconds from 1 to 10000", arg);
 		break;
+	case OPT_DISK_BUFFER:
+		if (!*arg || strlen(arg) >= sizeof(c->disk_buffer))
+			FAIL("--disk-buffer %s: expected a directory path", arg);
+		snprintf(c->disk_buffer, sizeof(c->disk_buffer), "%s", arg);
+		break;
+	case OPT_DISK_BUFFER_SIZE:
+		if (parse_size(arg, 1ULL << 20, 1ULL << 50, &c->disk_buffer_size))
+			FAIL("--disk-buffer-size %s: expected bytes from 1M, with an optional K/M/G suffix", arg);
+		break;
+	case OPT_DISK_BUFFER_MODE:
+		if (strcmp(arg, "spill") && strcmp(arg, "reliable"))
+			FAIL("--disk-buffer-mode %s: expected spill or reliable", arg);
+		c->disk_buffer_mode = !strcmp(arg, "reliable");
+		break;
+	case OPT_DISK_BUFFER_SYNC:
+		if (parse_u64(arg, 0, 3600000, &v))
+			FAIL("--disk-buffer-sync %s: expected milliseconds from 0 to 3600000", arg);
+		c->disk_buffer_sync_ms = v;
+		break;
 	case ARGP_KEY_ARG:
 		FAIL("unexpected argument '%s' (every setting is a --flag)", arg);
 	case ARGP_KEY_END:
@@ -396,6 +422,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		/* Kafka flags with another output would be silently ignored. */
 		if (c->output != OUTPUT_KAFKA && (c->kafka_key != KAFKA_KEY_NONE || c->kafka_nr_opts))
 			FAIL("--kafka-key and --kafka-opt need --output kafka:BROKERS/TOPIC");
+		if (c->disk_buffer[0] && c->output != OUTPUT_TCP && c->output != OUTPUT_KAFKA)
+			FAIL("--disk-buffer needs --output tcp:HOST:PORT or kafka:BROKERS/TOPIC");
+		if (!c->disk_buffer[0] && (c->disk_buffer_mode || c->disk_buffer_sync_ms != 1000 ||
+					   c->disk_buffer_size != 1ULL << 30))
+			FAIL("--disk-buffer-size, -mode and -sync need --disk-buffer DIR");
+		/* A spilled batch goes from the disk to the output, past the
+		 * reorder stage: the two would silently not compose. */
+		if (c->disk_buffer[0] && c->ordered)
+			FAIL("--ordered and --disk-buffer cannot be used together yet: batches "
+			     "spilled to disk would not pass through the ordering");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

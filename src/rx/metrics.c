@@ -99,6 +99,32 @@ static void write_kafka(struct prom_text *p, const struct snapshot *s)
 	    "Messages given up at exit (--drain-timeout).", k->undelivered);
 }
 
+/* --disk-buffer: what is on disk and what went through it. */
+static void write_disk_buffer(struct prom_text *p, const struct snapshot *s)
+{
+	const struct diskbuf_stats *d = &s->disk;
+
+	one(p, "syslogrx_disk_buffer_bytes", PROM_GAUGE, "Bytes in the disk buffer's segment files.",
+	    d->bytes);
+	one(p, "syslogrx_disk_buffer_size_bytes", PROM_GAUGE, "The disk buffer's cap (--disk-buffer-size).",
+	    d->max_bytes);
+	one(p, "syslogrx_disk_buffer_messages", PROM_GAUGE, "Messages on disk not yet delivered.",
+	    d->msgs);
+	prom_family(p, "syslogrx_disk_buffer_oldest_age_seconds", PROM_GAUGE,
+		    "Age of the oldest message on disk not yet handed to the output.");
+	prom_double(p, "syslogrx_disk_buffer_oldest_age_seconds", NULL, d->oldest_age_seconds);
+	one(p, "syslogrx_disk_buffer_written_total", PROM_COUNTER, "Messages written to disk.",
+	    d->written_msgs);
+	one(p, "syslogrx_disk_buffer_replayed_total", PROM_COUNTER,
+	    "Messages read back from disk and handed to the output.", d->replayed_msgs);
+	one(p, "syslogrx_disk_buffer_dropped_total", PROM_COUNTER,
+	    "Messages not kept: the disk buffer was full (or a write failed).", d->dropped_msgs);
+	one(p, "syslogrx_disk_buffer_corrupt_records_total", PROM_COUNTER,
+	    "Records skipped at read: checksum mismatch or a torn tail.", d->corrupt_records);
+	one(p, "syslogrx_disk_buffer_recovered_total", PROM_COUNTER,
+	    "Messages found in the directory at start (left by an earlier run).", d->recovered_msgs);
+}
+
 static const char *version(void)
 {
 	const char *v = argp_program_version ? argp_program_version : "unknown";
@@ -163,6 +189,8 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		    "message fills its gap).", s.seq_gaps);
 	if (s.have_kafka)
 		write_kafka(p, &s);
+	if (s.have_disk)
+		write_disk_buffer(p, &s);
 	snapshot_free(&s);
 	return p->error;
 }

@@ -5,6 +5,7 @@
 #include "common/clock.h"
 #include "rx/output.h"
 #include "rx/output_async.h"
+#include "rx/output_source.h"
 #include "rx/output_sync.h"
 
 static void *output_main(void *arg)
@@ -16,17 +17,22 @@ static void *output_main(void *arg)
 		output_async_main(o);
 	else
 		output_sync_main(o);
+	/* Ran to its end: everything is written (the sink closes after the
+	 * server has it all): held disk records are done. */
+	if (!*o->force)
+		output_source_free(o, true);
 	return NULL;
 }
 
-int output_stage_start(struct output_stage *o, struct window *w, struct sink *sink,
-		       enum out_format fmt, uint64_t rate, const volatile int *reopen,
-		       const volatile int *force)
+int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf *disk,
+		       struct sink *sink, enum out_format fmt, uint64_t rate,
+		       const volatile int *reopen, const volatile int *force)
 {
 	int err;
 
 	memset(o, 0, sizeof(*o));
 	o->window = w;
+	o->disk = disk;
 	o->sink = sink;
 	o->format = fmt;
 	o->rate = rate;
@@ -50,6 +56,7 @@ int output_stage_join(struct output_stage *o)
 
 void output_stage_free(struct output_stage *o)
 {
+	output_source_free(o, false);	/* after a forced exit: left on disk */
 	free(o->buf);
 	o->buf = NULL;
 	output_async_free(o);

@@ -31,6 +31,8 @@ struct output_counts {
 };
 
 struct batch_track;
+struct diskbuf;
+struct held_rec;
 
 struct output_stage {
 	pthread_t thread;
@@ -50,12 +52,17 @@ struct output_stage {
 	bool async;			/* sink->ops->produce */
 	struct batch_track *free_tracks;	/* output_async.c's recycled trackers */
 	uint64_t tracks_live;		/* batches waiting for delivery reports */
+	struct diskbuf *disk;		/* --disk-buffer, or NULL (output_source.c) */
+	struct held_rec *held;		/* disk records written, not yet settled */
+	size_t held_n, held_cap;	/* (output_source.c) */
+	size_t held_written;		/* held[0, held_written) are written */
 	int error;
 };
 
-int output_stage_start(struct output_stage *o, struct window *w, struct sink *sink,
-		       enum out_format fmt, uint64_t rate, const volatile int *reopen,
-		       const volatile int *force);
+/* disk: the --disk-buffer to read after the window, or NULL. */
+int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf *disk,
+		       struct sink *sink, enum out_format fmt, uint64_t rate,
+		       const volatile int *reopen, const volatile int *force);
 /* Returns after the window is closed and drained (or force). */
 int output_stage_join(struct output_stage *o);
 void output_stage_counts(struct output_stage *o, struct output_counts *out);

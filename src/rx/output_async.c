@@ -13,12 +13,14 @@
 #include "common/sockaddr.h"
 #include "rx/output_async.h"
 #include "rx/output_msg.h"
+#include "rx/output_source.h"
 
 /* A batch in flight: released when outstanding reaches 0. */
 struct batch_track {
 	struct batch_track *next;	/* free list: recycled, not freed */
 	struct batch *batch;
 	uint32_t outstanding;		/* produced without a report, +1 while producing */
+	bool undelivered;		/* a message of it was given up at exit */
 };
 
 static struct batch_track *track_get(struct output_stage *o, struct batch *b)
@@ -34,6 +36,7 @@ static struct batch_track *track_get(struct output_stage *o, struct batch *b)
 	t->next = NULL;
 	t->batch = b;
 	t->outstanding = 1;	/* the producer's hold: no release mid-batch */
+	t->undelivered = false;
 	o->tracks_live++;
 	return t;
 }
@@ -43,7 +46,8 @@ static void track_put(struct output_stage *o, struct batch_track *t)
 {
 	if (--t->outstanding)
 		return;
-	window_release(o->window, t->batch);
+	/* Given up at exit: a disk batch stays on disk for the next run. */
+	output_release(o, t->batch, !t->undelivered);
 	t->batch = NULL;
 	t->next = o->free_tracks;
 	o->free_tracks = t;
@@ -70,6 +74,8 @@ static void on_done(void *ctx, void *opaque, enum sink_result res)
 		output_count(&o->counts.written, 1);
 	else
 		output_count(&o->counts.discarded, 1);	/* failed or undelivered: the sink says why */
+	if (res == SINK_UNDELIVERED)
+		((struct batch_track *)opaque)->undelivered = true;
 	track_put(o, opaque);
 }
 
@@ -129,7 +135,7 @@ static void process_batch_async(struct output_stage *o, struct batch *b)
 	while (!(t = track_get(o, b))) {
 		/* Out of memory for a 24-byte tracker: wait for completions. */
 		if (*o->force) {
-			window_release(o->window, b);
+			output_release(o, b, false);
 			return;
 		}
 		o->sink->ops->poll(o->sink, 100);
@@ -159,14 +165,14 @@ void output_async_main(struct output_stage *o)
 	uint64_t lost;
 
 	while (!*o->force) {
-		struct batch *b = window_pop(o->window, 0);
+		struct batch *b = output_pop(o, 0);
 
 		if (!b) {
 			s->ops->poll(s, 0);
-			if (window_done(o->window))
+			if (output_source_done(o))
 				break;
 			/* With reports to wait for, come back soon to serve them. */
-			b = window_pop(o->window, o->tracks_live ? 5 : 100);
+			b = output_pop(o, o->tracks_live ? 5 : 100);
 		}
 		if (*o->reopen)
 			*(volatile int *)o->reopen = 0;	/* nothing to reopen */

@@ -10,6 +10,7 @@
 #include <time.h>
 #include "common/log.h"
 #include "rx/output_msg.h"
+#include "rx/output_source.h"
 #include "rx/output_sync.h"
 
 /* One write(2) per this much output: large enough to amortise the syscall,
@@ -44,6 +45,7 @@ static void flush(struct output_stage *o)
 	}
 	o->used = 0;
 	o->pending = 0;
+	output_flushed(o, !err);
 }
 
 static void process_batch(struct output_stage *o, const struct batch *b)
@@ -92,7 +94,7 @@ void output_sync_main(struct output_stage *o)
 	while (!*o->force) {
 		/* Take what is queued without waiting; when nothing is, flush
 		 * (low latency at low rates) and then wait. */
-		struct batch *b = window_pop(o->window, 0);
+		struct batch *b = output_pop(o, 0);
 
 		if (!b && busy) {
 			/* Let a batch gather rather than wake per datagram: at
@@ -101,14 +103,14 @@ void output_sync_main(struct output_stage *o)
 			struct timespec ts = { 0, COALESCE_US * 1000L };
 
 			nanosleep(&ts, NULL);
-			b = window_pop(o->window, 0);
+			b = output_pop(o, 0);
 		}
 		busy = b != NULL;
 		if (!b) {
 			flush(o);
-			if (window_done(o->window))
+			if (output_source_done(o))
 				break;
-			b = window_pop(o->window, 100);
+			b = output_pop(o, 100);
 		}
 		if (*o->reopen)
 			reopen(o);
@@ -117,7 +119,7 @@ void output_sync_main(struct output_stage *o)
 		process_batch(o, b);
 		if (o->used >= o->cap / 2)
 			flush(o);
-		window_release(o->window, b);
+		output_release(o, b, true);
 	}
 	flush(o);
 }

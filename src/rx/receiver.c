@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/caps.h"
 #include "common/log.h"
+#include "rx/diskbuf.h"
 #include "rx/receiver.h"
 
 /* Bound on reading what the kernel queued before exit: under a sender that
@@ -212,6 +213,16 @@ int receiver_open_rest(struct receiver *r)
 		if (err)
 			return err;
 	}
+	if (cfg->disk_buffer[0]) {
+		struct diskbuf_opts dopts = {
+			.dir = cfg->disk_buffer, .max_bytes = cfg->disk_buffer_size,
+			.sync_ms = cfg->disk_buffer_sync_ms, .mode = cfg->disk_buffer_mode,
+		};
+
+		r->disk = diskbuf_open(&dopts);
+		if (!r->disk)
+			return -errno;
+	}
 	/* Everything privileged is done: sockets bound, rcvbuf forced, BPF
 	 * loaded and attached. Capabilities are per thread: drop them before
 	 * any thread exists, librdkafka's included (sink_open starts those). */
@@ -245,6 +256,7 @@ int receiver_start(struct receiver *r)
 	r->wsh = (struct worker_shared) {
 		.group = &r->group,
 		.window = &r->window,
+		.disk = r->disk,
 		.counters = r->counters,
 		.nr_workers = r->threads,
 		.batch = cfg->batch,
@@ -262,8 +274,8 @@ int receiver_start(struct receiver *r)
 		.taken = &r->taken,
 		.queues_outlive = &r->handed_over,
 	};
-	err = output_stage_start(&r->out, r->reorder ? &r->ordered_window : &r->window, r->sink,
-				 cfg->format, cfg->output_rate, &r->reopen, &r->force);
+	err = output_stage_start(&r->out, r->reorder ? &r->ordered_window : &r->window, r->disk,
+				 r->sink, cfg->format, cfg->output_rate, &r->reopen, &r->force);
 	if (err)
 		return err;
 	r->out_started = true;
@@ -477,6 +489,7 @@ void receiver_close(struct receiver *r)
 	reorder_free(r->reorder);
 	if (r->ordered_ready)
 		window_destroy(&r->ordered_window);
+	diskbuf_close(r->disk);
 	if (r->window_ready)
 		window_destroy(&r->window);
 	/* Handed over: the program stays with the group for the new process. */

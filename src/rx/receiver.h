@@ -30,6 +30,7 @@ struct receiver {
 	struct tracer *tracer;		/* NULL with --no-trace */
 	struct window window;
 	bool window_ready;
+	struct diskbuf *disk;		/* --disk-buffer, or NULL */
 	struct sink *sink;
 	struct sock_counters *counters;
 	struct worker *workers;

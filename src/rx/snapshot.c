@@ -98,6 +98,10 @@ int snapshot_take(struct receiver *r, struct snapshot *s)
 		tracer_for_each_no_socket(r->tracer, add_no_socket, &c);
 	}
 	output_stage_counts(&r->out, &s->out);
+	if (r->disk) {	/* its lock is held for a copy of its counters, no I/O */
+		s->have_disk = true;
+		diskbuf_get_stats(r->disk, &s->disk);
+	}
 	if (r->window_ready)
 		window_peek_stats(&r->window, &s->window);
 	/* Set by the output stage's start (before its thread), freed after the

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "net/tracer.h"
+#include "rx/diskbuf.h"
 #include "rx/output.h"
 #include "rx/receiver.h"
 #include "rx/sink/kafka.h"
@@ -55,6 +56,8 @@ struct snapshot {
 	struct window_stats window;
 	bool have_seq;				/* the output stage has started */
 	uint64_t seq_gaps;			/* seqtrack's missing */
+	bool have_disk;				/* --disk-buffer */
+	struct diskbuf_stats disk;
 	bool have_kafka;
 	struct sink_kafka_stats kafka;
 };

@@ -8,6 +8,7 @@
 #include "rx/snapshot.h"
 #include "rx/advice.h"
 #include "rx/preflight.h"
+#include "rx/diskbuf.h"
 #include "rx/summary.h"
 
 int summary_check_drops(struct receiver *r)
@@ -251,6 +252,36 @@ static void write_kafka(struct json_writer *w, const struct snapshot *s)
 	jw_object_end(w);
 }
 
+/* "disk_buffer": what --disk-buffer holds and did. Messages received =
+ * written to the sink + discarded + disk_buffer.dropped + disk_buffer.msgs
+ * (still on disk for the next run) - duplicates replayed from an earlier run. */
+static void write_disk_buffer(struct json_writer *w, struct receiver *r, const struct snapshot *s)
+{
+	const struct diskbuf_stats *d = &s->disk;
+
+	if (!s->have_disk)
+		return;
+	jw_object_begin(w, "disk_buffer");
+	jw_string(w, "dir", r->cfg->disk_buffer);
+	jw_string(w, "mode", diskbuf_mode_name(r->cfg->disk_buffer_mode));
+	jw_u64(w, "size", d->max_bytes);
+	jw_u64(w, "sync_ms", r->cfg->disk_buffer_sync_ms);
+	jw_u64(w, "bytes", d->bytes);
+	jw_u64(w, "msgs", d->msgs);
+	jw_u64(w, "segments", d->segments);
+	jw_double(w, "oldest_age_seconds", d->oldest_age_seconds, 3);
+	jw_u64(w, "recovered", d->recovered_msgs);
+	jw_u64(w, "written", d->written_msgs);
+	jw_u64(w, "written_bytes", d->written_bytes);
+	jw_u64(w, "replayed", d->replayed_msgs);
+	jw_u64(w, "dropped", d->dropped_msgs);
+	jw_u64(w, "dropped_batches", d->dropped_batches);
+	jw_u64(w, "corrupt", d->corrupt_records);
+	jw_u64(w, "corrupt_bytes", d->corrupt_bytes);
+	jw_u64(w, "syncs", d->syncs);
+	jw_object_end(w);
+}
+
 int summary_write(struct receiver *r, const char *path)
 {
 	const struct config *c = r->cfg;
@@ -349,6 +380,7 @@ int summary_write(struct receiver *r, const char *path)
 	write_kafka(&w, &s);
 	write_preflight(&w, r->preflight);
 	write_advice(&w, r->advice);
+	write_disk_buffer(&w, r, &s);
 	jw_object_end(&w);
 	jw_finish(&w);
 	snapshot_free(&s);

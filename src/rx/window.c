@@ -158,7 +158,16 @@ struct batch *window_batch_get(struct window *w)
 	b->next = NULL;
 	b->count = 0;
 	b->used = 0;
+	b->disk_seg = 0;
 	return b;
+}
+
+void window_batch_put(struct window *w, struct batch *b)
+{
+	pthread_mutex_lock(&w->lock);
+	b->next = w->free;
+	w->free = b;
+	pthread_mutex_unlock(&w->lock);
 }
 
 struct msg_rec *batch_add(struct batch *b, size_t len)

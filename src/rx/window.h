@@ -38,6 +38,9 @@ struct batch {
 	char *data;
 	size_t used;			/* bytes in data */
 	size_t data_cap;
+	uint64_t disk_seg;		/* 0: from the window; else read back from this
+					 * disk buffer segment (rx/diskbuf.h), */
+	uint64_t disk_off;		/* at this offset */
 };
 
 struct window_stats {
@@ -80,6 +83,9 @@ void window_unreserve(struct window *w, uint32_t n);
 
 /* An empty batch to fill (recycled if one is free). NULL on ENOMEM. */
 struct batch *window_batch_get(struct window *w);
+/* Recycles a batch that never entered the window (spilled to the disk
+ * buffer, or read back from it): no room to give back. */
+void window_batch_put(struct window *w, struct batch *b);
 /* Reserves room in b for one more message of len bytes; returns its record. */
 struct msg_rec *batch_add(struct batch *b, size_t len);
 

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include "common/clock.h"
 #include "common/log.h"
+#include "rx/diskbuf.h"
 #include "rx/worker.h"
 
 #define POLL_MS 100
@@ -60,12 +61,26 @@ static uint64_t kernel_stamp(struct msghdr *h)
 	return 0;
 }
 
+/* A filled batch goes to the window (room was reserved for it), or, with no
+ * room reserved, to the disk buffer (which counts it if it is full). */
+static void deliver(const struct worker_shared *sh, struct batch *b, uint32_t room)
+{
+	if (room) {
+		window_push(sh->window, b, room);
+		return;
+	}
+	diskbuf_append(sh->disk, b, false);
+	window_batch_put(sh->window, b);
+}
+
 /*
- * One recvmmsg of at most `room` datagrams from socket idx into a batch
- * pushed to the window. Returns datagrams read, 0 if none (EAGAIN or
+ * One recvmmsg of at most `want` datagrams from socket idx into a batch
+ * pushed to the window, where `room` is reserved for it; room 0: the batch
+ * goes to the disk buffer. Returns datagrams read, 0 if none (EAGAIN or
  * timeout), or -errno.
  */
-static int read_socket(struct worker *w, unsigned int idx, uint32_t room, int flags)
+static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32_t room,
+		       int flags)
 {
 	const struct worker_shared *sh = w->sh;
 	struct sock_counters *sc = &sh->counters[idx];
@@ -73,13 +88,13 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t room, int fl
 	uint64_t now, busy, bytes = 0, trunc = 0, empty = 0;
 	int n;
 
-	for (uint32_t i = 0; i < room; i++) {
+	for (uint32_t i = 0; i < want; i++) {
 		w->msgs[i].msg_hdr.msg_namelen = sizeof(w->addrs[i]);
 		w->msgs[i].msg_hdr.msg_flags = 0;
 		if (w->ctrl)
 			w->msgs[i].msg_hdr.msg_controllen = WORKER_CTRL_BYTES;
 	}
-	n = recvmmsg(sh->group->socks[idx].fd, w->msgs, room, flags, NULL);
+	n = recvmmsg(sh->group->socks[idx].fd, w->msgs, want, flags, NULL);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return 0;
@@ -104,7 +119,7 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t room, int fl
 		struct msg_rec *r = batch_add(b, len);
 
 		if (!r) {
-			window_push(sh->window, b, room);
+			deliver(sh, b, room);
 			return -ENOMEM;
 		}
 		memcpy(b->data + r->off, w->buf + (size_t)i * WORKER_SLOT_BYTES, len);
@@ -124,7 +139,7 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t room, int fl
 		empty += len == 0;
 	}
 	spend_cpu(w, sh->cost_ns[sh->nr_cost_ns > 1 ? w->id : 0], n, (uint32_t)n == room);
-	window_push(sh->window, b, room);
+	deliver(sh, b, room);
 	w->busy_ns += mono_ns() - busy;
 	/* Relaxed: a stats reader wants a recent value, not an ordering. */
 	__atomic_fetch_add(&sc->received, n, __ATOMIC_RELAXED);
@@ -156,12 +171,22 @@ static int reserve_and_read(struct worker *w, unsigned int idx, int flags,
 			    const volatile int *stop)
 {
 	const struct worker_shared *sh = w->sh;
-	uint32_t room = window_reserve(sh->window, sh->batch, stop, POLL_MS);
+	uint32_t room;
 	int n;
 
-	if (!room)
-		return 0;
-	n = read_socket(w, idx, room, flags);
+	if (sh->disk) {
+		/* Never wait for window room: while the disk buffer spills (it
+		 * holds unread batches, or the mode is reliable), or when the
+		 * window is full, the batch goes to disk. */
+		room = diskbuf_spilling(sh->disk) ? 0 : window_reserve(sh->window, sh->batch, stop, 0);
+		if (!room)
+			return read_socket(w, idx, sh->batch, 0, flags);
+	} else {
+		room = window_reserve(sh->window, sh->batch, stop, POLL_MS);
+		if (!room)
+			return 0;
+	}
+	n = read_socket(w, idx, room, room, flags);
 	if (n <= 0)
 		window_unreserve(sh->window, room);
 	return n;

@@ -14,6 +14,8 @@
 #include "net/socket_group.h"
 #include "rx/window.h"
 
+struct diskbuf;
+
 /* Per-socket counts, written only by the owning worker, read by anyone. */
 struct sock_counters {
 	uint64_t received;
@@ -27,6 +29,7 @@ struct sock_counters {
 struct worker_shared {
 	struct socket_group *group;
 	struct window *window;
+	struct diskbuf *disk;		/* --disk-buffer, or NULL */
 	struct sock_counters *counters;	/* one per socket of the group */
 	unsigned int nr_workers;
 	unsigned int batch;

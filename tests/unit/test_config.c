@@ -218,6 +218,9 @@ static void test_ordered(void **state)
 	assert_non_null(strstr(err, "--ordered=0"));
 	assert_int_not_equal(PARSE(&c, "--ordered=soon"), 0);
 	assert_non_null(strstr(err, "--ordered=soon"));
+	assert_int_not_equal(PARSE(&c, "--ordered", "--output", "tcp:127.0.0.1:514", "--disk-buffer",
+				   "/tmp/x"), 0);
+	assert_non_null(strstr(err, "--ordered and --disk-buffer"));
 }
 
 static void test_unknown_flag_and_argument(void **state)
@@ -314,6 +317,41 @@ static void test_kafka_bad(void **state)
 	assert_int_not_equal(PARSE(&c, "--output", "file:/tmp/x", "--kafka-opt", "acks=1"), 0);
 }
 
+static void test_disk_buffer(void **state)
+{
+	static const char *const bad[][3] = {
+		{ "--disk-buffer-size", "1K", "--disk-buffer-size 1K" },
+		{ "--disk-buffer-mode", "always", "--disk-buffer-mode always" },
+		{ "--disk-buffer-sync", "-1", "--disk-buffer-sync -1" },
+	};
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--output", "tcp:127.0.0.1:601"), 0);
+	assert_string_equal(c.disk_buffer, "");
+	assert_int_equal(c.disk_buffer_size, 1ULL << 30);
+	assert_int_equal(c.disk_buffer_mode, 0);
+	assert_int_equal(c.disk_buffer_sync_ms, 1000);
+	assert_int_equal(PARSE(&c, "--output", "kafka:h:1/t", "--disk-buffer", "/var/spool/rx",
+			       "--disk-buffer-size", "2G", "--disk-buffer-mode", "reliable",
+			       "--disk-buffer-sync", "0"), 0);
+	assert_string_equal(c.disk_buffer, "/var/spool/rx");
+	assert_int_equal(c.disk_buffer_size, 2ULL << 30);
+	assert_int_equal(c.disk_buffer_mode, 1);
+	assert_int_equal(c.disk_buffer_sync_ms, 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_not_equal(PARSE(&c, "--output", "tcp:127.0.0.1:601", "--disk-buffer", "/d",
+					   (char *)bad[i][0], (char *)bad[i][1]), 0);
+		if (!strstr(err, bad[i][2]))
+			fail_msg("%s %s: error '%s' does not name it", bad[i][0], bad[i][1], err);
+	}
+	/* Only for network outputs; its settings only with it. */
+	assert_int_not_equal(PARSE(&c, "--output", "file:/tmp/x", "--disk-buffer", "/d"), 0);
+	assert_non_null(strstr(err, "--disk-buffer needs"));
+	assert_int_not_equal(PARSE(&c, "--output", "tcp:127.0.0.1:601", "--disk-buffer-mode",
+				   "reliable"), 0);
+	assert_non_null(strstr(err, "need --disk-buffer DIR"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_flag_and_argument),
 		cmocka_unit_test(test_kafka),
 		cmocka_unit_test(test_kafka_bad),
+		cmocka_unit_test(test_disk_buffer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

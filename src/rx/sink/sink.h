@@ -69,6 +69,10 @@ struct sink {
 	sink_done_fn done;		/* async sinks: set by the output stage */
 	void *done_ctx;
 	enum kafka_key key;		/* async sinks: which key produce() is given */
+	/* Stream sinks: how long after a successful write the destination may
+	 * still lose it and the sink would resend it (tcp: its replay of a
+	 * connection's last second). The disk buffer keeps a record that long. */
+	uint64_t settle_ns;
 };
 
 /* Opens the sink the config names; NULL + errno, having logged why. */

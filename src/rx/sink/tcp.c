@@ -311,6 +311,7 @@ struct sink *sink_tcp_open(const struct config *c)
 	if (!t)
 		return NULL;
 	t->base.ops = &tcp_ops;
+	t->base.settle_ns = REPLAY_NS;
 	t->fd = -1;
 	snprintf(t->base.name, sizeof(t->base.name), "tcp:%s", c->output_arg);
 	if (parse_host_port(c->output_arg, &t->addr, &t->addrlen)) {

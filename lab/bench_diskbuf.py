@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""bench_diskbuf: what --disk-buffer costs with a healthy destination.
+
+syslogrx --output tcp to a local TCP sink that reads and discards, at a fixed
+rate from sysloggen, three ways in one run, interleaved (ROUNDS times each):
+no disk buffer, --disk-buffer (spill: with a healthy destination nothing
+should reach the disk) and --disk-buffer-mode reliable (every batch written
+to disk and read back). CPU per message = syslogrx's user+system time
+(/proc/PID/stat) over the messages it received; reported as ratios to the
+run without a buffer, medians over the rounds.
+
+USAGE: lab/bench_diskbuf.py [--rate N] [--duration S] [--rounds R] [--out FILE]
+"""
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+BUILD = os.path.join(ROOT, "build")
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def free_port(kind):
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class TcpSink:
+    """Accepts connections and discards what arrives, counting bytes."""
+
+    def __init__(self):
+        self.srv = socket.socket()
+        self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(8)
+        self.port = self.srv.getsockname()[1]
+        self.bytes = 0
+        self.stop = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        self.srv.settimeout(0.2)
+        while not self.stop:
+            try:
+                c, _ = self.srv.accept()
+            except socket.timeout:
+                continue
+            threading.Thread(target=self._drain, args=(c,), daemon=True).start()
+
+    def _drain(self, c):
+        with c:
+            while True:
+                b = c.recv(1 << 20)
+                if not b:
+                    return
+                self.bytes += len(b)
+
+    def close(self):
+        self.stop = True
+        self.srv.close()
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def trial(mode, sink, rate, duration, workdir):
+    port = free_port(socket.SOCK_DGRAM)
+    summary = os.path.join(workdir, f"summary-{mode}.json")
+    buf = os.path.join(workdir, f"buf-{mode}")
+    argv = [os.path.join(BUILD, "syslogrx"), "--listen", f"127.0.0.1:{port}", "--sockets", "2",
+            "--threads", "2", "--rcvbuf", "8M", "--output", f"tcp:127.0.0.1:{sink.port}",
+            "--summary", summary]
+    if mode != "none":
+        argv += ["--disk-buffer", buf, "--disk-buffer-mode", mode]
+    rx = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    line = rx.stderr.readline().decode()
+    if "ready on" not in line:
+        rx.kill()
+        raise SystemExit(f"syslogrx did not start: {line}{rx.stderr.read().decode()}")
+    threading.Thread(target=rx.stderr.read, daemon=True).start()
+    cpu0 = cpu_seconds(rx.pid)
+    gen = subprocess.run([os.path.join(BUILD, "sysloggen"), "--target", f"127.0.0.1:{port}",
+                          "--rate", str(rate), "--duration", str(duration), "--size", "300",
+                          "--json"], capture_output=True, text=True, timeout=duration + 60)
+    time.sleep(0.5)
+    cpu = cpu_seconds(rx.pid) - cpu0
+    rx.terminate()
+    rx.wait(timeout=60)
+    with open(summary) as f:
+        s = json.load(f)
+    shutil.rmtree(buf, ignore_errors=True)
+    t = s["totals"]
+    sent = json.loads(gen.stdout.splitlines()[-1])["sent"]
+    db = s.get("disk_buffer", {})
+    return {"mode": mode, "sent": sent, "received": t["received"], "written": t["written"],
+            "kernel_drops": t["kernel_drops"]["total"], "cpu_s": cpu,
+            "cpu_ns_per_msg": cpu * 1e9 / max(1, t["received"]),
+            "disk_written": db.get("written", 0), "disk_replayed": db.get("replayed", 0)}
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rate", type=int, default=50000)
+    ap.add_argument("--duration", type=float, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--out", help="write the trials and ratios as JSON here too")
+    a = ap.parse_args(argv)
+    modes = ["none", "spill", "reliable"]
+    sink = TcpSink()
+    workdir = tempfile.mkdtemp(prefix="bench_diskbuf.")
+    trials = []
+    try:
+        for r in range(a.rounds):
+            for m in modes:
+                t = trial(m, sink, a.rate, a.duration, workdir)
+                trials.append(t)
+                print(f"round {r + 1} {m:8s} cpu/msg {t['cpu_ns_per_msg']:7.0f} ns  received "
+                      f"{t['received']} of {t['sent']}, kernel drops {t['kernel_drops']}, "
+                      f"to disk {t['disk_written']}", file=sys.stderr)
+    finally:
+        sink.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    med = {m: statistics.median(t["cpu_ns_per_msg"] for t in trials if t["mode"] == m)
+           for m in modes}
+    print(f"\n--disk-buffer, CPU per message at {a.rate}/s into a healthy TCP destination "
+          f"(median of {a.rounds} interleaved rounds of {a.duration:g} s):\n")
+    print("| mode | CPU per message | ratio to no buffer |")
+    print("|---|---|---|")
+    for m in modes:
+        print(f"| {m} | {med[m] / 1000:.2f} us | {med[m] / med['none']:.2f} |")
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump({"rate": a.rate, "duration": a.duration, "trials": trials,
+                       "median_ns": med}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: MIT
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/stat.h>
+#include "rx/diskbuf.h"
+
+#define REC_HDR 40
+#define DESC 56
+#define SEG_HDR 16
+
+static char dir[64];
+
+static int setup(void **state)
+{
+	snprintf(dir, sizeof(dir), "/tmp/test_diskbuf.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	return 0;
+}
+
+static struct diskbuf *open_db(uint64_t max, uint64_t seg, enum diskbuf_mode mode)
+{
+	struct diskbuf_opts o = { .dir = dir, .max_bytes = max, .segment_bytes = seg,
+				  .sync_ms = 1000, .mode = mode };
+	struct diskbuf *d = diskbuf_open(&o);
+
+	assert_non_null(d);
+	return d;
+}
+
+static struct batch *new_batch(uint32_t cap)
+{
+	struct batch *b = calloc(1, sizeof(*b));
+
+	b->cap = cap;
+	b->recs = calloc(cap, sizeof(*b->recs));
+	return b;
+}
+
+static void free_batch(struct batch *b)
+{
+	free(b->recs);
+	free(b->data);
+	free(b);
+}
+
+/* Batch k: k % 7 + 1 messages "batch K msg I" of varying length, with a
+ * source address and a receive time that say k and i. */
+static struct batch *make_batch(unsigned int k)
+{
+	struct batch *b = new_batch(64);
+	unsigned int n = k % 7 + 1;
+
+	for (unsigned int i = 0; i < n; i++) {
+		char msg[200];
+		int len = snprintf(msg, sizeof(msg), "<13>batch %u msg %u %.*s", k, i, (int)(k % 50),
+				   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+		struct msg_rec *r = batch_add(b, len);
+		struct sockaddr_in *sin = (struct sockaddr_in *)&r->src;
+
+		memcpy(b->data + r->off, msg, len);
+		r->sock = k % 4;
+		r->truncated = i == 1;
+		r->recv_ns = 1700000000000000000ULL + k * 1000 + i;
+		memset(&r->src, 0, sizeof(r->src));
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(1000 + i);
+		sin->sin_addr.s_addr = htonl(0x7f000001 + k);
+		r->src_len = sizeof(*sin);
+	}
+	return b;
+}
+
+static uint64_t record_bytes(unsigned int k)
+{
+	struct batch *b = make_batch(k);
+	uint64_t n = REC_HDR + (uint64_t)b->count * DESC + b->used;
+
+	free_batch(b);
+	return n;
+}
+
+/* b is byte for byte what make_batch(k) made. */
+static void assert_batch(const struct batch *b, unsigned int k)
+{
+	struct batch *want = make_batch(k);
+
+	assert_int_equal(b->count, want->count);
+	assert_int_equal(b->used, want->used);
+	assert_memory_equal(b->data, want->data, want->used);
+	for (uint32_t i = 0; i < want->count; i++) {
+		assert_int_equal(b->recs[i].off, want->recs[i].off);
+		assert_int_equal(b->recs[i].len, want->recs[i].len);
+		assert_int_equal(b->recs[i].sock, want->recs[i].sock);
+		assert_int_equal(b->recs[i].truncated, want->recs[i].truncated);
+		assert_int_equal(b->recs[i].recv_ns, want->recs[i].recv_ns);
+		assert_int_equal(b->recs[i].src_len, want->recs[i].src_len);
+		assert_memory_equal(&b->recs[i].src, &want->recs[i].src, want->recs[i].src_len);
+	}
+	free_batch(want);
+}
+
+static void append_range(struct diskbuf *d, unsigned int from, unsigned int to)
+{
+	for (unsigned int k = from; k < to; k++) {
+		struct batch *b = make_batch(k);
+
+		assert_int_equal(diskbuf_append(d, b, false), 0);
+		free_batch(b);
+	}
+	diskbuf_flush(d);
+}
+
+/* Reads the batches from..to-1 in order, marking each done. */
+static void read_range(struct diskbuf *d, unsigned int from, unsigned int to)
+{
+	struct batch *b = new_batch(1);	/* smaller than a record: must grow */
+
+	for (unsigned int k = from; k < to; k++) {
+		assert_int_equal(diskbuf_read(d, b), 1);
+		assert_batch(b, k);
+		diskbuf_done(d, b->disk_seg, b->disk_off, b->count);
+	}
+	free_batch(b);
+}
+
+static int count_segments(void)
+{
+	DIR *dd = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while ((e = readdir(dd)))
+		n += strstr(e->d_name, ".seg") != NULL;
+	closedir(dd);
+	return n;
+}
+
+/* The path of the only (or first) segment file. */
+static void first_segment(char *path, size_t len)
+{
+	DIR *dd = opendir(dir);
+	struct dirent *e;
+	char best[256] = "";
+
+	while ((e = readdir(dd)))
+		if (strstr(e->d_name, ".seg") && (!best[0] || strcmp(e->d_name, best) < 0))
+			snprintf(best, sizeof(best), "%s", e->d_name);
+	closedir(dd);
+	assert_true(best[0]);
+	snprintf(path, len, "%s/%s", dir, best);
+}
+
+static void test_round_trip(void **state)
+{
+	struct diskbuf *d = open_db(64 << 20, 0, DISKBUF_SPILL);
+	struct diskbuf_stats st;
+	uint64_t msgs = 0, bytes = SEG_HDR;
+	struct batch *b = new_batch(4);
+
+	for (unsigned int k = 0; k < 100; k++) {
+		msgs += k % 7 + 1;
+		bytes += record_bytes(k);
+	}
+	assert_false(diskbuf_spilling(d));
+	assert_int_equal(diskbuf_read(d, b), 0);
+	append_range(d, 0, 100);
+	assert_true(diskbuf_spilling(d));
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.written_batches, 100);
+	assert_int_equal(st.written_msgs, msgs);
+	assert_int_equal(st.msgs, msgs);
+	assert_int_equal(st.bytes, bytes);
+	assert_true(st.oldest_age_seconds > 0);
+	read_range(d, 0, 100);
+	assert_int_equal(diskbuf_read(d, b), 0);
+	assert_false(diskbuf_spilling(d));	/* spill: back to the window */
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.replayed_msgs, msgs);
+	assert_int_equal(st.msgs, 0);
+	assert_int_equal(st.corrupt_records, 0);
+	assert_int_equal(st.dropped_msgs, 0);
+	free_batch(b);
+	diskbuf_close(d);
+	assert_int_equal(count_segments(), 0);	/* all done: DIR is left empty */
+}
+
+static void test_only_if_spilling(void **state)
+{
+	struct diskbuf *d = open_db(1 << 20, 0, DISKBUF_SPILL);
+	struct batch *b = make_batch(3), *r = new_batch(8);
+
+	assert_int_equal(diskbuf_append(d, b, true), 1);	/* not spilling: not taken */
+	assert_int_equal(diskbuf_unread(d), 0);
+	assert_int_equal(diskbuf_append(d, b, false), 0);
+	assert_int_equal(diskbuf_append(d, b, true), 0);	/* spilling now */
+	assert_int_equal(diskbuf_unread(d), 2);
+	diskbuf_flush(d);
+	assert_int_equal(diskbuf_read(d, r), 1);
+	diskbuf_done(d, r->disk_seg, r->disk_off, r->count);
+	assert_int_equal(diskbuf_read(d, r), 1);
+	diskbuf_done(d, r->disk_seg, r->disk_off, r->count);
+	assert_int_equal(diskbuf_read(d, r), 0);
+	assert_int_equal(diskbuf_append(d, b, true), 1);
+	diskbuf_close(d);
+
+	/* reliable: always spilling */
+	d = open_db(1 << 20, 0, DISKBUF_RELIABLE);
+	assert_true(diskbuf_spilling(d));
+	assert_int_equal(diskbuf_read(d, r), 0);
+	assert_true(diskbuf_spilling(d));
+	assert_int_equal(diskbuf_append(d, b, true), 0);
+	diskbuf_close(d);
+	free_batch(b);
+	free_batch(r);
+}
+
+/* Small segments: several files; each goes once read and done, not before. */
+static void test_segments_deleted_when_done(void **state)
+{
+	struct diskbuf *d = open_db(16 << 20, 64 << 10, DISKBUF_RELIABLE);
+	struct batch *b = new_batch(8), *held = new_batch(8);
+	struct diskbuf_stats st;
+	int segs;
+
+	append_range(d, 0, 2000);
+	segs = count_segments();
+	assert_true(segs >= 3);
+	/* The first record stays outstanding: its segment must stay. */
+	assert_int_equal(diskbuf_read(d, held), 1);
+	assert_batch(held, 0);
+	read_range(d, 1, 2000);
+	assert_int_equal(diskbuf_read(d, b), 0);
+	assert_int_equal(count_segments(), 2);	/* the held one's, and the one written to */
+	diskbuf_done(d, held->disk_seg, held->disk_off, held->count);
+	assert_int_equal(count_segments(), 1);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.msgs, 0);
+	assert_int_equal(st.segments, 1);
+	diskbuf_close(d);
+	assert_int_equal(count_segments(), 0);
+	free_batch(b);
+	free_batch(held);
+}
+
+/* A crash: the process goes away with records unread (and one read but not
+ * done); a new one finds them all, in order, before what it appends. */
+static void test_reopen_after_crash(void **state)
+{
+	struct diskbuf *d = open_db(16 << 20, 64 << 10, DISKBUF_RELIABLE);
+	struct batch *b = new_batch(8);
+	struct diskbuf_stats st;
+	uint64_t msgs = 0;
+
+	append_range(d, 0, 500);
+	assert_int_equal(diskbuf_read(d, b), 1);	/* read, never done: must come back */
+	diskbuf_close(d);
+	for (unsigned int k = 0; k < 500; k++)
+		msgs += k % 7 + 1;
+
+	d = open_db(16 << 20, 64 << 10, DISKBUF_SPILL);
+	assert_true(diskbuf_spilling(d));	/* what is left goes first */
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.recovered_msgs, msgs);
+	assert_int_equal(st.msgs, msgs);
+	append_range(d, 500, 600);
+	read_range(d, 0, 600);
+	assert_int_equal(diskbuf_read(d, b), 0);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.corrupt_records, 0);
+	diskbuf_close(d);
+	assert_int_equal(count_segments(), 0);
+	free_batch(b);
+}
+
+/* The cursor: what was done before a restart is not sent again, what was
+ * in flight (done out of order behind it) is; a damaged cursor means
+ * everything again, never less. */
+static void test_cursor(void **state)
+{
+	struct diskbuf *d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+	struct batch *b1 = new_batch(8), *b2 = new_batch(8);
+	struct diskbuf_stats st;
+	uint64_t msgs = 0, all = 0;
+	char path[300];
+	int fd;
+
+	append_range(d, 0, 50);
+	read_range(d, 0, 20);
+	assert_int_equal(diskbuf_read(d, b1), 1);	/* 20: in flight */
+	assert_int_equal(diskbuf_read(d, b2), 1);	/* 21: done before 20 */
+	diskbuf_done(d, b2->disk_seg, b2->disk_off, b2->count);
+	diskbuf_close(d);
+	for (unsigned int k = 0; k < 50; k++) {
+		all += k % 7 + 1;
+		if (k >= 20)
+			msgs += k % 7 + 1;
+	}
+	d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.recovered_msgs, msgs);
+	read_range(d, 20, 30);
+	diskbuf_close(d);
+
+	/* A damaged cursor: from the start. */
+	snprintf(path, sizeof(path), "%s/cursor", dir);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "x", 1, 9), 1);
+	close(fd);
+	d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.recovered_msgs, all);
+	read_range(d, 0, 50);
+	diskbuf_close(d);
+	free_batch(b1);
+	free_batch(b2);
+}
+
+/* The last record cut in the middle (a write torn by a crash). */
+static void test_torn_tail(void **state)
+{
+	struct diskbuf *d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+	struct batch *b = new_batch(8);
+	struct diskbuf_stats st;
+	char path[128];
+	struct stat sb;
+	uint64_t cut = record_bytes(9) / 2;
+
+	append_range(d, 0, 10);
+	diskbuf_close(d);
+	first_segment(path, sizeof(path));
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(truncate(path, sb.st_size - cut), 0);
+
+	d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+	read_range(d, 0, 9);
+	assert_int_equal(diskbuf_read(d, b), 0);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.corrupt_records, 1);
+	assert_int_equal(st.corrupt_bytes, record_bytes(9) - cut);
+	assert_int_equal(st.replayed_msgs, st.recovered_msgs);
+	/* New appends after the torn tail are whole and read. */
+	append_range(d, 100, 103);
+	read_range(d, 100, 103);
+	diskbuf_close(d);
+	free_batch(b);
+}
+
+/* One flipped byte inside record 4's data, one inside record 7's header. */
+static void test_flipped_bytes(void **state)
+{
+	struct diskbuf *d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+	struct batch *b = new_batch(8);
+	struct diskbuf_stats st;
+	uint64_t off4 = SEG_HDR, off7 = SEG_HDR;
+	char path[128], c;
+	int fd;
+
+	for (unsigned int k = 0; k < 4; k++)
+		off4 += record_bytes(k);
+	for (unsigned int k = 0; k < 7; k++)
+		off7 += record_bytes(k);
+	append_range(d, 0, 10);
+	diskbuf_close(d);
+	first_segment(path, sizeof(path));
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	off4 += record_bytes(4) - 3;		/* in the message bytes */
+	off7 += 8;				/* the payload length */
+	assert_int_equal(pread(fd, &c, 1, off4), 1);
+	c ^= 0x20;
+	assert_int_equal(pwrite(fd, &c, 1, off4), 1);
+	assert_int_equal(pread(fd, &c, 1, off7), 1);
+	c ^= 0x01;
+	assert_int_equal(pwrite(fd, &c, 1, off7), 1);
+	close(fd);
+
+	d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+	read_range(d, 0, 4);
+	read_range(d, 5, 7);
+	read_range(d, 8, 10);
+	assert_int_equal(diskbuf_read(d, b), 0);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.corrupt_records, 2);
+	assert_int_equal(st.corrupt_bytes, record_bytes(4) + record_bytes(7));
+	diskbuf_close(d);
+	free_batch(b);
+}
+
+/* The cap: what does not fit is dropped and counted, exactly; what fits is
+ * all read back; the files never exceed the cap. */
+static void test_size_cap(void **state)
+{
+	uint64_t cap = 256 << 10;
+	struct diskbuf *d = open_db(cap, 64 << 10, DISKBUF_SPILL);
+	struct batch *b = new_batch(8);
+	struct diskbuf_stats st;
+	uint64_t kept_msgs = 0, dropped_msgs = 0, dropped = 0;
+	unsigned int kept[4000], nkept = 0;
+
+	for (unsigned int k = 0; k < 4000; k++) {
+		struct batch *x = make_batch(k);
+		int err = diskbuf_append(d, x, false);
+
+		assert_true(err == 0 || err == -ENOSPC);
+		if (err) {
+			dropped++;
+			dropped_msgs += x->count;
+		} else {
+			kept[nkept++] = k;
+			kept_msgs += x->count;
+		}
+		free_batch(x);
+		diskbuf_get_stats(d, &st);
+		assert_true(st.bytes <= cap);
+	}
+	assert_true(dropped > 0 && nkept > 0);
+	diskbuf_flush(d);
+	diskbuf_get_stats(d, &st);
+	assert_true(st.bytes <= cap);
+	assert_int_equal(st.dropped_batches, dropped);
+	assert_int_equal(st.dropped_msgs, dropped_msgs);
+	assert_int_equal(st.written_msgs, kept_msgs);
+	for (unsigned int i = 0; i < nkept; i++) {
+		assert_int_equal(diskbuf_read(d, b), 1);
+		assert_batch(b, kept[i]);
+		diskbuf_done(d, b->disk_seg, b->disk_off, b->count);
+	}
+	assert_int_equal(diskbuf_read(d, b), 0);
+	/* Room again once read and done. */
+	append_range(d, 0, 10);
+	diskbuf_close(d);
+	free_batch(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_only_if_spilling, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_segments_deleted_when_done, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reopen_after_crash, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cursor, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flipped_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_size_cap, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
