@@ -3,6 +3,7 @@
 #ifndef SYSLOGRX_CLOCK_H
 #define SYSLOGRX_CLOCK_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -25,6 +26,20 @@ static inline uint64_t mono_ns(void)
 static inline struct timespec ns_to_timespec(uint64_t ns)
 {
 	return (struct timespec){ .tv_sec = ns / NSEC_PER_SEC, .tv_nsec = ns % NSEC_PER_SEC };
+}
+
+/* A condition variable whose timed waits take CLOCK_MONOTONIC deadlines
+ * (mono_ns), so a wall-clock step never stretches or cuts a wait. */
+static inline int cond_init_monotonic(pthread_cond_t *c)
+{
+	pthread_condattr_t a;
+	int err;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	err = pthread_cond_init(c, &a);
+	pthread_condattr_destroy(&a);
+	return -err;
 }
 
 #endif

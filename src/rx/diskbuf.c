@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <zlib.h>
+#include "common/array.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "rx/diskbuf.h"
@@ -141,20 +142,6 @@ static uint32_t hdr_crc(const struct rec_hdr *h)
 	return crc(&c, sizeof(c));
 }
 
-static int grow(void **p, size_t *cap, size_t need)
-{
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	n = realloc(*p, need);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = need;
-	return 0;
-}
-
 static int pread_all(int fd, void *buf, size_t len, uint64_t off)
 {
 	char *p = buf;
@@ -196,7 +183,7 @@ static bool payload_ok(struct diskbuf *d, const struct seg *s, uint64_t off,
 	const struct disk_msg *m;
 	uint64_t data = 0;
 
-	if (grow((void **)&d->rbuf, &d->rbuf_cap, h->len) ||
+	if (array_reserve((void **)&d->rbuf, &d->rbuf_cap, h->len, 1, 4096) ||
 	    pread_all(s->fd, d->rbuf, h->len, off + sizeof(*h)) || crc(d->rbuf, h->len) != h->crc)
 		return false;
 	m = (const struct disk_msg *)d->rbuf;
@@ -401,13 +388,6 @@ static int seg_recover(struct diskbuf *d, uint64_t id, const char *name)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* DIR's NNNNNNNNNNNNNNNN.seg files, oldest first. */
 static int recover(struct diskbuf *d)
 {
@@ -426,14 +406,9 @@ static int recover(struct diskbuf *d)
 		if (strlen(e->d_name) != 20 || sscanf(e->d_name, "%16llx%7s", &id, tail) != 2 ||
 		    strcmp(tail, ".seg") || !id)
 			continue;
-		if (n == cap) {
-			uint64_t *p = realloc(ids, (cap = cap ? cap * 2 : 16) * sizeof(*ids));
-
-			if (!p) {
-				err = -ENOMEM;
-				break;
-			}
-			ids = p;
+		if (ARRAY_PUSH_ROOM(ids, cap, n, 16)) {
+			err = -ENOMEM;
+			break;
 		}
 		ids[n++] = id;
 	}
@@ -519,13 +494,8 @@ static int pend_push(struct seg *s, uint64_t start)
 			s->pend_end -= s->pend_head;
 			s->pend_head = 0;
 		} else {
-			size_t cap = s->pend_cap ? s->pend_cap * 2 : 64;
-			struct pend *p = realloc(s->pend, cap * sizeof(*p));
-
-			if (!p)
+			if (ARRAY_PUSH_ROOM(s->pend, s->pend_cap, s->pend_end, 64))
 				return -ENOMEM;
-			s->pend = p;
-			s->pend_cap = cap;
 		}
 	}
 	s->pend[s->pend_end++] = (struct pend){ .start = start };
@@ -720,18 +690,6 @@ static void *writer_main(void *arg)
 	pthread_cond_broadcast(&d->written);
 	unlock_and_reap(d);
 	return NULL;
-}
-
-static int cond_init_monotonic(pthread_cond_t *c)
-{
-	pthread_condattr_t a;
-	int err;
-
-	pthread_condattr_init(&a);
-	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	err = pthread_cond_init(c, &a);
-	pthread_condattr_destroy(&a);
-	return -err;
 }
 
 /* ---- the interface ------------------------------------------------------- */
@@ -975,7 +933,7 @@ static int unpack(struct diskbuf *d, const struct rec_hdr *h, struct batch *b)
 		b->recs = r;
 		b->cap = h->count;
 	}
-	if (grow((void **)&b->data, &b->data_cap, dlen))
+	if (array_reserve((void **)&b->data, &b->data_cap, dlen, 1, 4096))
 		return -ENOMEM;
 	memcpy(b->data, d->rbuf + (size_t)h->count * sizeof(*m), dlen);
 	for (uint32_t i = 0; i < h->count; i++) {

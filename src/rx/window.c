@@ -12,18 +12,6 @@ static void deadline_in(struct timespec *ts, int ms)
 	*ts = ns_to_timespec(mono_ns() + ms * 1000000ULL);
 }
 
-static int cond_init_monotonic(pthread_cond_t *c)
-{
-	pthread_condattr_t a;
-	int err;
-
-	pthread_condattr_init(&a);
-	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	err = pthread_cond_init(c, &a);
-	pthread_condattr_destroy(&a);
-	return -err;
-}
-
 int window_init(struct window *w, uint64_t max_msgs, uint64_t max_bytes, uint32_t batch_cap)
 {
 	int err;
