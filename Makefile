@@ -104,8 +104,6 @@ test_advice_LAYERS := rx common
 test_advice_LIBS  := -lm -lcmocka
 test_reorder_LAYERS := rx net syslog common
 test_reorder_LIBS := $(test_config_LIBS)
-test_resize_file_LAYERS := rx net syslog common
-test_resize_file_LIBS  := $(test_config_LIBS)
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 
