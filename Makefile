@@ -105,8 +105,6 @@ test_advice_LAYERS := rx common
 test_advice_LIBS  := -lm -lcmocka
 test_reorder_LAYERS := rx net syslog common
 test_reorder_LIBS := $(test_config_LIBS)
-test_resize_file_LAYERS := rx net syslog common
-test_resize_file_LIBS  := $(test_config_LIBS)
 # The disk buffer's crc32 is zlib's (libbpf's dependency already, named here).
 test_diskbuf_LAYERS := rx common
 test_diskbuf_LIBS := -lz -lpthread -lcmocka

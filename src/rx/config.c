@@ -36,7 +36,7 @@ enum {
 	OPT_OUTPUT = 'o', OPT_DURATION = 'd', OPT_VERBOSE = 'v',
 	OPT_RCVBUF = 256, OPT_BATCH, OPT_FORMAT, OPT_SUMMARY, OPT_COST, OPT_COST_MAKEUP, OPT_WINDOW,
 	OPT_WINDOW_BYTES, OPT_OUTPUT_RATE, OPT_NO_TRACE, OPT_STATS_INTERVAL,
-	OPT_KAFKA_KEY, OPT_KAFKA_OPT, OPT_DRAIN_TIMEOUT, OPT_MAX_SOCKETS, OPT_RESIZE_FILE,
+	OPT_KAFKA_KEY, OPT_KAFKA_OPT, OPT_DRAIN_TIMEOUT, OPT_MAX_SOCKETS, OPT_SHRINK_NAIVE,
 	OPT_SUPERVISE,
 	OPT_METRICS,	/* issue 12: metrics */
 	OPT_USER = 400,
@@ -52,7 +52,7 @@ static const struct argp_option options[] = {
 	{ "sockets", OPT_SOCKETS, "N", 0, "SO_REUSEPORT sockets in the group (default 4)" },
 	{ "threads", OPT_THREADS, "M", 0, "Worker threads, M <= N; each owns N/M sockets (default 2, or N if less)" },
 	{ "max-sockets", OPT_MAX_SOCKETS, "N", 0, "Sockets bound at start for a live resize to grow into (default --sockets)" },
-	{ "resize-file", OPT_RESIZE_FILE, "PATH", 0, "On SIGHUP, apply the 'sockets N' and 'threads M' lines of this file live" },
+	{ "shrink-naive", OPT_SHRINK_NAIVE, NULL, 0, "Lab knob: a live shrink closes sockets with what is queued, losing datagrams on purpose (the negative control)" },
 	{ "supervise", OPT_SUPERVISE, NULL, 0, "Hold the sockets in a supervisor that replaces a receiver that dies" },
 	{ "balance", OPT_BALANCE, "POLICY", 0, "random | roundrobin | leastloaded | hash (default random)" },
 	{ "rcvbuf", OPT_RCVBUF, "BYTES", 0, "Kernel receive buffer per socket, K/M/G suffixes (default: kernel's)" },
@@ -261,10 +261,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			FAIL("--max-sockets %s: expected a number from 1 to %d", arg, CONFIG_MAX_SOCKETS);
 		c->max_sockets = v;
 		break;
-	case OPT_RESIZE_FILE:
-		if (!*arg || strlen(arg) >= sizeof(c->resize_file))
-			FAIL("--resize-file %s: expected a file path", arg);
-		snprintf(c->resize_file, sizeof(c->resize_file), "%s", arg);
+	case OPT_SHRINK_NAIVE:
+		c->shrink_naive = true;
 		break;
 	case OPT_SUPERVISE:
 		c->supervise = true;
@@ -652,4 +650,52 @@ int config_parse_file(struct config *c, const char *path, char *err, size_t errl
 		snprintf(err, errlen, "%s: invalid", path);
 	free(ps);
 	return ret;
+}
+
+/* The settings only a restart applies, by the flag that sets them. */
+#define FIELD(flag, f) { flag, offsetof(struct config, f), sizeof(((struct config *)0)->f), false }
+#define STRING(flag, f) { flag, offsetof(struct config, f), 0, true }
+static const struct restart_field {
+	const char *flag;
+	size_t off, size;
+	bool string;			/* compare up to the NUL: the rest may differ */
+} restart_fields[] = {
+	STRING("listen", listen), FIELD("max-sockets", max_sockets),
+	FIELD("supervise", supervise), FIELD("balance", balance), FIELD("rcvbuf", rcvbuf),
+	FIELD("batch", batch), FIELD("output", output), STRING("output", output_arg),
+	FIELD("format", format), STRING("summary", summary), FIELD("duration", duration),
+	FIELD("cost-ns", cost_ns), FIELD("cost-ns", nr_cost_ns), FIELD("window", window),
+	FIELD("window-bytes", window_bytes), FIELD("output-rate", output_rate),
+	FIELD("no-trace", trace), FIELD("stats-interval", stats_interval),
+	FIELD("verbose", verbose), FIELD("kafka-key", kafka_key),
+	FIELD("kafka-opt", kafka_nr_opts), FIELD("drain-timeout", drain_timeout),
+	STRING("metrics", metrics), STRING("user", user), STRING("env-file", env_file),
+	FIELD("ordered", ordered), FIELD("ordered", ordered_hold_ms),
+};
+#undef FIELD
+#undef STRING
+
+unsigned int config_restart_changes(const struct config *a, const struct config *b,
+				    void (*fn)(const char *flag, void *ctx), void *ctx)
+{
+	const char *last = NULL;
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(restart_fields); i++) {
+		const struct restart_field *f = &restart_fields[i];
+		const char *pa = (const char *)a + f->off, *pb = (const char *)b + f->off;
+		bool differ = f->string ? strcmp(pa, pb) : memcmp(pa, pb, f->size);
+
+		if (!strcmp(f->flag, "kafka-opt") && !differ)
+			for (unsigned int k = 0; k < a->kafka_nr_opts && !differ; k++)
+				differ = strcmp(a->kafka_opts[k], b->kafka_opts[k]);
+		/* One flag, one report (output and output_arg, cost-ns, ordered). */
+		if (!differ || (last && !strcmp(last, f->flag)))
+			continue;
+		last = f->flag;
+		n++;
+		if (fn)
+			fn(f->flag, ctx);
+	}
+	return n;
 }

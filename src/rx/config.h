@@ -28,8 +28,8 @@ struct config {
 	unsigned int sockets;
 	unsigned int threads;
 	unsigned int max_sockets;	/* --max-sockets: pool bound at start (0 = sockets) */
-	char resize_file[PATH_MAX];
-	bool supervise;			/* --supervise: hold the sockets, run the receiver as a child */	/* --resize-file: "sockets N" / "threads M", read on SIGHUP */
+	bool shrink_naive;		/* lab knob: a live shrink closes sockets with their queue */
+	bool supervise;			/* --supervise: hold the sockets, run the receiver as a child */
 	enum balance_policy balance;
 	uint64_t rcvbuf;		/* 0: the kernel's default */
 	unsigned int batch;		/* recvmmsg batch: the fetch limit */
@@ -90,5 +90,14 @@ const char *config_output_name(const struct config *c, char *buf, size_t len);
  * file, the line and the flag.
  */
 int config_parse_file(struct config *c, const char *path, char *err, size_t errlen);
+
+/*
+ * For a re-read on SIGHUP: calls fn with the long flag name of each setting
+ * that differs between a and b and that only a restart applies (all but
+ * sockets, threads and shrink-naive, which a live resize applies). Returns
+ * how many.
+ */
+unsigned int config_restart_changes(const struct config *a, const struct config *b,
+				    void (*fn)(const char *flag, void *ctx), void *ctx);
 
 #endif

@@ -31,19 +31,35 @@
 #include "rx/upgrade.h"
 
 static char **main_argv;
+static int main_argc;
 static pid_t successor;		/* the process we handed over to (USR2) */
 
-/* SIGHUP with --resize-file: apply its sockets/threads live; the summary's
- * config follows what is live. */
-static void resize_from_file(struct receiver *r, struct config *cfg)
+static void say_needs_restart(const char *flag, void *ctx)
 {
-	struct resize_request req = { .sockets = r->live, .threads = r->threads };
-	char err[256];
+	pr_warn("--%s changed in %s: needs a restart (systemctl restart keeps the sockets)\n",
+		flag, (const char *)ctx);
+}
 
-	if (resize_file_read(cfg->resize_file, &req, err, sizeof(err))) {
-		pr_warn("--resize-file %s: %s; nothing changed\n", cfg->resize_file, err);
+/*
+ * SIGHUP with --config: re-read the settings as at start (the command line
+ * still wins over the file), apply sockets and threads live, and name every
+ * other change, which only a restart applies. A bad file changes nothing.
+ * The summary's config follows what is live.
+ */
+static void reload_config(struct receiver *r, struct config *cfg)
+{
+	static struct config fresh;	/* large: the env-file's mapping, kafka options */
+	struct resize_request req;
+	char err[512];
+
+	if (config_parse(&fresh, main_argc, main_argv, ARGP_NO_EXIT | ARGP_NO_ERRS | ARGP_NO_HELP,
+			 err, sizeof(err))) {
+		pr_warn("SIGHUP: %s; nothing changed\n", err);
 		return;
 	}
+	config_restart_changes(cfg, &fresh, say_needs_restart, cfg->config_file);
+	req = (struct resize_request){ .sockets = fresh.sockets, .threads = fresh.threads,
+				       .naive = fresh.shrink_naive };
 	if (receiver_resize(r, &req) == 0)
 		fprintf(stderr, "syslogrx: resized to %u sockets, %u threads\n", r->live,
 			r->threads);
@@ -52,6 +68,7 @@ static void resize_from_file(struct receiver *r, struct config *cfg)
 			r->threads);
 	cfg->sockets = r->live;
 	cfg->threads = r->threads;
+	cfg->shrink_naive = fresh.shrink_naive;
 }
 
 /* SIGUSR2: hand the sockets over to a new process; true once it took them. */
@@ -74,7 +91,7 @@ static bool upgrade(struct receiver *r)
 }
 
 /* Sleeps until --duration, a signal, a hand-over, or a worker dying; serves
- * SIGHUP (reopen, resize) and SIGUSR2 (upgrade); prints stats lines. */
+ * SIGHUP (reopen, re-read --config) and SIGUSR2 (upgrade); prints stats lines. */
 static void run(struct receiver *r, struct config *cfg)
 {
 	double start = mono_ns() / 1e9, next_stats = start + cfg->stats_interval;
@@ -90,11 +107,11 @@ static void run(struct receiver *r, struct config *cfg)
 		if (hup_requested) {
 			hup_requested = 0;
 			r->reopen = 1;
-			if (cfg->resize_file[0] && r->supervised) {
+			if (cfg->config_file[0] && r->supervised) {
 				pr_warn("SIGHUP: a supervised receiver does not resize (its "
 					"supervisor holds the sockets); nothing changed\n");
-			} else if (cfg->resize_file[0]) {
-				resize_from_file(r, cfg);
+			} else if (cfg->config_file[0]) {
+				reload_config(r, cfg);
 				if (stats) {	/* the sockets changed: new columns */
 					stats_line_free(&sl);
 					stats = !stats_line_init(&sl, r->group.n);
@@ -162,6 +179,7 @@ int main(int argc, char **argv)
 	if (signals_install(SIGNALS_HUP | SIGNALS_USR2))
 		return 1;
 
+	main_argc = argc;
 	main_argv = argv;
 	if (upgrade_init())
 		pr_warn("/proc/self/exe: %s (kill -USR2 will not upgrade)\n", strerror(errno));

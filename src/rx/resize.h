@@ -10,15 +10,22 @@
  *
  * Shrink: out of selection (the program's live count, slots emptied), an RCU
  * grace period, connect() away (no lookup matches them any more), a second
- * grace period, the workers drain them, then close. shrink naive (a lab
+ * grace period, the workers drain them, then close. --shrink-naive (a lab
  * negative control) closes them after the first grace period with what is
  * queued: the kernel frees it, and only the tracer's no-socket count sees it.
  */
 #ifndef SYSLOGRX_RESIZE_H
 #define SYSLOGRX_RESIZE_H
 
+#include <stdbool.h>
 #include "rx/receiver.h"
-#include "rx/resize_file.h"
+
+/* What SIGHUP's re-read of --config asks for. */
+struct resize_request {
+	unsigned int sockets;
+	unsigned int threads;
+	bool naive;		/* --shrink-naive */
+};
 
 /* 0 or -errno, having logged one line naming the reason; on an error the
  * receiver keeps running with the sockets and threads it had (or, past the

@@ -24,18 +24,29 @@ def listen_for(family):
 
 
 
-class Receiver:
-    """syslogrx with its stderr read line by line (to wait for each resize)."""
+def config_text(settings):
+    """`name = value` lines; a flag (e.g. shrink-naive) is True or False."""
+    return "".join(f"{k} = {'yes' if v else 'no'}\n" if isinstance(v, bool) else f"{k} = {v}\n"
+                   for k, v in settings.items())
 
-    def __init__(self, tmp_path, listen, *args, exe=None, prefix=(), env=None, pass_fds=()):
+
+class Receiver:
+    """syslogrx with its stderr read line by line (to wait for each resize).
+    settings go to its --config file (sockets, threads: what SIGHUP re-reads;
+    given on the command line they would pin them); args to its command line."""
+
+    def __init__(self, tmp_path, listen, *args, settings=None, exe=None, prefix=(), env=None,
+                 pass_fds=()):
         self.tmp_path = tmp_path
-        self.rf = tmp_path / "resize.conf"
+        self.cf = tmp_path / "syslogrx.conf"
+        self.settings = dict(settings or {})
+        self.cf.write_text(config_text(self.settings))
         self.out = tmp_path / "out.log"
         self.summary_path = tmp_path / "summary.json"
         self.lines = []
         self.cond = threading.Condition()
         self.p = subprocess.Popen(
-            list(prefix) + [exe or binary("syslogrx"), "--listen", listen, "--resize-file", str(self.rf),
+            list(prefix) + [exe or binary("syslogrx"), "--listen", listen, "--config", str(self.cf),
              "--output", f"file:{self.out}", "--summary", str(self.summary_path)] + list(args),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=pass_fds,
             env=dict(os.environ, **(env or {})))
@@ -64,10 +75,15 @@ class Receiver:
                 assert left > 0 and alive(pid), "".join(self.lines)
                 self.cond.wait(min(left, 0.2))
 
-    def resize(self, text):
+    def resize(self, sockets, threads, **more):
+        """Rewrites the config file with these sockets and threads (and more
+        settings: shrink_naive=True) over the rest, then SIGHUP; waits for
+        the resize and checks that it succeeded."""
         seen = self.count("resized to")
         failed = self.count("resize failed")
-        self.rf.write_text(text)
+        self.settings.update({"sockets": sockets, "threads": threads})
+        lines = dict(self.settings, **{k.replace("_", "-"): v for k, v in more.items()})
+        self.cf.write_text(config_text(lines))
         os.kill(self.pid, signal.SIGHUP)
         self.wait_line("resized", seen + failed)
         assert self.count("resize failed") == failed, "".join(self.lines)

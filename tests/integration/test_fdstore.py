@@ -75,12 +75,14 @@ class FdStore:
 def test_restart_through_the_fd_store_loses_nothing(tmp_path):
     store = FdStore(tmp_path)
     listen = listen_for(socket.AF_INET6)
-    flags = ("--sockets", "4", "--threads", "2", "--max-sockets", "6", "--rcvbuf", "64M")
+    flags = ("--max-sockets", "6", "--rcvbuf", "64M")
+    settings = {"sockets": 4, "threads": 2}
     first_dir, second_dir = tmp_path / "1", tmp_path / "2"
     first_dir.mkdir()
     second_dir.mkdir()
     try:
-        rx1 = Receiver(first_dir, listen, *flags, env={"NOTIFY_SOCKET": store.path})
+        rx1 = Receiver(first_dir, listen, *flags, settings=settings,
+                       env={"NOTIFY_SOCKET": store.path})
         store.collect()
         names = sorted(store.fds)
         assert sum(n.startswith("srx-sock-") for n in names) == 6       # live + spares
@@ -91,8 +93,8 @@ def test_restart_through_the_fd_store_loses_nothing(tmp_path):
             time.sleep(0.3)
             # A live resize keeps the store in step: 4 -> 2 closes two
             # sockets (removed), 2 -> 5 takes the 2 spares and opens one.
-            rx1.resize("sockets 2\nthreads 2\n")
-            rx1.resize("sockets 5\nthreads 2\n")
+            rx1.resize(2, 2)
+            rx1.resize(5, 2)
             store.collect(timeout=0.5, until_ready=False)
             assert sum(n.startswith("srx-sock-") for n in store.fds) == 5
             time.sleep(0.3)
@@ -100,7 +102,8 @@ def test_restart_through_the_fd_store_loses_nothing(tmp_path):
             assert rc1 == 0, err1
             time.sleep(0.3)                     # ... nobody reads: the queues hold it
             prefix, env, fds = store.restart_argv()
-            rx2 = Receiver(second_dir, listen, *flags, prefix=prefix, env=env, pass_fds=fds)
+            rx2 = Receiver(second_dir, listen, *flags, settings=settings, prefix=prefix, env=env,
+                           pass_fds=fds)
             store.collect()                     # ... and start, from the store
             time.sleep(0.5)
         finally:

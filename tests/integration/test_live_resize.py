@@ -1,5 +1,5 @@
 """Live resize under load (issue 13): SIGHUP applies the sockets/threads of
---resize-file without a restart and without losing a datagram.
+--config without a restart and without losing a datagram.
 
 Grow takes spares of the pool bound at start (--max-sockets) and, past it, new
 sockets; shrink takes sockets out of selection, waits out an RCU grace period,
@@ -23,14 +23,13 @@ def run_cycles(tmp_path, family, cycles, naive=False):
     listen = listen_for(family)
     # 64 MiB each: over a second of the whole load, for a machine whose cores
     # other jobs share (a starved receiver would overflow a smaller one).
-    rx = Receiver(tmp_path, listen, "--sockets", "4", "--threads", "2", "--max-sockets", "8",
-                  "--rcvbuf", "64M")
+    rx = Receiver(tmp_path, listen, "--max-sockets", "8", "--rcvbuf", "64M",
+                  settings={"sockets": 4, "threads": 2})
 
     def cycles_of_resizes():
         for c in range(cycles):
             for n in CYCLE:
-                shrink = "shrink naive\n" if naive else ""
-                rx.resize(f"sockets {n}\nthreads {min(2, n)}\n{shrink}")
+                rx.resize(n, min(2, n), shrink_naive=naive)
                 time.sleep(0.05)
 
     sent, err, s = under_load(rx, listen, cycles_of_resizes)
@@ -92,20 +91,44 @@ def test_naive_close_loses_and_the_tracer_counts_it(tmp_path):
 
 
 def test_resize_refusals_change_nothing(tmp_path):
+    """A resize the pool cannot take, or a bad file: nothing changes, the
+    error names the file and the line, syslogrx runs on."""
     port = free_udp_port()
-    rx = Receiver(tmp_path, f"127.0.0.1:{port}", "--sockets", "2", "--threads", "2",
-                  "--max-sockets", "4")
-    for bad in ("sockets 5\n", "sockets 2\nthreads 3\n", "sockets x\n"):
-        rx.rf.write_text(bad)
+    rx = Receiver(tmp_path, f"127.0.0.1:{port}", "--max-sockets", "4",
+                  settings={"sockets": 2, "threads": 2})
+    for bad in ("sockets = 5\n", "sockets = 2\nthreads = 3\n", "sockets = 2\n\nsockets = x\n",
+                "shrink-naive = fast\n"):
+        rx.cf.write_text(bad)
         before = len(rx.lines)
         rx.p.send_signal(signal.SIGHUP)
         rx.wait_line("nothing changed", sum("nothing changed" in l for l in rx.lines[:before]))
     rc, err, s = rx.stop()
     assert rc == 0, err
-    assert "--max-sockets 4" in err and "threads 3 is more than sockets 2" in err
-    assert "line 1: sockets x" in err
+    assert "--max-sockets 4" in err and "--threads 3 is more than --sockets 2" in err
+    assert f"{rx.cf}:3: --sockets x" in err
+    assert f"{rx.cf}:1: --shrink-naive takes no value" in err
     assert s["config"]["sockets"] == 2 and [x["state"] for x in s["sockets"]] == \
         ["live", "live", "spare", "spare"]
+
+
+def test_reload_names_what_needs_a_restart_and_the_command_line_pins(tmp_path):
+    """A setting only a restart applies is named, once per reload, and not
+    applied; sockets and threads are. A --threads given on the command line
+    wins over the file, at start and at every reload."""
+    port = free_udp_port()
+    rx = Receiver(tmp_path, f"127.0.0.1:{port}", "--max-sockets", "4", "--threads", "1",
+                  settings={"sockets": 2, "threads": 2, "rcvbuf": "1M", "batch": 64})
+    rx.settings.update({"rcvbuf": "2M", "batch": 32})
+    rx.resize(3, 2)
+    rx.settings.update({"rcvbuf": "1M", "batch": 64})
+    rx.resize(4, 2)
+    rc, err, s = rx.stop()
+    assert rc == 0, err
+    for flag in ("rcvbuf", "batch"):
+        assert err.count(f"--{flag} changed in {rx.cf}: needs a restart") == 1, err
+    assert "resized to 3 sockets, 1 threads" in err and "resized to 4 sockets, 1 threads" in err
+    assert s["config"]["sockets"] == 4 and s["config"]["threads"] == 1
+    assert s["config"]["rcvbuf"] == 1 << 20 and s["config"]["batch"] == 64, s["config"]
 
 
 def test_resize_with_the_kernel_hash(tmp_path):
@@ -116,12 +139,12 @@ def test_resize_with_the_kernel_hash(tmp_path):
     all 4 flows on one socket whose rcvbuf was capped to 2 x rmem_max: a
     worker pause on a loaded machine can then overflow it, counted."""
     listen = listen_for(socket.AF_INET)
-    rx = Receiver(tmp_path, listen, "--balance", "hash", "--sockets", "2", "--threads", "2",
-                  "--rcvbuf", "16M")
+    rx = Receiver(tmp_path, listen, "--balance", "hash", "--rcvbuf", "16M",
+                  settings={"sockets": 2, "threads": 2})
 
     def resizes():
         for n in (4, 1, 3, 2) * 3:
-            rx.resize(f"sockets {n}\nthreads {min(2, n)}\n")
+            rx.resize(n, min(2, n))
             time.sleep(0.05)
 
     sent, err, s = under_load(rx, listen, resizes)

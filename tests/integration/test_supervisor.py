@@ -20,8 +20,8 @@ from rx_watch import Receiver, listen_for, seqs_in_output, under_load
 def test_kill_9_under_load_is_accounted_to_the_message(tmp_path, family):
     kills = 3
     listen = listen_for(family)
-    rx = Receiver(tmp_path, listen, "--supervise", "--sockets", "4", "--threads", "2",
-                  "--rcvbuf", "16M")
+    rx = Receiver(tmp_path, listen, "--supervise", "--rcvbuf", "16M",
+                  settings={"sockets": 4, "threads": 2})
     replacements = []
 
     def crash_repeatedly():

@@ -50,7 +50,8 @@ def all_summaries(rx, final):
 def test_20_upgrades_under_load_lose_nothing(tmp_path, family):
     upgrades = 20
     listen = listen_for(family)
-    rx = Receiver(tmp_path, listen, "--sockets", "4", "--threads", "2", "--rcvbuf", "64M")
+    rx = Receiver(tmp_path, listen, "--rcvbuf", "64M",
+                  settings={"sockets": 4, "threads": 2})
     first, last = fd_identity(rx.pid), []
 
     def upgrade_many():
@@ -82,8 +83,9 @@ def test_old_window_drained_on_upgrade_with_slow_output(tmp_path):
     """The output takes 20,000/s of a 30,000/s load: the old process holds a
     backlog in its window when it hands over, and writes all of it."""
     listen = listen_for(socket.AF_INET)
-    rx = Receiver(tmp_path, listen, "--sockets", "4", "--threads", "2", "--rcvbuf", "16M",
-                  "--window", "200000", "--output-rate", "20000")
+    rx = Receiver(tmp_path, listen, "--rcvbuf", "16M",
+                  "--window", "200000", "--output-rate", "20000",
+                  settings={"sockets": 4, "threads": 2})
 
     def upgrade_with_a_backlog():
         time.sleep(1.2)
@@ -103,8 +105,9 @@ def test_tracer_counts_after_upgrades(tmp_path):
     """After two upgrades the tracer is still attached and exact: a burst the
     receiver cannot take is counted, sent = received + kernel drops."""
     listen = listen_for(socket.AF_INET)
-    rx = Receiver(tmp_path, listen, "--sockets", "2", "--threads", "1", "--rcvbuf", "256K",
-                  "--window", "1000", "--output-rate", "20000")
+    rx = Receiver(tmp_path, listen, "--rcvbuf", "256K",
+                  "--window", "1000", "--output-rate", "20000",
+                  settings={"sockets": 2, "threads": 1})
     assert rx.upgrade() and rx.upgrade()
     port = int(listen.rsplit(":", 1)[1])
     gen = sysloggen(port, "--rate", "0", "--count", "100000", "--size", "200", "--end-markers", "0")
@@ -122,15 +125,15 @@ def test_resize_and_upgrade_together(tmp_path):
     """A resized receiver hands over what is live and the spares: the new
     process selects among the same sockets, and resizes on from there."""
     listen = listen_for(socket.AF_INET6)
-    rx = Receiver(tmp_path, listen, "--sockets", "4", "--threads", "2", "--rcvbuf", "16M",
-                  "--max-sockets", "8")
+    rx = Receiver(tmp_path, listen, "--rcvbuf", "16M", "--max-sockets", "8",
+                  settings={"sockets": 4, "threads": 2})
 
     def resize_and_upgrade():
-        rx.resize("sockets 6\nthreads 2\n")
+        rx.resize(6, 2)
         assert rx.upgrade()
-        rx.resize("sockets 2\nthreads 1\n")
+        rx.resize(2, 1)
         assert rx.upgrade()
-        rx.resize("sockets 8\nthreads 2\n")
+        rx.resize(8, 2)
 
     sent, err, final = under_load(rx, listen, resize_and_upgrade)
     old = rx.old_summaries()
@@ -156,8 +159,8 @@ def test_failed_upgrade_old_goes_on(tmp_path):
     exe = bindir / "syslogrx"
     shutil.copy(binary("syslogrx"), exe)
     listen = listen_for(socket.AF_INET)
-    rx = Receiver(tmp_path, listen, "--sockets", "2", "--threads", "2", "--rcvbuf", "16M",
-                  exe=str(exe))
+    rx = Receiver(tmp_path, listen, "--rcvbuf", "16M",
+                  exe=str(exe), settings={"sockets": 2, "threads": 2})
 
     def break_then_mend():
         broken = bindir / "broken"

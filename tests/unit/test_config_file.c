@@ -224,6 +224,88 @@ static void test_config_parse_file(void **state)
 	assert_non_null(strstr(err, "--threads 4 is more than --sockets 2"));
 }
 
+/* SIGHUP's re-read (issue 13): the same argv again over a rewritten file. */
+static void test_reread_resize_settings(void **state)
+{
+	static struct config before;
+	FILE *f;
+
+	write_file(conf_path, "# live resize\r\nsockets = 4\n\nthreads = 2   # two\r\n");
+	assert_int_equal(PARSE("--config", conf_path, "--max-sockets", "8", "--supervise"), 0);
+	assert_int_equal(c.sockets, 4);
+	assert_int_equal(c.threads, 2);
+	assert_int_equal(c.max_sockets, 8);
+	assert_true(c.supervise);
+	assert_false(c.shrink_naive);
+	before = c;
+	f = fopen(conf_path, "w");	/* the same path, new text */
+	assert_non_null(f);
+	fputs("sockets = 8\nthreads = 1\nshrink-naive\n", f);
+	fclose(f);
+	assert_int_equal(PARSE("--config", conf_path, "--max-sockets", "8", "--supervise"), 0);
+	assert_int_equal(c.sockets, 8);
+	assert_int_equal(c.threads, 1);
+	assert_true(c.shrink_naive);
+	/* Applied live: nothing that needs a restart. */
+	assert_int_equal(config_restart_changes(&before, &c, NULL, NULL), 0);
+}
+
+static char changed[8][32];
+static unsigned int nr_changed;
+
+static void note_changed(const char *flag, void *ctx)
+{
+	(void)ctx;
+	snprintf(changed[nr_changed++], sizeof(changed[0]), "%s", flag);
+}
+
+static void test_reread_names_what_needs_a_restart(void **state)
+{
+	static struct config before;
+	FILE *f;
+
+	write_file(conf_path, "sockets = 2\nrcvbuf = 1M\noutput = file:/a\n");
+	assert_int_equal(PARSE("--config", conf_path, "--sockets", "3"), 0);
+	assert_int_equal(c.sockets, 3);		/* the command line pins it */
+	before = c;
+	f = fopen(conf_path, "w");
+	assert_non_null(f);
+	fputs("sockets = 6\nrcvbuf = 2M\noutput = file:/b\nno-trace\n", f);
+	fclose(f);
+	assert_int_equal(PARSE("--config", conf_path, "--sockets", "3"), 0);
+	assert_int_equal(c.sockets, 3);
+	nr_changed = 0;
+	assert_int_equal(config_restart_changes(&before, &c, note_changed, NULL), 3);
+	assert_int_equal(nr_changed, 3);
+	assert_string_equal(changed[0], "rcvbuf");
+	assert_string_equal(changed[1], "output");	/* once, though two fields differ */
+	assert_string_equal(changed[2], "no-trace");
+}
+
+static void test_reread_errors_name_file_and_line(void **state)
+{
+	char want[128];
+
+	write_file(conf_path, "sockets = 2\n\nsockets = x\n");
+	assert_int_not_equal(PARSE("--config", conf_path), 0);
+	snprintf(want, sizeof(want), "%s:3: --sockets x", conf_path);
+	assert_non_null(strstr(err, want));
+	teardown(NULL);
+	write_file(conf_path, "sockets = 2\nthreads = 3\n");
+	assert_int_not_equal(PARSE("--config", conf_path), 0);
+	assert_non_null(strstr(err, "--threads 3 is more than --sockets 2"));
+	teardown(NULL);
+	write_file(conf_path, "shrink-naive = fast\n");
+	assert_int_not_equal(PARSE("--config", conf_path), 0);
+	snprintf(want, sizeof(want), "%s:1: --shrink-naive takes no value", conf_path);
+	assert_non_null(strstr(err, want));
+	unlink(conf_path);
+	assert_int_not_equal(PARSE("--config", conf_path), 0);
+	assert_non_null(strstr(err, "No such file"));
+	assert_non_null(strstr(err, conf_path));
+	conf_path[0] = '\0';
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +319,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_precedence, teardown),
 		cmocka_unit_test_teardown(test_env_file_bad_value, teardown),
 		cmocka_unit_test_teardown(test_config_parse_file, teardown),
+		cmocka_unit_test_teardown(test_reread_resize_settings, teardown),
+		cmocka_unit_test_teardown(test_reread_names_what_needs_a_restart, teardown),
+		cmocka_unit_test_teardown(test_reread_errors_name_file_and_line, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
