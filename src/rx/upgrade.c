@@ -367,29 +367,40 @@ static int store_one(const struct handover_item *it, bool add)
 	char state[160], name[HANDOVER_NAME_LEN + 48];
 
 	handover_fdname(it, name, sizeof(name));
-	snprintf(state, sizeof(state), "%s\nFDNAME=%s", add ? "FDSTORE=1" : "FDSTOREREMOVE=1", name);
+	/* FDPOLL=0: systemd polls stored fds and closes one that reports an
+	 * error; BPF map and link fds do (EPOLLERR: they do not poll), so
+	 * systemd 252 dropped them at once and a restart found sockets only. */
+	snprintf(state, sizeof(state), "%s\nFDNAME=%s", add ? "FDSTORE=1\nFDPOLL=0" : "FDSTOREREMOVE=1",
+		 name);
 	return sd_notify_fd(state, add ? it->fd : -1);
 }
 
 int upgrade_fdstore_put(struct receiver *r)
 {
 	struct handover h;
+	unsigned int stored = 0;
 	int err;
 
 	if (!sd_notify_enabled())
 		return 0;
 	handover_init(&h);
 	err = build(r, &h);
-	for (unsigned int i = 0; i < h.n && !err; i++)
-		err = store_one(&h.items[i], true);
-	handover_free(&h);
+	for (; stored < h.n && !err; stored++)
+		err = store_one(&h.items[stored], true);
 	if (err) {
-		pr_warn("systemd fd store (FDSTORE=1 to $NOTIFY_SOCKET): %s\n", strerror(-err));
-		return err;
+		/* Half a store would make the next start fail (sockets without
+		 * their maps): take back what went in; a restart then rebinds. */
+		pr_warn("systemd fd store (FDSTORE=1 to $NOTIFY_SOCKET): %s; a restart will not "
+			"keep the sockets\n", strerror(-err));
+		for (unsigned int i = 0; i + 1 < stored; i++)
+			store_one(&h.items[i], false);
+	} else {
+		/* systemd holds them now: at exit the program stays on the group. */
+		r->handed_over = true;
 	}
-	/* systemd holds them now: at exit the program stays on the group. */
-	r->handed_over = true;
-	return sd_notify_fd("READY=1", -1);
+	handover_free(&h);
+	/* READY=1 in any case: a Type=notify start must not hang on the store. */
+	return sd_notify_fd("READY=1", -1) ?: err;
 }
 
 void upgrade_fdstore_socket(const struct group_socket *s, bool add)

@@ -193,10 +193,16 @@ def test_unit_start_send_reload_restart_stop(installed):
         assert c.run("systemctl", "show", "-p", "MainPID", "--value",
                      "syslogrx").stdout.strip() == pid
 
+        # restart through the fd store: the same sockets (inodes), never closed.
+        before = udp_inodes(port)
+        assert len(before) == 4, before
         c.run("systemctl", "restart", "syslogrx")
         wait_until(lambda: len(ready_lines()) == 2, "a second ready line after restart")
         send(port, b"<13>srx12c after restart")
         wait_until(lambda: "after restart" in log(), "the message after restart")
+        journal = c.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager").stdout
+        assert "(fd store)" in journal, journal
+        assert udp_inodes(port) == before
 
         c.run("systemctl", "stop", "syslogrx")
         assert c.run("systemctl", "is-active", "syslogrx", check=False).stdout.strip() == "inactive"
@@ -210,6 +216,18 @@ def test_unit_start_send_reload_restart_stop(installed):
         assert "Operation not permitted" not in journal, journal
     finally:
         c.stop()
+
+
+def udp_inodes(port):
+    """Inodes of the UDP sockets bound to port (the container shares our netns)."""
+    found = set()
+    with open("/proc/net/udp") as f:
+        next(f)
+        for line in f:
+            cols = line.split()
+            if int(cols[1].rsplit(":", 1)[1], 16) == port:
+                found.add(int(cols[9]))
+    return found
 
 
 def read_json_from(c, path):
