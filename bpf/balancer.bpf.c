@@ -37,7 +37,7 @@ __u64 rr_next = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_REUSEPORT_SOCKARRAY);
-	__uint(max_entries, 1);		/* resized to nr_sockets before load */
+	__uint(max_entries, 1); /* resized to nr_sockets before load */
 	__type(key, __u32);
 	__type(value, __u64);
 } socks SEC(".maps");
@@ -45,7 +45,7 @@ struct {
 /* [0, nr_sockets): datagrams steered to socket i; [nr_sockets]: failures. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);		/* resized to nr_sockets + 1 before load */
+	__uint(max_entries, 2); /* resized to nr_sockets + 1 before load */
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
@@ -54,7 +54,7 @@ struct {
  * the latest writer wins, which is what a load estimate wants. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);		/* resized to nr_sockets before load */
+	__uint(max_entries, 1); /* resized to nr_sockets before load */
 	__type(key, __u32);
 	__type(value, __u32);
 } queued SEC(".maps");
@@ -71,7 +71,7 @@ static __always_inline void count(__u32 slot)
 	__u64 *v = bpf_map_lookup_elem(&counters, &slot);
 
 	if (v)
-		(*v)++;		/* per-CPU: no atomic needed */
+		(*v)++; /* per-CPU: no atomic needed */
 }
 
 /* Two distinct slots at random; the one with fewer bytes queued (a tie keeps
@@ -97,7 +97,7 @@ static __always_inline void note_queued(const struct sock *sk)
 	__u32 *q;
 
 	if (!s)
-		return;		/* not one of our sockets */
+		return; /* not one of our sockets */
 	q = bpf_map_lookup_elem(&queued, &s->slot);
 	if (q)
 		*q = sk->sk_backlog.rmem_alloc.counter;

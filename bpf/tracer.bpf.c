@@ -29,18 +29,18 @@
 #include <bpf/bpf_endian.h>
 #include "tracer.h"
 
-#define AF_INET		2
-#define AF_INET6	10
-#define ETH_P_IP	0x0800
-#define ETH_P_IPV6	0x86DD
-#define IP_OFFSET	0x1fff
-#define EEXIST		17
-#define MSG_PEEK	2
-#define MSG_ERRQUEUE	0x2000
+#define AF_INET 2
+#define AF_INET6 10
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define IP_OFFSET 0x1fff
+#define EEXIST 17
+#define MSG_PEEK 2
+#define MSG_ERRQUEUE 0x2000
 
 /* Set by user space before load; 0 = any. */
-const volatile __u32 filter_port = 0;	/* local port, host order */
-const volatile __u64 filter_netns = 0;	/* netns inode number */
+const volatile __u32 filter_port = 0;  /* local port, host order */
+const volatile __u64 filter_netns = 0; /* netns inode number */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -92,8 +92,8 @@ static __always_inline void count_map_full(__u32 slot)
  * This CPU's value for key, created zeroed if missing. NULL only when the map
  * is full, which is then counted in map_full[slot].
  */
-static __always_inline void *lookup_or_init(void *map, const void *key,
-					    const void *zero, __u32 slot)
+static __always_inline void *lookup_or_init(void *map, const void *key, const void *zero,
+					    __u32 slot)
 {
 	void *v = bpf_map_lookup_elem(map, key);
 	long err;
@@ -146,7 +146,7 @@ static __always_inline void count_socket_drop(struct sock *sk, __u32 reason)
 	key.pad = 0;
 	v = lookup_or_init(&sock_drops, &key, &zero, DROPS_MAP_SOCK_DROPS);
 	if (v)
-		(*v)++;		/* per-CPU: no atomic needed */
+		(*v)++; /* per-CPU: no atomic needed */
 }
 
 /* Destination port of the UDP datagram in skb, or -1 if it is not one. */
@@ -213,8 +213,8 @@ static __always_inline void count_port_drop(struct sk_buff *skb, __u32 reason)
 }
 
 SEC("tp_btf/kfree_skb")
-int BPF_PROG(on_kfree_skb, struct sk_buff *skb, void *location,
-	     enum skb_drop_reason reason, struct sock *rx_sk)
+int BPF_PROG(on_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason,
+	     struct sock *rx_sk)
 {
 	/* Not a drop, should it ever come this way. */
 	if (reason == bpf_core_enum_value(enum skb_drop_reason, SKB_CONSUMED) ||

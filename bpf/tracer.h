@@ -17,34 +17,34 @@
 
 /* Slots of the per-CPU `map_full` array: counts lost because a map was full. */
 enum drops_map_id {
-	DROPS_MAP_SOCK_DROPS = 0,	/* sock_drops: a drop with rx_sk set */
-	DROPS_MAP_PORT_DROPS = 1,	/* port_drops: a drop with no socket */
-	DROPS_MAP_SOCK_INFO = 2,	/* sock_info: a high-water mark or enqueue failure */
-	DROPS_MAP_SOCK_READS = 3,	/* sock_reads: a datagram taken by recvmsg */
+	DROPS_MAP_SOCK_DROPS = 0, /* sock_drops: a drop with rx_sk set */
+	DROPS_MAP_PORT_DROPS = 1, /* port_drops: a drop with no socket */
+	DROPS_MAP_SOCK_INFO = 2,  /* sock_info: a high-water mark or enqueue failure */
+	DROPS_MAP_SOCK_READS = 3, /* sock_reads: a datagram taken by recvmsg */
 	DROPS_MAP_NR = 4,
 };
 
 /* sock_drops key: the receiving socket and why it dropped. */
 struct drops_sock_key {
-	__u64 cookie;		/* bpf_get_socket_cookie() == SO_COOKIE */
-	__u32 reason;		/* enum skb_drop_reason */
+	__u64 cookie; /* bpf_get_socket_cookie() == SO_COOKIE */
+	__u32 reason; /* enum skb_drop_reason */
 	__u32 pad;
 };
 _Static_assert(sizeof(struct drops_sock_key) == 16, "drops_sock_key layout");
 
 /* port_drops key: a UDP datagram dropped with no receiving socket. */
 struct drops_port_key {
-	__u32 port;		/* destination port, host order */
-	__u32 reason;		/* enum skb_drop_reason */
+	__u32 port;   /* destination port, host order */
+	__u32 reason; /* enum skb_drop_reason */
 };
 _Static_assert(sizeof(struct drops_port_key) == 8, "drops_port_key layout");
 
 /* sock_info value, keyed by socket cookie (__u64). */
 struct drops_sock_info {
-	__u64 queue_hwm_bytes;	/* max sk_rmem_alloc seen at enqueue, on this CPU */
-	__u64 rcvbuf;		/* sk_rcvbuf when that max was seen */
-	__u64 enqueue_failures;	/* udp_fail_queue_rcv_skb hits (also in sock_drops) */
-	__u64 enqueue_failure_bytes;	/* their skb->truesize, what rcvbuf is charged */
+	__u64 queue_hwm_bytes;	     /* max sk_rmem_alloc seen at enqueue, on this CPU */
+	__u64 rcvbuf;		     /* sk_rcvbuf when that max was seen */
+	__u64 enqueue_failures;	     /* udp_fail_queue_rcv_skb hits (also in sock_drops) */
+	__u64 enqueue_failure_bytes; /* their skb->truesize, what rcvbuf is charged */
 };
 _Static_assert(sizeof(struct drops_sock_info) == 32, "drops_sock_info layout");
 

@@ -29,9 +29,9 @@
 #include "net/sockinfo.h"
 #include "syslog/seqtrack.h"
 
-#define BATCH		64
-#define DGRAM_MAX	65536
-#define SOCKETS_MAX	64
+#define BATCH 64
+#define DGRAM_MAX 65536
+#define SOCKETS_MAX 64
 
 enum { OPT_RCVBUF = 1000, OPT_IDLE, OPT_BIN, OPT_SEQ };
 
@@ -69,19 +69,20 @@ static _Atomic uint64_t t0_ns, last_ns;
 
 const char *argp_program_version = "drainrx 0.1";
 static const char doc[] =
-"Drain-only UDP receiver that counts every datagram, per socket and per time bin.\n"
-"\n"
-"USAGE: drainrx --listen ADDR:PORT [--sockets N] [--duration S] [--idle S] [--json]\n"
-"\n"
-"EXAMPLES:\n"
-"    drainrx --listen 127.0.0.1:5514 --duration 10 --json\n"
-"    drainrx --listen [::1]:5514 --sockets 2 --duration 30 --idle 2 --seq\n";
+	"Drain-only UDP receiver that counts every datagram, per socket and per time bin.\n"
+	"\n"
+	"USAGE: drainrx --listen ADDR:PORT [--sockets N] [--duration S] [--idle S] [--json]\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    drainrx --listen 127.0.0.1:5514 --duration 10 --json\n"
+	"    drainrx --listen [::1]:5514 --sockets 2 --duration 30 --idle 2 --seq\n";
 
 static const struct argp_option opts[] = {
 	{ "listen", 'l', "ADDR:PORT", 0, "Address to bind: a.b.c.d:port or [v6]:port", 0 },
 	{ "sockets", 'n', "N", 0, "SO_REUSEPORT sockets, one thread each (default 1)", 0 },
 	{ "duration", 'd', "S", 0, "Stop after S seconds (default 10)", 0 },
-	{ "idle", OPT_IDLE, "S", 0, "Also stop S seconds after the last datagram (once one came)", 0 },
+	{ "idle", OPT_IDLE, "S", 0, "Also stop S seconds after the last datagram (once one came)",
+	  0 },
 	{ "rcvbuf", OPT_RCVBUF, "SIZE", 0, "SO_RCVBUFFORCE per socket (default 64M)", 0 },
 	{ "bin-ms", OPT_BIN, "MS", 0, "Time bin in ms, a divisor of 1000 (default 10)", 0 },
 	{ "seq", OPT_SEQ, NULL, 0, "Account sequence markers (seqtrack)", 0 },
@@ -148,7 +149,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 static int open_socket(struct rx *r)
 {
-	struct timeval tv = { .tv_usec = 50000 };	/* wake to see the stop flag */
+	struct timeval tv = { .tv_usec = 50000 }; /* wake to see the stop flag */
 	int one = 1, rcvbuf = env.rcvbuf;
 
 	r->fd = socket(env.addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -232,10 +233,10 @@ static int print_flow(const struct seqtrack_flow_stats *f, void *ctx)
 	struct json_writer *w = ctx;
 
 	if (!w) {
-		printf("  flow %s/%u%s: received %" PRIu64 ", missing %" PRIu64 ", duplicates %" PRIu64
-		       ", reordered %" PRIu64 ", max seq %" PRIu64 "\n", f->run, f->flow,
-		       f->kind == SEQTRACK_LOGGEN ? " (loggen)" : "", f->received, f->missing,
-		       f->duplicates, f->reordered, f->max_seq);
+		printf("  flow %s/%u%s: received %" PRIu64 ", missing %" PRIu64
+		       ", duplicates %" PRIu64 ", reordered %" PRIu64 ", max seq %" PRIu64 "\n",
+		       f->run, f->flow, f->kind == SEQTRACK_LOGGEN ? " (loggen)" : "", f->received,
+		       f->missing, f->duplicates, f->reordered, f->max_seq);
 		return 0;
 	}
 	jw_object_begin(w, NULL);
@@ -291,7 +292,8 @@ static void report(uint64_t end_ns)
 		if (bins[b])
 			last_bin = b + 1;
 	if (!env.json) {
-		printf("received %" PRIu64 " datagrams, %" PRIu64 " bytes on %u socket(s) in %.3f s\n",
+		printf("received %" PRIu64 " datagrams, %" PRIu64
+		       " bytes on %u socket(s) in %.3f s\n",
 		       total, bytes, env.sockets, (end_ns - start_ns) / 1e9);
 		if (t0)
 			printf("arrivals span %.6f s\n", (last - t0) / 1e9);
@@ -304,7 +306,8 @@ static void report(uint64_t end_ns)
 		}
 		if (env.seq) {
 			printf("sequenced %" PRIu64 ", unsequenced %" PRIu64 ", received %" PRIu64
-			       ", missing %" PRIu64 ", duplicates %" PRIu64 ", reordered %" PRIu64 "\n",
+			       ", missing %" PRIu64 ", duplicates %" PRIu64 ", reordered %" PRIu64
+			       "\n",
 			       st.sequenced, st.unsequenced, st.received, st.missing, st.duplicates,
 			       st.reordered);
 			for (i = 0; i < env.sockets; i++)

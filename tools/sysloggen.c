@@ -31,8 +31,8 @@
 #include "common/parse_num.h"
 #include "gen/procmon.h"
 
-#define SOURCES_MAX	4096
-#define SLOT_MEM_MAX	(1ULL << 30)
+#define SOURCES_MAX 4096
+#define SLOT_MEM_MAX (1ULL << 30)
 
 enum { OPT_PRI = 1000, OPT_HOST, OPT_SPIN, OPT_END_MARKERS, OPT_END_PAUSE };
 
@@ -54,8 +54,8 @@ static struct env {
 	unsigned pri;
 	char host[MSGFMT_HOST_MAX + 1];
 	uint64_t spin_ns;
-	uint32_t end_markers;	/* copies of each flow's end marker */
-	uint64_t end_pause_ns;	/* before each copy */
+	uint32_t end_markers;  /* copies of each flow's end marker */
+	uint64_t end_pause_ns; /* before each copy */
 } env = {
 	.size = 256,
 	.format = MSGFMT_RFC3164,
@@ -71,8 +71,8 @@ static struct env {
 static struct pace_seg segs[PACE_SEGS_MAX];
 static uint64_t seg_off_ns[PACE_SEGS_MAX];
 static int nsegs;
-static uint64_t timeline_ns;		/* sum of paced segments' lengths */
-static uint64_t planned;		/* PACE_UNLIMITED for rate 0 + duration */
+static uint64_t timeline_ns; /* sum of paced segments' lengths */
+static uint64_t planned;     /* PACE_UNLIMITED for rate 0 + duration */
 static uint64_t start_ns;
 
 struct flow {
@@ -83,9 +83,9 @@ struct flow {
 	struct msgfmt_slot slots[PACE_BATCH_MAX];
 	char *bufs;
 	uint64_t next_seq;
-	uint64_t quota;		/* left in the current segment */
+	uint64_t quota; /* left in the current segment */
 	uint64_t sent;
-	uint64_t end_sent;	/* end marker copies sent */
+	uint64_t end_sent; /* end marker copies sent */
 };
 
 struct sender {
@@ -97,11 +97,11 @@ struct sender {
 	struct iovec iov[PACE_BATCH_MAX];
 	_Atomic uint64_t sent __attribute__((aligned(64)));
 	_Atomic uint64_t failed;
-	_Atomic uint64_t lag;	/* messages due and not yet sent */
+	_Atomic uint64_t lag; /* messages due and not yet sent */
 	_Atomic bool done;
 	uint64_t done_ns;
 	uint64_t err_nobufs, err_connrefused, err_again, err_other;
-	int fatal;		/* negative errno */
+	int fatal; /* negative errno */
 };
 
 static struct flow *flows;
@@ -109,24 +109,27 @@ static struct sender *senders;
 
 const char *argp_program_version = "sysloggen 0.1";
 static const char doc[] =
-"Paced UDP syslog sender with per-flow sequence numbers.\n"
-"\n"
-"USAGE: sysloggen --target HOST:PORT (--duration S | --count N | --profile P) [OPTION...]\n"
-"\n"
-"EXAMPLES:\n"
-"    sysloggen --target 127.0.0.1:5514 --rate 9000 --duration 3\n"
-"    sysloggen --target [::1]:5514 --rate 0 --count 1000000 --sources 4 --threads 2\n"
-"    sysloggen --target 127.0.0.1:5514 --profile 150000x30,0x10 --pid $(pidof syslogrx)\n"
-"    sysloggen --target 127.0.0.1:5514 --rate 50000 --duration 10 --json --format rfc5424\n";
+	"Paced UDP syslog sender with per-flow sequence numbers.\n"
+	"\n"
+	"USAGE: sysloggen --target HOST:PORT (--duration S | --count N | --profile P) [OPTION...]\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    sysloggen --target 127.0.0.1:5514 --rate 9000 --duration 3\n"
+	"    sysloggen --target [::1]:5514 --rate 0 --count 1000000 --sources 4 --threads 2\n"
+	"    sysloggen --target 127.0.0.1:5514 --profile 150000x30,0x10 --pid $(pidof syslogrx)\n"
+	"    sysloggen --target 127.0.0.1:5514 --rate 50000 --duration 10 --json --format rfc5424\n";
 
 static const struct argp_option opts[] = {
 	{ "target", 't', "HOST:PORT", 0, "Destination: IPv4 a.b.c.d:port or [IPv6]:port", 0 },
-	{ "rate", 'r', "MSGS_PER_S", 0, "Messages per second over all flows (0 = as fast as possible)", 0 },
-	{ "duration", 'd', "S", 0, "Seconds to send; with --rate sends exactly rate x S messages", 0 },
+	{ "rate", 'r', "MSGS_PER_S", 0,
+	  "Messages per second over all flows (0 = as fast as possible)", 0 },
+	{ "duration", 'd', "S", 0, "Seconds to send; with --rate sends exactly rate x S messages",
+	  0 },
 	{ "count", 'n', "N", 0, "Messages to send (exactly)", 0 },
 	{ "size", 's', "BYTES", 0, "Exact datagram size (default 256)", 0 },
 	{ "format", 'f', "FMT", 0, "rfc3164 (default) or rfc5424", 0 },
-	{ "sources", 'S', "K", 0, "Source sockets (flows), each its own source port (default 1)", 0 },
+	{ "sources", 'S', "K", 0, "Source sockets (flows), each its own source port (default 1)",
+	  0 },
 	{ "threads", 'T', "T", 0, "Sender threads; flows are split across them (default 1)", 0 },
 	{ "profile", 'P', "RATExSECS,...", 0, "Bursts, e.g. 150000x30,0x10 (rate 0 = silent)", 0 },
 	{ "pid", 'p', "PID", 0, "Monitor this receiver process once a second", 0 },
@@ -137,7 +140,8 @@ static const struct argp_option opts[] = {
 	{ "spin-us", OPT_SPIN, "US", 0, "Spin this long before each due time (default 20)", 0 },
 	{ "end-markers", OPT_END_MARKERS, "K", 0,
 	  "Copies of each flow's end marker (the count it sent), 0 = none (default 3)", 0 },
-	{ "end-pause-ms", OPT_END_PAUSE, "MS", 0, "Pause before each end marker copy (default 50)", 0 },
+	{ "end-pause-ms", OPT_END_PAUSE, "MS", 0, "Pause before each end marker copy (default 50)",
+	  0 },
 	{ "verbose", 'v', NULL, 0, "Debug output", 0 },
 	{},
 };
@@ -153,8 +157,14 @@ static int parse_target(const char *s)
 static struct msgfmt_params fmt_params(uint32_t flow)
 {
 	return (struct msgfmt_params){
-		.format = env.format, .pri = env.pri, .host = env.host, .app = "sysloggen",
-		.pid = getpid(), .run = env.run_id, .flow = flow, .size = env.size,
+		.format = env.format,
+		.pri = env.pri,
+		.host = env.host,
+		.app = "sysloggen",
+		.pid = getpid(),
+		.run = env.run_id,
+		.flow = flow,
+		.size = env.size,
 	};
 }
 
@@ -169,22 +179,30 @@ static void build_plan(struct argp_state *state)
 		argp_error(state, "--target is required");
 	if (env.profile) {
 		if (env.rate_set || env.duration_set || env.count_set)
-			argp_error(state, "--profile: cannot be combined with --rate, --duration or --count");
+			argp_error(
+				state,
+				"--profile: cannot be combined with --rate, --duration or --count");
 		nsegs = pace_parse_profile(env.profile, segs, PACE_SEGS_MAX);
 		if (nsegs < 0)
-			argp_error(state, "--profile: invalid value '%s' (want RATExSECS,...)", env.profile);
+			argp_error(state, "--profile: invalid value '%s' (want RATExSECS,...)",
+				   env.profile);
 	} else {
 		if (env.duration_set == env.count_set)
-			argp_error(state, "--duration: give exactly one of --duration, --count or --profile");
+			argp_error(
+				state,
+				"--duration: give exactly one of --duration, --count or --profile");
 		nsegs = 1;
 		segs[0].rate = env.rate;
 		segs[0].paced = env.rate > 0;
 		if (env.duration_set) {
 			segs[0].dur_ns = llround(env.duration * NSEC_PER_SEC);
-			segs[0].count = env.rate ? (uint64_t)llround(env.rate * env.duration) : PACE_UNLIMITED;
+			segs[0].count = env.rate ? (uint64_t)llround(env.rate * env.duration) :
+						   PACE_UNLIMITED;
 		} else {
 			segs[0].count = env.count;
-			segs[0].dur_ns = env.rate ? (uint64_t)((unsigned __int128)env.count * NSEC_PER_SEC / env.rate) : 0;
+			segs[0].dur_ns = env.rate ? (uint64_t)((unsigned __int128)env.count *
+							       NSEC_PER_SEC / env.rate) :
+						    0;
 		}
 	}
 	planned = 0;
@@ -204,7 +222,8 @@ static void build_plan(struct argp_state *state)
 		snprintf(env.run_id, sizeof(env.run_id), "%lx-%x", (unsigned long)time(NULL),
 			 (unsigned)getpid());
 	if (!env.host[0]) {
-		if (gethostname(env.host, sizeof(env.host) - 1) || !msgfmt_token_valid(env.host, MSGFMT_HOST_MAX))
+		if (gethostname(env.host, sizeof(env.host) - 1) ||
+		    !msgfmt_token_valid(env.host, MSGFMT_HOST_MAX))
 			strcpy(env.host, "-");
 	}
 	/* the widest number any flow can reach decides the smallest size */
@@ -216,12 +235,16 @@ static void build_plan(struct argp_state *state)
 		min = msgfmt_end_min_size(&p, max_seq + 1, env.end_markers);
 	max_size = env.dst.ss_family == AF_INET6 ? 65527 : 65507;
 	if (env.size < min)
-		argp_error(state, "--size: %" PRIu64 " is too small for the header and marker, the minimum is %" PRIu64,
+		argp_error(state,
+			   "--size: %" PRIu64
+			   " is too small for the header and marker, the minimum is %" PRIu64,
 			   env.size, min);
 	if (env.size > max_size)
-		argp_error(state, "--size: %" PRIu64 " is above the UDP maximum of %" PRIu64, env.size, max_size);
+		argp_error(state, "--size: %" PRIu64 " is above the UDP maximum of %" PRIu64,
+			   env.size, max_size);
 	if ((uint64_t)env.sources * PACE_BATCH_MAX * env.size > SLOT_MEM_MAX)
-		argp_error(state, "--sources: %u sources x %d buffers x %" PRIu64 " B is over 1 GiB",
+		argp_error(state,
+			   "--sources: %u sources x %d buffers x %" PRIu64 " B is over 1 GiB",
 			   env.sources, PACE_BATCH_MAX, env.size);
 	if (env.pid && kill(env.pid, 0) && errno == ESRCH)
 		argp_error(state, "--pid: no process %d", (int)env.pid);
@@ -236,7 +259,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 't':
 		env.target = arg;
 		if (parse_target(arg))
-			argp_error(state, "--target: invalid value '%s' (want a.b.c.d:port or [v6]:port)", arg);
+			argp_error(state,
+				   "--target: invalid value '%s' (want a.b.c.d:port or [v6]:port)",
+				   arg);
 		break;
 	case 'r':
 		err = parse_u64(arg, 0, 100000000, &env.rate);
@@ -281,7 +306,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'R':
 		if (!msgfmt_run_valid(arg))
-			argp_error(state, "--run-id: invalid value '%s' (1..32 of [A-Za-z0-9._:-])", arg);
+			argp_error(state, "--run-id: invalid value '%s' (1..32 of [A-Za-z0-9._:-])",
+				   arg);
 		strcpy(env.run_id, arg);
 		break;
 	case OPT_PRI:
@@ -334,7 +360,7 @@ static void wait_until(uint64_t due)
 		if (wake > now + NSEC_PER_SEC / 10)
 			wake = now + NSEC_PER_SEC / 10;
 		ts = ns_to_timespec(wake);
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);	/* EINTR: re-check */
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL); /* EINTR: re-check */
 		now = clock_ns(CLOCK_MONOTONIC);
 	}
 	while (!stop_requested && now < due) {
@@ -362,8 +388,10 @@ static int send_batch(struct sender *s, struct flow *fl, uint32_t b)
 		s->iov[i].iov_base = fl->slots[i].buf;
 		s->iov[i].iov_len = env.size;
 		s->msgs[i].msg_hdr = (struct msghdr){
-			.msg_name = &env.dst, .msg_namelen = env.dst_len,
-			.msg_iov = &s->iov[i], .msg_iovlen = 1,
+			.msg_name = &env.dst,
+			.msg_namelen = env.dst_len,
+			.msg_iov = &s->iov[i],
+			.msg_iovlen = 1,
 		};
 	}
 	while (off < b) {
@@ -417,7 +445,8 @@ static int run_segment(struct sender *s, const struct pace_seg *seg, uint64_t se
 	for (i = 0; i < s->nflows; i++) {
 		fl = s->flows[i];
 		fl->quota = pace_split(seg->count, env.sources, fl->id);
-		n = fl->quota == PACE_UNLIMITED || n == PACE_UNLIMITED ? PACE_UNLIMITED : n + fl->quota;
+		n = fl->quota == PACE_UNLIMITED || n == PACE_UNLIMITED ? PACE_UNLIMITED :
+									 n + fl->quota;
 	}
 	batch = pace_batch(n, seg->dur_ns, seg->paced);
 	if (!seg->paced)
@@ -427,11 +456,13 @@ static int run_segment(struct sender *s, const struct pace_seg *seg, uint64_t se
 		if (seg->paced) {
 			wait_until(seg_start + pace_due_ns(j, n, seg->dur_ns));
 			now = clock_ns(CLOCK_MONOTONIC);
-			ndue = now > seg_start ? pace_due_by(now - seg_start, n, seg->dur_ns) - j : 1;
+			ndue = now > seg_start ? pace_due_by(now - seg_start, n, seg->dur_ns) - j :
+						 1;
 			/* behind schedule: catch up in bigger batches, never ahead of it */
 			if (ndue > b)
 				b = ndue > PACE_BATCH_MAX ? PACE_BATCH_MAX : ndue;
-			atomic_store_explicit(&s->lag, ndue > b ? ndue - b : 0, memory_order_relaxed);
+			atomic_store_explicit(&s->lag, ndue > b ? ndue - b : 0,
+					      memory_order_relaxed);
 		} else if (n == PACE_UNLIMITED &&
 			   clock_ns(CLOCK_MONOTONIC) >= seg_start + seg->dur_ns) {
 			break;
@@ -493,8 +524,8 @@ static int open_flow(struct flow *fl, uint32_t id)
 	    getsockname(fl->fd, (struct sockaddr *)&local, &len))
 		return -errno;
 	fl->src_port = ntohs(local.ss_family == AF_INET6 ?
-			     ((struct sockaddr_in6 *)&local)->sin6_port :
-			     ((struct sockaddr_in *)&local)->sin_port);
+				     ((struct sockaddr_in6 *)&local)->sin6_port :
+				     ((struct sockaddr_in *)&local)->sin_port);
 	fl->bufs = malloc((size_t)PACE_BATCH_MAX * env.size);
 	if (!fl->bufs)
 		return -ENOMEM;
@@ -523,10 +554,12 @@ static void send_end_markers(void)
 			struct flow *fl = &flows[i];
 
 			if (msgfmt_render_end(&fl->fmt, buf, fl->sent, env.end_markers, sec)) {
-				pr_warn("flow %u: end marker does not fit in %" PRIu64 " B\n", i, env.size);
+				pr_warn("flow %u: end marker does not fit in %" PRIu64 " B\n", i,
+					env.size);
 				continue;
 			}
-			if (sendto(fl->fd, buf, env.size, 0, (struct sockaddr *)&env.dst, env.dst_len) < 0)
+			if (sendto(fl->fd, buf, env.size, 0, (struct sockaddr *)&env.dst,
+				   env.dst_len) < 0)
 				pr_warn("flow %u: end marker: %s\n", i, strerror(errno));
 			else
 				fl->end_sent++;
@@ -595,8 +628,8 @@ static void report_init(struct report *rep)
 		int err = procmon_init(&rep->mon, env.pid, start_ns);
 
 		if (err)
-			pr_warn("--pid %d: cannot read /proc/%d/stat: %s (monitor off)\n", (int)env.pid,
-				(int)env.pid, strerror(-err));
+			pr_warn("--pid %d: cannot read /proc/%d/stat: %s (monitor off)\n",
+				(int)env.pid, (int)env.pid, strerror(-err));
 		else
 			rep->monitoring = true;
 	}
@@ -620,8 +653,10 @@ static void report_row(struct report *rep, uint64_t t0, uint64_t t1)
 		procmon_sample(&rep->mon, t1, d, &mr);
 	if (target && lag > target / 100 + PACE_BATCH_MAX) {
 		rep->late_seconds++;
-		pr_warn("cannot keep up: %" PRIu64 " messages behind schedule in second %u (target %" PRIu64
-			"/s, achieved %.0f/s)\n", lag, rep->tick, target, rate);
+		pr_warn("cannot keep up: %" PRIu64
+			" messages behind schedule in second %u (target %" PRIu64
+			"/s, achieved %.0f/s)\n",
+			lag, rep->tick, target, rate);
 	}
 	if (env.json) {
 		jw_object_begin(&rep->jw, NULL);
@@ -640,7 +675,8 @@ static void report_row(struct report *rep, uint64_t t0, uint64_t t1)
 	} else if (rep->monitoring) {
 		procmon_print_row(stderr, &mr);
 	} else {
-		fprintf(stderr, "%8u %12" PRIu64 " %12.1f %14" PRIu64 "\n", rep->tick, d, rate, total);
+		fprintf(stderr, "%8u %12" PRIu64 " %12.1f %14" PRIu64 "\n", rep->tick, d, rate,
+			total);
 	}
 }
 
@@ -670,7 +706,8 @@ static void report_loop(struct report *rep)
 			continue;
 		}
 		if (now >= end) {
-			if (end > rep->prev_ns + NSEC_PER_SEC / 1000 || total_sent() != rep->prev_total)
+			if (end > rep->prev_ns + NSEC_PER_SEC / 1000 ||
+			    total_sent() != rep->prev_total)
 				report_row(rep, rep->prev_ns, end > rep->prev_ns ? end : now);
 			rep->end_ns = end;
 			return;
@@ -711,7 +748,8 @@ static int report_summary(struct report *rep)
 		pr_warn("sendmmsg: %s\n", strerror(-fatal));
 	if (failed)
 		pr_warn("%" PRIu64 " messages not sent (ENOBUFS %" PRIu64 ", ECONNREFUSED %" PRIu64
-			", EAGAIN %" PRIu64 ", other %" PRIu64 "); their numbers are gaps at the receiver\n",
+			", EAGAIN %" PRIu64 ", other %" PRIu64
+			"); their numbers are gaps at the receiver\n",
 			failed, nobufs, refused, again, other);
 	if (env.json) {
 		jw_object_begin(w, NULL);
@@ -781,10 +819,12 @@ static int report_summary(struct report *rep)
 	else
 		fprintf(stderr, "  planned       : %" PRIu64 "\n", planned);
 	fprintf(stderr, "  sent          : %" PRIu64 "\n", sent);
-	fprintf(stderr, "  end markers   : %" PRIu64 " (%u per flow; datagrams %" PRIu64 ")\n", ends,
-		env.end_markers, sent + ends);
-	fprintf(stderr, "  send errors   : %" PRIu64 " (ENOBUFS %" PRIu64 ", ECONNREFUSED %" PRIu64
-		", EAGAIN %" PRIu64 ", other %" PRIu64 ")\n", failed, nobufs, refused, again, other);
+	fprintf(stderr, "  end markers   : %" PRIu64 " (%u per flow; datagrams %" PRIu64 ")\n",
+		ends, env.end_markers, sent + ends);
+	fprintf(stderr,
+		"  send errors   : %" PRIu64 " (ENOBUFS %" PRIu64 ", ECONNREFUSED %" PRIu64
+		", EAGAIN %" PRIu64 ", other %" PRIu64 ")\n",
+		failed, nobufs, refused, again, other);
 	fprintf(stderr, "  duration      : %.4f s\n", dur);
 	fprintf(stderr, "  achieved rate : %.1f msgs/s\n", achieved);
 	fprintf(stderr, "  late seconds  : %" PRIu64 "\n", rep->late_seconds);
@@ -835,7 +875,7 @@ int main(int argc, char **argv)
 
 		s->flows[s->nflows++] = &flows[i];
 	}
-	start_ns = clock_ns(CLOCK_MONOTONIC) + NSEC_PER_SEC / 50;	/* all threads start together */
+	start_ns = clock_ns(CLOCK_MONOTONIC) + NSEC_PER_SEC / 50; /* all threads start together */
 	report_init(&rep);
 	for (i = 0; i < env.threads; i++) {
 		err = pthread_create(&senders[i].tid, NULL, sender_main, &senders[i]);

@@ -38,8 +38,8 @@
 #include "net/proc_net.h"
 #include "net/sockinfo.h"
 
-#define COMM_LEN	64
-#define MAX_FOREIGN	16	/* other processes named in a refusal */
+#define COMM_LEN 64
+#define MAX_FOREIGN 16 /* other processes named in a refusal */
 
 static struct env {
 	int pid;
@@ -47,31 +47,30 @@ static struct env {
 	enum balance_policy policy;
 	bool policy_set;
 	bool keep;
-} env;	/* --interval, --count, --json, -v: cli_report */
-
+} env; /* --interval, --count, --json, -v: cli_report */
 
 const char *argp_program_version = "udpbalance 0.1";
 static const char doc[] =
-"Spread the datagrams of another process's SO_REUSEPORT group evenly over its\n"
-"sockets with syslogrx's SK_REUSEPORT program (per datagram, not per flow).\n"
-"\n"
-"The whole group on the port must belong to PID, in one family and address.\n"
-"Needs CAP_BPF (load the program) and CAP_SYS_PTRACE (pidfd_getfd on PID);\n"
-"leastloaded also CAP_PERFMON (two tp_btf programs track each socket's queue).\n"
-"Steered counts are cumulative since udpbalance attached. On exit (SIGINT,\n"
-"SIGTERM, or when PID exits) the program is detached: the kernel's 4-tuple\n"
-"hash is back. With --keep it stays attached for as long as the group lives\n"
-"(not leastloaded: its queue tracking ends with udpbalance).\n"
-"\n"
-"USAGE: udpbalance --pid PID --port P --policy random|roundrobin|leastloaded\n"
-"                  [--interval S]\n"
-"                  [--count K] [--json] [--keep] [-v]\n"
-"\n"
-"EXAMPLES:\n"
-"    udpbalance --pid $(pidof syslog-ng) --port 514 --policy random\n"
-"    udpbalance -p 1234 -P 5514 --policy roundrobin --json --interval 5\n"
-"    udpbalance -p 1234 -P 5514 --policy leastloaded   # away from a socket that backs up\n"
-"    udpbalance -p 1234 -P 5514 --policy random --keep --count 1   # attach and leave\n";
+	"Spread the datagrams of another process's SO_REUSEPORT group evenly over its\n"
+	"sockets with syslogrx's SK_REUSEPORT program (per datagram, not per flow).\n"
+	"\n"
+	"The whole group on the port must belong to PID, in one family and address.\n"
+	"Needs CAP_BPF (load the program) and CAP_SYS_PTRACE (pidfd_getfd on PID);\n"
+	"leastloaded also CAP_PERFMON (two tp_btf programs track each socket's queue).\n"
+	"Steered counts are cumulative since udpbalance attached. On exit (SIGINT,\n"
+	"SIGTERM, or when PID exits) the program is detached: the kernel's 4-tuple\n"
+	"hash is back. With --keep it stays attached for as long as the group lives\n"
+	"(not leastloaded: its queue tracking ends with udpbalance).\n"
+	"\n"
+	"USAGE: udpbalance --pid PID --port P --policy random|roundrobin|leastloaded\n"
+	"                  [--interval S]\n"
+	"                  [--count K] [--json] [--keep] [-v]\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    udpbalance --pid $(pidof syslog-ng) --port 514 --policy random\n"
+	"    udpbalance -p 1234 -P 5514 --policy roundrobin --json --interval 5\n"
+	"    udpbalance -p 1234 -P 5514 --policy leastloaded   # away from a socket that backs up\n"
+	"    udpbalance -p 1234 -P 5514 --policy random --keep --count 1   # attach and leave\n";
 
 enum { OPT_POLICY = 256, OPT_KEEP };
 
@@ -94,8 +93,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_POLICY:
 		if (balance_policy_from_name(arg, &env.policy) || env.policy == BALANCE_HASH)
-			cli_bad_value("--policy", arg,
-				      "random, roundrobin or leastloaded (hash is what detaching gives)");
+			cli_bad_value(
+				"--policy", arg,
+				"random, roundrobin or leastloaded (hash is what detaching gives)");
 		env.policy_set = true;
 		break;
 	case OPT_KEEP:
@@ -112,7 +112,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		/* Left attached, leastloaded would steer on queue sizes frozen
 		 * when udpbalance's tracepoint programs went away. */
 		if (env.keep && env.policy == BALANCE_LEASTLOADED) {
-			fprintf(stderr, "udpbalance: --keep cannot be used with --policy leastloaded: "
+			fprintf(stderr,
+				"udpbalance: --keep cannot be used with --policy leastloaded: "
 				"its queue tracking ends when udpbalance exits\n");
 			exit(2);
 		}
@@ -137,7 +138,7 @@ struct group {
 	int foreign_pid[MAX_FOREIGN];
 	char foreign_comm[MAX_FOREIGN][COMM_LEN];
 	size_t nr_foreign;
-	size_t nr_orphans;	/* no process holds them (kernel sockets, closing) */
+	size_t nr_orphans; /* no process holds them (kernel sockets, closing) */
 	int err;
 };
 
@@ -169,7 +170,7 @@ static int add_row(const struct udp_sock_row *r, void *ctx)
 		return 0;
 	fd = r->inode ? proc_pid_socket_fd(env.pid, r->inode) : -ENOENT;
 	if (fd == -ESRCH || fd == -EACCES || fd == -EPERM)
-		return fd;	/* env.pid cannot be read at all: stop here */
+		return fd; /* env.pid cannot be read at all: stop here */
 	if (fd < 0) {
 		note_foreign(g, r->inode);
 		return 0;
@@ -199,8 +200,8 @@ static int group_scan(struct group *g)
 		return err;
 	}
 	if (err == -EACCES || err == -EPERM) {
-		pr_warn("cannot read /proc/%d/fd: %s (needs CAP_SYS_PTRACE, or root)\n",
-			env.pid, strerror(-err));
+		pr_warn("cannot read /proc/%d/fd: %s (needs CAP_SYS_PTRACE, or root)\n", env.pid,
+			strerror(-err));
 		return err;
 	}
 	if (err) {
@@ -218,7 +219,8 @@ static int group_check(const struct group *g)
 
 	proc_pid_comm(env.pid, comm, sizeof(comm));
 	if (g->nr_foreign) {
-		fprintf(stderr, "udpbalance: refusing port %u: it also has sockets of other processes:",
+		fprintf(stderr,
+			"udpbalance: refusing port %u: it also has sockets of other processes:",
 			env.port);
 		for (size_t i = 0; i < g->nr_foreign; i++)
 			fprintf(stderr, "%s pid %d (%s)", i ? "," : "", g->foreign_pid[i],
@@ -229,7 +231,8 @@ static int group_check(const struct group *g)
 	}
 	if (g->nr_orphans) {
 		pr_warn("refusing port %u: %zu socket(s) on it belong to no process we can see "
-			"(another PID namespace, or closing)\n", env.port, g->nr_orphans);
+			"(another PID namespace, or closing)\n",
+			env.port, g->nr_orphans);
 		return -EBUSY;
 	}
 	if (!g->n) {
@@ -248,15 +251,18 @@ static int group_check(const struct group *g)
 		if (g->m[i].row.family != g->m[0].row.family) {
 			pr_warn("refusing port %u: process %d has both IPv4 (%s) and IPv6 (%s) sockets "
 				"on it: two reuseport groups, and one program selects only within "
-				"the group it is attached to\n", env.port, env.pid,
-				g->m[0].row.family == AF_INET ? g->m[0].row.local : g->m[i].row.local,
-				g->m[0].row.family == AF_INET ? g->m[i].row.local : g->m[0].row.local);
+				"the group it is attached to\n",
+				env.port, env.pid,
+				g->m[0].row.family == AF_INET ? g->m[0].row.local :
+								g->m[i].row.local,
+				g->m[0].row.family == AF_INET ? g->m[i].row.local :
+								g->m[0].row.local);
 			return -EXDEV;
 		}
 		if (strcmp(g->m[i].row.local, g->m[0].row.local)) {
 			pr_warn("refusing port %u: process %d has sockets on %s and on %s: "
-				"two reuseport groups\n", env.port, env.pid, g->m[0].row.local,
-				g->m[i].row.local);
+				"two reuseport groups\n",
+				env.port, env.pid, g->m[0].row.local, g->m[i].row.local);
 			return -EXDEV;
 		}
 	}
@@ -287,8 +293,8 @@ static int check_socket(int fd, struct member *m)
 		return -errno;
 	if (!on) {
 		pr_warn("refusing port %u: socket inode %llu (%s) of process %d has no "
-			"SO_REUSEPORT: it is not in a reuseport group\n", env.port,
-			(unsigned long long)m->row.inode, m->row.local, env.pid);
+			"SO_REUSEPORT: it is not in a reuseport group\n",
+			env.port, (unsigned long long)m->row.inode, m->row.local, env.pid);
 		return -EINVAL;
 	}
 	return sockinfo_cookie(fd, &m->cookie);
@@ -350,7 +356,8 @@ static int take_group(struct balancer *b, struct group *g)
 			pr_warn("cannot put socket inode %llu in slot %zu: %s%s\n",
 				(unsigned long long)g->m[i].row.inode, i, strerror(-err),
 				err == -EBUSY ? " (it is in another REUSEPORT_SOCKARRAY: another "
-						"udpbalance, or the receiver's own eBPF program)" : "");
+						"udpbalance, or the receiver's own eBPF program)" :
+						"");
 			goto out;
 		}
 	}
@@ -359,7 +366,8 @@ static int take_group(struct balancer *b, struct group *g)
 		goto out;
 	err = balancer_attach(b, fds[0]);
 	if (err)
-		pr_warn("cannot attach to the group of %s: %s\n", g->m[0].row.local, strerror(-err));
+		pr_warn("cannot attach to the group of %s: %s\n", g->m[0].row.local,
+			strerror(-err));
 out:
 	for (i = 0; fds && i < opened; i++)
 		if (fds[i] >= 0)
@@ -393,8 +401,8 @@ static int release_group(const struct group *g)
 
 /* ---- reports ------------------------------------------------------------------ */
 
-static int report(struct balancer *b, const struct group *g, uint64_t *steered,
-		  uint64_t *last, bool final)
+static int report(struct balancer *b, const struct group *g, uint64_t *steered, uint64_t *last,
+		  bool final)
 {
 	uint64_t failures = 0, total = 0;
 	struct timespec ts;
@@ -437,10 +445,12 @@ static int report(struct balancer *b, const struct group *g, uint64_t *steered,
 		for (size_t i = 0; i < g->n; i++)
 			total += steered[i] - last[i];
 		printf("%s  %s %zu sockets on %s%s: %llu steered this interval, "
-		       "%llu selection failures in all\n", when, balance_policy_name(env.policy),
-		       g->n, g->m[0].row.local, final ? " (final)" : "",
-		       (unsigned long long)total, (unsigned long long)failures);
-		printf("  %-10s %-12s %14s %12s %7s\n", "INODE", "COOKIE", "STEERED", "INTERVAL", "SHARE");
+		       "%llu selection failures in all\n",
+		       when, balance_policy_name(env.policy), g->n, g->m[0].row.local,
+		       final ? " (final)" : "", (unsigned long long)total,
+		       (unsigned long long)failures);
+		printf("  %-10s %-12s %14s %12s %7s\n", "INODE", "COOKIE", "STEERED", "INTERVAL",
+		       "SHARE");
 		for (size_t i = 0; i < g->n; i++) {
 			uint64_t d = steered[i] - last[i];
 
@@ -472,7 +482,10 @@ int main(int argc, char **argv)
 {
 	static const struct argp_child children[] = { { &cli_report_argp, 0, NULL, 0 }, {} };
 	static const struct argp argp = {
-		.options = opts, .parser = parse_arg, .doc = doc, .children = children,
+		.options = opts,
+		.parser = parse_arg,
+		.doc = doc,
+		.children = children,
 	};
 	struct group g = {};
 	struct balancer *b = NULL;
@@ -510,14 +523,15 @@ int main(int argc, char **argv)
 	if (!b) {
 		err = -errno;
 		if (err != -EPERM && err != -EACCES)
-			pr_warn("cannot load the balancer for %zu sockets: %s\n", g.n, strerror(errno));
+			pr_warn("cannot load the balancer for %zu sockets: %s\n", g.n,
+				strerror(errno));
 		goto cleanup;
 	}
 	err = take_group(b, &g);
 	if (err)
 		goto cleanup;
-	pr_info("attached: %s over %zu sockets of pid %d on %s\n",
-		balance_policy_name(env.policy), g.n, env.pid, g.m[0].row.local);
+	pr_info("attached: %s over %zu sockets of pid %d on %s\n", balance_policy_name(env.policy),
+		g.n, env.pid, g.m[0].row.local);
 
 	steered = calloc(g.n, sizeof(*steered));
 	last = calloc(g.n, sizeof(*last));

@@ -36,35 +36,36 @@
 
 /* --interval, --count, --json, -v: cli_report. */
 static struct env {
-	uint16_t port;		/* 0 = any */
-	int pid;		/* 0 = any */
-	const char *metrics;	/* --metrics ADDR:PORT, NULL = none */
+	uint16_t port;	     /* 0 = any */
+	int pid;	     /* 0 = any */
+	const char *metrics; /* --metrics ADDR:PORT, NULL = none */
 } env;
-
 
 const char *argp_program_version = "udpdrops 0.1";
 static const char doc[] =
-"Count UDP drops per socket and reason, with the process owning each socket.\n"
-"\n"
-"Drops are counted from the moment udpdrops starts, in this network namespace.\n"
-"Needs CAP_BPF and CAP_PERFMON (tracing) and CAP_SYS_PTRACE (socket cookies).\n"
-"\n"
-"USAGE: udpdrops [--port P] [--pid PID] [--interval S] [--count K] [--json]\n"
-"                [--metrics ADDR:PORT] [-v]\n"
-"\n"
-"EXAMPLES:\n"
-"    udpdrops                    # every UDP socket, a table each second\n"
-"    udpdrops -p 514 -i 5        # sockets on port 514, every 5 seconds\n"
-"    udpdrops --pid 1234         # sockets of process 1234\n"
-"    udpdrops -p 514 -j -c 10    # 10 JSON lines, one per second\n";
+	"Count UDP drops per socket and reason, with the process owning each socket.\n"
+	"\n"
+	"Drops are counted from the moment udpdrops starts, in this network namespace.\n"
+	"Needs CAP_BPF and CAP_PERFMON (tracing) and CAP_SYS_PTRACE (socket cookies).\n"
+	"\n"
+	"USAGE: udpdrops [--port P] [--pid PID] [--interval S] [--count K] [--json]\n"
+	"                [--metrics ADDR:PORT] [-v]\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    udpdrops                    # every UDP socket, a table each second\n"
+	"    udpdrops -p 514 -i 5        # sockets on port 514, every 5 seconds\n"
+	"    udpdrops --pid 1234         # sockets of process 1234\n"
+	"    udpdrops -p 514 -j -c 10    # 10 JSON lines, one per second\n";
 
 enum { OPT_PID = 256, OPT_METRICS };
 
 static const struct argp_option opts[] = {
-	{ "port", 'p', "PORT", 0, "Only sockets on this local port (and no-socket drops to it)", 0 },
+	{ "port", 'p', "PORT", 0, "Only sockets on this local port (and no-socket drops to it)",
+	  0 },
 	{ "pid", OPT_PID, "PID", 0, "Only sockets held by this process", 0 },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
-	  "Serve the last report as Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1)", 0 },
+	  "Serve the last report as Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1)",
+	  0 },
 	{},
 };
 
@@ -94,12 +95,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 /* What we learnt about a socket inode; kept while the socket exists. */
 struct owner {
 	uint64_t inode;
-	int pid;		/* 0: no owner found (or not env.pid's) */
-	int fd;			/* its fd number in pid */
+	int pid; /* 0: no owner found (or not env.pid's) */
+	int fd;	 /* its fd number in pid */
 	bool have_cookie;
 	uint64_t cookie;
 	char comm[COMM_LEN];
-	bool seen;		/* in this interval's rows */
+	bool seen; /* in this interval's rows */
 };
 
 static struct owner *owners;
@@ -108,12 +109,12 @@ static size_t nr_owners;
 /* One row of a report; owner data copied, as `owners` may move. */
 struct view {
 	struct udp_sock_row row;
-	int pid;		/* 0: unknown */
+	int pid; /* 0: unknown */
 	char comm[COMM_LEN];
 	bool have_cookie;
 	uint64_t cookie;
-	int64_t rcvbuf;		/* SO_RCVBUF, -1: unknown */
-	bool traced;		/* the tracer has seen this socket */
+	int64_t rcvbuf; /* SO_RCVBUF, -1: unknown */
+	bool traced;	/* the tracer has seen this socket */
 	struct tracer_sock_stats stats;
 };
 
@@ -124,16 +125,16 @@ struct no_socket_drop {
 };
 
 struct cookie_set {
-	uint64_t *v;		/* sorted ascending */
+	uint64_t *v; /* sorted ascending */
 	size_t n, cap;
 };
 
 struct report {
 	double time;
-	struct cookie_set unmatched, unmatched_before;	/* cookies with no row */
+	struct cookie_set unmatched, unmatched_before; /* cookies with no row */
 	struct view *v;
 	size_t n, cap;
-	struct view **by_cookie;	/* views with a cookie, in cookie order */
+	struct view **by_cookie; /* views with a cookie, in cookie order */
 	size_t nr_by_cookie;
 	struct no_socket_drop *ns;
 	size_t nr_ns, cap_ns;
@@ -154,7 +155,7 @@ static void owner_resolve(struct owner *o)
 
 	o->pid = 0;
 	if (!o->inode)
-		return;		/* a kernel socket: no file, no owner */
+		return; /* a kernel socket: no file, no owner */
 	if (env.pid) {
 		pid = env.pid;
 	} else if (proc_socket_owner(o->inode, &pid, NULL, 0)) {
@@ -263,7 +264,7 @@ static int add_row(const struct udp_sock_row *r, void *ctx)
 	if (env.pid && !o->pid) {
 		if (fd >= 0)
 			close(fd);
-		return 0;	/* not a socket of env.pid */
+		return 0; /* not a socket of env.pid */
 	}
 	v = view_push(rep);
 	if (!v) {
@@ -275,7 +276,7 @@ static int add_row(const struct udp_sock_row *r, void *ctx)
 	v->rcvbuf = -1;
 	if (fd >= 0) {
 		read_borrowed(fd, o, v);
-		close(fd);	/* a copy kept open would keep the socket alive */
+		close(fd); /* a copy kept open would keep the socket alive */
 	}
 	v->pid = o->pid;
 	snprintf(v->comm, sizeof(v->comm), "%s", o->comm);
@@ -353,7 +354,7 @@ static int forget_gone(struct tracer *t, struct report *rep)
 		if (bsearch(&now->v[i], before->v, before->n, sizeof(uint64_t), cmp_u64))
 			gone[n++] = now->v[i];
 		else
-			now->v[kept++] = now->v[i];	/* in place: kept <= i */
+			now->v[kept++] = now->v[i]; /* in place: kept <= i */
 	}
 	now->n = kept;
 	err = tracer_forget_sockets(t, gone, n);
@@ -365,7 +366,7 @@ static int forget_gone(struct tracer *t, struct report *rep)
 	*before = *now;
 	*now = tmp;
 	now->n = 0;
-	return 0;	/* a failed delete costs map room only: keep reporting */
+	return 0; /* a failed delete costs map room only: keep reporting */
 }
 
 static int take_no_socket(uint16_t port, uint32_t reason, uint64_t count, void *ctx)
@@ -491,7 +492,7 @@ static void print_json(struct tracer *t, const struct report *rep)
 	jw_array_end(&w);
 
 	jw_object_begin(&w, "no_socket");
-	for (size_t i = 0; i < rep->nr_ns; ) {
+	for (size_t i = 0; i < rep->nr_ns;) {
 		uint16_t port = rep->ns[i].port;
 		char key[8];
 
@@ -532,8 +533,8 @@ static void print_table(struct tracer *t, const struct report *rep)
 	localtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	printf("%s  UDP sockets: %zu; DROPS counted since udpdrops started\n", when, rep->n);
-	printf("%-7s %-15s %-30s %-10s %-8s %9s %9s %9s %9s  %s\n", "PID", "COMM", "LOCAL",
-	       "INODE", "COOKIE", "RCVBUF", "QUEUED", "HWM", "DROPS", "REASONS");
+	printf("%-7s %-15s %-30s %-10s %-8s %9s %9s %9s %9s  %s\n", "PID", "COMM", "LOCAL", "INODE",
+	       "COOKIE", "RCVBUF", "QUEUED", "HWM", "DROPS", "REASONS");
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct view *v = &rep->v[i];
 		int64_t rcvbuf = view_rcvbuf(v);
@@ -562,7 +563,7 @@ static void print_table(struct tracer *t, const struct report *rep)
 		print_reasons(t, &v->stats);
 		printf("\n");
 	}
-	for (size_t i = 0; i < rep->nr_ns; ) {
+	for (size_t i = 0; i < rep->nr_ns;) {
 		uint16_t port = rep->ns[i].port;
 		bool first = true;
 
@@ -582,7 +583,6 @@ static void print_table(struct tracer *t, const struct report *rep)
 	printf("\n");
 	fflush(stdout);
 }
-
 
 /* ---- --metrics ----------------------------------------------------------- */
 
@@ -621,7 +621,7 @@ static void per_socket(struct prom_text *p, const struct report *rep, const char
 		const struct view *v = &rep->v[i];
 
 		if (need_cookie && !v->have_cookie)
-			continue;	/* its counters are unknown, not zero */
+			continue; /* its counters are unknown, not zero */
 		have = true;
 		val = get(v, &have);
 		if (!have)
@@ -677,8 +677,9 @@ static void render_metrics(struct tracer *t, const struct report *rep, struct pr
 	per_socket(p, rep, "udpdrops_socket_enqueue_failures_total", PROM_COUNTER,
 		   "udp_fail_queue_rcv_skb events of the socket (a cross-check of the drops).",
 		   true, get_enqueue_failures);
-	prom_family(p, "udpdrops_socket_drops_total", PROM_COUNTER,
-		    "Datagrams the kernel dropped for the socket since udpdrops started, per reason.");
+	prom_family(
+		p, "udpdrops_socket_drops_total", PROM_COUNTER,
+		"Datagrams the kernel dropped for the socket since udpdrops started, per reason.");
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct view *v = &rep->v[i];
 
@@ -692,8 +693,9 @@ static void render_metrics(struct tracer *t, const struct report *rep, struct pr
 			prom_u64(p, "udpdrops_socket_drops_total", &l, v->stats.by_reason[r]);
 		}
 	}
-	prom_family(p, "udpdrops_no_socket_drops_total", PROM_COUNTER,
-		    "UDP datagrams dropped with no socket to take them, per destination port and reason.");
+	prom_family(
+		p, "udpdrops_no_socket_drops_total", PROM_COUNTER,
+		"UDP datagrams dropped with no socket to take them, per destination port and reason.");
 	for (size_t i = 0; i < rep->nr_ns; i++) {
 		prom_labels_init(&l);
 		snprintf(port, sizeof(port), "%u", rep->ns[i].port);
@@ -829,7 +831,7 @@ int main(int argc, char **argv)
 	}
 	err = 0;
 cleanup:
-	http_metrics_close(metrics);	/* stops the HTTP thread before the text it copies goes */
+	http_metrics_close(metrics); /* stops the HTTP thread before the text it copies goes */
 	free(published.text);
 	tracer_close(t);
 	free(rep.v);

@@ -84,9 +84,8 @@ bool caps_is_user(const struct caps_user *u)
 	uid_t r, e, s;
 	gid_t rg, eg, sg;
 
-	return !getresuid(&r, &e, &s) && !getresgid(&rg, &eg, &sg) &&
-	       r == u->uid && e == u->uid && s == u->uid &&
-	       rg == u->gid && eg == u->gid && sg == u->gid;
+	return !getresuid(&r, &e, &s) && !getresgid(&rg, &eg, &sg) && r == u->uid && e == u->uid &&
+	       s == u->uid && rg == u->gid && eg == u->gid && sg == u->gid;
 }
 
 int caps_switch_user(const struct caps_user *u)

@@ -26,7 +26,7 @@ struct caps_user {
 	uid_t uid;
 	gid_t gid;
 	int ngroups;
-	gid_t groups[CAPS_USER_MAX_GROUPS];	/* its supplementary groups, as initgroups */
+	gid_t groups[CAPS_USER_MAX_GROUPS]; /* its supplementary groups, as initgroups */
 };
 
 /* Looks name (or a numeric uid) up. Returns 0, -ENOENT (no such user), -E2BIG

@@ -58,7 +58,8 @@ uint64_t cli_count(const char *arg)
 struct cli_report cli_report = { .interval = 1.0 };
 
 static const struct argp_option report_opts[] = {
-	{ "interval", 'i', "SECONDS", 0, "Seconds between reports (default 1, fractions allowed)", 0 },
+	{ "interval", 'i', "SECONDS", 0, "Seconds between reports (default 1, fractions allowed)",
+	  0 },
 	{ "count", 'c', "COUNT", 0, "Exit after COUNT reports (default: until a signal)", 0 },
 	{ "json", 'j', NULL, 0, "One JSON object per report, one line each", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose debug output, libbpf's included", 0 },

@@ -10,11 +10,24 @@ size_t escape_line(char *dst, const char *src, size_t len)
 		char c = src[i];
 
 		switch (c) {
-		case '\\': *d++ = '\\'; *d++ = '\\'; break;
-		case '\n': *d++ = '\\'; *d++ = 'n'; break;
-		case '\r': *d++ = '\\'; *d++ = 'r'; break;
-		case '\0': *d++ = '\\'; *d++ = '0'; break;
-		default: *d++ = c;
+		case '\\':
+			*d++ = '\\';
+			*d++ = '\\';
+			break;
+		case '\n':
+			*d++ = '\\';
+			*d++ = 'n';
+			break;
+		case '\r':
+			*d++ = '\\';
+			*d++ = 'r';
+			break;
+		case '\0':
+			*d++ = '\\';
+			*d++ = '0';
+			break;
+		default:
+			*d++ = c;
 		}
 	}
 	return d - dst;
@@ -81,14 +94,27 @@ size_t escape_json(char *dst, const char *src, size_t len)
 		}
 		*d++ = '\\';
 		switch (c) {
-		case '"': *d++ = '"'; break;
-		case '\\': *d++ = '\\'; break;
-		case '\n': *d++ = 'n'; break;
-		case '\r': *d++ = 'r'; break;
-		case '\t': *d++ = 't'; break;
+		case '"':
+			*d++ = '"';
+			break;
+		case '\\':
+			*d++ = '\\';
+			break;
+		case '\n':
+			*d++ = 'n';
+			break;
+		case '\r':
+			*d++ = 'r';
+			break;
+		case '\t':
+			*d++ = 't';
+			break;
 		default:
-			*d++ = 'u'; *d++ = '0'; *d++ = '0';
-			*d++ = hex[c >> 4]; *d++ = hex[c & 0xf];
+			*d++ = 'u';
+			*d++ = '0';
+			*d++ = '0';
+			*d++ = hex[c >> 4];
+			*d++ = hex[c & 0xf];
 		}
 		i++;
 	}

@@ -63,10 +63,22 @@ static void close_(struct json_writer *w, char c)
 	fputc(c, w->f);
 }
 
-void jw_object_begin(struct json_writer *w, const char *key) { open(w, key, '{'); }
-void jw_object_end(struct json_writer *w) { close_(w, '}'); }
-void jw_array_begin(struct json_writer *w, const char *key) { open(w, key, '['); }
-void jw_array_end(struct json_writer *w) { close_(w, ']'); }
+void jw_object_begin(struct json_writer *w, const char *key)
+{
+	open(w, key, '{');
+}
+void jw_object_end(struct json_writer *w)
+{
+	close_(w, '}');
+}
+void jw_array_begin(struct json_writer *w, const char *key)
+{
+	open(w, key, '[');
+}
+void jw_array_end(struct json_writer *w)
+{
+	close_(w, ']');
+}
 
 void jw_u64(struct json_writer *w, const char *key, uint64_t v)
 {
@@ -86,7 +98,7 @@ void jw_double(struct json_writer *w, const char *key, double v, int decimals)
 	if (isfinite(v))
 		fprintf(w->f, "%.*f", decimals, v);
 	else
-		fputs("null", w->f);	/* JSON has no NaN or infinity */
+		fputs("null", w->f); /* JSON has no NaN or infinity */
 }
 
 void jw_bool(struct json_writer *w, const char *key, bool v)

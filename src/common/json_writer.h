@@ -14,7 +14,7 @@
 
 struct json_writer {
 	FILE *f;
-	bool pretty;		/* indented, else one line */
+	bool pretty; /* indented, else one line */
 	int depth;
 	bool has_items[JW_MAX_DEPTH];
 };

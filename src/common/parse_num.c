@@ -7,25 +7,31 @@
 #include <strings.h>
 #include "common/parse_num.h"
 
-static int parse_scaled(const char *s, uint64_t min, uint64_t max, int allow_suffix,
-			uint64_t *out)
+static int parse_scaled(const char *s, uint64_t min, uint64_t max, int allow_suffix, uint64_t *out)
 {
 	unsigned long long v;
 	uint64_t mult = 1;
 	char *end;
 
 	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;	/* strtoull would accept "-1" and " 1" */
+		return -EINVAL; /* strtoull would accept "-1" and " 1" */
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno == ERANGE)
 		return -ERANGE;
 	if (allow_suffix && *end) {
 		switch (toupper((unsigned char)*end)) {
-		case 'K': mult = 1ULL << 10; break;
-		case 'M': mult = 1ULL << 20; break;
-		case 'G': mult = 1ULL << 30; break;
-		default: return -EINVAL;
+		case 'K':
+			mult = 1ULL << 10;
+			break;
+		case 'M':
+			mult = 1ULL << 20;
+			break;
+		case 'G':
+			mult = 1ULL << 30;
+			break;
+		default:
+			return -EINVAL;
 		}
 		end++;
 		if (!strcasecmp(end, "B") || !strcasecmp(end, "iB"))

@@ -24,9 +24,9 @@
 enum prom_type { PROM_COUNTER, PROM_GAUGE };
 
 struct prom_text {
-	char *buf;		/* NUL-terminated; owned */
+	char *buf; /* NUL-terminated; owned */
 	size_t len, cap;
-	int error;		/* first error: -ENOMEM or -EINVAL (a bad name) */
+	int error; /* first error: -ENOMEM or -EINVAL (a bad name) */
 };
 
 /* A sample's labels, built in order: at most PROM_MAX_LABELS. */
@@ -34,7 +34,7 @@ struct prom_text {
 #define PROM_LABELS_LEN 1024
 
 struct prom_labels {
-	char buf[PROM_LABELS_LEN];	/* 'k="v",k2="v2"', escaped */
+	char buf[PROM_LABELS_LEN]; /* 'k="v",k2="v2"', escaped */
 	size_t len;
 	unsigned int n;
 	bool overflow;

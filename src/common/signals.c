@@ -33,9 +33,11 @@ static int set(int sig, void (*handler)(int))
 
 int signals_install(unsigned int flags)
 {
-	int err = set(SIGINT, on_stop) ?: set(SIGTERM, on_stop) ?: set(SIGPIPE, SIG_IGN) ?:
-		  (flags & SIGNALS_HUP ? set(SIGHUP, on_hup) : 0) ?:
-		  (flags & SIGNALS_USR2 ? set(SIGUSR2, on_usr2) : 0);
+	int err = set(SIGINT, on_stop)					  ?:
+			  set(SIGTERM, on_stop)				  ?:
+			  set(SIGPIPE, SIG_IGN)				  ?:
+			  (flags & SIGNALS_HUP ? set(SIGHUP, on_hup) : 0) ?:
+			  (flags & SIGNALS_USR2 ? set(SIGUSR2, on_usr2) : 0);
 
 	if (err)
 		pr_warn("cannot set signal handlers: %s\n", strerror(-err));

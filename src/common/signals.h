@@ -17,8 +17,8 @@ extern volatile sig_atomic_t stop_requested;
 extern volatile sig_atomic_t hup_requested;
 extern volatile sig_atomic_t usr2_requested;
 
-#define SIGNALS_HUP	(1u << 0)	/* SIGHUP sets hup_requested */
-#define SIGNALS_USR2	(1u << 1)	/* SIGUSR2 sets usr2_requested */
+#define SIGNALS_HUP (1u << 0)  /* SIGHUP sets hup_requested */
+#define SIGNALS_USR2 (1u << 1) /* SIGUSR2 sets usr2_requested */
 
 /* flags: SIGNALS_*. 0, or -errno having logged one line. */
 int signals_install(unsigned int flags);

@@ -112,8 +112,8 @@ size_t sockaddr_format(char *buf, size_t cap, const struct sockaddr *sa, socklen
 
 void format_host_port(const struct sockaddr *sa, char *buf, size_t len)
 {
-	socklen_t salen = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-						    : sizeof(struct sockaddr_in);
+	socklen_t salen = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+						      sizeof(struct sockaddr_in);
 
 	if (len && (!sockaddr_format(buf, len, sa, salen) || !memchr(buf, '\0', len)))
 		snprintf(buf, len, "?");

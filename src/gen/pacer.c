@@ -8,7 +8,6 @@
 #include "gen/pacer.h"
 #include "common/parse_num.h"
 
-
 uint64_t pace_split(uint64_t n, uint32_t parts, uint32_t idx)
 {
 	if (n == PACE_UNLIMITED)
@@ -39,7 +38,7 @@ uint32_t pace_batch(uint64_t count, uint64_t dur_ns, bool paced)
 
 	if (!paced || !dur_ns)
 		return PACE_BATCH_MAX;
-	rate = (unsigned __int128)count * NSEC_PER_SEC / dur_ns;	/* msgs/s */
+	rate = (unsigned __int128)count * NSEC_PER_SEC / dur_ns; /* msgs/s */
 	rate /= 1000;
 	if (rate < 1)
 		return 1;

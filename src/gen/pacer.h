@@ -15,15 +15,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define PACE_SEGS_MAX	64
-#define PACE_BATCH_MAX	64
-#define PACE_UNLIMITED	UINT64_MAX
+#define PACE_SEGS_MAX 64
+#define PACE_BATCH_MAX 64
+#define PACE_UNLIMITED UINT64_MAX
 
 struct pace_seg {
-	uint64_t count;		/* messages; PACE_UNLIMITED: until dur_ns (unpaced) */
-	uint64_t dur_ns;	/* length; 0 for an unpaced count (as long as it takes) */
-	uint64_t rate;		/* target msgs/s as given (0 = unpaced, or silence) */
-	bool paced;		/* false: as fast as possible */
+	uint64_t count;	 /* messages; PACE_UNLIMITED: until dur_ns (unpaced) */
+	uint64_t dur_ns; /* length; 0 for an unpaced count (as long as it takes) */
+	uint64_t rate;	 /* target msgs/s as given (0 = unpaced, or silence) */
+	bool paced;	 /* false: as fast as possible */
 };
 
 /* Part idx of n split into parts pieces that differ by at most one. */

@@ -65,9 +65,12 @@ void procmon_sample(struct procmon *m, uint64_t now_ns, uint64_t records, struct
 
 void procmon_print_header(FILE *f)
 {
-	fprintf(f, "write (b) is the receiver's wchar (/proc/PID/io): bytes passed to write/send on any fd\n");
-	fprintf(f, " records   write (b)     write   secs |  %% cpu  user (ms)  sys (ms)  Mem (bytes)      Mem\n");
-	fprintf(f, "--------  ----------  --------  ----- + ------  ---------  --------  -----------  -------\n");
+	fprintf(f,
+		"write (b) is the receiver's wchar (/proc/PID/io): bytes passed to write/send on any fd\n");
+	fprintf(f,
+		" records   write (b)     write   secs |  %% cpu  user (ms)  sys (ms)  Mem (bytes)      Mem\n");
+	fprintf(f,
+		"--------  ----------  --------  ----- + ------  ---------  --------  -----------  -------\n");
 }
 
 void procmon_print_row(FILE *f, const struct procmon_row *r)
@@ -75,8 +78,8 @@ void procmon_print_row(FILE *f, const struct procmon_row *r)
 	char wb[32] = "-", wh[32] = "-", mb[32] = "-", mh[32] = "-";
 
 	if (!r->alive) {
-		fprintf(f, "%8" PRIu64 "  %10s  %8s  %5.2f | (process gone)\n", r->records, "-", "-",
-			r->secs);
+		fprintf(f, "%8" PRIu64 "  %10s  %8s  %5.2f | (process gone)\n", r->records, "-",
+			"-", r->secs);
 		return;
 	}
 	if (r->have_io) {
@@ -87,7 +90,8 @@ void procmon_print_row(FILE *f, const struct procmon_row *r)
 		snprintf(mb, sizeof(mb), "%" PRIu64, r->rss_bytes);
 		human_bytes(mh, sizeof(mh), r->rss_bytes);
 	}
-	fprintf(f, "%8" PRIu64 "  %10s  %8s  %5.2f | %6.2f  %9" PRIu64 "  %8" PRIu64 "  %11s  %7s\n",
+	fprintf(f,
+		"%8" PRIu64 "  %10s  %8s  %5.2f | %6.2f  %9" PRIu64 "  %8" PRIu64 "  %11s  %7s\n",
 		r->records, wb, wh, r->secs, r->cpu_pct, r->user_ms, r->sys_ms, mb, mh);
 }
 

@@ -28,12 +28,12 @@
 struct procmon_row {
 	uint64_t records;
 	double secs;
-	bool alive;		/* false: the process is gone, nothing else is set */
+	bool alive; /* false: the process is gone, nothing else is set */
 	double cpu_pct;
 	uint64_t user_ms, sys_ms;
 	bool have_rss, have_io;
 	uint64_t rss_bytes;
-	uint64_t write_bytes;	/* wchar delta */
+	uint64_t write_bytes; /* wchar delta */
 };
 
 struct procmon {

@@ -14,13 +14,13 @@
 
 struct procstat {
 	char comm[64];
-	uint64_t utime_ticks;	/* stat field 14 */
-	uint64_t stime_ticks;	/* stat field 15 */
-	uint64_t rss_bytes;	/* status VmRSS */
-	uint64_t wchar;		/* io: bytes passed to write(2) and friends, any fd */
-	uint64_t write_bytes;	/* io: bytes sent to the storage layer */
+	uint64_t utime_ticks; /* stat field 14 */
+	uint64_t stime_ticks; /* stat field 15 */
+	uint64_t rss_bytes;   /* status VmRSS */
+	uint64_t wchar;	      /* io: bytes passed to write(2) and friends, any fd */
+	uint64_t write_bytes; /* io: bytes sent to the storage layer */
 	bool have_rss;
-	bool have_io;		/* /proc/PID/io needs ptrace access (CAP_SYS_PTRACE) */
+	bool have_io; /* /proc/PID/io needs ptrace access (CAP_SYS_PTRACE) */
 };
 
 int procstat_parse_stat(const char *buf, struct procstat *ps);

@@ -18,10 +18,10 @@ struct balancer {
 	enum balance_policy policy;
 	unsigned int n;
 	int ncpus;
-	struct bpf_link *enqueue_link;	/* leastloaded: the pressure programs */
+	struct bpf_link *enqueue_link; /* leastloaded: the pressure programs */
 	struct bpf_link *dequeue_link;
-	__u32 *live;		/* live_sockets in the kernel's .bss */
-	void *bss_map;		/* adopted: our own mapping of the .bss map */
+	__u32 *live;   /* live_sockets in the kernel's .bss */
+	void *bss_map; /* adopted: our own mapping of the .bss map */
 	size_t bss_len;
 };
 
@@ -137,7 +137,8 @@ int balancer_export(struct balancer *b, int (*fn)(const char *name, int fd, void
 	struct bpf_map *map;
 	int err;
 
-	bpf_object__for_each_map(map, b->skel->obj) {
+	bpf_object__for_each_map(map, b->skel->obj)
+	{
 		if (bpf_map__fd(map) < 0)
 			continue;
 		err = fn(bpf_map__name(map), bpf_map__fd(map), ctx);
@@ -192,12 +193,13 @@ unsigned int balancer_get_live(const struct balancer *b)
 
 int balancer_set_socket(struct balancer *b, unsigned int idx, int fd)
 {
-	__u64 value = fd;	/* an 8-byte map takes the fd as a __u64 */
+	__u64 value = fd; /* an 8-byte map takes the fd as a __u64 */
 	__u32 key = idx;
 
 	if (idx >= b->n)
 		return -EINVAL;
-	if (bpf_map__update_elem(b->skel->maps.socks, &key, sizeof(key), &value, sizeof(value), BPF_ANY))
+	if (bpf_map__update_elem(b->skel->maps.socks, &key, sizeof(key), &value, sizeof(value),
+				 BPF_ANY))
 		return -errno;
 	if (b->policy == BALANCE_LEASTLOADED) {
 		/* The socket's own storage names its slot for the pressure programs. */
@@ -217,7 +219,8 @@ int balancer_read_queued(struct balancer *b, uint64_t *queued)
 	for (__u32 slot = 0; slot < b->n; slot++) {
 		__u32 v = 0;
 
-		if (bpf_map__lookup_elem(b->skel->maps.queued, &slot, sizeof(slot), &v, sizeof(v), 0))
+		if (bpf_map__lookup_elem(b->skel->maps.queued, &slot, sizeof(slot), &v, sizeof(v),
+					 0))
 			return -errno;
 		queued[slot] = v;
 	}
@@ -242,7 +245,9 @@ int balancer_verify_live(struct balancer *b, const uint64_t *cookies, unsigned i
 	for (__u32 i = 0; i < b->n; i++) {
 		__u64 cookie = 0;
 		int err = bpf_map__lookup_elem(b->skel->maps.socks, &i, sizeof(i), &cookie,
-					       sizeof(cookie), 0) ? -errno : 0;
+					       sizeof(cookie), 0) ?
+				  -errno :
+				  0;
 
 		if (i >= live) {
 			/* Out of selection: a slot still filled could be picked by a
@@ -258,8 +263,8 @@ int balancer_verify_live(struct balancer *b, const uint64_t *cookies, unsigned i
 			return -ENOENT;
 		}
 		if (cookie != cookies[i]) {
-			pr_warn("balancer slot %u holds socket cookie %llu, expected %llu\n",
-				i, (unsigned long long)cookie, (unsigned long long)cookies[i]);
+			pr_warn("balancer slot %u holds socket cookie %llu, expected %llu\n", i,
+				(unsigned long long)cookie, (unsigned long long)cookies[i]);
 			return -EXDEV;
 		}
 	}

@@ -18,7 +18,9 @@
 #define HANDOVER_MAX_BYTES (16 << 20)
 
 static const char *const kind_names[] = {
-	[HANDOVER_SOCK] = "sock", [HANDOVER_MAP] = "map", [HANDOVER_LINK] = "link",
+	[HANDOVER_SOCK] = "sock",
+	[HANDOVER_MAP] = "map",
+	[HANDOVER_LINK] = "link",
 };
 
 void handover_init(struct handover *h)
@@ -75,8 +77,8 @@ static int grow(struct handover *h)
 	return ARRAY_PUSH_ROOM(h->items, h->cap, h->n, 16);
 }
 
-int handover_add(struct handover *h, enum handover_kind kind, const char *owner,
-		 const char *name, int fd, int slot)
+int handover_add(struct handover *h, enum handover_kind kind, const char *owner, const char *name,
+		 int fd, int slot)
 {
 	struct handover_item *it;
 	int err = grow(h);
@@ -109,13 +111,14 @@ int handover_to_memfd(const struct handover *h)
 		close(fd);
 		return -ENOMEM;
 	}
-	fprintf(f, "syslogrx-handover 1\nlisten %s\nthreads %u\nready %d\nledger %d\n",
-		h->listen, h->threads, h->ready_fd, h->ledger_fd);
+	fprintf(f, "syslogrx-handover 1\nlisten %s\nthreads %u\nready %d\nledger %d\n", h->listen,
+		h->threads, h->ready_fd, h->ledger_fd);
 	for (unsigned int i = 0; i < h->n; i++) {
 		const struct handover_item *it = &h->items[i];
 
 		if (it->kind == HANDOVER_SOCK)
-			fprintf(f, "sock %d %llu %d\n", it->fd, (unsigned long long)it->id, it->slot);
+			fprintf(f, "sock %d %llu %d\n", it->fd, (unsigned long long)it->id,
+				it->slot);
 		else
 			fprintf(f, "%s %s %s %d %llu\n", kind_names[it->kind], it->owner, it->name,
 				it->fd, (unsigned long long)it->id);
@@ -243,7 +246,8 @@ int handover_receive(struct handover *h)
 		free(text);
 		return -EINVAL;
 	}
-	for (line = strtok_r(text + 20, "\n", &save); line && !err; line = strtok_r(NULL, "\n", &save))
+	for (line = strtok_r(text + 20, "\n", &save); line && !err;
+	     line = strtok_r(NULL, "\n", &save))
 		err = parse_line(h, line);
 	free(text);
 	for (unsigned int i = 0; i < h->n && !err; i++)
@@ -357,7 +361,8 @@ int handover_reuse_maps(struct bpf_object *obj, const char *owner, const struct 
 	struct bpf_map *map;
 	int err;
 
-	bpf_object__for_each_map(map, obj) {
+	bpf_object__for_each_map(map, obj)
+	{
 		int fd = handover_find(h, HANDOVER_MAP, owner, bpf_map__name(map));
 
 		if (fd < 0) {
@@ -368,7 +373,8 @@ int handover_reuse_maps(struct bpf_object *obj, const char *owner, const struct 
 		}
 		err = bpf_map__reuse_fd(map, fd);
 		if (err) {
-			pr_warn("hand-over: %s map %s: %s\n", owner, bpf_map__name(map), strerror(-err));
+			pr_warn("hand-over: %s map %s: %s\n", owner, bpf_map__name(map),
+				strerror(-err));
 			return err;
 		}
 	}

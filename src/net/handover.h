@@ -33,16 +33,16 @@ struct handover_item {
 	char owner[16];
 	char name[HANDOVER_NAME_LEN];
 	int fd;
-	uint64_t id;		/* SO_COOKIE for a socket, the kernel's id for a map or link */
-	int slot;		/* sockets: balancer slot, -1 = spare */
+	uint64_t id; /* SO_COOKIE for a socket, the kernel's id for a map or link */
+	int slot;    /* sockets: balancer slot, -1 = spare */
 };
 
 struct handover {
 	char listen[80];
 	unsigned int threads;
-	int ready_fd;		/* the new process writes "ready\n" here */
-	int ledger_fd;		/* a supervisor's shared memory, -1 if none */
-	bool from_fdstore;	/* systemd's fd store: slots from the balancer map */
+	int ready_fd;	   /* the new process writes "ready\n" here */
+	int ledger_fd;	   /* a supervisor's shared memory, -1 if none */
+	bool from_fdstore; /* systemd's fd store: slots from the balancer map */
 	struct handover_item *items;
 	unsigned int n;
 	size_t cap;
@@ -52,8 +52,8 @@ void handover_init(struct handover *h);
 void handover_free(struct handover *h);
 
 /* Adds fd, reading its identity from the kernel (cookie / map or link id). */
-int handover_add(struct handover *h, enum handover_kind kind, const char *owner,
-		 const char *name, int fd, int slot);
+int handover_add(struct handover *h, enum handover_kind kind, const char *owner, const char *name,
+		 int fd, int slot);
 
 /* Writes h into a new memfd (not close-on-exec); returns its fd or -errno. */
 int handover_to_memfd(const struct handover *h);

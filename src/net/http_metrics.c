@@ -42,7 +42,8 @@ struct http_metrics *http_metrics_open(const char *flag, const char *arg)
 	int one = 1, err;
 
 	if (http_metrics_parse(arg, &addr, &len)) {
-		pr_warn("%s %s: expected PORT or ADDR:PORT, e.g. 9464 or 127.0.0.1:9464\n", flag, arg);
+		pr_warn("%s %s: expected PORT or ADDR:PORT, e.g. 9464 or 127.0.0.1:9464\n", flag,
+			arg);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -80,8 +81,8 @@ const char *http_metrics_address(const struct http_metrics *h)
 	return h->address;
 }
 
-static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, char *body,
-			      size_t len, enum MHD_ResponseMemoryMode mode, const char *type)
+static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, char *body, size_t len,
+			      enum MHD_ResponseMemoryMode mode, const char *type)
 {
 	struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, mode);
 	enum MHD_Result ret;
@@ -140,18 +141,16 @@ int http_metrics_start(struct http_metrics *h, http_metrics_fill_fn fill, void *
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	/* One internal thread polls and answers: scrapes are rare and small. */
 	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL,
-				  on_request, h,
-				  MHD_OPTION_LISTEN_SOCKET, h->fd,
+				  on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)16,
-				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
-				  MHD_OPTION_END);
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!h->mhd) {
 		pr_warn("%s %s: the HTTP server (libmicrohttpd) did not start\n", h->flag,
 			h->address);
 		return -EIO;
 	}
-	h->fd = -1;	/* MHD's now: MHD_stop_daemon closes it */
+	h->fd = -1; /* MHD's now: MHD_stop_daemon closes it */
 	return 0;
 }
 
@@ -160,7 +159,7 @@ void http_metrics_close(struct http_metrics *h)
 	if (!h)
 		return;
 	if (h->mhd)
-		MHD_stop_daemon(h->mhd);	/* joins its thread, closes the socket */
+		MHD_stop_daemon(h->mhd); /* joins its thread, closes the socket */
 	if (h->fd >= 0)
 		close(h->fd);
 	free(h);

@@ -16,8 +16,20 @@
 
 /* Fields of a /proc/net/udp row, as udp4_format_sock() prints them. */
 enum {
-	F_SL, F_LOCAL, F_REMOTE, F_STATE, F_TXRX, F_TIMER, F_RETRNSMT,
-	F_UID, F_TIMEOUT, F_INODE, F_REF, F_POINTER, F_DROPS, F_NR
+	F_SL,
+	F_LOCAL,
+	F_REMOTE,
+	F_STATE,
+	F_TXRX,
+	F_TIMER,
+	F_RETRNSMT,
+	F_UID,
+	F_TIMEOUT,
+	F_INODE,
+	F_REF,
+	F_POINTER,
+	F_DROPS,
+	F_NR
 };
 
 /* Whole token in base 10 or 16, no sign, no space: strtoull accepts both. */
@@ -62,8 +74,7 @@ static int split_colon(const char *s, size_t len, size_t addr_len, const char **
  * integer (%08X of a __be32), so parsing a word and storing it as is gives
  * the address bytes back on any endianness.
  */
-static int parse_address(const char *s, int family, char *out, size_t out_len,
-			 uint16_t port)
+static int parse_address(const char *s, int family, char *out, size_t out_len, uint16_t port)
 {
 	int words = family == AF_INET ? 1 : 4;
 	uint32_t addr[4];
@@ -105,7 +116,7 @@ int proc_net_udp_parse_line(const char *line, int family, struct udp_sock_row *o
 		if (!*p)
 			break;
 		if (n == F_NR)
-			return -EINVAL;		/* more fields than a row has */
+			return -EINVAL; /* more fields than a row has */
 		tok[n] = p;
 		while (*p && *p != ' ' && *p != '\t' && *p != '\n')
 			p++;
@@ -158,13 +169,13 @@ static int for_each_in_table(const char *path, int family,
 	if (!f)
 		/* No IPv6 in this kernel: an empty table, not an error. */
 		return errno == ENOENT && family == AF_INET6 ? 0 : -errno;
-	if (getline(&line, &cap, f) < 0) {	/* the header */
+	if (getline(&line, &cap, f) < 0) { /* the header */
 		err = ferror(f) ? -EIO : 0;
 		goto out;
 	}
 	while (getline(&line, &cap, f) >= 0) {
 		if (proc_net_udp_parse_line(line, family, &row)) {
-			err = -EPROTO;		/* the kernel changed its format */
+			err = -EPROTO; /* the kernel changed its format */
 			goto out;
 		}
 		err = fn(&row, ctx);
@@ -207,7 +218,7 @@ int proc_pid_socket_fd(int pid, uint64_t inode)
 			continue;
 		n = readlinkat(dirfd(dir), de->d_name, link, sizeof(link) - 1);
 		if (n < 0)
-			continue;	/* closed while we looked */
+			continue; /* closed while we looked */
 		link[n] = '\0';
 		if (!strcmp(link, want)) {
 			fd = atoi(de->d_name);
@@ -257,7 +268,7 @@ int proc_socket_owner(uint64_t inode, int *pid, char *comm, size_t comm_len)
 		if (proc_pid_socket_fd(p, inode) < 0)
 			continue;
 		if (comm && proc_pid_comm(p, comm, comm_len))
-			continue;	/* exited meanwhile */
+			continue; /* exited meanwhile */
 		*pid = p;
 		err = 0;
 		break;

@@ -11,12 +11,12 @@
 #include <stdint.h>
 
 struct udp_sock_row {
-	int family;		/* AF_INET or AF_INET6 */
-	char local[64];		/* "127.0.0.1:5514" or "[::1]:5514" */
-	uint16_t port;		/* local port */
-	uint64_t inode;		/* 0 for a socket with no file (kernel socket) */
-	uint64_t rx_queue;	/* bytes queued (sk_rmem_alloc) */
-	uint64_t drops;		/* since the socket was created */
+	int family;	   /* AF_INET or AF_INET6 */
+	char local[64];	   /* "127.0.0.1:5514" or "[::1]:5514" */
+	uint16_t port;	   /* local port */
+	uint64_t inode;	   /* 0 for a socket with no file (kernel socket) */
+	uint64_t rx_queue; /* bytes queued (sk_rmem_alloc) */
+	uint64_t drops;	   /* since the socket was created */
 	uint32_t uid;
 };
 

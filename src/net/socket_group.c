@@ -73,8 +73,9 @@ static int open_one(struct socket_group *g, unsigned int idx, uint64_t rcvbuf)
 			return -errno;
 		format_host_port((struct sockaddr *)&g->addr, g->listen, sizeof(g->listen));
 	}
-	return sockinfo_rcvbuf(s->fd, &s->rcvbuf) ?: sockinfo_cookie(s->fd, &s->cookie) ?:
-	       sockinfo_inode(s->fd, &s->inode);
+	return sockinfo_rcvbuf(s->fd, &s->rcvbuf)	  ?:
+		       sockinfo_cookie(s->fd, &s->cookie) ?:
+							    sockinfo_inode(s->fd, &s->inode);
 }
 
 int socket_group_open(struct socket_group *g, const char *listen, unsigned int n, uint64_t rcvbuf)
@@ -107,7 +108,8 @@ int socket_group_open(struct socket_group *g, const char *listen, unsigned int n
 				pr_warn("--listen %s: ports below 1024 need CAP_NET_BIND_SERVICE\n",
 					g->listen);
 			else
-				pr_warn("--listen %s: socket %u: %s\n", g->listen, i, strerror(-err));
+				pr_warn("--listen %s: socket %u: %s\n", g->listen, i,
+					strerror(-err));
 			socket_group_close(g);
 			return err;
 		}

@@ -16,21 +16,21 @@
 
 struct group_socket {
 	int fd;
-	uint64_t cookie;	/* SO_COOKIE: matches bpf_get_socket_cookie() */
-	uint64_t inode;		/* as in /proc/net/udp and /proc/PID/fd */
-	int rcvbuf;		/* effective, as the kernel reports it */
+	uint64_t cookie; /* SO_COOKIE: matches bpf_get_socket_cookie() */
+	uint64_t inode;	 /* as in /proc/net/udp and /proc/PID/fd */
+	int rcvbuf;	 /* effective, as the kernel reports it */
 	/* Closed by a live shrink (fd is then -1): SO_MEMINFO's drop count read
 	 * just before the close, for the summary. */
 	uint64_t drops_at_close;
-	int away;		/* connected away: out of the group for good */
+	int away; /* connected away: out of the group for good */
 };
 
 struct socket_group {
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
-	char listen[80];	/* normalised "127.0.0.1:5514" / "[::1]:5514" */
-	unsigned int n;		/* sockets ever opened, closed ones included */
-	size_t cap;		/* allocated entries of socks */
+	char listen[80]; /* normalised "127.0.0.1:5514" / "[::1]:5514" */
+	unsigned int n;	 /* sockets ever opened, closed ones included */
+	size_t cap;	 /* allocated entries of socks */
 	struct group_socket *socks;
 };
 

@@ -30,10 +30,10 @@ struct tracer {
 	struct tracer_bpf *skel;
 	int nr_cpus;
 	char names[TRACER_MAX_REASONS][REASON_NAME_LEN];
-	struct reason_name *extra;	/* enumerators >= TRACER_MAX_REASONS */
+	struct reason_name *extra; /* enumerators >= TRACER_MAX_REASONS */
 	size_t nr_extra;
-	char unknown[REASON_NAME_LEN];	/* for tracer_reason_name() past the table */
-	int adopted_links[TRACER_MAX_LINKS];	/* handed over: held, never attached by us */
+	char unknown[REASON_NAME_LEN];	     /* for tracer_reason_name() past the table */
+	int adopted_links[TRACER_MAX_LINKS]; /* handed over: held, never attached by us */
 	char adopted_names[TRACER_MAX_LINKS][64];
 	unsigned int nr_adopted;
 };
@@ -192,14 +192,15 @@ fail:
 	return NULL;
 }
 
-int tracer_export(struct tracer *t,
-		  int (*fn)(int is_link, const char *name, int fd, void *ctx), void *ctx)
+int tracer_export(struct tracer *t, int (*fn)(int is_link, const char *name, int fd, void *ctx),
+		  void *ctx)
 {
 	const struct bpf_object_skeleton *sk = t->skel->skeleton;
 	struct bpf_map *map;
 	int err;
 
-	bpf_object__for_each_map(map, t->skel->obj) {
+	bpf_object__for_each_map(map, t->skel->obj)
+	{
 		if (bpf_map__fd(map) < 0)
 			continue;
 		err = fn(0, bpf_map__name(map), bpf_map__fd(map), ctx);
@@ -241,7 +242,7 @@ struct tracer *tracer_adopt(const struct handover *h)
 		int fd = handover_find(h, HANDOVER_LINK, "tracer", sk->progs[i].name);
 
 		if (fd < 0 && *sk->progs[i].prog == t->skel->progs.on_sock_recv_length)
-			continue;	/* loaded only when asked */
+			continue; /* loaded only when asked */
 		if (fd < 0) {
 			pr_warn("hand-over: the tracer's %s is not attached\n", sk->progs[i].name);
 			err = -ENOENT;
@@ -273,7 +274,8 @@ static size_t percpu_stride(size_t value_size)
  * never deleted while we walk, so get_next_key cannot restart from the start.
  */
 static int walk_percpu_map(struct tracer *t, struct bpf_map *map,
-			   int (*fn)(struct tracer *t, const void *key, const void *values, void *ctx),
+			   int (*fn)(struct tracer *t, const void *key, const void *values,
+				     void *ctx),
 			   void *ctx)
 {
 	size_t key_size = bpf_map__key_size(map);
@@ -386,10 +388,10 @@ int tracer_read_socket(struct tracer *t, uint64_t cookie, struct tracer_sock_sta
 /* Compact rows gathered from both maps, then sorted and merged by cookie. */
 struct sock_row {
 	uint64_t cookie;
-	uint32_t reason;	/* drop rows */
+	uint32_t reason; /* drop rows */
 	uint32_t is_info;
-	uint64_t count;		/* drop rows */
-	struct drops_sock_info info;	/* info rows, already merged over CPUs */
+	uint64_t count;		     /* drop rows */
+	struct drops_sock_info info; /* info rows, already merged over CPUs */
 };
 
 struct row_vec {
@@ -494,7 +496,7 @@ out:
 struct forget {
 	const uint64_t *cookies;
 	size_t n;
-	struct drops_sock_key *keys;	/* sock_drops keys to delete */
+	struct drops_sock_key *keys; /* sock_drops keys to delete */
 	size_t nr_keys, cap_keys;
 };
 
@@ -566,7 +568,7 @@ int tracer_socket_reads(struct tracer *t, uint64_t cookie, uint64_t *reads)
 		return -ENOMEM;
 	*reads = 0;
 	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.sock_reads), &cookie, values))
-		err = errno == ENOENT ? 0 : -errno;	/* never read yet */
+		err = errno == ENOENT ? 0 : -errno; /* never read yet */
 	else
 		*reads = sum_u64(t, values, sizeof(uint64_t));
 	free(values);

@@ -14,9 +14,9 @@
 #include <stdint.h>
 
 struct tracer_opts {
-	uint16_t port;		/* local / destination port, 0 = any */
-	uint64_t netns_ino;	/* network namespace inode, 0 = any */
-	bool count_reads;	/* also count datagrams taken per socket (a cost per datagram) */
+	uint16_t port;	    /* local / destination port, 0 = any */
+	uint64_t netns_ino; /* network namespace inode, 0 = any */
+	bool count_reads;   /* also count datagrams taken per socket (a cost per datagram) */
 };
 
 struct tracer;
@@ -31,8 +31,8 @@ void tracer_close(struct tracer *t);
 
 /* Calls fn for each map (is_link 0) and each attached program's link (1), by
  * libbpf name, to hand them to another process. */
-int tracer_export(struct tracer *t,
-		  int (*fn)(int is_link, const char *name, int fd, void *ctx), void *ctx);
+int tracer_export(struct tracer *t, int (*fn)(int is_link, const char *name, int fd, void *ctx),
+		  void *ctx);
 /* The other side: the same maps and links from a checked hand-over (owner
  * "tracer");
  * loads and attaches nothing, so no capability is needed and no drop goes
@@ -42,7 +42,7 @@ struct tracer *tracer_adopt(const struct handover *h);
 
 struct tracer_sock_stats {
 	uint64_t total;				/* all drops with this socket as rx_sk */
-	uint64_t by_reason[TRACER_MAX_REASONS];	/* reasons >= TRACER_MAX_REASONS only in total */
+	uint64_t by_reason[TRACER_MAX_REASONS]; /* reasons >= TRACER_MAX_REASONS only in total */
 	uint64_t enqueue_failures;		/* udp_fail_queue_rcv_skb, a cross-check */
 	uint64_t enqueue_failure_bytes;		/* their truesize: the memory that did not fit */
 	uint64_t queue_hwm_bytes;		/* max bytes queued seen at enqueue */

@@ -7,19 +7,24 @@
 #include "rx/advice.h"
 
 /* Headroom on a measured need: the next run's load is not this one's. */
-#define RCVBUF_MARGIN	2
-#define THREADS_MARGIN	1.25
+#define RCVBUF_MARGIN 2
+#define THREADS_MARGIN 1.25
 /* A worker whose sockets took this much more than its share: concentrated. */
-#define CONCENTRATED	1.5
+#define CONCENTRATED 1.5
 /* What a datagram costs a buffer beyond its payload when truesize was not
  * measured (an skb and its head: about 1 KB on x86-64). */
-#define SKB_OVERHEAD	1024
-#define RCVBUF_MAX	(1ULL << 30)	/* --rcvbuf's most */
+#define SKB_OVERHEAD 1024
+#define RCVBUF_MAX (1ULL << 30) /* --rcvbuf's most */
 
 void advice_format_size(uint64_t bytes, char *buf, size_t len)
 {
-	static const struct { uint64_t unit; char suffix; } units[] = {
-		{ 1ULL << 30, 'G' }, { 1ULL << 20, 'M' }, { 1ULL << 10, 'K' },
+	static const struct {
+		uint64_t unit;
+		char suffix;
+	} units[] = {
+		{ 1ULL << 30, 'G' },
+		{ 1ULL << 20, 'M' },
+		{ 1ULL << 10, 'K' },
 	};
 
 	for (unsigned int i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
@@ -32,9 +37,8 @@ void advice_format_size(uint64_t bytes, char *buf, size_t len)
 	snprintf(buf, len, "%llu", (unsigned long long)bytes);
 }
 
-__attribute__((format(printf, 5, 6)))
-static void add(struct advice *a, const char *kind, const char *name, const char *value,
-		const char *fmt, ...)
+__attribute__((format(printf, 5, 6))) static void
+add(struct advice *a, const char *kind, const char *name, const char *value, const char *fmt, ...)
 {
 	struct advice_item *it;
 	va_list ap;
@@ -74,8 +78,10 @@ static void advise_udp_mem(const struct advice_input *in, struct advice *a, uint
 	if (!in->udp_mem[2])
 		return;
 	need = in->udp_mem[2] + (extra + page - 1) / page;
-	snprintf(v, sizeof(v), "%llu %llu %llu", (unsigned long long)(in->udp_mem[0] * need / in->udp_mem[2]),
-		 (unsigned long long)(in->udp_mem[1] * need / in->udp_mem[2]), (unsigned long long)need);
+	snprintf(v, sizeof(v), "%llu %llu %llu",
+		 (unsigned long long)(in->udp_mem[0] * need / in->udp_mem[2]),
+		 (unsigned long long)(in->udp_mem[1] * need / in->udp_mem[2]),
+		 (unsigned long long)need);
 	add(a, "sysctl", "net.ipv4.udp_mem", v, "%s", why);
 }
 
@@ -96,11 +102,12 @@ static void advise_room(const struct advice_input *in, struct advice *a, uint64_
 		uint64_t w = pow2_at_least((in->window_hwm + drops) * RCVBUF_MARGIN);
 
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)w);
-		add(a, "flag", "--window", v, "the window was full for %.3f s (the output stage "
+		add(a, "flag", "--window", v,
+		    "the window was full for %.3f s (the output stage "
 		    "was slower than the input) and %llu datagrams were dropped while it was: "
 		    "a window of %llu messages (at most %llu held + %llu dropped, x%d) holds that "
-		    "burst; --window-bytes must hold them too", in->window_full_seconds,
-		    (unsigned long long)drops, (unsigned long long)w,
+		    "burst; --window-bytes must hold them too",
+		    in->window_full_seconds, (unsigned long long)drops, (unsigned long long)w,
 		    (unsigned long long)in->window_hwm, (unsigned long long)drops, RCVBUF_MARGIN);
 		return;
 	}
@@ -131,13 +138,15 @@ static void advise_room(const struct advice_input *in, struct advice *a, uint64_
 		rcvbuf = RCVBUF_MAX;
 	advice_format_size(rcvbuf, v, sizeof(v));
 	advice_format_size(now, cur, sizeof(cur));
-	add(a, "flag", "--rcvbuf", v, "a burst: the workers kept up on average, but a socket's "
+	add(a, "flag", "--rcvbuf", v,
+	    "a burst: the workers kept up on average, but a socket's "
 	    "queue (rcvbuf %s) peaked at %llu bytes and %llu more did not fit; %s holds that "
-	    "peak (hwm + dropped, x%d)", cur, (unsigned long long)hwm, (unsigned long long)dropped,
-	    v, RCVBUF_MARGIN);
+	    "peak (hwm + dropped, x%d)",
+	    cur, (unsigned long long)hwm, (unsigned long long)dropped, v, RCVBUF_MARGIN);
 	if (in->rmem_max && rcvbuf / 2 > in->rmem_max) {
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)(rcvbuf / 2));
-		add(a, "sysctl", "net.core.rmem_max", v, "--rcvbuf above 2 x net.core.rmem_max (%llu) "
+		add(a, "sysctl", "net.core.rmem_max", v,
+		    "--rcvbuf above 2 x net.core.rmem_max (%llu) "
 		    "needs CAP_NET_ADMIN; without it, raise the limit",
 		    (unsigned long long)in->rmem_max);
 	}
@@ -159,23 +168,30 @@ static void advise_cpu(const struct advice_input *in, struct advice *a,
 
 	if (need < 1)
 		need = 1;
-	if (in->balance == BALANCE_HASH && in->nworkers > 1 && share > CONCENTRATED / in->nworkers) {
-		add(a, "flag", "--balance", "random", "the kernel's hash put %.0f%% of the datagrams "
+	if (in->balance == BALANCE_HASH && in->nworkers > 1 &&
+	    share > CONCENTRATED / in->nworkers) {
+		add(a, "flag", "--balance", "random",
+		    "the kernel's hash put %.0f%% of the datagrams "
 		    "on worker %u's socket(s) (one flow goes to one socket), more than it drains "
 		    "(%.0f/s offered, %.0f/s per busy second); random spreads them over all %u "
-		    "workers", share * 100, busiest, wl[busiest].offered / in->active_seconds,
-		    capacity, in->nworkers);
+		    "workers",
+		    share * 100, busiest, wl[busiest].offered / in->active_seconds, capacity,
+		    in->nworkers);
 	}
 	/* Overloaded with the load spread: one worker more at least. */
 	if (a->n == before && need <= in->nworkers)
 		need = in->nworkers + 1;
 	if (need > in->nworkers) {
 		snprintf(v, sizeof(v), "%u", need);
-		add(a, "flag", "--threads", v, "%.0f datagrams/s offered in all, a worker drains "
-		    "%.0f/s per busy second: %u workers (x%.2f headroom)%s%s", total_rate, capacity,
-		    need, THREADS_MARGIN, need > in->nsocks ? ", and as many --sockets" : "",
-		    in->ncpus && need > in->ncpus ? "; more than this machine's CPUs: make each "
-		    "message cheaper (output, format) or add a machine" : "");
+		add(a, "flag", "--threads", v,
+		    "%.0f datagrams/s offered in all, a worker drains "
+		    "%.0f/s per busy second: %u workers (x%.2f headroom)%s%s",
+		    total_rate, capacity, need, THREADS_MARGIN,
+		    need > in->nsocks ? ", and as many --sockets" : "",
+		    in->ncpus && need > in->ncpus ?
+			    "; more than this machine's CPUs: make each "
+			    "message cheaper (output, format) or add a machine" :
+			    "");
 		if (need > in->nsocks)
 			add(a, "flag", "--sockets", v, "each worker owns at least one socket");
 	}
@@ -224,7 +240,8 @@ void advice_compute(const struct advice_input *in, struct advice *out)
 
 	memset(out, 0, sizeof(*out));
 	if (in->selection_failures)
-		add(out, "bug", "selection_failures", "", "%llu datagram(s): the balancer could not "
+		add(out, "bug", "selection_failures", "",
+		    "%llu datagram(s): the balancer could not "
 		    "pick a socket and the kernel's hash took them; the map and the group disagree, "
 		    "a bug: please report it with this summary",
 		    (unsigned long long)in->selection_failures);
@@ -239,10 +256,12 @@ void advice_compute(const struct advice_input *in, struct advice *out)
 	if (proto) {
 		char why[256];
 
-		snprintf(why, sizeof(why), "%llu PROTO_MEM drop(s): the machine's UDP sockets "
-			 "together reached net.ipv4.udp_mem's limit (%llu pages) before our buffers "
-			 "were full; a larger --rcvbuf does not help", (unsigned long long)proto,
-			 (unsigned long long)in->udp_mem[2]);
+		snprintf(
+			why, sizeof(why),
+			"%llu PROTO_MEM drop(s): the machine's UDP sockets "
+			"together reached net.ipv4.udp_mem's limit (%llu pages) before our buffers "
+			"were full; a larger --rcvbuf does not help",
+			(unsigned long long)proto, (unsigned long long)in->udp_mem[2]);
 		advise_udp_mem(in, out, buffers, why);
 	}
 	if (rcvbuf_drops)
@@ -257,7 +276,8 @@ void advice_print(const struct advice *a)
 		if (it->flag[0])
 			pr_warn("advice: %s %s: %s\n", it->flag, it->value, it->why);
 		else if (it->sysctl[0])
-			pr_warn("advice: sysctl -w %s=\"%s\": %s\n", it->sysctl, it->value, it->why);
+			pr_warn("advice: sysctl -w %s=\"%s\": %s\n", it->sysctl, it->value,
+				it->why);
 		else
 			pr_warn("advice: report a bug (%s): %s\n", it->bug, it->why);
 	}

@@ -24,31 +24,31 @@
 #include "bpf/balancer.h"
 
 struct advice_sock {
-	uint64_t received;		/* datagrams read */
-	uint64_t bytes;			/* their payload bytes */
-	uint64_t drops;			/* every traced drop */
-	uint64_t drops_rcvbuf;		/* SOCKET_RCVBUFF */
-	uint64_t drops_proto_mem;	/* PROTO_MEM */
-	uint64_t drop_bytes;		/* truesize of the failed enqueues; 0 = not measured */
-	uint64_t queue_hwm_bytes;	/* most bytes queued */
-	uint64_t rcvbuf;		/* effective */
+	uint64_t received;	  /* datagrams read */
+	uint64_t bytes;		  /* their payload bytes */
+	uint64_t drops;		  /* every traced drop */
+	uint64_t drops_rcvbuf;	  /* SOCKET_RCVBUFF */
+	uint64_t drops_proto_mem; /* PROTO_MEM */
+	uint64_t drop_bytes;	  /* truesize of the failed enqueues; 0 = not measured */
+	uint64_t queue_hwm_bytes; /* most bytes queued */
+	uint64_t rcvbuf;	  /* effective */
 };
 
 struct advice_input {
-	unsigned int nsocks;		/* socket i belongs to worker i % nworkers */
+	unsigned int nsocks; /* socket i belongs to worker i % nworkers */
 	unsigned int nworkers;
 	unsigned int ncpus;
 	enum balance_policy balance;
-	bool traced;			/* drops were counted (not --no-trace) */
+	bool traced; /* drops were counted (not --no-trace) */
 	const struct advice_sock *socks;
-	const uint64_t *worker_busy_ns;	/* time each worker spent handling reads */
+	const uint64_t *worker_busy_ns; /* time each worker spent handling reads */
 	double active_seconds;		/* from the first datagram read to the last */
 	uint64_t selection_failures;
-	uint64_t window, window_bytes;	/* the bounds in force */
-	uint64_t window_hwm;		/* most messages held */
-	double window_full_seconds;	/* time workers waited for room */
-	uint64_t rmem_max;		/* net.core.rmem_max, 0 = unknown */
-	uint64_t udp_mem[3];		/* net.ipv4.udp_mem, pages; 0 = unknown */
+	uint64_t window, window_bytes; /* the bounds in force */
+	uint64_t window_hwm;	       /* most messages held */
+	double window_full_seconds;    /* time workers waited for room */
+	uint64_t rmem_max;	       /* net.core.rmem_max, 0 = unknown */
+	uint64_t udp_mem[3];	       /* net.ipv4.udp_mem, pages; 0 = unknown */
 	uint64_t page_size;
 };
 
@@ -56,10 +56,10 @@ struct advice_input {
 
 /* Exactly one of flag, sysctl, bug is set. */
 struct advice_item {
-	char flag[24];		/* "--rcvbuf" */
-	char sysctl[40];	/* "net.ipv4.udp_mem" */
-	char bug[32];		/* "selection_failures" */
-	char value[64];		/* "8M", "random", "1 2 3" */
+	char flag[24];	 /* "--rcvbuf" */
+	char sysctl[40]; /* "net.ipv4.udp_mem" */
+	char bug[32];	 /* "selection_failures" */
+	char value[64];	 /* "8M", "random", "1 2 3" */
 	char why[512];
 };
 

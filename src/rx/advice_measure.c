@@ -68,14 +68,22 @@ int advice_measure(struct receiver *r, struct advice *out)
 	}
 	window_get_stats(&r->window, &ws);
 	in = (struct advice_input){
-		.nsocks = n, .nworkers = nw, .ncpus = cpus > 0 ? cpus : 0,
-		.balance = c->balance, .traced = r->tracer != NULL, .socks = socks,
-		.worker_busy_ns = busy, .active_seconds = last > first ? (last - first) / 1e9 : 0,
-		.window = ws.size, .window_bytes = ws.size_bytes, .window_hwm = ws.hwm,
-		.window_full_seconds = ws.full_seconds, .page_size = sysconf(_SC_PAGESIZE),
+		.nsocks = n,
+		.nworkers = nw,
+		.ncpus = cpus > 0 ? cpus : 0,
+		.balance = c->balance,
+		.traced = r->tracer != NULL,
+		.socks = socks,
+		.worker_busy_ns = busy,
+		.active_seconds = last > first ? (last - first) / 1e9 : 0,
+		.window = ws.size,
+		.window_bytes = ws.size_bytes,
+		.window_hwm = ws.hwm,
+		.window_full_seconds = ws.full_seconds,
+		.page_size = sysconf(_SC_PAGESIZE),
 	};
 	if (r->balancer)
-		receiver_steered(r, steered, &in.selection_failures);	/* per group socket */
+		receiver_steered(r, steered, &in.selection_failures); /* per group socket */
 	sysctl_read_u64("net.core.rmem_max", &in.rmem_max);
 	if (sysctl_read("net.ipv4.udp_mem", in.udp_mem, 3) != 3)
 		memset(in.udp_mem, 0, sizeof(in.udp_mem));

@@ -17,31 +17,52 @@ const char *argp_program_version = "syslogrx 0.1";
 const char *argp_program_bug_address = "the project's issue tracker";
 
 static const char doc[] =
-"syslogrx: a UDP syslog receiver that does not lose messages silently.\n"
-"\n"
-"N SO_REUSEPORT sockets on one port, an SK_REUSEPORT eBPF program spreading\n"
-"datagrams across them, worker threads draining them with recvmmsg, and a\n"
-"tracer counting every kernel drop per socket and per reason.\n"
-"\n"
-"EXAMPLES:\n"
-"    syslogrx --listen 127.0.0.1:5514 --sockets 8 --threads 2 --balance random\n"
-"    syslogrx --listen [::1]:5514 --rcvbuf 32M --output file:/var/log/rx.log \\\n"
-"             --summary /tmp/summary.json --duration 60\n"
-"    syslogrx --listen 0.0.0.0:514 --balance hash   # no BPF: the kernel's hash\n"
-"    syslogrx --output kafka:10.0.0.5:9092,10.0.0.6:9092/syslog --format json \\\n"
-"             --kafka-key source --kafka-opt compression.type=lz4";
+	"syslogrx: a UDP syslog receiver that does not lose messages silently.\n"
+	"\n"
+	"N SO_REUSEPORT sockets on one port, an SK_REUSEPORT eBPF program spreading\n"
+	"datagrams across them, worker threads draining them with recvmmsg, and a\n"
+	"tracer counting every kernel drop per socket and per reason.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    syslogrx --listen 127.0.0.1:5514 --sockets 8 --threads 2 --balance random\n"
+	"    syslogrx --listen [::1]:5514 --rcvbuf 32M --output file:/var/log/rx.log \\\n"
+	"             --summary /tmp/summary.json --duration 60\n"
+	"    syslogrx --listen 0.0.0.0:514 --balance hash   # no BPF: the kernel's hash\n"
+	"    syslogrx --output kafka:10.0.0.5:9092,10.0.0.6:9092/syslog --format json \\\n"
+	"             --kafka-key source --kafka-opt compression.type=lz4";
 
 enum {
-	OPT_LISTEN = 'l', OPT_SOCKETS = 'n', OPT_THREADS = 't', OPT_BALANCE = 'b',
-	OPT_OUTPUT = 'o', OPT_DURATION = 'd', OPT_VERBOSE = 'v',
-	OPT_RCVBUF = 256, OPT_BATCH, OPT_FORMAT, OPT_SUMMARY, OPT_COST, OPT_COST_MAKEUP, OPT_WINDOW,
-	OPT_WINDOW_BYTES, OPT_OUTPUT_RATE, OPT_NO_TRACE, OPT_STATS_INTERVAL,
-	OPT_KAFKA_KEY, OPT_KAFKA_OPT, OPT_DRAIN_TIMEOUT, OPT_MAX_SOCKETS, OPT_SHRINK_NAIVE,
+	OPT_LISTEN = 'l',
+	OPT_SOCKETS = 'n',
+	OPT_THREADS = 't',
+	OPT_BALANCE = 'b',
+	OPT_OUTPUT = 'o',
+	OPT_DURATION = 'd',
+	OPT_VERBOSE = 'v',
+	OPT_RCVBUF = 256,
+	OPT_BATCH,
+	OPT_FORMAT,
+	OPT_SUMMARY,
+	OPT_COST,
+	OPT_COST_MAKEUP,
+	OPT_WINDOW,
+	OPT_WINDOW_BYTES,
+	OPT_OUTPUT_RATE,
+	OPT_NO_TRACE,
+	OPT_STATS_INTERVAL,
+	OPT_KAFKA_KEY,
+	OPT_KAFKA_OPT,
+	OPT_DRAIN_TIMEOUT,
+	OPT_MAX_SOCKETS,
+	OPT_SHRINK_NAIVE,
 	OPT_SUPERVISE,
-	OPT_METRICS,	/* issue 12: metrics */
+	OPT_METRICS, /* issue 12: metrics */
 	OPT_USER = 400,
-	OPT_ORDERED = 600,	/* issue 14's block */
-	OPT_DISK_BUFFER = 700, OPT_DISK_BUFFER_SIZE, OPT_DISK_BUFFER_MODE, OPT_DISK_BUFFER_SYNC,
+	OPT_ORDERED = 600, /* issue 14's block */
+	OPT_DISK_BUFFER = 700,
+	OPT_DISK_BUFFER_SIZE,
+	OPT_DISK_BUFFER_MODE,
+	OPT_DISK_BUFFER_SYNC,
 };
 
 /* Files of settings (issue 12); their own range, so flags added above never collide. */
@@ -50,37 +71,60 @@ enum { OPT_CONFIG = 1024, OPT_ENV_FILE, OPT_KEY_MAX };
 static const struct argp_option options[] = {
 	{ "listen", OPT_LISTEN, "ADDR:PORT", 0, "Address to receive on (default 127.0.0.1:5514)" },
 	{ "sockets", OPT_SOCKETS, "N", 0, "SO_REUSEPORT sockets in the group (default 4)" },
-	{ "threads", OPT_THREADS, "M", 0, "Worker threads, M <= N; each owns N/M sockets (default 2, or N if less)" },
-	{ "max-sockets", OPT_MAX_SOCKETS, "N", 0, "Sockets bound at start for a live resize to grow into (default --sockets)" },
-	{ "shrink-naive", OPT_SHRINK_NAIVE, NULL, 0, "Lab knob: a live shrink closes sockets with what is queued, losing datagrams on purpose (the negative control)" },
-	{ "supervise", OPT_SUPERVISE, NULL, 0, "Hold the sockets in a supervisor that replaces a receiver that dies" },
-	{ "balance", OPT_BALANCE, "POLICY", 0, "random | roundrobin | leastloaded | hash (default random)" },
-	{ "rcvbuf", OPT_RCVBUF, "BYTES", 0, "Kernel receive buffer per socket, K/M/G suffixes (default: kernel's)" },
+	{ "threads", OPT_THREADS, "M", 0,
+	  "Worker threads, M <= N; each owns N/M sockets (default 2, or N if less)" },
+	{ "max-sockets", OPT_MAX_SOCKETS, "N", 0,
+	  "Sockets bound at start for a live resize to grow into (default --sockets)" },
+	{ "shrink-naive", OPT_SHRINK_NAIVE, NULL, 0,
+	  "Lab knob: a live shrink closes sockets with what is queued, losing datagrams on purpose (the negative control)" },
+	{ "supervise", OPT_SUPERVISE, NULL, 0,
+	  "Hold the sockets in a supervisor that replaces a receiver that dies" },
+	{ "balance", OPT_BALANCE, "POLICY", 0,
+	  "random | roundrobin | leastloaded | hash (default random)" },
+	{ "rcvbuf", OPT_RCVBUF, "BYTES", 0,
+	  "Kernel receive buffer per socket, K/M/G suffixes (default: kernel's)" },
 	{ "batch", OPT_BATCH, "N", 0, "recvmmsg batch, the fetch limit (default 64)" },
-	{ "output", OPT_OUTPUT, "DEST", 0, "null | stdout | file:PATH | tcp:HOST:PORT | kafka:HOST:PORT[,HOST:PORT...]/TOPIC (default stdout)" },
+	{ "output", OPT_OUTPUT, "DEST", 0,
+	  "null | stdout | file:PATH | tcp:HOST:PORT | kafka:HOST:PORT[,HOST:PORT...]/TOPIC (default stdout)" },
 	{ "format", OPT_FORMAT, "FMT", 0, "raw | json | rfc5424 (default raw)" },
 	{ "summary", OPT_SUMMARY, "PATH", 0, "Write the JSON summary here at exit" },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Exit by itself after this long" },
-	{ "cost-ns", OPT_COST, "N[,N...]", 0, "Lab knob: CPU nanoseconds each worker spends per message; one value for all threads or one per thread" },
-	{ "cost-makeup", OPT_COST_MAKEUP, NULL, 0, "Lab knob: with --cost-ns, time a worker lost to preemption while a backlog waited is made up (1e9/N msgs/s when busy)" },
+	{ "cost-ns", OPT_COST, "N[,N...]", 0,
+	  "Lab knob: CPU nanoseconds each worker spends per message; one value for all threads or one per thread" },
+	{ "cost-makeup", OPT_COST_MAKEUP, NULL, 0,
+	  "Lab knob: with --cost-ns, time a worker lost to preemption while a backlog waited is made up (1e9/N msgs/s when busy)" },
 	{ "window", OPT_WINDOW, "N", 0, "Input window in messages (default 10000)" },
-	{ "window-bytes", OPT_WINDOW_BYTES, "BYTES", 0, "Input window in bytes, K/M/G (default 64M)" },
+	{ "window-bytes", OPT_WINDOW_BYTES, "BYTES", 0,
+	  "Input window in bytes, K/M/G (default 64M)" },
 	{ "output-rate", OPT_OUTPUT_RATE, "N", 0, "Lab knob: cap the output at N msgs/s" },
 	{ "no-trace", OPT_NO_TRACE, NULL, 0, "Do not count kernel drops" },
-	{ "stats-interval", OPT_STATS_INTERVAL, "SECONDS", 0, "Print per-socket stats every S seconds" },
-	{ "kafka-key", OPT_KAFKA_KEY, "KEY", 0, "Kafka record key (picks the partition): none | source | hostname | app (default none)" },
-	{ "kafka-opt", OPT_KAFKA_OPT, "KEY=VALUE", 0, "librdkafka producer property, repeatable (e.g. acks=1, compression.type=lz4)" },
-	{ "drain-timeout", OPT_DRAIN_TIMEOUT, "SECONDS", 0, "At exit, wait this long for outstanding Kafka deliveries (default 10)" },
-	{ "metrics", OPT_METRICS, "ADDR:PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1)" },
-	{ "ordered", OPT_ORDERED, "MS", OPTION_ARG_OPTIONAL, "Write each flow in the order the kernel received it, holding a message at most MS ms for late batches (default 5)" },
-	{ "disk-buffer", OPT_DISK_BUFFER, "DIR", 0, "tcp/kafka output: buffer batches in segment files in DIR (see --disk-buffer-mode)" },
-	{ "disk-buffer-size", OPT_DISK_BUFFER_SIZE, "BYTES", 0, "Cap on DIR's segment files, K/M/G (default 1G); past it new batches are dropped and counted" },
-	{ "disk-buffer-mode", OPT_DISK_BUFFER_MODE, "MODE", 0, "spill: what does not fit the window; reliable: every batch before the output (default spill)" },
-	{ "disk-buffer-sync", OPT_DISK_BUFFER_SYNC, "MS", 0, "fdatasync the disk buffer at most every MS ms; 0 = after every batch (default 1000)" },
+	{ "stats-interval", OPT_STATS_INTERVAL, "SECONDS", 0,
+	  "Print per-socket stats every S seconds" },
+	{ "kafka-key", OPT_KAFKA_KEY, "KEY", 0,
+	  "Kafka record key (picks the partition): none | source | hostname | app (default none)" },
+	{ "kafka-opt", OPT_KAFKA_OPT, "KEY=VALUE", 0,
+	  "librdkafka producer property, repeatable (e.g. acks=1, compression.type=lz4)" },
+	{ "drain-timeout", OPT_DRAIN_TIMEOUT, "SECONDS", 0,
+	  "At exit, wait this long for outstanding Kafka deliveries (default 10)" },
+	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
+	  "Serve Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1)" },
+	{ "ordered", OPT_ORDERED, "MS", OPTION_ARG_OPTIONAL,
+	  "Write each flow in the order the kernel received it, holding a message at most MS ms for late batches (default 5)" },
+	{ "disk-buffer", OPT_DISK_BUFFER, "DIR", 0,
+	  "tcp/kafka output: buffer batches in segment files in DIR (see --disk-buffer-mode)" },
+	{ "disk-buffer-size", OPT_DISK_BUFFER_SIZE, "BYTES", 0,
+	  "Cap on DIR's segment files, K/M/G (default 1G); past it new batches are dropped and counted" },
+	{ "disk-buffer-mode", OPT_DISK_BUFFER_MODE, "MODE", 0,
+	  "spill: what does not fit the window; reliable: every batch before the output (default spill)" },
+	{ "disk-buffer-sync", OPT_DISK_BUFFER_SYNC, "MS", 0,
+	  "fdatasync the disk buffer at most every MS ms; 0 = after every batch (default 1000)" },
 	{ "verbose", OPT_VERBOSE, NULL, 0, "Verbose output, with libbpf's debug log" },
-	{ "user", OPT_USER, "USER", 0, "Once the sockets are bound and BPF loaded, run as USER with no capabilities" },
-	{ "config", OPT_CONFIG, "PATH", 0, "Settings file: `name = value` per line, long flag names; flags given here win" },
-	{ "env-file", OPT_ENV_FILE, "PATH", 0, "SC4S's env_file: its UDP settings mapped onto these flags (below --config)" },
+	{ "user", OPT_USER, "USER", 0,
+	  "Once the sockets are bound and BPF loaded, run as USER with no capabilities" },
+	{ "config", OPT_CONFIG, "PATH", 0,
+	  "Settings file: `name = value` per line, long flag names; flags given here win" },
+	{ "env-file", OPT_ENV_FILE, "PATH", 0,
+	  "SC4S's env_file: its UDP settings mapped onto these flags (below --config)" },
 	{},
 };
 
@@ -91,9 +135,9 @@ struct parse_state {
 	struct config *c;
 	char *err;
 	size_t errlen;
-	enum layer layer;		/* being applied */
-	bool final;			/* the last pass: check the whole */
-	unsigned char set_by[OPT_KEY_MAX];	/* enum layer that last set each key */
+	enum layer layer;		   /* being applied */
+	bool final;			   /* the last pass: check the whole */
+	unsigned char set_by[OPT_KEY_MAX]; /* enum layer that last set each key */
 };
 
 static void config_defaults(struct config *c)
@@ -101,10 +145,10 @@ static void config_defaults(struct config *c)
 	memset(c, 0, sizeof(*c));
 	snprintf(c->listen, sizeof(c->listen), "127.0.0.1:5514");
 	c->sockets = 4;
-	c->threads = 0;		/* not given: 2, or --sockets if fewer (ARGP_KEY_END) */
+	c->threads = 0; /* not given: 2, or --sockets if fewer (ARGP_KEY_END) */
 	c->balance = BALANCE_RANDOM;
 	c->batch = 64;
-	c->output = OUTPUT_STDOUT;	/* someone who starts it and sends a message sees it */
+	c->output = OUTPUT_STDOUT; /* someone who starts it and sends a message sees it */
 	c->format = FORMAT_RAW;
 	c->window = 10000;
 	c->window_bytes = 64ULL << 20;
@@ -118,21 +162,27 @@ static void config_defaults(struct config *c)
 
 static int parse_output(struct config *c, const char *arg)
 {
-	static const struct { const char *prefix; enum output_kind kind; bool has_arg; } kinds[] = {
-		{ "null", OUTPUT_NULL, false }, { "stdout", OUTPUT_STDOUT, false },
-		{ "file:", OUTPUT_FILE, true }, { "tcp:", OUTPUT_TCP, true },
+	static const struct {
+		const char *prefix;
+		enum output_kind kind;
+		bool has_arg;
+	} kinds[] = {
+		{ "null", OUTPUT_NULL, false },	  { "stdout", OUTPUT_STDOUT, false },
+		{ "file:", OUTPUT_FILE, true },	  { "tcp:", OUTPUT_TCP, true },
 		{ "kafka:", OUTPUT_KAFKA, true },
 	};
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(kinds); i++) {
 		size_t pl = strlen(kinds[i].prefix);
 
-		if (kinds[i].has_arg ? strncmp(arg, kinds[i].prefix, pl) : strcmp(arg, kinds[i].prefix))
+		if (kinds[i].has_arg ? strncmp(arg, kinds[i].prefix, pl) :
+				       strcmp(arg, kinds[i].prefix))
 			continue;
 		if (kinds[i].has_arg && (!arg[pl] || strlen(arg + pl) >= sizeof(c->output_arg)))
 			return -EINVAL;
 		c->output = kinds[i].kind;
-		snprintf(c->output_arg, sizeof(c->output_arg), "%s", kinds[i].has_arg ? arg + pl : "");
+		snprintf(c->output_arg, sizeof(c->output_arg), "%s",
+			 kinds[i].has_arg ? arg + pl : "");
 		return 0;
 	}
 	return -EINVAL;
@@ -185,8 +235,8 @@ static int parse_kafka_dest(struct config *c)
 		if (!valid_broker(b, end - b))
 			return -EINVAL;
 	}
-	snprintf(c->kafka_brokers, sizeof(c->kafka_brokers), "%.*s",
-		 (int)(slash - c->output_arg), c->output_arg);
+	snprintf(c->kafka_brokers, sizeof(c->kafka_brokers), "%.*s", (int)(slash - c->output_arg),
+		 c->output_arg);
 	snprintf(c->kafka_topic, sizeof(c->kafka_topic), "%s", slash + 1);
 	return 0;
 }
@@ -194,8 +244,10 @@ static int parse_kafka_dest(struct config *c)
 static int parse_kafka_key(const char *arg, enum kafka_key *out)
 {
 	static const char *const names[] = {
-		[KAFKA_KEY_NONE] = "none", [KAFKA_KEY_SOURCE] = "source",
-		[KAFKA_KEY_HOSTNAME] = "hostname", [KAFKA_KEY_APP] = "app",
+		[KAFKA_KEY_NONE] = "none",
+		[KAFKA_KEY_SOURCE] = "source",
+		[KAFKA_KEY_HOSTNAME] = "hostname",
+		[KAFKA_KEY_APP] = "app",
 	};
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(names); i++) {
@@ -232,7 +284,11 @@ static int parse_cost_ns(struct config *c, const char *arg)
 	return 0;
 }
 
-#define FAIL(...) do { snprintf(ps->err, ps->errlen, __VA_ARGS__); return EINVAL; } while (0)
+#define FAIL(...)                                           \
+	do {                                                \
+		snprintf(ps->err, ps->errlen, __VA_ARGS__); \
+		return EINVAL;                              \
+	} while (0)
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
@@ -248,17 +304,20 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SOCKETS:
 		if (parse_u64(arg, 1, CONFIG_MAX_SOCKETS, &v))
-			FAIL("--sockets %s: expected a number from 1 to %d", arg, CONFIG_MAX_SOCKETS);
+			FAIL("--sockets %s: expected a number from 1 to %d", arg,
+			     CONFIG_MAX_SOCKETS);
 		c->sockets = v;
 		break;
 	case OPT_THREADS:
 		if (parse_u64(arg, 1, CONFIG_MAX_SOCKETS, &v))
-			FAIL("--threads %s: expected a number from 1 to %d", arg, CONFIG_MAX_SOCKETS);
+			FAIL("--threads %s: expected a number from 1 to %d", arg,
+			     CONFIG_MAX_SOCKETS);
 		c->threads = v;
 		break;
 	case OPT_MAX_SOCKETS:
 		if (parse_u64(arg, 1, CONFIG_MAX_SOCKETS, &v))
-			FAIL("--max-sockets %s: expected a number from 1 to %d", arg, CONFIG_MAX_SOCKETS);
+			FAIL("--max-sockets %s: expected a number from 1 to %d", arg,
+			     CONFIG_MAX_SOCKETS);
 		c->max_sockets = v;
 		break;
 	case OPT_SHRINK_NAIVE:
@@ -273,7 +332,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_RCVBUF:
 		if (parse_size(arg, 1, 1ULL << 30, &c->rcvbuf))
-			FAIL("--rcvbuf %s: expected bytes from 1 to 1G, with an optional K/M/G suffix", arg);
+			FAIL("--rcvbuf %s: expected bytes from 1 to 1G, with an optional K/M/G suffix",
+			     arg);
 		break;
 	case OPT_BATCH:
 		if (parse_u64(arg, 1, CONFIG_MAX_BATCH, &v))
@@ -283,10 +343,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_OUTPUT:
 		if (parse_output(c, arg))
 			FAIL("--output %s: expected null, stdout, file:PATH, tcp:HOST:PORT or "
-			     "kafka:HOST:PORT[,HOST:PORT...]/TOPIC", arg);
+			     "kafka:HOST:PORT[,HOST:PORT...]/TOPIC",
+			     arg);
 		if (c->output == OUTPUT_KAFKA && parse_kafka_dest(c))
 			FAIL("--output %s: expected kafka:HOST:PORT[,HOST:PORT...]/TOPIC "
-			     "(topic: 1-249 of a-z A-Z 0-9 . _ -)", arg);
+			     "(topic: 1-249 of a-z A-Z 0-9 . _ -)",
+			     arg);
 		break;
 	case OPT_KAFKA_KEY:
 		if (parse_kafka_key(arg, &c->kafka_key))
@@ -294,7 +356,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_KAFKA_OPT:
 		if (c->kafka_nr_opts >= CONFIG_MAX_KAFKA_OPTS)
-			FAIL("--kafka-opt %s: at most %d --kafka-opt flags", arg, CONFIG_MAX_KAFKA_OPTS);
+			FAIL("--kafka-opt %s: at most %d --kafka-opt flags", arg,
+			     CONFIG_MAX_KAFKA_OPTS);
 		if (!strchr(arg, '=') || arg[0] == '=' || strlen(arg) >= CONFIG_KAFKA_OPT_LEN)
 			FAIL("--kafka-opt %s: expected KEY=VALUE (shorter than %d bytes)", arg,
 			     CONFIG_KAFKA_OPT_LEN);
@@ -320,7 +383,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_COST:
 		if (parse_cost_ns(c, arg))
 			FAIL("--cost-ns %s: expected nanoseconds from 0 to 1000000000, one value or "
-			     "up to %d separated by commas (one per thread)", arg, CONFIG_MAX_COST_NS);
+			     "up to %d separated by commas (one per thread)",
+			     arg, CONFIG_MAX_COST_NS);
 		break;
 	case OPT_COST_MAKEUP:
 		c->cost_makeup = true;
@@ -331,7 +395,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_WINDOW_BYTES:
 		if (parse_size(arg, 65536, 64ULL << 30, &c->window_bytes))
-			FAIL("--window-bytes %s: expected bytes from 64K to 64G, with an optional K/M/G suffix", arg);
+			FAIL("--window-bytes %s: expected bytes from 64K to 64G, with an optional K/M/G suffix",
+			     arg);
 		break;
 	case OPT_OUTPUT_RATE:
 		if (parse_u64(arg, 0, 100000000ULL, &c->output_rate))
@@ -389,7 +454,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_DISK_BUFFER_SIZE:
 		if (parse_size(arg, 1ULL << 20, 1ULL << 50, &c->disk_buffer_size))
-			FAIL("--disk-buffer-size %s: expected bytes from 1M, with an optional K/M/G suffix", arg);
+			FAIL("--disk-buffer-size %s: expected bytes from 1M, with an optional K/M/G suffix",
+			     arg);
 		break;
 	case OPT_DISK_BUFFER_MODE:
 		if (strcmp(arg, "spill") && strcmp(arg, "reliable"))
@@ -416,9 +482,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			FAIL("--cost-ns: %u values for %u threads (give one value, or one per thread)",
 			     c->nr_cost_ns, c->threads);
 		if (c->max_sockets && c->max_sockets < c->sockets)
-			FAIL("--max-sockets %u is less than --sockets %u", c->max_sockets, c->sockets);
+			FAIL("--max-sockets %u is less than --sockets %u", c->max_sockets,
+			     c->sockets);
 		/* Kafka flags with another output would be silently ignored. */
-		if (c->output != OUTPUT_KAFKA && (c->kafka_key != KAFKA_KEY_NONE || c->kafka_nr_opts))
+		if (c->output != OUTPUT_KAFKA &&
+		    (c->kafka_key != KAFKA_KEY_NONE || c->kafka_nr_opts))
 			FAIL("--kafka-key and --kafka-opt need --output kafka:BROKERS/TOPIC");
 		if (c->disk_buffer[0] && c->output != OUTPUT_TCP && c->output != OUTPUT_KAFKA)
 			FAIL("--disk-buffer needs --output tcp:HOST:PORT or kafka:BROKERS/TOPIC");
@@ -442,8 +510,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 const char *config_output_name(const struct config *c, char *buf, size_t len)
 {
 	static const char *const kinds[] = {
-		[OUTPUT_NULL] = "null", [OUTPUT_STDOUT] = "stdout",
-		[OUTPUT_FILE] = "file", [OUTPUT_TCP] = "tcp", [OUTPUT_KAFKA] = "kafka",
+		[OUTPUT_NULL] = "null", [OUTPUT_STDOUT] = "stdout", [OUTPUT_FILE] = "file",
+		[OUTPUT_TCP] = "tcp",	[OUTPUT_KAFKA] = "kafka",
 	};
 
 	if (c->output_arg[0])
@@ -479,8 +547,10 @@ static int apply_setting(struct parse_state *ps, const char *name, const char *v
 	int ret;
 
 	if (!o) {
-		snprintf(ps->err, ps->errlen, "unknown setting '%s' (the names are syslogrx's long "
-			 "flags without --: see syslogrx --help)", name);
+		snprintf(ps->err, ps->errlen,
+			 "unknown setting '%s' (the names are syslogrx's long "
+			 "flags without --: see syslogrx --help)",
+			 name);
 		return EINVAL;
 	}
 	if (o->arg && !has_value) {
@@ -540,7 +610,9 @@ static int env_emit(const char *flag, const char *value, void *ctx, char *err, s
 }
 
 static const char *const layer_names[] = {
-	[LAYER_DEFAULT] = "", [LAYER_ENV] = "", [LAYER_CONFIG] = "config",
+	[LAYER_DEFAULT] = "",
+	[LAYER_ENV] = "",
+	[LAYER_CONFIG] = "config",
 	[LAYER_CMDLINE] = "command line",
 };
 
@@ -576,7 +648,8 @@ static void note_overrides(struct parse_state *ps)
 	struct env_map *m = &ps->c->env;
 
 	for (unsigned int i = 0; i < m->n; i++) {
-		const struct argp_option *o = m->rows[i].flag[0] ? option_named(m->rows[i].flag + 2) : NULL;
+		const struct argp_option *o =
+			m->rows[i].flag[0] ? option_named(m->rows[i].flag + 2) : NULL;
 
 		if (o && o->key >= 0 && o->key < OPT_KEY_MAX)
 			snprintf(m->rows[i].overridden_by, sizeof(m->rows[i].overridden_by), "%s",
@@ -584,7 +657,8 @@ static void note_overrides(struct parse_state *ps)
 	}
 }
 
-int config_parse(struct config *c, int argc, char **argv, unsigned int flags, char *err, size_t errlen)
+int config_parse(struct config *c, int argc, char **argv, unsigned int flags, char *err,
+		 size_t errlen)
 {
 	struct parse_state *ps = calloc(1, sizeof(*ps));
 	struct config *first = malloc(sizeof(*first));
@@ -604,7 +678,9 @@ int config_parse(struct config *c, int argc, char **argv, unsigned int flags, ch
 	 * First the command line alone, to learn the files; then, from the
 	 * defaults: the env-file, the config file, and the command line again,
 	 * so that the command line wins and one parser validates every layer. */
-	*ps = (struct parse_state){ .c = first, .err = err, .errlen = errlen, .layer = LAYER_CMDLINE };
+	*ps = (struct parse_state){
+		.c = first, .err = err, .errlen = errlen, .layer = LAYER_CMDLINE
+	};
 	config_defaults(first);
 	ret = argp_parse(&argp, argc, argv, flags, NULL, ps);
 	if (!ret) {
@@ -644,7 +720,8 @@ int config_parse_file(struct config *c, const char *path, char *err, size_t errl
 
 		ps->layer = LAYER_CONFIG;
 		ps->final = true;
-		ret = argp_parse(&argp, 1, argv, ARGP_NO_EXIT | ARGP_NO_ERRS | ARGP_NO_HELP, NULL, ps);
+		ret = argp_parse(&argp, 1, argv, ARGP_NO_EXIT | ARGP_NO_ERRS | ARGP_NO_HELP, NULL,
+				 ps);
 	}
 	if (ret && !err[0])
 		snprintf(err, errlen, "%s: invalid", path);
@@ -653,24 +730,46 @@ int config_parse_file(struct config *c, const char *path, char *err, size_t errl
 }
 
 /* The settings only a restart applies, by the flag that sets them. */
-#define FIELD(flag, f) { flag, offsetof(struct config, f), sizeof(((struct config *)0)->f), false }
-#define STRING(flag, f) { flag, offsetof(struct config, f), 0, true }
+#define FIELD(flag, f)                                                                   \
+	{                                                                                \
+		flag, offsetof(struct config, f), sizeof(((struct config *)0)->f), false \
+	}
+#define STRING(flag, f)                                   \
+	{                                                 \
+		flag, offsetof(struct config, f), 0, true \
+	}
 static const struct restart_field {
 	const char *flag;
 	size_t off, size;
-	bool string;			/* compare up to the NUL: the rest may differ */
+	bool string; /* compare up to the NUL: the rest may differ */
 } restart_fields[] = {
-	STRING("listen", listen), FIELD("max-sockets", max_sockets),
-	FIELD("supervise", supervise), FIELD("balance", balance), FIELD("rcvbuf", rcvbuf),
-	FIELD("batch", batch), FIELD("output", output), STRING("output", output_arg),
-	FIELD("format", format), STRING("summary", summary), FIELD("duration", duration),
-	FIELD("cost-ns", cost_ns), FIELD("cost-ns", nr_cost_ns), FIELD("window", window),
-	FIELD("window-bytes", window_bytes), FIELD("output-rate", output_rate),
-	FIELD("no-trace", trace), FIELD("stats-interval", stats_interval),
-	FIELD("verbose", verbose), FIELD("kafka-key", kafka_key),
-	FIELD("kafka-opt", kafka_nr_opts), FIELD("drain-timeout", drain_timeout),
-	STRING("metrics", metrics), STRING("user", user), STRING("env-file", env_file),
-	FIELD("ordered", ordered), FIELD("ordered", ordered_hold_ms),
+	STRING("listen", listen),
+	FIELD("max-sockets", max_sockets),
+	FIELD("supervise", supervise),
+	FIELD("balance", balance),
+	FIELD("rcvbuf", rcvbuf),
+	FIELD("batch", batch),
+	FIELD("output", output),
+	STRING("output", output_arg),
+	FIELD("format", format),
+	STRING("summary", summary),
+	FIELD("duration", duration),
+	FIELD("cost-ns", cost_ns),
+	FIELD("cost-ns", nr_cost_ns),
+	FIELD("window", window),
+	FIELD("window-bytes", window_bytes),
+	FIELD("output-rate", output_rate),
+	FIELD("no-trace", trace),
+	FIELD("stats-interval", stats_interval),
+	FIELD("verbose", verbose),
+	FIELD("kafka-key", kafka_key),
+	FIELD("kafka-opt", kafka_nr_opts),
+	FIELD("drain-timeout", drain_timeout),
+	STRING("metrics", metrics),
+	STRING("user", user),
+	STRING("env-file", env_file),
+	FIELD("ordered", ordered),
+	FIELD("ordered", ordered_hold_ms),
 };
 #undef FIELD
 #undef STRING

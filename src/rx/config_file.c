@@ -72,7 +72,8 @@ int config_file_read(const char *path, config_entry_fn fn, void *ctx, char *err,
 			value = trim(eq + 1);
 			name = trim(name);
 			vl = strlen(value);
-			if (vl >= 2 && (value[0] == '"' || value[0] == '\'') && value[vl - 1] == value[0]) {
+			if (vl >= 2 && (value[0] == '"' || value[0] == '\'') &&
+			    value[vl - 1] == value[0]) {
 				value[vl - 1] = '\0';
 				value++;
 			}

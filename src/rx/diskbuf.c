@@ -32,33 +32,33 @@
 #include "common/log.h"
 #include "rx/diskbuf.h"
 
-#define SEG_MAGIC	"SRXDBUF1"
-#define SEG_VERSION	1
-#define SEG_HDR		16
-#define REC_MAGIC	0x52585253u	/* "SRXR" in little-endian byte order */
-#define REC_MAX_PAYLOAD	(64u << 20)	/* sanity bound on a header's length */
-#define SEG_MIN		(64ULL << 10)
-#define SEG_MAX		(64ULL << 20)
-#define SCAN_CHUNK	65536
+#define SEG_MAGIC "SRXDBUF1"
+#define SEG_VERSION 1
+#define SEG_HDR 16
+#define REC_MAGIC 0x52585253u	    /* "SRXR" in little-endian byte order */
+#define REC_MAX_PAYLOAD (64u << 20) /* sanity bound on a header's length */
+#define SEG_MIN (64ULL << 10)
+#define SEG_MAX (64ULL << 20)
+#define SCAN_CHUNK 65536
 /* Encoded records waiting for the writer: a slow disk's seconds at 100k/s. */
-#define QUEUE_MAX_BYTES	(64ULL << 20)
+#define QUEUE_MAX_BYTES (64ULL << 20)
 
 struct rec_hdr {
 	uint32_t magic;
-	uint32_t hdr_crc;	/* crc32 of this header with hdr_crc = 0 */
-	uint32_t len;		/* payload bytes */
-	uint32_t count;		/* messages */
-	uint32_t crc;		/* crc32 of the payload */
+	uint32_t hdr_crc; /* crc32 of this header with hdr_crc = 0 */
+	uint32_t len;	  /* payload bytes */
+	uint32_t count;	  /* messages */
+	uint32_t crc;	  /* crc32 of the payload */
 	uint32_t zero;
-	uint64_t seq;		/* record number, increasing across segments */
-	uint64_t first_ns;	/* receive time of the first message */
+	uint64_t seq;	   /* record number, increasing across segments */
+	uint64_t first_ns; /* receive time of the first message */
 };
 _Static_assert(sizeof(struct rec_hdr) == 40, "record header is 40 bytes on disk");
 
 struct disk_msg {
 	uint32_t len, sock, truncated, src_len;
 	uint64_t recv_ns;
-	uint8_t src[28];	/* sockaddr_in6, or sockaddr_in in its first 16 */
+	uint8_t src[28]; /* sockaddr_in6, or sockaddr_in in its first 16 */
 	uint32_t zero;
 };
 _Static_assert(sizeof(struct disk_msg) == 56, "message descriptor is 56 bytes on disk");
@@ -67,27 +67,27 @@ _Static_assert(sizeof(struct sockaddr_in6) == 28, "sockaddr_in6 fits the descrip
 /* A record encoded by a worker, waiting for the writer. */
 struct qrec {
 	struct qrec *next;
-	size_t len;		/* header + payload */
+	size_t len; /* header + payload */
 	uint32_t count;
 	uint64_t first_ns;
-	char bytes[];		/* struct rec_hdr, then the payload */
+	char bytes[]; /* struct rec_hdr, then the payload */
 };
 
 struct seg {
 	struct seg *next;
 	uint64_t id;
 	int fd;
-	uint64_t size;		/* bytes committed (whole records only) */
-	uint64_t read_off;	/* the reader's cursor */
-	uint64_t outstanding;	/* records read, not yet done */
-	struct pend {		/* records read, in read order: [pend_head, pend_end) */
+	uint64_t size;	      /* bytes committed (whole records only) */
+	uint64_t read_off;    /* the reader's cursor */
+	uint64_t outstanding; /* records read, not yet done */
+	struct pend {	      /* records read, in read order: [pend_head, pend_end) */
 		uint64_t start;
 		bool done;
-	} *pend;
+	} * pend;
 	size_t pend_head, pend_end, pend_cap;
-	uint64_t done_off;	/* every record before it is done (the cursor) */
+	uint64_t done_off; /* every record before it is done (the cursor) */
 	uint64_t first_ns;
-	bool writable;		/* the segment appends go to */
+	bool writable; /* the segment appends go to */
 };
 
 struct diskbuf {
@@ -96,30 +96,30 @@ struct diskbuf {
 	char dir[PATH_MAX];
 	int dirfd;
 	uint64_t seg_bytes;
-	struct seg *head, *tail;	/* oldest first; tail may be writable */
-	struct seg *dead;		/* off the list, to delete (unlock_and_reap) */
-	int cursor_fd;			/* DIR/cursor */
-	struct cursor {			/* where the oldest segment's undone records start */
+	struct seg *head, *tail; /* oldest first; tail may be writable */
+	struct seg *dead;	 /* off the list, to delete (unlock_and_reap) */
+	int cursor_fd;		 /* DIR/cursor */
+	struct cursor {		 /* where the oldest segment's undone records start */
 		uint64_t seg, off;
 		uint32_t crc, zero;
-	} cursor;			/* as last written */
+	} cursor; /* as last written */
 	uint64_t cursor_ns;
 	uint64_t next_id, next_seq;
 	uint64_t total_bytes;
-	uint64_t unread;		/* records appended (or found) and not read */
-	uint64_t msgs, batches;		/* not yet done */
-	uint64_t next_ns;		/* receive time of the last record read */
+	uint64_t unread;	/* records appended (or found) and not read */
+	uint64_t msgs, batches; /* not yet done */
+	uint64_t next_ns;	/* receive time of the last record read */
 	bool spilling;
-	bool dirty;			/* written since the last fdatasync */
-	bool dir_dirty;			/* a segment created since the last dir fsync */
+	bool dirty;	/* written since the last fdatasync */
+	bool dir_dirty; /* a segment created since the last dir fsync */
 	uint64_t last_sync_ns;
-	struct qrec *q_head, *q_tail;	/* for the writer, oldest first */
-	uint64_t q_bytes, q_recs;	/* queued or being written */
+	struct qrec *q_head, *q_tail; /* for the writer, oldest first */
+	uint64_t q_bytes, q_recs;     /* queued or being written */
 	pthread_t writer;
-	pthread_cond_t wake;		/* the writer waits here */
-	pthread_cond_t written;		/* diskbuf_flush waits here */
+	pthread_cond_t wake;	/* the writer waits here */
+	pthread_cond_t written; /* diskbuf_flush waits here */
 	bool writer_started, closing;
-	char *rbuf;			/* a record's payload, read and checked */
+	char *rbuf; /* a record's payload, read and checked */
 	size_t rbuf_cap;
 	struct diskbuf_stats st;
 };
@@ -171,7 +171,8 @@ static void seg_path(const struct diskbuf *d, uint64_t id, char *buf, size_t len
 static bool hdr_ok(const struct rec_hdr *h, uint64_t off, uint64_t size)
 {
 	return h->magic == REC_MAGIC && h->hdr_crc == hdr_crc(h) && h->count &&
-	       h->len <= REC_MAX_PAYLOAD && (uint64_t)h->count * sizeof(struct disk_msg) <= h->len &&
+	       h->len <= REC_MAX_PAYLOAD &&
+	       (uint64_t)h->count * sizeof(struct disk_msg) <= h->len &&
 	       off + sizeof(*h) + h->len <= size;
 }
 
@@ -217,8 +218,7 @@ static uint64_t next_magic(const struct seg *s, uint64_t off)
  * The first intact record at or after off (its payload left in d->rbuf), or
  * s->size if there is none. Anything skipped on the way is corrupt.
  */
-static uint64_t find_record(struct diskbuf *d, const struct seg *s, uint64_t off,
-			    struct rec_hdr *h)
+static uint64_t find_record(struct diskbuf *d, const struct seg *s, uint64_t off, struct rec_hdr *h)
 {
 	while (off + sizeof(*h) <= s->size) {
 		if (!pread_all(s->fd, h, sizeof(*h), off) && hdr_ok(h, off, s->size) &&
@@ -289,7 +289,8 @@ static void unlock_and_reap(struct diskbuf *d)
 		close(s->fd);
 		s->fd = -1;
 		if (unlinkat(d->dirfd, name, 0))
-			pr_warn("--disk-buffer %s: deleting %s: %s\n", d->dir, name, strerror(errno));
+			pr_warn("--disk-buffer %s: deleting %s: %s\n", d->dir, name,
+				strerror(errno));
 		seg_free(s);
 		s = next;
 	}
@@ -364,7 +365,9 @@ static int seg_recover(struct diskbuf *d, uint64_t id, const char *name)
 	s->size = stb.st_size;
 	/* A bad file header is resynchronised over like any corrupt bytes. */
 	s->read_off = s->size >= SEG_HDR && !pread_all(s->fd, hdr, SEG_HDR, 0) &&
-		      !memcmp(hdr, SEG_MAGIC, 8) ? SEG_HDR : 0;
+				      !memcmp(hdr, SEG_MAGIC, 8) ?
+			      SEG_HDR :
+			      0;
 	/* What the cursor says was done before is not sent again. */
 	if (s->read_off && id == d->cursor.seg && d->cursor.off >= SEG_HDR &&
 	    d->cursor.off <= s->size)
@@ -432,7 +435,7 @@ static int recover(struct diskbuf *d)
  * since the last rewrite. A missing or damaged cursor means "from the start":
  * duplicates, never a loss.
  */
-#define CURSOR_NS	(100 * 1000000ULL)
+#define CURSOR_NS (100 * 1000000ULL)
 
 static uint32_t cursor_crc(const struct cursor *c)
 {
@@ -590,7 +593,7 @@ static void write_one(struct diskbuf *d, struct qrec *q, int *sealed)
 		 * segment's size: the write needs no lock. */
 		pthread_mutex_unlock(&d->lock);
 		err = write_all(s->fd, q->bytes, q->len, s->size);
-		if (err && ftruncate(s->fd, s->size))	/* no half record behind us */
+		if (err && ftruncate(s->fd, s->size)) /* no half record behind us */
 			pr_warn("disk buffer: truncating a failed write: %s\n", strerror(errno));
 		pthread_mutex_lock(&d->lock);
 	}
@@ -598,8 +601,8 @@ static void write_one(struct diskbuf *d, struct qrec *q, int *sealed)
 	d->q_recs--;
 	if (err) {
 		if (!d->st.dropped_batches)
-			pr_warn("--disk-buffer %s: write: %s (batches counted as dropped)\n", d->dir,
-				strerror(-err));
+			pr_warn("--disk-buffer %s: write: %s (batches counted as dropped)\n",
+				d->dir, strerror(-err));
 		count_drop(d, q->count);
 		return;
 	}
@@ -665,7 +668,9 @@ static void *writer_main(void *arg)
 			}
 			/* At least once a second: the cursor moves while idle too. */
 			ts = ns_to_timespec(mono_ns() + (d->o.sync_ms && d->o.sync_ms < 1000 ?
-							 d->o.sync_ms : 1000) * 1000000ULL);
+								 d->o.sync_ms :
+								 1000) *
+								1000000ULL);
 			pthread_cond_timedwait(&d->wake, &d->lock, &ts);
 			cursor_save(d, false);
 			continue;
@@ -878,15 +883,16 @@ int diskbuf_append(struct diskbuf *d, const struct batch *b, bool only_if_spilli
 		err = -ENOSPC;
 		if (!d->st.dropped_batches)
 			pr_warn("--disk-buffer %s: full (%llu bytes): new batches are dropped and "
-				"counted\n", d->dir, (unsigned long long)d->o.max_bytes);
+				"counted\n",
+				d->dir, (unsigned long long)d->o.max_bytes);
 		goto drop;
 	}
 	if (d->q_bytes + q->len > QUEUE_MAX_BYTES) {
 		err = -ENOBUFS;
 		if (!d->st.dropped_batches)
 			pr_warn("--disk-buffer %s: the disk is slower than the input: %llu bytes wait "
-				"to be written; new batches are dropped and counted\n", d->dir,
-				(unsigned long long)d->q_bytes);
+				"to be written; new batches are dropped and counted\n",
+				d->dir, (unsigned long long)d->q_bytes);
 		goto drop;
 	}
 	h = (struct rec_hdr *)q->bytes;
@@ -983,7 +989,7 @@ int diskbuf_read(struct diskbuf *d, struct batch *b)
 			continue;
 		}
 		if (unpack(d, &h, b) || pend_push(s, off))
-			break;	/* out of memory: try again later */
+			break; /* out of memory: try again later */
 		s->read_off = off + sizeof(h) + h.len;
 		if (s->pend_head == s->pend_end - 1)
 			s->done_off = off;
@@ -1061,7 +1067,8 @@ void diskbuf_get_stats(struct diskbuf *d, struct diskbuf_stats *out)
 	out->queued_msgs = 0;
 	for (struct qrec *q = d->q_head; q; q = q->next)
 		out->queued_msgs += q->count;
-	out->oldest_age_seconds = (d->unread || d->q_recs) && d->next_ns && now > d->next_ns
-				  ? (now - d->next_ns) / 1e9 : 0;
+	out->oldest_age_seconds = (d->unread || d->q_recs) && d->next_ns && now > d->next_ns ?
+					  (now - d->next_ns) / 1e9 :
+					  0;
 	pthread_mutex_unlock(&d->lock);
 }

@@ -36,30 +36,30 @@
 #include "rx/window.h"
 
 enum diskbuf_mode {
-	DISKBUF_SPILL,		/* only what does not fit the input window */
-	DISKBUF_RELIABLE,	/* every batch, before the output sees it */
+	DISKBUF_SPILL,	  /* only what does not fit the input window */
+	DISKBUF_RELIABLE, /* every batch, before the output sees it */
 };
 
 struct diskbuf_opts {
 	const char *dir;
 	uint64_t max_bytes;	/* the cap on all segment files together */
-	uint64_t segment_bytes;	/* 0: max_bytes / 8, within 64 KiB .. 64 MiB */
+	uint64_t segment_bytes; /* 0: max_bytes / 8, within 64 KiB .. 64 MiB */
 	int sync_ms;		/* fdatasync at most this often; 0: after every batch */
 	enum diskbuf_mode mode;
 };
 
 struct diskbuf_stats {
 	uint64_t max_bytes;
-	uint64_t bytes;			/* segment files' total size now */
-	uint64_t msgs, batches;		/* on disk and not yet done */
-	uint64_t queued_msgs;		/* encoded, waiting for the writer thread */
+	uint64_t bytes;		/* segment files' total size now */
+	uint64_t msgs, batches; /* on disk and not yet done */
+	uint64_t queued_msgs;	/* encoded, waiting for the writer thread */
 	uint64_t segments;
-	double oldest_age_seconds;	/* oldest message not yet handed out (to within a batch) */
-	uint64_t recovered_msgs;	/* found in DIR at open */
+	double oldest_age_seconds; /* oldest message not yet handed out (to within a batch) */
+	uint64_t recovered_msgs;   /* found in DIR at open */
 	uint64_t written_msgs, written_batches, written_bytes;
-	uint64_t replayed_msgs;		/* read back and handed to the output */
-	uint64_t dropped_msgs, dropped_batches;	/* buffer full (or a write failed) */
-	uint64_t corrupt_records, corrupt_bytes;	/* skipped: CRC, torn tail */
+	uint64_t replayed_msgs;			 /* read back and handed to the output */
+	uint64_t dropped_msgs, dropped_batches;	 /* buffer full (or a write failed) */
+	uint64_t corrupt_records, corrupt_bytes; /* skipped: CRC, torn tail */
 	uint64_t syncs;
 };
 

@@ -13,7 +13,15 @@
 
 /* The SC4S settings that apply to a UDP receiver, in the order applied. */
 enum sc4s_key {
-	K_PORT, K_SOCKETS, K_EBPF, K_EBPF_SOCKETS, K_RCVBUF, K_IW_USE, K_IW_SIZE, K_FETCH, K_NR,
+	K_PORT,
+	K_SOCKETS,
+	K_EBPF,
+	K_EBPF_SOCKETS,
+	K_RCVBUF,
+	K_IW_USE,
+	K_IW_SIZE,
+	K_FETCH,
+	K_NR,
 };
 
 static const char *const key_names[K_NR] = {
@@ -55,7 +63,7 @@ static int collect(const char *name, const char *value, bool has_value, unsigned
 			snprintf(err, errlen, "%s: value too long", name);
 			return -EINVAL;
 		}
-		rd->k[i].set = true;	/* the last one wins, as in a shell */
+		rd->k[i].set = true; /* the last one wins, as in a shell */
 		snprintf(rd->k[i].value, sizeof(rd->k[i].value), "%s", value);
 		rd->k[i].line = line;
 		return 0;
@@ -70,8 +78,7 @@ static int collect(const char *name, const char *value, bool has_value, unsigned
 	return 0;
 }
 
-__attribute__((format(printf, 2, 3)))
-static void warn(struct env_map *m, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void warn(struct env_map *m, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -135,8 +142,8 @@ static int bad(struct emit_ctx *e, struct env_mapping *r, const char *what)
 	return -EINVAL;
 }
 
-int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map *out,
-		   char *err, size_t errlen)
+int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map *out, char *err,
+		   size_t errlen)
 {
 	struct emit_ctx e = { path, emit, ctx, err, errlen };
 	struct env_read rd = { .m = out };
@@ -182,14 +189,16 @@ int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map
 		snprintf(r->became, sizeof(r->became),
 			 "no flag: syslogrx's balancer always covers all --sockets");
 		if (v != sockets)
-			warn(out, "%s=%llu but %s=%llu%s: SC4S's eBPF program would pick among %llu "
-			     "sockets of a group of %llu: %s", key_names[K_EBPF_SOCKETS],
-			     (unsigned long long)v, key_names[K_SOCKETS], (unsigned long long)sockets,
+			warn(out,
+			     "%s=%llu but %s=%llu%s: SC4S's eBPF program would pick among %llu "
+			     "sockets of a group of %llu: %s",
+			     key_names[K_EBPF_SOCKETS], (unsigned long long)v, key_names[K_SOCKETS],
+			     (unsigned long long)sockets,
 			     rd.k[K_SOCKETS].set ? "" : " (SC4S's default)", (unsigned long long)v,
 			     (unsigned long long)sockets,
 			     v > sockets ? "datagrams aimed at the missing ones fall back to the "
-					   "kernel's hash, silently"
-					 : "the other sockets never receive, silently");
+					   "kernel's hash, silently" :
+					   "the other sockets never receive, silently");
 	}
 	if (rd.k[K_RCVBUF].set) {
 		r = row(&rd, K_RCVBUF);
@@ -204,20 +213,23 @@ int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map
 			if ((ret = give(&e, r, "rcvbuf", buf)))
 				return ret;
 			if (!sysctl_read_u64("net.core.rmem_max", &rmem_max) && v > rmem_max)
-				warn(out, "%s=%llu is above net.core.rmem_max (%llu): SC4S's syslog-ng "
+				warn(out,
+				     "%s=%llu is above net.core.rmem_max (%llu): SC4S's syslog-ng "
 				     "would get %llu bytes (2 x rmem_max), not %llu, silently; syslogrx "
 				     "asks for --rcvbuf %llu with SO_RCVBUFFORCE (CAP_NET_ADMIN); fix "
-				     "for SC4S: sysctl -w net.core.rmem_max=%llu", key_names[K_RCVBUF],
-				     (unsigned long long)v, (unsigned long long)rmem_max,
-				     (unsigned long long)rmem_max * 2, (unsigned long long)v * 2,
-				     (unsigned long long)v * 2, (unsigned long long)v);
+				     "for SC4S: sysctl -w net.core.rmem_max=%llu",
+				     key_names[K_RCVBUF], (unsigned long long)v,
+				     (unsigned long long)rmem_max, (unsigned long long)rmem_max * 2,
+				     (unsigned long long)v * 2, (unsigned long long)v * 2,
+				     (unsigned long long)v);
 		}
 	}
 	if (rd.k[K_IW_USE].set) {
 		r = row(&rd, K_IW_USE);
 		if (parse_yes(r->value, &iw_use))
 			return bad(&e, r, "yes or no");
-		snprintf(r->became, sizeof(r->became), "no flag: syslogrx always has an input "
+		snprintf(r->became, sizeof(r->became),
+			 "no flag: syslogrx always has an input "
 			 "window (--window, --window-bytes)%s",
 			 iw_use ? "" : "; SC4S drops IW_SIZE and FETCH_LIMIT without it");
 	}
@@ -229,15 +241,18 @@ int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map
 			return ret;
 		if (v * SC4S_MSG_BYTES > DEFAULT_WINDOW_BYTES) {
 			/* The window also bounds bytes: let it hold what SC4S counts on. */
-			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(v * SC4S_MSG_BYTES));
+			snprintf(buf, sizeof(buf), "%llu",
+				 (unsigned long long)(v * SC4S_MSG_BYTES));
 			ret = e.emit("window-bytes", buf, e.ctx, err, errlen);
 			if (ret)
 				return bad(&e, r, "a window that fits in --window-bytes' 64G");
-			snprintf(r->became + strlen(r->became), sizeof(r->became) - strlen(r->became),
+			snprintf(r->became + strlen(r->became),
+				 sizeof(r->became) - strlen(r->became),
 				 " (and --window-bytes %s: 1 KB a message, as SC4S counts)", buf);
 		}
 		if (!iw_use)
-			warn(out, "%s is set without %s=yes: SC4S's template leaves it out and "
+			warn(out,
+			     "%s is set without %s=yes: SC4S's template leaves it out and "
 			     "syslog-ng keeps its default window, silently; syslogrx applies it",
 			     key_names[K_IW_SIZE], key_names[K_IW_USE]);
 	}
@@ -245,16 +260,18 @@ int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map
 		r = row(&rd, K_FETCH);
 		if (parse_u64(r->value, 1, UINT32_MAX, &v))
 			return bad(&e, r, "a number of messages");
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(v > FETCH_MAX ? FETCH_MAX : v));
+		snprintf(buf, sizeof(buf), "%llu",
+			 (unsigned long long)(v > FETCH_MAX ? FETCH_MAX : v));
 		if ((ret = give(&e, r, "batch", buf)))
 			return ret;
 		if (v > FETCH_MAX)
-			snprintf(r->became + strlen(r->became), sizeof(r->became) - strlen(r->became),
-				 " (syslogrx's most)");
+			snprintf(r->became + strlen(r->became),
+				 sizeof(r->became) - strlen(r->became), " (syslogrx's most)");
 		if (!iw_use)
-			warn(out, "%s is set without %s=yes: SC4S's template leaves it out, "
-			     "silently; syslogrx applies it as --batch", key_names[K_FETCH],
-			     key_names[K_IW_USE]);
+			warn(out,
+			     "%s is set without %s=yes: SC4S's template leaves it out, "
+			     "silently; syslogrx applies it as --batch",
+			     key_names[K_FETCH], key_names[K_IW_USE]);
 	}
 	return 0;
 }
@@ -266,8 +283,11 @@ void env_file_report(const struct env_map *m, const char *path)
 
 		fprintf(stderr, "syslogrx: --env-file %s:%u: %s=%s -> %s%s%s%s%s\n", path, r->line,
 			r->name, r->value, r->flag, r->flag[0] ? " " : "", r->became,
-			r->overridden_by[0] ? " (overridden by the " : "", r->overridden_by[0] ?
-			(!strcmp(r->overridden_by, "config") ? "--config file)" : "command line)") : "");
+			r->overridden_by[0] ? " (overridden by the " : "",
+			r->overridden_by[0] ?
+				(!strcmp(r->overridden_by, "config") ? "--config file)" :
+								       "command line)") :
+				"");
 	}
 	if (m->nr_ignored)
 		fprintf(stderr, "syslogrx: --env-file %s: ignored (not for a UDP receiver): %s\n",

@@ -32,12 +32,12 @@
 
 static char **main_argv;
 static int main_argc;
-static pid_t successor;		/* the process we handed over to (USR2) */
+static pid_t successor; /* the process we handed over to (USR2) */
 
 static void say_needs_restart(const char *flag, void *ctx)
 {
-	pr_warn("--%s changed in %s: needs a restart (systemctl restart keeps the sockets)\n",
-		flag, (const char *)ctx);
+	pr_warn("--%s changed in %s: needs a restart (systemctl restart keeps the sockets)\n", flag,
+		(const char *)ctx);
 }
 
 /*
@@ -48,7 +48,7 @@ static void say_needs_restart(const char *flag, void *ctx)
  */
 static void reload_config(struct receiver *r, struct config *cfg)
 {
-	static struct config fresh;	/* large: the env-file's mapping, kafka options */
+	static struct config fresh; /* large: the env-file's mapping, kafka options */
 	struct resize_request req;
 	char err[512];
 
@@ -58,7 +58,8 @@ static void reload_config(struct receiver *r, struct config *cfg)
 		return;
 	}
 	config_restart_changes(cfg, &fresh, say_needs_restart, cfg->config_file);
-	req = (struct resize_request){ .sockets = fresh.sockets, .threads = fresh.threads,
+	req = (struct resize_request){ .sockets = fresh.sockets,
+				       .threads = fresh.threads,
 				       .naive = fresh.shrink_naive };
 	if (receiver_resize(r, &req) == 0)
 		fprintf(stderr, "syslogrx: resized to %u sockets, %u threads\n", r->live,
@@ -112,7 +113,7 @@ static void run(struct receiver *r, struct config *cfg)
 					"supervisor holds the sockets); nothing changed\n");
 			} else if (cfg->config_file[0]) {
 				reload_config(r, cfg);
-				if (stats) {	/* the sockets changed: new columns */
+				if (stats) { /* the sockets changed: new columns */
 					stats_line_free(&sl);
 					stats = !stats_line_init(&sl, r->group.n);
 				}
@@ -156,7 +157,7 @@ int main(int argc, char **argv)
 	static struct receiver r_own;
 	struct receiver *r = &r_own;
 	struct http_metrics *metrics = NULL;
-	static struct config cfg;	/* large: the env-file's mapping, kafka options */
+	static struct config cfg; /* large: the env-file's mapping, kafka options */
 	static struct preflight pf;
 	static struct advice adv;
 	struct handover h;
@@ -187,7 +188,7 @@ int main(int argc, char **argv)
 		return supervise(&cfg, argc, argv);
 	/* Started by kill -USR2 of an older syslogrx: its sockets, maps and links. */
 	adopted = handover_receive(&h);
-	if (!adopted)	/* or by systemd, from its fd store */
+	if (!adopted) /* or by systemd, from its fd store */
 		adopted = handover_from_listen_fds(&h);
 	if (adopted < 0)
 		return 1;
@@ -238,7 +239,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	if (adopted) {
 		const char *how = h.ledger_fd >= 0 ? "supervised" :
-				  h.from_fdstore ? "fd store" : "upgrade";
+				  h.from_fdstore   ? "fd store" :
+						     "upgrade";
 
 		r->supervised = h.ledger_fd >= 0;
 		upgrade_say_ready(&h);
@@ -254,16 +256,16 @@ int main(int argc, char **argv)
 		 * final drain; what is in our window still goes to the output. */
 		receiver_workers_pause(r);
 		snprintf(summary, sizeof(summary), "%s.%d", cfg.summary, (int)getpid());
-		summary_path = summary;	/* the new process writes PATH */
+		summary_path = summary; /* the new process writes PATH */
 	}
 
 	if (pthread_create(&watcher, NULL, force_watch, r) == 0)
 		pthread_detach(watcher);
 	err = receiver_stop(r);
-	r->force = 1;	/* ends the watcher */
+	r->force = 1; /* ends the watcher */
 	ret = err ? 1 : 0;
 	if (summary_check_drops(r))
-		ret = ret ? ret : 0;	/* reported above; the run itself succeeded */
+		ret = ret ? ret : 0; /* reported above; the run itself succeeded */
 	if (!advice_measure(r, &adv)) {
 		advice_print(&adv);
 		/* Without the tracer no drop was counted: no advice is not "none needed". */
@@ -275,7 +277,7 @@ int main(int argc, char **argv)
 	if (successor)
 		fprintf(stderr, "syslogrx: pid %d done after the hand-over\n", (int)getpid());
 cleanup:
-	http_metrics_close(metrics);	/* before what a scrape reads is freed */
+	http_metrics_close(metrics); /* before what a scrape reads is freed */
 	receiver_close(r);
 	return ret;
 }

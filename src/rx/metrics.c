@@ -84,8 +84,8 @@ static void write_kafka(struct prom_text *p, const struct snapshot *s)
 	const struct sink_kafka_stats *k = &s->kafka;
 	struct prom_labels l;
 
-	one(p, "syslogrx_kafka_delivered_total", PROM_COUNTER,
-	    "Messages acknowledged by Kafka.", k->delivered);
+	one(p, "syslogrx_kafka_delivered_total", PROM_COUNTER, "Messages acknowledged by Kafka.",
+	    k->delivered);
 	prom_family(p, "syslogrx_kafka_failed_total", PROM_COUNTER,
 		    "Messages Kafka refused for good, per librdkafka error name.");
 	for (unsigned int i = 0; i < k->nr_reasons; i++) {
@@ -104,10 +104,10 @@ static void write_disk_buffer(struct prom_text *p, const struct snapshot *s)
 {
 	const struct diskbuf_stats *d = &s->disk;
 
-	one(p, "syslogrx_disk_buffer_bytes", PROM_GAUGE, "Bytes in the disk buffer's segment files.",
-	    d->bytes);
-	one(p, "syslogrx_disk_buffer_size_bytes", PROM_GAUGE, "The disk buffer's cap (--disk-buffer-size).",
-	    d->max_bytes);
+	one(p, "syslogrx_disk_buffer_bytes", PROM_GAUGE,
+	    "Bytes in the disk buffer's segment files.", d->bytes);
+	one(p, "syslogrx_disk_buffer_size_bytes", PROM_GAUGE,
+	    "The disk buffer's cap (--disk-buffer-size).", d->max_bytes);
 	one(p, "syslogrx_disk_buffer_messages", PROM_GAUGE, "Messages on disk not yet delivered.",
 	    d->msgs);
 	prom_family(p, "syslogrx_disk_buffer_oldest_age_seconds", PROM_GAUGE,
@@ -122,7 +122,8 @@ static void write_disk_buffer(struct prom_text *p, const struct snapshot *s)
 	one(p, "syslogrx_disk_buffer_corrupt_records_total", PROM_COUNTER,
 	    "Records skipped at read: checksum mismatch or a torn tail.", d->corrupt_records);
 	one(p, "syslogrx_disk_buffer_recovered_total", PROM_COUNTER,
-	    "Messages found in the directory at start (left by an earlier run).", d->recovered_msgs);
+	    "Messages found in the directory at start (left by an earlier run).",
+	    d->recovered_msgs);
 }
 
 static const char *version(void)
@@ -130,7 +131,7 @@ static const char *version(void)
 	const char *v = argp_program_version ? argp_program_version : "unknown";
 	const char *sp = strrchr(v, ' ');
 
-	return sp ? sp + 1 : v;		/* "syslogrx 0.1" -> "0.1" */
+	return sp ? sp + 1 : v; /* "syslogrx 0.1" -> "0.1" */
 }
 
 int metrics_write(struct receiver *r, struct prom_text *p)
@@ -150,8 +151,8 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 
 	write_sockets(p, r, &s);
 
-	one(p, "syslogrx_window_messages", PROM_GAUGE,
-	    "Messages in the input window now.", s.window.msgs);
+	one(p, "syslogrx_window_messages", PROM_GAUGE, "Messages in the input window now.",
+	    s.window.msgs);
 	one(p, "syslogrx_window_bytes", PROM_GAUGE, "Bytes in the input window now.",
 	    s.window.bytes);
 	one(p, "syslogrx_window_size_messages", PROM_GAUGE, "The input window's bound (--window).",
@@ -177,8 +178,9 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		    "Datagrams the BPF program could not place (the kernel's hash took them).",
 		    s.selection_failures);
 	if (s.traced) {
-		prom_family(p, "syslogrx_no_socket_drops_total", PROM_COUNTER,
-			    "Datagrams for our port dropped with no socket to take them, per reason.");
+		prom_family(
+			p, "syslogrx_no_socket_drops_total", PROM_COUNTER,
+			"Datagrams for our port dropped with no socket to take them, per reason.");
 		by_reason(p, r, "syslogrx_no_socket_drops_total", &none, s.no_socket_by_reason);
 		one(p, "syslogrx_tracer_map_full_total", PROM_COUNTER,
 		    "Drop counts lost because a tracer map was full.", s.tracer_map_full);
@@ -186,7 +188,8 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 	if (s.have_seq)
 		one(p, "syslogrx_sequence_gaps", PROM_GAUGE,
 		    "Sequence numbers missing from sysloggen/loggen traffic now (a late "
-		    "message fills its gap).", s.seq_gaps);
+		    "message fills its gap).",
+		    s.seq_gaps);
 	if (s.have_kafka)
 		write_kafka(p, &s);
 	if (s.have_disk)

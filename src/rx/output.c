@@ -56,7 +56,7 @@ int output_stage_join(struct output_stage *o)
 
 void output_stage_free(struct output_stage *o)
 {
-	output_source_free(o, false);	/* after a forced exit: left on disk */
+	output_source_free(o, false); /* after a forced exit: left on disk */
 	free(o->buf);
 	o->buf = NULL;
 	output_async_free(o);

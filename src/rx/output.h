@@ -23,11 +23,11 @@
 #include "syslog/seqtrack.h"
 
 struct output_counts {
-	uint64_t processed;	/* taken from the window */
-	uint64_t written;	/* accepted by the sink */
-	uint64_t malformed;	/* did not parse: written raw all the same */
-	uint64_t discarded;	/* could not be written: the sink failed */
-	uint64_t write_errors;	/* failed sink writes */
+	uint64_t processed;    /* taken from the window */
+	uint64_t written;      /* accepted by the sink */
+	uint64_t malformed;    /* did not parse: written raw all the same */
+	uint64_t discarded;    /* could not be written: the sink failed */
+	uint64_t write_errors; /* failed sink writes */
 };
 
 struct batch_track;
@@ -39,23 +39,23 @@ struct output_stage {
 	struct window *window;
 	struct sink *sink;
 	enum out_format format;
-	uint64_t rate;			/* --output-rate, 0 = none */
-	struct seqtrack *seq;		/* owned: freed by output_stage_free */
-	const volatile int *reopen;	/* set by SIGHUP, cleared here */
-	const volatile int *force;	/* second signal: stop now */
+	uint64_t rate;		    /* --output-rate, 0 = none */
+	struct seqtrack *seq;	    /* owned: freed by output_stage_free */
+	const volatile int *reopen; /* set by SIGHUP, cleared here */
+	const volatile int *force;  /* second signal: stop now */
 	char *buf;
 	size_t used, cap;
-	uint64_t pending;		/* messages in buf */
-	uint64_t rate_start_ns;		/* --output-rate schedule: message */
-	uint64_t rate_base;		/* rate_base + k is due at start + k/rate */
-	struct output_counts counts;	/* read with __atomic loads */
-	bool async;			/* sink->ops->produce */
-	struct batch_track *free_tracks;	/* output_async.c's recycled trackers */
-	uint64_t tracks_live;		/* batches waiting for delivery reports */
-	struct diskbuf *disk;		/* --disk-buffer, or NULL (output_source.c) */
-	struct held_rec *held;		/* disk records written, not yet settled */
-	size_t held_n, held_cap;	/* (output_source.c) */
-	size_t held_written;		/* held[0, held_written) are written */
+	uint64_t pending;		 /* messages in buf */
+	uint64_t rate_start_ns;		 /* --output-rate schedule: message */
+	uint64_t rate_base;		 /* rate_base + k is due at start + k/rate */
+	struct output_counts counts;	 /* read with __atomic loads */
+	bool async;			 /* sink->ops->produce */
+	struct batch_track *free_tracks; /* output_async.c's recycled trackers */
+	uint64_t tracks_live;		 /* batches waiting for delivery reports */
+	struct diskbuf *disk;		 /* --disk-buffer, or NULL (output_source.c) */
+	struct held_rec *held;		 /* disk records written, not yet settled */
+	size_t held_n, held_cap;	 /* (output_source.c) */
+	size_t held_written;		 /* held[0, held_written) are written */
 	int error;
 };
 

@@ -17,10 +17,10 @@
 
 /* A batch in flight: released when outstanding reaches 0. */
 struct batch_track {
-	struct batch_track *next;	/* free list: recycled, not freed */
+	struct batch_track *next; /* free list: recycled, not freed */
 	struct batch *batch;
-	uint32_t outstanding;		/* produced without a report, +1 while producing */
-	bool undelivered;		/* a message of it was given up at exit */
+	uint32_t outstanding; /* produced without a report, +1 while producing */
+	bool undelivered;     /* a message of it was given up at exit */
 };
 
 static struct batch_track *track_get(struct output_stage *o, struct batch *b)
@@ -30,12 +30,12 @@ static struct batch_track *track_get(struct output_stage *o, struct batch *b)
 	if (t)
 		o->free_tracks = t->next;
 	else
-		t = malloc(sizeof(*t));	/* only while the number in flight grows */
+		t = malloc(sizeof(*t)); /* only while the number in flight grows */
 	if (!t)
 		return NULL;
 	t->next = NULL;
 	t->batch = b;
-	t->outstanding = 1;	/* the producer's hold: no release mid-batch */
+	t->outstanding = 1; /* the producer's hold: no release mid-batch */
 	t->undelivered = false;
 	o->tracks_live++;
 	return t;
@@ -73,7 +73,8 @@ static void on_done(void *ctx, void *opaque, enum sink_result res)
 	if (res == SINK_DELIVERED)
 		output_count(&o->counts.written, 1);
 	else
-		output_count(&o->counts.discarded, 1);	/* failed or undelivered: the sink says why */
+		output_count(&o->counts.discarded,
+			     1); /* failed or undelivered: the sink says why */
 	if (res == SINK_UNDELIVERED)
 		((struct batch_track *)opaque)->undelivered = true;
 	track_put(o, opaque);
@@ -82,8 +83,8 @@ static void on_done(void *ctx, void *opaque, enum sink_result res)
 /* The record key --kafka-key asks for; 0 bytes = a null key (the field is
  * absent, or the message did not parse). */
 static size_t message_key(struct output_stage *o, const struct msg_rec *r,
-			  const struct syslog_msg *m, enum syslog_parse_result res,
-			  char *scratch, size_t cap, const char **key)
+			  const struct syslog_msg *m, enum syslog_parse_result res, char *scratch,
+			  size_t cap, const char **key)
 {
 	const struct syslog_str *f = NULL;
 
@@ -108,8 +109,8 @@ static size_t message_key(struct output_stage *o, const struct msg_rec *r,
 
 /* Hands one message to the sink, waiting (serving reports) while its queue
  * is full. */
-static void produce_one(struct output_stage *o, struct batch_track *t, const char *msg,
-			size_t len, const char *key, size_t keylen)
+static void produce_one(struct output_stage *o, struct batch_track *t, const char *msg, size_t len,
+			const char *key, size_t keylen)
 {
 	for (;;) {
 		int err = o->sink->ops->produce(o->sink, msg, len, key, keylen, t);
@@ -175,7 +176,7 @@ void output_async_main(struct output_stage *o)
 			b = output_pop(o, o->tracks_live ? 5 : 100);
 		}
 		if (*o->reopen)
-			*(volatile int *)o->reopen = 0;	/* nothing to reopen */
+			*(volatile int *)o->reopen = 0; /* nothing to reopen */
 		if (b)
 			process_batch_async(o, b);
 		s->ops->poll(s, 0);

@@ -7,8 +7,8 @@ void output_count(uint64_t *counter, uint64_t n)
 	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
 }
 
-enum syslog_parse_result output_msg_take(struct output_stage *o, const struct batch *b,
-					 uint32_t i, const char **data, struct syslog_msg *m,
+enum syslog_parse_result output_msg_take(struct output_stage *o, const struct batch *b, uint32_t i,
+					 const char **data, struct syslog_msg *m,
 					 struct msg_meta *meta)
 {
 	const struct msg_rec *r = &b->recs[i];

@@ -6,14 +6,14 @@
 #include "rx/output.h"
 #include "syslog/syslog_parse.h"
 
-void output_count(uint64_t *counter, uint64_t n);	/* relaxed atomic add */
+void output_count(uint64_t *counter, uint64_t n); /* relaxed atomic add */
 
 /*
  * Takes message i of b: parses it into m (a malformed one is counted), feeds
  * the sequence accounting and fills meta. *data is the message's bytes.
  */
-enum syslog_parse_result output_msg_take(struct output_stage *o, const struct batch *b,
-					 uint32_t i, const char **data, struct syslog_msg *m,
+enum syslog_parse_result output_msg_take(struct output_stage *o, const struct batch *b, uint32_t i,
+					 const char **data, struct syslog_msg *m,
 					 struct msg_meta *meta);
 
 /*

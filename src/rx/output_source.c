@@ -73,8 +73,9 @@ void output_release(struct output_stage *o, struct batch *b, bool delivered)
 			o->held = h;
 			o->held_cap = cap;
 		}
-		o->held[o->held_n++] = (struct held_rec){ .seg = b->disk_seg, .off = b->disk_off,
-							   .count = b->count };
+		o->held[o->held_n++] = (struct held_rec){ .seg = b->disk_seg,
+							  .off = b->disk_off,
+							  .count = b->count };
 	} else if (delivered) {
 		diskbuf_done(o->disk, b->disk_seg, b->disk_off, b->count);
 	}

@@ -24,8 +24,8 @@ static struct preflight_check *add(struct preflight *p, const char *check, bool 
 }
 
 /* Fills message and fix, and prints the check: a warning when it failed. */
-__attribute__((format(printf, 3, 4)))
-static void say(struct preflight_check *c, const char *fix, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void say(struct preflight_check *c, const char *fix,
+						      const char *fmt, ...)
 {
 	va_list ap;
 
@@ -51,21 +51,26 @@ static void check_port(struct preflight *p, const struct config *cfg)
 	bool ok;
 
 	if (parse_host_port(cfg->listen, &addr, &len))
-		return;		/* the bind will name the bad address */
+		return; /* the bind will name the bad address */
 	port = sockaddr_port(&addr);
 	sysctl_read_u64("net.ipv4.ip_unprivileged_port_start", &start);
 	if (!port || port >= start) {
-		say(add(p, "port", true), "", "port %u needs no privilege "
-		    "(net.ipv4.ip_unprivileged_port_start = %llu)", port, (unsigned long long)start);
+		say(add(p, "port", true), "",
+		    "port %u needs no privilege "
+		    "(net.ipv4.ip_unprivileged_port_start = %llu)",
+		    port, (unsigned long long)start);
 		return;
 	}
 	ok = caps_have(CAP_NET_BIND_SERVICE);
-	snprintf(fix, sizeof(fix), "give syslogrx CAP_NET_BIND_SERVICE (systemd: AmbientCapabilities=), "
+	snprintf(fix, sizeof(fix),
+		 "give syslogrx CAP_NET_BIND_SERVICE (systemd: AmbientCapabilities=), "
 		 "or sysctl -w net.ipv4.ip_unprivileged_port_start=%u, or --listen a port >= %llu",
 		 port, (unsigned long long)start);
-	say(add(p, "port", ok), fix, ok ? "port %u is privileged: CAP_NET_BIND_SERVICE is held"
-	    : "port %u is below net.ipv4.ip_unprivileged_port_start (%llu) and "
-	      "CAP_NET_BIND_SERVICE is missing: the bind will fail", port, (unsigned long long)start);
+	say(add(p, "port", ok), fix,
+	    ok ? "port %u is privileged: CAP_NET_BIND_SERVICE is held" :
+		 "port %u is below net.ipv4.ip_unprivileged_port_start (%llu) and "
+		 "CAP_NET_BIND_SERVICE is missing: the bind will fail",
+	    port, (unsigned long long)start);
 }
 
 static void check_window_memory(struct preflight *p, const struct config *cfg)
@@ -79,8 +84,7 @@ static void check_window_memory(struct preflight *p, const struct config *cfg)
 	ok = cfg->window_bytes <= avail;
 	snprintf(fix, sizeof(fix), "--window-bytes %lluM or less (MemAvailable / 2)",
 		 (unsigned long long)(avail / 2 >> 20));
-	say(add(p, "window_memory", ok), fix,
-	    "--window-bytes %llu %s MemAvailable (%llu bytes)%s",
+	say(add(p, "window_memory", ok), fix, "--window-bytes %llu %s MemAvailable (%llu bytes)%s",
 	    (unsigned long long)cfg->window_bytes, ok ? "fits in" : "is more than",
 	    (unsigned long long)avail,
 	    ok ? "" : ": a full window would push the machine into swap or the OOM killer");
@@ -102,21 +106,25 @@ static void check_rcvbuf(struct preflight *p, const struct config *cfg, uint64_t
 	uint64_t need_max = (asked + 1) / 2;
 	char fix[192];
 
-	snprintf(fix, sizeof(fix), "sysctl -w net.core.rmem_max=%llu, or give syslogrx "
+	snprintf(fix, sizeof(fix),
+		 "sysctl -w net.core.rmem_max=%llu, or give syslogrx "
 		 "CAP_NET_ADMIN (SO_RCVBUFFORCE), or a smaller --rcvbuf",
 		 (unsigned long long)need_max);
 	if (!asked) {
 		sysctl_read_u64("net.core.rmem_default", &rmem_default);
-		say(add(p, "rcvbuf", true), "", "no --rcvbuf: the kernel's default, %llu bytes "
-		    "effective (net.core.rmem_default %llu)", (unsigned long long)effective,
-		    (unsigned long long)rmem_default);
-	} else if (effective + 2 < asked) {	/* halving rounds an odd size down */
-		say(add(p, "rcvbuf", false), fix, "--rcvbuf %llu asked, %llu obtained: SO_RCVBUF "
+		say(add(p, "rcvbuf", true), "",
+		    "no --rcvbuf: the kernel's default, %llu bytes "
+		    "effective (net.core.rmem_default %llu)",
+		    (unsigned long long)effective, (unsigned long long)rmem_default);
+	} else if (effective + 2 < asked) { /* halving rounds an odd size down */
+		say(add(p, "rcvbuf", false), fix,
+		    "--rcvbuf %llu asked, %llu obtained: SO_RCVBUF "
 		    "is capped at 2 x net.core.rmem_max (%llu) without CAP_NET_ADMIN",
 		    (unsigned long long)asked, (unsigned long long)effective,
 		    (unsigned long long)rmem_max);
 	} else if (have_max && need_max > rmem_max) {
-		say(add(p, "rcvbuf", true), "", "--rcvbuf %llu obtained, above 2 x net.core.rmem_max "
+		say(add(p, "rcvbuf", true), "",
+		    "--rcvbuf %llu obtained, above 2 x net.core.rmem_max "
 		    "(%llu) thanks to CAP_NET_ADMIN; without it SO_RCVBUF would give %llu",
 		    (unsigned long long)asked, (unsigned long long)rmem_max,
 		    (unsigned long long)rmem_max * 2);
@@ -139,13 +147,16 @@ static void check_udp_mem(struct preflight *p, const struct socket_group *g, uin
 	/* Room for our queues on top of what the limit already allows the
 	 * machine's other UDP sockets; the three thresholds keep their ratios. */
 	need = mem[2] + (total + page - 1) / page;
-	snprintf(fix, sizeof(fix), "sysctl -w net.ipv4.udp_mem=\"%llu %llu %llu\" (pages of %llu "
+	snprintf(fix, sizeof(fix),
+		 "sysctl -w net.ipv4.udp_mem=\"%llu %llu %llu\" (pages of %llu "
 		 "bytes), or a smaller --rcvbuf or --sockets",
-		 (unsigned long long)(mem[0] * need / mem[2]), (unsigned long long)(mem[1] * need / mem[2]),
-		 (unsigned long long)need, (unsigned long long)page);
-	say(add(p, "udp_mem", ok), fix, "%u sockets x rcvbuf can queue %llu bytes; net.ipv4.udp_mem "
-	    "allows %llu pages (%llu bytes) for all UDP sockets of the machine%s", g->n,
-	    (unsigned long long)total, (unsigned long long)mem[2], (unsigned long long)limit,
+		 (unsigned long long)(mem[0] * need / mem[2]),
+		 (unsigned long long)(mem[1] * need / mem[2]), (unsigned long long)need,
+		 (unsigned long long)page);
+	say(add(p, "udp_mem", ok), fix,
+	    "%u sockets x rcvbuf can queue %llu bytes; net.ipv4.udp_mem "
+	    "allows %llu pages (%llu bytes) for all UDP sockets of the machine%s",
+	    g->n, (unsigned long long)total, (unsigned long long)mem[2], (unsigned long long)limit,
 	    ok ? "" : ": past it the kernel drops with PROTO_MEM before any buffer is full");
 }
 

@@ -15,10 +15,10 @@
 #define PREFLIGHT_MAX 8
 
 struct preflight_check {
-	char check[24];		/* "port", "window_memory", "rcvbuf", "udp_mem" */
+	char check[24]; /* "port", "window_memory", "rcvbuf", "udp_mem" */
 	bool ok;
 	char message[384];
-	char fix[192];		/* the sysctl or flag that fixes it; "" when ok */
+	char fix[192]; /* the sysctl or flag that fixes it; "" when ok */
 };
 
 struct preflight {

@@ -19,7 +19,8 @@ static void say_unprivileged_way(int err, const char *caps)
 {
 	if (err == -EPERM || err == -EACCES)
 		pr_warn("without %s: --balance hash --no-trace needs no privilege "
-			"(the kernel's hash, no drop counts)\n", caps);
+			"(the kernel's hash, no drop counts)\n",
+			caps);
 }
 
 /* --user: looked up first, so a wrong name or a missing privilege is said
@@ -38,7 +39,8 @@ static int lookup_user(const char *name, struct caps_user *u)
 	}
 	if (!caps_is_user(u) && (!caps_have(CAP_SETUID) || !caps_have(CAP_SETGID))) {
 		pr_warn("--user %s: switching user needs CAP_SETUID and CAP_SETGID (run as root, "
-			"or start as that user with the capabilities instead)\n", name);
+			"or start as that user with the capabilities instead)\n",
+			name);
 		return -EPERM;
 	}
 	return 0;
@@ -147,7 +149,7 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
-	if (cfg->user[0]) {	/* a wrong name fails before anything is bound */
+	if (cfg->user[0]) { /* a wrong name fails before anything is bound */
 		err = lookup_user(cfg->user, &r->user);
 		if (err)
 			return err;
@@ -171,7 +173,8 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 		/* Same-user sockets with SO_REUSEPORT would join our group and take
 		 * part of the traffic: the group would not be the N we balance. */
 		pr_warn("--listen %s: %d other socket(s) already bound to this port; "
-			"refusing to share the reuseport group\n", r->group.listen, foreign);
+			"refusing to share the reuseport group\n",
+			r->group.listen, foreign);
 		return -EADDRINUSE;
 	}
 	if (cfg->trace && !r->tracer) {
@@ -215,8 +218,10 @@ int receiver_open_rest(struct receiver *r)
 	}
 	if (cfg->disk_buffer[0]) {
 		struct diskbuf_opts dopts = {
-			.dir = cfg->disk_buffer, .max_bytes = cfg->disk_buffer_size,
-			.sync_ms = cfg->disk_buffer_sync_ms, .mode = cfg->disk_buffer_mode,
+			.dir = cfg->disk_buffer,
+			.max_bytes = cfg->disk_buffer_size,
+			.sync_ms = cfg->disk_buffer_sync_ms,
+			.mode = cfg->disk_buffer_mode,
 		};
 
 		r->disk = diskbuf_open(&dopts);
@@ -233,7 +238,8 @@ int receiver_open_rest(struct receiver *r)
 			err = caps_switch_user(&r->user);
 		if (err) {
 			pr_warn("--user %s: switching to uid %u gid %u: %s\n", cfg->user,
-				(unsigned int)r->user.uid, (unsigned int)r->user.gid, strerror(-err));
+				(unsigned int)r->user.uid, (unsigned int)r->user.gid,
+				strerror(-err));
 			return err;
 		}
 	} else {
@@ -253,7 +259,7 @@ int receiver_start(struct receiver *r)
 	const struct config *cfg = r->cfg;
 	int err;
 
-	r->wsh = (struct worker_shared) {
+	r->wsh = (struct worker_shared){
 		.group = &r->group,
 		.window = &r->window,
 		.disk = r->disk,
@@ -268,8 +274,10 @@ int receiver_start(struct receiver *r)
 		.force = &r->force,
 		/* A Kafka output may be slow to take the window: give the read
 		 * of the kernel queues the same time as the deliveries. */
-		.drain_ms = cfg->output == OUTPUT_KAFKA && cfg->drain_timeout * 1000 > FINAL_DRAIN_MS
-			    ? (int)(cfg->drain_timeout * 1000) : FINAL_DRAIN_MS,
+		.drain_ms = cfg->output == OUTPUT_KAFKA &&
+					    cfg->drain_timeout * 1000 > FINAL_DRAIN_MS ?
+				    (int)(cfg->drain_timeout * 1000) :
+				    FINAL_DRAIN_MS,
 		.regroup = &r->regroup,
 		.taken = &r->taken,
 		.queues_outlive = &r->handed_over,

@@ -26,11 +26,11 @@
 struct receiver {
 	const struct config *cfg;
 	struct socket_group group;
-	struct balancer *balancer;	/* NULL for --balance hash */
-	struct tracer *tracer;		/* NULL with --no-trace */
+	struct balancer *balancer; /* NULL for --balance hash */
+	struct tracer *tracer;	   /* NULL with --no-trace */
 	struct window window;
 	bool window_ready;
-	struct diskbuf *disk;		/* --disk-buffer, or NULL */
+	struct diskbuf *disk; /* --disk-buffer, or NULL */
 	struct sink *sink;
 	struct sock_counters *counters;
 	struct worker *workers;
@@ -38,33 +38,33 @@ struct receiver {
 	struct output_stage out;
 	bool out_started;
 	struct worker_shared wsh;
-	struct reorder *reorder;	/* --ordered: between window and ordered_window */
-	struct window ordered_window;	/* what the output stage reads with --ordered */
+	struct reorder *reorder;      /* --ordered: between window and ordered_window */
+	struct window ordered_window; /* what the output stage reads with --ordered */
 	bool ordered_ready;
-	volatile int stop;		/* stop reading: drain, then exit */
-	volatile int force;		/* second signal: exit now */
-	volatile int reopen;		/* SIGHUP */
-	uint64_t start_ns, stop_ns;	/* CLOCK_MONOTONIC */
+	volatile int stop;	    /* stop reading: drain, then exit */
+	volatile int force;	    /* second signal: exit now */
+	volatile int reopen;	    /* SIGHUP */
+	uint64_t start_ns, stop_ns; /* CLOCK_MONOTONIC */
 	/* Set by the front end for the summary, NULL = none (issue 12). */
 	const struct preflight *preflight;
 	const struct advice *advice;
 	/* Live resize (rx/resize.c). Slot k of the balancer's map (or, with
 	 * hash, the k-th socket in the group) is group socket slot_sock[k], for
 	 * k < live; other open sockets are spares (out of selection, still read). */
-	unsigned int live;		/* sockets in selection */
-	unsigned int threads;		/* worker threads running */
-	unsigned int *slot_sock;	/* slot_cap entries */
+	unsigned int live;	 /* sockets in selection */
+	unsigned int threads;	 /* worker threads running */
+	unsigned int *slot_sock; /* slot_cap entries */
 	unsigned int slot_cap;
-	unsigned int *order;		/* sockets the workers read: live, then spares */
+	unsigned int *order; /* sockets the workers read: live, then spares */
 	unsigned int counters_cap;
-	uint64_t *sock_steered;		/* per group socket, credited at each resize */
-	uint64_t *steered_base;		/* per slot, the map's count at the last credit */
+	uint64_t *sock_steered; /* per group socket, credited at each resize */
+	uint64_t *steered_base; /* per slot, the map's count at the last credit */
 	volatile int regroup;
-	struct caps_user user;		/* --user, looked up before anything is bound */
+	struct caps_user user; /* --user, looked up before anything is bound */
 	bool user_known;
-	bool handed_over;		/* a new process took the sockets and BPF objects */
-	bool supervised;		/* a supervisor holds them: no resize, no USR2 */
-	uint64_t taken;			/* datagrams taken from the kernel (worker.h) */
+	bool handed_over; /* a new process took the sockets and BPF objects */
+	bool supervised;  /* a supervisor holds them: no resize, no USR2 */
+	uint64_t taken;	  /* datagrams taken from the kernel (worker.h) */
 };
 
 /* The privileged half of receiver_open: sockets, tracer, balancer. A

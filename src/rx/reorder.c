@@ -16,15 +16,15 @@
 /* A batch of the input window whose messages are held: released to the
  * window when its last message is written. */
 struct held_batch {
-	struct held_batch *next;	/* free list: recycled, not freed */
+	struct held_batch *next; /* free list: recycled, not freed */
 	struct batch *b;
-	uint32_t left;			/* messages not yet written */
-	uint64_t arrival_ns;		/* CLOCK_MONOTONIC, when popped */
+	uint32_t left;	     /* messages not yet written */
+	uint64_t arrival_ns; /* CLOCK_MONOTONIC, when popped */
 };
 
 struct held_msg {
-	uint64_t stamp;			/* the kernel's arrival stamp, CLOCK_REALTIME */
-	uint64_t order;			/* equal stamps keep their arrival order */
+	uint64_t stamp; /* the kernel's arrival stamp, CLOCK_REALTIME */
+	uint64_t order; /* equal stamps keep their arrival order */
 	struct held_batch *hb;
 	uint32_t idx;
 };
@@ -32,18 +32,18 @@ struct held_msg {
 struct reorder {
 	struct window *in, *out;
 	uint64_t hold_ns;
-	uint64_t slack_ns;		/* written up to this early: one wake-up per slack */
+	uint64_t slack_ns; /* written up to this early: one wake-up per slack */
 	const volatile int *force;
 	pthread_t thread;
 	bool started;
-	struct held_msg *heap;		/* min-heap by (stamp, order) */
+	struct held_msg *heap; /* min-heap by (stamp, order) */
 	size_t n, cap;
 	struct held_batch *free_hb;
 	uint64_t order;
-	uint64_t last_stamp;		/* of the last message written in order */
-	struct batch *ob;		/* the output batch being filled */
-	uint32_t ob_room;		/* what was reserved in `out` for it */
-	struct reorder_stats st;	/* written here, read with __atomic loads */
+	uint64_t last_stamp;	 /* of the last message written in order */
+	struct batch *ob;	 /* the output batch being filled */
+	uint32_t ob_room;	 /* what was reserved in `out` for it */
+	struct reorder_stats st; /* written here, read with __atomic loads */
 	int error;
 };
 
@@ -88,7 +88,7 @@ static void sift_down(struct held_msg *h, size_t n, size_t i)
 
 static void stat_add(uint64_t *v, uint64_t n)
 {
-	__atomic_store_n(v, *v + n, __ATOMIC_RELAXED);	/* one writer: this thread */
+	__atomic_store_n(v, *v + n, __ATOMIC_RELAXED); /* one writer: this thread */
 }
 
 /* Takes every message of b into the heap. */

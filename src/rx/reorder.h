@@ -29,11 +29,11 @@
 
 struct reorder_stats {
 	uint64_t hold_ns;
-	uint64_t merged;	/* messages written through the stage */
-	uint64_t late;		/* arrived after a later-stamped message was written */
-	uint64_t unstamped;	/* no kernel stamp (recv_ns 0): placed by arrival time */
-	uint64_t held_hwm;	/* most messages held at once */
-	uint64_t lag_max_ns;	/* longest from a kernel stamp to this stage: the
+	uint64_t merged;     /* messages written through the stage */
+	uint64_t late;	     /* arrived after a later-stamped message was written */
+	uint64_t unstamped;  /* no kernel stamp (recv_ns 0): placed by arrival time */
+	uint64_t held_hwm;   /* most messages held at once */
+	uint64_t lag_max_ns; /* longest from a kernel stamp to this stage: the
 				 * hold that would have placed every message */
 };
 

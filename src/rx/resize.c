@@ -114,7 +114,8 @@ static int shrink_prepare(struct receiver *r, unsigned int want)
 		for (unsigned int k = want; k < old; k++) {
 			err = balancer_clear_socket(r->balancer, k);
 			if (err)
-				pr_warn("resize: emptying balancer slot %u: %s\n", k, strerror(-err));
+				pr_warn("resize: emptying balancer slot %u: %s\n", k,
+					strerror(-err));
 		}
 		grace_period();
 		/* The counts of the retiring slots are final now. */
@@ -141,7 +142,8 @@ static int shrink_prepare(struct receiver *r, unsigned int want)
 			return 0;
 		if (waited * 2 >= SHRINK_DRAIN_MS || r->stop) {
 			pr_warn("resize: %u retiring socket(s) not drained after %d ms; they stay "
-				"open, read, and out of selection\n", busy, SHRINK_DRAIN_MS);
+				"open, read, and out of selection\n",
+				busy, SHRINK_DRAIN_MS);
 			return -ETIMEDOUT;
 		}
 		sleep_ms(2);
@@ -160,7 +162,8 @@ static void shrink_close(struct receiver *r, unsigned int want)
 
 		if (socket_group_queued(g, idx) > 0)
 			pr_warn("resize: socket %u closed with datagrams queued: the kernel frees "
-				"them (the tracer counts them as no-socket drops)\n", idx);
+				"them (the tracer counts them as no-socket drops)\n",
+				idx);
 		if (!sockinfo_meminfo(g->socks[idx].fd, &drops, NULL))
 			g->socks[idx].drops_at_close = drops;
 		upgrade_fdstore_socket(&g->socks[idx], false);
@@ -176,12 +179,14 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 
 	if (threads > want) {
 		pr_warn("resize: threads %u is more than sockets %u: each thread owns at least one "
-			"socket; nothing changed\n", threads, want);
+			"socket; nothing changed\n",
+			threads, want);
 		return -EINVAL;
 	}
 	if (r->balancer && want > balancer_slots(r->balancer)) {
 		pr_warn("resize: sockets %u is more than --max-sockets %u (the balancer's map was "
-			"sized at start); nothing changed\n", want, balancer_slots(r->balancer));
+			"sized at start); nothing changed\n",
+			want, balancer_slots(r->balancer));
 		return -EINVAL;
 	}
 	if (want == r->live && threads == r->threads)
@@ -214,7 +219,7 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 	if (e)
 		pr_warn("resize: a worker had failed: %s\n", strerror(-e));
 	if (want < r->live && err == -ETIMEDOUT) {
-		r->live = want;	/* left open and read: nothing lost */
+		r->live = want; /* left open and read: nothing lost */
 		err = 0;
 	} else if (want < r->live) {
 		shrink_close(r, want);

@@ -24,7 +24,7 @@
 struct resize_request {
 	unsigned int sockets;
 	unsigned int threads;
-	bool naive;		/* --shrink-naive */
+	bool naive; /* --shrink-naive */
 };
 
 /* 0 or -errno, having logged one line naming the reason; on an error the

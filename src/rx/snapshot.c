@@ -37,12 +37,12 @@ static void take_socket(struct receiver *r, unsigned int i, struct snapshot_sock
 	ss->empty = __atomic_load_n(&sc->empty, __ATOMIC_RELAXED);
 	ss->abandoned = __atomic_load_n(&sc->abandoned, __ATOMIC_RELAXED);
 	ss->state = receiver_socket_state(r, i);
-	if (g->fd < 0) {	/* closed by a live shrink: its count at close */
+	if (g->fd < 0) { /* closed by a live shrink: its count at close */
 		ss->have_meminfo = true;
 		ss->so_meminfo_drops = g->drops_at_close;
 	} else {
-		ss->have_meminfo = !sockinfo_meminfo(g->fd, &ss->so_meminfo_drops,
-						     &ss->queued_bytes);
+		ss->have_meminfo =
+			!sockinfo_meminfo(g->fd, &ss->so_meminfo_drops, &ss->queued_bytes);
 	}
 	ss->traced = !receiver_traced(r, i, &ss->st);
 }
@@ -98,7 +98,7 @@ int snapshot_take(struct receiver *r, struct snapshot *s)
 		tracer_for_each_no_socket(r->tracer, add_no_socket, &c);
 	}
 	output_stage_counts(&r->out, &s->out);
-	if (r->disk) {	/* its lock is held for a copy of its counters, no I/O */
+	if (r->disk) { /* its lock is held for a copy of its counters, no I/O */
 		s->have_disk = true;
 		diskbuf_get_stats(r->disk, &s->disk);
 	}

@@ -24,16 +24,16 @@
 #include "rx/window.h"
 
 struct snapshot_socket {
-	const char *state;			/* receiver_socket_state: live, spare, closed */
-	uint64_t cookie, inode, rcvbuf;		/* set at open */
+	const char *state;		/* receiver_socket_state: live, spare, closed */
+	uint64_t cookie, inode, rcvbuf; /* set at open */
 	uint64_t received, bytes, truncated, empty, abandoned;
-	bool have_steered;			/* a balancer (not --balance hash) */
+	bool have_steered; /* a balancer (not --balance hash) */
 	uint64_t steered;
-	bool have_meminfo;			/* SO_MEMINFO answered */
-	uint64_t so_meminfo_drops;		/* the kernel's own drop count */
-	uint64_t queued_bytes;			/* in the receive queue now */
-	bool traced;				/* a tracer (not --no-trace) */
-	struct tracer_sock_stats st;		/* drops per reason, queue_hwm_bytes */
+	bool have_meminfo;	     /* SO_MEMINFO answered */
+	uint64_t so_meminfo_drops;   /* the kernel's own drop count */
+	uint64_t queued_bytes;	     /* in the receive queue now */
+	bool traced;		     /* a tracer (not --no-trace) */
+	struct tracer_sock_stats st; /* drops per reason, queue_hwm_bytes */
 };
 
 struct snapshot {
@@ -41,10 +41,10 @@ struct snapshot {
 	struct snapshot_socket *socks;
 	/* the sums over sockets */
 	uint64_t received, bytes, truncated, empty, abandoned;
-	bool have_selection;			/* a balancer */
+	bool have_selection; /* a balancer */
 	uint64_t selection_failures;
 	bool traced;
-	uint64_t kernel_drops;			/* sum of the sockets' st.total */
+	uint64_t kernel_drops; /* sum of the sockets' st.total */
 	uint64_t kernel_drops_by_reason[TRACER_MAX_REASONS];
 	bool drops_match_so_meminfo;
 	uint64_t tracer_map_full;
@@ -52,11 +52,11 @@ struct snapshot {
 	 * (before bind, after close, or a port nobody listened on) */
 	uint64_t no_socket_drops;
 	uint64_t no_socket_by_reason[TRACER_MAX_REASONS];
-	struct output_counts out;		/* written, malformed, discarded, write_errors */
+	struct output_counts out; /* written, malformed, discarded, write_errors */
 	struct window_stats window;
-	bool have_seq;				/* the output stage has started */
-	uint64_t seq_gaps;			/* seqtrack's missing */
-	bool have_disk;				/* --disk-buffer */
+	bool have_seq;	   /* the output stage has started */
+	uint64_t seq_gaps; /* seqtrack's missing */
+	bool have_disk;	   /* --disk-buffer */
 	struct diskbuf_stats disk;
 	bool have_kafka;
 	struct sink_kafka_stats kafka;

@@ -42,12 +42,13 @@ void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 		uint64_t drops = 0, queued = 0;
 
 		if (r->group.socks[i].fd < 0)
-			continue;	/* closed by a live shrink */
+			continue; /* closed by a live shrink */
 		if (!receiver_traced(r, i, &st))
 			drops = st.total;
 		sockinfo_meminfo(r->group.socks[i].fd, NULL, &queued);
 		if (used < sizeof(cols))
-			used += snprintf(cols + used, sizeof(cols) - used, " s%u rx=%llu drop=%llu q=%llu", i,
+			used += snprintf(cols + used, sizeof(cols) - used,
+					 " s%u rx=%llu drop=%llu q=%llu", i,
 					 (unsigned long long)(rx - s->last_received[i]),
 					 (unsigned long long)(drops - s->last_drops[i]),
 					 (unsigned long long)queued);
@@ -56,9 +57,8 @@ void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 		s->last_received[i] = rx;
 		s->last_drops[i] = drops;
 	}
-	fprintf(f, "stats: %.1fs rx %llu/s drops %llu window %llu/%llu |%s\n",
-		secs, (unsigned long long)(secs > 0 ? rx_sum / secs : 0),
-		(unsigned long long)drop_sum, (unsigned long long)ws.msgs,
-		(unsigned long long)ws.size, cols);
+	fprintf(f, "stats: %.1fs rx %llu/s drops %llu window %llu/%llu |%s\n", secs,
+		(unsigned long long)(secs > 0 ? rx_sum / secs : 0), (unsigned long long)drop_sum,
+		(unsigned long long)ws.msgs, (unsigned long long)ws.size, cols);
 	fflush(f);
 }

@@ -21,12 +21,13 @@ int summary_check_drops(struct receiver *r)
 	for (unsigned int i = 0; i < r->group.n; i++) {
 		uint64_t kernel = 0;
 
-		if (receiver_traced(r, i, &st) || sockinfo_meminfo(r->group.socks[i].fd, &kernel, NULL))
+		if (receiver_traced(r, i, &st) ||
+		    sockinfo_meminfo(r->group.socks[i].fd, &kernel, NULL))
 			continue;
 		if (kernel != st.total) {
 			pr_warn("socket %u (cookie %llu): traced %llu drops, the kernel counts %llu "
-				"(SO_MEMINFO): MISMATCH\n", i,
-				(unsigned long long)r->group.socks[i].cookie,
+				"(SO_MEMINFO): MISMATCH\n",
+				i, (unsigned long long)r->group.socks[i].cookie,
 				(unsigned long long)st.total, (unsigned long long)kernel);
 			bad++;
 		}
@@ -159,7 +160,7 @@ static void write_config(struct json_writer *w, const struct config *c)
 	jw_u64(w, "window_bytes", c->window_bytes);
 	jw_string(w, "output", config_output_name(c, out, sizeof(out)));
 	jw_string(w, "format", format_name(c->format));
-	if (c->nr_cost_ns > 1) {	/* one per thread */
+	if (c->nr_cost_ns > 1) { /* one per thread */
 		jw_array_begin(w, "cost_ns");
 		for (unsigned int t = 0; t < c->nr_cost_ns; t++)
 			jw_u64(w, NULL, c->cost_ns[t]);
@@ -355,7 +356,7 @@ int summary_write(struct receiver *r, const char *path)
 	if (r->balancer)
 		jw_u64(&w, "selection_failures", s.selection_failures);
 	else
-		jw_null(&w, "selection_failures");	/* hash: no program to fail */
+		jw_null(&w, "selection_failures"); /* hash: no program to fail */
 	if (s.traced) {
 		write_reasons(&w, r, "kernel_drops", s.kernel_drops_by_reason, s.kernel_drops);
 		jw_bool(&w, "kernel_drops_match_so_meminfo", s.drops_match_so_meminfo);

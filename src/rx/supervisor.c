@@ -17,13 +17,13 @@
 #include "rx/supervisor.h"
 #include "rx/upgrade.h"
 
-#define MAX_CHILDREN 1024	/* kept for the summary; older ones are summed only */
+#define MAX_CHILDREN 1024 /* kept for the summary; older ones are summed only */
 
 struct child_rec {
 	pid_t pid;
-	int status;		/* as waitpid gives it */
+	int status; /* as waitpid gives it */
 	uint64_t taken, written, discarded, lost;
-	double replace_ms;	/* death noticed -> successor ready; < 0: not replaced */
+	double replace_ms; /* death noticed -> successor ready; < 0: not replaced */
 };
 
 static volatile sig_atomic_t sup_stop, sup_hup, sup_usr2;
@@ -115,7 +115,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	static struct receiver held;
 	struct child_rec *recs = calloc(MAX_CHILDREN, sizeof(*recs));
 	char **child_argv = calloc(argc + 1, sizeof(*child_argv));
-	struct sigaction sa = { .sa_handler = on_sup_signal };	/* no SA_RESTART */
+	struct sigaction sa = { .sa_handler = on_sup_signal }; /* no SA_RESTART */
 	unsigned int nrec = 0, restarts = 0, failed = 0;
 	uint64_t lost_total = 0;
 	struct receiver *shared;
@@ -167,10 +167,11 @@ int supervise(const struct config *cfg, int argc, char **argv)
 		}
 		failed = 0;
 		if (!nrec && sd_notify_enabled())
-			sd_notify_fd("READY=1", -1);	/* Type=notify: the first one is up */
+			sd_notify_fd("READY=1", -1); /* Type=notify: the first one is up */
 		if (nrec) {
 			recs[nrec - 1].replace_ms = (mono_ns() / 1e6) - died;
-			fprintf(stderr, "syslogrx: supervisor replaced pid %d by pid %d in %.1f ms\n",
+			fprintf(stderr,
+				"syslogrx: supervisor replaced pid %d by pid %d in %.1f ms\n",
 				(int)recs[nrec - 1].pid, (int)child, recs[nrec - 1].replace_ms);
 		}
 		fprintf(stderr, "syslogrx: supervisor started receiver pid %d\n", (int)child);
@@ -179,7 +180,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 		while (waitpid(child, &status, 0) < 0) {
 			if (errno != EINTR)
 				goto out;
-			if (sup_hup) {		/* logrotate: the child reopens its output */
+			if (sup_hup) { /* logrotate: the child reopens its output */
 				sup_hup = 0;
 				kill(child, SIGHUP);
 			}
@@ -199,8 +200,8 @@ int supervise(const struct config *cfg, int argc, char **argv)
 
 		c->pid = child;
 		c->status = status;
-		c->taken = held.tracer ? group_reads(&held, shared) - reads_before
-				       : group_reads(&held, shared);
+		c->taken = held.tracer ? group_reads(&held, shared) - reads_before :
+					 group_reads(&held, shared);
 		c->written = shared->out.counts.written;
 		c->discarded = shared->out.counts.discarded;
 		c->replace_ms = -1;
@@ -215,12 +216,12 @@ int supervise(const struct config *cfg, int argc, char **argv)
 		restarts++;
 		if (WIFSIGNALED(status))
 			pr_warn("supervisor: receiver pid %d killed by signal %d: %llu message(s) "
-				"in its window lost\n", (int)child, WTERMSIG(status),
-				(unsigned long long)c->lost);
+				"in its window lost\n",
+				(int)child, WTERMSIG(status), (unsigned long long)c->lost);
 		else
 			pr_warn("supervisor: receiver pid %d exited with status %d: %llu "
-				"message(s) in its window lost\n", (int)child, WEXITSTATUS(status),
-				(unsigned long long)c->lost);
+				"message(s) in its window lost\n",
+				(int)child, WEXITSTATUS(status), (unsigned long long)c->lost);
 	}
 out:
 	if (cfg->summary[0] && nrec) {

@@ -34,7 +34,8 @@ static int build(struct receiver *r, struct handover *h)
 	snprintf(h->listen, sizeof(h->listen), "%s", r->group.listen);
 	h->threads = r->threads;
 	for (unsigned int k = 0; k < r->live && !err; k++)
-		err = handover_add(h, HANDOVER_SOCK, NULL, NULL, r->group.socks[r->slot_sock[k]].fd, k);
+		err = handover_add(h, HANDOVER_SOCK, NULL, NULL, r->group.socks[r->slot_sock[k]].fd,
+				   k);
 	for (unsigned int i = 0; i < r->group.n && !err; i++)
 		if (!strcmp(receiver_socket_state(r, i), "spare"))
 			err = handover_add(h, HANDOVER_SOCK, NULL, NULL, r->group.socks[i].fd, -1);
@@ -87,10 +88,12 @@ static void say_status(pid_t pid, int status)
 {
 	if (WIFEXITED(status))
 		pr_warn("upgrade: the new process %d exited with status %d before it was ready; "
-			"this one goes on\n", pid, WEXITSTATUS(status));
+			"this one goes on\n",
+			pid, WEXITSTATUS(status));
 	else
 		pr_warn("upgrade: the new process %d died of signal %d before it was ready; "
-			"this one goes on\n", pid, WTERMSIG(status));
+			"this one goes on\n",
+			pid, WTERMSIG(status));
 }
 
 /* 0 once the child wrote "ready"; -errno (said why) otherwise, child reaped. */
@@ -122,7 +125,8 @@ static int wait_ready(pid_t pid, int fd)
 		}
 		if ((mono_ns() / 1000000) >= deadline) {
 			pr_warn("upgrade: the new process %d did not say ready within %d s: killed; "
-				"this one goes on\n", pid, UPGRADE_READY_SECONDS);
+				"this one goes on\n",
+				pid, UPGRADE_READY_SECONDS);
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			return -ETIMEDOUT;
@@ -246,7 +250,7 @@ static int slots_from_map(struct receiver *r, const struct config *cfg, struct h
 			continue;
 		}
 		if (!r->balancer) {
-			it->slot = k++;		/* hash: every socket takes traffic */
+			it->slot = k++; /* hash: every socket takes traffic */
 			continue;
 		}
 		for (unsigned int s = 0; s < live; s++) {
@@ -304,8 +308,8 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	if (err)
 		return err;
 	if (sockaddr_port(&addr) && strcmp(want, r->group.listen)) {
-		pr_warn("upgrade: --listen %s, but the sockets handed over are bound to %s\n",
-			want, r->group.listen);
+		pr_warn("upgrade: --listen %s, but the sockets handed over are bound to %s\n", want,
+			r->group.listen);
 		return -EINVAL;
 	}
 	if (h->threads > live)
@@ -336,7 +340,8 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 		free(cookies);
 		if (!err && balancer_get_live(r->balancer) != live) {
 			pr_warn("upgrade: the program selects among %u sockets, the hand-over "
-				"says %u\n", balancer_get_live(r->balancer), live);
+				"says %u\n",
+				balancer_get_live(r->balancer), live);
 			err = -EXDEV;
 		}
 		if (err)
@@ -370,8 +375,8 @@ static int store_one(const struct handover_item *it, bool add)
 	/* FDPOLL=0: systemd polls stored fds and closes one that reports an
 	 * error; BPF map and link fds do (EPOLLERR: they do not poll), so
 	 * systemd 252 dropped them at once and a restart found sockets only. */
-	snprintf(state, sizeof(state), "%s\nFDNAME=%s", add ? "FDSTORE=1\nFDPOLL=0" : "FDSTOREREMOVE=1",
-		 name);
+	snprintf(state, sizeof(state), "%s\nFDNAME=%s",
+		 add ? "FDSTORE=1\nFDPOLL=0" : "FDSTOREREMOVE=1", name);
 	return sd_notify_fd(state, add ? it->fd : -1);
 }
 
@@ -391,7 +396,8 @@ int upgrade_fdstore_put(struct receiver *r)
 		/* Half a store would make the next start fail (sockets without
 		 * their maps): take back what went in; a restart then rebinds. */
 		pr_warn("systemd fd store (FDSTORE=1 to $NOTIFY_SOCKET): %s; a restart will not "
-			"keep the sockets\n", strerror(-err));
+			"keep the sockets\n",
+			strerror(-err));
 		for (unsigned int i = 0; i + 1 < stored; i++)
 			store_one(&h.items[i], false);
 	} else {
@@ -412,8 +418,8 @@ void upgrade_fdstore_socket(const struct group_socket *s, bool add)
 		return;
 	err = store_one(&it, add);
 	if (err)
-		pr_warn("systemd fd store: socket cookie %llu: %s\n",
-			(unsigned long long)s->cookie, strerror(-err));
+		pr_warn("systemd fd store: socket cookie %llu: %s\n", (unsigned long long)s->cookie,
+			strerror(-err));
 }
 
 void upgrade_notify_mainpid(pid_t pid)

@@ -266,7 +266,7 @@ void window_peek_stats(struct window *w, struct window_stats *out)
 	unsigned int waiting;
 	uint32_t seq;
 
-	out->size = w->max_msgs;	/* set once, before any thread */
+	out->size = w->max_msgs; /* set once, before any thread */
 	out->size_bytes = w->max_bytes;
 	out->msgs = __atomic_load_n(&w->msgs, __ATOMIC_RELAXED);
 	out->bytes = __atomic_load_n(&w->bytes, __ATOMIC_RELAXED);

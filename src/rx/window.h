@@ -21,49 +21,49 @@
 
 /* One received datagram inside a batch. */
 struct msg_rec {
-	uint32_t off;			/* into batch->data */
+	uint32_t off; /* into batch->data */
 	uint32_t len;
-	uint32_t sock;			/* index of the socket in the group */
-	uint32_t truncated;		/* MSG_TRUNC: bigger than our receive slot */
-	uint64_t recv_ns;		/* CLOCK_REALTIME, per recvmmsg call */
-	struct sockaddr_in6 src;	/* sender; an IPv4 sender as sockaddr_in */
+	uint32_t sock;		 /* index of the socket in the group */
+	uint32_t truncated;	 /* MSG_TRUNC: bigger than our receive slot */
+	uint64_t recv_ns;	 /* CLOCK_REALTIME, per recvmmsg call */
+	struct sockaddr_in6 src; /* sender; an IPv4 sender as sockaddr_in */
 	socklen_t src_len;
 };
 
 struct batch {
 	struct batch *next;
-	uint32_t count;			/* messages in recs */
-	uint32_t cap;			/* room in recs */
+	uint32_t count; /* messages in recs */
+	uint32_t cap;	/* room in recs */
 	struct msg_rec *recs;
 	char *data;
-	size_t used;			/* bytes in data */
+	size_t used; /* bytes in data */
 	size_t data_cap;
-	uint64_t disk_seg;		/* 0: from the window; else read back from this
+	uint64_t disk_seg; /* 0: from the window; else read back from this
 					 * disk buffer segment (rx/diskbuf.h), */
-	uint64_t disk_off;		/* at this offset */
+	uint64_t disk_off; /* at this offset */
 };
 
 struct window_stats {
-	uint64_t size, size_bytes;	/* the bounds */
-	uint64_t msgs, bytes;		/* held now */
-	uint64_t hwm;			/* most messages held at once */
-	double full_seconds;		/* time some worker waited for room */
+	uint64_t size, size_bytes; /* the bounds */
+	uint64_t msgs, bytes;	   /* held now */
+	uint64_t hwm;		   /* most messages held at once */
+	double full_seconds;	   /* time some worker waited for room */
 };
 
 struct window {
 	pthread_mutex_t lock;
-	pthread_cond_t room;		/* workers wait here */
-	pthread_cond_t ready;		/* the output stage waits here */
-	struct batch *head, *tail;	/* full batches, oldest first */
-	struct batch *free;		/* recycled batches: no malloc per batch */
+	pthread_cond_t room;	   /* workers wait here */
+	pthread_cond_t ready;	   /* the output stage waits here */
+	struct batch *head, *tail; /* full batches, oldest first */
+	struct batch *free;	   /* recycled batches: no malloc per batch */
 	uint64_t max_msgs, max_bytes;
-	uint64_t msgs, bytes;		/* pushed, not yet released */
-	uint64_t reserved;		/* promised to workers, not yet pushed */
+	uint64_t msgs, bytes; /* pushed, not yet released */
+	uint64_t reserved;    /* promised to workers, not yet pushed */
 	uint64_t hwm;
-	unsigned int waiting;		/* workers waiting for room now */
+	unsigned int waiting; /* workers waiting for room now */
 	uint64_t full_since_ns;
 	uint64_t full_ns;
-	uint32_t full_seq;		/* odd while full_* and waiting change: lets
+	uint32_t full_seq; /* odd while full_* and waiting change: lets
 					 * window_peek_stats read them without the lock */
 	uint32_t batch_cap;
 	bool closed;

@@ -79,8 +79,7 @@ static void deliver(const struct worker_shared *sh, struct batch *b, uint32_t ro
  * goes to the disk buffer. Returns datagrams read, 0 if none (EAGAIN or
  * timeout), or -errno.
  */
-static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32_t room,
-		       int flags)
+static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32_t room, int flags)
 {
 	const struct worker_shared *sh = w->sh;
 	struct sock_counters *sc = &sh->counters[idx];
@@ -129,7 +128,7 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32
 		if (w->ctrl) {
 			uint64_t stamp = kernel_stamp(&w->msgs[i].msg_hdr);
 
-			if (stamp)	/* else the reorder stage places it by arrival */
+			if (stamp) /* else the reorder stage places it by arrival */
 				r->recv_ns = stamp;
 		}
 		memcpy(&r->src, &w->addrs[i], sizeof(r->src));
@@ -159,16 +158,15 @@ static void count_abandoned(struct worker *w, unsigned int idx)
 	uint64_t left = ABANDON_MAX;
 	int n;
 
-	while (left && (n = recvmmsg(w->sh->group->socks[idx].fd, w->msgs,
-				     w->sh->batch, MSG_DONTWAIT, NULL)) > 0) {
+	while (left && (n = recvmmsg(w->sh->group->socks[idx].fd, w->msgs, w->sh->batch,
+				     MSG_DONTWAIT, NULL)) > 0) {
 		__atomic_fetch_add(&sc->abandoned, n, __ATOMIC_RELAXED);
 		left = left > (uint64_t)n ? left - n : 0;
 	}
 }
 
 /* Reserves window room then reads; gives back what the socket did not fill. */
-static int reserve_and_read(struct worker *w, unsigned int idx, int flags,
-			    const volatile int *stop)
+static int reserve_and_read(struct worker *w, unsigned int idx, int flags, const volatile int *stop)
 {
 	const struct worker_shared *sh = w->sh;
 	uint32_t room;
@@ -178,7 +176,8 @@ static int reserve_and_read(struct worker *w, unsigned int idx, int flags,
 		/* Never wait for window room: while the disk buffer spills (it
 		 * holds unread batches, or the mode is reliable), or when the
 		 * window is full, the batch goes to disk. */
-		room = diskbuf_spilling(sh->disk) ? 0 : window_reserve(sh->window, sh->batch, stop, 0);
+		room = diskbuf_spilling(sh->disk) ? 0 :
+						    window_reserve(sh->window, sh->batch, stop, 0);
 		if (!room)
 			return read_socket(w, idx, sh->batch, 0, flags);
 	} else {
@@ -360,8 +359,8 @@ static int worker_setup(struct worker *w)
 
 	w->epfd = -1;
 	if (w->nsocks == 1) {
-		if (setsockopt(sh->group->socks[w->socks[0]].fd, SOL_SOCKET, SO_RCVTIMEO,
-			       &tv, sizeof(tv)))
+		if (setsockopt(sh->group->socks[w->socks[0]].fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+			       sizeof(tv)))
 			return -errno;
 		return 0;
 	}

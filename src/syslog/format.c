@@ -22,11 +22,16 @@
 
 typedef unsigned char u8;
 
-#define FIXED_RFC5424	64	/* "<191>1 " + converted stamp + "- " x5 + BOM + '\n' */
-#define FIXED_JSON	512	/* keys, numbers, source, received */
+#define FIXED_RFC5424 64 /* "<191>1 " + converted stamp + "- " x5 + BOM + '\n' */
+#define FIXED_JSON 512	 /* keys, numbers, source, received */
 
-static const struct { const char *name; enum out_format fmt; } format_names[] = {
-	{ "raw", FORMAT_RAW }, { "json", FORMAT_JSON }, { "rfc5424", FORMAT_RFC5424 },
+static const struct {
+	const char *name;
+	enum out_format fmt;
+} format_names[] = {
+	{ "raw", FORMAT_RAW },
+	{ "json", FORMAT_JSON },
+	{ "rfc5424", FORMAT_RFC5424 },
 };
 
 const char *format_name(enum out_format fmt)
@@ -94,20 +99,19 @@ static inline bool json_special(u8 c)
  * clean, then 16 at a time to find the byte, then one by one. Inlined with a
  * constant classifier, so each caller gets its own straight-line code.
  */
-static inline __attribute__((always_inline)) size_t
-clean_prefix(const u8 *s, size_t len,
+static inline __attribute__((always_inline)) size_t clean_prefix(const u8 *s, size_t len,
 #ifdef __SSE2__
-	     __m128i (*special16)(const u8 *),
+								 __m128i (*special16)(const u8 *),
 #endif
-	     bool (*special)(u8))
+								 bool (*special)(u8))
 {
 	size_t i = 0;
 
 #ifdef __SSE2__
 	for (; i + 64 <= len; i += 64)
 		if (_mm_movemask_epi8(_mm_or_si128(
-			_mm_or_si128(special16(s + i), special16(s + i + 16)),
-			_mm_or_si128(special16(s + i + 32), special16(s + i + 48)))))
+			    _mm_or_si128(special16(s + i), special16(s + i + 16)),
+			    _mm_or_si128(special16(s + i + 32), special16(s + i + 48)))))
 			break;
 	for (; i + 16 <= len; i += 16) {
 		int mask = _mm_movemask_epi8(special16(s + i));
@@ -277,8 +281,8 @@ static uint64_t recv_ns(const struct msg_meta *meta)
 /* Local year, month and UTC offset at a time; localtime_r once a minute per thread. */
 struct local_now {
 	int64_t minute;
-	int year, mon;		/* mon 1..12 */
-	long gmtoff;		/* seconds east of UTC */
+	int year, mon; /* mon 1..12 */
+	long gmtoff;   /* seconds east of UTC */
 	bool valid;
 };
 

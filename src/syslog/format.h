@@ -56,10 +56,10 @@ int format_from_name(const char *name, enum out_format *out);
 const char *format_name(enum out_format fmt);
 
 struct msg_meta {
-	const struct sockaddr *src;	/* sender address (AF_INET/AF_INET6), may be NULL */
+	const struct sockaddr *src; /* sender address (AF_INET/AF_INET6), may be NULL */
 	socklen_t src_len;
-	uint64_t recv_realtime_ns;	/* when received (CLOCK_REALTIME) */
-	uint32_t socket_index;		/* which socket of the group */
+	uint64_t recv_realtime_ns; /* when received (CLOCK_REALTIME) */
+	uint32_t socket_index;	   /* which socket of the group */
 };
 
 /* Worst-case bytes format_message() writes for a datagram of len bytes (including the trailing '\n'). */

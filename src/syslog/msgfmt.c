@@ -123,16 +123,17 @@ static size_t header_any(const struct msgfmt_params *p, char *hdr, uint64_t seq,
 			       " %s %s %u - [seq@32473 run=\"%s\" flow=\"%u\" %s=\"", p->host,
 			       p->app, p->pid, p->run, p->flow, end ? "end" : "seq");
 	else
-		len = snprintf(hdr + off, HDR_MAX - off, " %s %s[%u]: seq@32473 run=%s flow=%u %s=",
-			       p->host, p->app, p->pid, p->run, p->flow, end ? "end" : "seq");
+		len = snprintf(hdr + off, HDR_MAX - off,
+			       " %s %s[%u]: seq@32473 run=%s flow=%u %s=", p->host, p->app, p->pid,
+			       p->run, p->flow, end ? "end" : "seq");
 	off += len;
 	*seq_off = off;
 	n = num_width(seq);
 	put_digits(hdr + off, n, seq);
 	off += n;
 	if (end)
-		off += snprintf(hdr + off, HDR_MAX - off, sd ? "\" copies=\"%" PRIu64 : " copies=%" PRIu64,
-				*end);
+		off += snprintf(hdr + off, HDR_MAX - off,
+				sd ? "\" copies=\"%" PRIu64 : " copies=%" PRIu64, *end);
 	if (sd) {
 		memcpy(hdr + off, "\"]", 2);
 		off += 2;

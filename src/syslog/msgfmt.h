@@ -29,9 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MSGFMT_RUN_MAX	32
-#define MSGFMT_HOST_MAX	255
-#define MSGFMT_APP_MAX	48
+#define MSGFMT_RUN_MAX 32
+#define MSGFMT_HOST_MAX 255
+#define MSGFMT_APP_MAX 48
 
 enum msgfmt_format {
 	MSGFMT_RFC3164,
@@ -40,20 +40,20 @@ enum msgfmt_format {
 
 struct msgfmt_params {
 	enum msgfmt_format format;
-	unsigned pri;		/* 0..191 */
-	const char *host;	/* printable ASCII, no space, 1..255 */
-	const char *app;	/* printable ASCII, no space, no '[' ':', 1..48 */
+	unsigned pri;	  /* 0..191 */
+	const char *host; /* printable ASCII, no space, 1..255 */
+	const char *app;  /* printable ASCII, no space, no '[' ':', 1..48 */
 	uint32_t pid;
-	const char *run;	/* [A-Za-z0-9._:-], 1..32 */
+	const char *run; /* [A-Za-z0-9._:-], 1..32 */
 	uint32_t flow;
-	size_t size;		/* exact datagram size */
+	size_t size; /* exact datagram size */
 };
 
 struct msgfmt_slot {
-	char *buf;		/* size bytes, owned by the caller */
-	size_t seq_off;		/* where N's digits start */
-	unsigned seq_width;	/* digits of N now in buf; 0 = not rendered */
-	int64_t ts_sec;		/* second the timestamp in buf shows */
+	char *buf;	    /* size bytes, owned by the caller */
+	size_t seq_off;	    /* where N's digits start */
+	unsigned seq_width; /* digits of N now in buf; 0 = not rendered */
+	int64_t ts_sec;	    /* second the timestamp in buf shows */
 };
 
 /* Field checks for the CLI (which names the flag). */

@@ -6,38 +6,38 @@
 #include "common/array.h"
 #include "syslog/seqtrack.h"
 
-#define DEF_WINDOW_BITS	(1ULL << 24)
-#define DEF_MEMORY_MAX	(256ULL << 20)
-#define DEF_FLOWS_MAX	65536
-#define MIN_BITS	4096ULL
+#define DEF_WINDOW_BITS (1ULL << 24)
+#define DEF_MEMORY_MAX (256ULL << 20)
+#define DEF_FLOWS_MAX 65536
+#define MIN_BITS 4096ULL
 
 struct st_flow {
 	struct seqtrack_marker key;
 	uint64_t hash;
-	uint64_t *bits;		/* ring of nbits bits, seq s at s & (nbits - 1) */
-	uint64_t nbits;		/* power of two, or 0 when none could be had */
-	uint64_t base;		/* lowest number the window covers */
+	uint64_t *bits; /* ring of nbits bits, seq s at s & (nbits - 1) */
+	uint64_t nbits; /* power of two, or 0 when none could be had */
+	uint64_t base;	/* lowest number the window covers */
 	uint64_t highest;
 	bool seen;
-	bool fixed;		/* no more growth: the window slides */
-	bool closed;		/* an end marker arrived */
+	bool fixed;  /* no more growth: the window slides */
+	bool closed; /* an end marker arrived */
 	uint64_t received, duplicates, reordered, untracked;
-	uint64_t sent, copies;	/* from the end marker (the largest seen) */
-	uint64_t end_markers;	/* end marker arrivals */
+	uint64_t sent, copies; /* from the end marker (the largest seen) */
+	uint64_t end_markers;  /* end marker arrivals */
 };
 
 struct seqtrack {
 	struct seqtrack_opts opts;
-	struct st_flow **flows;	/* in order of first appearance */
+	struct st_flow **flows; /* in order of first appearance */
 	uint32_t nflows;
 	size_t cap;
-	uint32_t *slots;	/* open addressing: flow index + 1, 0 = empty */
-	uint32_t nslots;	/* power of two */
-	struct st_flow *last;	/* most messages come in runs of one flow */
+	uint32_t *slots;      /* open addressing: flow index + 1, 0 = empty */
+	uint32_t nslots;      /* power of two */
+	struct st_flow *last; /* most messages come in runs of one flow */
 	uint64_t bitmap_bytes;
 	uint64_t unsequenced, refused_msgs;
-	uint64_t missing;	/* sum over flows, kept as it changes: see seqtrack_missing */
-	uint64_t end_markers;	/* all end marker arrivals, refused flows' too */
+	uint64_t missing;     /* sum over flows, kept as it changes: see seqtrack_missing */
+	uint64_t end_markers; /* all end marker arrivals, refused flows' too */
 };
 
 static uint64_t pow2_at_least(uint64_t v)
@@ -237,7 +237,7 @@ bool seqtrack_parse(const char *msg, size_t len, struct seqtrack_marker *m)
 
 static uint64_t key_hash(const struct seqtrack_marker *m)
 {
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
 
 	for (unsigned i = 0; i < m->run_len; i++)
 		h = (h ^ (unsigned char)m->run[i]) * 1099511628211ULL;
@@ -339,7 +339,7 @@ static void grow(struct seqtrack *t, struct st_flow *f, uint64_t seq)
 	if (want > t->opts.window_bits)
 		want = t->opts.window_bits;
 	while (want > f->nbits && t->bitmap_bytes - old_bytes + want / 8 > t->opts.memory_max)
-		want >>= 1;	/* what the total budget still allows */
+		want >>= 1; /* what the total budget still allows */
 	if (want < 64 || want <= f->nbits) {
 		f->fixed = true;
 		return;
@@ -387,7 +387,7 @@ static void take_new_high(struct seqtrack *t, struct st_flow *f, uint64_t seq)
 			slide(f, seq - f->nbits + 1);
 		bit_set(f, seq);
 	} else {
-		f->base = seq + 1;	/* no bitmap at all: only the front is known */
+		f->base = seq + 1; /* no bitmap at all: only the front is known */
 	}
 	f->highest = seq;
 	f->seen = true;
@@ -453,7 +453,7 @@ bool seqtrack_observe(struct seqtrack *t, const char *msg, size_t len)
 	f = find_flow(t, &m);
 	if (!f) {
 		if (!m.end)
-			t->refused_msgs++;	/* table full (or no memory): untracked */
+			t->refused_msgs++; /* table full (or no memory): untracked */
 		return true;
 	}
 	before = flow_missing(f);
@@ -517,8 +517,7 @@ uint64_t seqtrack_missing(const struct seqtrack *t)
 }
 
 int seqtrack_for_each_flow(const struct seqtrack *t,
-			   int (*fn)(const struct seqtrack_flow_stats *f, void *ctx),
-			   void *ctx)
+			   int (*fn)(const struct seqtrack_flow_stats *f, void *ctx), void *ctx)
 {
 	struct seqtrack_flow_stats s;
 	int err;

@@ -61,8 +61,8 @@
 #define SEQTRACK_RUN_MAX 32
 
 /* The fixed tokens the scan looks for. */
-#define SEQTRACK_TOKEN		"seq@32473 run="
-#define SEQTRACK_LOGGEN_TOKEN	"seq: "
+#define SEQTRACK_TOKEN "seq@32473 run="
+#define SEQTRACK_LOGGEN_TOKEN "seq: "
 
 enum seqtrack_kind {
 	SEQTRACK_SYSLOGGEN = 0,
@@ -70,43 +70,43 @@ enum seqtrack_kind {
 };
 
 struct seqtrack_opts {
-	uint64_t window_bits;	/* per flow, rounded up to a power of two; 0 = default */
-	uint64_t memory_max;	/* bytes of bitmap over all flows; 0 = default */
-	uint32_t flows_max;	/* 0 = default */
+	uint64_t window_bits; /* per flow, rounded up to a power of two; 0 = default */
+	uint64_t memory_max;  /* bytes of bitmap over all flows; 0 = default */
+	uint32_t flows_max;   /* 0 = default */
 };
 
 struct seqtrack_totals {
-	uint64_t sequenced;	/* messages with a marker */
-	uint64_t unsequenced;	/* messages without one (observe returned false) */
+	uint64_t sequenced;   /* messages with a marker */
+	uint64_t unsequenced; /* messages without one (observe returned false) */
 	uint64_t received;
 	uint64_t missing;
 	uint64_t duplicates;
 	uint64_t reordered;
 	uint64_t untracked;
-	uint64_t flows;		/* flows tracked */
-	uint64_t refused;	/* messages of flows that did not fit in the table
+	uint64_t flows;		   /* flows tracked */
+	uint64_t refused;	   /* messages of flows that did not fit in the table
 				 * (part of untracked) */
-	uint64_t end_markers;	/* end marker arrivals (not in sequenced) */
-	uint64_t end_markers_lost;	/* copies announced and not arrived */
-	uint64_t flows_closed;	/* flows whose end marker arrived */
-	uint64_t sent;		/* over closed flows: what their senders sent */
+	uint64_t end_markers;	   /* end marker arrivals (not in sequenced) */
+	uint64_t end_markers_lost; /* copies announced and not arrived */
+	uint64_t flows_closed;	   /* flows whose end marker arrived */
+	uint64_t sent;		   /* over closed flows: what their senders sent */
 };
 
 struct seqtrack_flow_stats {
 	enum seqtrack_kind kind;
-	const char *run;	/* NUL-terminated, valid during the callback */
+	const char *run; /* NUL-terminated, valid during the callback */
 	uint32_t flow;
 	uint64_t received;
 	uint64_t missing;
 	uint64_t duplicates;
 	uint64_t reordered;
 	uint64_t untracked;
-	uint64_t max_seq;	/* highest number seen */
-	bool closed;		/* an end marker arrived: sent is the sender's count */
+	uint64_t max_seq; /* highest number seen */
+	bool closed;	  /* an end marker arrived: sent is the sender's count */
 	uint64_t sent;
-	uint64_t end_markers;	/* arrivals */
+	uint64_t end_markers; /* arrivals */
 	uint64_t end_markers_lost;
-	uint64_t window_bits;	/* current bitmap size */
+	uint64_t window_bits; /* current bitmap size */
 };
 
 /* A marker found in a message: where it says it came from. */
@@ -115,7 +115,7 @@ struct seqtrack_marker {
 	uint8_t run_len;
 	char run[SEQTRACK_RUN_MAX + 1];
 	uint32_t flow;
-	bool end;		/* an end marker: seq is the count sent, copies K */
+	bool end; /* an end marker: seq is the count sent, copies K */
 	uint64_t seq;
 	uint64_t copies;
 };
@@ -143,7 +143,6 @@ uint64_t seqtrack_missing(const struct seqtrack *t);
 /* Calls fn for each flow in order of first appearance; stops and returns
  * fn's value when it is non-zero, else returns 0. */
 int seqtrack_for_each_flow(const struct seqtrack *t,
-			   int (*fn)(const struct seqtrack_flow_stats *f, void *ctx),
-			   void *ctx);
+			   int (*fn)(const struct seqtrack_flow_stats *f, void *ctx), void *ctx);
 
 #endif

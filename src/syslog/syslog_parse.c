@@ -100,9 +100,9 @@ static uint32_t scan_bytes(const u8 *s, size_t n)
 
 	while (i < n && f != all) {
 #ifdef __SSE2__
-		while (i + 64 <= n &&
-		       !_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(odd16(s + i), odd16(s + i + 16)),
-						       _mm_or_si128(odd16(s + i + 32), odd16(s + i + 48)))))
+		while (i + 64 <= n && !_mm_movemask_epi8(_mm_or_si128(
+					      _mm_or_si128(odd16(s + i), odd16(s + i + 16)),
+					      _mm_or_si128(odd16(s + i + 32), odd16(s + i + 48)))))
 			i += 64;
 		while (i + 16 <= n && !_mm_movemask_epi8(odd16(s + i)))
 			i += 16;
@@ -155,10 +155,10 @@ static size_t parse_rfc3339(const u8 *s, size_t n, size_t i, struct syslog_tm *t
 	int hour = num(s, n, i + 11, 2), min = num(s, n, i + 14, 2), sec = num(s, n, i + 17, 2);
 	size_t j = i + 19;
 
-	if (year < 0 || at(s, n, i + 4) != '-' || mon < 1 || mon > 12 ||
-	    at(s, n, i + 7) != '-' || mday < 1 || mday > 31 || at(s, n, i + 10) != 'T' ||
-	    hour < 0 || hour > 23 || at(s, n, i + 13) != ':' || min < 0 || min > 59 ||
-	    at(s, n, i + 16) != ':' || sec < 0 || sec > 60)
+	if (year < 0 || at(s, n, i + 4) != '-' || mon < 1 || mon > 12 || at(s, n, i + 7) != '-' ||
+	    mday < 1 || mday > 31 || at(s, n, i + 10) != 'T' || hour < 0 || hour > 23 ||
+	    at(s, n, i + 13) != ':' || min < 0 || min > 59 || at(s, n, i + 16) != ':' || sec < 0 ||
+	    sec > 60)
 		return 0;
 	tm->year = year;
 	tm->mon = mon;
@@ -184,8 +184,8 @@ static size_t parse_rfc3339(const u8 *s, size_t n, size_t i, struct syslog_tm *t
 	}
 	int sign = at(s, n, j), oh = num(s, n, j + 1, 2), om = num(s, n, j + 4, 2);
 
-	if ((sign != '+' && sign != '-') || oh < 0 || oh > 23 || at(s, n, j + 3) != ':' ||
-	    om < 0 || om > 59)
+	if ((sign != '+' && sign != '-') || oh < 0 || oh > 23 || at(s, n, j + 3) != ':' || om < 0 ||
+	    om > 59)
 		return 0;
 	tm->tz_min = (sign == '-' ? -1 : 1) * (oh * 60 + om);
 	return j + 6 - i;
@@ -302,7 +302,8 @@ static size_t parse_tag(const u8 *s, size_t n, size_t i, struct syslog_msg *m)
 {
 	size_t a = i, colon, p = 0, plen = 0;
 
-	while (a < n && a - i <= SYSLOG_APP_NAME_MAX && is_print(s[a]) && s[a] != '[' && s[a] != ':')
+	while (a < n && a - i <= SYSLOG_APP_NAME_MAX && is_print(s[a]) && s[a] != '[' &&
+	       s[a] != ':')
 		a++;
 	if (a == i || a - i > SYSLOG_APP_NAME_MAX || is_nil(s, n, i, a - i))
 		return 0;
@@ -385,8 +386,7 @@ static void parse_3164(const u8 *s, size_t n, size_t i, struct syslog_msg *m)
 	if (t && !cisco) {
 		t = token_len(s, n, i);
 		if (t && i + t < n && t <= SYSLOG_HOSTNAME_MAX && s[i + t - 1] != ':' &&
-		    !is_nil(s, n, i, t) &&
-		    !memchr(s + i, '[', t) && all_print(s + i, t)) {
+		    !is_nil(s, n, i, t) && !memchr(s + i, '[', t) && all_print(s + i, t)) {
 			set_str(&m->hostname, s, i, t);
 			i += t + 1;
 		}
@@ -458,8 +458,7 @@ static bool parse_sd(const u8 *s, size_t n, size_t *pos)
 }
 
 /* One of HOSTNAME APP-NAME PROCID MSGID and its space; 0 or a SYSLOG_F_ error. */
-static uint32_t header_field(const u8 *s, size_t n, size_t *pos, size_t max,
-			     struct syslog_str *str)
+static uint32_t header_field(const u8 *s, size_t n, size_t *pos, size_t max, struct syslog_str *str)
 {
 	size_t i = *pos, t = token_len(s, n, i);
 

@@ -72,33 +72,33 @@
 #include <stdint.h>
 
 /* RFC 5424 field length limits */
-#define SYSLOG_HOSTNAME_MAX	255
-#define SYSLOG_APP_NAME_MAX	48
-#define SYSLOG_PROCID_MAX	128
-#define SYSLOG_MSGID_MAX	32
-#define SYSLOG_SD_NAME_MAX	32
+#define SYSLOG_HOSTNAME_MAX 255
+#define SYSLOG_APP_NAME_MAX 48
+#define SYSLOG_PROCID_MAX 128
+#define SYSLOG_MSGID_MAX 32
+#define SYSLOG_SD_NAME_MAX 32
 
 /* flags: what was missing, odd or repaired */
-#define SYSLOG_F_NO_PRI			(1u << 0)	/* no <PRI>: legacy */
-#define SYSLOG_F_BAD_PRI		(1u << 1)	/* malformed */
-#define SYSLOG_F_NO_TIMESTAMP		(1u << 2)	/* none, or "-" in 5424 */
-#define SYSLOG_F_ISO_TIMESTAMP_3164	(1u << 3)	/* RFC 3339 stamp in a 3164 header */
-#define SYSLOG_F_TS_YEAR		(1u << 4)	/* 3164 stamp carries a year */
-#define SYSLOG_F_TRAILING_NEWLINE	(1u << 5)	/* trailing '\n'/'\r' stripped */
-#define SYSLOG_F_TRAILING_NUL		(1u << 6)	/* trailing NUL stripped */
-#define SYSLOG_F_HAS_NUL		(1u << 7)	/* NUL byte(s) inside */
-#define SYSLOG_F_INVALID_UTF8		(1u << 8)	/* not valid UTF-8 */
-#define SYSLOG_F_TRUNCATED_HEADER	(1u << 9)	/* malformed: 5424 header ends early */
-#define SYSLOG_F_BAD_TIMESTAMP		(1u << 10)	/* malformed: 5424 TIMESTAMP */
-#define SYSLOG_F_BAD_HEADER		(1u << 11)	/* malformed: 5424 field bytes/length */
-#define SYSLOG_F_BAD_SD			(1u << 12)	/* malformed: 5424 STRUCTURED-DATA */
-#define SYSLOG_F_EMPTY			(1u << 13)	/* malformed: nothing there */
-#define SYSLOG_F_SEQUENCE		(1u << 14)	/* Cisco "SEQ: " prefix (not kept in a field) */
-#define SYSLOG_F_NO_HOSTNAME		(1u << 15)	/* 3164 without HOSTNAME */
+#define SYSLOG_F_NO_PRI (1u << 0)	      /* no <PRI>: legacy */
+#define SYSLOG_F_BAD_PRI (1u << 1)	      /* malformed */
+#define SYSLOG_F_NO_TIMESTAMP (1u << 2)	      /* none, or "-" in 5424 */
+#define SYSLOG_F_ISO_TIMESTAMP_3164 (1u << 3) /* RFC 3339 stamp in a 3164 header */
+#define SYSLOG_F_TS_YEAR (1u << 4)	      /* 3164 stamp carries a year */
+#define SYSLOG_F_TRAILING_NEWLINE (1u << 5)   /* trailing '\n'/'\r' stripped */
+#define SYSLOG_F_TRAILING_NUL (1u << 6)	      /* trailing NUL stripped */
+#define SYSLOG_F_HAS_NUL (1u << 7)	      /* NUL byte(s) inside */
+#define SYSLOG_F_INVALID_UTF8 (1u << 8)	      /* not valid UTF-8 */
+#define SYSLOG_F_TRUNCATED_HEADER (1u << 9)   /* malformed: 5424 header ends early */
+#define SYSLOG_F_BAD_TIMESTAMP (1u << 10)     /* malformed: 5424 TIMESTAMP */
+#define SYSLOG_F_BAD_HEADER (1u << 11)	      /* malformed: 5424 field bytes/length */
+#define SYSLOG_F_BAD_SD (1u << 12)	      /* malformed: 5424 STRUCTURED-DATA */
+#define SYSLOG_F_EMPTY (1u << 13)	      /* malformed: nothing there */
+#define SYSLOG_F_SEQUENCE (1u << 14)	      /* Cisco "SEQ: " prefix (not kept in a field) */
+#define SYSLOG_F_NO_HOSTNAME (1u << 15)	      /* 3164 without HOSTNAME */
 
 struct syslog_str {
-	const char *p;		/* into the datagram; NULL when absent */
-	uint32_t len;		/* 0 when absent */
+	const char *p; /* into the datagram; NULL when absent */
+	uint32_t len;  /* 0 when absent */
 };
 
 /* The timestamp's parts, valid when syslog_msg.timestamp.p != NULL. */
@@ -106,7 +106,7 @@ struct syslog_tm {
 	uint16_t year;		/* 0: not in the message (RFC 3164) */
 	uint8_t mon;		/* 1..12 */
 	uint8_t mday;		/* 1..31 */
-	uint8_t hour, min, sec;	/* sec may be 60 (leap second) */
+	uint8_t hour, min, sec; /* sec may be 60 (leap second) */
 	uint8_t frac_digits;	/* digits after '.', 0..9 */
 	uint32_t frac;		/* their value: ".003" -> 3 with frac_digits 3 */
 	bool has_tz;		/* Z, an offset or Cisco's "UTC"/"GMT" */
@@ -115,12 +115,12 @@ struct syslog_tm {
 
 struct syslog_msg {
 	int pri;		/* -1 when absent */
-	int facility, severity;	/* -1 when no PRI */
+	int facility, severity; /* -1 when no PRI */
 	int version;		/* 1 for RFC 5424, 0 for RFC 3164/legacy */
 	struct syslog_str timestamp, hostname, app_name, procid, msgid, structured_data, msg;
-	struct syslog_tm tm;	/* timestamp, parsed */
-	bool bom;		/* RFC 5424 MSG started with the UTF-8 BOM (not included in msg) */
-	uint32_t flags;		/* SYSLOG_F_* */
+	struct syslog_tm tm; /* timestamp, parsed */
+	bool bom;	     /* RFC 5424 MSG started with the UTF-8 BOM (not included in msg) */
+	uint32_t flags;	     /* SYSLOG_F_* */
 };
 
 enum syslog_parse_result { SYSLOG_OK_5424, SYSLOG_OK_3164, SYSLOG_MALFORMED };

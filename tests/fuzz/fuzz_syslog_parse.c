@@ -15,12 +15,13 @@
 #include "syslog/format.h"
 #include "syslog/syslog_parse.h"
 
-#define CHECK(cond) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-		abort(); \
-	} \
-} while (0)
+#define CHECK(cond)                                                                              \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			abort();                                                                 \
+		}                                                                                \
+	} while (0)
 
 static void check_inside(const struct syslog_str *s, const char *data, size_t len)
 {
@@ -48,7 +49,8 @@ static void check_msg(const char *data, size_t len, const struct syslog_msg *m,
 		      enum syslog_parse_result r)
 {
 	const struct syslog_str *all[] = { &m->timestamp, &m->hostname, &m->app_name,
-		&m->procid, &m->msgid, &m->structured_data, &m->msg };
+					   &m->procid,	  &m->msgid,	&m->structured_data,
+					   &m->msg };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		check_inside(all[i], data, len);
@@ -60,8 +62,8 @@ static void check_msg(const char *data, size_t len, const struct syslog_msg *m,
 	check_header_field(&m->procid, SYSLOG_PROCID_MAX);
 	check_header_field(&m->msgid, SYSLOG_MSGID_MAX);
 	CHECK(m->pri >= -1 && m->pri <= 191);
-	CHECK(m->pri < 0 ? m->facility == -1 && m->severity == -1
-			 : m->facility == m->pri >> 3 && m->severity == (m->pri & 7));
+	CHECK(m->pri < 0 ? m->facility == -1 && m->severity == -1 :
+			   m->facility == m->pri >> 3 && m->severity == (m->pri & 7));
 	if (r == SYSLOG_OK_5424)
 		CHECK(m->version == 1 && m->pri >= 0);
 	if (r == SYSLOG_OK_3164)
@@ -103,17 +105,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 {
 	static const enum out_format fmts[] = { FORMAT_RAW, FORMAT_JSON, FORMAT_RFC5424 };
 	const char *data = (const char *)bytes;
-	struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = htons(514),
+	struct sockaddr_in src = { .sin_family = AF_INET,
+				   .sin_port = htons(514),
 				   .sin_addr.s_addr = htonl(0x7f000001) };
-	struct msg_meta meta = { .src = (struct sockaddr *)&src, .src_len = sizeof(src),
-				 .recv_realtime_ns = 1795317120123456789ull, .socket_index = 1 };
+	struct msg_meta meta = { .src = (struct sockaddr *)&src,
+				 .src_len = sizeof(src),
+				 .recv_realtime_ns = 1795317120123456789ull,
+				 .socket_index = 1 };
 	struct syslog_msg m;
 	enum syslog_parse_result r = syslog_parse(data, size, &m);
 
 	check_msg(data, size, &m, r);
 	for (size_t f = 0; f < sizeof(fmts) / sizeof(fmts[0]); f++) {
 		size_t max = format_max_len(fmts[f], size), n;
-		char *out = malloc(max);	/* exact size: ASan sees any overflow */
+		char *out = malloc(max); /* exact size: ASan sees any overflow */
 
 		CHECK(out);
 		n = format_message(out, fmts[f], data, size, &m, r, &meta);

@@ -21,10 +21,19 @@ static const struct advice_item *find(const struct advice *a, const char *name)
 static struct advice_input base(struct advice_sock *s, uint64_t *busy)
 {
 	return (struct advice_input){
-		.nsocks = 4, .nworkers = 2, .ncpus = 2, .balance = BALANCE_RANDOM, .traced = true,
-		.socks = s, .worker_busy_ns = busy, .active_seconds = 10,
-		.window = 10000, .window_bytes = 64 << 20, .rmem_max = 212992,
-		.udp_mem = { 100000, 150000, 200000 }, .page_size = 4096,
+		.nsocks = 4,
+		.nworkers = 2,
+		.ncpus = 2,
+		.balance = BALANCE_RANDOM,
+		.traced = true,
+		.socks = s,
+		.worker_busy_ns = busy,
+		.active_seconds = 10,
+		.window = 10000,
+		.window_bytes = 64 << 20,
+		.rmem_max = 212992,
+		.udp_mem = { 100000, 150000, 200000 },
+		.page_size = 4096,
 	};
 }
 
@@ -44,20 +53,22 @@ static void test_no_drops_no_advice(void **state)
 static void test_burst_wants_rcvbuf(void **state)
 {
 	struct advice_sock s[4];
-	uint64_t busy[2] = { 450000000, 450000000 };	/* 0.45 s each for 45,000 msgs */
+	uint64_t busy[2] = { 450000000, 450000000 }; /* 0.45 s each for 45,000 msgs */
 	struct advice_input in = base(s, busy);
 	const struct advice_item *it;
 	struct advice a;
 
 	for (int i = 0; i < 4; i++)
-		s[i] = (struct advice_sock){ .received = 22500, .bytes = 22500 * 1000ULL,
-					     .rcvbuf = 212992, .queue_hwm_bytes = 211968 };
+		s[i] = (struct advice_sock){ .received = 22500,
+					     .bytes = 22500 * 1000ULL,
+					     .rcvbuf = 212992,
+					     .queue_hwm_bytes = 211968 };
 	s[1].drops = s[1].drops_rcvbuf = 100;
-	s[1].drop_bytes = 100 * 2304;		/* 230,400: 211,968 + 230,400 = 442,368 */
+	s[1].drop_bytes = 100 * 2304; /* 230,400: 211,968 + 230,400 = 442,368 */
 	advice_compute(&in, &a);
 	it = find(&a, "--rcvbuf");
 	assert_non_null(it);
-	assert_string_equal(it->value, "1M");	/* 2 x 442,368 -> next power of two */
+	assert_string_equal(it->value, "1M"); /* 2 x 442,368 -> next power of two */
 	assert_null(find(&a, "--threads"));
 	assert_null(find(&a, "--balance"));
 	/* 1M / 2 is above rmem_max 212,992: say how to get it without CAP_NET_ADMIN. */
@@ -74,8 +85,12 @@ static void test_burst_without_drop_bytes(void **state)
 	struct advice_input in = base(s, busy);
 	struct advice a;
 
-	s[0] = (struct advice_sock){ .received = 10000, .bytes = 10000 * 1000ULL, .rcvbuf = 212992,
-				     .queue_hwm_bytes = 212000, .drops = 1000, .drops_rcvbuf = 1000 };
+	s[0] = (struct advice_sock){ .received = 10000,
+				     .bytes = 10000 * 1000ULL,
+				     .rcvbuf = 212992,
+				     .queue_hwm_bytes = 212000,
+				     .drops = 1000,
+				     .drops_rcvbuf = 1000 };
 	advice_compute(&in, &a);
 	/* 212,000 + 1000 x 2024 = 2,236,000, x2 -> 8M */
 	assert_string_equal(find(&a, "--rcvbuf")->value, "8M");
@@ -86,19 +101,22 @@ static void test_burst_without_drop_bytes(void **state)
 static void test_hash_one_flow_wants_random(void **state)
 {
 	struct advice_sock s[4] = {};
-	uint64_t busy[2] = { 0, 10000000000ULL };	/* worker 1 busy the whole 10 s */
+	uint64_t busy[2] = { 0, 10000000000ULL }; /* worker 1 busy the whole 10 s */
 	struct advice_input in = base(s, busy);
 	const struct advice_item *it;
 	struct advice a;
 
 	in.balance = BALANCE_HASH;
-	s[3] = (struct advice_sock){ .received = 100000, .rcvbuf = 212992, .queue_hwm_bytes = 212000,
-				     .drops = 30000, .drops_rcvbuf = 30000 };
+	s[3] = (struct advice_sock){ .received = 100000,
+				     .rcvbuf = 212992,
+				     .queue_hwm_bytes = 212000,
+				     .drops = 30000,
+				     .drops_rcvbuf = 30000 };
 	advice_compute(&in, &a);
 	it = find(&a, "--balance");
 	assert_non_null(it);
 	assert_string_equal(it->value, "random");
-	assert_null(find(&a, "--threads"));	/* 13,000 x 1.25 / 10,000 -> 2 workers: enough */
+	assert_null(find(&a, "--threads")); /* 13,000 x 1.25 / 10,000 -> 2 workers: enough */
 	assert_null(find(&a, "--rcvbuf"));
 }
 
@@ -112,12 +130,13 @@ static void test_hash_one_flow_wants_random_and_threads(void **state)
 
 	in.balance = BALANCE_HASH;
 	in.ncpus = 8;
-	s[1] = (struct advice_sock){ .received = 100000, .rcvbuf = 212992, .drops = 300000,
-				     .drops_rcvbuf = 300000 };
+	s[1] = (struct advice_sock){
+		.received = 100000, .rcvbuf = 212992, .drops = 300000, .drops_rcvbuf = 300000
+	};
 	advice_compute(&in, &a);
 	assert_string_equal(find(&a, "--balance")->value, "random");
-	assert_string_equal(find(&a, "--threads")->value, "5");	/* 40,000 x 1.25 / 10,000 */
-	assert_string_equal(find(&a, "--sockets")->value, "5");	/* more threads than 4 sockets */
+	assert_string_equal(find(&a, "--threads")->value, "5"); /* 40,000 x 1.25 / 10,000 */
+	assert_string_equal(find(&a, "--sockets")->value, "5"); /* more threads than 4 sockets */
 }
 
 /* Spread evenly and still above what the workers drain: more threads. */
@@ -131,13 +150,14 @@ static void test_random_overload_wants_threads(void **state)
 
 	/* 25,000/s offered in all; each worker drains 10,000/s per busy second. */
 	for (int i = 0; i < 4; i++)
-		s[i] = (struct advice_sock){ .received = 50000, .rcvbuf = 212992, .drops = 12500,
-					     .drops_rcvbuf = 12500 };
+		s[i] = (struct advice_sock){
+			.received = 50000, .rcvbuf = 212992, .drops = 12500, .drops_rcvbuf = 12500
+		};
 	advice_compute(&in, &a);
 	assert_null(find(&a, "--balance"));
 	it = find(&a, "--threads");
 	assert_non_null(it);
-	assert_string_equal(it->value, "4");	/* 25,000 x 1.25 / 10,000 = 3.1 -> 4 */
+	assert_string_equal(it->value, "4"); /* 25,000 x 1.25 / 10,000 = 3.1 -> 4 */
 	assert_non_null(strstr(it->why, "more than this machine's CPUs"));
 }
 
@@ -183,12 +203,13 @@ static void test_window_full_wants_window(void **state)
 	struct advice_input in = base(s, busy);
 	struct advice a;
 
-	s[0] = (struct advice_sock){ .received = 20000, .rcvbuf = 212992, .drops = 3000,
-				     .drops_rcvbuf = 3000 };
+	s[0] = (struct advice_sock){
+		.received = 20000, .rcvbuf = 212992, .drops = 3000, .drops_rcvbuf = 3000
+	};
 	in.window_hwm = 10000;
 	in.window_full_seconds = 0.8;
 	advice_compute(&in, &a);
-	assert_string_equal(find(&a, "--window")->value, "32768");	/* (10000 + 3000) x 2 */
+	assert_string_equal(find(&a, "--window")->value, "32768"); /* (10000 + 3000) x 2 */
 	assert_null(find(&a, "--rcvbuf"));
 }
 

@@ -53,10 +53,11 @@ static void test_every_slot_must_hold_its_socket(void **state)
 	cookies_of(g, cookies);
 	for (unsigned int i = 0; i < N - 1; i++)
 		assert_int_equal(balancer_set_socket(b, i, g->socks[i].fd), 0);
-	assert_int_equal(balancer_verify(b, cookies, N), -ENOENT);	/* slot 3 empty */
+	assert_int_equal(balancer_verify(b, cookies, N), -ENOENT); /* slot 3 empty */
 
 	/* Sockets in the wrong slots: the cookies say so. */
-	assert_int_equal(balancer_set_socket(b, 3, g->socks[0].fd), -EBUSY);	/* one slot per socket */
+	assert_int_equal(balancer_set_socket(b, 3, g->socks[0].fd),
+			 -EBUSY); /* one slot per socket */
 	assert_int_equal(balancer_set_socket(b, 0, g->socks[3].fd), 0);
 	assert_int_equal(balancer_set_socket(b, 3, g->socks[0].fd), 0);
 	assert_int_equal(balancer_verify(b, cookies, N), -EXDEV);
@@ -94,8 +95,8 @@ static void test_full_map_verifies_attaches_and_detaches(void **state)
 	assert_int_equal(balancer_attach(b, g->socks[2].fd), 0);
 	assert_int_equal(balancer_read(b, steered, &failures), 0);
 	assert_int_equal(failures, 0);
-	assert_int_equal(balancer_detach(g->socks[1].fd), 0);	/* any socket of the group */
-	assert_int_equal(balancer_detach(g->socks[1].fd), -ENOENT);	/* nothing left */
+	assert_int_equal(balancer_detach(g->socks[1].fd), 0);	    /* any socket of the group */
+	assert_int_equal(balancer_detach(g->socks[1].fd), -ENOENT); /* nothing left */
 	balancer_close(b);
 }
 
@@ -125,7 +126,8 @@ static unsigned int unread_socket_share(enum balance_policy policy, unsigned int
 	tx = socket(AF_INET, SOCK_DGRAM, 0);
 	assert_true(tx >= 0);
 	for (unsigned int i = 0; i < count; i++) {
-		assert_int_equal(sendto(tx, "<13>x", 5, 0, (struct sockaddr *)&g.addr, g.addrlen), 5);
+		assert_int_equal(sendto(tx, "<13>x", 5, 0, (struct sockaddr *)&g.addr, g.addrlen),
+				 5);
 		/* Wait until it is queued on one of the two: socket 1 is read,
 		 * socket 0 only counted once, by its steered count. Bounded:
 		 * a datagram on loopback is queued within the sendto. */
@@ -166,7 +168,7 @@ static void test_leastloaded_sends_to_the_socket_that_is_read(void **state)
 
 	b = balancer_open(BALANCE_RANDOM, 2);
 	assert_non_null(b);
-	assert_int_equal(balancer_read_queued(b, q), -ENOENT);	/* leastloaded only */
+	assert_int_equal(balancer_read_queued(b, q), -ENOENT); /* leastloaded only */
 	balancer_close(b);
 }
 
@@ -185,9 +187,9 @@ static void test_live_prefix_and_connect_away(void **state)
 		assert_int_equal(balancer_set_socket(b, i, g->socks[i].fd), 0);
 	assert_int_equal(balancer_verify_live(b, cookies, 2), 0);
 	assert_int_equal(balancer_verify_live(b, cookies, 3), -ENOENT);
-	assert_int_equal(balancer_verify_live(b, cookies, 1), -EEXIST);	/* slot 1 still filled */
+	assert_int_equal(balancer_verify_live(b, cookies, 1), -EEXIST); /* slot 1 still filled */
 	assert_int_equal(balancer_clear_socket(b, 1), 0);
-	assert_int_equal(balancer_clear_socket(b, 1), 0);		/* already empty: fine */
+	assert_int_equal(balancer_clear_socket(b, 1), 0); /* already empty: fine */
 	assert_int_equal(balancer_verify_live(b, cookies, 1), 0);
 	assert_int_equal(balancer_verify_live(b, cookies, N + 1), -EXDEV);
 
@@ -216,7 +218,7 @@ static void test_policy_names(void **state)
 	assert_int_equal(balance_policy_from_name("Random", &p), -EINVAL);
 	assert_string_equal(balance_policy_name(BALANCE_ROUNDROBIN), "roundrobin");
 	errno = 0;
-	assert_null(balancer_open(BALANCE_HASH, N));	/* hash means no program */
+	assert_null(balancer_open(BALANCE_HASH, N)); /* hash means no program */
 	assert_int_equal(errno, EINVAL);
 	assert_null(balancer_open(BALANCE_RANDOM, 0));
 }
@@ -224,9 +226,12 @@ static void test_policy_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_every_slot_must_hold_its_socket, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_group_and_map_must_agree_on_n, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_full_map_verifies_attaches_and_detaches, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_slot_must_hold_its_socket, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_group_and_map_must_agree_on_n, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_full_map_verifies_attaches_and_detaches, setup,
+						teardown),
 		cmocka_unit_test(test_leastloaded_sends_to_the_socket_that_is_read),
 		cmocka_unit_test_setup_teardown(test_live_prefix_and_connect_away, setup, teardown),
 		cmocka_unit_test(test_policy_names),

@@ -11,17 +11,20 @@
 
 static char err[256];
 
-#define PARSE(c, ...) ({ \
-	char *argv_[] = { "syslogrx", __VA_ARGS__, NULL }; \
-	config_parse((c), sizeof(argv_) / sizeof(argv_[0]) - 1, argv_, \
-		     ARGP_NO_EXIT | ARGP_NO_ERRS, err, sizeof(err)); })
+#define PARSE(c, ...)                                                          \
+	({                                                                     \
+		char *argv_[] = { "syslogrx", __VA_ARGS__, NULL };             \
+		config_parse((c), sizeof(argv_) / sizeof(argv_[0]) - 1, argv_, \
+			     ARGP_NO_EXIT | ARGP_NO_ERRS, err, sizeof(err));   \
+	})
 
 static void test_defaults(void **state)
 {
 	struct config c;
 	char *argv[] = { "syslogrx", NULL };
 
-	assert_int_equal(config_parse(&c, 1, argv, ARGP_NO_EXIT | ARGP_NO_ERRS, err, sizeof(err)), 0);
+	assert_int_equal(config_parse(&c, 1, argv, ARGP_NO_EXIT | ARGP_NO_ERRS, err, sizeof(err)),
+			 0);
 	assert_string_equal(c.listen, "127.0.0.1:5514");
 	assert_int_equal(c.sockets, 4);
 	assert_int_equal(c.threads, 2);
@@ -44,10 +47,11 @@ static void test_every_flag(void **state)
 
 	assert_int_equal(PARSE(&c, "--listen", "[::1]:5514", "--sockets", "32", "--threads", "2",
 			       "--balance", "roundrobin", "--rcvbuf", "16M", "--batch", "128",
-			       "--output", "file:/tmp/x.log", "--format", "json",
-			       "--summary", "/tmp/s.json", "--duration", "2.5", "--cost-ns", "1500",
-			       "--window", "100000", "--window-bytes", "1G", "--output-rate", "40000",
-			       "--no-trace", "--stats-interval", "0.5", "-v"), 0);
+			       "--output", "file:/tmp/x.log", "--format", "json", "--summary",
+			       "/tmp/s.json", "--duration", "2.5", "--cost-ns", "1500", "--window",
+			       "100000", "--window-bytes", "1G", "--output-rate", "40000",
+			       "--no-trace", "--stats-interval", "0.5", "-v"),
+			 0);
 	assert_string_equal(c.listen, "[::1]:5514");
 	assert_int_equal(c.sockets, 32);
 	assert_int_equal(c.threads, 2);
@@ -86,9 +90,13 @@ static void test_outputs(void **state)
 
 static void test_size_suffixes(void **state)
 {
-	static const struct { const char *arg; uint64_t want; } cases[] = {
-		{ "212992", 212992 }, { "64K", 65536 }, { "64k", 65536 }, { "16M", 16 << 20 },
-		{ "1G", 1 << 30 }, { "32MB", 32 << 20 }, { "32MiB", 32 << 20 },
+	static const struct {
+		const char *arg;
+		uint64_t want;
+	} cases[] = {
+		{ "212992", 212992 },  { "64K", 65536 },  { "64k", 65536 },
+		{ "16M", 16 << 20 },   { "1G", 1 << 30 }, { "32MB", 32 << 20 },
+		{ "32MiB", 32 << 20 },
 	};
 	struct config c;
 
@@ -133,7 +141,8 @@ static void test_bad_values(void **state)
 
 		assert_int_not_equal(ret, 0);
 		if (!strstr(err, cases[i][2]))
-			fail_msg("%s %s: error '%s' does not name it", cases[i][0], cases[i][1], err);
+			fail_msg("%s %s: error '%s' does not name it", cases[i][0], cases[i][1],
+				 err);
 	}
 }
 
@@ -218,8 +227,9 @@ static void test_ordered(void **state)
 	assert_non_null(strstr(err, "--ordered=0"));
 	assert_int_not_equal(PARSE(&c, "--ordered=soon"), 0);
 	assert_non_null(strstr(err, "--ordered=soon"));
-	assert_int_not_equal(PARSE(&c, "--ordered", "--output", "tcp:127.0.0.1:514", "--disk-buffer",
-				   "/tmp/x"), 0);
+	assert_int_not_equal(PARSE(&c, "--ordered", "--output", "tcp:127.0.0.1:514",
+				   "--disk-buffer", "/tmp/x"),
+			     0);
 	assert_non_null(strstr(err, "--ordered and --disk-buffer"));
 }
 
@@ -246,9 +256,10 @@ static void test_kafka(void **state)
 	assert_true(c.drain_timeout > 9.99 && c.drain_timeout < 10.01);
 
 	assert_int_equal(PARSE(&c, "--output", "kafka:k1:9092,[::1]:9093,10.0.0.7:19092/a.b_c-1",
-			       "--kafka-key", "source", "--kafka-opt", "acks=1",
-			       "--kafka-opt", "compression.type=lz4", "--kafka-opt", "client.id=a=b",
-			       "--drain-timeout", "2.5"), 0);
+			       "--kafka-key", "source", "--kafka-opt", "acks=1", "--kafka-opt",
+			       "compression.type=lz4", "--kafka-opt", "client.id=a=b",
+			       "--drain-timeout", "2.5"),
+			 0);
 	assert_string_equal(c.kafka_brokers, "k1:9092,[::1]:9093,10.0.0.7:19092");
 	assert_string_equal(c.kafka_topic, "a.b_c-1");
 	assert_int_equal(c.kafka_key, KAFKA_KEY_SOURCE);
@@ -270,10 +281,10 @@ static void test_kafka_bad(void **state)
 {
 	static const char *const cases[][3] = {
 		{ "--output", "kafka:", "--output kafka:" },
-		{ "--output", "kafka:h:9092", "--output kafka:h:9092" },		/* no topic */
+		{ "--output", "kafka:h:9092", "--output kafka:h:9092" }, /* no topic */
 		{ "--output", "kafka:h:9092/", "--output kafka:h:9092/" },
-		{ "--output", "kafka:/t", "--output kafka:/t" },			/* no broker */
-		{ "--output", "kafka:h/t", "--output kafka:h/t" },			/* no port */
+		{ "--output", "kafka:/t", "--output kafka:/t" },   /* no broker */
+		{ "--output", "kafka:h/t", "--output kafka:h/t" }, /* no port */
 		{ "--output", "kafka:h:0/t", "--output kafka:h:0/t" },
 		{ "--output", "kafka:h:70000/t", "--output kafka:h:70000/t" },
 		{ "--output", "kafka:h:1,,h:2/t", "--output kafka:h:1,,h:2/t" },
@@ -288,11 +299,13 @@ static void test_kafka_bad(void **state)
 	struct config c;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int ret = PARSE(&c, "--output", "kafka:h:1/t", (char *)cases[i][0], (char *)cases[i][1]);
+		int ret = PARSE(&c, "--output", "kafka:h:1/t", (char *)cases[i][0],
+				(char *)cases[i][1]);
 
 		assert_int_not_equal(ret, 0);
 		if (!strstr(err, cases[i][2]))
-			fail_msg("%s %s: error '%s' does not name it", cases[i][0], cases[i][1], err);
+			fail_msg("%s %s: error '%s' does not name it", cases[i][0], cases[i][1],
+				 err);
 	}
 	/* 250 bytes of topic: over Kafka's limit. */
 	char longdest[300] = "kafka:h:1/";
@@ -309,7 +322,8 @@ static void test_kafka_bad(void **state)
 		argv[argc++] = "linger.ms=1";
 	}
 	argv[argc] = NULL;
-	assert_int_not_equal(config_parse(&c, argc, argv, ARGP_NO_EXIT | ARGP_NO_ERRS, err, sizeof(err)), 0);
+	assert_int_not_equal(
+		config_parse(&c, argc, argv, ARGP_NO_EXIT | ARGP_NO_ERRS, err, sizeof(err)), 0);
 	assert_non_null(strstr(err, "at most 64"));
 	/* Kafka flags without a kafka output would be ignored: an error. */
 	assert_int_not_equal(PARSE(&c, "--kafka-key", "source"), 0);
@@ -333,22 +347,24 @@ static void test_disk_buffer(void **state)
 	assert_int_equal(c.disk_buffer_sync_ms, 1000);
 	assert_int_equal(PARSE(&c, "--output", "kafka:h:1/t", "--disk-buffer", "/var/spool/rx",
 			       "--disk-buffer-size", "2G", "--disk-buffer-mode", "reliable",
-			       "--disk-buffer-sync", "0"), 0);
+			       "--disk-buffer-sync", "0"),
+			 0);
 	assert_string_equal(c.disk_buffer, "/var/spool/rx");
 	assert_int_equal(c.disk_buffer_size, 2ULL << 30);
 	assert_int_equal(c.disk_buffer_mode, 1);
 	assert_int_equal(c.disk_buffer_sync_ms, 0);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_not_equal(PARSE(&c, "--output", "tcp:127.0.0.1:601", "--disk-buffer", "/d",
-					   (char *)bad[i][0], (char *)bad[i][1]), 0);
+		assert_int_not_equal(PARSE(&c, "--output", "tcp:127.0.0.1:601", "--disk-buffer",
+					   "/d", (char *)bad[i][0], (char *)bad[i][1]),
+				     0);
 		if (!strstr(err, bad[i][2]))
 			fail_msg("%s %s: error '%s' does not name it", bad[i][0], bad[i][1], err);
 	}
 	/* Only for network outputs; its settings only with it. */
 	assert_int_not_equal(PARSE(&c, "--output", "file:/tmp/x", "--disk-buffer", "/d"), 0);
 	assert_non_null(strstr(err, "--disk-buffer needs"));
-	assert_int_not_equal(PARSE(&c, "--output", "tcp:127.0.0.1:601", "--disk-buffer-mode",
-				   "reliable"), 0);
+	assert_int_not_equal(
+		PARSE(&c, "--output", "tcp:127.0.0.1:601", "--disk-buffer-mode", "reliable"), 0);
 	assert_non_null(strstr(err, "need --disk-buffer DIR"));
 }
 

@@ -28,10 +28,12 @@ static void write_file(char *path, const char *text)
 	close(fd);
 }
 
-#define PARSE(...) ({ \
-	char *argv_[] = { "syslogrx", __VA_ARGS__, NULL }; \
-	config_parse(&c, sizeof(argv_) / sizeof(argv_[0]) - 1, argv_, \
-		     ARGP_NO_EXIT | ARGP_NO_ERRS, err, sizeof(err)); })
+#define PARSE(...)                                                            \
+	({                                                                    \
+		char *argv_[] = { "syslogrx", __VA_ARGS__, NULL };            \
+		config_parse(&c, sizeof(argv_) / sizeof(argv_[0]) - 1, argv_, \
+			     ARGP_NO_EXIT | ARGP_NO_ERRS, err, sizeof(err));  \
+	})
 
 static int teardown(void **state)
 {
@@ -61,16 +63,17 @@ static bool warned(const char *what)
 
 static void test_config_file_and_command_line(void **state)
 {
-	write_file(conf_path, "# syslogrx\n\nsockets = 8\nthreads=4   # a comment\n"
+	write_file(conf_path,
+		   "# syslogrx\n\nsockets = 8\nthreads=4   # a comment\n"
 		   "balance = \"hash\"\nno-trace\nrcvbuf = 16M\noutput = file:/tmp/a#b.log\n");
 	/* --threads 8 is valid only with the file's sockets = 8: layers checked as a whole. */
 	assert_int_equal(PARSE("--config", conf_path, "--threads", "8", "--rcvbuf", "32M"), 0);
 	assert_int_equal(c.sockets, 8);
-	assert_int_equal(c.threads, 8);		/* the command line wins */
+	assert_int_equal(c.threads, 8); /* the command line wins */
 	assert_int_equal(c.balance, BALANCE_HASH);
 	assert_false(c.trace);
 	assert_int_equal(c.rcvbuf, 32ULL << 20);
-	assert_string_equal(c.output_arg, "/tmp/a#b.log");	/* '#' inside a value stays */
+	assert_string_equal(c.output_arg, "/tmp/a#b.log"); /* '#' inside a value stays */
 	assert_string_equal(c.config_file, conf_path);
 }
 
@@ -93,7 +96,7 @@ static void test_unknown_name_names_file_and_line(void **state)
 	write_file(conf_path, "sockets = 2\n\n# x\nsock = 4\n");
 	assert_int_not_equal(PARSE("--config", conf_path), 0);
 	snprintf(want, sizeof(want), "%s:4: unknown setting 'sock'", conf_path);
-	assert_non_null(strstr(err, want));	/* no abbreviations, unlike argp */
+	assert_non_null(strstr(err, want)); /* no abbreviations, unlike argp */
 }
 
 static void test_bad_value_names_file_line_and_flag(void **state)
@@ -143,7 +146,7 @@ static void test_env_file_mapping(void **state)
 	assert_string_equal(c.listen, "0.0.0.0:5514");
 	assert_int_equal(c.sockets, 8);
 	assert_int_equal(c.balance, BALANCE_RANDOM);
-	assert_int_equal(c.rcvbuf, 16ULL << 20);	/* so-rcvbuf(N): the kernel doubles it */
+	assert_int_equal(c.rcvbuf, 16ULL << 20); /* so-rcvbuf(N): the kernel doubles it */
 	assert_int_equal(c.window, 1000000);
 	assert_int_equal(c.window_bytes, 1000000ULL * 1024);
 	assert_int_equal(c.batch, 1000);
@@ -156,20 +159,22 @@ static void test_env_file_mapping(void **state)
 	/* Where SC4S would misbehave silently. */
 	assert_true(warned("SC4S_EBPF_NO_SOCKETS=32 but SC4S_SOURCE_LISTEN_UDP_SOCKETS=8"));
 	assert_true(warned("SC4S_SOURCE_UDP_IW_SIZE is set without SC4S_SOURCE_UDP_IW_USE=yes"));
-	assert_true(warned("SC4S_SOURCE_UDP_FETCH_LIMIT is set without SC4S_SOURCE_UDP_IW_USE=yes"));
+	assert_true(
+		warned("SC4S_SOURCE_UDP_FETCH_LIMIT is set without SC4S_SOURCE_UDP_IW_USE=yes"));
 }
 
 static void test_env_file_no_warning_when_consistent(void **state)
 {
-	write_file(env_path, "SC4S_SOURCE_LISTEN_UDP_SOCKETS=4\nSC4S_EBPF_NO_SOCKETS=4\n"
+	write_file(env_path,
+		   "SC4S_SOURCE_LISTEN_UDP_SOCKETS=4\nSC4S_EBPF_NO_SOCKETS=4\n"
 		   "SC4S_ENABLE_EBPF=no\nSC4S_SOURCE_UDP_IW_USE=yes\nSC4S_SOURCE_UDP_IW_SIZE=5000\n"
 		   "SC4S_SOURCE_UDP_SO_RCVBUFF=-1\n");
 	assert_int_equal(PARSE("--env-file", env_path), 0);
 	assert_int_equal(c.env.nr_warnings, 0);
 	assert_int_equal(c.balance, BALANCE_HASH);
 	assert_int_equal(c.window, 5000);
-	assert_int_equal(c.window_bytes, 64ULL << 20);	/* 5000 x 1 KB fits the default */
-	assert_int_equal(c.rcvbuf, 0);			/* -1: the kernel's default */
+	assert_int_equal(c.window_bytes, 64ULL << 20); /* 5000 x 1 KB fits the default */
+	assert_int_equal(c.rcvbuf, 0);		       /* -1: the kernel's default */
 	assert_non_null(strstr(row("SC4S_SOURCE_UDP_SO_RCVBUFF")->became, "kernel's default"));
 }
 
@@ -187,7 +192,7 @@ static void test_precedence(void **state)
 		fclose(f);
 	}
 	assert_int_equal(PARSE("--config", conf_path, "--batch", "256"), 0);
-	assert_string_equal(c.env_file, env_path);	/* named in the config file */
+	assert_string_equal(c.env_file, env_path); /* named in the config file */
 	assert_int_equal(c.sockets, 6);
 	assert_int_equal(c.batch, 256);
 	assert_int_equal(c.rcvbuf, 16ULL << 20);
@@ -202,7 +207,8 @@ static void test_env_file_bad_value(void **state)
 
 	write_file(env_path, "SC4S_ENABLE_EBPF=yes\nSC4S_SOURCE_LISTEN_UDP_SOCKETS=0\n");
 	assert_int_not_equal(PARSE("--env-file", env_path), 0);
-	snprintf(want, sizeof(want), "%s:2: SC4S_SOURCE_LISTEN_UDP_SOCKETS=0: --sockets 0:", env_path);
+	snprintf(want, sizeof(want),
+		 "%s:2: SC4S_SOURCE_LISTEN_UDP_SOCKETS=0: --sockets 0:", env_path);
 	assert_non_null(strstr(err, want));
 	teardown(NULL);
 	write_file(env_path, "SC4S_ENABLE_EBPF=perhaps\n");
@@ -238,7 +244,7 @@ static void test_reread_resize_settings(void **state)
 	assert_true(c.supervise);
 	assert_false(c.shrink_naive);
 	before = c;
-	f = fopen(conf_path, "w");	/* the same path, new text */
+	f = fopen(conf_path, "w"); /* the same path, new text */
 	assert_non_null(f);
 	fputs("sockets = 8\nthreads = 1\nshrink-naive\n", f);
 	fclose(f);
@@ -266,7 +272,7 @@ static void test_reread_names_what_needs_a_restart(void **state)
 
 	write_file(conf_path, "sockets = 2\nrcvbuf = 1M\noutput = file:/a\n");
 	assert_int_equal(PARSE("--config", conf_path, "--sockets", "3"), 0);
-	assert_int_equal(c.sockets, 3);		/* the command line pins it */
+	assert_int_equal(c.sockets, 3); /* the command line pins it */
 	before = c;
 	f = fopen(conf_path, "w");
 	assert_non_null(f);
@@ -278,7 +284,7 @@ static void test_reread_names_what_needs_a_restart(void **state)
 	assert_int_equal(config_restart_changes(&before, &c, note_changed, NULL), 3);
 	assert_int_equal(nr_changed, 3);
 	assert_string_equal(changed[0], "rcvbuf");
-	assert_string_equal(changed[1], "output");	/* once, though two fields differ */
+	assert_string_equal(changed[1], "output"); /* once, though two fields differ */
 	assert_string_equal(changed[2], "no-trace");
 }
 

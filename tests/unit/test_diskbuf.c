@@ -39,8 +39,9 @@ static int teardown(void **state)
 
 static struct diskbuf *open_db(uint64_t max, uint64_t seg, enum diskbuf_mode mode)
 {
-	struct diskbuf_opts o = { .dir = dir, .max_bytes = max, .segment_bytes = seg,
-				  .sync_ms = 1000, .mode = mode };
+	struct diskbuf_opts o = {
+		.dir = dir, .max_bytes = max, .segment_bytes = seg, .sync_ms = 1000, .mode = mode
+	};
 	struct diskbuf *d = diskbuf_open(&o);
 
 	assert_non_null(d);
@@ -72,7 +73,8 @@ static struct batch *make_batch(unsigned int k)
 
 	for (unsigned int i = 0; i < n; i++) {
 		char msg[200];
-		int len = snprintf(msg, sizeof(msg), "<13>batch %u msg %u %.*s", k, i, (int)(k % 50),
+		int len = snprintf(msg, sizeof(msg), "<13>batch %u msg %u %.*s", k, i,
+				   (int)(k % 50),
 				   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
 		struct msg_rec *r = batch_add(b, len);
 		struct sockaddr_in *sin = (struct sockaddr_in *)&r->src;
@@ -133,7 +135,7 @@ static void append_range(struct diskbuf *d, unsigned int from, unsigned int to)
 /* Reads the batches from..to-1 in order, marking each done. */
 static void read_range(struct diskbuf *d, unsigned int from, unsigned int to)
 {
-	struct batch *b = new_batch(1);	/* smaller than a record: must grow */
+	struct batch *b = new_batch(1); /* smaller than a record: must grow */
 
 	for (unsigned int k = from; k < to; k++) {
 		assert_int_equal(diskbuf_read(d, b), 1);
@@ -193,7 +195,7 @@ static void test_round_trip(void **state)
 	assert_true(st.oldest_age_seconds > 0);
 	read_range(d, 0, 100);
 	assert_int_equal(diskbuf_read(d, b), 0);
-	assert_false(diskbuf_spilling(d));	/* spill: back to the window */
+	assert_false(diskbuf_spilling(d)); /* spill: back to the window */
 	diskbuf_get_stats(d, &st);
 	assert_int_equal(st.replayed_msgs, msgs);
 	assert_int_equal(st.msgs, 0);
@@ -201,7 +203,7 @@ static void test_round_trip(void **state)
 	assert_int_equal(st.dropped_msgs, 0);
 	free_batch(b);
 	diskbuf_close(d);
-	assert_int_equal(count_segments(), 0);	/* all done: DIR is left empty */
+	assert_int_equal(count_segments(), 0); /* all done: DIR is left empty */
 }
 
 static void test_only_if_spilling(void **state)
@@ -209,10 +211,10 @@ static void test_only_if_spilling(void **state)
 	struct diskbuf *d = open_db(1 << 20, 0, DISKBUF_SPILL);
 	struct batch *b = make_batch(3), *r = new_batch(8);
 
-	assert_int_equal(diskbuf_append(d, b, true), 1);	/* not spilling: not taken */
+	assert_int_equal(diskbuf_append(d, b, true), 1); /* not spilling: not taken */
 	assert_int_equal(diskbuf_unread(d), 0);
 	assert_int_equal(diskbuf_append(d, b, false), 0);
-	assert_int_equal(diskbuf_append(d, b, true), 0);	/* spilling now */
+	assert_int_equal(diskbuf_append(d, b, true), 0); /* spilling now */
 	assert_int_equal(diskbuf_unread(d), 2);
 	diskbuf_flush(d);
 	assert_int_equal(diskbuf_read(d, r), 1);
@@ -250,7 +252,7 @@ static void test_segments_deleted_when_done(void **state)
 	assert_batch(held, 0);
 	read_range(d, 1, 2000);
 	assert_int_equal(diskbuf_read(d, b), 0);
-	assert_int_equal(count_segments(), 2);	/* the held one's, and the one written to */
+	assert_int_equal(count_segments(), 2); /* the held one's, and the one written to */
 	diskbuf_done(d, held->disk_seg, held->disk_off, held->count);
 	assert_int_equal(count_segments(), 1);
 	diskbuf_get_stats(d, &st);
@@ -272,13 +274,13 @@ static void test_reopen_after_crash(void **state)
 	uint64_t msgs = 0;
 
 	append_range(d, 0, 500);
-	assert_int_equal(diskbuf_read(d, b), 1);	/* read, never done: must come back */
+	assert_int_equal(diskbuf_read(d, b), 1); /* read, never done: must come back */
 	diskbuf_close(d);
 	for (unsigned int k = 0; k < 500; k++)
 		msgs += k % 7 + 1;
 
 	d = open_db(16 << 20, 64 << 10, DISKBUF_SPILL);
-	assert_true(diskbuf_spilling(d));	/* what is left goes first */
+	assert_true(diskbuf_spilling(d)); /* what is left goes first */
 	diskbuf_get_stats(d, &st);
 	assert_int_equal(st.recovered_msgs, msgs);
 	assert_int_equal(st.msgs, msgs);
@@ -306,8 +308,8 @@ static void test_cursor(void **state)
 
 	append_range(d, 0, 50);
 	read_range(d, 0, 20);
-	assert_int_equal(diskbuf_read(d, b1), 1);	/* 20: in flight */
-	assert_int_equal(diskbuf_read(d, b2), 1);	/* 21: done before 20 */
+	assert_int_equal(diskbuf_read(d, b1), 1); /* 20: in flight */
+	assert_int_equal(diskbuf_read(d, b2), 1); /* 21: done before 20 */
 	diskbuf_done(d, b2->disk_seg, b2->disk_off, b2->count);
 	diskbuf_close(d);
 	for (unsigned int k = 0; k < 50; k++) {
@@ -385,8 +387,8 @@ static void test_flipped_bytes(void **state)
 	first_segment(path, sizeof(path));
 	fd = open(path, O_RDWR);
 	assert_true(fd >= 0);
-	off4 += record_bytes(4) - 3;		/* in the message bytes */
-	off7 += 8;				/* the payload length */
+	off4 += record_bytes(4) - 3; /* in the message bytes */
+	off7 += 8;		     /* the payload length */
 	assert_int_equal(pread(fd, &c, 1, off4), 1);
 	c ^= 0x20;
 	assert_int_equal(pwrite(fd, &c, 1, off4), 1);

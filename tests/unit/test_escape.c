@@ -28,9 +28,9 @@ static void test_escape_line(void **state)
 	check_line("a\r\nb\n", 5, "a\\r\\nb\\n");
 	check_line("C:\\temp", 7, "C:\\\\temp");
 	check_line("nul\0here", 8, "nul\\0here");
-	check_line("\xff\xfe", 2, "\xff\xfe");	/* bytes kept as they are */
+	check_line("\xff\xfe", 2, "\xff\xfe"); /* bytes kept as they are */
 	check_line("", 0, "");
-	check_line("\n\n", 2, "\\n\\n");	/* worst case: twice the input */
+	check_line("\n\n", 2, "\\n\\n"); /* worst case: twice the input */
 }
 
 static void check_json(const char *in, size_t len, const char *want)
@@ -51,14 +51,14 @@ static void test_escape_json(void **state)
 	check_json("tab\there\nnl\rcr", 14, "tab\\there\\nnl\\rcr");
 	check_json("\x01\x1f", 2, "\\u0001\\u001f");
 	check_json("nul\0", 4, "nul\\u0000");
-	check_json("caf\xc3\xa9", 5, "caf\xc3\xa9");			/* valid UTF-8 kept */
-	check_json("\xe2\x82\xac", 3, "\xe2\x82\xac");			/* euro sign */
-	check_json("\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80");		/* emoji */
-	check_json("bad\xff", 4, "bad\\ufffd");				/* invalid byte */
-	check_json("\xc3", 1, "\\ufffd");				/* truncated sequence */
-	check_json("\xc0\xaf", 2, "\\ufffd\\ufffd");			/* overlong */
-	check_json("\xed\xa0\x80", 3, "\\ufffd\\ufffd\\ufffd");		/* surrogate */
-	check_json("\xf4\x90\x80\x80", 4, "\\ufffd\\ufffd\\ufffd\\ufffd");	/* > U+10FFFF */
+	check_json("caf\xc3\xa9", 5, "caf\xc3\xa9");			   /* valid UTF-8 kept */
+	check_json("\xe2\x82\xac", 3, "\xe2\x82\xac");			   /* euro sign */
+	check_json("\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80");		   /* emoji */
+	check_json("bad\xff", 4, "bad\\ufffd");				   /* invalid byte */
+	check_json("\xc3", 1, "\\ufffd");				   /* truncated sequence */
+	check_json("\xc0\xaf", 2, "\\ufffd\\ufffd");			   /* overlong */
+	check_json("\xed\xa0\x80", 3, "\\ufffd\\ufffd\\ufffd");		   /* surrogate */
+	check_json("\xf4\x90\x80\x80", 4, "\\ufffd\\ufffd\\ufffd\\ufffd"); /* > U+10FFFF */
 }
 
 static void test_json_writer(void **state)
@@ -87,8 +87,9 @@ static void test_json_writer(void **state)
 	jw_object_end(&w);
 	jw_finish(&w);
 	fclose(f);
-	assert_string_equal(buf, "{\"a\":18446744073709551615,\"b\":-5,\"s\":\"x\\\"y\",\"n\":null,"
-				 "\"list\":[1,{\"t\":true}],\"empty\":[],\"d\":1.50,\"nan\":null}\n");
+	assert_string_equal(buf,
+			    "{\"a\":18446744073709551615,\"b\":-5,\"s\":\"x\\\"y\",\"n\":null,"
+			    "\"list\":[1,{\"t\":true}],\"empty\":[],\"d\":1.50,\"nan\":null}\n");
 	free(buf);
 }
 

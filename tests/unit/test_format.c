@@ -20,11 +20,12 @@
 #include "syslog/syslog_parse.h"
 
 #define IN(x) .in = x, .len = sizeof(x) - 1
-#define NS(sec, usec) ((uint64_t)(sec) * 1000000000 + (uint64_t)(usec) * 1000)
+#define NS(sec, usec) ((uint64_t)(sec)*1000000000 + (uint64_t)(usec)*1000)
 
 /* 2026-11-22T03:12:00.123456Z, 08:42 local */
 #define RECV NS(1795317120, 123456)
-#define META_JSON ",\"source\":\"127.0.0.1:40000\",\"socket\":3,\"received\":\"2026-11-22T03:12:00.123456Z\""
+#define META_JSON \
+	",\"source\":\"127.0.0.1:40000\",\"socket\":3,\"received\":\"2026-11-22T03:12:00.123456Z\""
 
 struct fcase {
 	const char *name;
@@ -61,10 +62,10 @@ static const struct fcase cases[] = {
 	  "<14>1 2023-10-11T22:14:15Z h a p m - one\\ntwo\\n\n",
 	  "{\"pri\":14,\"facility\":1,\"severity\":6,\"version\":1,\"timestamp\":\"2023-10-11T22:14:15Z\","
 	  "\"hostname\":\"h\",\"app_name\":\"a\",\"procid\":\"p\",\"msgid\":\"m\",\"msg\":\"one\\ntwo\","
-	  "\"malformed\":false" META_JSON ",\"raw\":\"<14>1 2023-10-11T22:14:15Z h a p m - one\\ntwo\\n\"}\n",
+	  "\"malformed\":false" META_JSON
+	  ",\"raw\":\"<14>1 2023-10-11T22:14:15Z h a p m - one\\ntwo\\n\"}\n",
 	  "<14>1 2023-10-11T22:14:15Z h a p m - one\\ntwo\n" },
-	{ "RFC 5424 BOM and nothing else",
-	  IN("<14>1 - - - - - - \xEF\xBB\xBF"),
+	{ "RFC 5424 BOM and nothing else", IN("<14>1 - - - - - - \xEF\xBB\xBF"),
 	  "<14>1 - - - - - - \xEF\xBB\xBF\n",
 	  "{\"pri\":14,\"facility\":1,\"severity\":6,\"version\":1,\"malformed\":false" META_JSON
 	  ",\"raw\":\"<14>1 - - - - - - \xEF\xBB\xBF\"}\n",
@@ -81,20 +82,20 @@ static const struct fcase cases[] = {
 	  IN("<13>Oct  1 08:00:01 host app: a\0b\xff\r\n"),
 	  "<13>Oct  1 08:00:01 host app: a\\0b\xff\\r\\n\n",
 	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"timestamp\":\"Oct  1 08:00:01\","
-	  "\"hostname\":\"host\",\"app_name\":\"app\",\"msg\":\"a\\u0000b\\ufffd\",\"malformed\":false"
-	  META_JSON ",\"raw\":\"<13>Oct  1 08:00:01 host app: a\\u0000b\\ufffd\\r\\n\"}\n",
+	  "\"hostname\":\"host\",\"app_name\":\"app\",\"msg\":\"a\\u0000b\\ufffd\",\"malformed\":false" META_JSON
+	  ",\"raw\":\"<13>Oct  1 08:00:01 host app: a\\u0000b\\ufffd\\r\\n\"}\n",
 	  "<13>1 2026-10-01T08:00:01+05:30 host app - - - a\\0b\xff\n" },
 	{ "RFC 3164 valid UTF-8",
 	  IN("<13>Oct 11 22:14:15 host app: caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80"),
 	  "<13>Oct 11 22:14:15 host app: caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80\n",
 	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"timestamp\":\"Oct 11 22:14:15\","
 	  "\"hostname\":\"host\",\"app_name\":\"app\",\"msg\":\"caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac "
-	  "\xf0\x9f\x98\x80\",\"malformed\":false" META_JSON ",\"raw\":\"<13>Oct 11 22:14:15 host app: "
+	  "\xf0\x9f\x98\x80\",\"malformed\":false" META_JSON
+	  ",\"raw\":\"<13>Oct 11 22:14:15 host app: "
 	  "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80\"}\n",
 	  "<13>1 2026-10-11T22:14:15+05:30 host app - - - caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac "
 	  "\xf0\x9f\x98\x80\n" },
-	{ "RFC 3164 ISO timestamp kept",
-	  IN("<34>2023-10-11T22:14:15.003+02:00 host app: msg"),
+	{ "RFC 3164 ISO timestamp kept", IN("<34>2023-10-11T22:14:15.003+02:00 host app: msg"),
 	  "<34>2023-10-11T22:14:15.003+02:00 host app: msg\n",
 	  "{\"pri\":34,\"facility\":4,\"severity\":2,\"version\":0,"
 	  "\"timestamp\":\"2023-10-11T22:14:15.003+02:00\",\"hostname\":\"host\",\"app_name\":\"app\","
@@ -117,15 +118,11 @@ static const struct fcase cases[] = {
 	  "\"msg\":\"Configured from console\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<189>123: *Mar  1 18:48:50.483 UTC: %SYS-5-CONFIG_I: Configured from console\"}\n",
 	  "<189>1 2026-03-01T18:48:50.483Z - %SYS-5-CONFIG_I - - - Configured from console\n" },
-	{ "no PRI, no header",
-	  IN("Use the BFG!"),
-	  "Use the BFG!\n",
+	{ "no PRI, no header", IN("Use the BFG!"), "Use the BFG!\n",
 	  "{\"version\":0,\"msg\":\"Use the BFG!\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"Use the BFG!\"}\n",
 	  "<13>1 - - - - - - Use the BFG!\n" },
-	{ "malformed: bad PRI, newline",
-	  IN("<999>bad\nline"),
-	  "<999>bad\\nline\n",
+	{ "malformed: bad PRI, newline", IN("<999>bad\nline"), "<999>bad\\nline\n",
 	  "{\"malformed\":true" META_JSON ",\"raw\":\"<999>bad\\nline\"}\n",
 	  "<13>1 - - - - - - <999>bad\\nline\n" },
 	{ "malformed: truncated 5424 header keeps its PRI",
@@ -134,13 +131,9 @@ static const struct fcase cases[] = {
 	  "{\"pri\":34,\"facility\":4,\"severity\":2,\"malformed\":true" META_JSON
 	  ",\"raw\":\"<34>1 2003-10-11T22:14:15.003Z host app\\n\"}\n",
 	  "<34>1 - - - - - - <34>1 2003-10-11T22:14:15.003Z host app\\n\n" },
-	{ "malformed: empty",
-	  IN(""),
-	  "\n",
-	  "{\"malformed\":true" META_JSON ",\"raw\":\"\"}\n",
+	{ "malformed: empty", IN(""), "\n", "{\"malformed\":true" META_JSON ",\"raw\":\"\"}\n",
 	  "<13>1 - - - - - - \n" },
-	{ "malformed: all escapes at once",
-	  IN("<>\\\"\0\r\n\x01\xc0"),
+	{ "malformed: all escapes at once", IN("<>\\\"\0\r\n\x01\xc0"),
 	  "<>\\\\\"\\0\\r\\n\x01\xc0\n",
 	  "{\"malformed\":true" META_JSON ",\"raw\":\"<>\\\\\\\"\\u0000\\r\\n\\u0001\\ufffd\"}\n",
 	  "<13>1 - - - - - - <>\\\\\"\\0\\r\\n\x01\xc0\n" },
@@ -175,8 +168,10 @@ static void check_json_line(const char *name, const char *s, size_t n)
 static void test_table(void **state)
 {
 	struct msg_meta meta = {
-		.src = (struct sockaddr *)&src4, .src_len = sizeof(src4),
-		.recv_realtime_ns = RECV, .socket_index = 3,
+		.src = (struct sockaddr *)&src4,
+		.src_len = sizeof(src4),
+		.recv_realtime_ns = RECV,
+		.socket_index = 3,
 	};
 	static char out[16384];
 
@@ -240,8 +235,10 @@ static void test_json_meta(void **state)
 	struct sockaddr_in6 src6 = { .sin6_family = AF_INET6, .sin6_port = htons(514) };
 	struct sockaddr_in bad4 = src4;
 	struct msg_meta meta = {
-		.src = (struct sockaddr *)&src6, .src_len = sizeof(src6),
-		.recv_realtime_ns = NS(0, 1), .socket_index = 4294967295u,
+		.src = (struct sockaddr *)&src6,
+		.src_len = sizeof(src6),
+		.recv_realtime_ns = NS(0, 1),
+		.socket_index = 4294967295u,
 	};
 	char out[1024];
 	size_t n;
@@ -261,12 +258,13 @@ static void test_json_meta(void **state)
 	/* an address too short for its family is left out */
 	meta.src = (struct sockaddr *)&bad4;
 	meta.src_len = 4;
-	meta.recv_realtime_ns = NS(4102444799, 999999);	/* 2099-12-31T23:59:59.999999Z */
+	meta.recv_realtime_ns = NS(4102444799, 999999); /* 2099-12-31T23:59:59.999999Z */
 	meta.socket_index = 0;
 	n = json_of("x", &meta, out);
 	check_line("short src", "json", out, n,
 		   "{\"version\":0,\"msg\":\"x\",\"malformed\":false,\"socket\":0,"
-		   "\"received\":\"2099-12-31T23:59:59.999999Z\",\"raw\":\"x\"}\n", 1024);
+		   "\"received\":\"2099-12-31T23:59:59.999999Z\",\"raw\":\"x\"}\n",
+		   1024);
 }
 
 /* Worst cases reach but never pass format_max_len. */
@@ -326,8 +324,8 @@ static void test_same_as_escape(void **state)
 		for (size_t i = 0; i < len; i++) {
 			seed = seed * 1103515245 + 12345;
 			/* mostly plain text, so both the runs and the escapes are hit */
-			in[i] = (seed >> 16) % 4 ? (char)('a' + (seed >> 20) % 26)
-						 : alphabet[(seed >> 20) % (sizeof(alphabet) - 1)];
+			in[i] = (seed >> 16) % 4 ? (char)('a' + (seed >> 20) % 26) :
+						   alphabet[(seed >> 20) % (sizeof(alphabet) - 1)];
 		}
 		r = syslog_parse(in, len, &m);
 		n = format_message(out, FORMAT_RAW, in, len, &m, r, NULL);

@@ -14,13 +14,19 @@
 #include "gen/procstat.h"
 #include "syslog/seqtrack.h"
 
-#define T0 1795317328	/* 2026-11-22T03:15:28Z */
+#define T0 1795317328 /* 2026-11-22T03:15:28Z */
 
 static struct msgfmt_params params(enum msgfmt_format f, size_t size)
 {
 	return (struct msgfmt_params){
-		.format = f, .pri = 13, .host = "vm", .app = "sysloggen", .pid = 8601,
-		.run = "6b026007-2199", .flow = 3, .size = size,
+		.format = f,
+		.pri = 13,
+		.host = "vm",
+		.app = "sysloggen",
+		.pid = 8601,
+		.run = "6b026007-2199",
+		.flow = 3,
+		.size = size,
 	};
 }
 
@@ -53,7 +59,8 @@ static void test_rfc5424_bytes(void **state)
 
 static void test_day_padding_and_pri(void **state)
 {
-	static const char want[] = "<191>Jan  5 00:00:09 vm sysloggen[8601]: seq@32473 run=6b026007-2199 flow=3 seq=0 ";
+	static const char want[] =
+		"<191>Jan  5 00:00:09 vm sysloggen[8601]: seq@32473 run=6b026007-2199 flow=3 seq=0 ";
 	struct msgfmt_params p = params(MSGFMT_RFC3164, sizeof(want) - 1);
 	char buf[sizeof(want) - 1];
 	size_t off;
@@ -78,8 +85,9 @@ static void test_min_size(void **state)
 	assert_int_equal(buf[min - 1], ']');
 	assert_int_equal(msgfmt_render(&p, buf, 100, T0, &off), -EMSGSIZE);
 	p.format = MSGFMT_RFC3164;
-	assert_int_equal(msgfmt_min_size(&p, 0),
-			 strlen("<13>Nov 22 03:15:28 vm sysloggen[8601]: seq@32473 run=6b026007-2199 flow=3 seq=0 "));
+	assert_int_equal(
+		msgfmt_min_size(&p, 0),
+		strlen("<13>Nov 22 03:15:28 vm sysloggen[8601]: seq@32473 run=6b026007-2199 flow=3 seq=0 "));
 }
 
 /* The fast path (patching a slot) gives the same bytes as a full render,
@@ -202,7 +210,8 @@ static void test_pacer(void **state)
 	assert_int_equal(pace_due_by(111111, 9000, 1000000000), 2);
 	assert_int_equal(pace_due_by(2000000000, 9000, 1000000000), 9000);
 	for (uint64_t j = 0; j < 9000; j += 97)
-		assert_int_equal(pace_due_by(pace_due_ns(j, 9000, 1000000000), 9000, 1000000000), j + 1);
+		assert_int_equal(pace_due_by(pace_due_ns(j, 9000, 1000000000), 9000, 1000000000),
+				 j + 1);
 
 	assert_int_equal(pace_batch(4500, 1000000000, true), 4);
 	assert_int_equal(pace_batch(500, 1000000000, true), 1);

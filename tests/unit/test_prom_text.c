@@ -38,14 +38,13 @@ static void test_family_and_samples(void **state)
 	prom_u64(&p, "syslogrx_socket_received_total", &l, 0);
 	prom_family(&p, "syslogrx_window_messages", PROM_GAUGE, "Messages held now.");
 	prom_u64(&p, "syslogrx_window_messages", NULL, 18446744073709551615ULL);
-	expect_text(&p,
-		"# HELP syslogrx_socket_received_total Datagrams read from the socket.\n"
-		"# TYPE syslogrx_socket_received_total counter\n"
-		"syslogrx_socket_received_total{socket=\"0\"} 12345\n"
-		"syslogrx_socket_received_total{socket=\"1\"} 0\n"
-		"# HELP syslogrx_window_messages Messages held now.\n"
-		"# TYPE syslogrx_window_messages gauge\n"
-		"syslogrx_window_messages 18446744073709551615\n");
+	expect_text(&p, "# HELP syslogrx_socket_received_total Datagrams read from the socket.\n"
+			"# TYPE syslogrx_socket_received_total counter\n"
+			"syslogrx_socket_received_total{socket=\"0\"} 12345\n"
+			"syslogrx_socket_received_total{socket=\"1\"} 0\n"
+			"# HELP syslogrx_window_messages Messages held now.\n"
+			"# TYPE syslogrx_window_messages gauge\n"
+			"syslogrx_window_messages 18446744073709551615\n");
 }
 
 static void test_label_escaping(void **state)
@@ -101,7 +100,7 @@ static void test_bad_names_refused(void **state)
 
 	prom_text_init(&p);
 	prom_labels_init(&l);
-	prom_label(&l, "bad:colon", "v");	/* colons are for metric names only */
+	prom_label(&l, "bad:colon", "v"); /* colons are for metric names only */
 	prom_u64(&p, "ok", &l, 1);
 	assert_int_equal(p.error, -EINVAL);
 	prom_text_free(&p);
@@ -136,12 +135,9 @@ static void test_large_grows(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_family_and_samples),
-		cmocka_unit_test(test_label_escaping),
-		cmocka_unit_test(test_help_escaping),
-		cmocka_unit_test(test_doubles),
-		cmocka_unit_test(test_bad_names_refused),
-		cmocka_unit_test(test_large_grows),
+		cmocka_unit_test(test_family_and_samples), cmocka_unit_test(test_label_escaping),
+		cmocka_unit_test(test_help_escaping),	   cmocka_unit_test(test_doubles),
+		cmocka_unit_test(test_bad_names_refused),  cmocka_unit_test(test_large_grows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

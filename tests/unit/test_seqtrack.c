@@ -13,9 +13,10 @@
 static void feed(struct seqtrack *t, const char *run, unsigned flow, uint64_t seq)
 {
 	char msg[256];
-	int n = snprintf(msg, sizeof(msg),
-			 "<13>Nov 22 03:22:47 vm sysloggen[1]: seq@32473 run=%s flow=%u seq=%llu abc",
-			 run, flow, (unsigned long long)seq);
+	int n = snprintf(
+		msg, sizeof(msg),
+		"<13>Nov 22 03:22:47 vm sysloggen[1]: seq@32473 run=%s flow=%u seq=%llu abc", run,
+		flow, (unsigned long long)seq);
 
 	assert_true(seqtrack_observe(t, msg, n));
 }
@@ -27,8 +28,8 @@ static void feed_end(struct seqtrack *t, const char *run, unsigned flow, uint64_
 	char msg[256];
 	int n = snprintf(msg, sizeof(msg),
 			 "<13>Nov 22 03:22:47 vm sysloggen[1]: seq@32473 run=%s flow=%u end=%llu "
-			 "copies=%llu abc", run, flow, (unsigned long long)sent,
-			 (unsigned long long)copies);
+			 "copies=%llu abc",
+			 run, flow, (unsigned long long)sent, (unsigned long long)copies);
 
 	assert_true(seqtrack_observe(t, msg, n));
 }
@@ -59,8 +60,8 @@ static int collect(const struct seqtrack_flow_stats *f, void *ctx)
 	return 0;
 }
 
-static void expect_totals(struct seqtrack *t, uint64_t received, uint64_t missing,
-			  uint64_t dups, uint64_t reord, uint64_t flows)
+static void expect_totals(struct seqtrack *t, uint64_t received, uint64_t missing, uint64_t dups,
+			  uint64_t reord, uint64_t flows)
 {
 	struct seqtrack_totals tot;
 
@@ -90,8 +91,8 @@ static void test_gaps(void **state)
 	struct flows c = {};
 
 	feed_range(t, "r1", 0, 0, 10);
-	feed_range(t, "r1", 0, 15, 20);		/* 10..14 lost */
-	feed(t, "r1", 0, 100);			/* 20..99 lost */
+	feed_range(t, "r1", 0, 15, 20); /* 10..14 lost */
+	feed(t, "r1", 0, 100);		/* 20..99 lost */
 	expect_totals(t, 16, 85, 0, 0, 1);
 	seqtrack_for_each_flow(t, collect, &c);
 	assert_int_equal(c.n, 1);
@@ -128,11 +129,11 @@ static void test_reordered(void **state)
 
 	feed(t, "r1", 0, 0);
 	feed(t, "r1", 0, 2);
-	feed(t, "r1", 0, 1);	/* late: fills the gap */
+	feed(t, "r1", 0, 1); /* late: fills the gap */
 	feed(t, "r1", 0, 5);
 	feed(t, "r1", 0, 4);
-	feed(t, "r1", 0, 4);	/* a duplicate, not a second reorder */
-	expect_totals(t, 5, 1, 1, 2, 1);	/* 3 missing */
+	feed(t, "r1", 0, 4);		 /* a duplicate, not a second reorder */
+	expect_totals(t, 5, 1, 1, 2, 1); /* 3 missing */
 	seqtrack_free(t);
 }
 
@@ -143,7 +144,7 @@ static void test_two_flows_two_runs(void **state)
 
 	for (uint64_t s = 0; s < 1000; s++) {
 		feed(t, "runA", 0, s);
-		feed(t, "runA", 1, s * 2);	/* only even numbers: 999 missing */
+		feed(t, "runA", 1, s * 2); /* only even numbers: 999 missing */
 		if (s != 500)
 			feed(t, "runB", 0, s);
 	}
@@ -202,7 +203,7 @@ static void test_loggen(void **state)
 
 	assert_true(seqtrack_observe(t, m3164, sizeof(m3164) - 1));
 	assert_true(seqtrack_observe(t, m5424, sizeof(m5424) - 1));
-	feed(t, "1795317328", 1, 0);	/* same run text, sysloggen kind: another flow */
+	feed(t, "1795317328", 1, 0); /* same run text, sysloggen kind: another flow */
 	expect_totals(t, 3, 2 + 1, 0, 0, 3);
 	seqtrack_for_each_flow(t, collect, &c);
 	assert_int_equal(c.f[0].kind, SEQTRACK_LOGGEN);
@@ -222,17 +223,17 @@ static void test_end_marker_closes_the_tail(void **state)
 	struct flows c = {};
 
 	feed_range(t, "r1", 0, 0, 90);
-	feed_range(t, "r1", 0, 95, 977);	/* 90..94 lost, and 977..999 (the tail) */
-	expect_totals(t, 972, 5, 0, 0, 1);	/* the tail cannot be seen yet */
+	feed_range(t, "r1", 0, 95, 977);   /* 90..94 lost, and 977..999 (the tail) */
+	expect_totals(t, 972, 5, 0, 0, 1); /* the tail cannot be seen yet */
 	feed_end(t, "r1", 0, 1000, 3);
-	feed_end(t, "r1", 0, 1000, 3);		/* the third copy is lost */
+	feed_end(t, "r1", 0, 1000, 3); /* the third copy is lost */
 	expect_totals(t, 972, 28, 0, 0, 1);
 	seqtrack_totals(t, &tot);
 	assert_int_equal(tot.end_markers, 2);
 	assert_int_equal(tot.end_markers_lost, 1);
 	assert_int_equal(tot.flows_closed, 1);
 	assert_int_equal(tot.sent, 1000);
-	assert_int_equal(tot.sequenced, 972);	/* end markers are apart */
+	assert_int_equal(tot.sequenced, 972); /* end markers are apart */
 	assert_int_equal(tot.unsequenced, 0);
 	seqtrack_for_each_flow(t, collect, &c);
 	assert_int_equal(c.n, 1);
@@ -287,7 +288,8 @@ static void test_end_marker_malformed(void **state)
 {
 	static const char cut[] = "<13>x: seq@32473 run=r3 flow=0 end=10 copies=3";
 	static const char nocopies[] = "<13>x: seq@32473 run=r3 flow=0 end=10 abc";
-	static const char badq[] = "<13>1 - [seq@32473 run=\"r3\" flow=\"0\" end=\"10 copies=\"3\"]";
+	static const char badq[] =
+		"<13>1 - [seq@32473 run=\"r3\" flow=\"0\" end=\"10 copies=\"3\"]";
 	struct seqtrack *t = seqtrack_new();
 	struct seqtrack_marker m;
 	struct seqtrack_totals tot;
@@ -339,15 +341,15 @@ static void test_cut_off(void **state)
 static void test_malformed(void **state)
 {
 	static const char *bad[] = {
-		"seq@32473 run= flow=1 seq=1 ",			/* empty run */
-		"seq@32473 run=a b flow=1 seq=1 ",		/* space in run */
-		"seq@32473 run=abc flow=x seq=1 ",		/* flow not a number */
-		"seq@32473 run=abc flow=4294967296 seq=1 ",	/* flow over 32 bits */
+		"seq@32473 run= flow=1 seq=1 ",			      /* empty run */
+		"seq@32473 run=a b flow=1 seq=1 ",		      /* space in run */
+		"seq@32473 run=abc flow=x seq=1 ",		      /* flow not a number */
+		"seq@32473 run=abc flow=4294967296 seq=1 ",	      /* flow over 32 bits */
 		"seq@32473 run=abc flow=1 seq=18446744073709551616 ", /* seq over 64 bits */
-		"seq@32473 run=\"abc\" flow=1 seq=\"1\"]",	/* mixed quoting */
-		"seq@32473 run=\"abc\" flow=\"1\" seq=\"1\" ",	/* quoted without ]" */
+		"seq@32473 run=\"abc\" flow=1 seq=\"1\"]",	      /* mixed quoting */
+		"seq@32473 run=\"abc\" flow=\"1\" seq=\"1\" ",	      /* quoted without ]" */
 		"seq@32473 run=abcdefghijabcdefghijabcdefghijabc flow=1 seq=1 ", /* run of 33 */
-		"seq: 12, thread: 1, runid: 99 ",		/* loggen without the comma */
+		"seq: 12, thread: 1, runid: 99 ", /* loggen without the comma */
 		"no marker at all",
 	};
 	struct seqtrack *t = seqtrack_new();
@@ -373,10 +375,10 @@ static void test_huge_seq_window(void **state)
 	struct flows c = {};
 
 	feed_range(t, "r", 0, 0, 10);
-	feed(t, "r", 0, 1000000000000000000ULL);	/* jump: no memory for the gap */
-	feed(t, "r", 0, 5);			/* below the window: cannot tell */
-	feed(t, "r", 0, 1000000000000000000ULL - 10);	/* inside the window: late */
-	feed(t, "r", 0, 1000000000000000000ULL - 10);	/* duplicate */
+	feed(t, "r", 0, 1000000000000000000ULL);      /* jump: no memory for the gap */
+	feed(t, "r", 0, 5);			      /* below the window: cannot tell */
+	feed(t, "r", 0, 1000000000000000000ULL - 10); /* inside the window: late */
+	feed(t, "r", 0, 1000000000000000000ULL - 10); /* duplicate */
 	feed(t, "r", 0, UINT64_MAX);
 	seqtrack_totals(t, &tot);
 	/* the running sum a scrape reads equals the walk over flows */
@@ -403,9 +405,9 @@ static void test_window_slides_exactly(void **state)
 	feed_range(t, "r", 0, 0, 5000);
 	feed(t, "r", 0, 4990);
 	feed_range(t, "r", 0, 5001, 5100);
-	feed(t, "r", 0, 5000);	/* late, still inside the window */
+	feed(t, "r", 0, 5000); /* late, still inside the window */
 	feed_range(t, "r", 0, 5100, 6000);
-	feed(t, "r", 0, 100);	/* far behind: untracked, not a duplicate */
+	feed(t, "r", 0, 100); /* far behind: untracked, not a duplicate */
 	expect_totals(t, 6000, 0, 1, 1, 1);
 	seqtrack_free(t);
 }
@@ -421,7 +423,7 @@ static void test_memory_budget(void **state)
 	feed_range(t, "a", 0, 0, 10);
 	feed_range(t, "b", 0, 0, 10);
 	feed_range(t, "c", 0, 0, 10);
-	feed(t, "c", 0, 3);	/* no bitmap: cannot tell dup from late */
+	feed(t, "c", 0, 3); /* no bitmap: cannot tell dup from late */
 	seqtrack_totals(t, &tot);
 	/* the running sum a scrape reads equals the walk over flows */
 	assert_int_equal(seqtrack_missing(t), tot.missing);
@@ -441,7 +443,7 @@ static void test_flow_limit(void **state)
 
 	feed(t, "a", 0, 0);
 	feed(t, "a", 1, 0);
-	feed(t, "a", 2, 0);	/* refused */
+	feed(t, "a", 2, 0); /* refused */
 	feed(t, "a", 2, 1);
 	feed(t, "a", 0, 1);
 	seqtrack_totals(t, &tot);

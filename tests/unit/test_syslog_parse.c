@@ -18,7 +18,7 @@
 #include "syslog/syslog_parse.h"
 
 struct exp_str {
-	const char *s;		/* NULL: absent */
+	const char *s; /* NULL: absent */
 	size_t len;
 };
 
@@ -330,14 +330,14 @@ static const struct pcase cases[] = {
 };
 /* clang-format on */
 
-static char *guard_page;	/* a readable page followed by a PROT_NONE one */
+static char *guard_page; /* a readable page followed by a PROT_NONE one */
 static size_t page_size;
 
 static int setup(void **state)
 {
 	page_size = sysconf(_SC_PAGESIZE);
-	guard_page = mmap(NULL, 2 * page_size, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	guard_page = mmap(NULL, 2 * page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
 	if (guard_page == MAP_FAILED)
 		return -1;
 	if (mprotect(guard_page + page_size, page_size, PROT_NONE))
@@ -372,8 +372,8 @@ static void check_str(const char *name, const char *field, const struct syslog_s
 	if (!got->p)
 		fail_msg("%s: %s: want '%.*s', got absent", name, field, (int)want->len, want->s);
 	if (got->len != want->len || memcmp(got->p, want->s, want->len))
-		fail_msg("%s: %s: want '%.*s' (%zu), got '%.*s' (%u)", name, field,
-			 (int)want->len, want->s, want->len, (int)got->len, got->p, got->len);
+		fail_msg("%s: %s: want '%.*s' (%zu), got '%.*s' (%u)", name, field, (int)want->len,
+			 want->s, want->len, (int)got->len, got->p, got->len);
 }
 
 static void test_table(void **state)
@@ -450,19 +450,24 @@ static void test_timestamp_parts(void **state)
 	static const struct tm_case tcs[] = {
 		{ "<165>1 2003-08-24T05:14:15.000003-07:00 192.0.2.1 myproc 8710 - - x",
 		  { 2003, 8, 24, 5, 14, 15, 6, 3, true, -420 } },
-		{ "<34>1 2003-10-11T22:14:15.003Z h a - - -", { 2003, 10, 11, 22, 14, 15, 3, 3, true, 0 } },
-		{ "<13>1 2024-02-29T23:59:60+05:30 h a - - -", { 2024, 2, 29, 23, 59, 60, 0, 0, true, 330 } },
+		{ "<34>1 2003-10-11T22:14:15.003Z h a - - -",
+		  { 2003, 10, 11, 22, 14, 15, 3, 3, true, 0 } },
+		{ "<13>1 2024-02-29T23:59:60+05:30 h a - - -",
+		  { 2024, 2, 29, 23, 59, 60, 0, 0, true, 330 } },
 		{ "<34>Oct 11 22:14:15 h a: x", { 0, 10, 11, 22, 14, 15, 0, 0, false, 0 } },
 		{ "<34>dec  1 2023 00:00:00.123456789 h a: x",
 		  { 2023, 12, 1, 0, 0, 0, 9, 123456789, false, 0 } },
-		{ "<189>1: *Mar  1 18:48:50.483 UTC: %X-1-Y: z", { 0, 3, 1, 18, 48, 50, 3, 483, true, 0 } },
-		{ "<189>1: *Mar  1 18:48:50.483 PST: %X-1-Y: z", { 0, 3, 1, 18, 48, 50, 3, 483, false, 0 } },
+		{ "<189>1: *Mar  1 18:48:50.483 UTC: %X-1-Y: z",
+		  { 0, 3, 1, 18, 48, 50, 3, 483, true, 0 } },
+		{ "<189>1: *Mar  1 18:48:50.483 PST: %X-1-Y: z",
+		  { 0, 3, 1, 18, 48, 50, 3, 483, false, 0 } },
 	};
 
 	for (size_t i = 0; i < sizeof(tcs) / sizeof(tcs[0]); i++) {
 		struct syslog_msg m;
 
-		assert_int_not_equal(syslog_parse(tcs[i].in, strlen(tcs[i].in), &m), SYSLOG_MALFORMED);
+		assert_int_not_equal(syslog_parse(tcs[i].in, strlen(tcs[i].in), &m),
+				     SYSLOG_MALFORMED);
 		assert_non_null(m.timestamp.p);
 		if (memcmp(&m.tm, &tcs[i].tm, sizeof(m.tm)))
 			fail_msg("%s: %u-%u-%u %u:%u:%u frac %u/%u tz %d/%d", tcs[i].in, m.tm.year,

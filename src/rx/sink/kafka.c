@@ -41,11 +41,11 @@ struct sink_kafka {
 	char topic[CONFIG_KAFKA_TOPIC_MAX + 1];
 	double drain_timeout;
 	bool purging;			/* purge reports are "undelivered", not failures */
-	rd_kafka_resp_err_t last_error;	/* error_cb: log each new error once */
+	rd_kafka_resp_err_t last_error; /* error_cb: log each new error once */
 	uint64_t delivered, failed, undelivered, in_flight;
 	struct kafka_reason reasons[SINK_KAFKA_MAX_REASONS];
 	unsigned int nr_reasons;
-	uint64_t other_reasons;		/* failures past the reason table */
+	uint64_t other_reasons; /* failures past the reason table */
 };
 
 /* The counters are the output thread's; a metrics scrape reads them from
@@ -134,7 +134,7 @@ static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char 
 
 static int kafka_write(struct sink *s, const char *buf, size_t len)
 {
-	return -EOPNOTSUPP;	/* async only: the output stage uses produce */
+	return -EOPNOTSUPP; /* async only: the output stage uses produce */
 }
 
 static int kafka_reopen(struct sink *s)
@@ -182,7 +182,8 @@ static uint64_t kafka_drain(struct sink *s)
 		return 0;
 	left = k->in_flight;
 	pr_warn("%s: %llu message(s) not acknowledged within --drain-timeout %gs: "
-		"counted as undelivered\n", s->name, (unsigned long long)left, k->drain_timeout);
+		"counted as undelivered\n",
+		s->name, (unsigned long long)left, k->drain_timeout);
 	/* Purged messages come back through on_delivery as undelivered, which
 	 * completes their batches in the output stage. */
 	k->purging = true;
@@ -251,7 +252,7 @@ static int build_conf(rd_kafka_conf_t *conf, const struct config *c)
 		{ "acks", "all" },
 		{ "enable.idempotence", "true" },
 		{ "linger.ms", "5" },
-		{ "message.timeout.ms", "0" },	/* transient errors: retry for ever */
+		{ "message.timeout.ms", "0" }, /* transient errors: retry for ever */
 		{ "queue.buffering.max.messages", num },
 		{ "reconnect.backoff.max.ms", "1000" },
 	};
@@ -264,7 +265,7 @@ static int build_conf(rd_kafka_conf_t *conf, const struct config *c)
 		char kv[CONFIG_KAFKA_OPT_LEN], *eq;
 
 		snprintf(kv, sizeof(kv), "%s", c->kafka_opts[i]);
-		eq = strchr(kv, '=');	/* config.c checked there is one */
+		eq = strchr(kv, '='); /* config.c checked there is one */
 		if (!eq)
 			return -EINVAL;
 		*eq = '\0';
@@ -345,7 +346,7 @@ struct sink *sink_kafka_open(const struct config *c)
 		err = -EINVAL;
 		goto fail;
 	}
-	conf = NULL;	/* owned by k->rk now */
+	conf = NULL; /* owned by k->rk now */
 	k->rkt = rd_kafka_topic_new(k->rk, k->topic, NULL);
 	if (!k->rkt) {
 		err = -EINVAL;

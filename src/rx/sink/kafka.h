@@ -19,15 +19,15 @@
 struct sink_kafka_stats {
 	const char *brokers;
 	const char *topic;
-	uint64_t delivered;		/* acknowledged by Kafka */
-	uint64_t failed;		/* permanent errors, by reason below */
-	uint64_t in_flight;		/* produced, no delivery report yet */
-	uint64_t undelivered;		/* given up at exit (--drain-timeout) */
+	uint64_t delivered;   /* acknowledged by Kafka */
+	uint64_t failed;      /* permanent errors, by reason below */
+	uint64_t in_flight;   /* produced, no delivery report yet */
+	uint64_t undelivered; /* given up at exit (--drain-timeout) */
 	unsigned int nr_reasons;
 	struct {
-		const char *name;	/* rd_kafka_err2name(), e.g. "MSG_SIZE_TOO_LARGE" */
+		const char *name; /* rd_kafka_err2name(), e.g. "MSG_SIZE_TOO_LARGE" */
 		uint64_t count;
-	} reasons[SINK_KAFKA_MAX_REASONS + 1];	/* + "OTHER" when the table is full */
+	} reasons[SINK_KAFKA_MAX_REASONS + 1]; /* + "OTHER" when the table is full */
 };
 
 /* The counters of a kafka sink; -EINVAL if s is not one. Safe while the

@@ -27,9 +27,9 @@ struct sink;
 
 /* What became of one produced message. */
 enum sink_result {
-	SINK_DELIVERED,		/* acknowledged by the destination */
-	SINK_FAILED,		/* permanent error, counted by the sink per reason */
-	SINK_UNDELIVERED,	/* still outstanding when drain() gave up */
+	SINK_DELIVERED,	  /* acknowledged by the destination */
+	SINK_FAILED,	  /* permanent error, counted by the sink per reason */
+	SINK_UNDELIVERED, /* still outstanding when drain() gave up */
 };
 
 typedef void (*sink_done_fn)(void *ctx, void *opaque, enum sink_result res);
@@ -49,8 +49,8 @@ struct sink_ops {
 	 * Other -errno: not queued and never will be (a permanent error, already
 	 * counted by the sink); done() is not called.
 	 */
-	int (*produce)(struct sink *s, const char *msg, size_t len, const char *key,
-		       size_t keylen, void *opaque);
+	int (*produce)(struct sink *s, const char *msg, size_t len, const char *key, size_t keylen,
+		       void *opaque);
 	/* Serves completions (calls done), waiting up to timeout_ms for one.
 	 * Returns how many were served. */
 	int (*poll)(struct sink *s, int timeout_ms);
@@ -63,12 +63,12 @@ struct sink_ops {
 
 struct sink {
 	const struct sink_ops *ops;
-	bool discards;		/* null: formatting can be skipped */
-	const volatile int *abort;	/* set: give up retrying (second signal) */
-	char name[PATH_MAX + 8];	/* for messages: "file:/var/log/x" */
-	sink_done_fn done;		/* async sinks: set by the output stage */
+	bool discards;		   /* null: formatting can be skipped */
+	const volatile int *abort; /* set: give up retrying (second signal) */
+	char name[PATH_MAX + 8];   /* for messages: "file:/var/log/x" */
+	sink_done_fn done;	   /* async sinks: set by the output stage */
 	void *done_ctx;
-	enum kafka_key key;		/* async sinks: which key produce() is given */
+	enum kafka_key key; /* async sinks: which key produce() is given */
 	/* Stream sinks: how long after a successful write the destination may
 	 * still lose it and the sink would resend it (tcp: its replay of a
 	 * connection's last second). The disk buffer keeps a record that long. */

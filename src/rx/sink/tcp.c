@@ -55,13 +55,13 @@ struct sink_tcp {
 	socklen_t addrlen;
 	int fd;
 	int backoff_ms;
-	struct sent_buf cur;	/* the frames being sent, built from lines */
-	struct sent_buf hist[REPLAY_SLOTS];	/* recently sent, oldest at hist_next */
+	struct sent_buf cur;		    /* the frames being sent, built from lines */
+	struct sent_buf hist[REPLAY_SLOTS]; /* recently sent, oldest at hist_next */
 	unsigned int hist_next;
-	bool replay;		/* the last connection ended: resend hist first */
-	uint64_t lost_ns;	/* when it ended */
+	bool replay;	  /* the last connection ended: resend hist first */
+	uint64_t lost_ns; /* when it ended */
 	uint64_t reconnects;
-	uint64_t resent;	/* messages sent again after a connection ended */
+	uint64_t resent; /* messages sent again after a connection ended */
 };
 
 static void sleep_ms(int ms)
@@ -183,7 +183,7 @@ static void remember_sent(struct sink_tcp *t)
 			char *p = realloc(last->data, REPLAY_MERGE_BYTES);
 
 			if (!p)
-				goto rotate;	/* keep it whole in a slot of its own */
+				goto rotate; /* keep it whole in a slot of its own */
 			last->data = p;
 			last->cap = REPLAY_MERGE_BYTES;
 		}
@@ -274,7 +274,7 @@ static int tcp_write(struct sink *s, const char *buf, size_t len)
 
 static int tcp_reopen(struct sink *s)
 {
-	return 0;	/* a connection has nothing to rotate */
+	return 0; /* a connection has nothing to rotate */
 }
 
 static void tcp_close(struct sink *s)
@@ -316,7 +316,8 @@ struct sink *sink_tcp_open(const struct config *c)
 	snprintf(t->base.name, sizeof(t->base.name), "tcp:%s", c->output_arg);
 	if (parse_host_port(c->output_arg, &t->addr, &t->addrlen)) {
 		pr_warn("--output tcp:%s: expected tcp:HOST:PORT with a numeric address "
-			"(127.0.0.1:601, [::1]:601)\n", c->output_arg);
+			"(127.0.0.1:601, [::1]:601)\n",
+			c->output_arg);
 		free(t);
 		errno = EINVAL;
 		return NULL;
