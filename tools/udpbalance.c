@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/clock.h"
 #include "common/signals.h"
 #include "common/array.h"
 #include "net/balancer.h"
@@ -405,7 +406,6 @@ static int report(struct balancer *b, const struct group *g, uint64_t *steered, 
 		  bool final)
 {
 	uint64_t failures = 0, total = 0;
-	struct timespec ts;
 	double now;
 	int err;
 
@@ -414,8 +414,7 @@ static int report(struct balancer *b, const struct group *g, uint64_t *steered, 
 		pr_warn("cannot read the steered counters: %s\n", strerror(-err));
 		return err;
 	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	now = ts.tv_sec + ts.tv_nsec / 1e9;
+	now = clock_ns(CLOCK_REALTIME) / 1e9;
 	if (cli_report.json) {
 		struct json_writer w;
 
@@ -437,7 +436,7 @@ static int report(struct balancer *b, const struct group *g, uint64_t *steered, 
 		jw_finish(&w);
 	} else {
 		char when[16];
-		time_t t = ts.tv_sec;
+		time_t t = (time_t)now;
 		struct tm tm;
 
 		localtime_r(&t, &tm);

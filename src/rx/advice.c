@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "common/array.h"
 #include "common/log.h"
 #include "rx/advice.h"
 
@@ -27,7 +28,7 @@ void advice_format_size(uint64_t bytes, char *buf, size_t len)
 		{ 1ULL << 10, 'K' },
 	};
 
-	for (unsigned int i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+	for (unsigned int i = 0; i < ARRAY_SIZE(units); i++) {
 		if (bytes && bytes % units[i].unit == 0) {
 			snprintf(buf, len, "%llu%c", (unsigned long long)(bytes / units[i].unit),
 				 units[i].suffix);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include "common/signals.h"
 #include "common/clock.h"
 #include "common/caps.h"
 #include "common/json_writer.h"
@@ -25,18 +26,6 @@ struct child_rec {
 	uint64_t taken, written, discarded, lost;
 	double replace_ms; /* death noticed -> successor ready; < 0: not replaced */
 };
-
-static volatile sig_atomic_t sup_stop, sup_hup, sup_usr2;
-
-static void on_sup_signal(int sig)
-{
-	if (sig == SIGHUP)
-		sup_hup = 1;
-	else if (sig == SIGUSR2)
-		sup_usr2 = 1;
-	else
-		sup_stop++;
-}
 
 /* The child's state, shared: its struct receiver lives in this mapping. */
 static struct receiver *ledger_map(int fd, size_t *len)
@@ -115,7 +104,6 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	static struct receiver held;
 	struct child_rec *recs = calloc(MAX_CHILDREN, sizeof(*recs));
 	char **child_argv = calloc(argc + 1, sizeof(*child_argv));
-	struct sigaction sa = { .sa_handler = on_sup_signal }; /* no SA_RESTART */
 	unsigned int nrec = 0, restarts = 0, failed = 0;
 	uint64_t lost_total = 0;
 	struct receiver *shared;
@@ -128,11 +116,8 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		if (strcmp(argv[i], "--supervise"))
 			child_argv[k++] = argv[i];
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGUSR2, &sa, NULL);
+	/* main installed common/signals (no SA_RESTART: waitpid wakes on a
+	 * signal): SIGTERM/SIGINT stop, SIGHUP and SIGUSR2 are served below. */
 
 	err = receiver_acquire(&held, cfg);
 	if (err) {
@@ -158,7 +143,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 		memset(shared, 0, sizeof(*shared));
 		err = upgrade_spawn(&held, child_argv, ledger_fd, &child);
 		if (err) {
-			if (++failed >= SUPERVISE_MAX_FAILED_STARTS || sup_stop) {
+			if (++failed >= SUPERVISE_MAX_FAILED_STARTS || stop_requested) {
 				pr_warn("supervisor: %u receivers in a row did not start; giving up\n",
 					failed);
 				goto out;
@@ -175,23 +160,23 @@ int supervise(const struct config *cfg, int argc, char **argv)
 				(int)recs[nrec - 1].pid, (int)child, recs[nrec - 1].replace_ms);
 		}
 		fprintf(stderr, "syslogrx: supervisor started receiver pid %d\n", (int)child);
-		if (sup_stop)
+		if (stop_requested)
 			kill(child, SIGTERM);
 		while (waitpid(child, &status, 0) < 0) {
 			if (errno != EINTR)
 				goto out;
-			if (sup_hup) { /* logrotate: the child reopens its output */
-				sup_hup = 0;
+			if (hup_requested) { /* logrotate: the child reopens its output */
+				hup_requested = 0;
 				kill(child, SIGHUP);
 			}
-			if (sup_usr2) {
-				sup_usr2 = 0;
+			if (usr2_requested) {
+				usr2_requested = 0;
 				pr_warn("SIGUSR2: a supervised receiver is not upgraded in place; "
 					"ignored\n");
 			}
 			/* SIGTERM/SIGINT: the child stops the usual way (drain,
 			 * summary); a second one makes it leave at once. */
-			if (sup_stop)
+			if (stop_requested)
 				kill(child, SIGTERM);
 		}
 		if (nrec < MAX_CHILDREN)
@@ -205,7 +190,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 		c->written = shared->out.counts.written;
 		c->discarded = shared->out.counts.discarded;
 		c->replace_ms = -1;
-		if (sup_stop) {
+		if (stop_requested) {
 			ret = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 			break;
 		}
