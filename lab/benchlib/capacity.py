@@ -145,14 +145,7 @@ def drain_trial(name, workdir, count=COUNT):
             ValueError) as e:
         t["error"] = str(e).replace("\n", " ")[:300]
     finally:
-        rx.kill()
-        for fh in ("_err", "_out"):
-            try:
-                getattr(rx, fh).close()
-            except AttributeError:
-                pass
-        if os.path.exists(rx.output):
-            os.unlink(rx.output)
+        runner.discard(rx)
     return t
 
 

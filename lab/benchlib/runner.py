@@ -117,6 +117,19 @@ def syslogrx_counts(t, summary):
     t["rcvbuf_effective"] = min(s["rcvbuf"] for s in summary["sockets"])
 
 
+def discard(rx):
+    """Kills a trial's receiver, closes its pipes and deletes its output (it
+    can be GBs: the configs and logs are kept, not the messages)."""
+    rx.kill()
+    for fh in ("_err", "_out"):
+        try:
+            getattr(rx, fh).close()
+        except AttributeError:
+            pass
+    if os.path.exists(rx.output):
+        os.unlink(rx.output)
+
+
 def run_trial(spec, workdir, log=None):
     """spec: phase, receiver (a report name), sender, rate, duration, size and,
     to override the receiver's layout, sockets/threads. Returns the trial."""
@@ -186,13 +199,5 @@ def run_trial(spec, workdir, log=None):
     finally:
         if drops:
             drops.stop()
-        rx.kill()
-        for fh in ("_err", "_out"):
-            try:
-                getattr(rx, fh).close()
-            except AttributeError:
-                pass
-        # The output can be GBs: keep configs and logs, not the messages.
-        if os.path.exists(rx.output):
-            os.unlink(rx.output)
+        discard(rx)
     return t

@@ -15,6 +15,8 @@ import signal
 import subprocess
 import time
 
+from .drain import udp_port_stats
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(ROOT, "build")
 SYSLOG_NG = "/usr/sbin/syslog-ng"
@@ -55,18 +57,7 @@ def udp_inodes(port):
 
 def udp_queued(port):
     """Bytes waiting in the port's socket queues (rx_queue), summed."""
-    total = 0
-    for table in ("/proc/net/udp", "/proc/net/udp6"):
-        try:
-            with open(table) as f:
-                next(f)
-                for line in f:
-                    fields = line.split()
-                    if int(fields[1].rsplit(":", 1)[1], 16) == port:
-                        total += int(fields[4].split(":")[1], 16)
-        except FileNotFoundError:
-            pass
-    return total
+    return udp_port_stats(port)[0]
 
 
 def proc_cpu_split(pid):
