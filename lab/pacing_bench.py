@@ -25,6 +25,8 @@ import subprocess
 import sys
 import time
 
+from sweeplib.procnet import udp_rows
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 BUILD = os.path.join(ROOT, "build")
 
@@ -38,10 +40,8 @@ def free_port():
 def wait_bound(port, timeout=5.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with open("/proc/net/udp") as f:
-            next(f)
-            if any(int(l.split()[1].rsplit(":", 1)[1], 16) == port for l in f):
-                return
+        if any(udp_rows(port)):
+            return
         time.sleep(0.02)
     raise RuntimeError(f"drainrx did not bind port {port}")
 

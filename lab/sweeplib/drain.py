@@ -12,22 +12,13 @@ import os
 import signal
 import time
 
+from .procnet import DROPS, rx_queue, udp_rows
+
 
 def udp_port_stats(port):
     """(bytes queued, drops) over the sockets bound to port, both families."""
-    queued = drops = 0
-    for table in ("/proc/net/udp", "/proc/net/udp6"):
-        try:
-            with open(table) as f:
-                next(f)
-                for line in f:
-                    fields = line.split()
-                    if int(fields[1].rsplit(":", 1)[1], 16) == port:
-                        queued += int(fields[4].split(":")[1], 16)
-                        drops += int(fields[12])
-        except FileNotFoundError:
-            pass
-    return queued, drops
+    rows = list(udp_rows(port))
+    return sum(rx_queue(f) for f in rows), sum(int(f[DROPS]) for f in rows)
 
 
 class DrainError(Exception):

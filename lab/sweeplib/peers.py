@@ -15,7 +15,7 @@ import signal
 import subprocess
 import time
 
-from .drain import udp_port_stats
+from .procnet import INODE, rx_queue, udp_rows
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(ROOT, "build")
@@ -41,23 +41,12 @@ def niceness(spec):
 
 def udp_inodes(port):
     """Inodes of the sockets bound to a local UDP port (both families)."""
-    inodes = []
-    for table in ("/proc/net/udp", "/proc/net/udp6"):
-        try:
-            with open(table) as f:
-                next(f)
-                for line in f:
-                    fields = line.split()
-                    if int(fields[1].rsplit(":", 1)[1], 16) == port:
-                        inodes.append(int(fields[9]))
-        except FileNotFoundError:
-            pass
-    return inodes
+    return [int(f[INODE]) for f in udp_rows(port)]
 
 
 def udp_queued(port):
     """Bytes waiting in the port's socket queues (rx_queue), summed."""
-    return udp_port_stats(port)[0]
+    return sum(rx_queue(f) for f in udp_rows(port))
 
 
 def proc_cpu_split(pid):

@@ -18,7 +18,7 @@ import uuid
 
 import pytest
 
-from conftest import ROOT, binary, free_udp_port, run_cmd, wait_for_udp_port
+from conftest import ROOT, binary, free_udp_port, run_cmd, udp_rows, wait_for_udp_port
 
 BOOT_TIMEOUT = 30
 UNIT_DIR = "usr/local/lib/systemd/system"
@@ -220,14 +220,7 @@ def test_unit_start_send_reload_restart_stop(installed):
 
 def udp_inodes(port):
     """Inodes of the UDP sockets bound to port (the container shares our netns)."""
-    found = set()
-    with open("/proc/net/udp") as f:
-        next(f)
-        for line in f:
-            cols = line.split()
-            if int(cols[1].rsplit(":", 1)[1], 16) == port:
-                found.add(int(cols[9]))
-    return found
+    return {int(f[9]) for f in udp_rows(port)}
 
 
 def read_json_from(c, path):

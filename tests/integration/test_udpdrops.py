@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from conftest import Proc, binary, free_udp_port, send_udp, wait_for_udp_port
+from conftest import Proc, binary, free_udp_port, send_udp, udp_rows, wait_for_udp_port
 
 # A receiver holding `n` sockets on one port with a small queue, reading
 # nothing; prints {"port", "pid", "socks": [{"inode", "cookie", "rcvbuf"}]}.
@@ -60,13 +60,9 @@ def finish(p, timeout=30):
 
 
 def proc_drops(inode):
-    for table in ("/proc/net/udp", "/proc/net/udp6"):
-        with open(table) as f:
-            next(f)
-            for line in f:
-                fields = line.split()
-                if int(fields[9]) == inode:
-                    return int(fields[12])
+    for fields in udp_rows():
+        if int(fields[9]) == inode:
+            return int(fields[12])
     raise AssertionError(f"socket inode {inode} not in /proc/net/udp")
 
 
