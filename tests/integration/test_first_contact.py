@@ -14,6 +14,39 @@ def test_make_without_clang_says_make_deps():
     assert "No such file or directory" not in r.stderr + r.stdout
 
 
+def path_without_clang(tmp_path):
+    """A PATH holding every program of this one but clang: what a fresh
+    machine has before `make deps`."""
+    farm = tmp_path / "bin"
+    farm.mkdir()
+    for d in os.environ.get("PATH", "/usr/bin:/bin").split(":"):
+        if not os.path.isdir(d):
+            continue
+        for name in os.listdir(d):
+            if name.startswith("clang") or (farm / name).exists():
+                continue
+            target = os.path.join(d, name)
+            if os.path.isfile(target) and os.access(target, os.X_OK):
+                (farm / name).symlink_to(target)
+    return str(farm)
+
+
+def test_run_and_test_reach_deps_without_clang(tmp_path):
+    """`make run` and `make test` install clang through `deps`, so the
+    parse-time check must not stop them first; a bare `make` still stops."""
+    env = dict(os.environ, PATH=path_without_clang(tmp_path))
+    assert run_cmd(["sh", "-c", "command -v clang"], env=env).returncode != 0
+    for goal in ("run", "test"):
+        # The dry run prints deps' recipe (what installs clang), then its
+        # sub-make for the build stops where the real one would find clang.
+        r = run_cmd(["make", "-n", "-C", ROOT, goal], env=env, timeout=60)
+        assert "dpkg-query" in r.stdout and "apt-get install" in r.stdout, r.stdout + r.stderr
+        assert r.stdout.index("apt-get install") < r.stdout.index("make all"), r.stdout
+        assert "[Makefile:" in r.stderr and f": {goal}] Error" in r.stderr, r.stderr
+    r = run_cmd(["make", "-n", "-C", ROOT], env=env, timeout=60)
+    assert r.returncode != 0 and "clang is not installed: run `make deps`" in r.stderr, r.stderr
+
+
 def test_one_socket_alone_works(tmp_path):
     port = free_udp_port()
     summary = tmp_path / "s.json"
