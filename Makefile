@@ -12,7 +12,9 @@
 #
 # Layout the rules rely on (add a file, not a rule):
 #   bpf/NAME.bpf.c          -> build/NAME.bpf.o, build/NAME.skel.h
-#   src/LAYER/**.c          -> build/libLAYER.a, one archive per layer (src/rx/main.c excepted)
+#   include/bpf/NAME.h      what bpf/NAME.bpf.c and user space share (structs, constants)
+#   src/LAYER/**.c          -> build/libLAYER.a, one archive per layer (src/rx/main.c excepted;
+#                              rx's rooms settings < sink < path < life < report are folders of it)
 #   src/rx/main.c           -> build/syslogrx
 #   tools/NAME.c            -> build/NAME
 #   tests/unit/test_NAME.c  -> build/test_NAME (cmocka)
@@ -59,12 +61,13 @@ CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
-	-Ivmlinux/$(ARCH) $(CLANG_BPF_SYS_INCLUDES) -Wall -Werror
+	-Ivmlinux/$(ARCH) -Iinclude $(CLANG_BPF_SYS_INCLUDES) -Wall -Werror
 
-# Includes name their layer: "common/log.h", "net/tracer.h", "bpf/balancer.h" (shared with BPF).
+# Includes name their layer: "common/log.h", "net/tracer.h", "rx/path/window.h";
+# "bpf/balancer.h" is include/bpf/: what the BPF programs and user space share.
 CFLAGS   ?= -g -O2
 CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror=implicit-function-declaration \
-	    -D_GNU_SOURCE -Isrc -I. -I$(OUTPUT) -MMD -MP
+	    -D_GNU_SOURCE -Isrc -Iinclude -I$(OUTPUT) -MMD -MP
 
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 KAFKA_LIBS  := $(shell pkg-config --libs rdkafka 2>/dev/null || echo -lrdkafka)
@@ -193,7 +196,7 @@ endef
 $(foreach t,$(notdir $(TESTS)),$(eval $(call test_rule,$(t))))
 
 # libFuzzer targets: clang, ASan + UBSan, built from the sources of FUZZ_LAYERS.
-FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -I. -I$(OUTPUT) \
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -Iinclude -I$(OUTPUT) \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIB_SRCS := $(foreach l,$(FUZZ_LAYERS),$(call layer_srcs,$(l)))
 $(OUTPUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_SRCS) | $(OUTPUT) $(SKELS)

@@ -21,7 +21,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include "balancer.h"
+#include "bpf/balancer.h"
 
 /* Set by user space before load. */
 const volatile __u32 nr_sockets = 1;

@@ -27,7 +27,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_endian.h>
-#include "tracer.h"
+#include "bpf/tracer.h"
 
 #define AF_INET 2
 #define AF_INET6 10

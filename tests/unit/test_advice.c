@@ -6,7 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <string.h>
-#include "rx/advice.h"
+#include "rx/settings/advice.h"
 
 static const struct advice_item *find(const struct advice *a, const char *name)
 {

@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <argp.h>
 #include <string.h>
-#include "rx/config.h"
+#include "rx/settings/config.h"
 
 static char err[256];
 

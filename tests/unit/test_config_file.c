@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "rx/config.h"
+#include "rx/settings/config.h"
 
 static char err[512];
 static char conf_path[64], env_path[64];

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/stat.h>
-#include "rx/diskbuf.h"
+#include "rx/path/diskbuf.h"
 
 #define REC_HDR 40
 #define DESC 56

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/clock.h"
-#include "rx/reorder.h"
+#include "rx/path/reorder.h"
 
 #define MS 1000000ULL
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "common/log.h"
-#include "rx/config.h"
+#include "rx/settings/config.h"
 #include "rx/sink/sink.h"
 
 struct sink_file {

@@ -17,7 +17,7 @@
 #include "common/array.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "rx/config.h"
+#include "rx/settings/config.h"
 #include "rx/sink/kafka.h"
 
 /* Bounded wait for the topic's metadata at start: an unknown topic or a

@@ -2,7 +2,7 @@
 /* Picks the sink for --output: each destination lives in its own file. */
 #include <errno.h>
 #include "common/log.h"
-#include "rx/config.h"
+#include "rx/settings/config.h"
 #include "rx/sink/sink.h"
 
 struct sink *sink_open(const struct config *c)

@@ -18,10 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* --kafka-key: what a Kafka record's key is (it picks the partition). */
-enum kafka_key { KAFKA_KEY_NONE, KAFKA_KEY_SOURCE, KAFKA_KEY_HOSTNAME, KAFKA_KEY_APP };
-
-struct config;
+#include "rx/settings/config.h"
 
 struct sink;
 

@@ -30,7 +30,7 @@
 #include "common/array.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "rx/config.h"
+#include "rx/settings/config.h"
 #include "rx/sink/sink.h"
 #include "common/sockaddr.h"
 

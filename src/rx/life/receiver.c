@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "common/clock.h"
+#include "common/caps.h"
+#include "common/log.h"
+#include "rx/path/diskbuf.h"
+#include "rx/life/receiver.h"
+
+/* Bound on reading what the kernel queued before exit: under a sender that
+ * never stops, "drain until empty" would never end. */
+#define FINAL_DRAIN_MS 2000
+
+/* A newcomer without privileges learns the one setting that needs none. */
+static void say_unprivileged_way(int err, const char *caps)
+{
+	if (err == -EPERM || err == -EACCES)
+		pr_warn("without %s: --balance hash --no-trace needs no privilege "
+			"(the kernel's hash, no drop counts)\n",
+			caps);
+}
+
+/* --user: looked up first, so a wrong name or a missing privilege is said
+ * before anything is bound. */
+static int lookup_user(const char *name, struct caps_user *u)
+{
+	int err = caps_user_lookup(name, u);
+
+	if (err == -ENOENT) {
+		pr_warn("--user %s: no such user\n", name);
+		return -EINVAL;
+	}
+	if (err) {
+		pr_warn("--user %s: %s\n", name, strerror(-err));
+		return err;
+	}
+	if (!caps_is_user(u) && (!caps_have(CAP_SETUID) || !caps_have(CAP_SETGID))) {
+		pr_warn("--user %s: switching user needs CAP_SETUID and CAP_SETGID (run as root, "
+			"or start as that user with the capabilities instead)\n",
+			name);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Sockets in the group at start: with a balancer, a pool up to --max-sockets
+ * (out of selection until a resize takes them: bound now, while forcing the
+ * rcvbuf and binding a low port are still allowed); with the kernel's hash
+ * every socket of the group takes traffic, so no spares. */
+static unsigned int pool_size(const struct config *c)
+{
+	if (c->balance == BALANCE_HASH || c->max_sockets <= c->sockets)
+		return c->sockets;
+	return c->max_sockets;
+}
+
+static int setup_balancer(struct receiver *r)
+{
+	struct socket_group *g = &r->group;
+	unsigned int slots = g->n;
+	uint64_t *cookies;
+	int err = 0;
+
+	if (r->cfg->balance == BALANCE_HASH)
+		return 0;
+	r->balancer = balancer_open(r->cfg->balance, slots);
+	if (!r->balancer) {
+		err = -errno;
+		say_unprivileged_way(err, "CAP_BPF");
+		return err;
+	}
+	cookies = calloc(slots, sizeof(*cookies));
+	if (!cookies)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < r->live && !err; i++) {
+		cookies[i] = g->socks[i].cookie;
+		err = balancer_set_socket(r->balancer, i, g->socks[i].fd);
+		if (err)
+			pr_warn("balancer: socket %u: %s\n", i, strerror(-err));
+	}
+	/* The group and the map must agree, slot by slot; spares stay out. */
+	if (!err)
+		err = balancer_verify_live(r->balancer, cookies, r->live);
+	if (!err) {
+		balancer_set_live(r->balancer, r->live);
+		err = balancer_attach(r->balancer, g->socks[0].fd);
+		if (err)
+			pr_warn("SO_ATTACH_REUSEPORT_EBPF: %s\n", strerror(-err));
+	}
+	free(cookies);
+	return err;
+}
+
+/* --ordered: the kernel stamps each datagram on arrival (SO_TIMESTAMPNS),
+ * and a reorder stage sits between the input window and the output. */
+static int setup_ordered(struct receiver *r)
+{
+	const struct config *cfg = r->cfg;
+	int on = 1, err;
+
+	for (unsigned int i = 0; i < r->group.n; i++) {
+		if (setsockopt(r->group.socks[i].fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on))) {
+			err = -errno;
+			pr_warn("--ordered: SO_TIMESTAMPNS on socket %u: %s\n", i, strerror(-err));
+			return err;
+		}
+	}
+	err = window_init(&r->ordered_window, cfg->window, cfg->window_bytes, cfg->batch);
+	if (err)
+		return err;
+	r->ordered_ready = true;
+	r->reorder = reorder_new(&r->window, &r->ordered_window, cfg->ordered_hold_ms * 1000000ULL,
+				 &r->force);
+	return r->reorder ? 0 : -ENOMEM;
+}
+
+static int open_tracer(struct receiver *r, uint16_t port)
+{
+	/* A supervisor counts what each child took from the kernel. */
+	struct tracer_opts topts = { .port = port, .count_reads = r->cfg->supervise };
+
+	r->tracer = tracer_open(&topts);
+	if (!r->tracer) {
+		int err = -errno;
+
+		if (err != -EPERM && err != -EACCES)
+			pr_warn("tracer: %s (--no-trace runs without it)\n", strerror(-err));
+		say_unprivileged_way(err, "CAP_BPF and CAP_PERFMON");
+		return err;
+	}
+	return 0;
+}
+
+int receiver_open(struct receiver *r, const struct config *cfg)
+{
+	int err = receiver_acquire(r, cfg);
+
+	return err ? err : receiver_open_rest(r);
+}
+
+int receiver_acquire(struct receiver *r, const struct config *cfg)
+{
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	int err, foreign;
+
+	memset(r, 0, sizeof(*r));
+	r->cfg = cfg;
+	if (cfg->user[0]) { /* a wrong name fails before anything is bound */
+		err = lookup_user(cfg->user, &r->user);
+		if (err)
+			return err;
+		r->user_known = true;
+	}
+	/* The tracer goes first when the port is known, so that no drop between
+	 * bind and attach goes uncounted. */
+	if (cfg->trace && !parse_host_port(cfg->listen, &addr, &addrlen) && sockaddr_port(&addr)) {
+		err = open_tracer(r, sockaddr_port(&addr));
+		if (err)
+			return err;
+	}
+	err = socket_group_open(&r->group, cfg->listen, pool_size(cfg), cfg->rcvbuf);
+	if (err)
+		return err;
+	err = receiver_set_slots(r, cfg->sockets, cfg->threads);
+	if (err)
+		return err;
+	foreign = socket_group_foreign(&r->group);
+	if (foreign > 0) {
+		/* Same-user sockets with SO_REUSEPORT would join our group and take
+		 * part of the traffic: the group would not be the N we balance. */
+		pr_warn("--listen %s: %d other socket(s) already bound to this port; "
+			"refusing to share the reuseport group\n",
+			r->group.listen, foreign);
+		return -EADDRINUSE;
+	}
+	if (cfg->trace && !r->tracer) {
+		err = open_tracer(r, socket_group_port(&r->group));
+		if (err)
+			return err;
+	}
+	return setup_balancer(r);
+}
+
+int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads)
+{
+	r->live = live;
+	r->threads = threads;
+	r->slot_cap = r->group.n > live ? r->group.n : live;
+	r->slot_sock = calloc(r->slot_cap, sizeof(*r->slot_sock));
+	r->steered_base = calloc(r->slot_cap, sizeof(*r->steered_base));
+	if (!r->slot_sock || !r->steered_base)
+		return -ENOMEM;
+	for (unsigned int k = 0; k < r->live; k++)
+		r->slot_sock[k] = k;
+	return 0;
+}
+
+int receiver_open_rest(struct receiver *r)
+{
+	const struct config *cfg = r->cfg;
+	int err;
+
+	err = receiver_grow_counters(r);
+	if (err)
+		return err;
+	err = window_init(&r->window, cfg->window, cfg->window_bytes, cfg->batch);
+	if (err)
+		return err;
+	r->window_ready = true;
+	if (cfg->ordered) {
+		err = setup_ordered(r);
+		if (err)
+			return err;
+	}
+	if (cfg->disk_buffer[0]) {
+		struct diskbuf_opts dopts = {
+			.dir = cfg->disk_buffer,
+			.max_bytes = cfg->disk_buffer_size,
+			.sync_ms = cfg->disk_buffer_sync_ms,
+			.mode = cfg->disk_buffer_mode,
+		};
+
+		r->disk = diskbuf_open(&dopts);
+		if (!r->disk)
+			return -errno;
+	}
+	/* Everything privileged is done: sockets bound, rcvbuf forced, BPF
+	 * loaded and attached. Capabilities are per thread: drop them before
+	 * any thread exists, librdkafka's included (sink_open starts those). */
+	if (cfg->user[0]) {
+		/* Adopted sockets (an upgrade) skip receiver_acquire. */
+		err = r->user_known ? 0 : lookup_user(cfg->user, &r->user);
+		if (!err)
+			err = caps_switch_user(&r->user);
+		if (err) {
+			pr_warn("--user %s: switching to uid %u gid %u: %s\n", cfg->user,
+				(unsigned int)r->user.uid, (unsigned int)r->user.gid,
+				strerror(-err));
+			return err;
+		}
+	} else {
+		err = caps_drop_all();
+		if (err)
+			pr_warn("dropping capabilities: %s (continuing)\n", strerror(-err));
+	}
+	r->sink = sink_open(cfg);
+	if (!r->sink)
+		return -errno;
+	r->sink->abort = &r->force;
+	return 0;
+}
+
+int receiver_start(struct receiver *r)
+{
+	const struct config *cfg = r->cfg;
+	int err;
+
+	r->wsh = (struct worker_shared){
+		.group = &r->group,
+		.window = &r->window,
+		.disk = r->disk,
+		.counters = r->counters,
+		.nr_workers = r->threads,
+		.batch = cfg->batch,
+		.cost_ns = cfg->cost_ns,
+		.nr_cost_ns = cfg->nr_cost_ns,
+		.cost_makeup = cfg->cost_makeup,
+		.timestamps = cfg->ordered,
+		.stop = &r->stop,
+		.force = &r->force,
+		/* A Kafka output may be slow to take the window: give the read
+		 * of the kernel queues the same time as the deliveries. */
+		.drain_ms = cfg->output == OUTPUT_KAFKA &&
+					    cfg->drain_timeout * 1000 > FINAL_DRAIN_MS ?
+				    (int)(cfg->drain_timeout * 1000) :
+				    FINAL_DRAIN_MS,
+		.regroup = &r->regroup,
+		.taken = &r->taken,
+		.queues_outlive = &r->handed_over,
+	};
+	err = output_stage_start(&r->out, r->reorder ? &r->ordered_window : &r->window, r->disk,
+				 r->sink, cfg->format, cfg->output_rate, &r->reopen, &r->force);
+	if (err)
+		return err;
+	r->out_started = true;
+	if (r->reorder) {
+		err = reorder_start(r->reorder);
+		if (err)
+			return err;
+	}
+	r->start_ns = mono_ns();
+	return receiver_workers_resume(r);
+}
+
+int receiver_grow_counters(struct receiver *r)
+{
+	unsigned int cap = r->group.cap > r->group.n ? r->group.cap : r->group.n;
+	struct sock_counters *c;
+	unsigned int *order;
+	uint64_t *st;
+
+	if (cap <= r->counters_cap)
+		return 0;
+	c = realloc(r->counters, cap * sizeof(*c));
+	if (c)
+		r->counters = c;
+	order = realloc(r->order, cap * sizeof(*order));
+	if (order)
+		r->order = order;
+	st = realloc(r->sock_steered, cap * sizeof(*st));
+	if (st)
+		r->sock_steered = st;
+	if (!c || !order || !st)
+		return -ENOMEM;
+	memset(c + r->counters_cap, 0, (cap - r->counters_cap) * sizeof(*c));
+	memset(st + r->counters_cap, 0, (cap - r->counters_cap) * sizeof(*st));
+	r->counters_cap = cap;
+	r->wsh.counters = r->counters;
+	return 0;
+}
+
+static bool in_selection(const struct receiver *r, unsigned int idx)
+{
+	for (unsigned int k = 0; k < r->live; k++)
+		if (r->slot_sock[k] == idx)
+			return true;
+	return false;
+}
+
+const char *receiver_socket_state(const struct receiver *r, unsigned int idx)
+{
+	if (r->group.socks[idx].fd < 0)
+		return "closed";
+	if (in_selection(r, idx))
+		return "live";
+	/* Connected away but not yet drained: still read, never reused. */
+	return r->group.socks[idx].away ? "retiring" : "spare";
+}
+
+int receiver_workers_resume(struct receiver *r)
+{
+	struct worker *w;
+	unsigned int n = 0;
+	int err;
+
+	/* Those in selection first, so that each thread gets its share of them;
+	 * then the spares (and sockets still draining), which only a failed
+	 * selection or a shrink in progress would feed. */
+	for (unsigned int k = 0; k < r->live; k++)
+		r->order[n++] = r->slot_sock[k];
+	for (unsigned int i = 0; i < r->group.n; i++)
+		if (r->group.socks[i].fd >= 0 && !in_selection(r, i))
+			r->order[n++] = i;
+	w = realloc(r->workers, r->threads * sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	r->workers = w;
+	r->wsh.order = r->order;
+	r->wsh.nr_order = n;
+	r->wsh.nr_workers = r->threads;
+	r->wsh.counters = r->counters;
+	for (unsigned int t = 0; t < r->threads; t++) {
+		err = worker_start(&r->workers[t], t, &r->wsh);
+		if (err) {
+			pr_warn("worker %u: %s\n", t, strerror(-err));
+			return err;
+		}
+		r->nr_started++;
+	}
+	return 0;
+}
+
+/* Joins every started worker; the first error, 0 if none. */
+static int join_workers(struct receiver *r)
+{
+	int err = 0, e;
+
+	for (unsigned int t = 0; t < r->nr_started; t++) {
+		e = worker_join(&r->workers[t]);
+		if (e && !err) {
+			pr_warn("worker %u: %s\n", t, strerror(-e));
+			err = e;
+		}
+	}
+	r->nr_started = 0;
+	return err;
+}
+
+int receiver_workers_pause(struct receiver *r)
+{
+	int err;
+
+	r->regroup = 1;
+	err = join_workers(r);
+	r->regroup = 0;
+	return err;
+}
+
+void receiver_credit_steered(struct receiver *r)
+{
+	unsigned int slots;
+	uint64_t *now, failures;
+
+	if (!r->balancer)
+		return;
+	slots = balancer_slots(r->balancer);
+	now = calloc(slots, sizeof(*now));
+	if (!now || balancer_read(r->balancer, now, &failures)) {
+		free(now);
+		return;
+	}
+	for (unsigned int k = 0; k < slots && k < r->slot_cap; k++) {
+		/* Only a slot in selection is ever picked. */
+		if (k < r->live)
+			r->sock_steered[r->slot_sock[k]] += now[k] - r->steered_base[k];
+		r->steered_base[k] = now[k];
+	}
+	free(now);
+}
+
+int receiver_steered(struct receiver *r, uint64_t *per_socket, uint64_t *failures)
+{
+	unsigned int slots;
+	uint64_t *now;
+	int err;
+
+	if (!r->balancer)
+		return -ENOENT;
+	slots = balancer_slots(r->balancer);
+	now = calloc(slots, sizeof(*now));
+	if (!now)
+		return -ENOMEM;
+	err = balancer_read(r->balancer, now, failures);
+	if (!err) {
+		for (unsigned int i = 0; i < r->group.n; i++)
+			per_socket[i] = r->sock_steered[i];
+		for (unsigned int k = 0; k < r->live && k < slots; k++)
+			per_socket[r->slot_sock[k]] += now[k] - r->steered_base[k];
+	}
+	free(now);
+	return err;
+}
+
+int receiver_stop(struct receiver *r)
+{
+	int err = 0, e;
+
+	r->stop = 1;
+	err = join_workers(r);
+	r->stop_ns = mono_ns();
+	if (r->window_ready)
+		window_close(&r->window);
+	if (r->reorder) {
+		/* Writes what it holds, then closes the output's window. */
+		e = reorder_join(r->reorder);
+		if (e && !err)
+			err = e;
+	}
+	if (r->ordered_ready)
+		window_close(&r->ordered_window);
+	if (r->out_started) {
+		e = output_stage_join(&r->out);
+		if (e && !err)
+			err = e;
+		r->out_started = false;
+	}
+	return err;
+}
+
+uint64_t receiver_in_flight(struct receiver *r)
+{
+	struct window_stats ws;
+
+	if (!r->window_ready)
+		return 0;
+	window_get_stats(&r->window, &ws);
+	if (r->ordered_ready) {
+		struct window_stats os;
+
+		window_get_stats(&r->ordered_window, &os);
+		return ws.msgs + os.msgs;
+	}
+	return ws.msgs;
+}
+
+void receiver_close(struct receiver *r)
+{
+	if (r->nr_started || r->out_started)
+		receiver_stop(r);
+	if (r->sink)
+		r->sink->ops->close(r->sink);
+	output_stage_free(&r->out);
+	reorder_free(r->reorder);
+	if (r->ordered_ready)
+		window_destroy(&r->ordered_window);
+	diskbuf_close(r->disk);
+	if (r->window_ready)
+		window_destroy(&r->window);
+	/* Handed over: the program stays with the group for the new process. */
+	if (r->balancer && r->live && !r->handed_over)
+		balancer_detach(r->group.socks[r->slot_sock[0]].fd);
+	balancer_close(r->balancer);
+	tracer_close(r->tracer);
+	socket_group_close(&r->group);
+	free(r->counters);
+	free(r->workers);
+	free(r->slot_sock);
+	free(r->steered_base);
+	free(r->order);
+	free(r->sock_steered);
+	/* Supervised, the counts stay for the supervisor to read after us. */
+	if (!r->supervised)
+		memset(r, 0, sizeof(*r));
+}
+
+int receiver_traced(struct receiver *r, unsigned int i, struct tracer_sock_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!r->tracer)
+		return -ENOENT;
+	return tracer_read_socket(r->tracer, r->group.socks[i].cookie, st);
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/rx/: the receiver. This file is its wiring; beside it config (flags),
+ * worker (recvmmsg loops), window (the bounded hand-off), output*.c (parse,
+ * account, format, write), summary and stats_line (what a run did), sink/
+ * (destinations) and main.c (the front end). Uses net, syslog and common.
+ *
+ * The receiver, wired: socket group, balancer, tracer, input window,
+ * workers, output stage and sink. syslogrx's main is a thin front end over
+ * it; tests and tools can drive it the same way.
+ */
+#ifndef SYSLOGRX_RECEIVER_H
+#define SYSLOGRX_RECEIVER_H
+
+#include "common/caps.h"
+#include "net/balancer.h"
+#include "rx/settings/config.h"
+#include "rx/path/output.h"
+#include "rx/path/reorder.h"
+#include "rx/sink/sink.h"
+#include "net/socket_group.h"
+#include "net/tracer.h"
+#include "rx/path/window.h"
+#include "rx/path/worker.h"
+
+struct receiver {
+	const struct config *cfg;
+	struct socket_group group;
+	struct balancer *balancer; /* NULL for --balance hash */
+	struct tracer *tracer;	   /* NULL with --no-trace */
+	struct window window;
+	bool window_ready;
+	struct diskbuf *disk; /* --disk-buffer, or NULL */
+	struct sink *sink;
+	struct sock_counters *counters;
+	struct worker *workers;
+	unsigned int nr_started;
+	struct output_stage out;
+	bool out_started;
+	struct worker_shared wsh;
+	struct reorder *reorder;      /* --ordered: between window and ordered_window */
+	struct window ordered_window; /* what the output stage reads with --ordered */
+	bool ordered_ready;
+	volatile int stop;	    /* stop reading: drain, then exit */
+	volatile int force;	    /* second signal: exit now */
+	volatile int reopen;	    /* SIGHUP */
+	uint64_t start_ns, stop_ns; /* CLOCK_MONOTONIC */
+	/* Set by the front end for the summary, NULL = none (issue 12). */
+	const struct preflight *preflight;
+	const struct advice *advice;
+	/* Live resize (rx/resize.c). Slot k of the balancer's map (or, with
+	 * hash, the k-th socket in the group) is group socket slot_sock[k], for
+	 * k < live; other open sockets are spares (out of selection, still read). */
+	unsigned int live;	 /* sockets in selection */
+	unsigned int threads;	 /* worker threads running */
+	unsigned int *slot_sock; /* slot_cap entries */
+	unsigned int slot_cap;
+	unsigned int *order; /* sockets the workers read: live, then spares */
+	unsigned int counters_cap;
+	uint64_t *sock_steered; /* per group socket, credited at each resize */
+	uint64_t *steered_base; /* per slot, the map's count at the last credit */
+	volatile int regroup;
+	struct caps_user user; /* --user, looked up before anything is bound */
+	bool user_known;
+	bool handed_over; /* a new process took the sockets and BPF objects */
+	bool supervised;  /* a supervisor holds them: no resize, no USR2 */
+	uint64_t taken;	  /* datagrams taken from the kernel (worker.h) */
+};
+
+/* The privileged half of receiver_open: sockets, tracer, balancer. A
+ * supervisor holds just these. */
+int receiver_acquire(struct receiver *r, const struct config *cfg);
+/* Opens sockets, loads and attaches BPF, opens the sink. Returns 0 or -errno
+ * (-EPERM, -EADDRINUSE, ...) having logged one line naming the problem. */
+int receiver_open(struct receiver *r, const struct config *cfg);
+/* Starts the output stage and the workers. */
+int receiver_start(struct receiver *r);
+/* Stops reading, drains kernel queues and the window, flushes the sink.
+ * Returns the first worker/output error, 0 if none. */
+int receiver_stop(struct receiver *r);
+/* Frees everything, detaching BPF. */
+void receiver_close(struct receiver *r);
+
+/* The two halves of receiver_open, for rx/upgrade.c, which takes the sockets
+ * and BPF objects from an old process instead: slots [0, live) are group
+ * sockets [0, live); then counters, window, capabilities dropped, sink. */
+int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads);
+int receiver_open_rest(struct receiver *r);
+
+/* Live resize primitives (used by rx/resize.c): stop the workers without
+ * the final drain (the kernel queues keep what arrives meanwhile), and start
+ * r->threads of them over the open sockets, those in selection first. */
+int receiver_workers_pause(struct receiver *r);
+int receiver_workers_resume(struct receiver *r);
+/* Counters for group sockets up to r->group.n (workers paused). */
+int receiver_grow_counters(struct receiver *r);
+/* Moves what the map counted per slot since the last call to the sockets
+ * that held the slots (call before a slot changes hands). */
+void receiver_credit_steered(struct receiver *r);
+/* Steered per group socket (n = r->group.n entries) and selection failures. */
+int receiver_steered(struct receiver *r, uint64_t *per_socket, uint64_t *failures);
+/* "live", "spare", "retiring" (connected away, not yet drained) or "closed". */
+const char *receiver_socket_state(const struct receiver *r, unsigned int idx);
+
+/* Messages taken from the kernel and not yet processed by the output stage. */
+uint64_t receiver_in_flight(struct receiver *r);
+
+/* Socket i's traced drops (zeroed first); -ENOENT with --no-trace. */
+int receiver_traced(struct receiver *r, unsigned int i, struct tracer_sock_stats *st);
+
+#endif

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "net/sockinfo.h"
+#include "common/log.h"
+#include "rx/life/resize.h"
+#include "rx/life/upgrade.h"
+
+/* Bound on waiting for the workers to empty a retiring socket. Nothing new
+ * arrives on it; only a full input window (a slow output) makes this long. */
+#define SHRINK_DRAIN_MS 30000
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static int grace_period(void)
+{
+	int err = socket_group_rcu_grace_period();
+
+	if (err) {
+		/* nohz_full kernels refuse MEMBARRIER_CMD_GLOBAL: a grace period
+		 * is far shorter than this on any kernel we know. */
+		pr_warn("membarrier: %s; waiting 200 ms for an RCU grace period instead\n",
+			strerror(-err));
+		sleep_ms(200);
+	}
+	return 0;
+}
+
+static bool is_spare(const struct receiver *r, unsigned int idx)
+{
+	return !strcmp(receiver_socket_state(r, idx), "spare");
+}
+
+/* Workers paused. Fills slots [live, want) with spares, else new sockets. */
+static int grow(struct receiver *r, unsigned int want)
+{
+	struct socket_group *g = &r->group;
+	uint64_t *cookies;
+	unsigned int k;
+	int err = 0;
+
+	if (want > r->slot_cap) {
+		unsigned int *ss = realloc(r->slot_sock, want * sizeof(*ss));
+		uint64_t *sb = ss ? realloc(r->steered_base, want * sizeof(*sb)) : NULL;
+
+		if (ss)
+			r->slot_sock = ss;
+		if (!sb)
+			return -ENOMEM;
+		memset(sb + r->slot_cap, 0, (want - r->slot_cap) * sizeof(*sb));
+		r->steered_base = sb;
+		r->slot_cap = want;
+	}
+	for (k = r->live; k < want; k++) {
+		unsigned int idx = g->n;
+
+		for (unsigned int i = 0; i < g->n; i++)
+			if (is_spare(r, i)) {
+				idx = i;
+				break;
+			}
+		if (idx == g->n) {
+			err = socket_group_add(g, r->cfg->rcvbuf);
+			if (err < 0)
+				break;
+			upgrade_fdstore_socket(&g->socks[idx], true);
+			err = receiver_grow_counters(r);
+			if (err)
+				break;
+		}
+		if (r->balancer) {
+			err = balancer_set_socket(r->balancer, k, g->socks[idx].fd);
+			if (err) {
+				pr_warn("resize: balancer slot %u: %s\n", k, strerror(-err));
+				break;
+			}
+		}
+		r->slot_sock[k] = idx;
+		/* In selection from here on for the worker assignment; the program
+		 * picks it only once balancer_set_live() says so. */
+		r->live = k + 1;
+	}
+	if (!r->balancer)
+		return err < 0 ? err : 0;
+	cookies = calloc(r->live, sizeof(*cookies));
+	if (!cookies)
+		return -ENOMEM;
+	for (k = 0; k < r->live; k++)
+		cookies[k] = g->socks[r->slot_sock[k]].cookie;
+	if (!err || err > 0)
+		err = balancer_verify_live(r->balancer, cookies, r->live);
+	free(cookies);
+	return err < 0 ? err : 0;
+}
+
+/* Workers running: out of selection, connected away, drained. Returns how
+ * many retiring sockets (slots [want, live)) are ready to close. */
+static int shrink_prepare(struct receiver *r, unsigned int want)
+{
+	struct socket_group *g = &r->group;
+	unsigned int old = r->live;
+	int err;
+
+	if (r->balancer) {
+		balancer_set_live(r->balancer, want);
+		for (unsigned int k = want; k < old; k++) {
+			err = balancer_clear_socket(r->balancer, k);
+			if (err)
+				pr_warn("resize: emptying balancer slot %u: %s\n", k,
+					strerror(-err));
+		}
+		grace_period();
+		/* The counts of the retiring slots are final now. */
+		receiver_credit_steered(r);
+	}
+	for (unsigned int k = want; k < old; k++) {
+		err = socket_group_connect_away(g, r->slot_sock[k]);
+		if (err) {
+			pr_warn("resize: connect() of retiring socket %u: %s\n", r->slot_sock[k],
+				strerror(-err));
+			return err;
+		}
+	}
+	/* A lookup that found a retiring socket before its connect() may still
+	 * be queueing to it: after this, nothing more arrives on them. */
+	grace_period();
+	for (unsigned int waited = 0;; waited++) {
+		unsigned int busy = 0;
+
+		for (unsigned int k = want; k < old; k++)
+			if (socket_group_queued(g, r->slot_sock[k]) != 0)
+				busy++;
+		if (!busy)
+			return 0;
+		if (waited * 2 >= SHRINK_DRAIN_MS || r->stop) {
+			pr_warn("resize: %u retiring socket(s) not drained after %d ms; they stay "
+				"open, read, and out of selection\n",
+				busy, SHRINK_DRAIN_MS);
+			return -ETIMEDOUT;
+		}
+		sleep_ms(2);
+	}
+}
+
+/* Workers paused: close the retiring sockets, counting what a naive close
+ * throws away (the tracer counts it too, per destination port). */
+static void shrink_close(struct receiver *r, unsigned int want)
+{
+	struct socket_group *g = &r->group;
+
+	for (unsigned int k = want; k < r->live; k++) {
+		unsigned int idx = r->slot_sock[k];
+		uint64_t drops = 0;
+
+		if (socket_group_queued(g, idx) > 0)
+			pr_warn("resize: socket %u closed with datagrams queued: the kernel frees "
+				"them (the tracer counts them as no-socket drops)\n",
+				idx);
+		if (!sockinfo_meminfo(g->socks[idx].fd, &drops, NULL))
+			g->socks[idx].drops_at_close = drops;
+		upgrade_fdstore_socket(&g->socks[idx], false);
+		socket_group_close_one(g, idx);
+	}
+	r->live = want;
+}
+
+int receiver_resize(struct receiver *r, const struct resize_request *req)
+{
+	unsigned int want = req->sockets, threads = req->threads;
+	int err = 0, e;
+
+	if (threads > want) {
+		pr_warn("resize: threads %u is more than sockets %u: each thread owns at least one "
+			"socket; nothing changed\n",
+			threads, want);
+		return -EINVAL;
+	}
+	if (r->balancer && want > balancer_slots(r->balancer)) {
+		pr_warn("resize: sockets %u is more than --max-sockets %u (the balancer's map was "
+			"sized at start); nothing changed\n",
+			want, balancer_slots(r->balancer));
+		return -EINVAL;
+	}
+	if (want == r->live && threads == r->threads)
+		return 0;
+	pr_info("resize: %u -> %u sockets, %u -> %u threads%s\n", r->live, want, r->threads,
+		threads, req->naive && want < r->live ? " (naive shrink)" : "");
+
+	if (want < r->live && req->naive) {
+		/* The negative control: stop reading, out of selection, close at
+		 * once with whatever is queued (what a restart by stop/start does). */
+		e = receiver_workers_pause(r);
+		if (e)
+			pr_warn("resize: a worker had failed: %s\n", strerror(-e));
+		if (r->balancer) {
+			balancer_set_live(r->balancer, want);
+			for (unsigned int k = want; k < r->live; k++)
+				balancer_clear_socket(r->balancer, k);
+			receiver_credit_steered(r);
+		}
+		shrink_close(r, want);
+		r->threads = threads;
+		return receiver_workers_resume(r);
+	}
+	if (want < r->live) {
+		err = shrink_prepare(r, want);
+		if (err && err != -ETIMEDOUT)
+			return err;
+	}
+	e = receiver_workers_pause(r);
+	if (e)
+		pr_warn("resize: a worker had failed: %s\n", strerror(-e));
+	if (want < r->live && err == -ETIMEDOUT) {
+		r->live = want; /* left open and read: nothing lost */
+		err = 0;
+	} else if (want < r->live) {
+		shrink_close(r, want);
+	} else if (want > r->live) {
+		receiver_credit_steered(r);
+		err = grow(r, want);
+		if (err)
+			pr_warn("resize: grew to %u sockets, not %u: %s\n", r->live, want,
+				strerror(-err));
+	}
+	r->threads = threads <= r->live ? threads : r->live;
+	e = receiver_workers_resume(r);
+	if (e) {
+		pr_warn("resize: restarting the workers: %s\n", strerror(-e));
+		return e;
+	}
+	/* Selected only now that a worker reads them. */
+	if (r->balancer)
+		balancer_set_live(r->balancer, r->live);
+	return err;
+}

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include "common/signals.h"
+#include "common/clock.h"
+#include "common/caps.h"
+#include "common/json_writer.h"
+#include "common/log.h"
+#include "common/sd_notify.h"
+#include "rx/life/receiver.h"
+#include "rx/life/supervisor.h"
+#include "rx/life/upgrade.h"
+
+#define MAX_CHILDREN 1024 /* kept for the summary; older ones are summed only */
+
+struct child_rec {
+	pid_t pid;
+	int status; /* as waitpid gives it */
+	uint64_t taken, written, discarded, lost;
+	double replace_ms; /* death noticed -> successor ready; < 0: not replaced */
+};
+
+/* The child's state, shared: its struct receiver lives in this mapping. */
+static struct receiver *ledger_map(int fd, size_t *len)
+{
+	size_t pg = getpagesize();
+	void *p;
+
+	*len = (sizeof(struct receiver) + pg - 1) / pg * pg;
+	if (ftruncate(fd, *len))
+		return NULL;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Datagrams taken from the group's sockets so far, counted by the kernel (the
+ * tracer's sock_recv_length): exact even for a child killed with a batch in
+ * hand. Without the tracer, the child's own count (shared), which misses a
+ * batch taken by a recvmmsg the kill interrupts on its way back. */
+static uint64_t group_reads(struct receiver *held, const struct receiver *shared)
+{
+	uint64_t sum = 0, n;
+
+	if (!held->tracer)
+		return __atomic_load_n(&shared->taken, __ATOMIC_ACQUIRE);
+	for (unsigned int i = 0; i < held->group.n; i++)
+		if (!tracer_socket_reads(held->tracer, held->group.socks[i].cookie, &n))
+			sum += n;
+	return sum;
+}
+
+static void write_summary(const char *path, const struct child_rec *c, unsigned int n,
+			  uint64_t lost_total, unsigned int restarts)
+{
+	struct json_writer w;
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		pr_warn("--summary %s: %s\n", path, strerror(errno));
+		return;
+	}
+	jw_init(&w, f, true);
+	jw_object_begin(&w, NULL);
+	jw_u64(&w, "restarts", restarts);
+	jw_u64(&w, "window_lost", lost_total);
+	jw_array_begin(&w, "children");
+	for (unsigned int i = 0; i < n; i++) {
+		jw_object_begin(&w, NULL);
+		jw_i64(&w, "pid", c[i].pid);
+		if (WIFSIGNALED(c[i].status))
+			jw_i64(&w, "signal", WTERMSIG(c[i].status));
+		else
+			jw_null(&w, "signal");
+		if (WIFEXITED(c[i].status))
+			jw_i64(&w, "exit_status", WEXITSTATUS(c[i].status));
+		else
+			jw_null(&w, "exit_status");
+		jw_u64(&w, "taken", c[i].taken);
+		jw_u64(&w, "written", c[i].written);
+		jw_u64(&w, "discarded", c[i].discarded);
+		jw_u64(&w, "window_lost", c[i].lost);
+		if (c[i].replace_ms >= 0)
+			jw_double(&w, "replaced_ms", c[i].replace_ms, 1);
+		else
+			jw_null(&w, "replaced_ms");
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_object_end(&w);
+	jw_finish(&w);
+	if (fclose(f))
+		pr_warn("--summary %s: %s\n", path, strerror(errno));
+}
+
+int supervise(const struct config *cfg, int argc, char **argv)
+{
+	static struct receiver held;
+	struct child_rec *recs = calloc(MAX_CHILDREN, sizeof(*recs));
+	char **child_argv = calloc(argc + 1, sizeof(*child_argv));
+	unsigned int nrec = 0, restarts = 0, failed = 0;
+	uint64_t lost_total = 0;
+	struct receiver *shared;
+	int ledger_fd, k = 0, ret = 1, status, err;
+	size_t len;
+	pid_t child = 0;
+
+	if (!recs || !child_argv)
+		return 1;
+	for (int i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--supervise"))
+			child_argv[k++] = argv[i];
+	/* main installed common/signals (no SA_RESTART: waitpid wakes on a
+	 * signal): SIGTERM/SIGINT stop, SIGHUP and SIGUSR2 are served below. */
+
+	err = receiver_acquire(&held, cfg);
+	if (err) {
+		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
+		goto out;
+	}
+	err = caps_drop_all();
+	if (err)
+		pr_warn("dropping capabilities: %s (continuing)\n", strerror(-err));
+	ledger_fd = memfd_create("syslogrx-ledger", MFD_CLOEXEC);
+	shared = ledger_fd >= 0 ? ledger_map(ledger_fd, &len) : NULL;
+	if (!shared) {
+		pr_warn("supervisor: shared memory for the receiver: %s\n", strerror(errno));
+		goto out;
+	}
+	fprintf(stderr, "syslogrx: supervisor pid %d holds %s: %u sockets\n", (int)getpid(),
+		held.group.listen, held.live);
+
+	for (;;) {
+		double died = (mono_ns() / 1e6);
+		uint64_t reads_before = group_reads(&held, shared);
+
+		memset(shared, 0, sizeof(*shared));
+		err = upgrade_spawn(&held, child_argv, ledger_fd, &child);
+		if (err) {
+			if (++failed >= SUPERVISE_MAX_FAILED_STARTS || stop_requested) {
+				pr_warn("supervisor: %u receivers in a row did not start; giving up\n",
+					failed);
+				goto out;
+			}
+			continue;
+		}
+		failed = 0;
+		if (!nrec && sd_notify_enabled())
+			sd_notify_fd("READY=1", -1); /* Type=notify: the first one is up */
+		if (nrec) {
+			recs[nrec - 1].replace_ms = (mono_ns() / 1e6) - died;
+			fprintf(stderr,
+				"syslogrx: supervisor replaced pid %d by pid %d in %.1f ms\n",
+				(int)recs[nrec - 1].pid, (int)child, recs[nrec - 1].replace_ms);
+		}
+		fprintf(stderr, "syslogrx: supervisor started receiver pid %d\n", (int)child);
+		if (stop_requested)
+			kill(child, SIGTERM);
+		while (waitpid(child, &status, 0) < 0) {
+			if (errno != EINTR)
+				goto out;
+			if (hup_requested) { /* logrotate: the child reopens its output */
+				hup_requested = 0;
+				kill(child, SIGHUP);
+			}
+			if (usr2_requested) {
+				usr2_requested = 0;
+				pr_warn("SIGUSR2: a supervised receiver is not upgraded in place; "
+					"ignored\n");
+			}
+			/* SIGTERM/SIGINT: the child stops the usual way (drain,
+			 * summary); a second one makes it leave at once. */
+			if (stop_requested)
+				kill(child, SIGTERM);
+		}
+		if (nrec < MAX_CHILDREN)
+			nrec++;
+		struct child_rec *c = &recs[nrec - 1];
+
+		c->pid = child;
+		c->status = status;
+		c->taken = held.tracer ? group_reads(&held, shared) - reads_before :
+					 group_reads(&held, shared);
+		c->written = shared->out.counts.written;
+		c->discarded = shared->out.counts.discarded;
+		c->replace_ms = -1;
+		if (stop_requested) {
+			ret = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+			break;
+		}
+		/* Not asked to stop: a crash. Its window and whatever it had
+		 * formatted and not yet written are gone; the kernel queues are not. */
+		c->lost = c->taken - c->written - c->discarded;
+		lost_total += c->lost;
+		restarts++;
+		if (WIFSIGNALED(status))
+			pr_warn("supervisor: receiver pid %d killed by signal %d: %llu message(s) "
+				"in its window lost\n",
+				(int)child, WTERMSIG(status), (unsigned long long)c->lost);
+		else
+			pr_warn("supervisor: receiver pid %d exited with status %d: %llu "
+				"message(s) in its window lost\n",
+				(int)child, WEXITSTATUS(status), (unsigned long long)c->lost);
+	}
+out:
+	if (cfg->summary[0] && nrec) {
+		char path[PATH_MAX + 16];
+
+		snprintf(path, sizeof(path), "%s.supervisor", cfg->summary);
+		write_summary(path, recs, nrec, lost_total, restarts);
+	}
+	/* The last child is gone: nobody reads the sockets any more. */
+	held.handed_over = false;
+	receiver_close(&held);
+	free(recs);
+	free(child_argv);
+	return ret;
+}

@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/sd_notify.h"
+#include "rx/life/upgrade.h"
+
+extern char **environ;
+
+static int add_balancer_map(const char *name, int fd, void *ctx)
+{
+	return handover_add(ctx, HANDOVER_MAP, "balancer", name, fd, -1);
+}
+
+static int add_tracer_obj(int is_link, const char *name, int fd, void *ctx)
+{
+	return handover_add(ctx, is_link ? HANDOVER_LINK : HANDOVER_MAP, "tracer", name, fd, -1);
+}
+
+static int build(struct receiver *r, struct handover *h)
+{
+	int err = 0;
+
+	snprintf(h->listen, sizeof(h->listen), "%s", r->group.listen);
+	h->threads = r->threads;
+	for (unsigned int k = 0; k < r->live && !err; k++)
+		err = handover_add(h, HANDOVER_SOCK, NULL, NULL, r->group.socks[r->slot_sock[k]].fd,
+				   k);
+	for (unsigned int i = 0; i < r->group.n && !err; i++)
+		if (!strcmp(receiver_socket_state(r, i), "spare"))
+			err = handover_add(h, HANDOVER_SOCK, NULL, NULL, r->group.socks[i].fd, -1);
+	if (!err && r->balancer)
+		err = balancer_export(r->balancer, add_balancer_map, h);
+	if (!err && r->tracer)
+		err = tracer_export(r->tracer, add_tracer_obj, h);
+	return err;
+}
+
+static char start_path[PATH_MAX];
+
+/* Our binary's path, as at start: /proc/self/exe follows the file (renamed
+ * away, it names the new place; replaced, it says " (deleted)"), and an
+ * upgrade wants whatever binary is at the path now. */
+static int exe_path(char *path, size_t len)
+{
+	static const char deleted[] = " (deleted)";
+	ssize_t n = readlink("/proc/self/exe", path, len - 1);
+	size_t dl = sizeof(deleted) - 1;
+
+	if (n < 0)
+		return -errno;
+	path[n] = '\0';
+	if ((size_t)n > dl && !strcmp(path + n - dl, deleted))
+		path[n - dl] = '\0';
+	return 0;
+}
+
+/* environ + SYSLOGRX_HANDOVER=fd, built before fork (no malloc after it). */
+static char **child_env(int memfd, char *var, size_t len)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], HANDOVER_ENV "=", sizeof(HANDOVER_ENV)))
+			env[k++] = environ[i];
+	snprintf(var, len, "%s=%d", HANDOVER_ENV, memfd);
+	env[k] = var;
+	return env;
+}
+
+static void say_status(pid_t pid, int status)
+{
+	if (WIFEXITED(status))
+		pr_warn("upgrade: the new process %d exited with status %d before it was ready; "
+			"this one goes on\n",
+			pid, WEXITSTATUS(status));
+	else
+		pr_warn("upgrade: the new process %d died of signal %d before it was ready; "
+			"this one goes on\n",
+			pid, WTERMSIG(status));
+}
+
+/* 0 once the child wrote "ready"; -errno (said why) otherwise, child reaped. */
+static int wait_ready(pid_t pid, int fd)
+{
+	uint64_t deadline = (mono_ns() / 1000000) + UPGRADE_READY_SECONDS * 1000ULL;
+	char buf[16];
+	int status;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int n = poll(&p, 1, 50);
+
+		if (n > 0) {
+			ssize_t got = read(fd, buf, sizeof(buf) - 1);
+
+			if (got > 0 && !strncmp(buf, "ready", 5))
+				return 0;
+			/* EOF: it exited (or closed the pipe) without a word. */
+			if (waitpid(pid, &status, 0) == pid)
+				say_status(pid, status);
+			return -ECHILD;
+		}
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			say_status(pid, status);
+			return -ECHILD;
+		}
+		if ((mono_ns() / 1000000) >= deadline) {
+			pr_warn("upgrade: the new process %d did not say ready within %d s: killed; "
+				"this one goes on\n",
+				pid, UPGRADE_READY_SECONDS);
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -ETIMEDOUT;
+		}
+	}
+}
+
+int upgrade_init(void)
+{
+	return exe_path(start_path, sizeof(start_path));
+}
+
+int receiver_upgrade(struct receiver *r, char *const argv[], pid_t *child)
+{
+	int err = upgrade_spawn(r, argv, -1, child);
+
+	if (!err)
+		r->handed_over = true;
+	return err;
+}
+
+int upgrade_spawn(struct receiver *r, char *const argv[], int ledger_fd, pid_t *child)
+{
+	char path[PATH_MAX], var[64];
+	struct handover h;
+	int ready[2] = { -1, -1 }, memfd = -1, err;
+	char **env = NULL;
+	pid_t pid;
+
+	handover_init(&h);
+	if (!start_path[0]) {
+		pr_warn("upgrade: our path was not known at start (/proc/self/exe); this one "
+			"goes on\n");
+		return -ENOENT;
+	}
+	snprintf(path, sizeof(path), "%s", start_path);
+	if (pipe2(ready, O_CLOEXEC)) {
+		err = -errno;
+		goto out;
+	}
+	h.ready_fd = ready[1];
+	h.ledger_fd = ledger_fd;
+	err = build(r, &h);
+	if (err) {
+		pr_warn("upgrade: describing the sockets and BPF objects: %s; this one goes on\n",
+			strerror(-err));
+		goto out;
+	}
+	memfd = handover_to_memfd(&h);
+	env = memfd >= 0 ? child_env(memfd, var, sizeof(var)) : NULL;
+	if (memfd < 0 || !env) {
+		err = memfd < 0 ? memfd : -ENOMEM;
+		pr_warn("upgrade: %s; this one goes on\n", strerror(-err));
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		pr_warn("upgrade: fork: %s; this one goes on\n", strerror(-err));
+		goto out;
+	}
+	if (pid == 0) {
+		/* Only what is listed crosses the exec: everything else of ours
+		 * (the output file, epoll, the ready pipe's read end) is CLOEXEC. */
+		if (handover_inherit(&h) == 0)
+			execve(path, argv, env);
+		_exit(127);
+	}
+	close(ready[1]);
+	ready[1] = -1;
+	pr_info("upgrade: started %s as pid %d\n", path, pid);
+	err = wait_ready(pid, ready[0]);
+	if (!err)
+		*child = pid;
+out:
+	if (ready[0] >= 0)
+		close(ready[0]);
+	if (ready[1] >= 0)
+		close(ready[1]);
+	if (memfd >= 0)
+		close(memfd);
+	free(env);
+	handover_free(&h);
+	return err;
+}
+
+/* The map/link fds were duplicated by libbpf (and the tracer): ours go. */
+static void close_bpf_fds(struct handover *h)
+{
+	for (unsigned int i = 0; i < h->n; i++)
+		if (h->items[i].kind != HANDOVER_SOCK)
+			close(h->items[i].fd);
+}
+
+/* systemd's fd store says what each fd is, not where it stands: the
+ * balancer's map does (slot k holds cookie c); the rest are spares. A socket
+ * connected away by a shrink (then closed by us, but still stored) is no
+ * member of the group any more: left out. */
+static int slots_from_map(struct receiver *r, const struct config *cfg, struct handover *h)
+{
+	unsigned int live = 0, k = 0;
+
+	h->threads = cfg->threads;
+	if (cfg->balance != BALANCE_HASH) {
+		r->balancer = balancer_adopt(h);
+		if (!r->balancer)
+			return -errno;
+		live = balancer_get_live(r->balancer);
+	}
+	for (unsigned int i = 0; i < h->n; i++) {
+		struct handover_item *it = &h->items[i];
+		struct sockaddr_storage peer;
+		socklen_t len = sizeof(peer);
+
+		if (it->kind != HANDOVER_SOCK)
+			continue;
+		it->slot = -1;
+		if (!getpeername(it->fd, (struct sockaddr *)&peer, &len)) {
+			close(it->fd);
+			h->items[i--] = h->items[--h->n];
+			continue;
+		}
+		if (!r->balancer) {
+			it->slot = k++; /* hash: every socket takes traffic */
+			continue;
+		}
+		for (unsigned int s = 0; s < live; s++) {
+			uint64_t cookie;
+
+			if (!balancer_slot_cookie(r->balancer, s, &cookie) && cookie == it->id)
+				it->slot = s;
+		}
+	}
+	return 0;
+}
+
+int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
+{
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	char want[80];
+	unsigned int live = 0, n = 0;
+	uint64_t *cookies = NULL;
+	int *fds, err;
+
+	memset(r, 0, sizeof(*r));
+	r->cfg = cfg;
+	if (parse_host_port(cfg->listen, &addr, &addrlen)) {
+		pr_warn("--listen %s: not an ADDR:PORT\n", cfg->listen);
+		return -EINVAL;
+	}
+	format_host_port((struct sockaddr *)&addr, want, sizeof(want));
+	if (h->from_fdstore) {
+		err = slots_from_map(r, cfg, h);
+		if (err)
+			return err;
+	}
+	fds = calloc(h->n + 1, sizeof(*fds));
+	if (!fds)
+		return -ENOMEM;
+	/* Slots in order first (group socket k = slot k), then the spares. */
+	for (unsigned int i = 0; i < h->n; i++)
+		if (h->items[i].kind == HANDOVER_SOCK && h->items[i].slot >= 0)
+			live++;
+	for (unsigned int k = 0; k < live; k++)
+		for (unsigned int i = 0; i < h->n; i++)
+			if (h->items[i].kind == HANDOVER_SOCK && h->items[i].slot == (int)k)
+				fds[n++] = h->items[i].fd;
+	if (n != live) {
+		pr_warn("upgrade: the hand-over's slots are not 0..%u\n", live - 1);
+		free(fds);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < h->n; i++)
+		if (h->items[i].kind == HANDOVER_SOCK && h->items[i].slot < 0)
+			fds[n++] = h->items[i].fd;
+	err = socket_group_adopt(&r->group, fds, n);
+	free(fds);
+	if (err)
+		return err;
+	if (sockaddr_port(&addr) && strcmp(want, r->group.listen)) {
+		pr_warn("upgrade: --listen %s, but the sockets handed over are bound to %s\n", want,
+			r->group.listen);
+		return -EINVAL;
+	}
+	if (h->threads > live)
+		h->threads = live;
+	err = receiver_set_slots(r, live, h->threads);
+	if (err)
+		return err;
+	cfg->sockets = live;
+	cfg->threads = h->threads;
+
+	if (cfg->trace) {
+		r->tracer = tracer_adopt(h);
+		if (!r->tracer)
+			return -errno;
+	}
+	if (cfg->balance != BALANCE_HASH) {
+		if (!r->balancer)
+			r->balancer = balancer_adopt(h);
+		if (!r->balancer)
+			return -errno;
+		cookies = calloc(live, sizeof(*cookies));
+		if (!cookies)
+			return -ENOMEM;
+		for (unsigned int k = 0; k < live; k++)
+			cookies[k] = r->group.socks[k].cookie;
+		/* The map in selection holds exactly the sockets we were given. */
+		err = balancer_verify_live(r->balancer, cookies, live);
+		free(cookies);
+		if (!err && balancer_get_live(r->balancer) != live) {
+			pr_warn("upgrade: the program selects among %u sockets, the hand-over "
+				"says %u\n",
+				balancer_get_live(r->balancer), live);
+			err = -EXDEV;
+		}
+		if (err)
+			return err;
+	}
+	close_bpf_fds(h);
+	err = receiver_open_rest(r);
+	if (err)
+		return err;
+	/* steered counts from here on are ours. */
+	receiver_credit_steered(r);
+	memset(r->sock_steered, 0, r->counters_cap * sizeof(*r->sock_steered));
+	return 0;
+}
+
+void upgrade_say_ready(struct handover *h)
+{
+	if (h->ready_fd < 0)
+		return;
+	if (write(h->ready_fd, "ready\n", 6) != 6)
+		pr_warn("upgrade: telling the old process: %s\n", strerror(errno));
+	close(h->ready_fd);
+	h->ready_fd = -1;
+}
+
+static int store_one(const struct handover_item *it, bool add)
+{
+	char state[160], name[HANDOVER_NAME_LEN + 48];
+
+	handover_fdname(it, name, sizeof(name));
+	/* FDPOLL=0: systemd polls stored fds and closes one that reports an
+	 * error; BPF map and link fds do (EPOLLERR: they do not poll), so
+	 * systemd 252 dropped them at once and a restart found sockets only. */
+	snprintf(state, sizeof(state), "%s\nFDNAME=%s",
+		 add ? "FDSTORE=1\nFDPOLL=0" : "FDSTOREREMOVE=1", name);
+	return sd_notify_fd(state, add ? it->fd : -1);
+}
+
+int upgrade_fdstore_put(struct receiver *r)
+{
+	struct handover h;
+	unsigned int stored = 0;
+	int err;
+
+	if (!sd_notify_enabled())
+		return 0;
+	handover_init(&h);
+	err = build(r, &h);
+	for (; stored < h.n && !err; stored++)
+		err = store_one(&h.items[stored], true);
+	if (err) {
+		/* Half a store would make the next start fail (sockets without
+		 * their maps): take back what went in; a restart then rebinds. */
+		pr_warn("systemd fd store (FDSTORE=1 to $NOTIFY_SOCKET): %s; a restart will not "
+			"keep the sockets\n",
+			strerror(-err));
+		for (unsigned int i = 0; i + 1 < stored; i++)
+			store_one(&h.items[i], false);
+	} else {
+		/* systemd holds them now: at exit the program stays on the group. */
+		r->handed_over = true;
+	}
+	handover_free(&h);
+	/* READY=1 in any case: a Type=notify start must not hang on the store. */
+	return sd_notify_fd("READY=1", -1) ?: err;
+}
+
+void upgrade_fdstore_socket(const struct group_socket *s, bool add)
+{
+	struct handover_item it = { .kind = HANDOVER_SOCK, .fd = s->fd, .id = s->cookie };
+	int err;
+
+	if (!sd_notify_enabled())
+		return;
+	err = store_one(&it, add);
+	if (err)
+		pr_warn("systemd fd store: socket cookie %llu: %s\n", (unsigned long long)s->cookie,
+			strerror(-err));
+}
+
+void upgrade_notify_mainpid(pid_t pid)
+{
+	char state[32];
+
+	if (!sd_notify_enabled())
+		return;
+	snprintf(state, sizeof(state), "MAINPID=%d", (int)pid);
+	if (sd_notify_fd(state, -1))
+		pr_warn("systemd: %s not sent\n", state);
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The disk buffer (--disk-buffer DIR): append-only segment files holding
+ * whole batches, so that a destination outage (spill) or a crash (reliable)
+ * loses nothing that was received.
+ *
+ * Workers append batches (encoded into a record and queued; the buffer's
+ * writer thread writes each with one write, so a worker never waits for the
+ * disk); the output
+ * stage reads them back in the order they were appended and says when each
+ * is done (written to a stream sink, or acknowledged by Kafka). A segment is
+ * deleted when every record of it was read and done. On open, segments left
+ * in DIR by an earlier run are queued first, so they are sent before anything
+ * new.
+ *
+ * On-disk format (host byte order: a DIR is read back by the same machine):
+ *   segment file  DIR/NNNNNNNNNNNNNNNN.seg (hex id, increasing)
+ *                 16-byte header: "SRXDBUF1", u32 version, u32 0
+ *                 then records, back to back
+ *   record        40-byte header: u32 magic "SRXR", u32 crc32 of the header
+ *                 (with this field 0), u32 payload length, u32 messages,
+ *                 u32 crc32 of the payload, u32 0, u64 record number,
+ *                 u64 receive time of the first message (CLOCK_REALTIME ns)
+ *                 payload: one 56-byte descriptor per message (length,
+ *                 socket, truncated, source address), then the messages'
+ *                 bytes back to back.
+ * A record whose header or payload does not match its CRC (zlib's crc32) is
+ * never handed out: it is counted as corrupt and the reader resynchronises
+ * on the next valid record header (a torn tail after a crash ends there).
+ */
+#ifndef SYSLOGRX_DISKBUF_H
+#define SYSLOGRX_DISKBUF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "rx/path/window.h"
+
+enum diskbuf_mode {
+	DISKBUF_SPILL,	  /* only what does not fit the input window */
+	DISKBUF_RELIABLE, /* every batch, before the output sees it */
+};
+
+struct diskbuf_opts {
+	const char *dir;
+	uint64_t max_bytes;	/* the cap on all segment files together */
+	uint64_t segment_bytes; /* 0: max_bytes / 8, within 64 KiB .. 64 MiB */
+	int sync_ms;		/* fdatasync at most this often; 0: after every batch */
+	enum diskbuf_mode mode;
+};
+
+struct diskbuf_stats {
+	uint64_t max_bytes;
+	uint64_t bytes;		/* segment files' total size now */
+	uint64_t msgs, batches; /* on disk and not yet done */
+	uint64_t queued_msgs;	/* encoded, waiting for the writer thread */
+	uint64_t segments;
+	double oldest_age_seconds; /* oldest message not yet handed out (to within a batch) */
+	uint64_t recovered_msgs;   /* found in DIR at open */
+	uint64_t written_msgs, written_batches, written_bytes;
+	uint64_t replayed_msgs;			 /* read back and handed to the output */
+	uint64_t dropped_msgs, dropped_batches;	 /* buffer full (or a write failed) */
+	uint64_t corrupt_records, corrupt_bytes; /* skipped: CRC, torn tail */
+	uint64_t syncs;
+};
+
+struct diskbuf;
+
+/* Opens (creating) DIR and queues what an earlier run left there. NULL +
+ * errno, having logged one line naming the flag and the file. */
+struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts);
+/* Syncs and closes; what is still on disk stays for the next run. */
+void diskbuf_close(struct diskbuf *d);
+
+/*
+ * Appends b as one record. With only_if_spilling, appends only while the
+ * buffer is spilling (it holds unread records, or the mode is reliable) and
+ * returns 1 without appending otherwise: the caller's batch then belongs to
+ * the window. 0: queued for the writer (spilling from now on). -ENOSPC: the
+ * buffer is full, -ENOBUFS: the writer is that far behind; both counted as
+ * dropped (as is a later failed write, in the stats).
+ */
+int diskbuf_append(struct diskbuf *d, const struct batch *b, bool only_if_spilling);
+bool diskbuf_spilling(struct diskbuf *d);
+/* Waits until everything appended so far is written (tests; exit). */
+void diskbuf_flush(struct diskbuf *d);
+
+/*
+ * The oldest unread record into b (its recs and data grow as needed;
+ * b->disk_seg names its segment). 1: a batch, 0: nothing unread (in spill
+ * mode the buffer stops spilling then).
+ */
+int diskbuf_read(struct diskbuf *d, struct batch *b);
+/* Records appended and not yet read. */
+uint64_t diskbuf_unread(struct diskbuf *d);
+/* The output is done with the record read into a batch (b->disk_seg,
+ * b->disk_off, b->count): written, or acknowledged. Its segment goes once
+ * every record of it is done; the cursor moves past it once every record
+ * before it is done too. */
+void diskbuf_done(struct diskbuf *d, uint64_t seg, uint64_t off, uint32_t count);
+
+void diskbuf_get_stats(struct diskbuf *d, struct diskbuf_stats *out);
+const char *diskbuf_mode_name(enum diskbuf_mode m);
+
+#endif

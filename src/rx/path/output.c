@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/clock.h"
+#include "rx/path/output.h"
+#include "rx/path/output_async.h"
+#include "rx/path/output_source.h"
+#include "rx/path/output_sync.h"
+
+static void *output_main(void *arg)
+{
+	struct output_stage *o = arg;
+
+	o->rate_start_ns = mono_ns();
+	if (o->async)
+		output_async_main(o);
+	else
+		output_sync_main(o);
+	/* Ran to its end: everything is written (the sink closes after the
+	 * server has it all): held disk records are done. */
+	if (!*o->force)
+		output_source_free(o, true);
+	return NULL;
+}
+
+int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf *disk,
+		       struct sink *sink, enum out_format fmt, uint64_t rate,
+		       const volatile int *reopen, const volatile int *force)
+{
+	int err;
+
+	memset(o, 0, sizeof(*o));
+	o->window = w;
+	o->disk = disk;
+	o->sink = sink;
+	o->format = fmt;
+	o->rate = rate;
+	o->reopen = reopen;
+	o->force = force;
+	o->async = sink->ops->produce && sink->ops->poll && sink->ops->drain;
+	err = o->async ? output_async_init(o) : output_sync_init(o);
+	o->seq = seqtrack_new();
+	if (err || !o->seq) {
+		output_stage_free(o);
+		return err ?: -ENOMEM;
+	}
+	return -pthread_create(&o->thread, NULL, output_main, o);
+}
+
+int output_stage_join(struct output_stage *o)
+{
+	pthread_join(o->thread, NULL);
+	return o->error;
+}
+
+void output_stage_free(struct output_stage *o)
+{
+	output_source_free(o, false); /* after a forced exit: left on disk */
+	free(o->buf);
+	o->buf = NULL;
+	output_async_free(o);
+	seqtrack_free(o->seq);
+	o->seq = NULL;
+}
+
+void output_stage_counts(struct output_stage *o, struct output_counts *out)
+{
+	out->processed = __atomic_load_n(&o->counts.processed, __ATOMIC_RELAXED);
+	out->written = __atomic_load_n(&o->counts.written, __ATOMIC_RELAXED);
+	out->malformed = __atomic_load_n(&o->counts.malformed, __ATOMIC_RELAXED);
+	out->discarded = __atomic_load_n(&o->counts.discarded, __ATOMIC_RELAXED);
+	out->write_errors = __atomic_load_n(&o->counts.write_errors, __ATOMIC_RELAXED);
+}

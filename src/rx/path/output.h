@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The output stage: one thread that takes batches from the input window,
+ * parses each message (counting malformed ones, which are still written
+ * raw), feeds the loss accounting, formats and hands the sink the result.
+ *
+ *   output.c        start, join, counts, free; picks the loop for the sink
+ *   output_sync.c   stream sinks: format into a large buffer, write it whole;
+ *                   a batch leaves the window once formatted
+ *   output_async.c  async sinks (kafka): produce each message; a batch leaves
+ *                   the window when every message of it has a delivery report
+ *   output_msg.c    the per-message step both loops share: parse, count,
+ *                   sequence accounting, meta, --output-rate
+ */
+#ifndef SYSLOGRX_OUTPUT_H
+#define SYSLOGRX_OUTPUT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include "rx/sink/sink.h"
+#include "rx/path/window.h"
+#include "syslog/format.h"
+#include "syslog/seqtrack.h"
+
+struct output_counts {
+	uint64_t processed;    /* taken from the window */
+	uint64_t written;      /* accepted by the sink */
+	uint64_t malformed;    /* did not parse: written raw all the same */
+	uint64_t discarded;    /* could not be written: the sink failed */
+	uint64_t write_errors; /* failed sink writes */
+};
+
+struct batch_track;
+struct diskbuf;
+struct held_rec;
+
+struct output_stage {
+	pthread_t thread;
+	struct window *window;
+	struct sink *sink;
+	enum out_format format;
+	uint64_t rate;		    /* --output-rate, 0 = none */
+	struct seqtrack *seq;	    /* owned: freed by output_stage_free */
+	const volatile int *reopen; /* set by SIGHUP, cleared here */
+	const volatile int *force;  /* second signal: stop now */
+	char *buf;
+	size_t used, cap;
+	uint64_t pending;		 /* messages in buf */
+	uint64_t rate_start_ns;		 /* --output-rate schedule: message */
+	uint64_t rate_base;		 /* rate_base + k is due at start + k/rate */
+	struct output_counts counts;	 /* read with __atomic loads */
+	bool async;			 /* sink->ops->produce */
+	struct batch_track *free_tracks; /* output_async.c's recycled trackers */
+	uint64_t tracks_live;		 /* batches waiting for delivery reports */
+	struct diskbuf *disk;		 /* --disk-buffer, or NULL (output_source.c) */
+	struct held_rec *held;		 /* disk records written, not yet settled */
+	size_t held_n, held_cap;	 /* (output_source.c) */
+	size_t held_written;		 /* held[0, held_written) are written */
+	int error;
+};
+
+/* disk: the --disk-buffer to read after the window, or NULL. */
+int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf *disk,
+		       struct sink *sink, enum out_format fmt, uint64_t rate,
+		       const volatile int *reopen, const volatile int *force);
+/* Returns after the window is closed and drained (or force). */
+int output_stage_join(struct output_stage *o);
+void output_stage_counts(struct output_stage *o, struct output_counts *out);
+/* Frees what start allocated (the sequence accounting is read until then). */
+void output_stage_free(struct output_stage *o);
+
+#endif

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The output stage's path for asynchronous sinks (Kafka): each message is
+ * produced on its own with its batch's tracker as the opaque, and the batch
+ * leaves the input window only when every message of it has a delivery
+ * report. Batches may complete in any order: the window counts messages and
+ * bytes, not positions.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/sockaddr.h"
+#include "rx/path/output_async.h"
+#include "rx/path/output_msg.h"
+#include "rx/path/output_source.h"
+
+/* A batch in flight: released when outstanding reaches 0. */
+struct batch_track {
+	struct batch_track *next; /* free list: recycled, not freed */
+	struct batch *batch;
+	uint32_t outstanding; /* produced without a report, +1 while producing */
+	bool undelivered;     /* a message of it was given up at exit */
+};
+
+static struct batch_track *track_get(struct output_stage *o, struct batch *b)
+{
+	struct batch_track *t = o->free_tracks;
+
+	if (t)
+		o->free_tracks = t->next;
+	else
+		t = malloc(sizeof(*t)); /* only while the number in flight grows */
+	if (!t)
+		return NULL;
+	t->next = NULL;
+	t->batch = b;
+	t->outstanding = 1; /* the producer's hold: no release mid-batch */
+	t->undelivered = false;
+	o->tracks_live++;
+	return t;
+}
+
+/* Drops one hold on t; the last one gives the batch's room back. */
+static void track_put(struct output_stage *o, struct batch_track *t)
+{
+	if (--t->outstanding)
+		return;
+	/* Given up at exit: a disk batch stays on disk for the next run. */
+	output_release(o, t->batch, !t->undelivered);
+	t->batch = NULL;
+	t->next = o->free_tracks;
+	o->free_tracks = t;
+	o->tracks_live--;
+}
+
+void output_async_free(struct output_stage *o)
+{
+	while (o->free_tracks) {
+		struct batch_track *t = o->free_tracks;
+
+		o->free_tracks = t->next;
+		free(t);
+	}
+}
+
+/* The sink's delivery report for one message (from poll or drain, on this
+ * thread). */
+static void on_done(void *ctx, void *opaque, enum sink_result res)
+{
+	struct output_stage *o = ctx;
+
+	if (res == SINK_DELIVERED)
+		output_count(&o->counts.written, 1);
+	else
+		output_count(&o->counts.discarded,
+			     1); /* failed or undelivered: the sink says why */
+	if (res == SINK_UNDELIVERED)
+		((struct batch_track *)opaque)->undelivered = true;
+	track_put(o, opaque);
+}
+
+/* The record key --kafka-key asks for; 0 bytes = a null key (the field is
+ * absent, or the message did not parse). */
+static size_t message_key(struct output_stage *o, const struct msg_rec *r,
+			  const struct syslog_msg *m, enum syslog_parse_result res, char *scratch,
+			  size_t cap, const char **key)
+{
+	const struct syslog_str *f = NULL;
+
+	switch (o->sink->key) {
+	case KAFKA_KEY_SOURCE:
+		*key = scratch;
+		return sockaddr_format(scratch, cap, (const struct sockaddr *)&r->src, r->src_len);
+	case KAFKA_KEY_HOSTNAME:
+		f = &m->hostname;
+		break;
+	case KAFKA_KEY_APP:
+		f = &m->app_name;
+		break;
+	default:
+		return 0;
+	}
+	if (res == SYSLOG_MALFORMED || !f->p)
+		return 0;
+	*key = f->p;
+	return f->len;
+}
+
+/* Hands one message to the sink, waiting (serving reports) while its queue
+ * is full. */
+static void produce_one(struct output_stage *o, struct batch_track *t, const char *msg, size_t len,
+			const char *key, size_t keylen)
+{
+	for (;;) {
+		int err = o->sink->ops->produce(o->sink, msg, len, key, keylen, t);
+
+		if (!err) {
+			t->outstanding++;
+			return;
+		}
+		if (err != -EAGAIN || *o->force) {
+			/* Permanent (counted by the sink per reason) or leaving now. */
+			output_count(&o->counts.discarded, 1);
+			return;
+		}
+		o->sink->ops->poll(o->sink, 100);
+	}
+}
+
+static void process_batch_async(struct output_stage *o, struct batch *b)
+{
+	struct batch_track *t;
+	char keybuf[SOCKADDR_STRLEN];
+
+	while (!(t = track_get(o, b))) {
+		/* Out of memory for a 24-byte tracker: wait for completions. */
+		if (*o->force) {
+			output_release(o, b, false);
+			return;
+		}
+		o->sink->ops->poll(o->sink, 100);
+	}
+	for (uint32_t i = 0; i < b->count && !*o->force; i++) {
+		const struct msg_rec *r = &b->recs[i];
+		const char *data;
+		struct syslog_msg m;
+		struct msg_meta meta;
+		enum syslog_parse_result res = output_msg_take(o, b, i, &data, &m, &meta);
+		const char *key = NULL;
+		size_t len, keylen;
+
+		/* One line in o->buf (sized for the largest datagram); the
+		 * record value is the line without its '\n'. */
+		len = format_message(o->buf, o->format, data, r->len, &m, res, &meta);
+		keylen = message_key(o, r, &m, res, keybuf, sizeof(keybuf), &key);
+		produce_one(o, t, o->buf, len ? len - 1 : 0, key, keylen);
+		output_msg_done(o, NULL);
+	}
+	track_put(o, t);
+}
+
+void output_async_main(struct output_stage *o)
+{
+	struct sink *s = o->sink;
+	uint64_t lost;
+
+	while (!*o->force) {
+		struct batch *b = output_pop(o, 0);
+
+		if (!b) {
+			s->ops->poll(s, 0);
+			if (output_source_done(o))
+				break;
+			/* With reports to wait for, come back soon to serve them. */
+			b = output_pop(o, o->tracks_live ? 5 : 100);
+		}
+		if (*o->reopen)
+			*(volatile int *)o->reopen = 0; /* nothing to reopen */
+		if (b)
+			process_batch_async(o, b);
+		s->ops->poll(s, 0);
+	}
+	if (!*o->force) {
+		/* Everything is produced: wait for the reports, up to
+		 * --drain-timeout; what is given up completes as undelivered. */
+		lost = s->ops->drain(s);
+		output_count(&o->counts.discarded, lost);
+	}
+}
+
+int output_async_init(struct output_stage *o)
+{
+	/* One formatted line at a time: the largest datagram in any format. */
+	o->cap = format_max_len(o->format, 65536);
+	o->buf = malloc(o->cap);
+	if (!o->buf)
+		return -ENOMEM;
+	o->sink->done = on_done;
+	o->sink->done_ctx = o;
+	return 0;
+}

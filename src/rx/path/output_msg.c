@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+#include "common/clock.h"
+#include "rx/path/output_msg.h"
+
+void output_count(uint64_t *counter, uint64_t n)
+{
+	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
+}
+
+enum syslog_parse_result output_msg_take(struct output_stage *o, const struct batch *b, uint32_t i,
+					 const char **data, struct syslog_msg *m,
+					 struct msg_meta *meta)
+{
+	const struct msg_rec *r = &b->recs[i];
+	enum syslog_parse_result res;
+
+	*data = b->data + r->off;
+	res = syslog_parse(*data, r->len, m);
+	if (res == SYSLOG_MALFORMED)
+		output_count(&o->counts.malformed, 1);
+	if (o->seq)
+		seqtrack_observe(o->seq, *data, r->len);
+	*meta = (struct msg_meta){
+		.src = (const struct sockaddr *)&r->src,
+		.src_len = r->src_len,
+		.recv_realtime_ns = r->recv_ns,
+		.socket_index = r->sock,
+	};
+	return res;
+}
+
+/* --output-rate: message k is due at start + k/rate; sleep when ahead. */
+static void pace(struct output_stage *o, void (*before_sleep)(struct output_stage *o))
+{
+	uint64_t done = o->counts.processed - o->rate_base;
+	uint64_t due = o->rate_start_ns + done * NSEC_PER_SEC / o->rate;
+	uint64_t now = mono_ns();
+	struct timespec ts;
+
+	if (now >= due) {
+		/* Idle time is not credit: a slow destination stays slow after a
+		 * pause, so restart the schedule when we fall 10 ms behind it. */
+		if (now - due > 10000000ULL) {
+			o->rate_start_ns = now;
+			o->rate_base = o->counts.processed;
+		}
+		return;
+	}
+	if (before_sleep)
+		before_sleep(o);
+	ts = ns_to_timespec(due - now);
+	nanosleep(&ts, NULL);
+}
+
+void output_msg_done(struct output_stage *o, void (*before_sleep)(struct output_stage *o))
+{
+	output_count(&o->counts.processed, 1);
+	if (o->rate)
+		pace(o, before_sleep);
+}

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "common/array.h"
+#include "common/clock.h"
+#include "rx/path/window.h"
+
+static void deadline_in(struct timespec *ts, int ms)
+{
+	*ts = ns_to_timespec(mono_ns() + ms * 1000000ULL);
+}
+
+int window_init(struct window *w, uint64_t max_msgs, uint64_t max_bytes, uint32_t batch_cap)
+{
+	int err;
+
+	memset(w, 0, sizeof(*w));
+	w->max_msgs = max_msgs;
+	w->max_bytes = max_bytes;
+	w->batch_cap = batch_cap;
+	err = -pthread_mutex_init(&w->lock, NULL);
+	if (!err)
+		err = cond_init_monotonic(&w->room);
+	if (!err)
+		err = cond_init_monotonic(&w->ready);
+	return err;
+}
+
+static void free_list(struct batch *b)
+{
+	while (b) {
+		struct batch *next = b->next;
+
+		free(b->recs);
+		free(b->data);
+		free(b);
+		b = next;
+	}
+}
+
+void window_destroy(struct window *w)
+{
+	free_list(w->head);
+	free_list(w->free);
+	pthread_cond_destroy(&w->room);
+	pthread_cond_destroy(&w->ready);
+	pthread_mutex_destroy(&w->lock);
+}
+
+static bool has_room(const struct window *w)
+{
+	return w->msgs + w->reserved < w->max_msgs && w->bytes < w->max_bytes;
+}
+
+/* Stores of what window_peek_stats reads without the lock (the writers hold
+ * it, so a plain read of the old value is fine here). */
+#define PUBLISH(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELAXED)
+
+/* Time with at least one worker waiting is time the window was full. The
+ * three fields change inside a sequence count (writers are serialized by the
+ * lock): a lock-free reader retries while it is odd or moved. */
+static void full_begin(struct window *w)
+{
+	__atomic_store_n(&w->full_seq, w->full_seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void full_end(struct window *w)
+{
+	__atomic_store_n(&w->full_seq, w->full_seq + 1, __ATOMIC_RELEASE);
+}
+
+static void note_wait_start(struct window *w)
+{
+	full_begin(w);
+	if (w->waiting == 0)
+		PUBLISH(w->full_since_ns, mono_ns());
+	PUBLISH(w->waiting, w->waiting + 1);
+	full_end(w);
+}
+
+static void note_wait_end(struct window *w)
+{
+	full_begin(w);
+	PUBLISH(w->waiting, w->waiting - 1);
+	if (w->waiting == 0)
+		PUBLISH(w->full_ns, w->full_ns + mono_ns() - w->full_since_ns);
+	full_end(w);
+}
+
+uint32_t window_reserve(struct window *w, uint32_t want, const volatile int *stop, int timeout_ms)
+{
+	struct timespec deadline;
+	uint64_t room;
+	uint32_t got = 0;
+
+	pthread_mutex_lock(&w->lock);
+	if (!has_room(w)) {
+		deadline_in(&deadline, timeout_ms);
+		note_wait_start(w);
+		while (!has_room(w) && !*stop && !w->closed) {
+			if (pthread_cond_timedwait(&w->room, &w->lock, &deadline) == ETIMEDOUT)
+				break;
+		}
+		note_wait_end(w);
+	}
+	if (has_room(w)) {
+		room = w->max_msgs - w->msgs - w->reserved;
+		got = want < room ? want : room;
+		w->reserved += got;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return got;
+}
+
+void window_unreserve(struct window *w, uint32_t n)
+{
+	pthread_mutex_lock(&w->lock);
+	w->reserved -= n;
+	pthread_cond_signal(&w->room);
+	pthread_mutex_unlock(&w->lock);
+}
+
+struct batch *window_batch_get(struct window *w)
+{
+	struct batch *b;
+
+	pthread_mutex_lock(&w->lock);
+	b = w->free;
+	if (b)
+		w->free = b->next;
+	pthread_mutex_unlock(&w->lock);
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return NULL;
+		b->cap = w->batch_cap;
+		b->recs = calloc(b->cap, sizeof(*b->recs));
+		if (!b->recs) {
+			free(b);
+			return NULL;
+		}
+	}
+	b->next = NULL;
+	b->count = 0;
+	b->used = 0;
+	b->disk_seg = 0;
+	return b;
+}
+
+void window_batch_put(struct window *w, struct batch *b)
+{
+	pthread_mutex_lock(&w->lock);
+	b->next = w->free;
+	w->free = b;
+	pthread_mutex_unlock(&w->lock);
+}
+
+struct msg_rec *batch_add(struct batch *b, size_t len)
+{
+	struct msg_rec *r;
+
+	if (b->count >= b->cap)
+		return NULL;
+	/* Grows geometrically and is kept when the batch is recycled, so a
+	 * steady flow allocates nothing. */
+	if (array_reserve((void **)&b->data, &b->data_cap, b->used + len, 1, 16384))
+		return NULL;
+	r = &b->recs[b->count++];
+	r->off = b->used;
+	r->len = len;
+	b->used += len;
+	return r;
+}
+
+void window_push(struct window *w, struct batch *b, uint32_t reserved)
+{
+	pthread_mutex_lock(&w->lock);
+	w->reserved -= reserved;
+	PUBLISH(w->msgs, w->msgs + b->count);
+	PUBLISH(w->bytes, w->bytes + b->used);
+	if (w->msgs > w->hwm)
+		PUBLISH(w->hwm, w->msgs);
+	b->next = NULL;
+	if (w->tail)
+		w->tail->next = b;
+	else
+		w->head = b;
+	w->tail = b;
+	if (b->count < reserved)
+		pthread_cond_signal(&w->room);
+	pthread_cond_signal(&w->ready);
+	pthread_mutex_unlock(&w->lock);
+}
+
+struct batch *window_pop(struct window *w, int timeout_ms)
+{
+	struct timespec deadline;
+	struct batch *b;
+
+	pthread_mutex_lock(&w->lock);
+	if (!w->head && !w->closed) {
+		deadline_in(&deadline, timeout_ms);
+		while (!w->head && !w->closed)
+			if (pthread_cond_timedwait(&w->ready, &w->lock, &deadline) == ETIMEDOUT)
+				break;
+	}
+	b = w->head;
+	if (b) {
+		w->head = b->next;
+		if (!w->head)
+			w->tail = NULL;
+		b->next = NULL;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return b;
+}
+
+void window_release(struct window *w, struct batch *b)
+{
+	pthread_mutex_lock(&w->lock);
+	PUBLISH(w->msgs, w->msgs - b->count);
+	PUBLISH(w->bytes, w->bytes - b->used);
+	b->next = w->free;
+	w->free = b;
+	pthread_cond_broadcast(&w->room);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void window_close(struct window *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->closed = true;
+	pthread_cond_broadcast(&w->ready);
+	pthread_cond_broadcast(&w->room);
+	pthread_mutex_unlock(&w->lock);
+}
+
+bool window_done(struct window *w)
+{
+	bool done;
+
+	pthread_mutex_lock(&w->lock);
+	done = w->closed && !w->head;
+	pthread_mutex_unlock(&w->lock);
+	return done;
+}
+
+void window_get_stats(struct window *w, struct window_stats *out)
+{
+	pthread_mutex_lock(&w->lock);
+	out->size = w->max_msgs;
+	out->size_bytes = w->max_bytes;
+	out->msgs = w->msgs;
+	out->bytes = w->bytes;
+	out->hwm = w->hwm;
+	out->full_seconds = (w->full_ns + (w->waiting ? mono_ns() - w->full_since_ns : 0)) / 1e9;
+	pthread_mutex_unlock(&w->lock);
+}
+
+void window_peek_stats(struct window *w, struct window_stats *out)
+{
+	uint64_t full_ns, since, now;
+	unsigned int waiting;
+	uint32_t seq;
+
+	out->size = w->max_msgs; /* set once, before any thread */
+	out->size_bytes = w->max_bytes;
+	out->msgs = __atomic_load_n(&w->msgs, __ATOMIC_RELAXED);
+	out->bytes = __atomic_load_n(&w->bytes, __ATOMIC_RELAXED);
+	out->hwm = __atomic_load_n(&w->hwm, __ATOMIC_RELAXED);
+	do {
+		seq = __atomic_load_n(&w->full_seq, __ATOMIC_ACQUIRE);
+		full_ns = __atomic_load_n(&w->full_ns, __ATOMIC_RELAXED);
+		since = __atomic_load_n(&w->full_since_ns, __ATOMIC_RELAXED);
+		waiting = __atomic_load_n(&w->waiting, __ATOMIC_RELAXED);
+		/* Inside the loop: a wait that ends after this check ends after
+		 * now, so the next read is never smaller. */
+		now = mono_ns();
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while ((seq & 1) || seq != __atomic_load_n(&w->full_seq, __ATOMIC_RELAXED));
+	out->full_seconds = (full_ns + (waiting && now > since ? now - since : 0)) / 1e9;
+}

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include "common/clock.h"
+#include "common/log.h"
+#include "rx/path/diskbuf.h"
+#include "rx/path/worker.h"
+
+#define POLL_MS 100
+#define COALESCE_MIN_US 50
+#define COALESCE_MAX_US 2000
+/* Bound on datagrams counted as abandoned per socket at exit. */
+#define ABANDON_MAX 1000000
+
+/* Stop reading: for good (stop) or to be restarted over other sockets (regroup). */
+static bool leaving(const struct worker_shared *sh)
+{
+	return *sh->stop || (sh->regroup && *sh->regroup);
+}
+
+/*
+ * The lab's --cost-ns: burn CPU for n messages, one clock read per check.
+ * With --cost-makeup, while a backlog waits (the previous read was full) the
+ * work runs on from where the last batch's ended, so time the thread lost to
+ * preemption is made up: the worker drains exactly 1e9 / cost_ns msgs/s when
+ * busy, however loaded the machine is (the lab's SC4S replica relies on it).
+ * After a read that emptied a queue the period starts afresh.
+ */
+static void spend_cpu(struct worker *w, uint64_t cost_ns, unsigned int n, bool full)
+{
+	uint64_t now, from, until;
+
+	if (!cost_ns)
+		return;
+	now = clock_ns(CLOCK_MONOTONIC);
+	from = w->sh->cost_makeup && w->cost_backlog && w->cost_until_ns ? w->cost_until_ns : now;
+	until = from + cost_ns * n;
+	while (now < until)
+		now = clock_ns(CLOCK_MONOTONIC);
+	w->cost_until_ns = until;
+	w->cost_backlog = full;
+}
+
+/* The kernel's arrival stamp of a datagram (SO_TIMESTAMPNS), CLOCK_REALTIME
+ * ns; 0 if it has none. */
+static uint64_t kernel_stamp(struct msghdr *h)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+
+			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+			return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+		}
+	}
+	return 0;
+}
+
+/* A filled batch goes to the window (room was reserved for it), or, with no
+ * room reserved, to the disk buffer (which counts it if it is full). */
+static void deliver(const struct worker_shared *sh, struct batch *b, uint32_t room)
+{
+	if (room) {
+		window_push(sh->window, b, room);
+		return;
+	}
+	diskbuf_append(sh->disk, b, false);
+	window_batch_put(sh->window, b);
+}
+
+/*
+ * One recvmmsg of at most `want` datagrams from socket idx into a batch
+ * pushed to the window, where `room` is reserved for it; room 0: the batch
+ * goes to the disk buffer. Returns datagrams read, 0 if none (EAGAIN or
+ * timeout), or -errno.
+ */
+static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32_t room, int flags)
+{
+	const struct worker_shared *sh = w->sh;
+	struct sock_counters *sc = &sh->counters[idx];
+	struct batch *b;
+	uint64_t now, busy, bytes = 0, trunc = 0, empty = 0;
+	int n;
+
+	for (uint32_t i = 0; i < want; i++) {
+		w->msgs[i].msg_hdr.msg_namelen = sizeof(w->addrs[i]);
+		w->msgs[i].msg_hdr.msg_flags = 0;
+		if (w->ctrl)
+			w->msgs[i].msg_hdr.msg_controllen = WORKER_CTRL_BYTES;
+	}
+	n = recvmmsg(sh->group->socks[idx].fd, w->msgs, want, flags, NULL);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return 0;
+		return -errno;
+	}
+	if (n == 0)
+		return 0;
+	if (sh->taken)
+		__atomic_fetch_add(sh->taken, n, __ATOMIC_RELAXED);
+
+	busy = mono_ns();
+	b = window_batch_get(sh->window);
+	if (!b)
+		return -ENOMEM;
+	now = clock_ns(CLOCK_REALTIME);
+	if (!w->first_ns)
+		w->first_ns = now;
+	w->last_ns = now;
+	for (int i = 0; i < n; i++) {
+		const struct mmsghdr *m = &w->msgs[i];
+		size_t len = m->msg_len > WORKER_SLOT_BYTES ? WORKER_SLOT_BYTES : m->msg_len;
+		struct msg_rec *r = batch_add(b, len);
+
+		if (!r) {
+			deliver(sh, b, room);
+			return -ENOMEM;
+		}
+		memcpy(b->data + r->off, w->buf + (size_t)i * WORKER_SLOT_BYTES, len);
+		r->sock = idx;
+		r->truncated = !!(m->msg_hdr.msg_flags & MSG_TRUNC);
+		r->recv_ns = now;
+		if (w->ctrl) {
+			uint64_t stamp = kernel_stamp(&w->msgs[i].msg_hdr);
+
+			if (stamp) /* else the reorder stage places it by arrival */
+				r->recv_ns = stamp;
+		}
+		memcpy(&r->src, &w->addrs[i], sizeof(r->src));
+		r->src_len = m->msg_hdr.msg_namelen;
+		bytes += len;
+		trunc += r->truncated;
+		empty += len == 0;
+	}
+	spend_cpu(w, sh->cost_ns[sh->nr_cost_ns > 1 ? w->id : 0], n, (uint32_t)n == room);
+	deliver(sh, b, room);
+	w->busy_ns += mono_ns() - busy;
+	/* Relaxed: a stats reader wants a recent value, not an ordering. */
+	__atomic_fetch_add(&sc->received, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sc->bytes, bytes, __ATOMIC_RELAXED);
+	if (trunc)
+		__atomic_fetch_add(&sc->truncated, trunc, __ATOMIC_RELAXED);
+	if (empty)
+		__atomic_fetch_add(&sc->empty, empty, __ATOMIC_RELAXED);
+	return n;
+}
+
+/* Reads and counts, without keeping, what is still queued on socket idx;
+ * bounded by the queue's length at the start (a live sender keeps adding). */
+static void count_abandoned(struct worker *w, unsigned int idx)
+{
+	struct sock_counters *sc = &w->sh->counters[idx];
+	uint64_t left = ABANDON_MAX;
+	int n;
+
+	while (left && (n = recvmmsg(w->sh->group->socks[idx].fd, w->msgs, w->sh->batch,
+				     MSG_DONTWAIT, NULL)) > 0) {
+		__atomic_fetch_add(&sc->abandoned, n, __ATOMIC_RELAXED);
+		left = left > (uint64_t)n ? left - n : 0;
+	}
+}
+
+/* Reserves window room then reads; gives back what the socket did not fill. */
+static int reserve_and_read(struct worker *w, unsigned int idx, int flags, const volatile int *stop)
+{
+	const struct worker_shared *sh = w->sh;
+	uint32_t room;
+	int n;
+
+	if (sh->disk) {
+		/* Never wait for window room: while the disk buffer spills (it
+		 * holds unread batches, or the mode is reliable), or when the
+		 * window is full, the batch goes to disk. */
+		room = diskbuf_spilling(sh->disk) ? 0 :
+						    window_reserve(sh->window, sh->batch, stop, 0);
+		if (!room)
+			return read_socket(w, idx, sh->batch, 0, flags);
+	} else {
+		room = window_reserve(sh->window, sh->batch, stop, POLL_MS);
+		if (!room)
+			return 0;
+	}
+	n = read_socket(w, idx, room, room, flags);
+	if (n <= 0)
+		window_unreserve(sh->window, room);
+	return n;
+}
+
+/*
+ * After a small read, give the kernel queue a moment to gather a batch: a
+ * blocking read per datagram costs a wake-up and a syscall per message, more
+ * than everything else syslogrx does with it. The pause adapts: it doubles
+ * while reads stay small (the rate is low, the queue fills slowly) and halves
+ * when a read comes back half full or more (load: read again at once).
+ *
+ * Its ceiling is set by the smallest receive buffer of the worker's sockets:
+ * half the time that buffer takes to fill with 1000-byte datagrams (about
+ * 2 KiB of kernel memory each) at 250,000/s, the loopback ceiling, so a burst
+ * that starts mid-pause still fits. 212,992 bytes (the kernel's default) gives
+ * about 200 us; 32 MiB gives the 2 ms cap.
+ */
+static void coalesce(struct worker *w, int n)
+{
+	const struct worker_shared *sh = w->sh;
+	struct timespec ts;
+
+	if (n <= 0 || *sh->stop)
+		return;
+	if ((unsigned int)n >= sh->batch / 2) {
+		w->pause_us = w->pause_us / 2 > COALESCE_MIN_US ? w->pause_us / 2 : COALESCE_MIN_US;
+		return;
+	}
+	if ((unsigned int)n >= sh->batch / 4)
+		return;
+	ts.tv_sec = 0;
+	ts.tv_nsec = w->pause_us * 1000L;
+	nanosleep(&ts, NULL);
+	w->pause_us = w->pause_us * 2 < w->pause_max_us ? w->pause_us * 2 : w->pause_max_us;
+}
+
+static unsigned int pause_ceiling_us(const struct worker *w)
+{
+	const struct socket_group *g = w->sh->group;
+	uint64_t smallest = UINT64_MAX, us;
+
+	for (unsigned int i = 0; i < w->nsocks; i++)
+		if ((uint64_t)g->socks[w->socks[i]].rcvbuf < smallest)
+			smallest = g->socks[w->socks[i]].rcvbuf;
+	/* datagrams it holds / 250 per ms, halved, in us */
+	us = smallest / 2048 * 1000 / 250 / 2;
+	return us < COALESCE_MIN_US ? COALESCE_MIN_US : us > COALESCE_MAX_US ? COALESCE_MAX_US : us;
+}
+
+/*
+ * At stop: what the kernel has already queued on our sockets is ours. Under a
+ * sender that never stops, "until empty" would never end: past drain_ms what
+ * is still queued is read and counted as abandoned (closing the socket would
+ * free it uncounted: the kernel reports no drop for it).
+ */
+static void final_drain(struct worker *w)
+{
+	const struct worker_shared *sh = w->sh;
+	uint64_t deadline = clock_ns(CLOCK_MONOTONIC) + sh->drain_ms * 1000000ULL;
+
+	for (unsigned int i = 0; i < w->nsocks && !*sh->force; i++) {
+		int n;
+
+		do {
+			n = reserve_and_read(w, w->socks[i], MSG_DONTWAIT, sh->force);
+			if (n < 0)
+				w->error = n;
+		} while (n > 0 && !*sh->force && clock_ns(CLOCK_MONOTONIC) < deadline);
+	}
+	if (sh->queues_outlive && *sh->queues_outlive)
+		return;
+	for (unsigned int i = 0; i < w->nsocks; i++)
+		count_abandoned(w, w->socks[i]);
+}
+
+static void loop_one_socket(struct worker *w)
+{
+	const struct worker_shared *sh = w->sh;
+	int n;
+
+	while (!leaving(sh)) {
+		/* Blocks until one datagram (or SO_RCVTIMEO), then takes what is queued. */
+		n = reserve_and_read(w, w->socks[0], MSG_WAITFORONE, sh->stop);
+		if (n < 0) {
+			w->error = n;
+			return;
+		}
+		coalesce(w, n);
+	}
+}
+
+static void loop_epoll(struct worker *w)
+{
+	const struct worker_shared *sh = w->sh;
+	struct epoll_event ev[64];
+
+	while (!leaving(sh)) {
+		int nev = epoll_wait(w->epfd, ev, 64, POLL_MS);
+
+		if (nev < 0) {
+			if (errno == EINTR)
+				continue;
+			w->error = -errno;
+			return;
+		}
+		/* Level-triggered: one batch per ready socket per round keeps the
+		 * sockets of a worker fair to each other. */
+		int most = 0;
+
+		for (int i = 0; i < nev && !leaving(sh); i++) {
+			int n = reserve_and_read(w, ev[i].data.u32, MSG_DONTWAIT, sh->stop);
+
+			if (n < 0) {
+				w->error = n;
+				return;
+			}
+			if (n > most)
+				most = n;
+		}
+		coalesce(w, most);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	if (w->nsocks == 1)
+		loop_one_socket(w);
+	else
+		loop_epoll(w);
+	/* A regroup leaves the queues to the next set of threads. */
+	if (!w->error && *w->sh->stop)
+		final_drain(w);
+	return NULL;
+}
+
+static int worker_setup(struct worker *w)
+{
+	const struct worker_shared *sh = w->sh;
+	struct timeval tv = { .tv_sec = 0, .tv_usec = POLL_MS * 1000 };
+
+	w->msgs = calloc(sh->batch, sizeof(*w->msgs));
+	w->iov = calloc(sh->batch, sizeof(*w->iov));
+	w->addrs = calloc(sh->batch, sizeof(*w->addrs));
+	w->buf = malloc((size_t)sh->batch * WORKER_SLOT_BYTES);
+	unsigned int nr = sh->order ? sh->nr_order : sh->group->n;
+
+	w->socks = calloc(nr ? nr : 1, sizeof(*w->socks));
+	if (!w->msgs || !w->iov || !w->addrs || !w->buf || !w->socks)
+		return -ENOMEM;
+	if (sh->timestamps) {
+		w->ctrl = calloc(sh->batch, WORKER_CTRL_BYTES);
+		if (!w->ctrl)
+			return -ENOMEM;
+		for (unsigned int i = 0; i < sh->batch; i++)
+			w->msgs[i].msg_hdr.msg_control = w->ctrl + (size_t)i * WORKER_CTRL_BYTES;
+	}
+	for (unsigned int i = 0; i < sh->batch; i++) {
+		w->iov[i].iov_base = w->buf + (size_t)i * WORKER_SLOT_BYTES;
+		w->iov[i].iov_len = WORKER_SLOT_BYTES;
+		w->msgs[i].msg_hdr.msg_iov = &w->iov[i];
+		w->msgs[i].msg_hdr.msg_iovlen = 1;
+		w->msgs[i].msg_hdr.msg_name = &w->addrs[i];
+	}
+	for (unsigned int s = w->id; s < nr; s += sh->nr_workers)
+		w->socks[w->nsocks++] = sh->order ? sh->order[s] : s;
+	w->pause_max_us = pause_ceiling_us(w);
+	w->pause_us = COALESCE_MIN_US;
+
+	w->epfd = -1;
+	if (w->nsocks == 1) {
+		if (setsockopt(sh->group->socks[w->socks[0]].fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+			       sizeof(tv)))
+			return -errno;
+		return 0;
+	}
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (w->epfd < 0)
+		return -errno;
+	for (unsigned int i = 0; i < w->nsocks; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = w->socks[i] };
+
+		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, sh->group->socks[w->socks[i]].fd, &ev))
+			return -errno;
+	}
+	return 0;
+}
+
+static void worker_free(struct worker *w)
+{
+	if (w->epfd >= 0)
+		close(w->epfd);
+	w->epfd = -1;
+	free(w->msgs);
+	free(w->iov);
+	free(w->addrs);
+	free(w->buf);
+	free(w->socks);
+	free(w->ctrl);
+	w->ctrl = NULL;
+	w->msgs = NULL;
+	w->iov = NULL;
+	w->addrs = NULL;
+	w->buf = NULL;
+	w->socks = NULL;
+}
+
+int worker_start(struct worker *w, unsigned int id, const struct worker_shared *sh)
+{
+	int err;
+
+	memset(w, 0, sizeof(*w));
+	w->id = id;
+	w->sh = sh;
+	w->epfd = -1;
+	err = worker_setup(w);
+	if (!err)
+		err = -pthread_create(&w->thread, NULL, worker_main, w);
+	if (err)
+		worker_free(w);
+	return err;
+}
+
+int worker_join(struct worker *w)
+{
+	pthread_join(w->thread, NULL);
+	worker_free(w);
+	return w->error;
+}

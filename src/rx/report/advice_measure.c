@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "net/sysctl.h"
+#include "rx/report/advice_measure.h"
+
+/* The reason numbers behind SOCKET_RCVBUFF and PROTO_MEM in this kernel. */
+static void find_reasons(const struct tracer *t, int *rcvbuf, int *proto_mem)
+{
+	*rcvbuf = *proto_mem = -1;
+	for (int i = 0; i < TRACER_MAX_REASONS; i++) {
+		const char *name = tracer_reason_name(t, i);
+
+		if (!strcmp(name, "SOCKET_RCVBUFF"))
+			*rcvbuf = i;
+		else if (!strcmp(name, "PROTO_MEM"))
+			*proto_mem = i;
+	}
+}
+
+int advice_measure(struct receiver *r, struct advice *out)
+{
+	const struct config *c = r->cfg;
+	unsigned int n = r->group.n, nw = r->wsh.nr_workers ? r->wsh.nr_workers : c->threads;
+	struct advice_sock *socks = calloc(n ? n : 1, sizeof(*socks));
+	uint64_t *busy = calloc(nw ? nw : 1, sizeof(*busy));
+	uint64_t *steered = calloc(n ? n : 1, sizeof(*steered));
+	struct advice_input in = {};
+	struct window_stats ws;
+	uint64_t first = 0, last = 0;
+	int rcvbuf_reason = -1, proto_reason = -1;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(out, 0, sizeof(*out));
+	if (!socks || !busy || !steered) {
+		free(socks);
+		free(busy);
+		free(steered);
+		return -ENOMEM;
+	}
+	if (r->tracer)
+		find_reasons(r->tracer, &rcvbuf_reason, &proto_reason);
+	for (unsigned int i = 0; i < n; i++) {
+		struct advice_sock *s = &socks[i];
+		struct tracer_sock_stats st;
+
+		s->received = r->counters[i].received;
+		s->bytes = r->counters[i].bytes;
+		s->rcvbuf = r->group.socks[i].rcvbuf;
+		if (receiver_traced(r, i, &st))
+			continue;
+		s->drops = st.total;
+		s->drops_rcvbuf = rcvbuf_reason >= 0 ? st.by_reason[rcvbuf_reason] : 0;
+		s->drops_proto_mem = proto_reason >= 0 ? st.by_reason[proto_reason] : 0;
+		s->drop_bytes = st.enqueue_failure_bytes;
+		s->queue_hwm_bytes = st.queue_hwm_bytes;
+	}
+	for (unsigned int t = 0; t < nw && r->workers; t++) {
+		const struct worker *w = &r->workers[t];
+
+		busy[t] = w->busy_ns;
+		if (w->first_ns && (!first || w->first_ns < first))
+			first = w->first_ns;
+		if (w->last_ns > last)
+			last = w->last_ns;
+	}
+	window_get_stats(&r->window, &ws);
+	in = (struct advice_input){
+		.nsocks = n,
+		.nworkers = nw,
+		.ncpus = cpus > 0 ? cpus : 0,
+		.balance = c->balance,
+		.traced = r->tracer != NULL,
+		.socks = socks,
+		.worker_busy_ns = busy,
+		.active_seconds = last > first ? (last - first) / 1e9 : 0,
+		.window = ws.size,
+		.window_bytes = ws.size_bytes,
+		.window_hwm = ws.hwm,
+		.window_full_seconds = ws.full_seconds,
+		.page_size = sysconf(_SC_PAGESIZE),
+	};
+	if (r->balancer)
+		receiver_steered(r, steered, &in.selection_failures); /* per group socket */
+	sysctl_read_u64("net.core.rmem_max", &in.rmem_max);
+	if (sysctl_read("net.ipv4.udp_mem", in.udp_mem, 3) != 3)
+		memset(in.udp_mem, 0, sizeof(in.udp_mem));
+	advice_compute(&in, out);
+	free(socks);
+	free(busy);
+	free(steered);
+	return 0;
+}

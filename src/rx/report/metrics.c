@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+#include <argp.h>
+#include <errno.h>
+#include <string.h>
+#include "rx/report/metrics.h"
+#include "rx/report/snapshot.h"
+
+/* Families of one sample per socket: socket="I". */
+static void per_socket(struct prom_text *p, const struct snapshot *s, const char *name,
+		       enum prom_type type, const char *help, size_t off)
+{
+	struct prom_labels l;
+
+	prom_family(p, name, type, help);
+	for (unsigned int i = 0; i < s->n; i++) {
+		prom_labels_init(&l);
+		prom_label_u64(&l, "socket", i);
+		prom_u64(p, name, &l, *(const uint64_t *)((const char *)&s->socks[i] + off));
+	}
+}
+
+#define SOCK_FIELD(f) offsetof(struct snapshot_socket, f)
+
+static void one(struct prom_text *p, const char *name, enum prom_type type, const char *help,
+		uint64_t v)
+{
+	prom_family(p, name, type, help);
+	prom_u64(p, name, NULL, v);
+}
+
+/* A series per reason with a non-zero count; the family is always there. */
+static void by_reason(struct prom_text *p, struct receiver *r, const char *name,
+		      const struct prom_labels *base, const uint64_t *counts)
+{
+	struct prom_labels l;
+
+	for (unsigned int k = 0; k < TRACER_MAX_REASONS; k++) {
+		if (!counts[k])
+			continue;
+		l = *base;
+		prom_label(&l, "reason", snapshot_reason_name(r, k));
+		prom_u64(p, name, &l, counts[k]);
+	}
+}
+
+static void write_sockets(struct prom_text *p, struct receiver *r, const struct snapshot *s)
+{
+	struct prom_labels l;
+
+	per_socket(p, s, "syslogrx_socket_received_total", PROM_COUNTER,
+		   "Datagrams read from the socket.", SOCK_FIELD(received));
+	per_socket(p, s, "syslogrx_socket_received_bytes_total", PROM_COUNTER,
+		   "Payload bytes read from the socket.", SOCK_FIELD(bytes));
+	per_socket(p, s, "syslogrx_socket_truncated_total", PROM_COUNTER,
+		   "Datagrams longer than a receive slot, kept cut.", SOCK_FIELD(truncated));
+	per_socket(p, s, "syslogrx_socket_rcvbuf_bytes", PROM_GAUGE,
+		   "Effective kernel receive buffer (SO_RCVBUF).", SOCK_FIELD(rcvbuf));
+	per_socket(p, s, "syslogrx_socket_queued_bytes", PROM_GAUGE,
+		   "Bytes in the socket's kernel receive queue now (SO_MEMINFO).",
+		   SOCK_FIELD(queued_bytes));
+	per_socket(p, s, "syslogrx_socket_so_meminfo_drops_total", PROM_COUNTER,
+		   "The kernel's own drop counter of the socket (SO_MEMINFO).",
+		   SOCK_FIELD(so_meminfo_drops));
+	if (s->have_selection)
+		per_socket(p, s, "syslogrx_socket_steered_total", PROM_COUNTER,
+			   "Datagrams the balancing BPF program sent to the socket.",
+			   SOCK_FIELD(steered));
+	if (!s->traced)
+		return;
+	per_socket(p, s, "syslogrx_socket_queue_hwm_bytes", PROM_GAUGE,
+		   "Most bytes queued on the socket, seen at enqueue (tracer).",
+		   SOCK_FIELD(st.queue_hwm_bytes));
+	prom_family(p, "syslogrx_socket_kernel_drops_total", PROM_COUNTER,
+		    "Datagrams the kernel dropped for the socket, per drop reason (tracer).");
+	for (unsigned int i = 0; i < s->n; i++) {
+		prom_labels_init(&l);
+		prom_label_u64(&l, "socket", i);
+		by_reason(p, r, "syslogrx_socket_kernel_drops_total", &l, s->socks[i].st.by_reason);
+	}
+}
+
+static void write_kafka(struct prom_text *p, const struct snapshot *s)
+{
+	const struct sink_kafka_stats *k = &s->kafka;
+	struct prom_labels l;
+
+	one(p, "syslogrx_kafka_delivered_total", PROM_COUNTER, "Messages acknowledged by Kafka.",
+	    k->delivered);
+	prom_family(p, "syslogrx_kafka_failed_total", PROM_COUNTER,
+		    "Messages Kafka refused for good, per librdkafka error name.");
+	for (unsigned int i = 0; i < k->nr_reasons; i++) {
+		prom_labels_init(&l);
+		prom_label(&l, "reason", k->reasons[i].name);
+		prom_u64(p, "syslogrx_kafka_failed_total", &l, k->reasons[i].count);
+	}
+	one(p, "syslogrx_kafka_in_flight_messages", PROM_GAUGE,
+	    "Messages produced with no delivery report yet.", k->in_flight);
+	one(p, "syslogrx_kafka_undelivered_total", PROM_COUNTER,
+	    "Messages given up at exit (--drain-timeout).", k->undelivered);
+}
+
+/* --disk-buffer: what is on disk and what went through it. */
+static void write_disk_buffer(struct prom_text *p, const struct snapshot *s)
+{
+	const struct diskbuf_stats *d = &s->disk;
+
+	one(p, "syslogrx_disk_buffer_bytes", PROM_GAUGE,
+	    "Bytes in the disk buffer's segment files.", d->bytes);
+	one(p, "syslogrx_disk_buffer_size_bytes", PROM_GAUGE,
+	    "The disk buffer's cap (--disk-buffer-size).", d->max_bytes);
+	one(p, "syslogrx_disk_buffer_messages", PROM_GAUGE, "Messages on disk not yet delivered.",
+	    d->msgs);
+	prom_family(p, "syslogrx_disk_buffer_oldest_age_seconds", PROM_GAUGE,
+		    "Age of the oldest message on disk not yet handed to the output.");
+	prom_double(p, "syslogrx_disk_buffer_oldest_age_seconds", NULL, d->oldest_age_seconds);
+	one(p, "syslogrx_disk_buffer_written_total", PROM_COUNTER, "Messages written to disk.",
+	    d->written_msgs);
+	one(p, "syslogrx_disk_buffer_replayed_total", PROM_COUNTER,
+	    "Messages read back from disk and handed to the output.", d->replayed_msgs);
+	one(p, "syslogrx_disk_buffer_dropped_total", PROM_COUNTER,
+	    "Messages not kept: the disk buffer was full (or a write failed).", d->dropped_msgs);
+	one(p, "syslogrx_disk_buffer_corrupt_records_total", PROM_COUNTER,
+	    "Records skipped at read: checksum mismatch or a torn tail.", d->corrupt_records);
+	one(p, "syslogrx_disk_buffer_recovered_total", PROM_COUNTER,
+	    "Messages found in the directory at start (left by an earlier run).",
+	    d->recovered_msgs);
+}
+
+static const char *version(void)
+{
+	const char *v = argp_program_version ? argp_program_version : "unknown";
+	const char *sp = strrchr(v, ' ');
+
+	return sp ? sp + 1 : v; /* "syslogrx 0.1" -> "0.1" */
+}
+
+int metrics_write(struct receiver *r, struct prom_text *p)
+{
+	struct prom_labels l, none;
+	struct snapshot s;
+	int err;
+
+	err = snapshot_take(r, &s);
+	if (err)
+		return err;
+	prom_labels_init(&none);
+	prom_family(p, "syslogrx_build_info", PROM_GAUGE, "Always 1; the version as a label.");
+	prom_labels_init(&l);
+	prom_label(&l, "version", version());
+	prom_u64(p, "syslogrx_build_info", &l, 1);
+
+	write_sockets(p, r, &s);
+
+	one(p, "syslogrx_window_messages", PROM_GAUGE, "Messages in the input window now.",
+	    s.window.msgs);
+	one(p, "syslogrx_window_bytes", PROM_GAUGE, "Bytes in the input window now.",
+	    s.window.bytes);
+	one(p, "syslogrx_window_size_messages", PROM_GAUGE, "The input window's bound (--window).",
+	    s.window.size);
+	one(p, "syslogrx_window_hwm_messages", PROM_GAUGE,
+	    "Most messages the input window held at once.", s.window.hwm);
+	prom_family(p, "syslogrx_window_full_seconds_total", PROM_COUNTER,
+		    "Time reading stopped because the input window was full.");
+	prom_double(p, "syslogrx_window_full_seconds_total", NULL, s.window.full_seconds);
+
+	one(p, "syslogrx_written_total", PROM_COUNTER, "Messages accepted by the output.",
+	    s.out.written);
+	one(p, "syslogrx_discarded_total", PROM_COUNTER,
+	    "Messages that could not be written (the reason is logged).", s.out.discarded);
+	one(p, "syslogrx_malformed_total", PROM_COUNTER,
+	    "Messages that did not parse (written raw all the same).", s.out.malformed);
+	one(p, "syslogrx_output_errors_total", PROM_COUNTER, "Failed writes to the output.",
+	    s.out.write_errors);
+	one(p, "syslogrx_abandoned_total", PROM_COUNTER,
+	    "Datagrams still queued when the exit drain ran out of time.", s.abandoned);
+	if (s.have_selection)
+		one(p, "syslogrx_selection_failures_total", PROM_COUNTER,
+		    "Datagrams the BPF program could not place (the kernel's hash took them).",
+		    s.selection_failures);
+	if (s.traced) {
+		prom_family(
+			p, "syslogrx_no_socket_drops_total", PROM_COUNTER,
+			"Datagrams for our port dropped with no socket to take them, per reason.");
+		by_reason(p, r, "syslogrx_no_socket_drops_total", &none, s.no_socket_by_reason);
+		one(p, "syslogrx_tracer_map_full_total", PROM_COUNTER,
+		    "Drop counts lost because a tracer map was full.", s.tracer_map_full);
+	}
+	if (s.have_seq)
+		one(p, "syslogrx_sequence_gaps", PROM_GAUGE,
+		    "Sequence numbers missing from sysloggen/loggen traffic now (a late "
+		    "message fills its gap).",
+		    s.seq_gaps);
+	if (s.have_kafka)
+		write_kafka(p, &s);
+	if (s.have_disk)
+		write_disk_buffer(p, &s);
+	snapshot_free(&s);
+	return p->error;
+}
+
+static int fill(struct prom_text *p, void *ctx)
+{
+	return metrics_write(ctx, p);
+}
+
+int metrics_start(struct http_metrics *h, struct receiver *r)
+{
+	return http_metrics_start(h, fill, r);
+}

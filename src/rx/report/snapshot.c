@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "net/sockinfo.h"
+#include "rx/report/snapshot.h"
+
+struct no_socket_ctx {
+	struct snapshot *s;
+	uint16_t port;
+};
+
+static int add_no_socket(uint16_t port, uint32_t reason, uint64_t count, void *arg)
+{
+	struct no_socket_ctx *c = arg;
+
+	if (port != c->port)
+		return 0;
+	c->s->no_socket_drops += count;
+	if (reason < TRACER_MAX_REASONS)
+		c->s->no_socket_by_reason[reason] += count;
+	return 0;
+}
+
+static void take_socket(struct receiver *r, unsigned int i, struct snapshot_socket *ss)
+{
+	const struct group_socket *g = &r->group.socks[i];
+	const struct sock_counters *sc = &r->counters[i];
+
+	ss->cookie = g->cookie;
+	ss->inode = g->inode;
+	ss->rcvbuf = g->rcvbuf;
+	/* Written by the owning worker only: relaxed loads see whole values. */
+	ss->received = __atomic_load_n(&sc->received, __ATOMIC_RELAXED);
+	ss->bytes = __atomic_load_n(&sc->bytes, __ATOMIC_RELAXED);
+	ss->truncated = __atomic_load_n(&sc->truncated, __ATOMIC_RELAXED);
+	ss->empty = __atomic_load_n(&sc->empty, __ATOMIC_RELAXED);
+	ss->abandoned = __atomic_load_n(&sc->abandoned, __ATOMIC_RELAXED);
+	ss->state = receiver_socket_state(r, i);
+	if (g->fd < 0) { /* closed by a live shrink: its count at close */
+		ss->have_meminfo = true;
+		ss->so_meminfo_drops = g->drops_at_close;
+	} else {
+		ss->have_meminfo =
+			!sockinfo_meminfo(g->fd, &ss->so_meminfo_drops, &ss->queued_bytes);
+	}
+	ss->traced = !receiver_traced(r, i, &ss->st);
+}
+
+int snapshot_take(struct receiver *r, struct snapshot *s)
+{
+	unsigned int n = r->group.n;
+	uint64_t *steered = NULL;
+	struct seqtrack *seq;
+
+	memset(s, 0, sizeof(*s));
+	s->socks = calloc(n ? n : 1, sizeof(*s->socks));
+	if (r->balancer)
+		steered = calloc(n ? n : 1, sizeof(*steered));
+	if (!s->socks || (r->balancer && !steered)) {
+		free(steered);
+		snapshot_free(s);
+		return -ENOMEM;
+	}
+	s->n = n;
+	if (r->balancer) {
+		/* per socket across the slot changes of live resizes */
+		s->have_selection = !receiver_steered(r, steered, &s->selection_failures);
+		if (!s->have_selection)
+			s->selection_failures = 0;
+	}
+	s->traced = r->tracer != NULL;
+	s->drops_match_so_meminfo = true;
+	for (unsigned int i = 0; i < n; i++) {
+		struct snapshot_socket *ss = &s->socks[i];
+
+		take_socket(r, i, ss);
+		ss->have_steered = s->have_selection;
+		ss->steered = s->have_selection ? steered[i] : 0;
+		s->received += ss->received;
+		s->bytes += ss->bytes;
+		s->truncated += ss->truncated;
+		s->empty += ss->empty;
+		s->abandoned += ss->abandoned;
+		if (!ss->traced)
+			continue;
+		s->kernel_drops += ss->st.total;
+		for (unsigned int k = 0; k < TRACER_MAX_REASONS; k++)
+			s->kernel_drops_by_reason[k] += ss->st.by_reason[k];
+		if (ss->have_meminfo && ss->so_meminfo_drops != ss->st.total)
+			s->drops_match_so_meminfo = false;
+	}
+	free(steered);
+	if (r->tracer) {
+		struct no_socket_ctx c = { s, socket_group_port(&r->group) };
+
+		s->tracer_map_full = tracer_map_full(r->tracer);
+		tracer_for_each_no_socket(r->tracer, add_no_socket, &c);
+	}
+	output_stage_counts(&r->out, &s->out);
+	if (r->disk) { /* its lock is held for a copy of its counters, no I/O */
+		s->have_disk = true;
+		diskbuf_get_stats(r->disk, &s->disk);
+	}
+	if (r->window_ready)
+		window_peek_stats(&r->window, &s->window);
+	/* Set by the output stage's start (before its thread), freed after the
+	 * summary: a pointer read once. */
+	seq = __atomic_load_n(&r->out.seq, __ATOMIC_ACQUIRE);
+	if (seq) {
+		s->have_seq = true;
+		s->seq_gaps = seqtrack_missing(seq);
+	}
+	if (r->sink && r->cfg->output == OUTPUT_KAFKA)
+		s->have_kafka = !sink_kafka_stats(r->sink, &s->kafka);
+	return 0;
+}
+
+void snapshot_free(struct snapshot *s)
+{
+	free(s->socks);
+	s->socks = NULL;
+	s->n = 0;
+}
+
+const char *snapshot_reason_name(struct receiver *r, unsigned int reason)
+{
+	return tracer_reason_name(r->tracer, reason);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every number syslogrx reports, read at one moment into one struct: the
+ * summary at exit and each metrics scrape while it runs are written from
+ * it, so the two are the same numbers by construction.
+ *
+ * Safe from any thread while the receiver runs: counters are read with
+ * relaxed atomic loads, the window without its lock (window_peek_stats),
+ * the kernel's and the BPF programs' numbers with getsockopt and map
+ * lookups. Nothing a worker or the output stage waits on is taken.
+ * Each number is exact on its own; numbers read a few microseconds apart
+ * while traffic flows need not add up (after receiver_stop they do).
+ */
+#ifndef SYSLOGRX_SNAPSHOT_H
+#define SYSLOGRX_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "net/tracer.h"
+#include "rx/path/diskbuf.h"
+#include "rx/path/output.h"
+#include "rx/life/receiver.h"
+#include "rx/sink/kafka.h"
+#include "rx/path/window.h"
+
+struct snapshot_socket {
+	const char *state;		/* receiver_socket_state: live, spare, closed */
+	uint64_t cookie, inode, rcvbuf; /* set at open */
+	uint64_t received, bytes, truncated, empty, abandoned;
+	bool have_steered; /* a balancer (not --balance hash) */
+	uint64_t steered;
+	bool have_meminfo;	     /* SO_MEMINFO answered */
+	uint64_t so_meminfo_drops;   /* the kernel's own drop count */
+	uint64_t queued_bytes;	     /* in the receive queue now */
+	bool traced;		     /* a tracer (not --no-trace) */
+	struct tracer_sock_stats st; /* drops per reason, queue_hwm_bytes */
+};
+
+struct snapshot {
+	unsigned int n;
+	struct snapshot_socket *socks;
+	/* the sums over sockets */
+	uint64_t received, bytes, truncated, empty, abandoned;
+	bool have_selection; /* a balancer */
+	uint64_t selection_failures;
+	bool traced;
+	uint64_t kernel_drops; /* sum of the sockets' st.total */
+	uint64_t kernel_drops_by_reason[TRACER_MAX_REASONS];
+	bool drops_match_so_meminfo;
+	uint64_t tracer_map_full;
+	/* datagrams for our port the kernel dropped with no socket to take them
+	 * (before bind, after close, or a port nobody listened on) */
+	uint64_t no_socket_drops;
+	uint64_t no_socket_by_reason[TRACER_MAX_REASONS];
+	struct output_counts out; /* written, malformed, discarded, write_errors */
+	struct window_stats window;
+	bool have_seq;	   /* the output stage has started */
+	uint64_t seq_gaps; /* seqtrack's missing */
+	bool have_disk;	   /* --disk-buffer */
+	struct diskbuf_stats disk;
+	bool have_kafka;
+	struct sink_kafka_stats kafka;
+};
+
+/* Reads r into s (s->socks allocated). 0 or -ENOMEM. */
+int snapshot_take(struct receiver *r, struct snapshot *s);
+void snapshot_free(struct snapshot *s);
+
+/* "SOCKET_RCVBUFF" for a reason index of the snapshot's arrays. */
+const char *snapshot_reason_name(struct receiver *r, unsigned int reason);
+
+#endif

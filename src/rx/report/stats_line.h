@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* --stats-interval: one line on stderr per interval, per-socket deltas. */
+#ifndef SYSLOGRX_STATS_LINE_H
+#define SYSLOGRX_STATS_LINE_H
+
+#include <stdio.h>
+#include "rx/life/receiver.h"
+
+/* Stats line state: counts at the last line, to print per-interval deltas. */
+struct stats_line {
+	uint64_t last_ns;
+	uint64_t *last_received;
+	uint64_t *last_drops;
+};
+
+int stats_line_init(struct stats_line *s, unsigned int nr_sockets);
+void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f);
+void stats_line_free(struct stats_line *s);
+
+#endif

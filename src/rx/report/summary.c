@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/json_writer.h"
+#include "common/log.h"
+#include "net/sockinfo.h"
+#include "rx/report/snapshot.h"
+#include "rx/settings/advice.h"
+#include "rx/settings/preflight.h"
+#include "rx/path/diskbuf.h"
+#include "rx/report/summary.h"
+
+int summary_check_drops(struct receiver *r)
+{
+	struct tracer_sock_stats st;
+	int bad = 0;
+
+	if (!r->tracer)
+		return 0;
+	for (unsigned int i = 0; i < r->group.n; i++) {
+		uint64_t kernel = 0;
+
+		if (receiver_traced(r, i, &st) ||
+		    sockinfo_meminfo(r->group.socks[i].fd, &kernel, NULL))
+			continue;
+		if (kernel != st.total) {
+			pr_warn("socket %u (cookie %llu): traced %llu drops, the kernel counts %llu "
+				"(SO_MEMINFO): MISMATCH\n",
+				i, (unsigned long long)r->group.socks[i].cookie,
+				(unsigned long long)st.total, (unsigned long long)kernel);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+static void write_reasons(struct json_writer *w, struct receiver *r, const char *key,
+			  const uint64_t *by_reason, uint64_t total)
+{
+	jw_object_begin(w, key);
+	jw_u64(w, "total", total);
+	for (unsigned int i = 0; i < TRACER_MAX_REASONS; i++)
+		if (by_reason[i])
+			jw_u64(w, tracer_reason_name(r->tracer, i), by_reason[i]);
+	jw_object_end(w);
+}
+
+static void write_string_or_null(struct json_writer *w, const char *key, const char *s)
+{
+	if (s && s[0])
+		jw_string(w, key, s);
+	else
+		jw_null(w, key);
+}
+
+/* config.config_file, config.env_file: the files read and what the SC4S
+ * env_file's settings became. */
+static void write_config_files(struct json_writer *w, const struct config *c)
+{
+	const struct env_map *m = &c->env;
+
+	write_string_or_null(w, "config_file", c->config_file);
+	if (!c->env_file[0]) {
+		jw_null(w, "env_file");
+		return;
+	}
+	jw_object_begin(w, "env_file");
+	jw_string(w, "path", c->env_file);
+	jw_array_begin(w, "mapped");
+	for (unsigned int i = 0; i < m->n; i++) {
+		const struct env_mapping *r = &m->rows[i];
+
+		jw_object_begin(w, NULL);
+		jw_string(w, "name", r->name);
+		jw_string(w, "value", r->value);
+		jw_u64(w, "line", r->line);
+		write_string_or_null(w, "flag", r->flag);
+		jw_string(w, "became", r->became);
+		write_string_or_null(w, "overridden_by", r->overridden_by);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	jw_array_begin(w, "ignored");
+	for (const char *p = m->ignored; *p;) {
+		size_t len = strcspn(p, ",");
+
+		jw_string_n(w, NULL, p, len);
+		p += len;
+		p += strspn(p, ", ");
+	}
+	jw_array_end(w);
+	jw_array_begin(w, "warnings");
+	for (unsigned int i = 0; i < m->nr_warnings; i++)
+		jw_string(w, NULL, m->warnings[i]);
+	jw_array_end(w);
+	jw_object_end(w);
+}
+
+/* "preflight": each check made at start, {check, ok, message, fix}. */
+static void write_preflight(struct json_writer *w, const struct preflight *p)
+{
+	if (!p) {
+		jw_null(w, "preflight");
+		return;
+	}
+	jw_array_begin(w, "preflight");
+	for (unsigned int i = 0; i < p->n; i++) {
+		const struct preflight_check *c = &p->checks[i];
+
+		jw_object_begin(w, NULL);
+		jw_string(w, "check", c->check);
+		jw_bool(w, "ok", c->ok);
+		jw_string(w, "message", c->message);
+		write_string_or_null(w, "fix", c->fix);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+}
+
+/* "advice": after a loss, the settings that would have held the load. */
+static void write_advice(struct json_writer *w, const struct advice *a)
+{
+	if (!a) {
+		jw_null(w, "advice");
+		return;
+	}
+	jw_array_begin(w, "advice");
+	for (unsigned int i = 0; i < a->n; i++) {
+		const struct advice_item *it = &a->items[i];
+
+		jw_object_begin(w, NULL);
+		if (it->flag[0])
+			jw_string(w, "flag", it->flag);
+		else if (it->sysctl[0])
+			jw_string(w, "sysctl", it->sysctl);
+		else
+			jw_string(w, "bug", it->bug);
+		jw_string(w, "value", it->value);
+		jw_string(w, "why", it->why);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+}
+
+static void write_config(struct json_writer *w, const struct config *c)
+{
+	char out[PATH_MAX + 16];
+
+	jw_object_begin(w, "config");
+	jw_u64(w, "sockets", c->sockets);
+	jw_u64(w, "threads", c->threads);
+	jw_u64(w, "max_sockets", c->max_sockets > c->sockets ? c->max_sockets : c->sockets);
+	jw_u64(w, "batch", c->batch);
+	if (c->rcvbuf)
+		jw_u64(w, "rcvbuf", c->rcvbuf);
+	else
+		jw_null(w, "rcvbuf");
+	jw_u64(w, "window", c->window);
+	jw_u64(w, "window_bytes", c->window_bytes);
+	jw_string(w, "output", config_output_name(c, out, sizeof(out)));
+	jw_string(w, "format", format_name(c->format));
+	if (c->nr_cost_ns > 1) { /* one per thread */
+		jw_array_begin(w, "cost_ns");
+		for (unsigned int t = 0; t < c->nr_cost_ns; t++)
+			jw_u64(w, NULL, c->cost_ns[t]);
+		jw_array_end(w);
+	} else {
+		jw_u64(w, "cost_ns", c->cost_ns[0]);
+	}
+	jw_u64(w, "output_rate", c->output_rate);
+	jw_bool(w, "trace", c->trace);
+	write_config_files(w, c);
+	jw_object_end(w);
+}
+
+static void write_loss(struct json_writer *w, struct receiver *r, const struct snapshot *s)
+{
+	struct seqtrack_totals t;
+
+	jw_object_begin(w, "loss");
+	if (!r->out.seq) {
+		jw_object_end(w);
+		return;
+	}
+	seqtrack_totals(r->out.seq, &t);
+	jw_u64(w, "sequenced", t.sequenced);
+	jw_u64(w, "received", t.received);
+	/* per flow: sent - received once its end marker arrived, else the gaps */
+	jw_u64(w, "missing", s->seq_gaps);
+	jw_u64(w, "duplicates", t.duplicates);
+	jw_u64(w, "reordered", t.reordered);
+	jw_u64(w, "flows", t.flows);
+	jw_u64(w, "flows_closed", t.flows_closed);
+	if (t.flows_closed == t.flows && t.flows)
+		jw_u64(w, "sent", t.sent);
+	else
+		jw_null(w, "sent");
+	jw_u64(w, "end_markers", t.end_markers);
+	jw_u64(w, "end_markers_lost", t.end_markers_lost);
+	/* sent = received + kernel drops, when every datagram carried a marker
+	 * (data or end): then the missing messages and the lost end markers are
+	 * the datagrams the kernel dropped, to the last one when every flow was
+	 * closed by its end marker. */
+	if (r->tracer && t.sequenced && t.sequenced + t.end_markers == s->out.processed)
+		jw_bool(w, "gaps_equal_kernel_drops",
+			s->seq_gaps + t.end_markers_lost == s->kernel_drops);
+	else
+		jw_null(w, "gaps_equal_kernel_drops");
+	jw_object_end(w);
+}
+
+/* "ordering": --ordered's merge (null without it). late = written at once
+ * because a later-stamped message of any flow was already written. */
+static void write_ordering(struct json_writer *w, struct receiver *r)
+{
+	struct reorder_stats st;
+
+	if (!r->reorder) {
+		jw_null(w, "ordering");
+		return;
+	}
+	reorder_get_stats(r->reorder, &st);
+	jw_object_begin(w, "ordering");
+	jw_u64(w, "hold_ms", st.hold_ns / 1000000);
+	jw_u64(w, "merged", st.merged);
+	jw_u64(w, "late", st.late);
+	jw_u64(w, "held_hwm", st.held_hwm);
+	jw_double(w, "lag_max_ms", st.lag_max_ns / 1e6, 3);
+	jw_object_end(w);
+}
+
+/* "kafka": what the broker acknowledged. delivered + failed.total +
+ * undelivered = messages produced; in_flight is what had no delivery report
+ * at all when the summary was written (normally 0). */
+static void write_kafka(struct json_writer *w, const struct snapshot *s)
+{
+	const struct sink_kafka_stats *ks = &s->kafka;
+
+	if (!s->have_kafka)
+		return;
+	jw_object_begin(w, "kafka");
+	jw_string(w, "brokers", ks->brokers);
+	jw_string(w, "topic", ks->topic);
+	jw_u64(w, "delivered", ks->delivered);
+	jw_object_begin(w, "failed");
+	jw_u64(w, "total", ks->failed);
+	for (unsigned int i = 0; i < ks->nr_reasons; i++)
+		jw_u64(w, ks->reasons[i].name, ks->reasons[i].count);
+	jw_object_end(w);
+	jw_u64(w, "in_flight", ks->in_flight);
+	jw_u64(w, "undelivered", ks->undelivered);
+	jw_object_end(w);
+}
+
+/* "disk_buffer": what --disk-buffer holds and did. Messages received =
+ * written to the sink + discarded + disk_buffer.dropped + disk_buffer.msgs
+ * (still on disk for the next run) - duplicates replayed from an earlier run. */
+static void write_disk_buffer(struct json_writer *w, struct receiver *r, const struct snapshot *s)
+{
+	const struct diskbuf_stats *d = &s->disk;
+
+	if (!s->have_disk)
+		return;
+	jw_object_begin(w, "disk_buffer");
+	jw_string(w, "dir", r->cfg->disk_buffer);
+	jw_string(w, "mode", diskbuf_mode_name(r->cfg->disk_buffer_mode));
+	jw_u64(w, "size", d->max_bytes);
+	jw_u64(w, "sync_ms", r->cfg->disk_buffer_sync_ms);
+	jw_u64(w, "bytes", d->bytes);
+	jw_u64(w, "msgs", d->msgs);
+	jw_u64(w, "segments", d->segments);
+	jw_double(w, "oldest_age_seconds", d->oldest_age_seconds, 3);
+	jw_u64(w, "recovered", d->recovered_msgs);
+	jw_u64(w, "written", d->written_msgs);
+	jw_u64(w, "written_bytes", d->written_bytes);
+	jw_u64(w, "replayed", d->replayed_msgs);
+	jw_u64(w, "dropped", d->dropped_msgs);
+	jw_u64(w, "dropped_batches", d->dropped_batches);
+	jw_u64(w, "corrupt", d->corrupt_records);
+	jw_u64(w, "corrupt_bytes", d->corrupt_bytes);
+	jw_u64(w, "syncs", d->syncs);
+	jw_object_end(w);
+}
+
+int summary_write(struct receiver *r, const char *path)
+{
+	const struct config *c = r->cfg;
+	struct json_writer w;
+	struct snapshot s;
+	FILE *f;
+	int err;
+
+	err = snapshot_take(r, &s);
+	if (err)
+		return err;
+	f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	if (!f) {
+		err = -errno;
+		pr_warn("--summary %s: %s\n", path, strerror(errno));
+		snapshot_free(&s);
+		return err;
+	}
+
+	jw_init(&w, f, true);
+	jw_object_begin(&w, NULL);
+	jw_u64(&w, "version", 1);
+	jw_string(&w, "listen", r->group.listen);
+	jw_string(&w, "balance", balance_policy_name(c->balance));
+	write_config(&w, c);
+	jw_double(&w, "elapsed_seconds", (r->stop_ns - r->start_ns) / 1e9, 3);
+
+	jw_array_begin(&w, "sockets");
+	for (unsigned int i = 0; i < s.n; i++) {
+		const struct snapshot_socket *ss = &s.socks[i];
+
+		jw_object_begin(&w, NULL);
+		jw_u64(&w, "index", i);
+		jw_string(&w, "state", ss->state);
+		jw_u64(&w, "cookie", ss->cookie);
+		jw_u64(&w, "inode", ss->inode);
+		jw_u64(&w, "rcvbuf", ss->rcvbuf);
+		jw_u64(&w, "received", ss->received);
+		jw_u64(&w, "bytes", ss->bytes);
+		jw_u64(&w, "truncated", ss->truncated);
+		jw_u64(&w, "empty", ss->empty);
+		jw_u64(&w, "abandoned", ss->abandoned);
+		if (ss->have_steered)
+			jw_u64(&w, "steered", ss->steered);
+		else
+			jw_null(&w, "steered");
+		if (ss->have_meminfo)
+			jw_u64(&w, "so_meminfo_drops", ss->so_meminfo_drops);
+		else
+			jw_null(&w, "so_meminfo_drops");
+		if (ss->traced) {
+			write_reasons(&w, r, "kernel_drops", ss->st.by_reason, ss->st.total);
+			jw_u64(&w, "queue_hwm_bytes", ss->st.queue_hwm_bytes);
+		} else {
+			jw_null(&w, "kernel_drops");
+			jw_null(&w, "queue_hwm_bytes");
+		}
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+
+	jw_object_begin(&w, "totals");
+	jw_u64(&w, "received", s.received);
+	jw_u64(&w, "bytes", s.bytes);
+	jw_u64(&w, "written", s.out.written);
+	jw_u64(&w, "malformed", s.out.malformed);
+	jw_u64(&w, "truncated", s.truncated);
+	jw_u64(&w, "empty", s.empty);
+	jw_u64(&w, "abandoned", s.abandoned);
+	jw_u64(&w, "discarded", s.out.discarded);
+	if (r->balancer)
+		jw_u64(&w, "selection_failures", s.selection_failures);
+	else
+		jw_null(&w, "selection_failures"); /* hash: no program to fail */
+	if (s.traced) {
+		write_reasons(&w, r, "kernel_drops", s.kernel_drops_by_reason, s.kernel_drops);
+		jw_bool(&w, "kernel_drops_match_so_meminfo", s.drops_match_so_meminfo);
+		jw_u64(&w, "tracer_map_full", s.tracer_map_full);
+		write_reasons(&w, r, "no_socket_drops", s.no_socket_by_reason, s.no_socket_drops);
+	} else {
+		jw_null(&w, "kernel_drops");
+		jw_null(&w, "kernel_drops_match_so_meminfo");
+		jw_null(&w, "no_socket_drops");
+	}
+	jw_object_end(&w);
+
+	jw_object_begin(&w, "window");
+	jw_u64(&w, "size", s.window.size);
+	jw_u64(&w, "size_bytes", s.window.size_bytes);
+	jw_u64(&w, "hwm", s.window.hwm);
+	jw_double(&w, "full_seconds", s.window.full_seconds, 3);
+	jw_object_end(&w);
+
+	write_loss(&w, r, &s);
+	write_ordering(&w, r);
+	write_kafka(&w, &s);
+	write_preflight(&w, r->preflight);
+	write_advice(&w, r->advice);
+	write_disk_buffer(&w, r, &s);
+	jw_object_end(&w);
+	jw_finish(&w);
+	snapshot_free(&s);
+	if (f != stdout && fclose(f)) {
+		pr_warn("--summary %s: %s\n", path, strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}

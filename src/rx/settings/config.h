@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/* syslogrx's command line: every flag, its default, its validation. */
+#ifndef SYSLOGRX_CONFIG_H
+#define SYSLOGRX_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "syslog/format.h"
+#include "bpf/balancer.h"
+#include "rx/settings/env_file.h"
+
+/* --kafka-key: what a Kafka record's key is (it picks the partition). */
+enum kafka_key { KAFKA_KEY_NONE, KAFKA_KEY_SOURCE, KAFKA_KEY_HOSTNAME, KAFKA_KEY_APP };
+
+#define CONFIG_MAX_SOCKETS REUSEPORT_MAX_SOCKETS
+#define CONFIG_MAX_BATCH 1024
+
+enum output_kind { OUTPUT_NULL, OUTPUT_STDOUT, OUTPUT_FILE, OUTPUT_TCP, OUTPUT_KAFKA };
+
+/* --cost-ns takes one value for every thread, or one per thread. */
+#define CONFIG_MAX_COST_NS 64
+
+#define CONFIG_MAX_KAFKA_OPTS 64
+#define CONFIG_KAFKA_OPT_LEN 512
+#define CONFIG_KAFKA_TOPIC_MAX 249 /* Kafka's own limit */
+
+struct config {
+	char listen[128];
+	unsigned int sockets;
+	unsigned int threads;
+	unsigned int max_sockets; /* --max-sockets: pool bound at start (0 = sockets) */
+	bool shrink_naive;	  /* lab knob: a live shrink closes sockets with their queue */
+	bool supervise;		  /* --supervise: hold the sockets, run the receiver as a child */
+	enum balance_policy balance;
+	uint64_t rcvbuf;    /* 0: the kernel's default */
+	unsigned int batch; /* recvmmsg batch: the fetch limit */
+	enum output_kind output;
+	char output_arg[PATH_MAX]; /* file path, HOST:PORT for tcp, BROKERS/TOPIC for kafka */
+	enum out_format format;
+	char summary[PATH_MAX];		      /* "" = none */
+	double duration;		      /* 0 = until a signal */
+	uint64_t cost_ns[CONFIG_MAX_COST_NS]; /* lab knob: CPU spent per message by worker t */
+	unsigned int nr_cost_ns; /* 1: cost_ns[0] for every worker; else one per thread */
+	bool cost_makeup;	 /* lab knob: time lost to preemption is made up */
+	uint64_t window;	 /* input window, messages */
+	uint64_t window_bytes;	 /* input window, bytes (soft: + one batch) */
+	uint64_t output_rate;	 /* lab knob: output stage cap, msgs/s; 0 = none */
+	bool trace;		 /* count kernel drops with bpf/tracer.bpf.c */
+	double stats_interval;	 /* 0 = no periodic stats line */
+	bool verbose;
+	/* --output kafka:BROKERS/TOPIC, split */
+	char kafka_brokers[PATH_MAX]; /* "host:port[,host:port...]" */
+	char kafka_topic[CONFIG_KAFKA_TOPIC_MAX + 1];
+	enum kafka_key kafka_key;
+	unsigned int kafka_nr_opts; /* --kafka-opt KEY=VALUE, in order */
+	char kafka_opts[CONFIG_MAX_KAFKA_OPTS][CONFIG_KAFKA_OPT_LEN];
+	double drain_timeout; /* seconds to wait for outstanding deliveries at exit */
+	char metrics[128];    /* --metrics ADDR:PORT, "" = none */
+	char user[64];	      /* --user: run as this user once started; "" = stay */
+	/* Files of settings: env-file < config file < command line. */
+	char config_file[PATH_MAX]; /* --config, "" = none */
+	char env_file[PATH_MAX];    /* --env-file (or env-file in the config file) */
+	struct env_map env;	    /* what the env-file mapped, for the summary */
+	/* --ordered[=MS] (issue 14): merge by the kernel's arrival stamp */
+	bool ordered;
+	uint64_t ordered_hold_ms; /* most a message is held for late batches */
+	/* --disk-buffer (rx/diskbuf.h): "" = none */
+	char disk_buffer[PATH_MAX];
+	uint64_t disk_buffer_size;	  /* bytes, all segment files together */
+	int disk_buffer_mode;		  /* enum diskbuf_mode: 0 spill, 1 reliable */
+	unsigned int disk_buffer_sync_ms; /* fdatasync interval; 0 = every batch */
+};
+
+#define CONFIG_ORDERED_HOLD_MS 5 /* --ordered without =MS */
+
+/*
+ * Parses argv into c (defaults first). flags are argp_parse flags: 0 in the
+ * program (argp prints and exits on --help and unknown flags), ARGP_NO_EXIT |
+ * ARGP_NO_ERRS in tests. Returns 0, or an errno with a one-line message in err
+ * naming the flag.
+ */
+int config_parse(struct config *c, int argc, char **argv, unsigned int flags, char *err,
+		 size_t errlen);
+
+/* The output as given: "null", "stdout", "file:PATH", "tcp:HOST:PORT", "kafka:...". */
+const char *config_output_name(const struct config *c, char *buf, size_t len);
+/*
+ * Applies a config file (and the env-file it names, under it) over c, then
+ * checks the whole: for a re-read without a command line. To re-read with
+ * the command line's precedence, call config_parse() again with the same
+ * argv: it reads the files anew. Returns 0, or an errno with err naming the
+ * file, the line and the flag.
+ */
+int config_parse_file(struct config *c, const char *path, char *err, size_t errlen);
+
+/*
+ * For a re-read on SIGHUP: calls fn with the long flag name of each setting
+ * that differs between a and b and that only a restart applies (all but
+ * sockets, threads and shrink-naive, which a live resize applies). Returns
+ * how many.
+ */
+unsigned int config_restart_changes(const struct config *a, const struct config *b,
+				    void (*fn)(const char *flag, void *ctx), void *ctx);
+
+#endif
