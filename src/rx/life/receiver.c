@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "rx/path/diskbuf.h"
 #include "rx/life/receiver.h"
+#include "rx/path/senders.h"
 
 /* Bound on reading what the kernel queued before exit: under a sender that
  * never stops, "drain until empty" would never end. */
@@ -120,7 +121,11 @@ static int setup_ordered(struct receiver *r)
 static int open_tracer(struct receiver *r, uint16_t port)
 {
 	/* A supervisor counts what each child took from the kernel. */
-	struct tracer_opts topts = { .port = port, .count_reads = r->cfg->supervise };
+	struct tracer_opts topts = {
+		.port = port,
+		.count_reads = r->cfg->supervise,
+		.senders = r->cfg->senders,
+	};
 
 	r->tracer = tracer_open(&topts);
 	if (!r->tracer) {
@@ -207,6 +212,11 @@ int receiver_open_rest(struct receiver *r)
 	err = receiver_grow_counters(r);
 	if (err)
 		return err;
+	if (cfg->senders) {
+		r->senders = calloc(CONFIG_MAX_SOCKETS, sizeof(*r->senders));
+		if (!r->senders)
+			return -ENOMEM;
+	}
 	err = window_init(&r->window, cfg->window, cfg->window_bytes, cfg->batch);
 	if (err)
 		return err;
@@ -363,6 +373,16 @@ int receiver_workers_resume(struct receiver *r)
 	r->wsh.nr_order = n;
 	r->wsh.nr_workers = r->threads;
 	r->wsh.counters = r->counters;
+	r->wsh.senders = r->senders;
+	for (unsigned int t = 0; r->senders && t < r->threads && t < CONFIG_MAX_SOCKETS; t++) {
+		if (r->senders[t])
+			continue;
+		r->senders[t] = sender_table_new(r->cfg->senders);
+		if (!r->senders[t])
+			return -ENOMEM;
+		/* Published after it is made: a snapshot reads [0, nr_senders). */
+		__atomic_store_n(&r->nr_senders, t + 1, __ATOMIC_RELEASE);
+	}
 	for (unsigned int t = 0; t < r->threads; t++) {
 		err = worker_start(&r->workers[t], t, &r->wsh);
 		if (err) {
@@ -512,6 +532,11 @@ void receiver_close(struct receiver *r)
 	free(r->steered_base);
 	free(r->order);
 	free(r->sock_steered);
+	for (unsigned int t = 0; r->senders && t < r->nr_senders; t++)
+		sender_table_free(r->senders[t]);
+	free(r->senders);
+	r->senders = NULL;
+	r->nr_senders = 0;
 	/* Supervised, the counts stay for the supervisor to read after us. */
 	if (!r->supervised)
 		memset(r, 0, sizeof(*r));

@@ -65,6 +65,10 @@ struct receiver {
 	bool handed_over; /* a new process took the sockets and BPF objects */
 	bool supervised;  /* a supervisor holds them: no resize, no USR2 */
 	uint64_t taken;	  /* datagrams taken from the kernel (worker.h) */
+	/* --senders: one table per worker id (rx/path/senders.h), made when a
+	 * worker of that id first starts and kept across resizes; NULL = off. */
+	struct sender_table **senders; /* CONFIG_MAX_SOCKETS entries */
+	unsigned int nr_senders;       /* tables made, read with an acquire load */
 };
 
 /* The privileged half of receiver_open: sockets, tracer, balancer. A

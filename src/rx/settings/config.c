@@ -63,6 +63,8 @@ enum {
 	OPT_DISK_BUFFER_SIZE,
 	OPT_DISK_BUFFER_MODE,
 	OPT_DISK_BUFFER_SYNC,
+	OPT_SENDERS = 800, /* issue 25's block */
+	OPT_SENDERS_TOP,
 };
 
 /* Files of settings (issue 12); their own range, so flags added above never collide. */
@@ -118,6 +120,10 @@ static const struct argp_option options[] = {
 	  "spill: what does not fit the window; reliable: every batch before the output (default spill)" },
 	{ "disk-buffer-sync", OPT_DISK_BUFFER_SYNC, "MS", 0,
 	  "fdatasync the disk buffer at most every MS ms; 0 = after every batch (default 1000)" },
+	{ "senders", OPT_SENDERS, "N", 0,
+	  "Count received and dropped per source address in tables of N senders (LRU in the kernel, one per worker); 0 = off (default 4096)" },
+	{ "senders-top", OPT_SENDERS_TOP, "N", 0,
+	  "Senders by drops shown in the summary and /metrics; the rest are one total (default 20)" },
 	{ "verbose", OPT_VERBOSE, NULL, 0, "Verbose output, with libbpf's debug log" },
 	{ "user", OPT_USER, "USER", 0,
 	  "Once the sockets are bound and BPF loaded, run as USER with no capabilities" },
@@ -158,6 +164,8 @@ static void config_defaults(struct config *c)
 	c->nr_cost_ns = 1;
 	c->disk_buffer_size = 1ULL << 30;
 	c->disk_buffer_sync_ms = 1000;
+	c->senders = CONFIG_SENDERS_DEFAULT;
+	c->senders_top = CONFIG_SENDERS_TOP_DEFAULT;
 }
 
 static int parse_output(struct config *c, const char *arg)
@@ -419,6 +427,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		snprintf(c->metrics, sizeof(c->metrics), "%s", arg);
 		break;
 	}
+	case OPT_SENDERS:
+		if (parse_u64(arg, 0, CONFIG_SENDERS_MAX, &v) || (v && v < 16))
+			FAIL("--senders %s: expected 0 (off) or a number of senders from 16 to %u", arg,
+			     CONFIG_SENDERS_MAX);
+		c->senders = v;
+		break;
+	case OPT_SENDERS_TOP:
+		if (parse_u64(arg, 1, CONFIG_SENDERS_TOP_MAX, &v))
+			FAIL("--senders-top %s: expected a number from 1 to %d", arg,
+			     CONFIG_SENDERS_TOP_MAX);
+		c->senders_top = v;
+		break;
 	case OPT_VERBOSE:
 		c->verbose = true;
 		break;
@@ -770,6 +790,8 @@ static const struct restart_field {
 	STRING("env-file", env_file),
 	FIELD("ordered", ordered),
 	FIELD("ordered", ordered_hold_ms),
+	FIELD("senders", senders),
+	FIELD("senders-top", senders_top),
 };
 #undef FIELD
 #undef STRING
