@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "common/clock.h"
+#include "common/sockaddr.h"
 #include "net/sockinfo.h"
+#include "rx/report/snapshot.h"
 #include "rx/report/stats_line.h"
 
 int stats_line_init(struct stats_line *s, unsigned int nr_sockets)
@@ -19,12 +21,34 @@ void stats_line_free(struct stats_line *s)
 	free(s->last_drops);
 }
 
+/* " worst 192.0.2.7 drops=N of M": the sender with the most drops so far
+ * (--senders with the tracer), or nothing. */
+static void worst_sender(struct receiver *r, char *buf, size_t len)
+{
+	struct snapshot_senders ss;
+	char addr[INET6_ADDRSTRLEN];
+
+	buf[0] = '\0';
+	if (!r->senders || !r->tracer || snapshot_senders_take(r, &ss))
+		return;
+	if (ss.traced && ss.view.n && ss.view.rows[0].dropped) {
+		const struct sender_row *w = &ss.view.rows[0];
+
+		format_addr16(w->addr, addr, sizeof(addr));
+		snprintf(buf, len, " worst %s drops=%llu of %llu", addr,
+			 (unsigned long long)w->dropped,
+			 (unsigned long long)(w->dropped + w->received));
+	}
+	snapshot_senders_free(&ss);
+}
+
 /* One line per interval: totals, then per socket received/dropped in the
  * interval and bytes queued now. Each counter is read once, so the totals
- * are the sum of the columns. */
+ * are the sum of the columns. When drops happened in the interval, the
+ * sender that lost the most so far is named after them. */
 void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 {
-	char cols[4096];
+	char cols[4096], worst[INET6_ADDRSTRLEN + 64] = "";
 	size_t used = 0;
 	struct window_stats ws;
 	uint64_t now, rx_sum = 0, drop_sum = 0;
@@ -57,8 +81,10 @@ void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 		s->last_received[i] = rx;
 		s->last_drops[i] = drops;
 	}
-	fprintf(f, "stats: %.1fs rx %llu/s drops %llu window %llu/%llu |%s\n", secs,
+	if (drop_sum)
+		worst_sender(r, worst, sizeof(worst));
+	fprintf(f, "stats: %.1fs rx %llu/s drops %llu%s window %llu/%llu |%s\n", secs,
 		(unsigned long long)(secs > 0 ? rx_sum / secs : 0), (unsigned long long)drop_sum,
-		(unsigned long long)ws.msgs, (unsigned long long)ws.size, cols);
+		worst, (unsigned long long)ws.msgs, (unsigned long long)ws.size, cols);
 	fflush(f);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "common/json_writer.h"
 #include "common/log.h"
+#include "common/sockaddr.h"
 #include "net/sockinfo.h"
 #include "rx/report/snapshot.h"
 #include "rx/settings/advice.h"
@@ -283,6 +284,72 @@ static void write_disk_buffer(struct json_writer *w, struct receiver *r, const s
 	jw_object_end(w);
 }
 
+/*
+ * "senders" (issue 25): the top --senders-top by drops, then one row for the
+ * rest. received = the rows' received + rest.received + evicted.received;
+ * dropped = the rows' dropped + rest.dropped + evicted.dropped +
+ * unattributed_drops (the per-socket totals, when only our sockets use the
+ * port). complete: nothing evicted or unattributed, the rows are all of it.
+ */
+static void write_senders(struct json_writer *w, struct receiver *r, const struct snapshot *s)
+{
+	const struct snapshot_senders *ss = &s->senders;
+	const struct tracer_sender_totals *d = &ss->drops;
+	size_t top = r->cfg->senders_top < ss->view.n ? r->cfg->senders_top : ss->view.n;
+	uint64_t rest_rx, rest_drop;
+	char addr[INET6_ADDRSTRLEN];
+
+	if (!ss->on) {
+		jw_null(w, "senders");
+		return;
+	}
+	jw_object_begin(w, "senders");
+	jw_u64(w, "table_size", r->cfg->senders);
+	jw_u64(w, "top", r->cfg->senders_top);
+	jw_bool(w, "drops_traced", ss->traced);
+	jw_u64(w, "tracked", ss->view.n);
+	jw_u64(w, "received", ss->received);
+	if (ss->traced)
+		jw_u64(w, "dropped", d->attributed + d->unattributed);
+	else
+		jw_null(w, "dropped");
+	jw_array_begin(w, "rows");
+	for (size_t i = 0; i < top; i++) {
+		const struct sender_row *row = &ss->view.rows[i];
+
+		format_addr16(row->addr, addr, sizeof(addr));
+		jw_object_begin(w, NULL);
+		jw_string(w, "address", addr);
+		jw_u64(w, "received", row->received);
+		if (ss->traced) {
+			jw_u64(w, "dropped", row->dropped);
+			jw_double(w, "loss_ratio", sender_loss_ratio(row->received, row->dropped), 6);
+		} else {
+			jw_null(w, "dropped");
+			jw_null(w, "loss_ratio");
+		}
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	sender_view_sum(&ss->view, top, &rest_rx, &rest_drop);
+	jw_object_begin(w, "rest");
+	jw_u64(w, "senders", ss->view.n - top);
+	jw_u64(w, "received", rest_rx);
+	jw_u64(w, "dropped", rest_drop);
+	jw_object_end(w);
+	jw_object_begin(w, "evicted");
+	jw_u64(w, "received_entries", ss->evicted);
+	jw_u64(w, "received", ss->received_evicted);
+	jw_u64(w, "dropped_entries", ss->drop_entries_evicted);
+	jw_u64(w, "dropped", ss->drops_evicted);
+	jw_object_end(w);
+	jw_u64(w, "unattributed_drops", d->unattributed);
+	jw_bool(w, "complete",
+		!ss->evicted && !ss->drops_evicted && !ss->drop_entries_evicted &&
+			!d->unattributed);
+	jw_object_end(w);
+}
+
 int summary_write(struct receiver *r, const char *path)
 {
 	const struct config *c = r->cfg;
@@ -382,6 +449,7 @@ int summary_write(struct receiver *r, const char *path)
 	write_preflight(&w, r->preflight);
 	write_advice(&w, r->advice);
 	write_disk_buffer(&w, r, &s);
+	write_senders(&w, r, &s);
 	jw_object_end(&w);
 	jw_finish(&w);
 	snapshot_free(&s);
