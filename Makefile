@@ -114,6 +114,7 @@ test_reorder_LAYERS := rx net syslog common
 test_reorder_LIBS := $(test_config_LIBS)
 # The disk buffer's crc32 is zlib's (libbpf's dependency already, named here).
 test_diskbuf_LAYERS := rx common
+test_senders_LAYERS := rx net common
 test_diskbuf_LIBS := -lz -lpthread -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common

@@ -39,8 +39,8 @@
 #define MSG_ERRQUEUE 0x2000
 
 /* Set by user space before load; 0 = any. */
-const volatile __u32 filter_port = 0;  /* local port, host order */
-const volatile __u64 filter_netns = 0; /* netns inode number */
+const volatile __u32 filter_port = 0;	   /* local port, host order */
+const volatile __u64 filter_netns = 0;	   /* netns inode number */
 const volatile bool count_senders = false; /* drops per source address (issue 25) */
 
 struct {

@@ -441,7 +441,8 @@ static int collect_senders(struct tracer *t, struct report *rep)
 	}
 	sender_view_finish(&rep->senders);
 	rep->senders_evicted = tt->inserts > tt->entries ? tt->inserts - tt->entries : 0;
-	rep->sender_drops_evicted = tt->attributed > tt->in_table ? tt->attributed - tt->in_table : 0;
+	rep->sender_drops_evicted = tt->attributed > tt->in_table ? tt->attributed - tt->in_table :
+								    0;
 	rep->have_senders = true;
 	return 0;
 }

@@ -170,8 +170,7 @@ struct tracer *tracer_open(const struct tracer_opts *opts)
 	/* Off, the map is still there (one entry) so that a hand-over finds it. */
 	t->senders = opts && opts->senders > 1;
 	t->skel->rodata->count_senders = t->senders;
-	err = bpf_map__set_max_entries(t->skel->maps.sender_drops,
-				       t->senders ? opts->senders : 1);
+	err = bpf_map__set_max_entries(t->skel->maps.sender_drops, t->senders ? opts->senders : 1);
 	if (err) {
 		pr_warn("tracer: %u sender entries: %s\n", opts->senders, strerror(-err));
 		goto fail;

@@ -95,8 +95,8 @@ int tracer_for_each_sender(struct tracer *t,
  *   attributed = in_table + evicted drops, attributed + unattributed = every
  *   socket drop counted (all sockets the filters pass). */
 struct tracer_sender_totals {
-	uint32_t max_entries; /* the LRU's bound */
-	uint64_t attributed;  /* socket drops counted per sender */
+	uint32_t max_entries;  /* the LRU's bound */
+	uint64_t attributed;   /* socket drops counted per sender */
 	uint64_t unattributed; /* socket drops with no readable source address */
 	uint64_t inserts;      /* keys created; minus entries = keys evicted */
 	uint64_t entries;      /* keys in the map now */

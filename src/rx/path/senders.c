@@ -24,16 +24,19 @@ void sender_table_free(struct sender_table *t)
 	free(t);
 }
 
-/* FNV-1a over the two words, folded: cheap, and a sender cannot pick the
- * slot of another without knowing its address (it can only collide). */
+/* The two words mixed with murmur3's finaliser: an IPv4 address sits in the
+ * high half of the second word, which a plain multiply would never carry
+ * down to the low bits that pick the slot. */
 static uint32_t hash16(const uint64_t a[2])
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = a[0] * 0x9e3779b97f4a7c15ULL ^ a[1];
 
-	h = (h ^ a[0]) * 0x100000001b3ULL;
-	h = (h ^ a[1]) * 0x100000001b3ULL;
-	h ^= h >> 29;
-	return (uint32_t)(h ^ (h >> 32));
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return (uint32_t)h;
 }
 
 void sender_table_count(struct sender_table *t, const uint8_t addr[16], uint64_t n)

@@ -28,10 +28,10 @@ struct sender_slot {
 };
 
 struct sender_table {
-	uint32_t mask;	      /* slots - 1 (a power of two) */
-	uint32_t seq;	      /* odd while a slot changes hands */
-	uint64_t received;    /* every datagram counted */
-	uint64_t evicted;     /* slots given to another sender */
+	uint32_t mask;		   /* slots - 1 (a power of two) */
+	uint32_t seq;		   /* odd while a slot changes hands */
+	uint64_t received;	   /* every datagram counted */
+	uint64_t evicted;	   /* slots given to another sender */
 	uint64_t evicted_received; /* what those slots held */
 	struct sender_slot slots[];
 };

@@ -150,8 +150,9 @@ static void write_senders(struct prom_text *p, struct receiver *r, const struct 
 		prom_u64(p, "syslogrx_sender_received_total", &l, ss->view.rows[i].received);
 	}
 	if (ss->traced) {
-		prom_family(p, "syslogrx_sender_kernel_drops_total", PROM_COUNTER,
-			    "Datagrams from a sender the kernel dropped, for the top senders by drops.");
+		prom_family(
+			p, "syslogrx_sender_kernel_drops_total", PROM_COUNTER,
+			"Datagrams from a sender the kernel dropped, for the top senders by drops.");
 		for (size_t i = 0; i < top; i++) {
 			format_addr16(ss->view.rows[i].addr, addr, sizeof(addr));
 			prom_labels_init(&l);

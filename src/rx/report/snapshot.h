@@ -52,7 +52,7 @@ struct snapshot_senders {
 	uint64_t received_evicted; /* what those slots held */
 	struct tracer_sender_totals drops;
 	/* from drops, read apart, so never below 0: */
-	uint64_t drops_evicted;	  /* attributed - in_table */
+	uint64_t drops_evicted;	       /* attributed - in_table */
 	uint64_t drop_entries_evicted; /* inserts - entries */
 };
 

@@ -323,7 +323,8 @@ static void write_senders(struct json_writer *w, struct receiver *r, const struc
 		jw_u64(w, "received", row->received);
 		if (ss->traced) {
 			jw_u64(w, "dropped", row->dropped);
-			jw_double(w, "loss_ratio", sender_loss_ratio(row->received, row->dropped), 6);
+			jw_double(w, "loss_ratio", sender_loss_ratio(row->received, row->dropped),
+				  6);
 		} else {
 			jw_null(w, "dropped");
 			jw_null(w, "loss_ratio");

@@ -429,8 +429,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	}
 	case OPT_SENDERS:
 		if (parse_u64(arg, 0, CONFIG_SENDERS_MAX, &v) || (v && v < 16))
-			FAIL("--senders %s: expected 0 (off) or a number of senders from 16 to %u", arg,
-			     CONFIG_SENDERS_MAX);
+			FAIL("--senders %s: expected 0 (off) or a number of senders from 16 to %u",
+			     arg, CONFIG_SENDERS_MAX);
 		c->senders = v;
 		break;
 	case OPT_SENDERS_TOP:
