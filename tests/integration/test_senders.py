@@ -313,3 +313,38 @@ def test_forged_addresses_bounded(syslogrx):
     assert len([l for l in first if l.startswith("syslogrx_sender_")]) == 0
     assert sorted(set(names(first))) == sorted(set(names(during)) - {
         "syslogrx_sender_received_total", "syslogrx_sender_kernel_drops_total"})
+
+
+# ---- advice ----------------------------------------------------------------------
+
+def test_advice_one_sender_on_hash(syslogrx):
+    """One sender's flow overloads the one socket the kernel's hash gives it:
+    the advice is --balance random and names the sender. Applied, the same
+    sender's datagrams reach every socket and the advice has nothing to say
+    about balance."""
+    port = free_udp_port()
+    rx = syslogrx("--sockets", "4", "--threads", "2", "--balance", "hash", "--rcvbuf", "64K",
+                  "--cost-ns", "20000", port=port)
+    send("burst", "127.0.0.2", "127.0.0.1", port, 20_000)
+    wait_drained(port)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    s = rx.summary
+    assert s["senders"]["rows"][0]["address"] == "127.0.0.2"
+    assert s["senders"]["rows"][0]["dropped"] == s["totals"]["kernel_drops"]["total"] > 0
+    busy = [k for k in s["sockets"] if k["received"]]
+    assert len(busy) == 1, "one flow, one socket"
+    advice = [a for a in s["advice"] if a.get("flag") == "--balance"]
+    assert len(advice) == 1 and advice[0]["value"] == "random", s["advice"]
+    assert "sender 127.0.0.2 caused" in advice[0]["why"]
+
+    port = free_udp_port()
+    rx = syslogrx("--sockets", "4", "--threads", "2", "--balance", "random", "--rcvbuf", "64K",
+                  "--cost-ns", "20000", port=port)
+    send("burst", "127.0.0.2", "127.0.0.1", port, 20_000)
+    wait_drained(port)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    s = rx.summary
+    assert all(k["received"] for k in s["sockets"]), s["sockets"]
+    assert not [a for a in s["advice"] if a.get("flag") == "--balance"], s["advice"]
