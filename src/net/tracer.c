@@ -243,10 +243,18 @@ struct tracer *tracer_adopt(const struct handover *h)
 		return NULL;
 	/* The counters go on from where the old process left them: the same
 	 * maps, the same attached programs; nothing is loaded or attached. */
+	/* A process from before issue 25 hands no per-sender maps over: its
+	 * programs go on without them, and so do we. */
+	if (handover_find(h, HANDOVER_MAP, "tracer", "sender_drops") < 0 ||
+	    handover_find(h, HANDOVER_MAP, "tracer", "sender_stats") < 0) {
+		bpf_map__set_autocreate(t->skel->maps.sender_drops, false);
+		bpf_map__set_autocreate(t->skel->maps.sender_stats, false);
+	}
 	err = handover_reuse_maps(t->skel->obj, "tracer", h, t->skel->maps.rodata);
 	if (err)
 		goto fail;
-	t->senders = bpf_map__max_entries(t->skel->maps.sender_drops) > 1;
+	t->senders = bpf_map__autocreate(t->skel->maps.sender_drops) &&
+		     bpf_map__max_entries(t->skel->maps.sender_drops) > 1;
 	sk = t->skel->skeleton;
 	for (int i = 0; i < sk->prog_cnt && i < TRACER_MAX_LINKS; i++) {
 		int fd = handover_find(h, HANDOVER_LINK, "tracer", sk->progs[i].name);
