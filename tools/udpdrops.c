@@ -500,7 +500,7 @@ static int64_t view_rcvbuf(const struct view *v)
 
 /* "senders": the top by drops, the rest, what the LRU evicted. The drops of
  * every socket counted = rows + rest + evicted.dropped + unattributed. */
-static void json_senders(struct json_writer *w, const struct report *rep)
+static void json_senders(struct json_writer *w, struct tracer *t, const struct report *rep)
 {
 	size_t top = env.top < rep->senders.n ? env.top : rep->senders.n;
 	const struct tracer_sender_totals *tt = &rep->sender_totals;
@@ -517,10 +517,20 @@ static void json_senders(struct json_writer *w, const struct report *rep)
 	jw_u64(w, "dropped", tt->attributed + tt->unattributed);
 	jw_array_begin(w, "rows");
 	for (size_t i = 0; i < top; i++) {
-		format_addr16(rep->senders.rows[i].addr, addr, sizeof(addr));
+		const struct sender_row *row = &rep->senders.rows[i];
+
+		format_addr16(row->addr, addr, sizeof(addr));
 		jw_object_begin(w, NULL);
 		jw_string(w, "address", addr);
-		jw_u64(w, "dropped", rep->senders.rows[i].dropped);
+		jw_u64(w, "dropped", row->dropped);
+		jw_object_begin(w, "reasons");
+		for (int k = 0; k < SENDER_REASONS; k++)
+			if (row->reason_drops[k])
+				jw_u64(w, tracer_reason_name(t, row->reason[k]),
+				       row->reason_drops[k]);
+		if (row->other_drops)
+			jw_u64(w, "OTHER", row->other_drops);
+		jw_object_end(w);
 		jw_object_end(w);
 	}
 	jw_array_end(w);
@@ -604,7 +614,7 @@ static void print_json(struct tracer *t, const struct report *rep)
 	}
 	jw_object_end(&w);
 	jw_u64(&w, "map_full", tracer_map_full(t));
-	json_senders(&w, rep);
+	json_senders(&w, t, rep);
 	jw_object_end(&w);
 	jw_finish(&w);
 }

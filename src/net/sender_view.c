@@ -16,13 +16,52 @@ int sender_view_add(struct sender_view *v, const uint8_t addr[16], uint64_t rece
 	memcpy(r->addr, addr, sizeof(r->addr));
 	r->received = received;
 	r->dropped = dropped;
+	memset(r->reason_drops, 0, sizeof(r->reason_drops));
+	r->other_drops = dropped;
 	return 0;
+}
+
+int sender_view_add_drops(struct sender_view *v, const uint8_t addr[16], uint32_t reason,
+			  uint64_t count)
+{
+	int err = sender_view_add(v, addr, 0, count);
+
+	if (!err) {
+		struct sender_row *r = &v->rows[v->n - 1];
+
+		r->reason[0] = reason;
+		r->reason_drops[0] = count;
+		r->other_drops = 0;
+	}
+	return err;
 }
 
 static int add_drops(const uint8_t addr[16], uint32_t reason, uint64_t count, void *ctx)
 {
-	(void)reason;
-	return sender_view_add(ctx, addr, 0, count);
+	return sender_view_add_drops(ctx, addr, reason, count);
+}
+
+/* b's counts into a (the same address). */
+static void merge_row(struct sender_row *a, const struct sender_row *b)
+{
+	a->received += b->received;
+	a->dropped += b->dropped;
+	a->other_drops += b->other_drops;
+	for (int j = 0; j < SENDER_REASONS; j++) {
+		int k;
+
+		if (!b->reason_drops[j])
+			continue;
+		for (k = 0; k < SENDER_REASONS; k++)
+			if (!a->reason_drops[k] || a->reason[k] == b->reason[j])
+				break;
+		if (k == SENDER_REASONS) {
+			a->other_drops += b->reason_drops[j];
+			continue;
+		}
+		a->reason[k] = b->reason[j];
+		a->reason_drops[k] += b->reason_drops[j];
+	}
 }
 
 int sender_view_add_tracer(struct sender_view *v, struct tracer *t)
@@ -56,8 +95,7 @@ void sender_view_finish(struct sender_view *v)
 	qsort(v->rows, v->n, sizeof(v->rows[0]), cmp_addr);
 	for (size_t i = 0; i < v->n; i++) {
 		if (w && !cmp_addr(&v->rows[w - 1], &v->rows[i])) {
-			v->rows[w - 1].received += v->rows[i].received;
-			v->rows[w - 1].dropped += v->rows[i].dropped;
+			merge_row(&v->rows[w - 1], &v->rows[i]);
 			continue;
 		}
 		v->rows[w++] = v->rows[i];

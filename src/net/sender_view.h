@@ -12,10 +12,17 @@
 #include <stdint.h>
 #include "net/tracer.h"
 
+/* Drop reasons kept per sender; a sender's drops under further reasons are
+ * in other_drops (dropped is always the whole). */
+#define SENDER_REASONS 4
+
 struct sender_row {
 	uint8_t addr[16]; /* IPv4 mapped (common/sockaddr.h sockaddr_addr16) */
 	uint64_t received;
 	uint64_t dropped;
+	uint32_t reason[SENDER_REASONS];       /* enum skb_drop_reason */
+	uint64_t reason_drops[SENDER_REASONS]; /* 0: slot unused */
+	uint64_t other_drops;
 };
 
 struct sender_view {
@@ -26,7 +33,10 @@ struct sender_view {
 /* Appends a row (one address may be added many times). 0 or -ENOMEM. */
 int sender_view_add(struct sender_view *v, const uint8_t addr[16], uint64_t received,
 		    uint64_t dropped);
-/* Adds the tracer's drops per sender, every reason. 0, -ENOENT when the
+/* Appends drops of one reason. 0 or -ENOMEM. */
+int sender_view_add_drops(struct sender_view *v, const uint8_t addr[16], uint32_t reason,
+			  uint64_t count);
+/* Adds the tracer's drops per sender and reason. 0, -ENOENT when the
  * tracer does not count senders, or -errno. */
 int sender_view_add_tracer(struct sender_view *v, struct tracer *t);
 /* Merges the rows of each address, then orders them: most dropped first,

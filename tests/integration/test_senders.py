@@ -127,6 +127,9 @@ def check_attribution(s, sent, fast, slow, proc_drops):
     # The burst lost, the paced sender did not; the worst is named first.
     assert rows[fast]["dropped"] > 0 and rows[slow]["dropped"] == 0, snd
     assert snd["rows"][0]["address"] == fast
+    # Per reason too: every drop here is a full receive buffer.
+    assert rows[fast]["kernel_drops"] == {"SOCKET_RCVBUFF": rows[fast]["dropped"]}
+    assert rows[slow]["kernel_drops"] == {}
     # Each sender: received + dropped = sent, to the datagram.
     for a in (fast, slow):
         assert rows[a]["received"] + rows[a]["dropped"] == sent[a], (a, rows[a], sent[a])
@@ -224,6 +227,7 @@ def test_udpdrops_on_syslog_ng(tmp_path, procs):
     snd = report["senders"]
     rows = {r["address"]: r["dropped"] for r in snd["rows"]}
     assert set(rows) == {"127.0.0.2"} and rows["127.0.0.2"] == proc_drops, snd
+    assert snd["rows"][0]["reasons"] == {"SOCKET_RCVBUFF": proc_drops}
     assert snd["complete"] is True and snd["rest"] == {"senders": 0, "dropped": 0}
     sock_drops = sum(s["drops"]["total"] for s in report["sockets"] if s["drops"])
     assert sock_drops == proc_drops

@@ -101,6 +101,34 @@ static void test_view_merge_order(void **state)
 	sender_view_free(&v);
 }
 
+/* Drops of one sender under several reasons merge per reason; past
+ * SENDER_REASONS distinct reasons the rest are other_drops, the total whole. */
+static void test_view_reasons(void **state)
+{
+	struct sender_view v = {};
+	uint8_t a[16];
+	uint64_t sum = 0;
+
+	(void)state;
+	v4(a, 0x7f000002);
+	for (uint32_t reason = 1; reason <= SENDER_REASONS + 2; reason++)
+		assert_int_equal(sender_view_add_drops(&v, a, reason, reason * 10), 0);
+	assert_int_equal(sender_view_add_drops(&v, a, 1, 5), 0);
+	assert_int_equal(sender_view_add(&v, a, 100, 0), 0);
+	sender_view_finish(&v);
+	assert_int_equal(v.n, 1);
+	assert_int_equal(v.rows[0].received, 100);
+	assert_int_equal(v.rows[0].dropped, 10 + 20 + 30 + 40 + 50 + 60 + 5);
+	for (int k = 0; k < SENDER_REASONS; k++) {
+		sum += v.rows[0].reason_drops[k];
+		if (v.rows[0].reason[k] == 1)
+			assert_int_equal(v.rows[0].reason_drops[k], 15);
+	}
+	assert_int_equal(sum + v.rows[0].other_drops, v.rows[0].dropped);
+	assert_true(v.rows[0].other_drops > 0);
+	sender_view_free(&v);
+}
+
 /* A dual-stack socket's ::ffff:a.b.c.d and a plain IPv4 sender are one key. */
 static void test_mapped_is_ipv4(void **state)
 {
@@ -120,6 +148,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bounded_and_exact),
 		cmocka_unit_test(test_view_merge_order),
+		cmocka_unit_test(test_view_reasons),
 		cmocka_unit_test(test_mapped_is_ipv4),
 	};
 

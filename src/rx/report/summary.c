@@ -284,6 +284,20 @@ static void write_disk_buffer(struct json_writer *w, struct receiver *r, const s
 	jw_object_end(w);
 }
 
+/* A sender's drops per reason: {"SOCKET_RCVBUFF": n, ..., "OTHER": n}. */
+static void write_sender_reasons(struct json_writer *w, struct receiver *r,
+				 const struct sender_row *row)
+{
+	jw_object_begin(w, "kernel_drops");
+	for (int k = 0; k < SENDER_REASONS; k++)
+		if (row->reason_drops[k])
+			jw_u64(w, tracer_reason_name(r->tracer, row->reason[k]),
+			       row->reason_drops[k]);
+	if (row->other_drops)
+		jw_u64(w, "OTHER", row->other_drops);
+	jw_object_end(w);
+}
+
 /*
  * "senders" (issue 25): the top --senders-top by drops, then one row for the
  * rest. received = the rows' received + rest.received + evicted.received;
@@ -325,9 +339,11 @@ static void write_senders(struct json_writer *w, struct receiver *r, const struc
 			jw_u64(w, "dropped", row->dropped);
 			jw_double(w, "loss_ratio", sender_loss_ratio(row->received, row->dropped),
 				  6);
+			write_sender_reasons(w, r, row);
 		} else {
 			jw_null(w, "dropped");
 			jw_null(w, "loss_ratio");
+			jw_null(w, "kernel_drops");
 		}
 		jw_object_end(w);
 	}
