@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "common/clock.h"
 #include "common/sockaddr.h"
 #include "net/sockinfo.h"
@@ -19,33 +20,55 @@ void stats_line_free(struct stats_line *s)
 {
 	free(s->last_received);
 	free(s->last_drops);
+	sender_view_free(&s->last_senders);
 }
 
-/* " worst 192.0.2.7 drops=N of M": the sender with the most drops so far
- * (--senders with the tracer), or nothing. */
-static void worst_sender(struct receiver *r, char *buf, size_t len)
+static int cmp_row_addr(const void *a, const void *b)
 {
+	return memcmp(((const struct sender_row *)a)->addr, ((const struct sender_row *)b)->addr,
+		      sizeof(((const struct sender_row *)a)->addr));
+}
+
+/* " worst 192.0.2.7 drops=N of M": the sender whose drops grew most since
+ * the last line with drops (N: in the interval; M: its datagrams so far), or
+ * nothing without --senders and the tracer. */
+static void worst_sender(struct stats_line *s, struct receiver *r, char *buf, size_t len)
+{
+	const struct sender_row *worst = NULL;
 	struct snapshot_senders ss;
 	char addr[INET6_ADDRSTRLEN];
+	uint64_t most = 0;
 
 	buf[0] = '\0';
 	if (!r->senders || !r->tracer || snapshot_senders_take(r, &ss))
 		return;
-	if (ss.traced && ss.view.n && ss.view.rows[0].dropped) {
-		const struct sender_row *w = &ss.view.rows[0];
+	for (size_t i = 0; ss.traced && i < ss.view.n; i++) {
+		const struct sender_row *row = &ss.view.rows[i];
+		const struct sender_row *was = bsearch(row, s->last_senders.rows, s->last_senders.n,
+						       sizeof(*row), cmp_row_addr);
+		uint64_t grew =
+			row->dropped - (was && was->dropped <= row->dropped ? was->dropped : 0);
 
-		format_addr16(w->addr, addr, sizeof(addr));
-		snprintf(buf, len, " worst %s drops=%llu of %llu", addr,
-			 (unsigned long long)w->dropped,
-			 (unsigned long long)(w->dropped + w->received));
+		if (grew > most) {
+			most = grew;
+			worst = row;
+		}
 	}
-	snapshot_senders_free(&ss);
+	if (worst) {
+		format_addr16(worst->addr, addr, sizeof(addr));
+		snprintf(buf, len, " worst %s drops=%llu of %llu", addr, (unsigned long long)most,
+			 (unsigned long long)(worst->dropped + worst->received));
+	}
+	/* This line's view is the next one's base, by address. */
+	qsort(ss.view.rows, ss.view.n, sizeof(ss.view.rows[0]), cmp_row_addr);
+	sender_view_free(&s->last_senders);
+	s->last_senders = ss.view;
 }
 
 /* One line per interval: totals, then per socket received/dropped in the
  * interval and bytes queued now. Each counter is read once, so the totals
  * are the sum of the columns. When drops happened in the interval, the
- * sender that lost the most so far is named after them. */
+ * sender that lost the most in it is named after them. */
 void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 {
 	char cols[4096], worst[INET6_ADDRSTRLEN + 64] = "";
@@ -82,7 +105,7 @@ void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 		s->last_drops[i] = drops;
 	}
 	if (drop_sum)
-		worst_sender(r, worst, sizeof(worst));
+		worst_sender(s, r, worst, sizeof(worst));
 	fprintf(f, "stats: %.1fs rx %llu/s drops %llu%s window %llu/%llu |%s\n", secs,
 		(unsigned long long)(secs > 0 ? rx_sum / secs : 0), (unsigned long long)drop_sum,
 		worst, (unsigned long long)ws.msgs, (unsigned long long)ws.size, cols);
