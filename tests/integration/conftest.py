@@ -163,3 +163,14 @@ def sysloggen(port, *args, host="127.0.0.1", timeout=120):
     lines = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
     assert lines, r.stderr
     return lines[-1]
+
+
+def promtool():
+    """build/prometheus/usr/bin/promtool: Debian's prometheus package unpacked
+    by lab/promtool-setup.sh (never installed or run as a service)."""
+    path = os.path.join(BUILD, "prometheus", "usr", "bin", "promtool")
+    if not os.access(path, os.X_OK):
+        r = run_cmd([os.path.join(ROOT, "lab", "promtool-setup.sh"),
+                     os.path.join(BUILD, "prometheus")], timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+    return path
