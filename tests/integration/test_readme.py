@@ -102,15 +102,30 @@ def test_runnable_block(index, tmp_path):
             f"block {index} did not print {line!r}:\n--- stdout\n{out}--- stderr\n{err}"
 
 
-def test_manual_links_lead_to_files():
+def anchors(page):
+    """GitHub's anchors for a page's headings: lower case, punctuation out,
+    spaces to hyphens."""
+    heads = re.findall(r"^#+ (.*)$", re.sub(r"^```.*?^```$", "", open(page).read(),
+                                             flags=re.M | re.S), re.M)
+    return {re.sub(r"[^a-z0-9 _-]", "", h.lower()).replace(" ", "-") for h in heads}
+
+
+def test_manual_links_lead_somewhere():
+    """Every relative link of the README and docs/ names a file that exists,
+    and its #anchor a heading of that file."""
     pages = [README] + [os.path.join(DOCS, f) for f in sorted(os.listdir(DOCS))
                         if f.endswith(".md")]
     assert len(pages) >= 10
-    broken = []
+    broken, checked = [], 0
     for page in pages:
-        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", open(page).read()):
+        for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", open(page).read()):
             if "://" in target:
                 continue
-            if not os.path.exists(os.path.join(os.path.dirname(page), target)):
+            path = os.path.join(os.path.dirname(page), target) if target else page
+            checked += 1
+            if not os.path.exists(path):
                 broken.append(f"{os.path.relpath(page, ROOT)}: {target}")
+            elif anchor and path.endswith(".md") and anchor not in anchors(path):
+                broken.append(f"{os.path.relpath(page, ROOT)}: {target}#{anchor}")
+    assert checked >= 30, checked
     assert not broken, broken
