@@ -9,14 +9,15 @@ checked against the code both ways so the two cannot drift:
   its summary is in the table, and every path the table lists for a section
   that was on is in the summary (with --ordered, --env-file, --metrics and
   sysloggen's markers; then a TCP output with --disk-buffer)."""
+import contextlib
 import json
 import os
 import re
 import socket
 import threading
-import urllib.request
 
 from conftest import ROOT, Proc, binary, free_udp_port, read_json, sysloggen
+from test_metrics import free_tcp_port, scrape
 
 DOC = os.path.join(ROOT, "docs", "metrics.md")
 METRICS_C = os.path.join(ROOT, "src", "rx", "report", "metrics.c")
@@ -97,27 +98,45 @@ def check_run(summary, scrape, sections):
         assert not want - seen, f"in docs/metrics.md, not in the summary: {sorted(want - seen)}"
 
 
-def free_tcp_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def scrape(port):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
-        return r.read().decode()
-
-
-def start(procs, *args):
+def start_until(procs, until, *args):
+    """syslogrx with args, stopped at teardown; returns (Proc, its stderr
+    lines up to the first that matches the regex `until`)."""
     p = Proc([binary("syslogrx")] + [str(a) for a in args])
     procs.append(p)
     lines = []
     while True:
         line = p.p.stderr.readline().decode()
-        assert line, f"syslogrx exited early: {''.join(lines)}"
+        assert line, f"syslogrx exited before {until!r}: {''.join(lines)}"
         lines.append(line)
-        if "metrics on" in line:
+        if re.search(until, line):
             return p, lines
+
+
+@contextlib.contextmanager
+def tcp_server():
+    """A TCP server on loopback that takes one connection and keeps what it
+    reads: yields (port, chunks); closed and joined on every path."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    got = []
+
+    def serve():
+        try:
+            conn, _ = server.accept()
+        except OSError:
+            return  # closed before anyone connected
+        with conn:
+            while data := conn.recv(65536):
+                got.append(data)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        yield server.getsockname()[1], got
+    finally:
+        server.close()
+        t.join(timeout=30)
 
 
 def test_running_summary_and_scrape_are_in_the_table(procs, tmp_path):
@@ -126,7 +145,8 @@ def test_running_summary_and_scrape_are_in_the_table(procs, tmp_path):
                    "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL=https://splunk:8088\n")
     port, mport = free_udp_port(), free_tcp_port()
     summary = tmp_path / "s.json"
-    p, lines = start(procs, "--listen", f"127.0.0.1:{port}", "--env-file", env, "--ordered",
+    p, lines = start_until(procs, "metrics on", "--listen", f"127.0.0.1:{port}",
+                           "--env-file", env, "--ordered",
                      "--threads", "2", "--metrics", mport, "--summary", summary,
                      "--output", "null")
     assert any("WARNING" in l for l in lines), lines
@@ -142,32 +162,16 @@ def test_running_summary_and_scrape_are_in_the_table(procs, tmp_path):
 
 
 def test_disk_buffer_summary_and_scrape_are_in_the_table(procs, tmp_path):
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    got = []
-
-    def serve():
-        conn, _ = server.accept()
-        with conn:
-            while data := conn.recv(65536):
-                got.append(data)
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    try:
+    with tcp_server() as (tport, got):
         port, mport = free_udp_port(), free_tcp_port()
         summary = tmp_path / "s.json"
-        p, _ = start(procs, "--listen", f"127.0.0.1:{port}", "--metrics", mport,
-                     "--output", f"tcp:127.0.0.1:{server.getsockname()[1]}",
-                     "--disk-buffer", tmp_path / "buf", "--summary", summary)
+        p, _ = start_until(procs, "metrics on", "--listen", f"127.0.0.1:{port}",
+                           "--metrics", mport, "--output", f"tcp:127.0.0.1:{tport}",
+                           "--disk-buffer", tmp_path / "buf", "--summary", summary)
         gen = sysloggen(port, "--rate", 20000, "--count", 1000)
         text = scrape(mport)
         rc, _, err = p.stop()
         assert rc == 0, err
-        t.join(timeout=30)
-    finally:
-        server.close()
     s = read_json(summary)
     assert s["totals"]["written"] == gen["datagrams"] - s["totals"]["kernel_drops"]["total"]
     assert "syslogrx_disk_buffer_bytes" in text
