@@ -82,7 +82,13 @@ class Container:
         return self.log.read().decode(errors="replace")[-3000:]
 
     def run(self, *argv, check=True, timeout=30):
-        r = run_cmd(["nsenter", "-t", str(self.init), "-m", "-p", "--"] + list(argv),
+        # -r -w: the container's root and cwd, not its mount namespace's.
+        # nspawn moves the container's tree over "/" and chroot()s into it;
+        # when nspawn itself runs in a chroot (a CI root, a fresh-machine
+        # root), the namespace's root stays the host's "/", where setns()
+        # alone would land us: systemctl then finds no /run/systemd/system
+        # and says "System has not been booted with systemd as init system".
+        r = run_cmd(["nsenter", "-t", str(self.init), "-m", "-p", "-r", "-w", "--"] + list(argv),
                     timeout=timeout)
         if check:
             assert r.returncode == 0, f"{' '.join(argv)}: {r.stdout}{r.stderr}"
