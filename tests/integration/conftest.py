@@ -127,13 +127,21 @@ class Syslogrx(Proc):
         if netns:
             argv = ["ip", "netns", "exec", netns] + argv
         super().__init__(argv)
-        self.ready_line = self.p.stderr.readline().decode()
+        # Pre-flight warnings may come first; the ready line ends start-up
+        # (EOF: it exited). What came before is kept for stop()'s stderr.
+        self.early_err = ""
+        while True:
+            self.ready_line = self.p.stderr.readline().decode()
+            if not self.ready_line or "ready on" in self.ready_line:
+                break
+            self.early_err += self.ready_line
         if "ready on" not in self.ready_line:
             rc, out, err = self.stop()
-            raise AssertionError(f"syslogrx did not start (exit {rc}): {self.ready_line}{err}")
+            raise AssertionError(f"syslogrx did not start (exit {rc}): {err}")
 
     def stop(self, sig=15, timeout=30):
         rc, out, err = super().stop(sig, timeout)
+        err = self.early_err + err
         self.summary = read_json(self.summary_path) if self.summary_path and os.path.exists(self.summary_path) else None
         return rc, out, err
 
