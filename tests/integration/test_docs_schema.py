@@ -158,7 +158,7 @@ def test_running_summary_and_scrape_are_in_the_table(procs, tmp_path):
     assert s["totals"]["received"] == gen["datagrams"] - s["totals"]["kernel_drops"]["total"]
     assert s["config"]["env_file"]["warnings"] and s["config"]["env_file"]["ignored"]
     check_run(s, text, ["version", "listen", "balance", "config", "elapsed_seconds", "sockets",
-                        "totals", "window", "loss", "ordering", "preflight"])
+                        "totals", "window", "loss", "ordering", "preflight", "senders"])
 
 
 def test_disk_buffer_summary_and_scrape_are_in_the_table(procs, tmp_path):
