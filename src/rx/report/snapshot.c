@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/log.h"
 #include "net/sockinfo.h"
 #include "rx/path/senders.h"
 #include "rx/report/snapshot.h"
@@ -96,6 +97,7 @@ int snapshot_take(struct receiver *r, struct snapshot *s)
 	unsigned int n = r->group.n;
 	uint64_t *steered = NULL;
 	struct seqtrack *seq;
+	int err;
 
 	memset(s, 0, sizeof(*s));
 	s->socks = calloc(n ? n : 1, sizeof(*s->socks));
@@ -157,9 +159,11 @@ int snapshot_take(struct receiver *r, struct snapshot *s)
 	}
 	if (r->sink && r->cfg->output == OUTPUT_KAFKA)
 		s->have_kafka = !sink_kafka_stats(r->sink, &s->kafka);
-	if (snapshot_senders_take(r, &s->senders)) {
-		snapshot_free(s);
-		return -ENOMEM;
+	err = snapshot_senders_take(r, &s->senders);
+	if (err) {
+		/* The rest of the report stands without it: senders null. */
+		pr_warn("the per-sender tables could not be read: %s\n", strerror(-err));
+		memset(&s->senders, 0, sizeof(s->senders));
 	}
 	return 0;
 }
