@@ -159,6 +159,25 @@ def test_two_senders_ipv4(syslogrx):
     assert re.search(r"drops [1-9]\d* worst 127\.0\.0\.2 drops=\d+ of \d+", err), err
 
 
+def test_no_trace_counts_received_only(syslogrx):
+    """Without the tracer the table has what was read, per sender, and says
+    it has no drops (null, not 0)."""
+    port = free_udp_port()
+    rx = syslogrx("--sockets", "2", "--threads", "2", "--no-trace", port=port)
+    sent = {a: send("paced", a, "127.0.0.1", port, n) for a, n in
+            (("127.0.0.2", 300), ("127.0.0.3", 200))}
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    snd = rx.summary["senders"]
+    assert snd["drops_traced"] is False and snd["dropped"] is None
+    rows = {r["address"]: r for r in snd["rows"]}
+    assert {a: r["received"] for a, r in rows.items()} == sent
+    assert all(r["dropped"] is None and r["kernel_drops"] is None for r in rows.values())
+    # Ordered by received when there are no drops to order by.
+    assert [r["address"] for r in snd["rows"]] == ["127.0.0.2", "127.0.0.3"]
+    assert snd["received"] == rx.summary["totals"]["received"] == 500
+
+
 @pytest.fixture
 def netns6():
     """A netns with lo up and two extra IPv6 addresses on it, deleted on every path."""
