@@ -7,6 +7,11 @@
  * without it (no socket, bad checksum, a socket closing) we count per
  * {destination port, reason} if the skb holds a UDP datagram.
  *
+ * With count_senders (issue 25) a socket drop is counted once more per
+ * {source address, reason} in the LRU map sender_drops, read from the skb's
+ * IP header (IPv4 as ::ffff:a.b.c.d); sender_stats says what that map
+ * holds of them (include/bpf/tracer.h).
+ *
  * tp_btf/udp_fail_queue_rcv_skb fires for a failed enqueue that kfree_skb then
  * reports again with rx_sk set, so it is only a cross-check counter here.
  *
