@@ -38,6 +38,17 @@ static bool is_spare(const struct receiver *r, unsigned int idx)
 	return !strcmp(receiver_socket_state(r, idx), "spare");
 }
 
+/* Classic BPF: the program for n sockets, attached through a socket that
+ * stays (slot 0's); the one it replaces may run on until a grace period. */
+static int attach_cbpf(struct receiver *r, unsigned int n)
+{
+	int err = cbpf_balancer_attach(r->group.socks[r->slot_sock[0]].fd, n);
+
+	if (err)
+		pr_warn("resize: SO_ATTACH_REUSEPORT_CBPF for %u sockets: %s\n", n, strerror(-err));
+	return err;
+}
+
 /* Workers paused. Fills slots [live, want) with spares, else new sockets. */
 static int grow(struct receiver *r, unsigned int want)
 {
@@ -61,17 +72,35 @@ static int grow(struct receiver *r, unsigned int want)
 	for (k = r->live; k < want; k++) {
 		unsigned int idx = g->n;
 
-		for (unsigned int i = 0; i < g->n; i++)
-			if (is_spare(r, i)) {
-				idx = i;
+		if (r->cbpf) {
+			/* The program picks by join order: slot k is whatever socket
+			 * holds index k, a spare (it was never selected), else one
+			 * bound now, which joins at the end. */
+			if (k < r->join_order.nr)
+				idx = r->join_order.id[k];
+			if (idx < g->n && !is_spare(r, idx)) {
+				pr_warn("resize: the group's index %u is socket %u, which is %s, "
+					"not a spare\n",
+					k, idx, receiver_socket_state(r, idx));
+				err = -EXDEV;
 				break;
 			}
+		} else {
+			for (unsigned int i = 0; i < g->n; i++)
+				if (is_spare(r, i)) {
+					idx = i;
+					break;
+				}
+		}
 		if (idx == g->n) {
 			err = socket_group_add(g, r->cfg->rcvbuf);
 			if (err < 0)
 				break;
-			upgrade_fdstore_socket(&g->socks[idx], true);
+			if (!r->cbpf) /* not in the store: upgrade_fdstore_put */
+				upgrade_fdstore_socket(&g->socks[idx], true);
 			err = receiver_grow_counters(r);
+			if (!err && r->cbpf)
+				err = cbpf_order_join(&r->join_order, idx);
 			if (err)
 				break;
 		}
@@ -119,6 +148,13 @@ static int shrink_prepare(struct receiver *r, unsigned int want)
 		grace_period();
 		/* The counts of the retiring slots are final now. */
 		receiver_credit_steered(r);
+	} else if (r->cbpf) {
+		/* The retiring sockets hold indices [want, old): a program for
+		 * want sockets never picks them, nor the spares past them. */
+		err = attach_cbpf(r, want);
+		if (err)
+			return err;
+		grace_period();
 	}
 	for (unsigned int k = want; k < old; k++) {
 		err = socket_group_connect_away(g, r->slot_sock[k]);
@@ -165,8 +201,14 @@ static void shrink_close(struct receiver *r, unsigned int want)
 				idx);
 		if (!sockinfo_meminfo(g->socks[idx].fd, &drops, NULL))
 			g->socks[idx].drops_at_close = drops;
-		upgrade_fdstore_socket(&g->socks[idx], false);
+		if (!r->cbpf)
+			upgrade_fdstore_socket(&g->socks[idx], false);
 		socket_group_close_one(g, idx);
+		/* Out of the group by now (at connect() on kernels that rehash
+		 * it, else here), the last socket in its place: either way,
+		 * leaving in this order gives this join order. */
+		if (r->cbpf)
+			cbpf_order_leave(&r->join_order, idx);
 	}
 	r->live = want;
 }
@@ -188,6 +230,12 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 			want, balancer_slots(r->balancer));
 		return -EINVAL;
 	}
+	if (r->cbpf && r->order_unsure && want > r->live) {
+		pr_warn("resize: a retiring socket was not drained and stays open; whether it "
+			"still holds an index of the group depends on the kernel, so classic BPF "
+			"cannot tell which socket a new index names: not growing (restart)\n");
+		return -EBUSY;
+	}
 	if (want == r->live && threads == r->threads)
 		return 0;
 	pr_info("resize: %u -> %u sockets, %u -> %u threads%s\n", r->live, want, r->threads,
@@ -204,6 +252,8 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 			for (unsigned int k = want; k < r->live; k++)
 				balancer_clear_socket(r->balancer, k);
 			receiver_credit_steered(r);
+		} else if (r->cbpf) {
+			attach_cbpf(r, want);
 		}
 		shrink_close(r, want);
 		r->threads = threads;
@@ -219,6 +269,7 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 		pr_warn("resize: a worker had failed: %s\n", strerror(-e));
 	if (want < r->live && err == -ETIMEDOUT) {
 		r->live = want; /* left open and read: nothing lost */
+		r->order_unsure = r->cbpf;
 		err = 0;
 	} else if (want < r->live) {
 		shrink_close(r, want);
@@ -238,5 +289,7 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 	/* Selected only now that a worker reads them. */
 	if (r->balancer)
 		balancer_set_live(r->balancer, r->live);
+	else if (r->cbpf && (e = attach_cbpf(r, r->live)) && !err)
+		err = e;
 	return err;
 }

@@ -36,9 +36,19 @@ static int build(struct receiver *r, struct handover *h)
 	for (unsigned int k = 0; k < r->live && !err; k++)
 		err = handover_add(h, HANDOVER_SOCK, NULL, NULL, r->group.socks[r->slot_sock[k]].fd,
 				   k);
-	for (unsigned int i = 0; i < r->group.n && !err; i++)
-		if (!strcmp(receiver_socket_state(r, i), "spare"))
-			err = handover_add(h, HANDOVER_SOCK, NULL, NULL, r->group.socks[i].fd, -1);
+	if (r->cbpf) {
+		/* Classic BPF picks by join order: the spares in that order, so
+		 * that the order handed over is the group's (retiring sockets
+		 * would break it: receiver_upgrade refuses then). */
+		for (unsigned int k = r->live; k < r->join_order.nr && !err; k++)
+			err = handover_add(h, HANDOVER_SOCK, NULL, NULL,
+					   r->group.socks[r->join_order.id[k]].fd, -1);
+	} else {
+		for (unsigned int i = 0; i < r->group.n && !err; i++)
+			if (!strcmp(receiver_socket_state(r, i), "spare"))
+				err = handover_add(h, HANDOVER_SOCK, NULL, NULL,
+						   r->group.socks[i].fd, -1);
+	}
 	if (!err && r->balancer)
 		err = balancer_export(r->balancer, add_balancer_map, h);
 	if (!err && r->tracer)
@@ -141,7 +151,14 @@ int upgrade_init(void)
 
 int receiver_upgrade(struct receiver *r, char *const argv[], pid_t *child)
 {
-	int err = upgrade_spawn(r, argv, -1, child);
+	int err;
+
+	if (r->cbpf && r->order_unsure) {
+		pr_warn("upgrade: a retiring socket was not drained: the group's join order, which "
+			"classic BPF picks by, cannot be handed over; this one goes on\n");
+		return -EBUSY;
+	}
+	err = upgrade_spawn(r, argv, -1, child);
 
 	if (!err)
 		r->handed_over = true;
@@ -263,6 +280,35 @@ static int slots_from_map(struct receiver *r, const struct config *cfg, struct h
 	return 0;
 }
 
+/* Whether the hand-over has maps or links of owner ("balancer", "tracer"). */
+static bool handed(const struct handover *h, const char *owner)
+{
+	for (unsigned int i = 0; i < h->n; i++)
+		if (h->items[i].kind != HANDOVER_SOCK && !strcmp(h->items[i].owner, owner))
+			return true;
+	return false;
+}
+
+/* Classic BPF handed over: no maps, the program is the group's. The sockets
+ * came in join order (build), so index k is group socket k; the program is
+ * attached again for the same count, which needs no capability. */
+static int adopt_cbpf(struct receiver *r, unsigned int live)
+{
+	int err = 0;
+
+	r->cbpf = true;
+	r->balance_runs = "classic BPF";
+	snprintf(r->balance_why, sizeof(r->balance_why),
+		 "handed over without eBPF maps: the program stays with the group");
+	for (unsigned int i = 0; i < r->group.n && !err; i++)
+		err = cbpf_order_join(&r->join_order, i);
+	if (!err)
+		err = cbpf_balancer_attach(r->group.socks[0].fd, live);
+	if (err)
+		pr_warn("upgrade: SO_ATTACH_REUSEPORT_CBPF: %s\n", strerror(-err));
+	return err;
+}
+
 int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 {
 	struct sockaddr_storage addr;
@@ -320,12 +366,25 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	cfg->sockets = live;
 	cfg->threads = h->threads;
 
-	if (cfg->trace) {
+	if (cfg->trace && !handed(h, "tracer")) {
+		/* The old process had no tracer for want of privilege. */
+		r->drops_meminfo = true;
+	} else if (cfg->trace) {
 		r->tracer = tracer_adopt(h);
 		if (!r->tracer)
 			return -errno;
 	}
-	if (cfg->balance != BALANCE_HASH) {
+	if (cfg->balance == BALANCE_HASH) {
+		r->balance_runs = "kernel hash";
+		snprintf(r->balance_why, sizeof(r->balance_why), "--balance hash");
+	} else if (cfg->balance == BALANCE_RANDOM && !h->from_fdstore && !handed(h, "balancer")) {
+		err = adopt_cbpf(r, live);
+		if (err)
+			return err;
+	} else {
+		r->balance_runs = "eBPF";
+		snprintf(r->balance_why, sizeof(r->balance_why),
+			 "handed over: the program and its map stay with the group");
 		if (!r->balancer)
 			r->balancer = balancer_adopt(h);
 		if (!r->balancer)
@@ -388,6 +447,13 @@ int upgrade_fdstore_put(struct receiver *r)
 
 	if (!sd_notify_enabled())
 		return 0;
+	if (r->cbpf) {
+		/* The store gives fds back by name, not in the group's join order,
+		 * which classic BPF picks by: a restart binds anew. */
+		pr_info("classic BPF: sockets not put in systemd's fd store; a restart binds "
+			"them anew\n");
+		return sd_notify_fd("READY=1", -1);
+	}
 	handover_init(&h);
 	err = build(r, &h);
 	for (; stored < h.n && !err; stored++)
