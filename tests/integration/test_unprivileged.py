@@ -1,0 +1,235 @@
+"""No privilege at all (issue 22): --balance random spreads one flow with a
+classic BPF program (SO_ATTACH_REUSEPORT_CBPF), drops per socket come from
+SO_MEMINFO, the books close, a live resize keeps the program's N and the
+group's join order in step, and udpbalance gives an existing receiver the
+same spread from a process of its own uid.
+
+Two ways to have nothing: uid 65534 with an empty bounding set (setpriv), and
+root of an unprivileged user namespace with its own network namespace
+(unshare as uid 65534), where capabilities exist but count for nothing
+outside it: loading eBPF needs CAP_BPF in the initial namespace.
+
+Why the spread checks cannot flake: classic BPF draws a fresh random number
+per datagram (SKF_AD_RANDOM, get_random_u32), so a socket's share of D
+datagrams is binomial(D, 1/N). With D >= 30000 and N <= 6 its standard
+deviation is at most sqrt(D/N) and 10 % of the mean D/N is at least
+0.1 * sqrt(D/N) * sqrt(D/N) / sqrt(D/N) = 0.1 * sqrt(D/N) >= 7 standard
+deviations: one run in 10^11 or fewer would miss, per socket."""
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import Proc, binary, free_udp_port, read_json, sysloggen, udp_rows
+from rx_watch import Receiver, start_load, stop_load
+
+NOBODY = 65534
+NOTHING = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+           "--inh-caps=-all", "--bounding-set=-all"]
+# Root of a user namespace of its own, loopback up, nothing outside.
+USERNS = NOTHING + ["unshare", "--user", "--map-root-user", "--net",
+                    "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+REASONS = "unavailable without CAP_BPF and CAP_PERFMON"
+
+
+@pytest.fixture
+def nobody_dir():
+    """A directory uid 65534 writes its summary into (pytest's tmp is root's)."""
+    d = tempfile.mkdtemp(prefix="srx22-")
+    os.chown(d, NOBODY, NOBODY)
+    yield Path(d)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def within_tenth(counts, total, n):
+    """Each of counts within 10 % of total / n."""
+    return all(abs(c - total / n) <= 0.1 * total / n for c in counts)
+
+
+def start_one_flow_receiver(where, port, d, *flags):
+    """4 sockets, 2 slow workers (50 us a message: ~40k/s): one flow sent as
+    fast as possible is past them, and the kernel drops."""
+    rx = Proc((NOTHING if where == "setpriv" else USERNS) + [
+        binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--sockets", "4",
+        "--threads", "2", "--cost-ns", "50000", "--output", "null",
+        "--summary", str(d / "s.json")] + list(flags))
+    ready = rx.p.stderr.readline().decode()
+    assert "ready on" in ready, ready + rx.stop()[2]
+    return rx, ready
+
+
+def send_one_flow(rx, where, port, count):
+    """sysloggen, one source, in the receiver's network namespace; its JSON."""
+    argv = [binary("sysloggen"), "--target", f"127.0.0.1:{port}", "--rate", "0",
+            "--count", str(count), "--size", "200", "--json"]
+    if where == "userns":
+        argv = ["nsenter", "-t", str(rx.p.pid), "-n"] + argv
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    import json
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("where", ["setpriv", "userns"])
+def test_one_flow_spreads_and_every_drop_is_counted(where, nobody_dir, procs):
+    port = free_udp_port()
+    rx, ready = start_one_flow_receiver(where, port, nobody_dir)
+    procs.append(rx)
+    assert "random spread by classic BPF (no CAP_BPF" in ready, ready
+    assert "drops from SO_MEMINFO" in ready, ready
+    gen = send_one_flow(rx, where, port, 60000)
+    # The load is over: no drop can happen any more; the kernel's own table.
+    procnet = {int(f[9]): int(f[12]) for f in udp_rows(port, pid=rx.p.pid)}
+    assert len(procnet) == 4, procnet
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    s = read_json(nobody_dir / "s.json")
+    assert s["balance"] == "random"
+    assert s["balancer"]["runs"] == "classic BPF" and "no CAP_BPF" in s["balancer"]["why"]
+    t = s["totals"]
+    drops = t["kernel_drops"]["total"]
+    assert t["kernel_drops"]["reasons"] == REASONS and t["kernel_drops_source"] == "SO_MEMINFO"
+    # 60000 datagrams in well under a second against ~40k/s of workers and
+    # 4 default buffers of a few hundred datagrams each: the kernel drops.
+    assert drops > 0, t
+    # The books close, to the message (the end markers are datagrams too).
+    assert gen["datagrams"] == t["received"] + drops + t["abandoned"], (gen, t)
+    assert s["loss"]["gaps_equal_kernel_drops"] is True, s["loss"]
+    offered = []
+    for x in s["sockets"]:
+        assert x["state"] == "live" and x["steered"] is None
+        # Exact per socket: the summary's count is the kernel's, in /proc too.
+        assert x["kernel_drops"]["total"] == x["so_meminfo_drops"] == procnet[x["inode"]], \
+            (x, procnet)
+        offered.append(x["received"] + x["abandoned"] + x["kernel_drops"]["total"])
+    assert sum(offered) == gen["datagrams"]
+    assert within_tenth(offered, gen["datagrams"], 4), offered
+
+
+@pytest.mark.parametrize("where", ["setpriv", "userns"])
+def test_one_flow_with_the_kernel_hash_stays_on_one_socket(where, nobody_dir, procs):
+    port = free_udp_port()
+    rx, ready = start_one_flow_receiver(where, port, nobody_dir, "--balance", "hash")
+    procs.append(rx)
+    assert "classic BPF" not in ready
+    gen = send_one_flow(rx, where, port, 60000)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    s = read_json(nobody_dir / "s.json")
+    assert s["balancer"]["runs"] == "kernel hash"
+    t = s["totals"]
+    assert gen["datagrams"] == t["received"] + t["kernel_drops"]["total"] + t["abandoned"]
+    offered = sorted(x["received"] + x["kernel_drops"]["total"] for x in s["sockets"])
+    assert offered == [0, 0, 0, gen["datagrams"]], offered
+
+
+# ---- live resize ----------------------------------------------------------
+
+def scrape_received(port):
+    """{socket index: received + SO_MEMINFO drops} from /metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    got = {}
+    for m in re.finditer(r'^syslogrx_socket_(received|so_meminfo_drops)_total\{socket="(\d+)"\} (\d+)$',
+                         text, re.M):
+        got[int(m.group(2))] = got.get(int(m.group(2)), 0) + int(m.group(3))
+    return got
+
+
+def phase(mport, live, at_least=30000, timeout=60):
+    """The datagrams each socket took while the group stood still at the
+    live sockets (their indices): waits on the counters, not the clock."""
+    before = scrape_received(mport)
+    deadline = time.monotonic() + timeout
+    while True:
+        now = scrape_received(mport)
+        delta = {i: now[i] - before.get(i, 0) for i in now}
+        total = sum(delta.values())
+        if total >= at_least:
+            break
+        assert time.monotonic() < deadline, delta
+        time.sleep(0.1)
+    assert {i for i, v in delta.items() if v} == set(live), (live, delta)
+    assert within_tenth([delta[i] for i in live], total, len(live)), (live, delta)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"], ids=["address", "wildcard"])
+def test_resize_2_6_3_4_under_load_follows_the_join_order(host, nobody_dir):
+    """Without CAP_BPF a resize attaches a new program: for the smaller N
+    before a shrink takes sockets away, for the larger N once a grow's new
+    sockets are read. Index k is the k-th socket in the group's join order,
+    and a socket that leaves is replaced in its index by the last one
+    (reuseport_detach_sock): with a pool of 8 (0..7), 2 -> 6 selects 0..5;
+    6 -> 3 retires 3, 4, 5: 3 leaves and 7 takes index 3, 4 leaves and 6
+    takes index 4, 5 is last: the order is 0 1 2 7 6. So 3 -> 4 selects
+    socket 7, not 6. A bound wildcard socket leaves the group at connect(),
+    one bound to an address (on 6.18, which rehashes it too) as well; the
+    order ends the same either way. The books close to the message."""
+    port = free_udp_port()
+    mport = free_udp_port(socket.AF_INET)
+    listen = f"{host}:{port}"
+    rx = Receiver(nobody_dir, listen, "--max-sockets", "8", "--metrics", f"127.0.0.1:{mport}",
+                  settings={"sockets": 2, "threads": 2}, prefix=NOTHING)
+    gen = start_load(f"127.0.0.1:{port}", rate=40000)
+    try:
+        assert rx.count("random spread by classic BPF") == 1
+        phase(mport, [0, 1])
+        rx.resize(6, 2)
+        phase(mport, [0, 1, 2, 3, 4, 5])
+        rx.resize(3, 2)
+        phase(mport, [0, 1, 2])
+        rx.resize(4, 2)
+        phase(mport, [0, 1, 2, 7])
+    finally:
+        sent = stop_load(gen)
+    time.sleep(0.5)     # the last datagrams reach the queues before SIGTERM
+    rc, err, s = rx.stop()
+    assert rc == 0, err
+    t = s["totals"]
+    drops = t["kernel_drops"]["total"]
+    # Nothing lost uncounted: every datagram was read or counted by the
+    # kernel of the socket it was queued on (closed ones: their count at close).
+    assert sent["sent"] == t["received"] + drops + t["abandoned"], (sent["sent"], t)
+    assert s["loss"]["missing"] == drops
+    assert "closed with datagrams queued" not in err
+    states = {x["index"]: x["state"] for x in s["sockets"]}
+    assert states == {0: "live", 1: "live", 2: "live", 3: "closed", 4: "closed",
+                      5: "closed", 6: "spare", 7: "live"}, states
+
+
+def test_upgrade_hands_the_classic_program_over(nobody_dir):
+    """kill -USR2 without privilege: the sockets go over in join order, the
+    new process attaches the same program, nothing is lost uncounted."""
+    port = free_udp_port()
+    listen = f"127.0.0.1:{port}"
+    rx = Receiver(nobody_dir, listen, "--max-sockets", "6",
+                  settings={"sockets": 4, "threads": 2}, prefix=NOTHING)
+    gen = start_load(listen, rate=20000)
+    try:
+        rx.resize(2, 2)
+        assert rx.upgrade() is not None, "".join(rx.lines)
+        rx.resize(5, 2)
+    finally:
+        sent = stop_load(gen)
+    time.sleep(0.5)
+    rc, err, s = rx.stop()
+    assert rc == 0, err
+    olds = rx.old_summaries()
+    received = s["totals"]["received"] + sum(o["totals"]["received"] for o in olds)
+    # Drops are the kernel's per socket count, which the new process reads
+    # whole for the sockets it took over (the old one's closed ones: its own).
+    closed_old = sum(x["kernel_drops"]["total"] for o in olds for x in o["sockets"]
+                     if x["state"] == "closed")
+    drops = s["totals"]["kernel_drops"]["total"] + closed_old
+    assert sent["sent"] == received + drops, (sent["sent"], received, drops)
+    assert s["balancer"]["runs"] == "classic BPF"
+    assert [x["state"] for x in s["sockets"]].count("live") == 5
