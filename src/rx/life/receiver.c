@@ -96,12 +96,12 @@ static int setup_balancer(struct receiver *r, int probe_err)
 		return setup_cbpf(r, probe_err);
 	if (probe_err) {
 		/* roundrobin and leastloaded keep state in maps: eBPF only. */
-		pr_warn("--balance %s needs eBPF: %s (loading an SK_REUSEPORT program: %s)\n",
+		pr_warn("--balance %s needs eBPF: %s (loading an SK_REUSEPORT program: %s); "
+			"without privilege, --balance random spreads by classic BPF\n",
 			balance_policy_name(r->cfg->balance),
 			r->cfg->balance == BALANCE_LEASTLOADED ? "CAP_BPF and CAP_PERFMON" :
 								 "CAP_BPF",
 			strerror(-probe_err));
-		say_unprivileged_way(probe_err, "--balance roundrobin and leastloaded need eBPF");
 		return probe_err;
 	}
 	r->balance_runs = "eBPF";
