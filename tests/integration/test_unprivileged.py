@@ -15,21 +15,23 @@ datagrams is binomial(D, 1/N). With D >= 30000 and N <= 6 its standard
 deviation is at most sqrt(D/N) and 10 % of the mean D/N is at least
 0.1 * sqrt(D/N) * sqrt(D/N) / sqrt(D/N) = 0.1 * sqrt(D/N) >= 7 standard
 deviations: one run in 10^11 or fewer would miss, per socket."""
+import json
 import os
 import re
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import Proc, binary, free_udp_port, read_json, sysloggen, udp_rows
+from conftest import (ROOT, Proc, binary, free_udp_port, read_json, run_cmd, send_udp, udp_rows,
+                      wait_for_udp_port)
 from rx_watch import Receiver, start_load, stop_load
 
 NOBODY = 65534
@@ -75,7 +77,6 @@ def send_one_flow(rx, where, port, count):
         argv = ["nsenter", "-t", str(rx.p.pid), "-n"] + argv
     r = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    import json
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
@@ -233,3 +234,86 @@ def test_upgrade_hands_the_classic_program_over(nobody_dir):
     assert sent["sent"] == received + drops, (sent["sent"], received, drops)
     assert s["balancer"]["runs"] == "classic BPF"
     assert [x["state"] for x in s["sockets"]].count("live") == 5
+
+
+# ---- udpbalance on Debian's syslog-ng ---------------------------------------
+
+def syslog_ng_as_nobody(d, port):
+    """SC4S's UDP layout (lab/sweeplib/peers.py): 4 network() sources with
+    so-reuseport(1) on one port, into one file; run as uid 65534, no caps."""
+    sys.path.insert(0, os.path.join(ROOT, "lab"))
+    from sweeplib.peers import SYSLOG_NG, syslog_ng_config
+    conf = d / "syslog-ng.conf"
+    conf.write_text(syslog_ng_config({"sockets": 4, "rcvbuf": 0, "window": 0}, port,
+                                     str(d / "out.log"), str(d / "internal.log")))
+    p = Proc(NOTHING + [SYSLOG_NG, "-F", "--no-caps", "-f", str(conf), "-R", str(d / "persist"),
+                        "-p", str(d / "pid"), "-c", str(d / "ctl")])
+    wait_for_udp_port(port, count=4)
+    return p
+
+
+def queues(port):
+    """{inode: (bytes queued, drops)} of the sockets on port."""
+    return {int(f[9]): (int(f[4].split(":")[1], 16), int(f[12])) for f in udp_rows(port)}
+
+
+def lines_written(path, want, timeout=30):
+    deadline = time.monotonic() + timeout
+    while True:
+        n = sum(1 for _ in open(path, "rb")) if path.exists() else 0
+        if n >= want or time.monotonic() > deadline:
+            return n
+        time.sleep(0.05)
+
+
+def offered_while_stopped(sng, port, out, count, written):
+    """Sends one flow of count datagrams while syslog-ng is stopped, so that
+    each socket's queue keeps what it was given: per socket, the datagrams
+    queued (bytes / the truesize of one, all alike) plus the kernel's drops.
+    The truesize is exact: the bytes of all queues over the lines syslog-ng
+    writes once it runs again. Returns ({inode: datagrams offered}, lines in
+    the output now)."""
+    os.kill(sng.p.pid, signal.SIGSTOP)
+    try:
+        before = queues(port)
+        assert all(q == 0 for q, _ in before.values()), before
+        send_udp("127.0.0.1", port, count, size=200)
+        after = queues(port)
+    finally:
+        os.kill(sng.p.pid, signal.SIGCONT)
+    drops = {i: after[i][1] - before[i][1] for i in after}
+    queued = count - sum(drops.values())
+    assert lines_written(out, written + queued) == written + queued
+    truesize, rest = divmod(sum(q for q, _ in after.values()), queued)
+    assert rest == 0 and truesize > 200, (after, queued)
+    return {i: after[i][0] // truesize + drops[i] for i in after}, written + queued
+
+
+def test_udpbalance_without_capabilities_spreads_syslog_ng(nobody_dir, procs):
+    """Debian's syslog-ng, 4 sockets, as uid 65534: the kernel's hash puts
+    one flow on one socket; udpbalance, as the same uid with no capability,
+    joins the group, attaches classic BPF and leaves; the same flow then
+    spreads over the 4 sockets, each within 10 % of a quarter, with nothing
+    lost uncounted (every datagram queued or counted as a drop)."""
+    port = free_udp_port()
+    out = nobody_dir / "out.log"
+    sng = syslog_ng_as_nobody(nobody_dir, port)
+    procs.append(sng)
+
+    hashed, written = offered_while_stopped(sng, port, out, 2000, 0)
+    assert sorted(hashed.values()) == [0, 0, 0, 2000], hashed
+
+    r = run_cmd(NOTHING + [binary("udpbalance"), "--pid", str(sng.p.pid), "--port", str(port),
+                           "--policy", "random", "--json"], timeout=30)
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["runs"] == "classic BPF" and "no CAP_BPF" in rep["why"] and rep["sockets"] == 4
+    # udpbalance is gone; its socket too; the program stays with the group.
+    assert len(queues(port)) == 4
+    # What reached udpbalance's own socket before the program ran was sent
+    # by nobody here (the load starts after): exactly nothing.
+    assert rep["joining_socket_received"] == 0 and rep["joining_socket_drops"] == 0
+
+    spread, _ = offered_while_stopped(sng, port, out, 40000, written)
+    assert sum(spread.values()) == 40000
+    assert within_tenth(list(spread.values()), 40000, 4), spread
