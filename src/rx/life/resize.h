@@ -13,6 +13,14 @@
  * grace period, the workers drain them, then close. --shrink-naive (a lab
  * negative control) closes them after the first grace period with what is
  * queued: the kernel frees it, and only the tracer's no-socket count sees it.
+ *
+ * Classic BPF (random without CAP_BPF) has no map: the program picks an index
+ * of the group's join order below its N. Slot k is the socket at index k; a
+ * shrink attaches the program for the smaller N first (the retiring sockets
+ * hold the top indices), then goes on as above; each leaving socket is
+ * replaced in its index by the group's last one (rx->join_order follows); a
+ * grow takes the socket at the next index (a spare), else binds one (it
+ * joins at the end), and attaches the larger program once it is read.
  */
 #ifndef SYSLOGRX_RESIZE_H
 #define SYSLOGRX_RESIZE_H
