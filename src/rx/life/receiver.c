@@ -59,18 +59,14 @@ static unsigned int pool_size(const struct config *c)
 	return c->max_sockets;
 }
 
-/* --balance random without CAP_BPF: the classic BPF program over the pool,
- * whose join order is the order it was bound in; slots [0, live) are indices
- * [0, live), the spares sit past them and are never picked. */
-static int setup_cbpf(struct receiver *r, int probe_err)
+int receiver_use_cbpf(struct receiver *r, const char *why)
 {
 	struct socket_group *g = &r->group;
 	int err = 0;
 
 	r->cbpf = true;
 	r->balance_runs = "classic BPF";
-	snprintf(r->balance_why, sizeof(r->balance_why),
-		 "no CAP_BPF: loading an SK_REUSEPORT program: %s", strerror(-probe_err));
+	snprintf(r->balance_why, sizeof(r->balance_why), "%s", why);
 	for (unsigned int i = 0; i < g->n && !err; i++)
 		err = cbpf_order_join(&r->join_order, i);
 	if (!err)
@@ -92,8 +88,13 @@ static int setup_balancer(struct receiver *r, int probe_err)
 		snprintf(r->balance_why, sizeof(r->balance_why), "--balance hash");
 		return 0;
 	}
-	if (r->cfg->balance == BALANCE_RANDOM && probe_err)
-		return setup_cbpf(r, probe_err);
+	if (r->cfg->balance == BALANCE_RANDOM && probe_err) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "no CAP_BPF: loading an SK_REUSEPORT program: %s",
+			 strerror(-probe_err));
+		return receiver_use_cbpf(r, why);
+	}
 	if (probe_err) {
 		/* roundrobin and leastloaded keep state in maps: eBPF only. */
 		pr_warn("--balance %s needs eBPF: %s (loading an SK_REUSEPORT program: %s); "

@@ -102,6 +102,13 @@ void receiver_close(struct receiver *r);
 int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads);
 int receiver_open_rest(struct receiver *r);
 
+/* --balance random without CAP_BPF (or handed over so): the classic BPF
+ * program for r->live sockets over the group, whose join order is the group
+ * sockets' order [0, n): slots [0, live) are indices [0, live), the spares
+ * sit past them and are never picked. why is for the ready line and the
+ * summary. 0 or -errno, logged. */
+int receiver_use_cbpf(struct receiver *r, const char *why);
+
 /* Live resize primitives (used by rx/resize.c): stop the workers without
  * the final drain (the kernel queues keep what arrives meanwhile), and start
  * r->threads of them over the open sockets, those in selection first. */

@@ -289,26 +289,6 @@ static bool handed(const struct handover *h, const char *owner)
 	return false;
 }
 
-/* Classic BPF handed over: no maps, the program is the group's. The sockets
- * came in join order (build), so index k is group socket k; the program is
- * attached again for the same count, which needs no capability. */
-static int adopt_cbpf(struct receiver *r, unsigned int live)
-{
-	int err = 0;
-
-	r->cbpf = true;
-	r->balance_runs = "classic BPF";
-	snprintf(r->balance_why, sizeof(r->balance_why),
-		 "handed over without eBPF maps: the program stays with the group");
-	for (unsigned int i = 0; i < r->group.n && !err; i++)
-		err = cbpf_order_join(&r->join_order, i);
-	if (!err)
-		err = cbpf_balancer_attach(r->group.socks[0].fd, live);
-	if (err)
-		pr_warn("upgrade: SO_ATTACH_REUSEPORT_CBPF: %s\n", strerror(-err));
-	return err;
-}
-
 int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 {
 	struct sockaddr_storage addr;
@@ -378,7 +358,11 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 		r->balance_runs = "kernel hash";
 		snprintf(r->balance_why, sizeof(r->balance_why), "--balance hash");
 	} else if (cfg->balance == BALANCE_RANDOM && !h->from_fdstore && !handed(h, "balancer")) {
-		err = adopt_cbpf(r, live);
+		/* Classic BPF handed over: no maps, the program is the group's.
+		 * The sockets came in join order (build): index k is group
+		 * socket k. Attached again for the same count: no capability. */
+		err = receiver_use_cbpf(r, "handed over without eBPF maps: the program stays "
+					   "with the group");
 		if (err)
 			return err;
 	} else {
