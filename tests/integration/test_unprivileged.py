@@ -30,7 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (ROOT, Proc, binary, free_udp_port, read_json, run_cmd, send_udp, udp_rows,
+from conftest import (ROOT, Proc, binary, free_udp_port, read_json, run_cmd, send_udp, sysloggen,
+                      udp_rows,
                       wait_for_udp_port)
 from rx_watch import Receiver, start_load, stop_load
 
@@ -317,3 +318,29 @@ def test_udpbalance_without_capabilities_spreads_syslog_ng(nobody_dir, procs):
     spread, _ = offered_while_stopped(sng, port, out, 40000, written)
     assert sum(spread.values()) == 40000
     assert within_tenth(list(spread.values()), 40000, 4), spread
+
+
+def test_supervised_without_privilege_spreads(nobody_dir, procs):
+    """--supervise as uid 65534: the supervisor binds and attaches, the child
+    takes the sockets in join order with no maps and attaches the same
+    program; one flow spreads over the 4 sockets, every datagram counted."""
+    port = free_udp_port()
+    rx = Proc(NOTHING + [binary("syslogrx"), "--supervise", "--listen", f"127.0.0.1:{port}",
+                         "--sockets", "4", "--threads", "2", "--output", "null",
+                         "--summary", str(nobody_dir / "s.json")])
+    procs.append(rx)
+    while True:     # the child's ready line follows the supervisor's
+        line = rx.p.stderr.readline().decode()
+        assert line, rx.stop()[2]
+        if "ready on" in line:
+            break
+    assert "random spread by classic BPF (handed over" in line, line
+    gen = sysloggen(port, "--count", 40000, "--rate", 40000)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    s = read_json(nobody_dir / "s.json")
+    t = s["totals"]
+    assert s["balancer"]["runs"] == "classic BPF"
+    assert gen["datagrams"] == t["received"] + t["kernel_drops"]["total"] + t["abandoned"], t
+    offered = [x["received"] + x["kernel_drops"]["total"] for x in s["sockets"]]
+    assert within_tenth(offered, gen["datagrams"], 4), offered
