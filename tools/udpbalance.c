@@ -235,8 +235,10 @@ static int group_scan(struct group *g)
 		return err;
 	}
 	if (err == -EACCES || err == -EPERM) {
-		pr_warn("cannot read /proc/%d/fd: %s (needs CAP_SYS_PTRACE, or root)\n", env.pid,
-			strerror(-err));
+		pr_warn("cannot read /proc/%d/fd: %s (%s)\n", env.pid, strerror(-err),
+			env.cbpf ? "classic BPF needs no capability but the receiver's uid: run "
+				   "as that user" :
+				   "needs CAP_SYS_PTRACE, or root");
 		return err;
 	}
 	if (err) {
@@ -649,12 +651,6 @@ int main(int argc, char **argv)
 		pr_warn("pidfd_open(%d): %s\n", env.pid, strerror(errno));
 		goto cleanup;
 	}
-	err = group_scan(&g);
-	if (!err)
-		err = group_check(&g);
-	if (err)
-		goto cleanup;
-
 	if (!env.cbpf) {
 		int probe = balancer_probe();
 
@@ -674,6 +670,12 @@ int main(int argc, char **argv)
 			goto cleanup;
 		}
 	}
+	err = group_scan(&g);
+	if (!err)
+		err = group_check(&g);
+	if (err)
+		goto cleanup;
+
 	if (env.cbpf) {
 		err = join_attach_leave(&g, why);
 		goto cleanup;

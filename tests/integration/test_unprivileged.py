@@ -10,11 +10,12 @@ root of an unprivileged user namespace with its own network namespace
 outside it: loading eBPF needs CAP_BPF in the initial namespace.
 
 Why the spread checks cannot flake: classic BPF draws a fresh random number
-per datagram (SKF_AD_RANDOM, get_random_u32), so a socket's share of D
-datagrams is binomial(D, 1/N). With D >= 30000 and N <= 6 its standard
-deviation is at most sqrt(D/N) and 10 % of the mean D/N is at least
-0.1 * sqrt(D/N) * sqrt(D/N) / sqrt(D/N) = 0.1 * sqrt(D/N) >= 7 standard
-deviations: one run in 10^11 or fewer would miss, per socket."""
+per datagram (SKF_AD_RANDOM, get_random_u32), so what one socket is offered
+(received + dropped) out of D datagrams is binomial(D, 1/N): mean D/N,
+standard deviation below sqrt(D/N). The 10 % tolerance, 0.1 * D/N, is thus
+more than 0.1 * sqrt(D/N) standard deviations: every check here has
+D/N >= 5000, so more than 7 (10 to 12 for most): a miss once in 10^11 runs
+or fewer, per socket."""
 import json
 import os
 import re
@@ -31,8 +32,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (ROOT, Proc, binary, free_udp_port, read_json, run_cmd, send_udp, sysloggen,
-                      udp_rows,
-                      wait_for_udp_port)
+                      udp_rows, wait_for_udp_port)
 from rx_watch import Receiver, start_load, stop_load
 
 NOBODY = 65534
@@ -344,3 +344,28 @@ def test_supervised_without_privilege_spreads(nobody_dir, procs):
     assert gen["datagrams"] == t["received"] + t["kernel_drops"]["total"] + t["abandoned"], t
     offered = [x["received"] + x["kernel_drops"]["total"] for x in s["sockets"]]
     assert within_tenth(offered, gen["datagrams"], 4), offered
+
+
+def test_udpbalance_of_another_uid_is_refused_with_the_reason(nobody_dir, procs):
+    """A reuseport group takes sockets of its own uid only, and /proc/PID/fd
+    of another uid's process cannot be read without CAP_SYS_PTRACE: classic
+    BPF for a root receiver, asked as uid 65534, says so and changes nothing."""
+    port = free_udp_port()
+    rx = Proc([sys.executable, "-c", (
+        "import socket, time\n"
+        "ss = []\n"
+        "for _ in range(4):\n"
+        "    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)\n"
+        f"    s.bind(('127.0.0.1', {port})); ss.append(s)\n"
+        "time.sleep(60)\n")])
+    procs.append(rx)
+    wait_for_udp_port(port, count=4)
+    r = run_cmd(NOTHING + [binary("udpbalance"), "--pid", str(rx.p.pid), "--port", str(port),
+                           "--cbpf"], timeout=30)
+    assert r.returncode == 1, r.stderr
+    assert f"cannot read /proc/{rx.p.pid}/fd" in r.stderr and "receiver's uid" in r.stderr
+    assert len(list(udp_rows(port))) == 4       # nothing joined
+    r = run_cmd(NOTHING + [binary("udpbalance"), "--pid", str(rx.p.pid), "--port", str(port),
+                           "--policy", "roundrobin"], timeout=30)
+    assert r.returncode == 1 and "--policy roundrobin needs eBPF: CAP_BPF" in r.stderr, r.stderr
