@@ -30,11 +30,8 @@ struct receiver {
 	struct balancer *balancer; /* eBPF; NULL for --balance hash or classic BPF */
 	/* --balance random without CAP_BPF: a classic BPF program spreads
 	 * (net/cbpf_balancer.h); join_order is the group's join order by group
-	 * socket index, and slot k is the socket at index k. order_unsure: a
-	 * retiring socket stayed open after a failed drain, and whether it still
-	 * holds an index depends on the kernel: no more growing. */
+	 * socket index, and slot k is the socket at index k. */
 	bool cbpf;
-	bool order_unsure;
 	struct cbpf_order join_order;
 	/* What spreads and why, for the ready line and the summary. */
 	const char *balance_runs; /* "eBPF", "classic BPF", "kernel hash" */

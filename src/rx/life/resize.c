@@ -129,33 +129,41 @@ static int grow(struct receiver *r, unsigned int want)
 	return err < 0 ? err : 0;
 }
 
-/* Workers running: out of selection, connected away, drained. Returns how
- * many retiring sockets (slots [want, live)) are ready to close. */
+/* With a balancer: out of selection and an RCU grace period, and the socket
+ * is a spare again. It stays bound and read (workers read spares too), so
+ * nothing queued on it is lost, and it keeps the receive buffer forced at
+ * start: a later grow takes it back instead of opening a socket that, after
+ * the capability drop, could get no more than 2 x net.core.rmem_max. */
+static void shrink_to_spares(struct receiver *r, unsigned int want)
+{
+	if (r->cbpf) {
+		/* The retiring sockets hold indices [want, live): a program for
+		 * want sockets never picks them, nor the spares past them. */
+		if (!attach_cbpf(r, want))
+			grace_period();
+		return;
+	}
+	balancer_set_live(r->balancer, want);
+	for (unsigned int k = want; k < r->live; k++) {
+		int err = balancer_clear_socket(r->balancer, k);
+
+		if (err)
+			pr_warn("resize: emptying balancer slot %u: %s\n", k, strerror(-err));
+	}
+	grace_period();
+	/* The counts of the retired slots are final now. */
+	receiver_credit_steered(r);
+}
+
+/* The kernel's hash (no balancer) selects every socket of the group, so a
+ * socket leaves it for good. Workers running: connected away, drained.
+ * Returns 0 once the retiring sockets (slots [want, live)) are empty. */
 static int shrink_prepare(struct receiver *r, unsigned int want)
 {
 	struct socket_group *g = &r->group;
 	unsigned int old = r->live;
 	int err;
 
-	if (r->balancer) {
-		balancer_set_live(r->balancer, want);
-		for (unsigned int k = want; k < old; k++) {
-			err = balancer_clear_socket(r->balancer, k);
-			if (err)
-				pr_warn("resize: emptying balancer slot %u: %s\n", k,
-					strerror(-err));
-		}
-		grace_period();
-		/* The counts of the retiring slots are final now. */
-		receiver_credit_steered(r);
-	} else if (r->cbpf) {
-		/* The retiring sockets hold indices [want, old): a program for
-		 * want sockets never picks them, nor the spares past them. */
-		err = attach_cbpf(r, want);
-		if (err)
-			return err;
-		grace_period();
-	}
 	for (unsigned int k = want; k < old; k++) {
 		err = socket_group_connect_away(g, r->slot_sock[k]);
 		if (err) {
@@ -204,9 +212,7 @@ static void shrink_close(struct receiver *r, unsigned int want)
 		if (!r->cbpf)
 			upgrade_fdstore_socket(&g->socks[idx], false);
 		socket_group_close_one(g, idx);
-		/* Out of the group by now (at connect() on kernels that rehash
-		 * it, else here), the last socket in its place: either way,
-		 * leaving in this order gives this join order. */
+		/* Out of the group: the last socket takes its index. */
 		if (r->cbpf)
 			cbpf_order_leave(&r->join_order, idx);
 	}
@@ -229,12 +235,6 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 			"sized at start); nothing changed\n",
 			want, balancer_slots(r->balancer));
 		return -EINVAL;
-	}
-	if (r->cbpf && r->order_unsure && want > r->live) {
-		pr_warn("resize: a retiring socket was not drained and stays open; whether it "
-			"still holds an index of the group depends on the kernel, so classic BPF "
-			"cannot tell which socket a new index names: not growing (restart)\n");
-		return -EBUSY;
 	}
 	if (want == r->live && threads == r->threads)
 		return 0;
@@ -259,7 +259,9 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 		r->threads = threads;
 		return receiver_workers_resume(r);
 	}
-	if (want < r->live) {
+	if (want < r->live && (r->balancer || r->cbpf)) {
+		shrink_to_spares(r, want);
+	} else if (want < r->live) {
 		err = shrink_prepare(r, want);
 		if (err && err != -ETIMEDOUT)
 			return err;
@@ -267,9 +269,10 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 	e = receiver_workers_pause(r);
 	if (e)
 		pr_warn("resize: a worker had failed: %s\n", strerror(-e));
-	if (want < r->live && err == -ETIMEDOUT) {
+	if (want < r->live && (r->balancer || r->cbpf)) {
+		r->live = want; /* spares from here on: still bound and read */
+	} else if (want < r->live && err == -ETIMEDOUT) {
 		r->live = want; /* left open and read: nothing lost */
-		r->order_unsure = r->cbpf;
 		err = 0;
 	} else if (want < r->live) {
 		shrink_close(r, want);

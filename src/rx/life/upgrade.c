@@ -38,8 +38,7 @@ static int build(struct receiver *r, struct handover *h)
 				   k);
 	if (r->cbpf) {
 		/* Classic BPF picks by join order: the spares in that order, so
-		 * that the order handed over is the group's (retiring sockets
-		 * would break it: receiver_upgrade refuses then). */
+		 * that the order handed over is the group's. */
 		for (unsigned int k = r->live; k < r->join_order.nr && !err; k++)
 			err = handover_add(h, HANDOVER_SOCK, NULL, NULL,
 					   r->group.socks[r->join_order.id[k]].fd, -1);
@@ -151,14 +150,7 @@ int upgrade_init(void)
 
 int receiver_upgrade(struct receiver *r, char *const argv[], pid_t *child)
 {
-	int err;
-
-	if (r->cbpf && r->order_unsure) {
-		pr_warn("upgrade: a retiring socket was not drained: the group's join order, which "
-			"classic BPF picks by, cannot be handed over; this one goes on\n");
-		return -EBUSY;
-	}
-	err = upgrade_spawn(r, argv, -1, child);
+	int err = upgrade_spawn(r, argv, -1, child);
 
 	if (!err)
 		r->handed_over = true;
