@@ -53,6 +53,21 @@ def nobody_dir():
     shutil.rmtree(d, ignore_errors=True)
 
 
+@pytest.fixture
+def receivers():
+    """Receivers (rx_watch) a test started: ended on every path, the process
+    receiving now and any it handed over from included."""
+    started = []
+    yield started
+    for rx in started:
+        for pid in [rx.pid] + rx.olds:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        rx.p.wait(timeout=30)
+
+
 def within_tenth(counts, total, n):
     """Each of counts within 10 % of total / n."""
     return all(abs(c - total / n) <= 0.1 * total / n for c in counts)
@@ -168,7 +183,7 @@ def phase(mport, live, at_least=30000, timeout=60):
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"], ids=["address", "wildcard"])
-def test_resize_2_6_3_8_under_load_follows_the_join_order(host, nobody_dir):
+def test_resize_2_6_3_8_under_load_follows_the_join_order(host, nobody_dir, receivers):
     """Without CAP_BPF a resize attaches a new program: for the smaller N
     before a shrink, for the larger N once a grow's sockets are read. Index k
     is the k-th socket in the group's join order: from 2 sockets (no
@@ -180,6 +195,7 @@ def test_resize_2_6_3_8_under_load_follows_the_join_order(host, nobody_dir):
     listen = f"{host}:{port}"
     rx = Receiver(nobody_dir, listen, "--metrics", f"127.0.0.1:{mport}",
                   settings={"sockets": 2, "threads": 2}, prefix=NOTHING)
+    receivers.append(rx)
     gen = start_load(f"127.0.0.1:{port}", rate=40000)
     try:
         assert rx.count("random spread by classic BPF") == 1
@@ -204,7 +220,7 @@ def test_resize_2_6_3_8_under_load_follows_the_join_order(host, nobody_dir):
     assert [x["state"] for x in s["sockets"]] == ["live"] * 8
 
 
-def test_naive_shrink_moves_the_last_socket_into_the_hole(nobody_dir):
+def test_naive_shrink_moves_the_last_socket_into_the_hole(nobody_dir, receivers):
     """--shrink-naive closes the retiring sockets: each one leaves the group
     and the kernel moves the group's last socket into its index
     (reuseport_detach_sock). Pool of 8 (0..7), 6 live: 6 -> 3 closes 3, 4, 5:
@@ -217,6 +233,7 @@ def test_naive_shrink_moves_the_last_socket_into_the_hole(nobody_dir):
     listen = f"127.0.0.1:{port}"
     rx = Receiver(nobody_dir, listen, "--max-sockets", "8", "--metrics", f"127.0.0.1:{mport}",
                   settings={"sockets": 6, "threads": 2}, prefix=NOTHING)
+    receivers.append(rx)
 
     def loaded(live):
         gen = start_load(listen, rate=40000)
@@ -239,13 +256,14 @@ def test_naive_shrink_moves_the_last_socket_into_the_hole(nobody_dir):
                       5: "closed", 6: "live", 7: "live"}, states
 
 
-def test_upgrade_hands_the_classic_program_over(nobody_dir):
+def test_upgrade_hands_the_classic_program_over(nobody_dir, receivers):
     """kill -USR2 without privilege: the sockets go over in join order, the
     new process attaches the same program, nothing is lost uncounted."""
     port = free_udp_port()
     listen = f"127.0.0.1:{port}"
     rx = Receiver(nobody_dir, listen, "--max-sockets", "6",
                   settings={"sockets": 4, "threads": 2}, prefix=NOTHING)
+    receivers.append(rx)
     gen = start_load(listen, rate=20000)
     try:
         rx.resize(2, 2)
