@@ -276,6 +276,10 @@ install: $(APPS)
 	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		dist/syslogrx.service.in > $(DESTDIR)$(UNITDIR)/syslogrx.service
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/syslogrx.service
+	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		dist/syslogrx-unprivileged.service.in \
+		> $(DESTDIR)$(UNITDIR)/syslogrx-unprivileged.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/syslogrx-unprivileged.service
 	$(Q)install -m 0644 dist/syslogrx.conf $(DESTDIR)$(DOCDIR)/syslogrx.conf.example
 	$(Q)install -m 0644 dist/syslogrx-alerts.yml $(DESTDIR)$(DOCDIR)/syslogrx-alerts.yml
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf ] || \

@@ -83,10 +83,11 @@ def procs():
             p.p.wait()
 
 
-def udp_rows(port=None):
-    """Split rows of /proc/net/udp and udp6 (this namespace); with port, only
-    the sockets bound to it. Columns: 1 local, 4 queues, 9 inode, 12 drops."""
-    for table in ("/proc/net/udp", "/proc/net/udp6"):
+def udp_rows(port=None, pid="self"):
+    """Split rows of /proc/net/udp and udp6 (this namespace, or that of
+    process pid); with port, only the sockets bound to it. Columns: 1 local,
+    4 queues, 9 inode, 12 drops."""
+    for table in (f"/proc/{pid}/net/udp", f"/proc/{pid}/net/udp6"):
         with open(table) as f:
             next(f)
             for line in f:

@@ -239,6 +239,54 @@ def read_json_from(c, path):
     return json.loads(c.run("cat", path).stdout)
 
 
+def test_unprivileged_unit_spreads_with_no_capability(installed):
+    """syslogrx-unprivileged.service: a dynamic user in a user namespace of its
+    own, an empty bounding set, no bpf() in its filter; it still spreads one
+    flow over its 4 sockets (classic BPF) and counts drops (SO_MEMINFO)."""
+    dest, port = installed
+    unit = "syslogrx-unprivileged"
+    c = Container(dest, f"srx22-{uuid.uuid4().hex[:8]}")
+    try:
+        c.boot()
+        c.run("systemctl", "start", unit)
+        wait_for_udp_port(port, count=4)
+
+        def ready_lines():
+            r = c.run("journalctl", "-u", unit, "-o", "cat", "--no-pager", check=False)
+            return [l for l in r.stdout.splitlines() if "ready on" in l]
+
+        ready = wait_until(ready_lines, "ready line")[0]
+        assert "random spread by classic BPF (no CAP_BPF" in ready, ready
+        assert "drops from SO_MEMINFO" in ready, ready
+        pid = c.run("systemctl", "show", "-p", "MainPID", "--value", unit).stdout.strip()
+        st = c.run("sh", "-c", f"cat /proc/{pid}/task/*/status").stdout
+        for field in ("CapEff", "CapPrm", "CapAmb", "CapBnd"):
+            vals = {l.split()[1] for l in st.splitlines() if l.startswith(field + ":")}
+            assert vals == {"0000000000000000"}, (field, vals)
+        # A user namespace of its own, not the container's manager's.
+        own = c.run("readlink", f"/proc/{pid}/ns/user").stdout
+        assert own.startswith("user:[") and own != c.run("readlink", "/proc/1/ns/user").stdout
+
+        sent = 4000
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for i in range(sent):
+                s.sendto(b"<13>srx22 %d" % i, ("127.0.0.1", port))
+        c.run("systemctl", "stop", unit)
+        assert c.run("systemctl", "show", "-p", "Result", "--value",
+                     unit).stdout.strip() == "success"
+        s = read_json_from(c, "/var/log/syslogrx/summary.json")
+        t = s["totals"]
+        assert s["balancer"]["runs"] == "classic BPF"
+        assert t["kernel_drops"]["reasons"] == "unavailable without CAP_BPF and CAP_PERFMON"
+        assert t["received"] + t["kernel_drops"]["total"] + t["abandoned"] == sent, t
+        # 4000 datagrams at random over 4: each socket's share is
+        # binomial(4000, 1/4), mean 1000, sd 27; 500 is 18 sd away.
+        for x in s["sockets"]:
+            assert x["received"] + x["kernel_drops"]["total"] > 500, s["sockets"]
+    finally:
+        c.stop()
+
+
 def test_unit_holds_a_disk_buffer(tmp_path):
     """The shipped unit with a disk buffer in its StateDirectory and a TCP
     output: the buffer's DIR is the service user's, 0700, under

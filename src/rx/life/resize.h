@@ -16,6 +16,15 @@
  * period, the workers drain it, then close. --shrink-naive (a lab negative
  * control) closes them after the first grace period with what is queued: the
  * kernel frees it, and only the tracer's no-socket count sees it.
+ *
+ * Classic BPF (random without CAP_BPF) has no map: the program picks an index
+ * of the group's join order below its N, so slot k is the socket at index k.
+ * A shrink attaches the program for the smaller N (the retiring sockets hold
+ * the top indices): they are spares, as with a balancer. A grow takes the
+ * socket at the next index (a spare), else binds one (it joins at the end),
+ * and attaches the larger program once it is read. A socket that leaves the
+ * group (--shrink-naive's close) is replaced in its index by the last one:
+ * rx->join_order follows the kernel (net/cbpf_balancer.h).
  */
 #ifndef SYSLOGRX_RESIZE_H
 #define SYSLOGRX_RESIZE_H

@@ -80,7 +80,13 @@ int advice_measure(struct receiver *r, struct advice *out)
 		if (receiver_traced(r, i, &st))
 			continue;
 		s->drops = st.total;
-		s->drops_rcvbuf = rcvbuf_reason >= 0 ? st.by_reason[rcvbuf_reason] : 0;
+		/* SO_MEMINFO has no reason: a socket's own drops are its full
+		 * buffer, unless the machine's udp_mem ran out, which only the
+		 * tracer can tell apart. Counted as buffer-full. */
+		if (r->drops_meminfo)
+			s->drops_rcvbuf = st.total;
+		else
+			s->drops_rcvbuf = rcvbuf_reason >= 0 ? st.by_reason[rcvbuf_reason] : 0;
 		s->drops_proto_mem = proto_reason >= 0 ? st.by_reason[proto_reason] : 0;
 		s->drop_bytes = st.enqueue_failure_bytes;
 		s->queue_hwm_bytes = st.queue_hwm_bytes;
@@ -100,7 +106,7 @@ int advice_measure(struct receiver *r, struct advice *out)
 		.nworkers = nw,
 		.ncpus = cpus > 0 ? cpus : 0,
 		.balance = c->balance,
-		.traced = r->tracer != NULL,
+		.traced = r->tracer != NULL || r->drops_meminfo,
 		.socks = socks,
 		.worker_busy_ns = busy,
 		.active_seconds = last > first ? (last - first) / 1e9 : 0,

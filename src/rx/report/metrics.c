@@ -66,7 +66,7 @@ static void write_sockets(struct prom_text *p, struct receiver *r, const struct 
 		per_socket(p, s, "syslogrx_socket_steered_total", PROM_COUNTER,
 			   "Datagrams the balancing BPF program sent to the socket.",
 			   SOCK_FIELD(steered));
-	if (!s->traced)
+	if (!r->tracer) /* SO_MEMINFO's count above is all there is */
 		return;
 	per_socket(p, s, "syslogrx_socket_queue_hwm_bytes", PROM_GAUGE,
 		   "Most bytes queued on the socket, seen at enqueue (tracer).",
@@ -234,7 +234,7 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		one(p, "syslogrx_selection_failures_total", PROM_COUNTER,
 		    "Datagrams the BPF program could not place (the kernel's hash took them).",
 		    s.selection_failures);
-	if (s.traced) {
+	if (r->tracer) {
 		prom_family(
 			p, "syslogrx_no_socket_drops_total", PROM_COUNTER,
 			"Datagrams for our port dropped with no socket to take them, per reason.");

@@ -115,7 +115,7 @@ int snapshot_take(struct receiver *r, struct snapshot *s)
 		if (!s->have_selection)
 			s->selection_failures = 0;
 	}
-	s->traced = r->tracer != NULL;
+	s->traced = r->tracer != NULL || r->drops_meminfo;
 	s->drops_match_so_meminfo = true;
 	for (unsigned int i = 0; i < n; i++) {
 		struct snapshot_socket *ss = &s->socks[i];

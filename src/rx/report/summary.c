@@ -203,7 +203,8 @@ static void write_loss(struct json_writer *w, struct receiver *r, const struct s
 	 * (data or end): then the missing messages and the lost end markers are
 	 * the datagrams the kernel dropped, to the last one when every flow was
 	 * closed by its end marker. */
-	if (r->tracer && t.sequenced && t.sequenced + t.end_markers == s->out.processed)
+	if ((r->tracer || r->drops_meminfo) && t.sequenced &&
+	    t.sequenced + t.end_markers == s->out.processed)
 		jw_bool(w, "gaps_equal_kernel_drops",
 			s->seq_gaps + t.end_markers_lost == s->kernel_drops);
 	else
@@ -391,6 +392,11 @@ int summary_write(struct receiver *r, const char *path)
 	jw_u64(&w, "version", 1);
 	jw_string(&w, "listen", r->group.listen);
 	jw_string(&w, "balance", balance_policy_name(c->balance));
+	/* What spreads, and why that one: eBPF, classic BPF or the kernel's hash. */
+	jw_object_begin(&w, "balancer");
+	write_string_or_null(&w, "runs", r->balance_runs);
+	write_string_or_null(&w, "why", r->balance_why);
+	jw_object_end(&w);
 	write_config(&w, c);
 	jw_double(&w, "elapsed_seconds", (r->stop_ns - r->start_ns) / 1e9, 3);
 
@@ -419,7 +425,10 @@ int summary_write(struct receiver *r, const char *path)
 			jw_null(&w, "so_meminfo_drops");
 		if (ss->traced) {
 			write_reasons(&w, r, "kernel_drops", ss->st.by_reason, ss->st.total);
-			jw_u64(&w, "queue_hwm_bytes", ss->st.queue_hwm_bytes);
+			if (r->drops_meminfo) /* only the tracer watches the queue */
+				jw_null(&w, "queue_hwm_bytes");
+			else
+				jw_u64(&w, "queue_hwm_bytes", ss->st.queue_hwm_bytes);
 		} else {
 			jw_null(&w, "kernel_drops");
 			jw_null(&w, "queue_hwm_bytes");
@@ -441,7 +450,16 @@ int summary_write(struct receiver *r, const char *path)
 		jw_u64(&w, "selection_failures", s.selection_failures);
 	else
 		jw_null(&w, "selection_failures"); /* hash: no program to fail */
-	if (s.traced) {
+	if (s.traced && r->drops_meminfo) {
+		/* Exact per socket (the kernel's own counter), without reasons. */
+		jw_object_begin(&w, "kernel_drops");
+		jw_u64(&w, "total", s.kernel_drops);
+		jw_string(&w, "reasons", "unavailable without CAP_BPF and CAP_PERFMON");
+		jw_object_end(&w);
+		jw_string(&w, "kernel_drops_source", "SO_MEMINFO");
+		jw_null(&w, "kernel_drops_match_so_meminfo"); /* the same counter */
+		jw_null(&w, "no_socket_drops");
+	} else if (s.traced) {
 		write_reasons(&w, r, "kernel_drops", s.kernel_drops_by_reason, s.kernel_drops);
 		jw_bool(&w, "kernel_drops_match_so_meminfo", s.drops_match_so_meminfo);
 		jw_u64(&w, "tracer_map_full", s.tracer_map_full);

@@ -22,6 +22,7 @@ static const char doc[] =
 	"N SO_REUSEPORT sockets on one port, an SK_REUSEPORT eBPF program spreading\n"
 	"datagrams across them, worker threads draining them with recvmmsg, and a\n"
 	"tracer counting every kernel drop per socket and per reason.\n"
+	"With no privilege: random by classic BPF, drops per socket from SO_MEMINFO.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    syslogrx --listen 127.0.0.1:5514 --sockets 8 --threads 2 --balance random\n"
@@ -82,7 +83,7 @@ static const struct argp_option options[] = {
 	{ "supervise", OPT_SUPERVISE, NULL, 0,
 	  "Hold the sockets in a supervisor that replaces a receiver that dies" },
 	{ "balance", OPT_BALANCE, "POLICY", 0,
-	  "random | roundrobin | leastloaded | hash (default random)" },
+	  "random | roundrobin | leastloaded | hash (default random; without CAP_BPF random is classic BPF)" },
 	{ "rcvbuf", OPT_RCVBUF, "BYTES", 0,
 	  "Kernel receive buffer per socket, K/M/G suffixes (default: kernel's)" },
 	{ "batch", OPT_BATCH, "N", 0, "recvmmsg batch, the fetch limit (default 64)" },
