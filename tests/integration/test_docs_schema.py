@@ -18,6 +18,7 @@ import threading
 
 from conftest import ROOT, Proc, binary, free_udp_port, read_json, sysloggen
 from test_metrics import free_tcp_port, scrape
+from test_unprivileged import nobody_dir  # noqa: F401 (a fixture)
 
 DOC = os.path.join(ROOT, "docs", "metrics.md")
 METRICS_C = os.path.join(ROOT, "src", "rx", "report", "metrics.c")
@@ -42,6 +43,20 @@ def doc_table():
         metrics |= set(re.findall(r"`(syslogrx_[a-z_]+)`", cells[1]))
         assert cells[0] or cells[1], cells
     return {p.replace("[]", "") for p in paths}, metrics
+
+
+def untraced_only():
+    """Key paths whose meaning starts "without the tracer": written only
+    when the tracer could not run (SO_MEMINFO stands in)."""
+    text = open(DOC).read()
+    out = set()
+    for line in text[text.index("| summary key | metric |"):].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells[4].startswith("without the tracer"):
+            out |= set(re.findall(r"`([a-z_.\[\]A-Z]+)`", cells[0]))
+    return out
 
 
 def parts(paths):
@@ -83,8 +98,12 @@ def json_paths(v, prefix=""):
     return out
 
 
-def check_run(summary, scrape, sections):
+def check_run(summary, scrape, sections, traced=True):
     paths, metrics = doc_table()
+    if traced:
+        paths_wanted = paths - untraced_only()
+    else:
+        paths_wanted = paths
     documented = paths | {p.rsplit(".", i)[0] for p in paths for i in range(1, p.count(".") + 1)}
     seen = json_paths(summary)
     assert not seen - documented, f"in the summary, not in docs/metrics.md: {sorted(seen - documented)}"
@@ -92,7 +111,7 @@ def check_run(summary, scrape, sections):
     assert families, scrape
     assert not families - metrics, f"scraped, not in docs/metrics.md: {sorted(families - metrics)}"
     for section in sections:
-        want = {p for p in paths if (p == section or p.startswith(section + "."))
+        want = {p for p in paths_wanted if (p == section or p.startswith(section + "."))
                 and PLACEHOLDER not in p}
         assert want, section
         assert not want - seen, f"in docs/metrics.md, not in the summary: {sorted(want - seen)}"
@@ -177,3 +196,31 @@ def test_disk_buffer_summary_and_scrape_are_in_the_table(procs, tmp_path):
     assert "syslogrx_disk_buffer_bytes" in text
     check_run(s, text, ["disk_buffer"])
     assert json.dumps(s)  # the summary is one JSON document
+
+
+def test_unprivileged_summary_keys_are_in_the_table(procs, nobody_dir):
+    """Without CAP_BPF and CAP_PERFMON (uid 65534, nothing in the bounding
+    set): classic BPF spreads, SO_MEMINFO counts, and the summary says so in
+    keys the table lists."""
+    port, mport = free_udp_port(), free_tcp_port()
+    summary = nobody_dir / "s.json"
+    p = Proc(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+              "--inh-caps=-all", "--bounding-set=-all", binary("syslogrx"),
+              "--listen", f"127.0.0.1:{port}", "--metrics", str(mport),
+              "--summary", str(summary), "--output", "null"])
+    procs.append(p)
+    lines = []
+    while not any("metrics on" in l for l in lines):
+        line = p.p.stderr.readline().decode()
+        assert line, "".join(lines)
+        lines.append(line)
+    gen = sysloggen(port, "--rate", 20000, "--count", 1000)
+    text = scrape(mport)
+    rc, _, err = p.stop()
+    assert rc == 0, err
+    s = read_json(summary)
+    assert s["balancer"]["runs"] == "classic BPF", s["balancer"]
+    assert s["totals"]["kernel_drops_source"] == "SO_MEMINFO"
+    assert s["totals"]["received"] + s["totals"]["kernel_drops"]["total"] == gen["datagrams"]
+    check_run(s, text, ["balancer", "totals.kernel_drops_source", "totals.kernel_drops.reasons"],
+              traced=False)
