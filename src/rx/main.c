@@ -233,6 +233,8 @@ int main(int argc, char **argv)
 	if (metrics)
 		fprintf(stderr, "syslogrx: metrics on http://%s/metrics\n",
 			http_metrics_address(metrics));
+	if (!adopted)
+		receiver_say_identity(&cfg);
 
 	err = receiver_start(r);
 	if (err)

@@ -3,7 +3,9 @@ with nothing left, still receiving, balancing and tracing; and the errors a
 user meets without privileges, each naming what is missing and the way out."""
 import os
 import shutil
+import socket
 import tempfile
+import threading
 import time
 
 import pytest
@@ -146,3 +148,111 @@ def test_missing_capability_says_what_works_without(flags, caps):
                           "--duration", "0.3", "--balance", "hash", "--no-trace"], timeout=20)
     assert r.returncode == 0, r.stderr
 
+
+
+# ---- issue 19: no thread of any mode keeps a capability ---------------------
+
+class TcpSink:
+    """A TCP destination on loopback that reads and counts lines (--output tcp:)."""
+
+    def __init__(self):
+        self.srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(4)
+        self.port = self.srv.getsockname()[1]
+        self.lines = 0
+        self.done = False
+        self.t = threading.Thread(target=self._serve, daemon=True)
+        self.t.start()
+
+    def _serve(self):
+        self.srv.settimeout(0.2)
+        while not self.done:
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                continue
+            with c:
+                c.settimeout(0.2)
+                while not self.done:
+                    try:
+                        data = c.recv(1 << 16)
+                    except socket.timeout:
+                        continue
+                    if not data:
+                        break
+                    self.lines += data.count(b"\n")
+
+    def close(self):
+        self.done = True
+        self.t.join(timeout=10)
+        self.srv.close()
+
+
+def caps_all_zero(tasks):
+    """Every thread: nothing in any capability set."""
+    for tid, st in tasks.items():
+        for field in ("CapEff", "CapPrm", "CapInh", "CapAmb", "CapBnd"):
+            assert int(st[field], 16) == 0, (tid, st.get("Name"), field, st[field])
+
+
+def read_until(p, what, timeout=60):
+    """stderr lines of p up to the one containing what (which is returned)."""
+    lines = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = p.stderr.readline().decode()
+        lines.append(line)
+        if what in line:
+            return line, lines
+        assert line, "".join(lines)
+    raise AssertionError("".join(lines))
+
+
+# (name, extra flags, threads beyond main + 2 workers + the output stage)
+MODES = [
+    ("plain", [], 0),
+    ("ordered", ["--ordered"], 1),                 # the reorder stage
+    ("metrics", ["--metrics", "0"], 1),            # libmicrohttpd's thread
+    ("tcp", ["--output", "tcp:127.0.0.1:{tcp}"], 0),
+    ("disk-buffer", ["--output", "tcp:127.0.0.1:{tcp}", "--disk-buffer", "{dir}"], 1),
+    ("supervise", ["--supervise"], 0),
+]
+
+
+@pytest.mark.parametrize("user", [None, "nobody"], ids=["root", "nobody"])
+@pytest.mark.parametrize("name,flags,extra", MODES, ids=[m[0] for m in MODES])
+def test_no_thread_of_any_mode_keeps_a_capability(nobody_dir, tmp_path, procs, name, flags,
+                                                  extra, user):
+    # Root without CAP_DAC_OVERRIDE writes only where root may: its own folder.
+    where = nobody_dir if user else str(tmp_path)
+    port = free_udp_port()
+    tcp = TcpSink()
+    try:
+        argv = [binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--sockets", "2",
+                "--threads", "2", "--summary", os.path.join(where, "s.json")]
+        argv += [f.format(tcp=tcp.port, dir=os.path.join(where, "db")) for f in flags]
+        if "--output" not in argv:
+            argv += ["--output", "null"]
+        if user:
+            argv += ["--user", user]
+        rx = Proc(argv, bufsize=0)       # unbuffered: stop() reads the rest
+        procs.append(rx)
+        if name == "supervise":
+            line, lines = read_until(rx.p, "started receiver pid")
+            pid = int(line.rsplit(" ", 1)[1])
+            caps_all_zero(task_status(rx.p.pid))      # the supervisor too
+        else:
+            line, lines = read_until(rx.p, "ready on")
+            pid = rx.p.pid
+        sysloggen(port, "--count", 5000, "--rate", 50000, "--size", 200)
+        tasks = wait_for_tasks(pid, 4 + extra)
+        caps_all_zero(tasks)
+        for st in tasks.values():
+            assert st["Uid"].split() == [str(NOBODY if user else 0)] * 4, st["Uid"]
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+        # Said once, at start, by the process that started (not by a child).
+        assert (err + "".join(lines)).count("running as uid 0") == (0 if user else 1), err
+    finally:
+        tcp.close()

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <linux/capability.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "common/clock.h"
 #include "common/caps.h"
 #include "common/log.h"
@@ -199,11 +201,53 @@ int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threa
 	return 0;
 }
 
+int receiver_drop_privileges(struct receiver *r)
+{
+	const struct config *cfg = r->cfg;
+	int err;
+
+	if (cfg->user[0]) {
+		/* Adopted sockets (an upgrade) skip receiver_acquire. */
+		err = r->user_known ? 0 : lookup_user(cfg->user, &r->user);
+		if (!err)
+			err = caps_switch_user(&r->user);
+		if (err) {
+			pr_warn("--user %s: switching to uid %u gid %u: %s\n", cfg->user,
+				(unsigned int)r->user.uid, (unsigned int)r->user.gid,
+				strerror(-err));
+			return err;
+		}
+		return 0;
+	}
+	/* Fail closed: a receiver that could not give its capabilities up
+	 * does not start. */
+	err = caps_drop_all();
+	if (err)
+		pr_warn("dropping capabilities: %s; not starting with them\n", strerror(-err));
+	return err;
+}
+
+void receiver_say_identity(const struct config *cfg)
+{
+	/* Under systemd the unit says who runs it; started by hand, say it. */
+	if (cfg->user[0] || geteuid() != 0 || getenv("NOTIFY_SOCKET") || getenv("INVOCATION_ID"))
+		return;
+	fprintf(stderr, "syslogrx: running as uid 0 (with no capability left); --user USER "
+			"runs as USER\n");
+}
+
 int receiver_open_rest(struct receiver *r)
 {
 	const struct config *cfg = r->cfg;
 	int err;
 
+	/* Everything privileged is done: sockets bound, rcvbuf forced, BPF
+	 * loaded and attached. Capabilities are per thread: drop them before
+	 * any thread exists, the disk buffer's writer and librdkafka's
+	 * included; what is opened from here on is opened as the user. */
+	err = receiver_drop_privileges(r);
+	if (err)
+		return err;
 	err = receiver_grow_counters(r);
 	if (err)
 		return err;
@@ -227,25 +271,6 @@ int receiver_open_rest(struct receiver *r)
 		r->disk = diskbuf_open(&dopts);
 		if (!r->disk)
 			return -errno;
-	}
-	/* Everything privileged is done: sockets bound, rcvbuf forced, BPF
-	 * loaded and attached. Capabilities are per thread: drop them before
-	 * any thread exists, librdkafka's included (sink_open starts those). */
-	if (cfg->user[0]) {
-		/* Adopted sockets (an upgrade) skip receiver_acquire. */
-		err = r->user_known ? 0 : lookup_user(cfg->user, &r->user);
-		if (!err)
-			err = caps_switch_user(&r->user);
-		if (err) {
-			pr_warn("--user %s: switching to uid %u gid %u: %s\n", cfg->user,
-				(unsigned int)r->user.uid, (unsigned int)r->user.gid,
-				strerror(-err));
-			return err;
-		}
-	} else {
-		err = caps_drop_all();
-		if (err)
-			pr_warn("dropping capabilities: %s (continuing)\n", strerror(-err));
 	}
 	r->sink = sink_open(cfg);
 	if (!r->sink)

@@ -86,6 +86,13 @@ void receiver_close(struct receiver *r);
  * sockets [0, live); then counters, window, capabilities dropped, sink. */
 int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads);
 int receiver_open_rest(struct receiver *r);
+/* Becomes --user (or, without it, drops every capability) for good; every
+ * thread started afterwards holds none. 0 or -errno, logged: the caller does
+ * not start. */
+int receiver_drop_privileges(struct receiver *r);
+/* Started as root without --user and outside systemd: says once that the
+ * process stays uid 0 (having dropped every capability). */
+void receiver_say_identity(const struct config *cfg);
 
 /* Live resize primitives (used by rx/resize.c): stop the workers without
  * the final drain (the kernel queues keep what arrives meanwhile), and start

@@ -124,9 +124,12 @@ int supervise(const struct config *cfg, int argc, char **argv)
 		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
 		goto out;
 	}
-	err = caps_drop_all();
+	/* The sockets are bound and held: become --user now (or drop every
+	 * capability), before any child. A child cannot switch user any more
+	 * than it needs to: it inherits the user, and no capability. */
+	err = receiver_drop_privileges(&held);
 	if (err)
-		pr_warn("dropping capabilities: %s (continuing)\n", strerror(-err));
+		goto out;
 	ledger_fd = memfd_create("syslogrx-ledger", MFD_CLOEXEC);
 	shared = ledger_fd >= 0 ? ledger_map(ledger_fd, &len) : NULL;
 	if (!shared) {
@@ -135,6 +138,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	}
 	fprintf(stderr, "syslogrx: supervisor pid %d holds %s: %u sockets\n", (int)getpid(),
 		held.group.listen, held.live);
+	receiver_say_identity(cfg);
 
 	for (;;) {
 		double died = (mono_ns() / 1e6);
