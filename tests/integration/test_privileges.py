@@ -256,3 +256,36 @@ def test_no_thread_of_any_mode_keeps_a_capability(nobody_dir, tmp_path, procs, n
         assert (err + "".join(lines)).count("running as uid 0") == (0 if user else 1), err
     finally:
         tcp.close()
+
+
+@pytest.mark.parametrize("flags,named", [
+    (["--summary", "/root/srx-i19/s.json"], "--summary /root/srx-i19/s.json"),
+    (["--output", "file:/root/srx-i19/out.log"], "--output file:/root/srx-i19/out.log"),
+    (["--output", "tcp:127.0.0.1:9", "--disk-buffer", "/root/srx-i19-db"],
+     "--disk-buffer /root/srx-i19-db"),
+], ids=["summary", "output-file", "disk-buffer"])
+def test_a_path_the_user_cannot_write_is_refused_at_start(flags, named):
+    """Checked as nobody before anything is bound: exit 2 and one line naming
+    the flag and the path, not a whole run and a summary lost at exit."""
+    port = free_udp_port()
+    r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--user", "nobody",
+                 "--duration", "30"] + (["--output", "null"] if "--output" not in flags else [])
+                + flags, timeout=20)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == f"syslogrx: {named}: Permission denied (syslogrx writes it as nobody; " \
+                       "checked before starting)\n"
+    assert not os.path.exists("/root/srx-i19-db")
+
+
+def test_root_without_user_is_checked_without_capabilities(nobody_dir):
+    """No --user: uid 0 without CAP_DAC_OVERRIDE, so a folder only nobody may
+    write is refused at start too."""
+    sub = os.path.join(nobody_dir, "private")
+    os.mkdir(sub, 0o700)
+    os.chown(sub, NOBODY, NOBODY)
+    port = free_udp_port()
+    r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--duration", "30",
+                 "--output", "null", "--summary", os.path.join(sub, "s.json")], timeout=20)
+    assert r.returncode == 2, r.stderr
+    assert f"--summary {sub}/s.json: Permission denied (syslogrx writes it as uid 0 without " \
+           "capabilities" in r.stderr

@@ -10,6 +10,7 @@
 #include "common/caps.h"
 #include "common/log.h"
 #include "rx/path/diskbuf.h"
+#include "rx/settings/paths_check.h"
 #include "rx/life/receiver.h"
 
 /* Bound on reading what the kernel queued before exit: under a sender that
@@ -143,6 +144,20 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 	return err ? err : receiver_open_rest(r);
 }
 
+int receiver_check_user_paths(struct receiver *r)
+{
+	int err;
+
+	if (r->cfg->user[0] && !r->user_known) {
+		err = lookup_user(r->cfg->user, &r->user);
+		if (err)
+			return err;
+		r->user_known = true;
+	}
+	/* What will be written later, checked as whom will write it. */
+	return paths_check(r->cfg, r->user_known ? &r->user : NULL);
+}
+
 int receiver_acquire(struct receiver *r, const struct config *cfg)
 {
 	struct sockaddr_storage addr;
@@ -151,12 +166,11 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
-	if (cfg->user[0]) { /* a wrong name fails before anything is bound */
-		err = lookup_user(cfg->user, &r->user);
-		if (err)
-			return err;
-		r->user_known = true;
-	}
+	/* A wrong name, or a path the user cannot write, fails before
+	 * anything is bound. */
+	err = receiver_check_user_paths(r);
+	if (err)
+		return err;
 	/* The tracer goes first when the port is known, so that no drop between
 	 * bind and attach goes uncounted. */
 	if (cfg->trace && !parse_host_port(cfg->listen, &addr, &addrlen) && sockaddr_port(&addr)) {

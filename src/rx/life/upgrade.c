@@ -279,6 +279,9 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 		return -EINVAL;
 	}
 	format_host_port((struct sockaddr *)&addr, want, sizeof(want));
+	err = receiver_check_user_paths(r);
+	if (err)
+		return err;
 	if (h->from_fdstore) {
 		err = slots_from_map(r, cfg, h);
 		if (err)
