@@ -33,6 +33,7 @@
 static char **main_argv;
 static int main_argc;
 static pid_t successor; /* the process we handed over to (USR2) */
+static struct http_metrics *metrics; /* --metrics, or NULL */
 
 static void say_needs_restart(const char *flag, void *ctx)
 {
@@ -81,6 +82,8 @@ static bool upgrade(struct receiver *r)
 		return false;
 	}
 	if (receiver_upgrade(r, main_argv, &successor) == 0) {
+		/* It serves the metrics socket now: scrapes go to it. */
+		http_metrics_quiesce(metrics);
 		fprintf(stderr, "syslogrx: pid %d handed over to pid %d; draining its window\n",
 			(int)getpid(), (int)successor);
 		/* Under systemd the new process is the service now. */
@@ -156,7 +159,6 @@ int main(int argc, char **argv)
 {
 	static struct receiver r_own;
 	struct receiver *r = &r_own;
-	struct http_metrics *metrics = NULL;
 	static struct config cfg; /* large: the env-file's mapping, kafka options */
 	static struct preflight pf;
 	static struct advice adv;
@@ -164,7 +166,7 @@ int main(int argc, char **argv)
 	char err_msg[256], where[PATH_MAX + 16], summary[PATH_MAX + 16];
 	const char *summary_path = cfg.summary;
 	pthread_t watcher;
-	int err, ret = 1, adopted;
+	int err, ret = 1, adopted, mfd;
 
 	log_prog = "syslogrx";
 	argp_err_exit_status = 2;
@@ -202,13 +204,18 @@ int main(int argc, char **argv)
 		}
 		close(h.ledger_fd);
 	}
-	/* Bound before the capabilities go (a port below 1024), served after. */
+	/* Bound before the capabilities go (a port below 1024), served after;
+	 * or handed over by the process before us, which still serves it. */
+	mfd = adopted ? handover_find(&h, HANDOVER_TCP, "metrics", "-") : -ENOENT;
 	if (cfg.metrics[0]) {
-		metrics = http_metrics_open("--metrics", cfg.metrics);
+		metrics = mfd >= 0 ? http_metrics_adopt("--metrics", cfg.metrics, mfd) :
+				     http_metrics_open("--metrics", cfg.metrics);
 		if (!metrics) {
 			ret = errno == EINVAL || errno == EADDRINUSE ? 2 : 1;
 			goto cleanup;
 		}
+	} else if (mfd >= 0) {
+		close(mfd); /* metrics turned off by this version's flags */
 	}
 	preflight_before(&pf, &cfg);
 	err = adopted ? receiver_adopt(r, &cfg, &h) : receiver_open(r, &cfg);
@@ -217,6 +224,7 @@ int main(int argc, char **argv)
 		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
 		goto cleanup;
 	}
+	r->metrics_fd = http_metrics_fd(metrics); /* handed over with the sockets */
 	preflight_sockets(&pf, &cfg, &r->group);
 	r->preflight = &pf;
 	pr_info("listening on %s: %u sockets, %u threads, balance %s\n", r->group.listen,

@@ -166,6 +166,7 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
+	r->metrics_fd = -1;
 	/* A wrong name, or a path the user cannot write, fails before
 	 * anything is bound. */
 	err = receiver_check_user_paths(r);

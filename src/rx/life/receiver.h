@@ -65,6 +65,9 @@ struct receiver {
 	bool handed_over; /* a new process took the sockets and BPF objects */
 	bool supervised;  /* a supervisor holds them: no resize, no USR2 */
 	uint64_t taken;	  /* datagrams taken from the kernel (worker.h) */
+	/* --metrics' listening socket, handed over with the group's (an
+	 * upgrade, a supervisor's children, systemd's fd store); -1: none. */
+	int metrics_fd;
 };
 
 /* The privileged half of receiver_open: sockets, tracer, balancer. A

@@ -14,6 +14,7 @@
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "common/sd_notify.h"
+#include "net/http_metrics.h"
 #include "rx/life/receiver.h"
 #include "rx/life/supervisor.h"
 #include "rx/life/upgrade.h"
@@ -102,6 +103,7 @@ static void write_summary(const char *path, const struct child_rec *c, unsigned 
 int supervise(const struct config *cfg, int argc, char **argv)
 {
 	static struct receiver held;
+	struct http_metrics *metrics = NULL;
 	struct child_rec *recs = calloc(MAX_CHILDREN, sizeof(*recs));
 	char **child_argv = calloc(argc + 1, sizeof(*child_argv));
 	unsigned int nrec = 0, restarts = 0, failed = 0;
@@ -123,6 +125,16 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	if (err) {
 		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
 		goto out;
+	}
+	/* --metrics: bound here and held like the sockets; each child serves
+	 * it in turn (scrapes wait in its queue while a child is replaced). */
+	if (cfg->metrics[0]) {
+		metrics = http_metrics_open("--metrics", cfg->metrics);
+		if (!metrics) {
+			ret = errno == EINVAL || errno == EADDRINUSE ? 2 : 1;
+			goto out;
+		}
+		held.metrics_fd = http_metrics_fd(metrics);
 	}
 	/* The sockets are bound and held: become --user now (or drop every
 	 * capability), before any child. A child cannot switch user any more
@@ -222,6 +234,7 @@ out:
 	/* The last child is gone: nobody reads the sockets any more. */
 	held.handed_over = false;
 	receiver_close(&held);
+	http_metrics_close(metrics);
 	free(recs);
 	free(child_argv);
 	return ret;

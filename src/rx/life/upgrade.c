@@ -43,6 +43,8 @@ static int build(struct receiver *r, struct handover *h)
 		err = balancer_export(r->balancer, add_balancer_map, h);
 	if (!err && r->tracer)
 		err = tracer_export(r->tracer, add_tracer_obj, h);
+	if (!err && r->metrics_fd >= 0)
+		err = handover_add(h, HANDOVER_TCP, "metrics", NULL, r->metrics_fd, -1);
 	return err;
 }
 
@@ -217,7 +219,7 @@ out:
 static void close_bpf_fds(struct handover *h)
 {
 	for (unsigned int i = 0; i < h->n; i++)
-		if (h->items[i].kind != HANDOVER_SOCK)
+		if (h->items[i].kind == HANDOVER_MAP || h->items[i].kind == HANDOVER_LINK)
 			close(h->items[i].fd);
 }
 
@@ -274,6 +276,7 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
+	r->metrics_fd = -1;
 	if (parse_host_port(cfg->listen, &addr, &addrlen)) {
 		pr_warn("--listen %s: not an ADDR:PORT\n", cfg->listen);
 		return -EINVAL;
