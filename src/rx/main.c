@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 						     "upgrade";
 
 		r->supervised = h.ledger_fd >= 0;
-		upgrade_say_ready(&h);
+		receiver_say_ready(r);
 		handover_free(&h);
 		fprintf(stderr, "syslogrx: pid %d took over %s (%s): %u sockets, %u threads\n",
 			(int)getpid(), r->group.listen, how, r->live, r->threads);

@@ -10,12 +10,16 @@
 #include "common/caps.h"
 #include "common/log.h"
 #include "rx/path/diskbuf.h"
+#include "rx/path/diskbuf_lock.h"
 #include "rx/settings/paths_check.h"
 #include "rx/life/receiver.h"
 
 /* Bound on reading what the kernel queued before exit: under a sender that
  * never stops, "drain until empty" would never end. */
 #define FINAL_DRAIN_MS 2000
+/* An upgrade with a disk buffer: how long the new process waits for the old
+ * one to write what it holds and let DIR go. */
+#define DISK_HANDOVER_WAIT_MS 120000
 
 /* A newcomer without privileges learns the one setting that needs none. */
 static void say_unprivileged_way(int err, const char *caps)
@@ -242,6 +246,44 @@ int receiver_drop_privileges(struct receiver *r)
 	return err;
 }
 
+void receiver_say_ready(struct receiver *r)
+{
+	if (!r->ready_pending)
+		return;
+	if (write(r->ready_fd, "ready\n", 6) != 6)
+		pr_warn("upgrade: telling the old process: %s\n", strerror(errno));
+	close(r->ready_fd);
+	r->ready_pending = false;
+}
+
+static void say_ready_for_lock(void *ctx)
+{
+	receiver_say_ready(ctx);
+}
+
+/* DIR/lock first: held by the process we take over from, we say ready and
+ * wait until it has written its last record and let DIR go (the kernel
+ * queues hold what arrives meanwhile); held by any other, refused. */
+static int open_disk_buffer(struct receiver *r)
+{
+	const struct config *cfg = r->cfg;
+	struct diskbuf_opts dopts = {
+		.dir = cfg->disk_buffer,
+		.max_bytes = cfg->disk_buffer_size,
+		.sync_ms = cfg->disk_buffer_sync_ms,
+		.mode = cfg->disk_buffer_mode,
+	};
+	int fd = diskbuf_lock_take(cfg->disk_buffer, r->ready_pending ? say_ready_for_lock : NULL,
+				   r, DISK_HANDOVER_WAIT_MS);
+
+	if (fd < 0)
+		return fd == -EBUSY ? -EADDRINUSE : fd;
+	r->disk_lock_fd = fd;
+	r->disk_locked = true;
+	r->disk = diskbuf_open(&dopts);
+	return r->disk ? 0 : -errno;
+}
+
 void receiver_say_identity(const struct config *cfg)
 {
 	/* Under systemd the unit says who runs it; started by hand, say it. */
@@ -275,23 +317,13 @@ int receiver_open_rest(struct receiver *r)
 		if (err)
 			return err;
 	}
-	if (cfg->disk_buffer[0]) {
-		struct diskbuf_opts dopts = {
-			.dir = cfg->disk_buffer,
-			.max_bytes = cfg->disk_buffer_size,
-			.sync_ms = cfg->disk_buffer_sync_ms,
-			.mode = cfg->disk_buffer_mode,
-		};
-
-		r->disk = diskbuf_open(&dopts);
-		if (!r->disk)
-			return -errno;
-	}
 	r->sink = sink_open(cfg);
 	if (!r->sink)
 		return -errno;
 	r->sink->abort = &r->force;
-	return 0;
+	/* Last, everything else being open: in an upgrade the old process lets
+	 * DIR go only once it is told we are ready. */
+	return cfg->disk_buffer[0] ? open_disk_buffer(r) : 0;
 }
 
 int receiver_start(struct receiver *r)
@@ -538,6 +570,8 @@ void receiver_close(struct receiver *r)
 	if (r->ordered_ready)
 		window_destroy(&r->ordered_window);
 	diskbuf_close(r->disk);
+	if (r->disk_locked) /* after the buffer's last write */
+		diskbuf_lock_release(r->disk_lock_fd);
 	if (r->window_ready)
 		window_destroy(&r->window);
 	/* Handed over: the program stays with the group for the new process. */

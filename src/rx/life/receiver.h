@@ -68,6 +68,13 @@ struct receiver {
 	/* --metrics' listening socket, handed over with the group's (an
 	 * upgrade, a supervisor's children, systemd's fd store); -1: none. */
 	int metrics_fd;
+	/* Adopted: the pipe on which the process before us waits for "ready". */
+	bool ready_pending;
+	int ready_fd;
+	/* --disk-buffer: DIR/lock (rx/path/diskbuf_lock.h), held until after
+	 * the buffer's last write. */
+	bool disk_locked;
+	int disk_lock_fd;
 };
 
 /* The privileged half of receiver_open: sockets, tracer, balancer. A
@@ -97,6 +104,9 @@ int receiver_open_rest(struct receiver *r);
  * thread started afterwards holds none. 0 or -errno, logged: the caller does
  * not start. */
 int receiver_drop_privileges(struct receiver *r);
+/* Adopted: tells the process that handed over that we are ready (it stops
+ * reading then); once, later calls do nothing. */
+void receiver_say_ready(struct receiver *r);
 /* Started as root without --user and outside systemd: says once that the
  * process stays uid 0 (having dropped every capability). */
 void receiver_say_identity(const struct config *cfg);

@@ -354,6 +354,10 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 			return err;
 	}
 	close_bpf_fds(h);
+	/* Ours to say, once open (or, with a disk buffer, to let DIR go). */
+	r->ready_fd = h->ready_fd;
+	r->ready_pending = h->ready_fd >= 0;
+	h->ready_fd = -1;
 	err = receiver_open_rest(r);
 	if (err)
 		return err;
@@ -361,16 +365,6 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	receiver_credit_steered(r);
 	memset(r->sock_steered, 0, r->counters_cap * sizeof(*r->sock_steered));
 	return 0;
-}
-
-void upgrade_say_ready(struct handover *h)
-{
-	if (h->ready_fd < 0)
-		return;
-	if (write(h->ready_fd, "ready\n", 6) != 6)
-		pr_warn("upgrade: telling the old process: %s\n", strerror(errno));
-	close(h->ready_fd);
-	h->ready_fd = -1;
 }
 
 static int store_one(const struct handover_item *it, bool add)
