@@ -188,8 +188,7 @@ int http_metrics_start(struct http_metrics *h, http_metrics_fill_fn fill, void *
 	/* MHD_USE_ITC: stopped by its own pipe, never by shutdown() on the
 	 * listening socket, which another process may share (a hand-over). */
 	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC, 0,
-				  NULL, NULL,
-				  on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
+				  NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)16,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

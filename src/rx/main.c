@@ -32,7 +32,7 @@
 
 static char **main_argv;
 static int main_argc;
-static pid_t successor; /* the process we handed over to (USR2) */
+static pid_t successor;		     /* the process we handed over to (USR2) */
 static struct http_metrics *metrics; /* --metrics, or NULL */
 
 static void say_needs_restart(const char *flag, void *ctx)

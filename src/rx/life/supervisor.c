@@ -58,7 +58,7 @@ static uint64_t group_reads(struct receiver *held, const struct receiver *shared
 }
 
 static void write_summary(const char *path, const struct child_rec *c, unsigned int n,
-			  uint64_t lost_total, unsigned int restarts)
+			  uint64_t lost_total, unsigned int restarts, unsigned int upgrades)
 {
 	struct json_writer w;
 	FILE *f = fopen(path, "w");
@@ -70,6 +70,7 @@ static void write_summary(const char *path, const struct child_rec *c, unsigned 
 	jw_init(&w, f, true);
 	jw_object_begin(&w, NULL);
 	jw_u64(&w, "restarts", restarts);
+	jw_u64(&w, "upgrades", upgrades);
 	jw_u64(&w, "window_lost", lost_total);
 	jw_array_begin(&w, "children");
 	for (unsigned int i = 0; i < n; i++) {
@@ -100,13 +101,28 @@ static void write_summary(const char *path, const struct child_rec *c, unsigned 
 		pr_warn("--summary %s: %s\n", path, strerror(errno));
 }
 
+/* A child stopped for an upgrade wrote --summary PATH: moved to PATH.PID,
+ * so that the next child's does not overwrite it. */
+static void keep_child_summary(const struct config *cfg, pid_t pid)
+{
+	char path[PATH_MAX + 16];
+
+	if (!cfg->summary[0] || !strcmp(cfg->summary, "-"))
+		return;
+	snprintf(path, sizeof(path), "%s.%d", cfg->summary, (int)pid);
+	if (rename(cfg->summary, path))
+		pr_warn("--summary %s: keeping pid %d's as %s: %s\n", cfg->summary, (int)pid, path,
+			strerror(errno));
+}
+
 int supervise(const struct config *cfg, int argc, char **argv)
 {
 	static struct receiver held;
 	struct http_metrics *metrics = NULL;
 	struct child_rec *recs = calloc(MAX_CHILDREN, sizeof(*recs));
 	char **child_argv = calloc(argc + 1, sizeof(*child_argv));
-	unsigned int nrec = 0, restarts = 0, failed = 0;
+	unsigned int nrec = 0, restarts = 0, upgrades = 0, failed = 0;
+	bool upgrading = false;
 	uint64_t lost_total = 0;
 	struct receiver *shared;
 	int ledger_fd, k = 0, ret = 1, status, err;
@@ -185,10 +201,18 @@ int supervise(const struct config *cfg, int argc, char **argv)
 				hup_requested = 0;
 				kill(child, SIGHUP);
 			}
-			if (usr2_requested) {
+			if (usr2_requested && !upgrading) {
+				/* An upgrade, supervised: the child stops the usual
+				 * way (drain, summary) and one from the binary at our
+				 * path takes the sockets; the kernel queues hold what
+				 * arrives between the two. */
 				usr2_requested = 0;
-				pr_warn("SIGUSR2: a supervised receiver is not upgraded in place; "
-					"ignored\n");
+				upgrading = true;
+				fprintf(stderr,
+					"syslogrx: supervisor upgrading: pid %d stops, a new "
+					"receiver follows\n",
+					(int)child);
+				kill(child, SIGTERM);
 			}
 			/* SIGTERM/SIGINT: the child stops the usual way (drain,
 			 * summary); a second one makes it leave at once. */
@@ -210,6 +234,14 @@ int supervise(const struct config *cfg, int argc, char **argv)
 			ret = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 			break;
 		}
+		if (upgrading && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			/* Its summary stays beside the next one's, as in an upgrade. */
+			keep_child_summary(cfg, child);
+			upgrading = false;
+			upgrades++;
+			continue;
+		}
+		upgrading = false;
 		/* Not asked to stop: a crash. Its window and whatever it had
 		 * formatted and not yet written are gone; the kernel queues are not. */
 		c->lost = c->taken - c->written - c->discarded;
@@ -229,7 +261,7 @@ out:
 		char path[PATH_MAX + 16];
 
 		snprintf(path, sizeof(path), "%s.supervisor", cfg->summary);
-		write_summary(path, recs, nrec, lost_total, restarts);
+		write_summary(path, recs, nrec, lost_total, restarts, upgrades);
 	}
 	/* The last child is gone: nobody reads the sockets any more. */
 	held.handed_over = false;

@@ -72,7 +72,8 @@ int diskbuf_lock_take(const char *dir, diskbuf_lock_wait_fn on_wait, void *ctx, 
 					dir, holder(fd), dir, LOCK_NAME,
 					waiting ? ", not let go in time" : "");
 			else
-				pr_warn("--disk-buffer %s/%s: %s\n", dir, LOCK_NAME, strerror(-err));
+				pr_warn("--disk-buffer %s/%s: %s\n", dir, LOCK_NAME,
+					strerror(-err));
 			close(fd);
 			return err;
 		}
