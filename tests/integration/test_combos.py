@@ -1,0 +1,402 @@
+"""Features together (issue 19): every pair an operator runs, under load, with
+the books closed: sent = written + counted drops, to the message; what is not
+supported together is refused at start (docs/i19-combos.md keeps the matrix).
+
+Upgrade in place (kill -USR2) with --metrics (the listening socket is handed
+over, scrapes answered throughout), with the TCP and the Kafka outputs, with a
+disk buffer (DIR/lock handed over, never raced); metrics scraped during live
+resizes; the supervisor with metrics, a crash and an upgrade.
+
+These tests read the sequence numbers sysloggen writes into each message from
+the output itself: they need no sequence accounting inside syslogrx."""
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import binary, free_udp_port, read_json, run_cmd
+from rx_watch import Receiver, SEQ, listen_for, seqs_in_output, start_load, stop_load, wait_gone
+from test_metrics import free_tcp_port, parse
+
+# The Kafka broker of test_kafka.py (module scope: started once here).
+from test_kafka import broker  # noqa: F401  (a fixture)
+
+RATE = 20_000
+
+
+class Scraper:
+    """GET /metrics every 50 ms on a thread until stopped: every answer, or
+    the error in its place (a refused scrape is a failure of the test)."""
+
+    def __init__(self, port):
+        self.port = port
+        self.samples = []           # (monotonic time, {(name, labels): value})
+        self.errors = []
+        self.done = threading.Event()
+        self.t = threading.Thread(target=self._run, daemon=True)
+        self.t.start()
+
+    def _run(self):
+        while not self.done.is_set():
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics",
+                                            timeout=10) as r:
+                    m = parse(r.read().decode())
+                self.samples.append((time.monotonic(), m))
+            except (OSError, urllib.error.URLError) as e:
+                self.errors.append(repr(e))
+            self.done.wait(0.05)
+
+    def wait_more(self, n=3, timeout=30):
+        """Until n more scrapes were answered."""
+        want = len(self.samples) + n
+        deadline = time.monotonic() + timeout
+        while len(self.samples) < want:
+            assert time.monotonic() < deadline and not self.errors, self.errors
+            time.sleep(0.02)
+
+    def stop(self):
+        """Stops (once); the answers' samples."""
+        self.done.set()
+        self.t.join(timeout=30)
+        return [s for _, s in self.samples]
+
+
+class FrameSink:
+    """A TCP syslog server on loopback for --output tcp: reads RFC 6587
+    octet-counted frames on every connection (an upgrade's old and new
+    process each have one), keeping every message."""
+
+    def __init__(self):
+        self.srv = socket.socket()
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(8)
+        self.port = self.srv.getsockname()[1]
+        self.msgs = []
+        self.conns = []
+        self.lock = threading.Lock()
+        self.closing = False
+        self.acceptor = threading.Thread(target=self._accept, daemon=True)
+        self.acceptor.start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                return
+            t = threading.Thread(target=self._read, args=(c,), daemon=True)
+            t.start()
+            self.conns.append(t)
+
+    def _read(self, c):
+        buf = b""
+        with c:
+            while True:
+                data = c.recv(1 << 16)
+                if not data:
+                    break
+                buf += data
+                got = []
+                while True:
+                    sp = buf.find(b" ")
+                    if sp < 0:
+                        break
+                    n = int(buf[:sp])
+                    if len(buf) < sp + 1 + n:
+                        break
+                    got.append(buf[sp + 1:sp + 1 + n])
+                    buf = buf[sp + 1 + n:]
+                with self.lock:
+                    self.msgs.extend(got)
+        assert buf == b"", buf[:100]
+
+    def close(self):
+        """After syslogrx is gone: every connection read to its end."""
+        self.srv.close()
+        for t in self.conns:
+            t.join(timeout=60)
+            assert not t.is_alive(), "a TCP output connection was not closed"
+
+    def flows(self):
+        flows = {}
+        for m in self.msgs:
+            s = SEQ.search(m)
+            assert s, m
+            flows.setdefault(int(s.group(1)), []).append(int(s.group(2)))
+        return flows
+
+
+def summaries(rx, final):
+    return rx.old_summaries() + [final]
+
+
+def run_load(rx, listen, actions, rate=RATE, scraper=None):
+    """actions() under sysloggen's load; then the load stops (and the
+    scraper, before the receiver goes) and the receiver (every process that
+    ever received) stops. (sent summary, stderr, final)."""
+    gen = start_load(listen, rate)
+    try:
+        time.sleep(0.3)
+        actions()
+        time.sleep(0.3)
+    finally:
+        sent = stop_load(gen)
+        if scraper:
+            scraper.wait_more(1)
+            scraper.stop()
+    time.sleep(0.5)     # the last datagrams reach the queues before SIGTERM
+    rc, err, final = rx.stop()
+    assert rc == 0, err
+    return sent, err, final
+
+
+def check_books(sent, all_s, final, seen, exact=True):
+    """sent = received + kernel drops (the tracer's maps span every process:
+    the final count is the run's); every process wrote what it received; each
+    flow's sequence numbers are all in the output but for the counted drops."""
+    received = sum(s["totals"]["received"] for s in all_s)
+    drops = final["totals"]["kernel_drops"]["total"] + final["totals"]["no_socket_drops"]["total"]
+    assert sent["sent"] == received + drops, (sent["sent"], received, drops)
+    for s in all_s:
+        t = s["totals"]
+        assert t["written"] == t["received"] and t["abandoned"] == 0, t
+    if exact:
+        assert drops == 0, final["totals"]
+    missing = 0
+    for f in sent["flows"]:
+        got = seen.get(f["flow"], ())
+        assert len(got) == len(set(got)), f"flow {f['flow']}: duplicates"
+        assert set(got) <= set(range(f["sent"]))
+        missing += f["sent"] - len(set(got))
+    assert missing == drops
+
+
+# ---- upgrade x metrics -----------------------------------------------------
+
+def test_upgrade_with_metrics_scraped_throughout(tmp_path):
+    """The metrics socket goes with the others: no 'Address already in use',
+    every scrape answered before, during and after three upgrades; a counter
+    goes back only where a new process took over (never within one)."""
+    mport = free_tcp_port()
+    listen = listen_for(socket.AF_INET)
+    rx = Receiver(tmp_path, listen, "--rcvbuf", "16M", "--metrics", f"127.0.0.1:{mport}",
+                  settings={"sockets": 4, "threads": 2})
+    sc = Scraper(mport)
+    try:
+        def upgrades():
+            for _ in range(3):
+                sc.wait_more()
+                assert rx.upgrade() is not None, "".join(rx.lines)
+                wait_gone(rx.olds[-1], 60)     # only the new one serves now
+                sc.wait_more()
+        sent, err, final = run_load(rx, listen, upgrades, scraper=sc)
+    finally:
+        samples = sc.stop()
+    assert sc.errors == [] and len(samples) >= 12, sc.errors
+    assert "Address already in use" not in err and "upgrade failed" not in err
+    written = [s[("syslogrx_written_total", frozenset())] for s in samples]
+    backwards = sum(1 for a, b in zip(written, written[1:]) if b < a)
+    assert backwards <= 3, written
+    check_books(sent, summaries(rx, final), final, {
+        k: sorted(v) for k, v in seqs_in_output(rx.out).items()})
+
+
+# ---- upgrade x outputs x disk buffer ---------------------------------------
+
+@pytest.mark.parametrize("disk", [None, "spill", "reliable"])
+def test_upgrade_with_tcp_output(tmp_path, disk):
+    """Both processes forward to the same server on their own connections;
+    with a disk buffer the DIR is handed over (the new process opens it once
+    the old one wrote its last record): nothing lost, nothing twice."""
+    sink = FrameSink()
+    listen = listen_for(socket.AF_INET)
+    extra = []
+    if disk:
+        extra = ["--disk-buffer", str(tmp_path / "db"), "--disk-buffer-mode", disk]
+    rx = Receiver(tmp_path, listen, "--rcvbuf", "64M", "--output",
+                  f"tcp:127.0.0.1:{sink.port}", *extra,
+                  settings={"sockets": 4, "threads": 2})
+    try:
+        def upgrades():
+            for _ in range(2):
+                assert rx.upgrade() is not None, "".join(rx.lines)
+                wait_gone(rx.olds[-1], 60)
+                time.sleep(0.3)
+        sent, err, final = run_load(rx, listen, upgrades)
+    finally:
+        sink.close()
+    all_s = summaries(rx, final)
+    assert len(sink.msgs) == sum(s["totals"]["written"] for s in all_s)
+    if disk:
+        for s in all_s:
+            d = s["disk_buffer"]
+            # Nothing dropped or damaged; and nothing the old process wrote
+            # read again by the new one (it had delivered it all).
+            assert d["dropped"] == 0 and d["corrupt"] == 0 and d["recovered"] == 0, d
+        # Reliable: every batch went through the disk, in each process.
+        if disk == "reliable":
+            assert all(s["disk_buffer"]["written"] > 0 for s in all_s)
+        assert sorted(os.listdir(tmp_path / "db")) == ["lock"]      # all delivered
+    # A disk buffer opens last in an upgrade: the kernel queues carry the gap.
+    check_books(sent, all_s, final, sink.flows(), exact=not disk)
+
+
+def test_upgrade_with_kafka_output(broker, tmp_path):  # noqa: F811
+    topic = "i19-upgrade"
+    broker.create_topic(topic, partitions=3)
+    listen = listen_for(socket.AF_INET)
+    rx = Receiver(tmp_path, listen, "--rcvbuf", "64M",
+                  "--output", f"kafka:{broker.bootstrap}/{topic}",
+                  settings={"sockets": 4, "threads": 2})
+
+    def upgrades():
+        for _ in range(2):
+            assert rx.upgrade() is not None, "".join(rx.lines)
+            wait_gone(rx.olds[-1], 120)
+            time.sleep(0.3)
+    sent, err, final = run_load(rx, listen, upgrades)
+    all_s = summaries(rx, final)
+    delivered = sum(s["kafka"]["delivered"] for s in all_s)
+    assert delivered == sum(s["totals"]["written"] for s in all_s)
+    for s in all_s:
+        assert s["kafka"]["undelivered"] == 0 and s["kafka"]["failed"]["total"] == 0, s["kafka"]
+    recs = broker.records(topic)
+    assert len(recs) == delivered
+    flows = {}
+    for _, _, v in recs:
+        m = SEQ.search(v.encode() if isinstance(v, str) else v)
+        assert m, v
+        flows.setdefault(int(m.group(1)), []).append(int(m.group(2)))
+    check_books(sent, all_s, final, flows, exact=False)
+
+
+def test_second_receiver_on_a_disk_buffer_is_refused(tmp_path, procs):
+    """Two receivers on one DIR would read each other's segments half
+    written: the second is refused at start, naming the pid that holds it."""
+    sink = FrameSink()
+    db = tmp_path / "db"
+    listen = listen_for(socket.AF_INET)
+    rx = Receiver(tmp_path, listen, "--output", f"tcp:127.0.0.1:{sink.port}",
+                  "--disk-buffer", str(db), settings={"sockets": 1, "threads": 1})
+    try:
+        r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{free_udp_port()}",
+                     "--output", f"tcp:127.0.0.1:{sink.port}", "--disk-buffer", str(db),
+                     "--duration", "5"], timeout=30)
+        assert r.returncode == 2, r.stderr
+        assert f"--disk-buffer {db}: in use by another syslogrx (pid {rx.pid} holds {db}/lock)" \
+            in r.stderr, r.stderr
+        assert "ready on" not in r.stderr
+    finally:
+        rc, err, _ = rx.stop()
+        sink.close()
+    assert rc == 0, err
+
+
+# ---- metrics x live resize -------------------------------------------------
+
+def test_metrics_scraped_during_live_resizes(tmp_path):
+    """Scrapes during resizes (4 -> 8 -> 2 -> 6 -> 4, twice): every one
+    answered, no counter ever goes backwards (a closed socket's counts stay),
+    and the books close."""
+    mport = free_tcp_port()
+    listen = listen_for(socket.AF_INET)
+    rx = Receiver(tmp_path, listen, "--max-sockets", "8", "--rcvbuf", "64M",
+                  "--metrics", f"127.0.0.1:{mport}", settings={"sockets": 4, "threads": 2})
+    sc = Scraper(mport)
+    try:
+        def resizes():
+            for _ in range(2):
+                for n in (8, 2, 6, 4):
+                    rx.resize(n, min(2, n))
+                    sc.wait_more(2)
+        sent, err, final = run_load(rx, listen, resizes, scraper=sc)
+    finally:
+        samples = sc.stop()
+    assert sc.errors == [] and len(samples) >= 16
+    # Every counter, every label set (each socket's too): never backwards.
+    counters = {k for smp in samples for k in smp if k[0].endswith("_total")}
+    assert ("syslogrx_written_total", frozenset()) in counters
+    assert any(k[0] == "syslogrx_socket_received_total" for k in counters)
+    for k in counters:
+        series = [smp[k] for smp in samples if k in smp]
+        assert all(b >= a for a, b in zip(series, series[1:])), (k, series)
+    assert final["config"]["sockets"] == 4
+    check_books(sent, [final], final, {k: sorted(v) for k, v in seqs_in_output(rx.out).items()})
+
+
+# ---- supervisor x metrics x crash x upgrade ----------------------------------
+
+def test_supervisor_with_metrics_a_crash_and_an_upgrade(tmp_path):
+    """The supervisor binds --metrics and hands it to each child: scrapes are
+    answered by whichever child runs; kill -9 of one (its window counted lost)
+    and kill -USR2 of the supervisor (its child stops the usual way, one from
+    the binary at the path follows): sent = written + drops + counted loss."""
+    mport = free_tcp_port()
+    listen = listen_for(socket.AF_INET)
+    rx = Receiver(tmp_path, listen, "--supervise", "--rcvbuf", "16M",
+                  "--metrics", f"127.0.0.1:{mport}", settings={"sockets": 4, "threads": 2})
+    sc = Scraper(mport)
+    try:
+        def crash_and_upgrade():
+            sc.wait_more()
+            rx.kill_child()
+            sc.wait_more()
+            started = rx.count("started receiver pid")
+            os.kill(rx.p.pid, signal.SIGUSR2)
+            rx.wait_line("started receiver pid", started)
+            sc.wait_more()
+        sent, err, final = run_load(rx, listen, crash_and_upgrade, scraper=sc)
+    finally:
+        samples = sc.stop()
+    # A scrape may wait in the queue while a child is replaced, never fail.
+    assert sc.errors == [] and len(samples) >= 9, sc.errors
+    sup = read_json(f"{rx.summary_path}.supervisor")
+    assert sup["restarts"] == 1 and sup["upgrades"] == 1 and len(sup["children"]) == 3, sup
+    crashed, upgraded, last = sup["children"]
+    assert crashed["signal"] == 9
+    assert upgraded["exit_status"] == 0 and upgraded["window_lost"] == 0
+    assert upgraded["taken"] == upgraded["written"] + upgraded["discarded"]
+    # The upgraded child's own summary is kept beside the last one's.
+    assert read_json(f"{rx.summary_path}.{upgraded['pid']}")["totals"]["written"] == \
+        upgraded["written"]
+    with open(rx.out, "rb") as f:
+        lines = sum(1 for _ in f)
+    assert lines == sum(c["written"] for c in sup["children"])
+    t = final["totals"]
+    drops = t["kernel_drops"]["total"] + t["no_socket_drops"]["total"]
+    assert sent["sent"] == lines + drops + sup["window_lost"]
+    flows = seqs_in_output(rx.out)
+    missing = sum(f["sent"] - len(flows.get(f["flow"], ())) for f in sent["flows"])
+    assert missing == sup["window_lost"] + drops
+
+
+# ---- the hand-over checks the metrics socket too ------------------------------
+
+def test_handover_metrics_item_is_checked():
+    """A 'tcp metrics' item that is not a listening TCP socket is refused."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    cookie = int.from_bytes(s.getsockopt(socket.SOL_SOCKET, 57, 8), "little")  # SO_COOKIE
+    fd = s.fileno()
+    memfd = os.memfd_create("handover", 0)
+    os.write(memfd, (f"syslogrx-handover 1\nlisten 127.0.0.1:{port}\nthreads 1\nready -1\n"
+                     f"sock {fd} {cookie} 0\ntcp metrics - {fd} {cookie}\n").encode())
+    r = subprocess.run([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--sockets", "1",
+                        "--threads", "1", "--balance", "hash", "--no-trace", "--metrics", "0"],
+                       env=dict(os.environ, SYSLOGRX_HANDOVER=str(memfd)),
+                       pass_fds=(fd, memfd), capture_output=True, text=True, timeout=30)
+    os.close(memfd)
+    s.close()
+    assert r.returncode == 1, r.stderr
+    assert f"hand-over: fd {fd} is not a listening TCP socket" in r.stderr
+    assert "ready on" not in r.stderr
