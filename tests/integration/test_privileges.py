@@ -11,6 +11,7 @@ import time
 import pytest
 
 from conftest import Proc, binary, free_udp_port, read_json, run_cmd, sysloggen
+from test_kafka import broker  # noqa: F401  (a fixture: the real broker)
 
 NOBODY = 65534
 
@@ -289,3 +290,27 @@ def test_root_without_user_is_checked_without_capabilities(nobody_dir):
     assert r.returncode == 2, r.stderr
     assert f"--summary {sub}/s.json: Permission denied (syslogrx writes it as uid 0 without " \
            "capabilities" in r.stderr
+
+
+@pytest.mark.parametrize("user", [None, "nobody"], ids=["root", "nobody"])
+def test_kafka_output_threads_keep_no_capability(broker, nobody_dir, tmp_path, procs, user):  # noqa: F811
+    """librdkafka starts its threads in sink_open, after the drop: none holds
+    a capability, as root or as nobody."""
+    topic = f"i19-caps-{user or 'root'}"
+    broker.create_topic(topic, partitions=1)
+    where = nobody_dir if user else str(tmp_path)
+    port = free_udp_port()
+    rx = Proc([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--sockets", "2",
+               "--threads", "2", "--output", f"kafka:{broker.bootstrap}/{topic}",
+               "--summary", os.path.join(where, "s.json")] + (["--user", user] if user else []),
+              bufsize=0)
+    procs.append(rx)
+    read_until(rx.p, "ready on")
+    sent = sysloggen(port, "--count", 2000, "--rate", 20000, "--size", 200)["datagrams"]
+    tasks = wait_for_tasks(rx.p.pid, 6)         # main, 2 workers, output, librdkafka's
+    caps_all_zero(tasks)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    s = read_json(os.path.join(where, "s.json"))
+    assert s["kafka"]["delivered"] + s["kafka"]["undelivered"] == s["totals"]["written"]
+    assert sent == s["totals"]["received"] + s["totals"]["kernel_drops"]["total"]
