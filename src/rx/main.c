@@ -73,6 +73,28 @@ static void reload_config(struct receiver *r, struct config *cfg)
 	cfg->shrink_naive = fresh.shrink_naive;
 }
 
+/*
+ * SIGHUP with --config under a supervisor: the output is reopened (logrotate);
+ * sockets and threads are not resized (the supervisor holds the sockets): a
+ * change to them, like any other, is named as needing a restart.
+ */
+static void recheck_supervised(const struct config *cfg)
+{
+	static struct config fresh;
+	char err[512];
+
+	if (config_parse(&fresh, main_argc, main_argv, ARGP_NO_EXIT | ARGP_NO_ERRS | ARGP_NO_HELP,
+			 err, sizeof(err))) {
+		pr_warn("SIGHUP: %s; nothing changed\n", err);
+		return;
+	}
+	config_restart_changes(cfg, &fresh, say_needs_restart, (void *)cfg->config_file);
+	if (fresh.sockets != cfg->sockets || fresh.threads != cfg->threads)
+		pr_warn("--sockets/--threads changed in %s: a supervised receiver does not resize "
+			"(its supervisor holds the sockets): needs a restart\n",
+			cfg->config_file);
+}
+
 /* SIGUSR2: hand the sockets over to a new process; true once it took them. */
 static bool upgrade(struct receiver *r)
 {
@@ -112,8 +134,7 @@ static void run(struct receiver *r, struct config *cfg)
 			hup_requested = 0;
 			r->reopen = 1;
 			if (cfg->config_file[0] && r->supervised) {
-				pr_warn("SIGHUP: a supervised receiver does not resize (its "
-					"supervisor holds the sockets); nothing changed\n");
+				recheck_supervised(cfg);
 			} else if (cfg->config_file[0]) {
 				reload_config(r, cfg);
 				if (stats) { /* the sockets changed: new columns */

@@ -400,3 +400,30 @@ def test_handover_metrics_item_is_checked():
     assert r.returncode == 1, r.stderr
     assert f"hand-over: fd {fd} is not a listening TCP socket" in r.stderr
     assert "ready on" not in r.stderr
+
+
+# ---- supervisor x resize: refused, with the reason -----------------------------
+
+def test_supervisor_does_not_resize_and_says_so(tmp_path):
+    """The supervisor holds the sockets: a pool for live resizes is refused at
+    start; SIGHUP (forwarded to the child: logrotate) reopens the output and
+    names a changed sockets/threads as needing a restart, changing nothing."""
+    r = run_cmd([binary("syslogrx"), "--supervise", "--max-sockets", "8",
+                 "--listen", f"127.0.0.1:{free_udp_port()}"], timeout=20)
+    assert r.returncode == 2
+    assert r.stderr == ("syslogrx: --supervise and --max-sockets cannot be used together: a "
+                        "supervised receiver does not resize (its supervisor holds the "
+                        "sockets); change --sockets and --threads with a restart\n")
+
+    listen = listen_for(socket.AF_INET)
+    rx = Receiver(tmp_path, listen, "--supervise", settings={"sockets": 4, "threads": 2})
+    child = rx.child()
+    rx.cf.write_text("sockets = 2\nthreads = 1\n")
+    os.kill(rx.p.pid, signal.SIGHUP)
+    rx.wait_line("needs a restart", 0)
+    assert rx.count("needs a restart") == 1, "".join(rx.lines)
+    rc, err, final = rx.stop()
+    assert rc == 0, err
+    assert f"--sockets/--threads changed in {rx.cf}: a supervised receiver does not resize" in err
+    assert rx.child() == child                    # the same child throughout
+    assert final["config"]["sockets"] == 4 and final["config"]["threads"] == 2
