@@ -427,3 +427,61 @@ def test_supervisor_does_not_resize_and_says_so(tmp_path):
     assert f"--sockets/--threads changed in {rx.cf}: a supervised receiver does not resize" in err
     assert rx.child() == child                    # the same child throughout
     assert final["config"]["sockets"] == 4 and final["config"]["threads"] == 2
+
+
+# ---- systemd's fd store x metrics ------------------------------------------------
+
+def test_fd_store_keeps_the_metrics_socket(tmp_path):
+    """The --metrics socket is stored with the others (srx-tcp-metrics-COOKIE):
+    a restart through the fd store serves the same listening socket (no
+    second bind while the old one might hold it), under load, books closed."""
+    from test_fdstore import FdStore
+    store = FdStore(tmp_path)
+    mport = free_tcp_port()
+    listen = listen_for(socket.AF_INET)
+    flags = ("--rcvbuf", "64M", "--metrics", f"127.0.0.1:{mport}")
+    settings = {"sockets": 4, "threads": 2}
+    first_dir, second_dir = tmp_path / "1", tmp_path / "2"
+    first_dir.mkdir()
+    second_dir.mkdir()
+    sc = None
+    try:
+        rx1 = Receiver(first_dir, listen, *flags, settings=settings,
+                       env={"NOTIFY_SOCKET": store.path})
+        store.collect()
+        stored = [n for n in store.fds if n.startswith("srx-tcp-metrics-")]
+        assert len(stored) == 1, sorted(store.fds)
+        ino = os.fstat(store.fds[stored[0]]).st_ino
+        gen = start_load(listen)
+        try:
+            sc = Scraper(mport)
+            sc.wait_more()
+            time.sleep(0.3)
+            rc1, err1, s1 = rx1.stop()          # systemctl restart: stop ...
+            assert rc1 == 0, err1
+            prefix, env, fds = store.restart_argv()
+            rx2 = Receiver(second_dir, listen, *flags, settings=settings, prefix=prefix,
+                           env=env, pass_fds=fds)
+            store.collect()                     # ... and start, from the store
+            socks = {os.readlink(f"/proc/{rx2.pid}/fd/{fd}")
+                     for fd in os.listdir(f"/proc/{rx2.pid}/fd")}
+            assert f"socket:[{ino}]" in socks
+            sc.wait_more()                      # answered by the new process
+            time.sleep(0.3)
+        finally:
+            sent = stop_load(gen)
+            if sc:
+                sc.wait_more(1)
+                sc.stop()
+        time.sleep(0.5)
+        rc2, err2, s2 = rx2.stop()
+        assert rc2 == 0, err2
+    finally:
+        store.close()
+    assert "(fd store)" in err2 and "Address already in use" not in err2
+    # While no process ran, a scrape waited in the socket's queue: refused never.
+    assert sc.errors == [], sc.errors
+    flows = seqs_in_output(rx1.out)
+    for f, seqs in seqs_in_output(rx2.out).items():
+        flows.setdefault(f, set()).update(seqs)
+    check_books(sent, [s1, s2], s2, {k: sorted(v) for k, v in flows.items()})
