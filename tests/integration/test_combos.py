@@ -485,3 +485,28 @@ def test_fd_store_keeps_the_metrics_socket(tmp_path):
     for f, seqs in seqs_in_output(rx2.out).items():
         flows.setdefault(f, set()).update(seqs)
     check_books(sent, [s1, s2], s2, {k: sorted(v) for k, v in flows.items()})
+
+
+# ---- upgrade x balance modes x --ordered ------------------------------------------
+
+@pytest.mark.parametrize("flags", [["--balance", "hash"], ["--balance", "roundrobin"],
+                                   ["--balance", "leastloaded"], ["--ordered"]],
+                         ids=["hash", "roundrobin", "leastloaded", "ordered"])
+def test_upgrade_with_each_balance_mode_and_ordered(tmp_path, flags):
+    """Two upgrades under load in each balance mode (the default, random, is
+    test_upgrade.py's) and with --ordered (the old process's reorder stage
+    writes what it holds): nothing lost, nothing twice."""
+    listen = listen_for(socket.AF_INET)
+    rx = Receiver(tmp_path, listen, "--rcvbuf", "64M", *flags,
+                  settings={"sockets": 4, "threads": 2})
+
+    def upgrades():
+        for _ in range(2):
+            assert rx.upgrade() is not None, "".join(rx.lines)
+            time.sleep(0.3)
+    sent, err, final = run_load(rx, listen, upgrades)
+    for s in summaries(rx, final):            # every process ran the mode
+        assert s["balance"] == (flags[1] if flags[0] == "--balance" else "random")
+        assert (s["ordering"] is not None) == (flags == ["--ordered"])
+    check_books(sent, summaries(rx, final), final,
+                {k: sorted(v) for k, v in seqs_in_output(rx.out).items()})
