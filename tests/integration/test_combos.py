@@ -10,10 +10,12 @@ resizes; the supervisor with metrics, a crash and an upgrade.
 These tests read the sequence numbers sysloggen writes into each message from
 the output itself: they need no sequence accounting inside syslogrx."""
 import os
-import re
+import pathlib
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.error
@@ -29,6 +31,7 @@ from test_metrics import free_tcp_port, parse
 from test_kafka import broker  # noqa: F401  (a fixture)
 
 RATE = 20_000
+NOBODY = 65534
 
 
 class Scraper:
@@ -543,3 +546,38 @@ def test_supervisor_upgrade_with_tcp_output_and_disk_buffer(tmp_path, disk):
         assert d["dropped"] == 0 and d["corrupt"] == 0 and d["recovered"] == 0, d
     assert sorted(os.listdir(db)) == ["lock"]
     check_books(sent, [first, final], final, sink.flows(), exact=False)
+
+
+# ---- upgrade x --user ---------------------------------------------------------------
+
+def test_upgrade_as_user_nobody_with_metrics(tmp_path):
+    """Running as nobody with no capability, the process still upgrades: the
+    new one is started as nobody, adopts the sockets, BPF objects and the
+    metrics socket (it could bind none of them itself), and runs as nobody."""
+    where = pathlib.Path(tempfile.mkdtemp(prefix="srx-i19-up-"))
+    os.chown(where, NOBODY, NOBODY)
+    try:
+        mport = free_tcp_port()
+        listen = listen_for(socket.AF_INET)
+        rx = Receiver(where, listen, "--rcvbuf", "16M", "--user", "nobody",
+                      "--metrics", f"127.0.0.1:{mport}", settings={"sockets": 4, "threads": 2})
+        sc = Scraper(mport)
+        try:
+            def upgrades():
+                for _ in range(2):
+                    sc.wait_more()
+                    assert rx.upgrade() is not None, "".join(rx.lines)
+                    wait_gone(rx.olds[-1], 60)
+                    with open(f"/proc/{rx.pid}/status") as f:
+                        st = dict(l.rstrip("\n").split(":\t", 1) for l in f if ":\t" in l)
+                    assert st["Uid"].split() == [str(NOBODY)] * 4 and int(st["CapEff"], 16) == 0
+                    sc.wait_more()
+            sent, err, final = run_load(rx, listen, upgrades, scraper=sc)
+        finally:
+            sc.stop()
+        assert sc.errors == []
+        assert os.stat(rx.summary_path).st_uid == NOBODY
+        check_books(sent, summaries(rx, final), final,
+                    {k: sorted(v) for k, v in seqs_in_output(rx.out).items()})
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
