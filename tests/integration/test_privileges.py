@@ -6,6 +6,7 @@ import shutil
 import socket
 import tempfile
 import threading
+import urllib.request
 import time
 
 import pytest
@@ -246,7 +247,22 @@ def test_no_thread_of_any_mode_keeps_a_capability(nobody_dir, tmp_path, procs, n
         else:
             line, lines = read_until(rx.p, "ready on")
             pid = rx.p.pid
-        sysloggen(port, "--count", 5000, "--rate", 50000, "--size", 200)
+        sent = sysloggen(port, "--count", 5000, "--rate", 50000, "--size", 200)["datagrams"]
+        if name == "metrics":
+            # Served as nobody too: the numbers after the load, by the MHD thread.
+            mline, more = read_until(rx.p, "metrics on http://")
+            lines += more
+            mport = int(mline.rsplit(":", 1)[1].split("/")[0])
+            deadline = time.monotonic() + 30
+            while True:
+                with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics",
+                                            timeout=10) as resp:
+                    text = resp.read().decode()
+                got = [l for l in text.splitlines() if l.startswith("syslogrx_written_total ")]
+                if got and float(got[0].split()[1]) == sent or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            assert got == [f"syslogrx_written_total {sent}"], got
         tasks = wait_for_tasks(pid, 4 + extra)
         caps_all_zero(tasks)
         for st in tasks.values():
