@@ -7,7 +7,7 @@
 #   make soak       10 minutes under rotation and destination restarts (not in CI)
 #   make format     clang-format every C file in place (.clang-format)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
-#   make install    binaries, systemd unit, man page, example config (PREFIX, DESTDIR)
+#   make install    binaries, systemd unit, man page, example config, alert rules (PREFIX, DESTDIR)
 #   make V=1        show full commands
 #
 # Layout the rules rely on (add a file, not a rule):
@@ -276,6 +276,7 @@ install: $(APPS)
 		dist/syslogrx.service.in > $(DESTDIR)$(UNITDIR)/syslogrx.service
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/syslogrx.service
 	$(Q)install -m 0644 dist/syslogrx.conf $(DESTDIR)$(DOCDIR)/syslogrx.conf.example
+	$(Q)install -m 0644 dist/syslogrx-alerts.yml $(DESTDIR)$(DOCDIR)/syslogrx-alerts.yml
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf ] || \
 		install -m 0644 dist/syslogrx.conf $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf
 

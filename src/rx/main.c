@@ -163,6 +163,7 @@ static void *force_watch(void *arg)
 {
 	struct receiver *r = arg;
 
+	pthread_setname_np(pthread_self(), "stop watch");
 	while (stop_requested < 2 && !r->force) {
 		struct timespec tick = { 0, 20 * 1000000L };
 

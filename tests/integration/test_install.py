@@ -29,6 +29,7 @@ def test_destdir_tree(tmp_path):
             "usr/local/share/man/man8/syslogrx.8",
             "usr/local/lib/systemd/system/syslogrx.service",
             "usr/local/share/doc/syslogrx/syslogrx.conf.example",
+            "usr/local/share/doc/syslogrx/syslogrx-alerts.yml",
             "etc/syslogrx/syslogrx.conf",
         ])
     for b in BINARIES:
@@ -40,6 +41,8 @@ def test_destdir_tree(tmp_path):
     assert "@" not in unit.replace("@system-service", "")
     assert (dest / "etc/syslogrx/syslogrx.conf").read_text() == \
         open(os.path.join(ROOT, "dist/syslogrx.conf")).read()
+    assert filecmp.cmp(dest / "usr/local/share/doc/syslogrx/syslogrx-alerts.yml",
+                       os.path.join(ROOT, "dist/syslogrx-alerts.yml"), shallow=False)
 
     # A second install keeps the admin's config.
     (dest / "etc/syslogrx/syslogrx.conf").write_text("listen = 0.0.0.0:5514\n")

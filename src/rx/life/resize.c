@@ -100,26 +100,34 @@ static int grow(struct receiver *r, unsigned int want)
 	return err < 0 ? err : 0;
 }
 
-/* Workers running: out of selection, connected away, drained. Returns how
- * many retiring sockets (slots [want, live)) are ready to close. */
+/* With a balancer: out of selection and an RCU grace period, and the socket
+ * is a spare again. It stays bound and read (workers read spares too), so
+ * nothing queued on it is lost, and it keeps the receive buffer forced at
+ * start: a later grow takes it back instead of opening a socket that, after
+ * the capability drop, could get no more than 2 x net.core.rmem_max. */
+static void shrink_to_spares(struct receiver *r, unsigned int want)
+{
+	balancer_set_live(r->balancer, want);
+	for (unsigned int k = want; k < r->live; k++) {
+		int err = balancer_clear_socket(r->balancer, k);
+
+		if (err)
+			pr_warn("resize: emptying balancer slot %u: %s\n", k, strerror(-err));
+	}
+	grace_period();
+	/* The counts of the retired slots are final now. */
+	receiver_credit_steered(r);
+}
+
+/* The kernel's hash (no balancer) selects every socket of the group, so a
+ * socket leaves it for good. Workers running: connected away, drained.
+ * Returns 0 once the retiring sockets (slots [want, live)) are empty. */
 static int shrink_prepare(struct receiver *r, unsigned int want)
 {
 	struct socket_group *g = &r->group;
 	unsigned int old = r->live;
 	int err;
 
-	if (r->balancer) {
-		balancer_set_live(r->balancer, want);
-		for (unsigned int k = want; k < old; k++) {
-			err = balancer_clear_socket(r->balancer, k);
-			if (err)
-				pr_warn("resize: emptying balancer slot %u: %s\n", k,
-					strerror(-err));
-		}
-		grace_period();
-		/* The counts of the retiring slots are final now. */
-		receiver_credit_steered(r);
-	}
 	for (unsigned int k = want; k < old; k++) {
 		err = socket_group_connect_away(g, r->slot_sock[k]);
 		if (err) {
@@ -209,7 +217,9 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 		r->threads = threads;
 		return receiver_workers_resume(r);
 	}
-	if (want < r->live) {
+	if (want < r->live && r->balancer) {
+		shrink_to_spares(r, want);
+	} else if (want < r->live) {
 		err = shrink_prepare(r, want);
 		if (err && err != -ETIMEDOUT)
 			return err;
@@ -217,7 +227,9 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 	e = receiver_workers_pause(r);
 	if (e)
 		pr_warn("resize: a worker had failed: %s\n", strerror(-e));
-	if (want < r->live && err == -ETIMEDOUT) {
+	if (want < r->live && r->balancer) {
+		r->live = want; /* spares from here on: still bound and read */
+	} else if (want < r->live && err == -ETIMEDOUT) {
 		r->live = want; /* left open and read: nothing lost */
 		err = 0;
 	} else if (want < r->live) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -313,7 +314,10 @@ static void loop_epoll(struct worker *w)
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
+	char name[16]; /* 15 characters and a NUL: what top -H and ps -L show */
 
+	snprintf(name, sizeof(name), "worker %u", w->id);
+	pthread_setname_np(pthread_self(), name);
 	if (w->nsocks == 1)
 		loop_one_socket(w);
 	else
