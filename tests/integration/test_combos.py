@@ -586,7 +586,7 @@ def test_upgrade_as_user_nobody_with_metrics(tmp_path):
 # ---- live resize x outputs x disk buffer x --ordered x --user -----------------------
 
 @pytest.mark.parametrize("kind", ["tcp", "tcp-disk-spill", "tcp-disk-reliable", "kafka", "ordered",
-                                  "user-nobody"])
+                                  "user-nobody", "roundrobin", "leastloaded"])
 def test_live_resize_with(request, tmp_path, kind):
     """4 -> 8 -> 2 -> 6 -> 4 under load (--max-sockets 8), with each: nothing
     lost, nothing twice. With --user the same cycle works: a shrink parks
@@ -606,6 +606,8 @@ def test_live_resize_with(request, tmp_path, kind):
         extra = ["--output", f"kafka:{b.bootstrap}/{topic}"]
     elif kind == "ordered":
         extra = ["--ordered"]
+    elif kind in ("roundrobin", "leastloaded"):
+        extra = ["--balance", kind]
     else:
         where = pathlib.Path(tempfile.mkdtemp(prefix="srx-i19-rs-"))
         os.chown(where, NOBODY, NOBODY)
@@ -673,7 +675,7 @@ def test_resize_as_user_past_the_pool_is_refused_with_the_reason(tmp_path):
 
 # ---- supervisor x --ordered x kafka ---------------------------------------------------
 
-@pytest.mark.parametrize("kind", ["ordered", "kafka"])
+@pytest.mark.parametrize("kind", ["ordered", "kafka", "hash", "roundrobin", "leastloaded"])
 def test_supervisor_upgrade_with(request, tmp_path, kind):
     """kill -USR2 of the supervisor under load with --ordered (the stopping
     child's reorder stage writes what it holds) or the Kafka output (it
@@ -684,8 +686,10 @@ def test_supervisor_upgrade_with(request, tmp_path, kind):
         topic = "i19-supervised"
         b.create_topic(topic, partitions=3)
         extra = ["--output", f"kafka:{b.bootstrap}/{topic}"]
-    else:
+    elif kind == "ordered":
         extra = ["--ordered"]
+    else:
+        extra = ["--balance", kind]
     listen = listen_for(socket.AF_INET)
     rx = Receiver(tmp_path, listen, "--supervise", "--rcvbuf", "64M", *extra,
                   settings={"sockets": 4, "threads": 2})
@@ -708,6 +712,44 @@ def test_supervisor_upgrade_with(request, tmp_path, kind):
             m = SEQ.search(v.encode() if isinstance(v, str) else v)
             seen.setdefault(int(m.group(1)), []).append(int(m.group(2)))
     else:
-        assert first["ordering"] is not None and final["ordering"] is not None
+        for x in (first, final):
+            assert (x["ordering"] is not None) == (kind == "ordered")
+            assert x["balance"] == (kind if kind != "ordered" else "random")
         seen = {k: sorted(v) for k, v in seqs_in_output(rx.out).items()}
     check_books(sent, [first, final], final, seen, exact=False)
+
+
+# ---- metrics x balance modes ---------------------------------------------------------------
+
+@pytest.mark.parametrize("policy", ["hash", "roundrobin", "leastloaded"])
+def test_metrics_with_each_balance_mode(tmp_path, policy):
+    """Scraped under load in each mode (random is test_metrics.py's): every
+    scrape answered, no counter backwards; once the load is written, the
+    scrape says what was sent, and the summary the same."""
+    mport = free_tcp_port()
+    listen = listen_for(socket.AF_INET)
+    rx = Receiver(tmp_path, listen, "--rcvbuf", "16M", "--balance", policy,
+                  "--metrics", f"127.0.0.1:{mport}", settings={"sockets": 4, "threads": 2})
+    sc = Scraper(mport)
+    written = ("syslogrx_written_total", frozenset())
+    try:
+        gen = start_load(listen, RATE)
+        try:
+            sc.wait_more(5)
+        finally:
+            sent = stop_load(gen)
+        deadline = time.monotonic() + 30      # the program's own counter, not a sleep
+        while sc.samples[-1][1][written] < sent["sent"] and time.monotonic() < deadline:
+            sc.wait_more(1)
+        scraped = sc.samples[-1][1][written]
+    finally:
+        samples = sc.stop()
+    rc, err, final = rx.stop()
+    assert rc == 0, err
+    assert sc.errors == [] and len(samples) >= 5
+    for k in {k for smp in samples for k in smp if k[0].endswith("_total")}:
+        series = [smp[k] for smp in samples if k in smp]
+        assert all(b >= a for a, b in zip(series, series[1:])), (k, series)
+    assert scraped == sent["sent"] == final["totals"]["written"]
+    assert final["balance"] == policy
+    check_books(sent, [final], final, {k: sorted(v) for k, v in seqs_in_output(rx.out).items()})
