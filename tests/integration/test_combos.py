@@ -214,16 +214,24 @@ def test_upgrade_with_metrics_scraped_throughout(tmp_path):
 
 # ---- upgrade x outputs x disk buffer ---------------------------------------
 
-@pytest.mark.parametrize("disk", [None, "spill", "reliable"])
-def test_upgrade_with_tcp_output(tmp_path, disk):
+@pytest.mark.parametrize("disk,user", [(None, None), ("spill", None), ("reliable", None),
+                                       ("reliable", "nobody")],
+                         ids=["none", "spill", "reliable", "reliable-user-nobody"])
+def test_upgrade_with_tcp_output(tmp_path, disk, user):
     """Both processes forward to the same server on their own connections;
     with a disk buffer the DIR is handed over (the new process opens it once
-    the old one wrote its last record): nothing lost, nothing twice."""
+    the old one wrote its last record): nothing lost, nothing twice. As
+    --user nobody, DIR and its files are nobody's (opened after the drop)."""
+    if user:
+        tmp_path = pathlib.Path(tempfile.mkdtemp(prefix="srx-i19-ud-"))
+        os.chown(tmp_path, NOBODY, NOBODY)
     sink = FrameSink()
     listen = listen_for(socket.AF_INET)
     extra = []
     if disk:
         extra = ["--disk-buffer", str(tmp_path / "db"), "--disk-buffer-mode", disk]
+    if user:
+        extra += ["--user", user]
     rx = Receiver(tmp_path, listen, "--rcvbuf", "64M", "--output",
                   f"tcp:127.0.0.1:{sink.port}", *extra,
                   settings={"sockets": 4, "threads": 2})
@@ -248,8 +256,13 @@ def test_upgrade_with_tcp_output(tmp_path, disk):
         if disk == "reliable":
             assert all(s["disk_buffer"]["written"] > 0 for s in all_s)
         assert sorted(os.listdir(tmp_path / "db")) == ["lock"]      # all delivered
+        if user:
+            assert os.stat(tmp_path / "db").st_uid == NOBODY
+            assert os.stat(tmp_path / "db" / "lock").st_uid == NOBODY
     # A disk buffer opens last in an upgrade: the kernel queues carry the gap.
     check_books(sent, all_s, final, sink.flows(), exact=not disk)
+    if user:
+        shutil.rmtree(tmp_path, ignore_errors=True)
 
 
 def test_upgrade_with_kafka_output(broker, tmp_path):  # noqa: F811
