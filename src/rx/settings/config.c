@@ -502,6 +502,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (c->nr_cost_ns > 1 && c->nr_cost_ns != c->threads)
 			FAIL("--cost-ns: %u values for %u threads (give one value, or one per thread)",
 			     c->nr_cost_ns, c->threads);
+		/* The supervisor binds and holds the sockets; a child cannot
+		 * add to or close them behind its back (the next child would
+		 * get the supervisor's set). */
+		if (c->supervise && c->max_sockets > c->sockets)
+			FAIL("--supervise and --max-sockets cannot be used together: a supervised "
+			     "receiver does not resize (its supervisor holds the sockets); change "
+			     "--sockets and --threads with a restart");
 		if (c->max_sockets && c->max_sockets < c->sockets)
 			FAIL("--max-sockets %u is less than --sockets %u", c->max_sockets,
 			     c->sockets);
