@@ -272,10 +272,14 @@ def test_no_thread_of_any_mode_keeps_a_capability(nobody_dir, tmp_path, procs, n
                                             timeout=10) as resp:
                     text = resp.read().decode()
                 got = [l for l in text.splitlines() if l.startswith("syslogrx_written_total ")]
-                if got and float(got[0].split()[1]) == sent or time.monotonic() > deadline:
+                # A loaded host may drop some: the books close with the drops.
+                drops = sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
+                            if l.startswith("syslogrx_socket_kernel_drops_total{"))
+                if got and float(got[0].split()[1]) + drops == sent \
+                        or time.monotonic() > deadline:
                     break
                 time.sleep(0.05)
-            assert got == [f"syslogrx_written_total {sent}"], got
+            assert got == [f"syslogrx_written_total {sent - int(drops)}"], (got, drops)
         tasks = wait_for_tasks(pid, 4 + extra)
         caps_all_zero(tasks)
         for st in tasks.values():

@@ -7,7 +7,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include "common/signals.h"
 #include "common/clock.h"
@@ -30,6 +32,54 @@ struct child_rec {
 };
 
 /* The child's state, shared: its struct receiver lives in this mapping. */
+/* Waits for the child to exit, serving the signals meanwhile: SIGHUP passed
+ * on (logrotate), SIGUSR2 an upgrade (the child stops the usual way, one
+ * from the binary at our path follows), each SIGTERM/SIGINT passed on once
+ * (a second one makes the child leave at once). A signal that lands between
+ * serving the flags and sleeping is not lost: the sleep is a poll of the
+ * child's pidfd with a short timeout, as every main loop here polls its
+ * flags. 0, or -errno if waiting failed. */
+static int wait_for_child(pid_t child, int *status, bool *upgrading)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+	sig_atomic_t stops_passed = 0;
+	int err = 0;
+
+	for (;;) {
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+		pid_t w = waitpid(child, status, WNOHANG);
+
+		if (w == child)
+			break;
+		if (w < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		if (hup_requested) {
+			hup_requested = 0;
+			kill(child, SIGHUP);
+		}
+		if (usr2_requested && !*upgrading) {
+			usr2_requested = 0;
+			*upgrading = true;
+			fprintf(stderr,
+				"syslogrx: supervisor upgrading: pid %d stops, a new receiver "
+				"follows\n",
+				(int)child);
+			kill(child, SIGTERM);
+		}
+		while (stops_passed < stop_requested) {
+			stops_passed++;
+			kill(child, SIGTERM);
+		}
+		/* Without a pidfd (kernels before 5.3) the poll is a plain sleep. */
+		poll(&p, pidfd >= 0 ? 1 : 0, 200);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return err;
+}
+
 static struct receiver *ledger_map(int fd, size_t *len)
 {
 	size_t pg = getpagesize();
@@ -194,33 +244,8 @@ int supervise(const struct config *cfg, int argc, char **argv)
 				(int)recs[nrec - 1].pid, (int)child, recs[nrec - 1].replace_ms);
 		}
 		fprintf(stderr, "syslogrx: supervisor started receiver pid %d\n", (int)child);
-		if (stop_requested)
-			kill(child, SIGTERM);
-		while (waitpid(child, &status, 0) < 0) {
-			if (errno != EINTR)
-				goto out;
-			if (hup_requested) { /* logrotate: the child reopens its output */
-				hup_requested = 0;
-				kill(child, SIGHUP);
-			}
-			if (usr2_requested && !upgrading) {
-				/* An upgrade, supervised: the child stops the usual
-				 * way (drain, summary) and one from the binary at our
-				 * path takes the sockets; the kernel queues hold what
-				 * arrives between the two. */
-				usr2_requested = 0;
-				upgrading = true;
-				fprintf(stderr,
-					"syslogrx: supervisor upgrading: pid %d stops, a new "
-					"receiver follows\n",
-					(int)child);
-				kill(child, SIGTERM);
-			}
-			/* SIGTERM/SIGINT: the child stops the usual way (drain,
-			 * summary); a second one makes it leave at once. */
-			if (stop_requested)
-				kill(child, SIGTERM);
-		}
+		if (wait_for_child(child, &status, &upgrading))
+			goto out;
 		if (nrec < MAX_CHILDREN)
 			nrec++;
 		struct child_rec *c = &recs[nrec - 1];
