@@ -19,6 +19,7 @@
 #include "common/escape.h"
 #include "common/sockaddr.h"
 #include "syslog/format.h"
+#include "syslog/msgtime.h"
 
 typedef unsigned char u8;
 
@@ -199,6 +200,11 @@ static char *put_json(char *d, const char *src, size_t len)
 	return put_escaped(d, src, len, json_clean, escape_json);
 }
 
+char *format_put_json(char *d, const char *src, size_t len)
+{
+	return put_json(d, src, len);
+}
+
 /* ---- numbers and times --------------------------------------------------- */
 
 static char *put_str(char *d, const char *s, size_t len)
@@ -231,21 +237,6 @@ static char *put_fixed(char *d, unsigned int v, int width)
 		v /= 10;
 	}
 	return d + width;
-}
-
-/* Proleptic Gregorian date of a day count since 1970-01-01 (Hinnant's algorithm). */
-static void civil_from_days(int64_t z, int *y, unsigned int *m, unsigned int *d)
-{
-	z += 719468;
-	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-	unsigned int doe = (unsigned int)(z - era * 146097);
-	unsigned int yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	unsigned int doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	unsigned int mp = (5 * doy + 2) / 153;
-
-	*d = doy - (153 * mp + 2) / 5 + 1;
-	*m = mp < 10 ? mp + 3 : mp - 9;
-	*y = (int)(yoe + era * 400) + (*m <= 2);
 }
 
 /* "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" */
