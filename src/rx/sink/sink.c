@@ -16,6 +16,8 @@ struct sink *sink_open(const struct config *c)
 		return sink_tcp_open(c);
 	case OUTPUT_KAFKA:
 		return sink_kafka_open(c);
+	case OUTPUT_OTLP:
+		return sink_otlp_open(c);
 	default:
 		pr_warn("--output %s: not supported in this build\n", c->output_arg);
 		errno = ENOTSUP;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Where formatted lines go. One small interface, one file per destination:
- * file.c (null, stdout, file), tcp.c, kafka.c. A stream sink
+ * file.c (null, stdout, file), tcp.c, kafka.c, otlp.c. A stream sink
  * is handed large buffers of whole lines (write) and never sees one message.
  *
  * An async sink (kafka) is handed messages one by one instead (produce), each
@@ -48,6 +48,13 @@ struct sink_ops {
 	 */
 	int (*produce)(struct sink *s, const char *msg, size_t len, const char *key, size_t keylen,
 		       void *opaque);
+	/*
+	 * Instead of produce, for an async sink that encodes each message
+	 * itself (otlp): the datagram, its parse and its meta, no formatted
+	 * line. Same contract as produce.
+	 */
+	int (*produce_msg)(struct sink *s, const char *data, size_t len, const struct syslog_msg *m,
+			   enum syslog_parse_result r, const struct msg_meta *meta, void *opaque);
 	/* Serves completions (calls done), waiting up to timeout_ms for one.
 	 * Returns how many were served. */
 	int (*poll)(struct sink *s, int timeout_ms);
@@ -78,5 +85,6 @@ struct sink *sink_open(const struct config *c);
 struct sink *sink_file_open(const struct config *c);
 struct sink *sink_kafka_open(const struct config *c);
 struct sink *sink_tcp_open(const struct config *c);
+struct sink *sink_otlp_open(const struct config *c);
 
 #endif
