@@ -113,6 +113,8 @@ int snapshot_take(struct receiver *r, struct snapshot *s)
 	}
 	if (r->sink && r->cfg->output == OUTPUT_KAFKA)
 		s->have_kafka = !sink_kafka_stats(r->sink, &s->kafka);
+	if (r->sink && r->cfg->output == OUTPUT_OTLP)
+		s->have_otlp = !sink_otlp_stats(r->sink, &s->otlp);
 	return 0;
 }
 

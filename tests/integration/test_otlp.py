@@ -1,0 +1,288 @@
+"""--output otlp: against a real OpenTelemetry Collector (built by
+lab/otelcol-setup.sh), checking what came OUT of it: the collector forwards
+with its otlp_http exporter to a small sink in this test that decodes every
+record (tests/integration/otel_collector.py, otlp_wire.py). And against
+scripted servers for what a collector may answer: 503 with Retry-After, 400,
+TLS with a CA file.
+"""
+import calendar
+import json
+import os
+import re
+import signal
+import socket
+import ssl
+import subprocess
+import time
+
+import pytest
+
+from conftest import binary, free_udp_port, run_cmd, sysloggen
+from otel_collector import Collector, LogSink
+
+HELD_5424 = (b'<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 77 ID47 '
+             b'[exampleSDID@32473 iut="3" eventSource="App\\"lication\\]"][x@1 k="v"] '
+             b'An application event')
+HELD_3164 = b"<38>Mar  5 06:07:08 host1 su[123]: 'su root' failed"
+
+
+@pytest.fixture
+def collector():
+    sink = LogSink()
+    c = Collector(forward_to=sink.url)
+    try:
+        c.start()
+        yield c, sink
+    finally:
+        c.close()
+        sink.close()
+
+
+def seq_records(recs, run_id):
+    """(flow, seq) of sysloggen's records of this run, in arrival order."""
+    out = []
+    for r in recs:
+        sd = r["attributes"].get("structured_data", {}).get("seq@32473")
+        if sd and sd.get("run") == run_id and "seq" in sd:
+            out.append((int(sd["flow"]), int(sd["seq"])))
+    return out
+
+
+def expected_3164_ns(observed_ns, offset_s):
+    """Mar 5 06:07:08 in the zone offset_s east of UTC, in the receive year."""
+    year = time.gmtime(observed_ns // 10**9 + offset_s).tm_year
+    return (calendar.timegm((year, 3, 5, 6, 7, 8, 0, 0, 0)) - offset_s) * 10**9
+
+
+@pytest.mark.parametrize("encoding,compression,tz,offset", [
+    ("protobuf", "gzip", None, 0),
+    ("protobuf", "none", "+02:00", 7200),
+    ("json", "gzip", "-05:30", -19800),
+    ("json", "none", None, 0),
+])
+def test_every_sequence_through_the_collector(collector, syslogrx, encoding, compression, tz,
+                                              offset):
+    col, sink = collector
+    port = free_udp_port()
+    args = ["--output", f"otlp:{col.url}", "--otlp-encoding", encoding,
+            "--otlp-compression", compression, "--window", "100000"]
+    if tz:
+        args += ["--timezone", tz]
+    rx = syslogrx(*args, port=port)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.sendto(HELD_5424, ("127.0.0.1", port))
+        s.sendto(HELD_3164, ("127.0.0.1", port))
+        src_port = s.getsockname()[1]
+    gen = sysloggen(port, "--rate", 50000, "--duration", 1, "--format", "rfc5424",
+                    "--end-markers", 0)
+    rc, out, err = rx.stop()
+    assert rc == 0, err
+    summ = rx.summary
+    tot, o = summ["totals"], summ["otlp"]
+    assert o["encoding"] == encoding and o["compression"] == compression
+    assert summ["config"]["timezone"] == (tz or "UTC")
+    assert o["failed"]["total"] == 0 and o["undelivered"] == 0 and o["in_flight"] == 0
+    assert o["records"] == tot["written"] == tot["received"]
+    assert o["last_http_status"] == 200
+    if compression == "gzip":
+        assert o["bytes_sent"] < o["bytes_raw"]
+    else:
+        assert o["bytes_sent"] == o["bytes_raw"]
+    recs = sink.wait_records(o["records"])
+    assert len(recs) == o["records"]
+
+    # every sequence number, once: sent = delivered + counted kernel drops
+    seqs = seq_records(recs, gen["run_id"])
+    assert len(seqs) == len(set(seqs))
+    assert len(seqs) + tot["kernel_drops"]["total"] == gen["sent"] == 50000
+    assert {s for _, s in seqs} <= set(range(gen["sent"]))
+
+    # the held-out messages, field by field
+    by_body = {r.get("body"): r for r in recs}
+    r = by_body["An application event"]
+    assert r["timeUnixNano"] == calendar.timegm((2003, 10, 11, 22, 14, 15)) * 10**9 + 3 * 10**6
+    assert r["severityNumber"] == 10 and r["severityText"] == "notice"
+    assert r["observedTimeUnixNano"] > 0
+    assert r["attributes"] == {
+        "priority": 165, "facility": 20, "version": 1,
+        "hostname": "mymachine.example.com", "appname": "evntslog", "proc_id": "77",
+        "msg_id": "ID47",
+        "structured_data": {"exampleSDID@32473": {"iut": "3", "eventSource": 'App"lication]'},
+                            "x@1": {"k": "v"}},
+        "net.transport": "IP.UDP", "net.peer.ip": "127.0.0.1", "net.peer.port": str(src_port),
+    }
+    r = by_body["'su root' failed"]
+    assert r["timeUnixNano"] == expected_3164_ns(r["observedTimeUnixNano"], offset)
+    assert r["severityNumber"] == 9 and r["severityText"] == "info"
+    assert r["attributes"] == {
+        "priority": 38, "facility": 4, "hostname": "host1", "appname": "su", "proc_id": "123",
+        "net.transport": "IP.UDP", "net.peer.ip": "127.0.0.1", "net.peer.port": str(src_port),
+    }
+
+
+def send(port, msgs):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for m in msgs:
+            s.sendto(m, ("127.0.0.1", port))
+
+
+def test_503_retry_after_then_200(syslogrx):
+    # request 0 is the probe at start (an empty export), 1 the first batch
+    sink = LogSink(answer=lambda n, body: (503, {"Retry-After": "2"}, b"busy") if n == 1
+                   else None)
+    try:
+        port = free_udp_port()
+        rx = syslogrx("--output", f"otlp:{sink.url}", "--otlp-compression", "none", port=port)
+        msgs = [b"<13>Nov 22 03:12:00 h app: m%03d" % i for i in range(20)]
+        send(port, msgs)
+        recs = sink.wait_records(2 * len(msgs))
+        rc, out, err = rx.stop()
+        assert rc == 0, err
+        o = rx.summary["otlp"]
+        assert len(sink.requests) == 3
+        (t1, first, _), (t2, second, _) = sink.requests[1], sink.requests[2]
+        assert [r["body"] for r in first] == [r["body"] for r in second] == \
+            [m.split(b": ", 1)[1].decode() for m in msgs]
+        assert t2 - t1 >= 2.0                    # retried as told, not sooner
+        assert o["retries"] == 1 and o["records"] == len(msgs) and o["failed"]["total"] == 0
+        assert rx.summary["totals"]["written"] == len(msgs)
+        assert "HTTP 503; retrying" in err
+    finally:
+        sink.close()
+
+
+def test_400_counted_not_retried(syslogrx):
+    sink = LogSink(answer=lambda n, body: (400, {}, b"bad data") if n >= 1 else None)
+    try:
+        port = free_udp_port()
+        rx = syslogrx("--output", f"otlp:{sink.url}", port=port)
+        msgs = [b"<13>Nov 22 03:12:00 h app: m%03d" % i for i in range(20)]
+        send(port, msgs)
+        sink.wait_records(len(msgs))
+        rc, out, err = rx.stop()
+        assert rc == 0, err
+        o, tot = rx.summary["otlp"], rx.summary["totals"]
+        assert len(sink.requests) == 2           # the probe and one request: no retry
+        assert o["failed"] == {"total": len(msgs), "http_400": len(msgs)}
+        assert o["retries"] == 0 and o["records"] == 0 and o["last_http_status"] == 400
+        assert tot["discarded"] == len(msgs) and tot["written"] == 0
+        assert "HTTP 400" in err and "bad data" in err
+    finally:
+        sink.close()
+
+
+def test_partial_success_counted_per_reason(syslogrx):
+    # ExportLogsServiceResponse{partial_success{rejected_log_records 3, "too old"}}
+    resp = b"\x0a\x0b\x08\x03\x12\x07too old"
+    sink = LogSink(answer=lambda n, body: (200, {}, resp) if n == 1 else None)
+    try:
+        port = free_udp_port()
+        rx = syslogrx("--output", f"otlp:{sink.url}", port=port)
+        msgs = [b"<13>Nov 22 03:12:00 h app: m%03d" % i for i in range(10)]
+        send(port, msgs)
+        sink.wait_records(len(msgs))
+        rc, out, err = rx.stop()
+        o, tot = rx.summary["otlp"], rx.summary["totals"]
+        assert o["failed"] == {"total": 3, "rejected: too old": 3}
+        assert o["records"] == 7 and tot["written"] == 7 and tot["discarded"] == 3
+    finally:
+        sink.close()
+
+
+def openssl(*args, cwd):
+    r = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+
+
+def make_ca(d, name):
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+            f"/CN={name}", "-keyout", f"{name}.key", "-out", f"{name}.pem", cwd=d)
+    return os.path.join(d, f"{name}.pem")
+
+
+@pytest.fixture
+def tls_sink(tmp_path):
+    d = str(tmp_path)
+    ca = make_ca(d, "ca")
+    make_ca(d, "otherca")
+    with open(os.path.join(d, "san.cnf"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout",
+            "srv.key", "-out", "srv.csr", cwd=d)
+    openssl("x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "-CAcreateserial", "-days", "2", "-extfile", "san.cnf", "-out", "srv.pem", cwd=d)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(os.path.join(d, "srv.pem"), os.path.join(d, "srv.key"))
+    sink = LogSink(tls=ctx)
+    try:
+        yield sink, ca, os.path.join(d, "otherca.pem")
+    finally:
+        sink.close()
+
+
+def test_tls_with_ca_file_delivers(syslogrx, tls_sink):
+    sink, ca, _ = tls_sink
+    port = free_udp_port()
+    rx = syslogrx("--output", f"otlp:{sink.url}", "--otlp-ca", ca, port=port)
+    msgs = [b"<13>Nov 22 03:12:00 h app: tls%03d" % i for i in range(10)]
+    send(port, msgs)
+    recs = sink.wait_records(len(msgs))
+    rc, out, err = rx.stop()
+    assert rc == 0, err
+    assert sorted(r["body"] for r in recs) == sorted(m.split(b": ", 1)[1].decode() for m in msgs)
+    assert rx.summary["otlp"]["records"] == len(msgs)
+
+
+def test_tls_wrong_ca_refused_at_start(tls_sink):
+    sink, _, other = tls_sink
+    r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{free_udp_port()}",
+                 "--output", f"otlp:{sink.url}", "--otlp-ca", other])
+    assert r.returncode != 0
+    assert "cannot reach the collector" in r.stderr and f"--otlp-ca {other}" in r.stderr
+    assert len(sink.requests) == 0
+
+
+def test_collector_down_at_start_is_an_error():
+    url = f"http://127.0.0.1:{free_udp_port()}"
+    r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{free_udp_port()}",
+                 "--output", f"otlp:{url}"])
+    assert r.returncode != 0
+    assert f"--output otlp:{url}/v1/logs: cannot reach the collector" in r.stderr
+
+
+@pytest.mark.parametrize("disk", [False, True], ids=["no-disk-buffer", "disk-buffer-spill"])
+def test_collector_killed_for_10s(collector, syslogrx, tmp_path, disk):
+    col, sink = collector
+    port = free_udp_port()
+    args = ["--output", f"otlp:{col.url}"]
+    if disk:
+        args += ["--disk-buffer", str(tmp_path / "db")]
+    rx = syslogrx(*args, port=port)
+    gen = subprocess.Popen([binary("sysloggen"), "--target", f"127.0.0.1:{port}", "--json",
+                            "--rate", "20000", "--duration", "16", "--format", "rfc5424",
+                            "--end-markers", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        # mid-stream: once records flow, the collector dies for 10 s
+        sink.wait_records(20000)
+        col.stop(signal.SIGKILL)
+        time.sleep(10)
+        col.start()
+        out, _ = gen.communicate(timeout=120)
+    finally:
+        if gen.poll() is None:
+            gen.kill()
+            gen.wait()
+    sent = json.loads(out.splitlines()[-1])
+    rc, _, err = rx.stop(timeout=60)
+    assert rc == 0, err
+    tot, o = rx.summary["totals"], rx.summary["otlp"]
+    recs = sink.wait_records(o["records"])
+    seqs = seq_records(recs, sent["run_id"])
+    assert o["retries"] > 0                      # the outage was seen
+    assert o["failed"]["total"] == 0 and o["undelivered"] == 0
+    assert len(set(seqs)) == len(seqs) == o["records"]
+    drops = tot["kernel_drops"]["total"]
+    assert len(seqs) + drops == sent["sent"] == 320000
+    if disk:
+        assert drops == 0                        # spilled, not lost
+        assert rx.summary["disk_buffer"]["dropped"] == 0
