@@ -141,8 +141,9 @@ def test_503_retry_after_then_200(syslogrx):
         o = rx.summary["otlp"]
         assert len(sink.requests) == 3
         (t1, first, _), (t2, second, _) = sink.requests[1], sink.requests[2]
-        assert [r["body"] for r in first] == [r["body"] for r in second] == \
-            [m.split(b": ", 1)[1].decode() for m in msgs]
+        # the same request again (messages of 4 sockets: any order, the same twice)
+        assert [r["body"] for r in first] == [r["body"] for r in second]
+        assert sorted(r["body"] for r in first) == [m.split(b": ", 1)[1].decode() for m in msgs]
         assert t2 - t1 >= 2.0                    # retried as told, not sooner
         assert o["retries"] == 1 and o["records"] == len(msgs) and o["failed"]["total"] == 0
         assert rx.summary["totals"]["written"] == len(msgs)
@@ -254,16 +255,16 @@ def test_collector_down_at_start_is_an_error():
 def test_collector_killed_for_10s(collector, syslogrx, tmp_path, disk):
     col, sink = collector
     port = free_udp_port()
-    args = ["--output", f"otlp:{col.url}"]
+    args = ["--output", f"otlp:{col.url}", "--rcvbuf", "4M", "--drain-timeout", "60"]
     if disk:
         args += ["--disk-buffer", str(tmp_path / "db")]
     rx = syslogrx(*args, port=port)
     gen = subprocess.Popen([binary("sysloggen"), "--target", f"127.0.0.1:{port}", "--json",
-                            "--rate", "20000", "--duration", "16", "--format", "rfc5424",
+                            "--rate", "10000", "--duration", "16", "--format", "rfc5424",
                             "--end-markers", "0"], stdout=subprocess.PIPE, text=True)
     try:
         # mid-stream: once records flow, the collector dies for 10 s
-        sink.wait_records(20000)
+        sink.wait_records(10000)
         col.stop(signal.SIGKILL)
         time.sleep(10)
         col.start()
@@ -280,9 +281,15 @@ def test_collector_killed_for_10s(collector, syslogrx, tmp_path, disk):
     seqs = seq_records(recs, sent["run_id"])
     assert o["retries"] > 0                      # the outage was seen
     assert o["failed"]["total"] == 0 and o["undelivered"] == 0
-    assert len(set(seqs)) == len(seqs) == o["records"]
+    # at least once: a request the collector forwarded but died before
+    # answering is sent again, so the sink may hold a few records twice;
+    # each is acknowledged once, and none is missing
+    unique = set(seqs)
+    assert o["records"] == tot["written"] == tot["received"] == len(unique)
+    print(f"records the sink holds twice: {len(seqs) - len(unique)}")
     drops = tot["kernel_drops"]["total"]
-    assert len(seqs) + drops == sent["sent"] == 320000
+    assert len(unique) + drops == sent["sent"] == 160000
     if disk:
-        assert drops == 0                        # spilled, not lost
-        assert rx.summary["disk_buffer"]["dropped"] == 0
+        db = rx.summary["disk_buffer"]
+        assert drops == 0, err                   # spilled, not lost
+        assert db["written"] > 0 and db["replayed"] == db["written"] and db["dropped"] == 0
