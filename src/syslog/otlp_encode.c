@@ -396,20 +396,6 @@ static char *put_base64(char *d, const unsigned char *s, size_t n)
 	return d;
 }
 
-/* An SD value, unescaped then JSON-escaped, run by run. */
-static char *put_json_sd_value(char *d, const struct syslog_str *raw)
-{
-	const char *p = raw->p, *end = raw->p + raw->len, *run = p;
-
-	for (; p < end; p++) {
-		if (*p == '\\' && p + 1 < end && (p[1] == '"' || p[1] == '\\' || p[1] == ']')) {
-			d = format_put_json(d, run, p - run);
-			run = ++p; /* the escaped byte starts the next run */
-		}
-	}
-	return format_put_json(d, run, end - run);
-}
-
 static char *json_kv_head(char *d, const char *key, size_t klen)
 {
 	d = PUT_LIT(d, "{\"key\":\"");
@@ -459,7 +445,7 @@ static char *json_sd(char *d, const struct syslog_str *sd)
 			pfirst = false;
 			d = json_kv_head(d, name.p, name.len);
 			d = PUT_LIT(d, "{\"stringValue\":\"");
-			d = put_json_sd_value(d, &raw);
+			d = format_put_json_sd_value(d, &raw);
 			d = PUT_LIT(d, "\"}}");
 		}
 		d = PUT_LIT(d, "]}}}");

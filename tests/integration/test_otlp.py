@@ -293,3 +293,28 @@ def test_collector_killed_for_10s(collector, syslogrx, tmp_path, disk):
         db = rx.summary["disk_buffer"]
         assert drops == 0, err                   # spilled, not lost
         assert db["written"] > 0 and db["replayed"] == db["written"] and db["dropped"] == 0
+
+
+def test_format_json_gains_time_and_sd(syslogrx, tmp_path):
+    """--format json carries the same normalised time as OTLP's timeUnixNano
+    (RFC 3164 in --timezone) and the structured data parsed."""
+    out = tmp_path / "out.json"
+    port = free_udp_port()
+    rx = syslogrx("--output", f"file:{out}", "--format", "json", "--timezone", "+02:00",
+                  port=port)
+    send(port, [HELD_5424, HELD_3164])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (not out.exists() or
+                                           out.read_text().count("\n") < 2):
+        time.sleep(0.05)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    rows = {r["app_name"]: r for r in map(json.loads, out.read_text().splitlines())}
+    r = rows["evntslog"]
+    assert r["time_unix_nano"] == calendar.timegm((2003, 10, 11, 22, 14, 15)) * 10**9 + 3 * 10**6
+    assert r["sd"] == {"exampleSDID@32473": {"iut": "3", "eventSource": 'App"lication]'},
+                       "x@1": {"k": "v"}}
+    r = rows["su"]
+    assert "sd" not in r
+    received = calendar.timegm(time.strptime(r["received"][:19], "%Y-%m-%dT%H:%M:%S")) * 10**9
+    assert r["time_unix_nano"] == expected_3164_ns(received, 7200)

@@ -66,8 +66,6 @@ struct sink_otlp {
 	char errbuf[CURL_ERROR_SIZE];
 	enum otlp_encoding enc;
 	bool gzip;
-	enum tz_kind tz_kind;
-	long tz_offset;
 	double drain_timeout;
 	uint64_t drain_deadline; /* mono ns while draining, else 0 */
 	struct slot slots[OTLP_SLOTS];
@@ -84,9 +82,6 @@ struct sink_otlp {
 	struct reason reasons[SINK_OTLP_MAX_REASONS];
 	unsigned int nr_reasons;
 	uint64_t other_reasons;
-	/* --timezone local offset cache */
-	int64_t tz_minute;
-	long tz_gmtoff;
 };
 
 #define BUMP(field, d) __atomic_store_n(&(field), (field) + (d), __ATOMIC_RELAXED)
@@ -109,23 +104,6 @@ static void count_failure(struct sink_otlp *k, const char *name, uint64_t n)
 	snprintf(k->reasons[k->nr_reasons].name, SINK_OTLP_REASON_LEN, "%s", name);
 	k->reasons[k->nr_reasons].count = n;
 	__atomic_store_n(&k->nr_reasons, k->nr_reasons + 1, __ATOMIC_RELEASE);
-}
-
-/* Seconds east of UTC of --timezone at a receive time. */
-static long tz_gmtoff(struct sink_otlp *k, uint64_t recv_ns)
-{
-	time_t t = recv_ns / 1000000000;
-	struct tm tm;
-
-	if (k->tz_kind == TZ_UTC)
-		return 0;
-	if (k->tz_kind == TZ_FIXED)
-		return k->tz_offset;
-	if (k->tz_minute != t / 60) {
-		k->tz_minute = t / 60;
-		k->tz_gmtoff = localtime_r(&t, &tm) ? tm.tm_gmtoff : 0;
-	}
-	return k->tz_gmtoff;
 }
 
 /* ---- slots ------------------------------------------------------------------------ */
@@ -412,8 +390,7 @@ static int otlp_produce_msg(struct sink *sk, const char *data, size_t len,
 	}
 	if (slot_add_opaque(s, opaque))
 		return -EAGAIN;
-	rec.time_ns =
-		syslog_time_ns(m, r, meta->recv_realtime_ns, tz_gmtoff(k, meta->recv_realtime_ns));
+	rec.time_ns = syslog_time_ns(m, r, meta->recv_realtime_ns, meta->tz_gmtoff);
 	d = s->buf + OTLP_FRAME_MAX + s->used;
 	if (k->enc == OTLP_JSON) {
 		if (s->nrec)
@@ -629,13 +606,6 @@ struct sink *sink_otlp_open(const struct config *c)
 	k->enc = c->otlp_json ? OTLP_JSON : OTLP_PROTOBUF;
 	k->gzip = c->otlp_gzip;
 	k->drain_timeout = c->drain_timeout;
-	k->tz_kind = c->tz_kind;
-	k->tz_offset = c->tz_offset;
-	k->tz_minute = -1;
-	if (c->tz_kind == TZ_NAMED) {
-		setenv("TZ", c->timezone, 1);
-		tzset();
-	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		err = -ENOMEM;
 		goto fail;

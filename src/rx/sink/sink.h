@@ -73,6 +73,9 @@ struct sink {
 	sink_done_fn done;	   /* async sinks: set by the output stage */
 	void *done_ctx;
 	enum kafka_key key; /* async sinks: which key produce() is given */
+	/* --timezone, for the output stage's normalised times (msg_meta.tz_gmtoff) */
+	enum tz_kind tz_kind;
+	long tz_offset; /* TZ_FIXED: seconds east of UTC */
 	/* Stream sinks: how long after a successful write the destination may
 	 * still lose it and the sink would resend it (tcp: its replay of a
 	 * connection's last second). The disk buffer keeps a record that long. */
