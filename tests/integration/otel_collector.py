@@ -136,6 +136,28 @@ service:
 """
 
 
+# forward_to=None: the debug exporter at its basic verbosity (a count per
+# request), for benchmarks: nothing past the collector.
+CONFIG_DEBUG = """\
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:{port}
+exporters:
+  debug:
+    verbosity: basic
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    logs:
+      receivers: [otlp]
+      exporters: [debug]
+"""
+
+
 class Collector:
     def __init__(self, forward_to, port=None):
         self.bin = collector_binary()
@@ -143,7 +165,10 @@ class Collector:
         self.dir = tempfile.mkdtemp(prefix="syslogrx-otelcol-")
         self.config = os.path.join(self.dir, "collector.yaml")
         with open(self.config, "w") as f:
-            f.write(CONFIG.format(port=self.port, forward=forward_to))
+            if forward_to:
+                f.write(CONFIG.format(port=self.port, forward=forward_to))
+            else:
+                f.write(CONFIG_DEBUG.format(port=self.port))
         self.proc = None
         self.log = None
 
