@@ -18,7 +18,8 @@ import time
 import pytest
 
 from conftest import Syslogrx, binary, free_udp_port, run_cmd, sysloggen, udp_rows
-from otel_collector import Collector, LogSink
+from otel_collector import Collector, LogSink, free_tcp_port
+from test_metrics import parse, scrape, value
 
 HELD_5424 = (b'<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 77 ID47 '
              b'[exampleSDID@32473 iut="3" eventSource="App\\"lication\\]"][x@1 k="v"] '
@@ -135,17 +136,23 @@ def test_503_retry_after_then_200(syslogrx):
         rx = syslogrx("--output", f"otlp:{sink.url}", "--otlp-compression", "none", port=port)
         msgs = [b"<13>Nov 22 03:12:00 h app: m%03d" % i for i in range(20)]
         send(port, msgs)
-        recs = sink.wait_records(2 * len(msgs))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and \
+                sum(len(recs) for _, recs, _ in sink.requests[2:]) < len(msgs):
+            time.sleep(0.05)
         rc, out, err = rx.stop()
         assert rc == 0, err
         o = rx.summary["otlp"]
-        assert len(sink.requests) == 3
+        # the answer to request 1 was 503: request 2 is the same one again
+        # (the oldest request is always the next sent), not before Retry-After
         (t1, first, _), (t2, second, _) = sink.requests[1], sink.requests[2]
-        # the same request again (messages of 4 sockets: any order, the same twice)
         assert [r["body"] for r in first] == [r["body"] for r in second]
-        assert sorted(r["body"] for r in first) == [m.split(b": ", 1)[1].decode() for m in msgs]
-        assert t2 - t1 >= 2.0                    # retried as told, not sooner
+        assert t2 - t1 >= 2.0
+        # every message delivered once past the retry (the batches may split)
+        bodies = [r["body"] for _, recs, _ in sink.requests[2:] for r in recs]
+        assert sorted(bodies) == [m.split(b": ", 1)[1].decode() for m in msgs]
         assert o["retries"] == 1 and o["records"] == len(msgs) and o["failed"]["total"] == 0
+        assert o["batches"] == len(sink.requests) - 2
         assert rx.summary["totals"]["written"] == len(msgs)
         assert "HTTP 503; retrying" in err
     finally:
@@ -155,15 +162,30 @@ def test_503_retry_after_then_200(syslogrx):
 def test_400_counted_not_retried(syslogrx):
     sink = LogSink(answer=lambda n, body: (400, {}, b"bad data") if n >= 1 else None)
     try:
-        port = free_udp_port()
-        rx = syslogrx("--output", f"otlp:{sink.url}", port=port)
+        port, mport = free_udp_port(), free_tcp_port()
+        rx = syslogrx("--output", f"otlp:{sink.url}", "--metrics", f"127.0.0.1:{mport}",
+                      port=port)
         msgs = [b"<13>Nov 22 03:12:00 h app: m%03d" % i for i in range(20)]
         send(port, msgs)
         sink.wait_records(len(msgs))
+        # /metrics: the same numbers, once the answer is counted
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            m = parse(scrape(mport))
+            if value(m, "syslogrx_otlp_in_flight_records") == 0 and \
+                    value(m, "syslogrx_otlp_last_http_status") == 400:
+                break
+            time.sleep(0.05)
+        assert value(m, "syslogrx_otlp_failed_total", reason="http_400") == len(msgs)
+        assert value(m, "syslogrx_otlp_records_total") == 0
+        assert value(m, "syslogrx_otlp_batches_total") == 0
+        assert value(m, "syslogrx_otlp_retries_total") == 0
         rc, out, err = rx.stop()
         assert rc == 0, err
         o, tot = rx.summary["otlp"], rx.summary["totals"]
-        assert len(sink.requests) == 2           # the probe and one request: no retry
+        # after the probe, each record was sent once: no retry
+        assert sorted(r["body"] for _, recs, _ in sink.requests[1:] for r in recs) == \
+            [m.split(b": ", 1)[1].decode() for m in msgs]
         assert o["failed"] == {"total": len(msgs), "http_400": len(msgs)}
         assert o["retries"] == 0 and o["records"] == 0 and o["last_http_status"] == 400
         assert tot["discarded"] == len(msgs) and tot["written"] == 0
@@ -173,9 +195,10 @@ def test_400_counted_not_retried(syslogrx):
 
 
 def test_partial_success_counted_per_reason(syslogrx):
-    # ExportLogsServiceResponse{partial_success{rejected_log_records 3, "too old"}}
-    resp = b"\x0a\x0b\x08\x03\x12\x07too old"
-    sink = LogSink(answer=lambda n, body: (200, {}, resp) if n == 1 else None)
+    # ExportLogsServiceResponse{partial_success{rejected_log_records 1, "too old"}}
+    # to every export: one record of each request rejected
+    resp = b"\x0a\x0b\x08\x01\x12\x07too old"
+    sink = LogSink(answer=lambda n, body: (200, {}, resp) if n >= 1 else None)
     try:
         port = free_udp_port()
         rx = syslogrx("--output", f"otlp:{sink.url}", port=port)
@@ -183,9 +206,12 @@ def test_partial_success_counted_per_reason(syslogrx):
         send(port, msgs)
         sink.wait_records(len(msgs))
         rc, out, err = rx.stop()
+        assert rc == 0, err
         o, tot = rx.summary["otlp"], rx.summary["totals"]
-        assert o["failed"] == {"total": 3, "rejected: too old": 3}
-        assert o["records"] == 7 and tot["written"] == 7 and tot["discarded"] == 3
+        n = len(sink.requests) - 1              # exports after the probe
+        assert o["failed"] == {"total": n, "rejected: too old": n}
+        assert o["records"] == tot["written"] == len(msgs) - n and tot["discarded"] == n
+        assert re.search(r"rejected 1 of \d+ records: too old", err)
     finally:
         sink.close()
 
