@@ -19,6 +19,7 @@
 # golang-1.19-go downloads the toolchain module from the proxy itself.
 #
 # USAGE: lab/otelcol-setup.sh [DEST]
+#        GO=/path/to/go lab/otelcol-setup.sh     (that go, same rules)
 # Idempotent: a DEST whose collector runs and was built from the same
 # builder config is left as it is. Prints the collector's path last.
 set -eu
@@ -105,14 +106,17 @@ toolchain_via_old_go() {
 	echo "$tc/bin/go"
 }
 
-GO=$(find_go)
-if [ -z "$GO" ] || [ "$(go_minor "$GO")" -lt 21 ]; then
-	{ [ -n "$GO" ] && [ "$(go_minor "$GO")" -ge 19 ] && [ "$(go_minor "$GO")" -lt 21 ]; } || apt_go
+GO=${GO:-$(find_go)}
+minor=0
+[ -z "$GO" ] || minor=$(go_minor "$GO")
+if [ "$minor" -lt 19 ]; then
+	apt_go
 	GO=$(find_go)
 	[ -n "$GO" ] || { log "no go command after installing golang"; exit 1; }
-	if [ "$(go_minor "$GO")" -lt 21 ]; then
-		GO=$(toolchain_via_old_go "$GO")
-	fi
+	minor=$(go_minor "$GO")
+fi
+if [ "$minor" -lt 21 ]; then
+	GO=$(toolchain_via_old_go "$GO")
 fi
 # Debian's and the upstream go.env say GOTOOLCHAIN=local: ask for the pinned
 # toolchain when this go is older than the modules need.
