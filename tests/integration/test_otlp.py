@@ -415,3 +415,28 @@ def test_reliable_kill9_restart_nothing_lost(collector, tmp_path, procs):
     print(f"before: {before['sent']} sent, {dups} duplicates, {db['recovered']} recovered")
     assert dups <= db["recovered"]
     assert want == len(set(got_before)) + len(got_after)
+
+
+def test_sigterm_drains_within_drain_timeout_and_counts_the_rest(syslogrx):
+    """A collector that only ever answers 503: at SIGTERM syslogrx keeps
+    trying for --drain-timeout, then counts what is left as undelivered and
+    names it; the window's books close (received = discarded)."""
+    sink = LogSink(answer=lambda n, body: (503, {}, b"overloaded") if n >= 1 else None)
+    try:
+        port = free_udp_port()
+        rx = syslogrx("--output", f"otlp:{sink.url}", "--drain-timeout", "1", port=port)
+        msgs = [b"<13>Nov 22 03:12:00 h app: m%03d" % i for i in range(30)]
+        send(port, msgs)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and \
+                sum(len(recs) for _, recs, _ in sink.requests[1:]) < len(msgs):
+            time.sleep(0.05)
+        rc, out, err = rx.stop()
+        assert rc == 0, err
+        o, tot = rx.summary["otlp"], rx.summary["totals"]
+        assert o["undelivered"] == len(msgs) and o["records"] == 0 and o["in_flight"] == 0
+        assert o["retries"] >= 1 and o["failed"]["total"] == 0 and o["last_http_status"] == 503
+        assert tot["received"] == tot["discarded"] == len(msgs) and tot["written"] == 0
+        assert f"{len(msgs)} record(s) not acknowledged within --drain-timeout 1s" in err
+    finally:
+        sink.close()
