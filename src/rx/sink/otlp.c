@@ -31,6 +31,7 @@
 #define SLOT_CAP (OTLP_FRAME_MAX + OTLP_REQ_BYTES + OTLP_RECORD_MAX(65536) + OTLP_FRAME_MAX)
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
+#define RETRY_AFTER_MAX_MS 300000 /* a Retry-After past 5 minutes waits 5 minutes */
 #define REQUEST_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 2000
 #define RESP_MAX 4096
@@ -86,7 +87,9 @@ struct sink_otlp {
 
 #define BUMP(field, d) __atomic_store_n(&(field), (field) + (d), __ATOMIC_RELAXED)
 
-static void count_failure(struct sink_otlp *k, const char *name, uint64_t n)
+/* Counts n records failed for good under a reason; true the first time the
+ * reason is seen (the caller logs it then, not on every request). */
+static bool count_failure(struct sink_otlp *k, const char *name, uint64_t n)
 {
 	unsigned int i;
 
@@ -94,16 +97,17 @@ static void count_failure(struct sink_otlp *k, const char *name, uint64_t n)
 	for (i = 0; i < k->nr_reasons; i++) {
 		if (!strcmp(k->reasons[i].name, name)) {
 			BUMP(k->reasons[i].count, n);
-			return;
+			return false;
 		}
 	}
 	if (k->nr_reasons == SINK_OTLP_MAX_REASONS) {
 		BUMP(k->other_reasons, n);
-		return;
+		return false;
 	}
 	snprintf(k->reasons[k->nr_reasons].name, SINK_OTLP_REASON_LEN, "%s", name);
 	k->reasons[k->nr_reasons].count = n;
 	__atomic_store_n(&k->nr_reasons, k->nr_reasons + 1, __ATOMIC_RELEASE);
+	return true;
 }
 
 /* ---- slots ------------------------------------------------------------------------ */
@@ -308,9 +312,10 @@ static enum send_result send_slot(struct sink_otlp *k, struct slot *s)
 		BUMP(k->bytes_sent, len);
 		if (rejected) {
 			snprintf(name, sizeof(name), "rejected: %s", msg[0] ? msg : "(no message)");
-			pr_warn("%s: the collector rejected %llu of %u records: %s\n", k->base.name,
-				(unsigned long long)rejected, s->nrec, msg);
-			count_failure(k, name, rejected);
+			if (count_failure(k, name, rejected))
+				pr_warn("%s: the collector rejected %llu of %u records: %s; such "
+					"records are counted as failed\n",
+					k->base.name, (unsigned long long)rejected, s->nrec, msg);
 		}
 		slot_complete(k, s, s->nrec - rejected, SINK_FAILED);
 		return SEND_DONE;
@@ -319,9 +324,10 @@ static enum send_result send_slot(struct sink_otlp *k, struct slot *s)
 		char name[32];
 
 		snprintf(name, sizeof(name), "http_%ld", status);
-		pr_warn("%s: HTTP %ld: %u records not delivered (not retried): %s\n", k->base.name,
-			status, s->nrec, answer_text(k));
-		count_failure(k, name, s->nrec);
+		if (count_failure(k, name, s->nrec))
+			pr_warn("%s: HTTP %ld: %u records not delivered, not retried (%s); such "
+				"records are counted as failed\n",
+				k->base.name, status, s->nrec, answer_text(k));
 		slot_complete(k, s, 0, SINK_FAILED);
 		return SEND_DONE;
 	}
@@ -334,7 +340,8 @@ static enum send_result send_slot(struct sink_otlp *k, struct slot *s)
 		if (backoff > BACKOFF_MAX_MS)
 			backoff = BACKOFF_MAX_MS;
 		if (rc == CURLE_OK && k->retry_after_ms >= 0)
-			backoff = k->retry_after_ms;
+			backoff = k->retry_after_ms < RETRY_AFTER_MAX_MS ? k->retry_after_ms :
+									   RETRY_AFTER_MAX_MS;
 		s->next_try = mono_ns() + (uint64_t)backoff * 1000000;
 		if (rc == CURLE_OK)
 			snprintf(why, sizeof(why), "HTTP %ld", status);

@@ -13,7 +13,8 @@
  * Delivery: a request's messages complete (done) only on its answer. 2xx:
  * delivered, less a partial success's rejectedLogRecords, which complete as
  * failed, counted per errorMessage. 429, 502, 503, 504 and connection errors:
- * the same request again, after Retry-After when the server says it, else
+ * the same request again, after Retry-After (seconds, at most 300) when the
+ * server says it, else
  * after an exponential backoff (100 ms doubling to 5 s); for ever, like
  * Kafka's message.timeout.ms=0, until --drain-timeout at exit. Any other
  * status (400, 401, 404, 413, 500, ...): its messages fail, counted per
