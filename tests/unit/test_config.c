@@ -345,6 +345,8 @@ static void test_otlp_bad(void **state)
 	assert_int_not_equal(PARSE(&c, "--output", "otlp:https://h:1", "--otlp-cert", "/dev/null"),
 			     0);
 	assert_non_null(strstr(err, "--otlp-cert and --otlp-key go together"));
+	assert_int_not_equal(PARSE(&c, "--output", "otlp:http://h:1", "--format", "json"), 0);
+	assert_non_null(strstr(err, "--format json does not apply to --output otlp"));
 }
 
 static void test_kafka_bad(void **state)

@@ -650,6 +650,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		     c->otlp_key[0] || c->otlp_nr_headers))
 			FAIL("--otlp-compression, -encoding, -ca, -cert, -key and -header need "
 			     "--output otlp:URL");
+		if (c->output == OUTPUT_OTLP && c->format != FORMAT_RAW)
+			FAIL("--format %s does not apply to --output otlp: each message is one OTLP "
+			     "log record (see --otlp-encoding)",
+			     format_name(c->format));
 		if (!c->otlp_cert[0] != !c->otlp_key[0])
 			FAIL("--otlp-cert and --otlp-key go together");
 		if (c->output == OUTPUT_OTLP && !strncmp(c->output_arg, "http://", 7) &&
