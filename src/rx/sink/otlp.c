@@ -395,8 +395,11 @@ static int otlp_produce_msg(struct sink *sk, const char *data, size_t len,
 			return -EAGAIN;
 		s->first_ns = mono_ns();
 	}
-	if (slot_add_opaque(s, opaque))
+	if (slot_add_opaque(s, opaque)) {
+		if (!s->nrec)
+			k->n--; /* no empty slot is left in the ring */
 		return -EAGAIN;
+	}
 	rec.time_ns = syslog_time_ns(m, r, meta->recv_realtime_ns, meta->tz_gmtoff);
 	d = s->buf + OTLP_FRAME_MAX + s->used;
 	if (k->enc == OTLP_JSON) {
