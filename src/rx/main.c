@@ -265,6 +265,9 @@ int main(int argc, char **argv)
 	if (cfg.output == OUTPUT_NULL)
 		fprintf(stderr, "syslogrx: ready on %s, discarding messages (--output null)%s\n",
 			r->group.listen, spread);
+	else if (cfg.output == OUTPUT_OTLP)
+		fprintf(stderr, "syslogrx: ready on %s, exporting OTLP log records to %s%s\n",
+			r->group.listen, config_output_name(&cfg, where, sizeof(where)), spread);
 	else
 		fprintf(stderr, "syslogrx: ready on %s, writing %s lines to %s%s\n",
 			r->group.listen, format_name(cfg.format),

@@ -410,9 +410,9 @@ int receiver_start(struct receiver *r)
 		.timestamps = cfg->ordered,
 		.stop = &r->stop,
 		.force = &r->force,
-		/* A Kafka output may be slow to take the window: give the read
-		 * of the kernel queues the same time as the deliveries. */
-		.drain_ms = cfg->output == OUTPUT_KAFKA &&
+		/* A Kafka or OTLP output may be slow to take the window: give
+		 * the read of the kernel queues the same time as the deliveries. */
+		.drain_ms = (cfg->output == OUTPUT_KAFKA || cfg->output == OUTPUT_OTLP) &&
 					    cfg->drain_timeout * 1000 > FINAL_DRAIN_MS ?
 				    (int)(cfg->drain_timeout * 1000) :
 				    FINAL_DRAIN_MS,
