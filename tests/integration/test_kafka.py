@@ -18,12 +18,12 @@ import time
 
 import pytest
 
-from conftest import Syslogrx, binary, free_udp_port, run_cmd
+from conftest import Syslogrx, binary, netns_name, free_udp_port, run_cmd
 from kafka_broker import KafkaBroker, free_tcp_port
 from test_metrics import parse, scrape, value
 
-TAG = f"kx{os.getpid() % 100000}"          # unique names: other tests may run alongside
-NS_A, NS_B, NS_SND, NS_K = f"{TAG}a", f"{TAG}b", f"{TAG}s", f"{TAG}k"
+TAG = f"kx{os.getpid() % 100000}"          # veth names (15 characters): others run alongside
+NS_A, NS_B, NS_SND, NS_K = (netns_name(f"kafka-{n}") for n in "absk")
 NS_BROKER_IP = "10.231.1.1"                 # the scale-out broker, in NS_K
 VIP = "10.231.9.9"
 
