@@ -98,19 +98,28 @@ def test_second_signal_forces_exit_and_says_what_is_left(tmp_path):
     assert 10000 < left <= 20000
 
 
+def wait_until(cond, what, timeout=30):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"{what}: not within {timeout}s"
+        time.sleep(0.01)
+
+
 def test_sighup_reopens_the_file(syslogrx, tmp_path):
     port = free_udp_port()
     out = tmp_path / "rot.log"
     rx = syslogrx("--sockets", "1", "--threads", "1", "--output", f"file:{out}", port=port)
+    rotated = str(out) + ".1"
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.sendto(b"<13>before rotation", ("127.0.0.1", port))
-        time.sleep(0.3)
-        os.rename(out, str(out) + ".1")           # logrotate's move
+        # Events, not sleeps: the line is in the file; the move; after SIGHUP
+        # the file is there again (reopened: created); the next line goes there.
+        wait_until(lambda: out.exists() and out.read_bytes().endswith(b"\n"), "first line")
+        os.rename(out, rotated)                   # logrotate's move
         rx.p.send_signal(signal.SIGHUP)
-        time.sleep(0.3)
+        wait_until(out.exists, "reopened file")
         s.sendto(b"<13>after rotation", ("127.0.0.1", port))
-        time.sleep(0.3)
-    rc, _, err = rx.stop()
+    rc, _, err = rx.stop()                        # SIGTERM writes what is queued
     assert rc == 0, err
     assert open(str(out) + ".1", "rb").read() == b"<13>before rotation\n"
     assert out.read_bytes() == b"<13>after rotation\n"
@@ -129,8 +138,7 @@ def test_bad_datagrams_are_all_accounted_for(syslogrx, tmp_path):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
         for m in bad:
             s.sendto(m, ("127.0.0.1", port))
-    time.sleep(0.3)
-    rc, _, err = rx.stop()
+    rc, _, err = rx.stop()          # the queue is read before exit: no wait needed
     assert rc == 0, err
     t = rx.summary["totals"]
     assert t["received"] == len(bad)
@@ -172,8 +180,7 @@ def test_loggen_traffic_is_sequence_accounted(syslogrx, tmp_path):
     r = run_cmd(["loggen", "--dgram", "--inet", "-r", "5000", "-n", "3000", "-s", "300",
                  "127.0.0.1", str(port)], timeout=60)
     assert r.returncode == 0, r.stderr
-    time.sleep(0.3)
-    rc, _, err = rx.stop()
+    rc, _, err = rx.stop()          # the queue is read before exit: no wait needed
     assert rc == 0, err
     s = rx.summary
     assert s["totals"]["received"] == 3000
