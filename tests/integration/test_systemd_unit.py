@@ -79,6 +79,20 @@ class Container:
             time.sleep(0.05)
         raise AssertionError(f"no systemd in the container after {BOOT_TIMEOUT}s: {self.output()}")
 
+    def start_unit(self, port):
+        """Boots, starts syslogrx.service, waits for its sockets on port."""
+        self.boot()
+        self.run("systemctl", "start", "syslogrx")
+        wait_for_udp_port(port, count=4)
+
+    def journal(self):
+        return self.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager",
+                        check=False).stdout
+
+    def read_log(self, name="messages.log"):
+        r = self.run("cat", f"/var/log/syslogrx/{name}", check=False)
+        return r.stdout if r.returncode == 0 else ""
+
     def host_pid(self, name):
         """The pid, as this (the host's) namespace sees it, of the one process
         called name in the container."""
@@ -164,18 +178,12 @@ def installed(tmp_path):
 def test_unit_start_send_reload_restart_stop(installed):
     dest, port = installed
     c = Container(dest, f"srx12c-{uuid.uuid4().hex[:8]}")
+    log = c.read_log
     try:
-        c.boot()
-        c.run("systemctl", "start", "syslogrx")
-        wait_for_udp_port(port, count=4)
+        c.start_unit(port)
 
         def ready_lines():
-            r = c.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager", check=False)
-            return [l for l in r.stdout.splitlines() if "ready on" in l]
-
-        def log(name="messages.log"):
-            r = c.run("cat", f"/var/log/syslogrx/{name}", check=False)
-            return r.stdout if r.returncode == 0 else ""
+            return [l for l in c.journal().splitlines() if "ready on" in l]
 
         assert wait_until(ready_lines, "ready line")[0] == (
             f"syslogrx: ready on 127.0.0.1:{port}, writing raw lines to "
@@ -215,7 +223,7 @@ def test_unit_start_send_reload_restart_stop(installed):
         wait_until(lambda: len(ready_lines()) == 2, "a second ready line after restart")
         send(port, b"<13>srx12c after restart")
         wait_until(lambda: "after restart" in log(), "the message after restart")
-        journal = c.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager").stdout
+        journal = c.journal()
         assert "(fd store)" in journal, journal
         assert udp_inodes(port) == before
         restarted = fd_identity(c.host_pid("syslogrx"))
@@ -233,7 +241,7 @@ def test_unit_start_send_reload_restart_stop(installed):
         s = read_json_from(c, "/var/log/syslogrx/summary.json")
         assert s["totals"]["received"] == 1 and s["totals"]["written"] == 1, s["totals"]
         assert s["totals"]["kernel_drops"]["total"] == 0
-        journal = c.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager").stdout
+        journal = c.journal()
         assert "Operation not permitted" not in journal, journal
     finally:
         c.stop()
@@ -251,19 +259,11 @@ def test_unit_upgrade_tells_systemd_the_new_mainpid(installed):
     dest, port = installed
     c = Container(dest, f"srx12u-{uuid.uuid4().hex[:8]}")
     try:
-        c.boot()
-        c.run("systemctl", "start", "syslogrx")
-        wait_for_udp_port(port, count=4)
-
-        def log(name="messages.log"):
-            r = c.run("cat", f"/var/log/syslogrx/{name}", check=False)
-            return r.stdout if r.returncode == 0 else ""
+        c.start_unit(port)
 
         def took_over():
-            j = c.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager").stdout
-            return [l for l in j.splitlines() if "took over" in l]
-        wait_until(lambda: "ready on" in c.run("journalctl", "-u", "syslogrx", "-o", "cat",
-                                               "--no-pager").stdout, "ready line")
+            return [l for l in c.journal().splitlines() if "took over" in l]
+        wait_until(lambda: "ready on" in c.journal(), "ready line")
         held = fd_identity(c.host_pid("syslogrx"))
         pid = c.run("systemctl", "show", "-p", "MainPID", "--value", "syslogrx").stdout.strip()
         seen = len(took_over())
@@ -279,7 +279,7 @@ def test_unit_upgrade_tells_systemd_the_new_mainpid(installed):
         upgraded = fd_identity(c.host_pid("syslogrx"))
         assert upgraded[1:] == held[1:], "the upgrade kept the maps and links"
         send(port, b"<13>srx12c after upgrade")
-        wait_until(lambda: "after upgrade" in log(), "the message after the upgrade")
+        wait_until(lambda: "after upgrade" in c.read_log(), "the message after the upgrade")
     finally:
         c.stop()
 
