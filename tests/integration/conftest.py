@@ -358,3 +358,15 @@ def reap_what_the_test_left(request):
         subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
         if passed:
             _left_behind.append((request.node.nodeid, f"network namespace {ns}"))
+
+
+def wait_until(cond, what, timeout=30):
+    """Polls cond() until it returns something true (returned); fails naming
+    what after timeout seconds. For events: a file's state, a counter."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        assert time.monotonic() < deadline, f"{what}: not within {timeout}s"
+        time.sleep(0.01)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import Proc, binary, free_udp_port, read_json, run_cmd, sysloggen
+from conftest import Proc, binary, free_udp_port, read_json, run_cmd, sysloggen, wait_until
 
 
 def count_lines(path):
@@ -96,13 +96,6 @@ def test_second_signal_forces_exit_and_says_what_is_left(tmp_path):
     assert "second signal" in err and "not written" in err
     left = int(err.split("exiting now, ")[1].split()[0])
     assert 10000 < left <= 20000
-
-
-def wait_until(cond, what, timeout=30):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, f"{what}: not within {timeout}s"
-        time.sleep(0.01)
 
 
 def test_sighup_reopens_the_file(syslogrx, tmp_path):
