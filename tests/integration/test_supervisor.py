@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from rx_watch import SEQ, Receiver, listen_for, under_load
+from conftest import wait_until
+from rx_watch import SEQ, Receiver, config_text, listen_for, under_load
 
 
 @pytest.mark.parametrize("family", [socket.AF_INET, socket.AF_INET6], ids=["ipv4", "ipv6"])
@@ -68,3 +69,43 @@ def test_kill_9_under_load_is_accounted_to_the_message(tmp_path, family):
     print(f"{kills} kills: sent {sent['sent']} written {written} lost {lost} "
           f"kernel {kernel} torn lines {torn} torn-batch messages in the file {extra}")
     assert "killed by signal 9" in err
+
+
+def test_supervised_receiver_refuses_resize_and_upgrade_passes_sighup_on(tmp_path):
+    """README: "SIGTERM to the supervisor stops the child the usual way,
+    SIGHUP is passed on. A supervised receiver neither resizes nor upgrades
+    (its supervisor holds the sockets)." What the code does, by signal:
+    SIGHUP to the supervisor reaches the child, which reopens its output
+    (logrotate) and says it does not resize (the config asked for 4 sockets:
+    still 2); SIGUSR2 to the supervisor and to the child is refused, named;
+    the child is the same process throughout and nothing is lost."""
+    listen = listen_for(socket.AF_INET)
+    rx = Receiver(tmp_path, listen, "--supervise", settings={"sockets": 2, "threads": 1})
+    rx.wait_line("started receiver pid", 0)
+    child = int([l for l in rx.lines if "started receiver pid" in l][-1].rsplit(" ", 1)[1])
+    host, port = listen.rsplit(":", 1)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.sendto(b"<13>before rotation", (host, int(port)))
+        wait_until(lambda: rx.out.exists() and rx.out.read_bytes().endswith(b"\n"), "line 1")
+        os.rename(rx.out, f"{rx.out}.1")
+        rx.cf.write_text(config_text({"sockets": 4, "threads": 2}))
+        os.kill(rx.pid, signal.SIGHUP)                  # to the supervisor
+        rx.wait_line("a supervised receiver does not resize", 0)
+        wait_until(rx.out.exists, "the output reopened by the child")
+        os.kill(rx.pid, signal.SIGUSR2)                 # upgrade: the supervisor
+        rx.wait_line("SIGUSR2: a supervised receiver is not upgraded in place; ignored", 0)
+        os.kill(child, signal.SIGUSR2)                  # upgrade: the child itself
+        rx.wait_line("(its supervisor holds the sockets); ignored", 0)
+        s.sendto(b"<13>after rotation", (host, int(port)))
+    rc, err, final = rx.stop()
+    assert rc == 0, err
+    # One child, started once by the supervisor; no upgrade took place.
+    assert [l for l in err.splitlines() if "took over" in l] == \
+        [l for l in err.splitlines() if f"pid {child} took over" in l and "(supervised)" in l]
+    assert err.count("took over") == 1 and "handed over" not in err, err
+    assert [l for l in err.splitlines() if "started receiver pid" in l] == \
+        [f"syslogrx: supervisor started receiver pid {child}\n".rstrip("\n")], err
+    assert open(f"{rx.out}.1", "rb").read() == b"<13>before rotation\n"
+    assert rx.out.read_bytes() == b"<13>after rotation\n"
+    assert final["config"]["sockets"] == 2 and len(final["sockets"]) == 2
+    assert final["totals"]["received"] == final["totals"]["written"] == 2     # one child, both
