@@ -80,16 +80,24 @@ def test_sigterm_writes_what_the_kernel_had_queued(syslogrx, tmp_path):
     assert count_lines(out) == 20003
 
 
+def sigterm_pending(pid):
+    """SIGTERM pending for the whole process (ShdPnd in /proc/PID/status)."""
+    with open(f"/proc/{pid}/status") as f:
+        mask = next(int(l.split()[1], 16) for l in f if l.startswith("ShdPnd:"))
+    return bool(mask & (1 << (signal.SIGTERM - 1)))
+
+
 def test_second_signal_forces_exit_and_says_what_is_left(tmp_path):
     port = free_udp_port()
     p = Proc([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--sockets", "1",
               "--threads", "1", "--rcvbuf", "16M", "--output-rate", "1000", "--window", "50000",
               "--output", f"file:{tmp_path / 'f.log'}"])
     assert "ready on" in p.p.stderr.readline().decode()
-    sysloggen(port, "--count", 20000, "--rate", 0, "--size", 200)
-    time.sleep(0.3)
+    sysloggen(port, "--count", 20000, "--rate", 0, "--size", 200)   # queued when it returns
     p.p.send_signal(signal.SIGTERM)
-    time.sleep(0.5)
+    # Two SIGTERMs pending at once would be one: the second is sent once the
+    # first has been delivered (no longer pending for the process, /proc).
+    wait_until(lambda: not sigterm_pending(p.p.pid), "the first SIGTERM delivered")
     p.p.send_signal(signal.SIGTERM)
     rc, _, err = p.stop(timeout=10)
     assert rc == 1
