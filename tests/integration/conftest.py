@@ -195,6 +195,17 @@ OUR_BPF_PROGS = {m for f in ("balancer", "tracer")
 _left_behind = []                             # (test, what) for the final check
 
 
+_kept = {}                                    # pid -> starttime: ended by their owner
+
+
+def outlives_the_test(pid):
+    """pid belongs to a module- or session-scoped fixture that ends it itself
+    (kafka_broker's broker, restarted inside a test): the per-test reaper
+    leaves it and its children alone."""
+    with open(f"/proc/{pid}/stat") as f:
+        _kept[pid] = int(f.read().rsplit(")", 1)[1].split()[19])
+
+
 def netns_name(tag):
     """The name of a network namespace a test creates: NETNS_PREFIX + tag,
     so the session check finds it if the test does not delete it."""
@@ -343,7 +354,11 @@ def reap_what_the_test_left(request):
     before = {pid: row[1] for pid, row in descendants().items()}
     netns_before = set(our_netns())
     yield
-    left = {pid: row for pid, row in descendants().items() if before.get(pid) != row[1]}
+    now = descendants()
+    kept = {p for p, st in _kept.items() if p in now and now[p][1] == st}
+    for p in list(kept):
+        kept |= set(descendants(p))
+    left = {pid: row for pid, row in now.items() if before.get(pid) != row[1] and pid not in kept}
     passed = getattr(request.node, "rep_call", None) is not None and request.node.rep_call.passed
     if left:
         holders = links_held(left)

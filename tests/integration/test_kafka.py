@@ -57,7 +57,7 @@ def del_netns(*names):
 def broker():
     b = None
     try:
-        b = KafkaBroker(host="127.0.0.1", auto_create=False, partitions=3)
+        b = KafkaBroker(host="127.0.0.1", auto_create=False, partitions=3, outlives_tests=True)
         b.start()
         b.warm_up()
         yield b
