@@ -186,15 +186,14 @@ import signal
 
 PR_SET_CHILD_SUBREAPER = 36
 NETNS_PREFIX = f"rxt{os.getpid()}-"
-# Our programs' names (the BPF_PROG function names; the kernel keeps 15
-# characters, bpftool shows the whole name from BTF), read from bpf/*.bpf.c: a link on one of them held by no
-# process at all (pinned, or in flight in some socket) is ours to answer for.
+# Our programs' names (the BPF_PROG function names, from bpf/*.bpf.c; the
+# kernel keeps 15 characters, bpftool shows the whole name from BTF): a link
+# on one of them that no process holds (pinned, or in flight in some socket)
+# is ours to answer for.
 OUR_BPF_PROGS = {m for f in ("balancer", "tracer")
                  for m in re.findall(r'SEC\("[^"]+"\)\s*\nint (?:BPF_PROG\()?(\w+)',
                                      open(os.path.join(ROOT, "bpf", f + ".bpf.c")).read())}
 _left_behind = []                             # (test, what) for the final check
-
-
 _kept = {}                                    # pid -> starttime: ended by their owner
 
 
@@ -323,14 +322,27 @@ def nothing_left_running():
     mine = set(descendants()) | {os.getpid()}
     for pid, ids in links_held(mine).items():
         problems.append(f"BPF links {ids} still held by pid {pid}")
-    new = {i: n for i, n in bpf_links().items() if i not in links_before
-           and any(p.startswith(n) for p in OUR_BPF_PROGS if len(n) >= 12)}
-    if new:
+    def ours(name):     # the whole name (BTF), or the kernel's 15 characters of it
+        return name in OUR_BPF_PROGS or \
+            (len(name) == 15 and any(p.startswith(name) for p in OUR_BPF_PROGS))
+
+    def unheld_new():
+        new = {i: n for i, n in bpf_links().items() if i not in links_before and ours(n)}
+        if not new:
+            return {}
         held = {i for ids in links_held(int(d) for d in os.listdir("/proc") if d.isdigit())
                 .values() for i in ids}
-        for i, name in new.items():
-            if i not in held:
-                problems.append(f"BPF link {i} (prog {name}) held by no process")
+        return {i: n for i, n in new.items() if i not in held}
+
+    # Twice, a second apart: a link whose last holder (another session's
+    # process) just closed it leaves the kernel's list a moment later.
+    orphans = unheld_new()
+    if orphans:
+        time.sleep(1)
+        again = unheld_new()
+        orphans = {i: n for i, n in orphans.items() if i in again}
+    for i, name in orphans.items():
+        problems.append(f"BPF link {i} (prog {name}) held by no process")
     for ns in our_netns():
         problems.append(f"network namespace {ns} left behind")
         subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
