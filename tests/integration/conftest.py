@@ -322,6 +322,7 @@ def nothing_left_running():
     mine = set(descendants()) | {os.getpid()}
     for pid, ids in links_held(mine).items():
         problems.append(f"BPF links {ids} still held by pid {pid}")
+
     def ours(name):     # the whole name (BTF), or the kernel's 15 characters of it
         return name in OUR_BPF_PROGS or \
             (len(name) == 15 and any(p.startswith(name) for p in OUR_BPF_PROGS))
