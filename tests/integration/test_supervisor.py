@@ -7,8 +7,11 @@ sent = written + kernel drops + no-socket drops + reported window loss,
 to the message."""
 import json
 import os
+import pathlib
+import shutil
 import signal
 import socket
+import tempfile
 import time
 
 import pytest
@@ -17,12 +20,36 @@ from conftest import wait_until
 from rx_watch import SEQ, Receiver, config_text, listen_for, under_load
 
 
-@pytest.mark.parametrize("family", [socket.AF_INET, socket.AF_INET6], ids=["ipv4", "ipv6"])
-def test_kill_9_under_load_is_accounted_to_the_message(tmp_path, family):
+NOBODY = 65534
+
+
+@pytest.fixture
+def nobody_path(tmp_path):
+    """A folder nobody owns (pytest's is root's, mode 0700): --user nobody
+    reads its --config there and writes its output and summaries there."""
+    d = tempfile.mkdtemp(prefix="srx-i19-sup-")
+    os.chown(d, NOBODY, NOBODY)
+    yield pathlib.Path(d)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.parametrize("family,user", [(socket.AF_INET, None), (socket.AF_INET6, None),
+                                         (socket.AF_INET, "nobody")],
+                         ids=["ipv4", "ipv6", "ipv4-user-nobody"])
+def test_kill_9_under_load_is_accounted_to_the_message(tmp_path, nobody_path, family, user):
+    """With --user nobody the supervisor becomes nobody after binding, before
+    any child: each child inherits the user (it could not switch itself)."""
     kills = 3
     listen = listen_for(family)
-    rx = Receiver(tmp_path, listen, "--supervise", "--rcvbuf", "16M",
+    where = nobody_path if user else tmp_path
+    rx = Receiver(where, listen, "--supervise", "--rcvbuf", "16M",
+                  *(["--user", user] if user else []),
                   settings={"sockets": 4, "threads": 2})
+    if user:
+        for pid in (rx.p.pid, rx.child()):
+            with open(f"/proc/{pid}/status") as f:
+                st = dict(l.rstrip("\n").split(":\t", 1) for l in f if ":\t" in l)
+            assert st["Uid"].split() == [str(NOBODY)] * 4 and int(st["CapEff"], 16) == 0
     replacements = []
 
     def crash_repeatedly():
@@ -69,16 +96,21 @@ def test_kill_9_under_load_is_accounted_to_the_message(tmp_path, family):
     print(f"{kills} kills: sent {sent['sent']} written {written} lost {lost} "
           f"kernel {kernel} torn lines {torn} torn-batch messages in the file {extra}")
     assert "killed by signal 9" in err
+    if user:
+        assert os.stat(rx.out).st_uid == NOBODY
+        assert os.stat(f"{rx.summary_path}.supervisor").st_uid == NOBODY
 
 
-def test_supervised_receiver_refuses_resize_and_upgrade_passes_sighup_on(tmp_path):
-    """README: "SIGTERM to the supervisor stops the child the usual way,
-    SIGHUP is passed on. A supervised receiver neither resizes nor upgrades
-    (its supervisor holds the sockets)." What the code does, by signal:
+def test_supervised_receiver_does_not_resize_passes_sighup_on_child_refuses_usr2(tmp_path):
+    """README (Crash survival): "SIGHUP is passed on (the child reopens its
+    output; a changed sockets/threads is named as needing a restart). A
+    supervised receiver does not resize". What the code does, by signal:
     SIGHUP to the supervisor reaches the child, which reopens its output
-    (logrotate) and says it does not resize (the config asked for 4 sockets:
-    still 2); SIGUSR2 to the supervisor and to the child is refused, named;
-    the child is the same process throughout and nothing is lost."""
+    (logrotate) and names the sockets/threads change as needing a restart
+    (the config asks for 4 sockets: 2 remain); SIGUSR2 to the child itself
+    is refused, named (an upgrade is the supervisor's: `kill -USR2` of the
+    supervisor, tested in test_combos.py); one child throughout, nothing
+    lost."""
     listen = listen_for(socket.AF_INET)
     rx = Receiver(tmp_path, listen, "--supervise", settings={"sockets": 2, "threads": 1})
     rx.wait_line("started receiver pid", 0)
@@ -92,10 +124,9 @@ def test_supervised_receiver_refuses_resize_and_upgrade_passes_sighup_on(tmp_pat
         os.kill(rx.pid, signal.SIGHUP)                  # to the supervisor
         rx.wait_line("a supervised receiver does not resize", 0)
         wait_until(rx.out.exists, "the output reopened by the child")
-        os.kill(rx.pid, signal.SIGUSR2)                 # upgrade: the supervisor
-        rx.wait_line("SIGUSR2: a supervised receiver is not upgraded in place; ignored", 0)
         os.kill(child, signal.SIGUSR2)                  # upgrade: the child itself
-        rx.wait_line("(its supervisor holds the sockets); ignored", 0)
+        rx.wait_line("SIGUSR2: a supervised receiver is not upgraded in place (its "
+                     "supervisor holds the sockets); ignored", 0)
         s.sendto(b"<13>after rotation", (host, int(port)))
     rc, err, final = rx.stop()
     assert rc == 0, err

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "common/sd_notify.h"
+#include "net/http_metrics.h"
 #include "rx/life/receiver.h"
 #include "rx/life/supervisor.h"
 #include "rx/life/upgrade.h"
@@ -57,7 +59,7 @@ static uint64_t group_reads(struct receiver *held, const struct receiver *shared
 }
 
 static void write_summary(const char *path, const struct child_rec *c, unsigned int n,
-			  uint64_t lost_total, unsigned int restarts)
+			  uint64_t lost_total, unsigned int restarts, unsigned int upgrades)
 {
 	struct json_writer w;
 	FILE *f = fopen(path, "w");
@@ -69,6 +71,7 @@ static void write_summary(const char *path, const struct child_rec *c, unsigned 
 	jw_init(&w, f, true);
 	jw_object_begin(&w, NULL);
 	jw_u64(&w, "restarts", restarts);
+	jw_u64(&w, "upgrades", upgrades);
 	jw_u64(&w, "window_lost", lost_total);
 	jw_array_begin(&w, "children");
 	for (unsigned int i = 0; i < n; i++) {
@@ -99,18 +102,35 @@ static void write_summary(const char *path, const struct child_rec *c, unsigned 
 		pr_warn("--summary %s: %s\n", path, strerror(errno));
 }
 
+/* A child stopped for an upgrade wrote --summary PATH: moved to PATH.PID,
+ * so that the next child's does not overwrite it. */
+static void keep_child_summary(const struct config *cfg, pid_t pid)
+{
+	char path[PATH_MAX + 16];
+
+	if (!cfg->summary[0] || !strcmp(cfg->summary, "-"))
+		return;
+	snprintf(path, sizeof(path), "%s.%d", cfg->summary, (int)pid);
+	if (rename(cfg->summary, path))
+		pr_warn("--summary %s: keeping pid %d's as %s: %s\n", cfg->summary, (int)pid, path,
+			strerror(errno));
+}
+
 int supervise(const struct config *cfg, int argc, char **argv)
 {
 	static struct receiver held;
+	struct http_metrics *metrics = NULL;
 	struct child_rec *recs = calloc(MAX_CHILDREN, sizeof(*recs));
 	char **child_argv = calloc(argc + 1, sizeof(*child_argv));
-	unsigned int nrec = 0, restarts = 0, failed = 0;
+	unsigned int nrec = 0, restarts = 0, upgrades = 0, failed = 0;
+	bool upgrading = false;
 	uint64_t lost_total = 0;
 	struct receiver *shared;
 	int ledger_fd, k = 0, ret = 1, status, err;
 	size_t len;
 	pid_t child = 0;
 
+	pthread_setname_np(pthread_self(), "supervisor"); /* its children exec: "syslogrx" */
 	if (!recs || !child_argv)
 		return 1;
 	for (int i = 0; i < argc; i++)
@@ -124,9 +144,22 @@ int supervise(const struct config *cfg, int argc, char **argv)
 		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
 		goto out;
 	}
-	err = caps_drop_all();
+	/* --metrics: bound here and held like the sockets; each child serves
+	 * it in turn (scrapes wait in its queue while a child is replaced). */
+	if (cfg->metrics[0]) {
+		metrics = http_metrics_open("--metrics", cfg->metrics);
+		if (!metrics) {
+			ret = errno == EINVAL || errno == EADDRINUSE ? 2 : 1;
+			goto out;
+		}
+		held.metrics_fd = http_metrics_fd(metrics);
+	}
+	/* The sockets are bound and held: become --user now (or drop every
+	 * capability), before any child. A child cannot switch user any more
+	 * than it needs to: it inherits the user, and no capability. */
+	err = receiver_drop_privileges(&held);
 	if (err)
-		pr_warn("dropping capabilities: %s (continuing)\n", strerror(-err));
+		goto out;
 	ledger_fd = memfd_create("syslogrx-ledger", MFD_CLOEXEC);
 	shared = ledger_fd >= 0 ? ledger_map(ledger_fd, &len) : NULL;
 	if (!shared) {
@@ -135,6 +168,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	}
 	fprintf(stderr, "syslogrx: supervisor pid %d holds %s: %u sockets\n", (int)getpid(),
 		held.group.listen, held.live);
+	receiver_say_identity(cfg);
 
 	for (;;) {
 		double died = (mono_ns() / 1e6);
@@ -169,10 +203,18 @@ int supervise(const struct config *cfg, int argc, char **argv)
 				hup_requested = 0;
 				kill(child, SIGHUP);
 			}
-			if (usr2_requested) {
+			if (usr2_requested && !upgrading) {
+				/* An upgrade, supervised: the child stops the usual
+				 * way (drain, summary) and one from the binary at our
+				 * path takes the sockets; the kernel queues hold what
+				 * arrives between the two. */
 				usr2_requested = 0;
-				pr_warn("SIGUSR2: a supervised receiver is not upgraded in place; "
-					"ignored\n");
+				upgrading = true;
+				fprintf(stderr,
+					"syslogrx: supervisor upgrading: pid %d stops, a new "
+					"receiver follows\n",
+					(int)child);
+				kill(child, SIGTERM);
 			}
 			/* SIGTERM/SIGINT: the child stops the usual way (drain,
 			 * summary); a second one makes it leave at once. */
@@ -194,6 +236,14 @@ int supervise(const struct config *cfg, int argc, char **argv)
 			ret = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 			break;
 		}
+		if (upgrading && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			/* Its summary stays beside the next one's, as in an upgrade. */
+			keep_child_summary(cfg, child);
+			upgrading = false;
+			upgrades++;
+			continue;
+		}
+		upgrading = false;
 		/* Not asked to stop: a crash. Its window and whatever it had
 		 * formatted and not yet written are gone; the kernel queues are not. */
 		c->lost = c->taken - c->written - c->discarded;
@@ -213,11 +263,12 @@ out:
 		char path[PATH_MAX + 16];
 
 		snprintf(path, sizeof(path), "%s.supervisor", cfg->summary);
-		write_summary(path, recs, nrec, lost_total, restarts);
+		write_summary(path, recs, nrec, lost_total, restarts, upgrades);
 	}
 	/* The last child is gone: nobody reads the sockets any more. */
 	held.handed_over = false;
 	receiver_close(&held);
+	http_metrics_close(metrics);
 	free(recs);
 	free(child_argv);
 	return ret;

@@ -70,7 +70,16 @@ struct config {
 	uint64_t disk_buffer_size;	  /* bytes, all segment files together */
 	int disk_buffer_mode;		  /* enum diskbuf_mode: 0 spill, 1 reliable */
 	unsigned int disk_buffer_sync_ms; /* fdatasync interval; 0 = every batch */
+	/* Per sender (issue 25): table entries (tracer LRU and each worker's
+	 * table), 0 = not counted; senders in the summary's and /metrics' top. */
+	uint32_t senders;
+	unsigned int senders_top;
 };
+
+#define CONFIG_SENDERS_DEFAULT 4096
+#define CONFIG_SENDERS_MAX (1U << 20)
+#define CONFIG_SENDERS_TOP_DEFAULT 20
+#define CONFIG_SENDERS_TOP_MAX 1000
 
 #define CONFIG_ORDERED_HOLD_MS 5 /* --ordered without =MS */
 
