@@ -266,14 +266,15 @@ def test_unit_start_send_reload_restart_stop(installed):
 
 
 def test_unit_upgrade_tells_systemd_the_new_mainpid(installed):
-    """docs/operating.md: after a kill -USR2 under the unit, the new process
-    says MAINPID=<its pid> and READY=1 itself, and the old one exits only once
-    systemd has processed that (BARRIER=1). systemd follows: MainPID is the
-    new process, which holds the same BPF maps and tracer links and receives;
-    a reload (SIGHUP to the new MainPID) reopens its output; a stop ends with
-    Result=success and the summary written. Before the barrier, systemd 252
-    could see the old main process exit before MAINPID= and stop the unit
-    (SIGTERM, then SIGKILL of the new one)."""
+    """docs/operating.md: kill -USR2 under the unit. The new process is the
+    service manager's child (clone(CLONE_PARENT)), the old one says MAINPID=
+    and exits only once systemd has handled it (BARRIER=1). systemd follows:
+    MainPID is the new process, which holds the same BPF maps and tracer
+    links and receives; a reload (SIGHUP to the new MainPID) reopens its
+    output; a stop ends with Result=success and the summary written.
+    With a forked new process systemd 252 called it "not our child" (alien)
+    and, at stop, sent SIGKILL right after SIGTERM without waiting for it
+    (unit_kill_context does not wait for an alien main process)."""
     dest, port = installed
     c = Container(dest, f"srx12u-{uuid.uuid4().hex[:8]}")
     log = c.read_log
