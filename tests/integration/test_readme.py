@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -66,8 +67,17 @@ def kill_group(pgid):
         time.sleep(0.05)
 
 
+# The block's bash is a child subreaper, as an operator's shell is under init:
+# pytest is one (conftest), so a process the block orphans (the old syslogrx's
+# successor after an upgrade) would otherwise stay a zombie of pytest's, and
+# the block's `kill -0` would see it alive for ever. bash reaps what it adopts.
+SUBREAPER_BASH = ("import ctypes, os, sys\n"
+                  "ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER\n"
+                  "os.execvp('bash', ['bash', '-e', '-o', 'pipefail', '-c', sys.argv[1]])\n")
+
+
 def run_block(script, cwd):
-    p = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", script], cwd=cwd,
+    p = subprocess.Popen([sys.executable, "-c", SUBREAPER_BASH, script], cwd=cwd,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
     try:
