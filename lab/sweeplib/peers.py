@@ -168,7 +168,10 @@ class Syslogrx(Receiver):
                 "--sockets", str(s["sockets"]), "--threads", str(s["threads"]),
                 "--balance", s["mode"],
                 "--output", "null" if s.get("output") == "null" else f"file:{self.output}",
-                "--summary", self.summary_path]
+                "--summary", self.summary_path,
+                # cells count delivered messages by its sequence accounting
+                # (the output may be null): lab-only, asked for
+                "--sequences"]
         if s["rcvbuf"]:
             argv += ["--rcvbuf", str(s["rcvbuf"])]
         if s["window"]:

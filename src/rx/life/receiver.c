@@ -257,6 +257,10 @@ int receiver_open_rest(struct receiver *r)
 int receiver_start(struct receiver *r)
 {
 	const struct config *cfg = r->cfg;
+	const struct seqtrack_opts seq_opts = {
+		.flows_max = cfg->sequence_flows,
+		.jump_max = cfg->sequence_jump,
+	};
 	int err;
 
 	r->wsh = (struct worker_shared){
@@ -283,7 +287,8 @@ int receiver_start(struct receiver *r)
 		.queues_outlive = &r->handed_over,
 	};
 	err = output_stage_start(&r->out, r->reorder ? &r->ordered_window : &r->window, r->disk,
-				 r->sink, cfg->format, cfg->output_rate, &r->reopen, &r->force);
+				 r->sink, cfg->format, cfg->output_rate,
+				 cfg->sequences ? &seq_opts : NULL, &r->reopen, &r->force);
 	if (err)
 		return err;
 	r->out_started = true;

@@ -26,7 +26,8 @@ static void *output_main(void *arg)
 
 int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf *disk,
 		       struct sink *sink, enum out_format fmt, uint64_t rate,
-		       const volatile int *reopen, const volatile int *force)
+		       const struct seqtrack_opts *seq, const volatile int *reopen,
+		       const volatile int *force)
 {
 	int err;
 
@@ -40,10 +41,11 @@ int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf 
 	o->force = force;
 	o->async = sink->ops->produce && sink->ops->poll && sink->ops->drain;
 	err = o->async ? output_async_init(o) : output_sync_init(o);
-	o->seq = seqtrack_new();
-	if (err || !o->seq) {
+	if (!err && seq && !(o->seq = seqtrack_new_opts(seq)))
+		err = -ENOMEM;
+	if (err) {
 		output_stage_free(o);
-		return err ?: -ENOMEM;
+		return err;
 	}
 	return -pthread_create(&o->thread, NULL, output_main, o);
 }

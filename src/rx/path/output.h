@@ -40,7 +40,7 @@ struct output_stage {
 	struct sink *sink;
 	enum out_format format;
 	uint64_t rate;		    /* --output-rate, 0 = none */
-	struct seqtrack *seq;	    /* owned: freed by output_stage_free */
+	struct seqtrack *seq;	    /* --sequences, else NULL; freed by output_stage_free */
 	const volatile int *reopen; /* set by SIGHUP, cleared here */
 	const volatile int *force;  /* second signal: stop now */
 	char *buf;
@@ -59,10 +59,13 @@ struct output_stage {
 	int error;
 };
 
-/* disk: the --disk-buffer to read after the window, or NULL. */
+/* disk: the --disk-buffer to read after the window, or NULL. seq: the
+ * sequence accounting's bounds with --sequences, or NULL: then no tracker is
+ * made and no message is searched for a marker. */
 int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf *disk,
 		       struct sink *sink, enum out_format fmt, uint64_t rate,
-		       const volatile int *reopen, const volatile int *force);
+		       const struct seqtrack_opts *seq, const volatile int *reopen,
+		       const volatile int *force);
 /* Returns after the window is closed and drained (or force). */
 int output_stage_join(struct output_stage *o);
 void output_stage_counts(struct output_stage *o, struct output_counts *out);

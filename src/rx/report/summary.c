@@ -179,17 +179,25 @@ static void write_loss(struct json_writer *w, struct receiver *r, const struct s
 	struct seqtrack_totals t;
 
 	jw_object_begin(w, "loss");
+	/* Without --sequences no marker is read: the section says so and
+	 * carries no sequence figure at all. */
+	jw_bool(w, "sequences", r->out.seq != NULL);
 	if (!r->out.seq) {
 		jw_object_end(w);
 		return;
 	}
 	seqtrack_totals(r->out.seq, &t);
+	jw_u64(w, "flows_max", r->cfg->sequence_flows);
+	jw_u64(w, "jump_max", r->cfg->sequence_jump);
 	jw_u64(w, "sequenced", t.sequenced);
 	jw_u64(w, "received", t.received);
 	/* per flow: sent - received once its end marker arrived, else the gaps */
 	jw_u64(w, "missing", s->seq_gaps);
 	jw_u64(w, "duplicates", t.duplicates);
 	jw_u64(w, "reordered", t.reordered);
+	jw_u64(w, "untracked", t.untracked);
+	/* markers not believed (a jump past jump_max): in no figure above */
+	jw_u64(w, "implausible", t.implausible);
 	jw_u64(w, "flows", t.flows);
 	jw_u64(w, "flows_closed", t.flows_closed);
 	if (t.flows_closed == t.flows && t.flows)

@@ -63,6 +63,9 @@ enum {
 	OPT_DISK_BUFFER_SIZE,
 	OPT_DISK_BUFFER_MODE,
 	OPT_DISK_BUFFER_SYNC,
+	OPT_SEQUENCES = 850, /* issue 19's input block */
+	OPT_SEQUENCE_FLOWS,
+	OPT_SEQUENCE_JUMP,
 };
 
 /* Files of settings (issue 12); their own range, so flags added above never collide. */
@@ -118,6 +121,12 @@ static const struct argp_option options[] = {
 	  "spill: what does not fit the window; reliable: every batch before the output (default spill)" },
 	{ "disk-buffer-sync", OPT_DISK_BUFFER_SYNC, "MS", 0,
 	  "fdatasync the disk buffer at most every MS ms; 0 = after every batch (default 1000)" },
+	{ "sequences", OPT_SEQUENCES, NULL, 0,
+	  "Lab knob: count sysloggen/loggen sequence markers into the summary's loss section (off: no marker is read)" },
+	{ "sequence-flows", OPT_SEQUENCE_FLOWS, "N", 0,
+	  "With --sequences: most flows tracked (default 1024); later flows' messages are counted as untracked" },
+	{ "sequence-jump", OPT_SEQUENCE_JUMP, "N", 0,
+	  "With --sequences: a marker more than N past its flow's highest number is not believed (default 16777216)" },
 	{ "verbose", OPT_VERBOSE, NULL, 0, "Verbose output, with libbpf's debug log" },
 	{ "user", OPT_USER, "USER", 0,
 	  "Once the sockets are bound and BPF loaded, run as USER with no capabilities" },
@@ -158,6 +167,8 @@ static void config_defaults(struct config *c)
 	c->nr_cost_ns = 1;
 	c->disk_buffer_size = 1ULL << 30;
 	c->disk_buffer_sync_ms = 1000;
+	c->sequence_flows = SEQTRACK_DEF_FLOWS_MAX;
+	c->sequence_jump = SEQTRACK_DEF_JUMP_MAX;
 }
 
 static int parse_output(struct config *c, const char *arg)
@@ -467,6 +478,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			FAIL("--disk-buffer-sync %s: expected milliseconds from 0 to 3600000", arg);
 		c->disk_buffer_sync_ms = v;
 		break;
+	case OPT_SEQUENCES:
+		c->sequences = true;
+		break;
+	case OPT_SEQUENCE_FLOWS:
+		if (parse_u64(arg, 1, 1000000, &v))
+			FAIL("--sequence-flows %s: expected flows from 1 to 1000000", arg);
+		c->sequence_flows = v;
+		break;
+	case OPT_SEQUENCE_JUMP:
+		if (parse_u64(arg, 1, 1ULL << 40, &v))
+			FAIL("--sequence-jump %s: expected a number from 1 to 2^40", arg);
+		c->sequence_jump = v;
+		break;
 	case ARGP_KEY_ARG:
 		FAIL("unexpected argument '%s' (every setting is a --flag)", arg);
 	case ARGP_KEY_END:
@@ -495,6 +519,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			FAIL("--disk-buffer-size, -mode and -sync need --disk-buffer DIR");
 		/* A spilled batch goes from the disk to the output, past the
 		 * reorder stage: the two would silently not compose. */
+		if (!c->sequences && (c->sequence_flows != SEQTRACK_DEF_FLOWS_MAX ||
+				      c->sequence_jump != SEQTRACK_DEF_JUMP_MAX))
+			FAIL("--sequence-flows and --sequence-jump need --sequences");
 		if (c->disk_buffer[0] && c->ordered)
 			FAIL("--ordered and --disk-buffer cannot be used together yet: batches "
 			     "spilled to disk would not pass through the ordering");
@@ -770,6 +797,9 @@ static const struct restart_field {
 	STRING("env-file", env_file),
 	FIELD("ordered", ordered),
 	FIELD("ordered", ordered_hold_ms),
+	FIELD("sequences", sequences),
+	FIELD("sequence-flows", sequence_flows),
+	FIELD("sequence-jump", sequence_jump),
 };
 #undef FIELD
 #undef STRING

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "syslog/format.h"
+#include "syslog/seqtrack.h"
 #include "bpf/balancer.h"
 #include "rx/settings/env_file.h"
 
@@ -70,6 +71,10 @@ struct config {
 	uint64_t disk_buffer_size;	  /* bytes, all segment files together */
 	int disk_buffer_mode;		  /* enum diskbuf_mode: 0 spill, 1 reliable */
 	unsigned int disk_buffer_sync_ms; /* fdatasync interval; 0 = every batch */
+	/* --sequences (issue 19): lab-only marker accounting, off by default */
+	bool sequences;
+	uint32_t sequence_flows; /* --sequence-flows: seqtrack's flows_max */
+	uint64_t sequence_jump;	 /* --sequence-jump: seqtrack's jump_max */
 };
 
 #define CONFIG_ORDERED_HOLD_MS 5 /* --ordered without =MS */
