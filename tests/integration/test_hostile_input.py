@@ -1,0 +1,126 @@
+"""Input from anyone: datagrams with forged sequence markers (sysloggen's and
+loggen's, random flow numbers, huge sequence numbers, absurd end markers)
+cost no memory past the documented bound and move no loss figure, with
+sequence accounting off (the default: nothing is read) and on (--sequences:
+bounded, the forged jumps not believed). The books close to the message;
+the test waits on the kernel queue (/proc/net/udp), never on time."""
+import os
+import random
+import socket
+import time
+
+import pytest
+
+from conftest import free_udp_port, udp_rows
+
+COUNT = 100_000
+CHUNK = 2_000           # < the rcvbuf in datagrams: a chunk never overflows it
+FLOWS_MAX = 1024        # --sequence-flows' default
+WINDOW_BYTES = 1 << 20  # --window-bytes given below
+JUMP = 1 << 24          # --sequence-jump's default
+
+
+def rss_kib(pid, key="VmRSS"):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise AssertionError(f"no {key} for {pid}")
+
+
+def forged(i, rng):
+    """The i-th hostile datagram and its kind: 'new' (a new flow at seq 0,
+    believed), else 'implausible' (a number past the jump bound)."""
+    flow = rng.randrange(1 << 32)
+    huge = rng.randrange(JUMP, 1 << 64)
+    kind = i % 5
+    if kind == 0:   # a fresh flow number each time, seq 0: a believable start
+        return "new", f"<13>Nov 22 03:22:47 h evil[1]: seq@32473 run=evil flow={i} seq=0 x"
+    if kind == 1:
+        return "implausible", f"<13>Nov 22 03:22:47 h evil[1]: seq@32473 run=evil flow={flow} seq={huge} x"
+    if kind == 2:   # RFC 5424 structured data, and a jump in a flow kind 0 opened
+        return "implausible", (f'<13>1 2026-11-23T21:00:00Z h evil 1 - [seq@32473 run="evil" '
+                               f'flow="{i - 2}" seq="{huge}"] x')
+    if kind == 3:   # end markers: a huge count, or more copies than any sender sends
+        copies = rng.choice([3, 1 << 40])
+        return "implausible", (f"<13>Nov 22 03:22:47 h evil[1]: seq@32473 run=evil flow={flow} "
+                               f"end={huge} copies={copies} x")
+    return "implausible", f"<13>loggen seq: {huge}, thread: {flow}, runid: 1700000000, x"
+
+
+def queue_empty(port):
+    return all(int(r[4].split(":")[1], 16) == 0 for r in udp_rows(port))
+
+
+def send_hostile(port, pid):
+    """Sends COUNT datagrams in chunks, each after the kernel queue emptied.
+    Returns {kind: count} and the most RSS seen after a chunk (VmHWM would
+    count the start's own peak, loading BPF)."""
+    rng = random.Random(19)
+    kinds = {"new": 0, "implausible": 0}
+    most = 0
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for start in range(0, COUNT, CHUNK):
+            for i in range(start, min(COUNT, start + CHUNK)):
+                kind, text = forged(i, rng)
+                kinds[kind] += 1
+                s.sendto(text.encode(), ("127.0.0.1", port))
+            deadline = time.monotonic() + 30
+            while not queue_empty(port):
+                assert time.monotonic() < deadline, "the receiver stopped reading"
+                time.sleep(0.005)
+            most = max(most, rss_kib(pid))
+    return kinds, most
+
+
+def run(syslogrx, sequences):
+    port = free_udp_port()
+    rx = syslogrx("--sockets", "1", "--threads", "1", "--rcvbuf", "8M",
+                  "--window-bytes", str(WINDOW_BYTES), port=port, sequences=sequences)
+    before = rss_kib(rx.p.pid)
+    kinds, peak = send_hostile(port, rx.p.pid)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    s = rx.summary
+    t = s["totals"]
+    assert kinds["new"] + kinds["implausible"] == COUNT
+    # the books: every datagram received and written, none dropped
+    assert t["received"] == t["written"] == COUNT
+    assert t["kernel_drops"]["total"] == 0
+    assert t["discarded"] == 0 and t["abandoned"] == 0
+    print(f"rss at ready {before} KiB, most after a chunk {peak} KiB")
+    return s, kinds, (peak - before) * 1024
+
+
+def test_forged_markers_with_sequences_off_cost_nothing(syslogrx):
+    s, _, grew = run(syslogrx, sequences=False)
+    # nothing read, nothing kept: the loss section says so and nothing else
+    assert s["loss"] == {"sequences": False}
+    # the receiver's own bound: the window (docs/i19-input.md)
+    assert grew <= window_bound(), grew
+
+
+def test_forged_markers_with_sequences_on_are_bounded(syslogrx):
+    s, kinds, grew = run(syslogrx, sequences=True)
+    loss = s["loss"]
+    assert loss["sequences"] is True
+    assert loss["flows"] == FLOWS_MAX == loss["flows_max"]
+    # kind 0: one message per fresh flow; the first FLOWS_MAX are tracked
+    assert loss["received"] == FLOWS_MAX
+    assert loss["untracked"] == kinds["new"] - FLOWS_MAX
+    assert loss["sequenced"] == kinds["new"]
+    assert loss["implausible"] == kinds["implausible"]
+    # every loss figure at 0
+    assert loss["missing"] == 0
+    assert loss["end_markers"] == 0 and loss["end_markers_lost"] == 0
+    assert loss["duplicates"] == 0 and loss["reordered"] == 0
+    assert loss["flows_closed"] == 0 and loss["sent"] is None
+    # the window's bound plus seqtrack's for FLOWS_MAX flows whose numbers
+    # stay below 4096: a 512-byte bitmap and at most 280 bytes each
+    assert grew <= window_bound() + FLOWS_MAX * (512 + 280), grew
+
+
+def window_bound():
+    """The documented bound of what the input window allocates (docs/i19-input.md),
+    for this test's flags, plus 1 MiB for the allocator's own rounding."""
+    return 2 * WINDOW_BYTES + (1 << 20)
