@@ -89,6 +89,25 @@ static inline bool line_special(u8 c)
 	return c == '\\' || c == '\n' || c == '\r' || c == 0;
 }
 
+#ifdef __SSE2__
+/* 0xff where escape_line_ctl() changes the byte: below 0x20, DEL, '\\' */
+static inline __m128i ctl_special16(const u8 *s)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)s);
+	/* unsigned v <= 0x1f */
+	__m128i low = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));
+	__m128i del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f));
+	__m128i bs = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+
+	return _mm_or_si128(low, _mm_or_si128(del, bs));
+}
+#endif
+
+static inline bool ctl_special(u8 c)
+{
+	return c < 0x20 || c == 0x7f || c == '\\';
+}
+
 static inline bool json_special(u8 c)
 {
 	return c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
@@ -136,6 +155,12 @@ static inline __attribute__((always_inline)) size_t clean_prefix(const u8 *s, si
 static size_t line_clean(const u8 *s, size_t len)
 {
 	return CLEAN_PREFIX(s, len, line);
+}
+
+/* Bytes at the start of s that escape_line_ctl() copies unchanged. */
+static size_t ctl_clean(const u8 *s, size_t len)
+{
+	return CLEAN_PREFIX(s, len, ctl);
 }
 
 #ifdef __SSE2__
@@ -189,9 +214,33 @@ put_escaped(char *d, const char *src, size_t len, size_t (*clean)(const u8 *, si
 	return d;
 }
 
-static char *put_line(char *d, const char *src, size_t len)
+#ifdef __SSE2__
+/* 0xff where escape_ctl() changes the byte: below 0x20, DEL */
+static inline __m128i sd_special16(const u8 *s)
 {
-	return put_escaped(d, src, len, line_clean, escape_line);
+	__m128i v = _mm_loadu_si128((const __m128i *)s);
+	__m128i low = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));
+
+	return _mm_or_si128(low, _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)));
+}
+#endif
+
+static inline bool sd_special(u8 c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+
+static size_t sd_clean(const u8 *s, size_t len)
+{
+	return CLEAN_PREFIX(s, len, sd);
+}
+
+/* One line: control bytes escaped unless the output is byte-exact. */
+static char *put_line(char *d, const char *src, size_t len, unsigned int flags)
+{
+	if (flags & FORMAT_F_EXACT_CONTROL)
+		return put_escaped(d, src, len, line_clean, escape_line);
+	return put_escaped(d, src, len, ctl_clean, escape_line_ctl);
 }
 
 static char *put_json(char *d, const char *src, size_t len)
@@ -441,14 +490,15 @@ static char *put_field(char *d, const struct syslog_str *v)
 }
 
 static char *format_rfc5424(char *d, const char *data, size_t len, const struct syslog_msg *m,
-			    enum syslog_parse_result r, const struct msg_meta *meta)
+			    enum syslog_parse_result r, const struct msg_meta *meta,
+			    unsigned int flags)
 {
 	*d++ = '<';
 	d = put_u64(d, m->pri >= 0 ? m->pri : 13);
 	d = PUT_LIT(d, ">1 ");
 	if (r == SYSLOG_MALFORMED) {
 		d = PUT_LIT(d, "- - - - - - ");
-		d = put_line(d, data, len);
+		d = put_line(d, data, len, flags);
 		*d++ = '\n';
 		return d;
 	}
@@ -464,37 +514,47 @@ static char *format_rfc5424(char *d, const char *data, size_t len, const struct 
 	d = put_field(d, &m->app_name);
 	d = put_field(d, &m->procid);
 	d = put_field(d, &m->msgid);
-	if (m->structured_data.p)
+	if (m->structured_data.p && (flags & FORMAT_F_EXACT_CONTROL))
 		d = put_str(d, m->structured_data.p, m->structured_data.len);
+	else if (m->structured_data.p) /* its own '\\' escapes kept */
+		d = put_escaped(d, m->structured_data.p, m->structured_data.len, sd_clean,
+				escape_ctl);
 	else
 		*d++ = '-';
 	if (m->msg.p || m->bom) {
 		*d++ = ' ';
 		if (m->bom)
 			d = PUT_LIT(d, "\xef\xbb\xbf");
-		d = put_line(d, m->msg.p, m->msg.len);
+		d = put_line(d, m->msg.p, m->msg.len, flags);
 	}
 	*d++ = '\n';
 	return d;
 }
 
-size_t format_message(char *dst, enum out_format fmt, const char *data, size_t len,
-		      const struct syslog_msg *m, enum syslog_parse_result r,
-		      const struct msg_meta *meta)
+size_t format_message_flags(char *dst, enum out_format fmt, unsigned int flags, const char *data,
+			    size_t len, const struct syslog_msg *m, enum syslog_parse_result r,
+			    const struct msg_meta *meta)
 {
 	char *d = dst;
 
 	switch (fmt) {
 	case FORMAT_RAW:
-		d = put_line(d, data, len);
+		d = put_line(d, data, len, flags);
 		*d++ = '\n';
 		break;
 	case FORMAT_JSON:
 		d = format_json(d, data, len, m, r, meta);
 		break;
 	case FORMAT_RFC5424:
-		d = format_rfc5424(d, data, len, m, r, meta);
+		d = format_rfc5424(d, data, len, m, r, meta, flags);
 		break;
 	}
 	return d - dst;
+}
+
+size_t format_message(char *dst, enum out_format fmt, const char *data, size_t len,
+		      const struct syslog_msg *m, enum syslog_parse_result r,
+		      const struct msg_meta *meta)
+{
+	return format_message_flags(dst, fmt, 0, data, len, m, r, meta);
 }

@@ -124,3 +124,23 @@ def window_bound():
     """The documented bound of what the input window allocates (docs/i19-input.md),
     for this test's flags, plus 1 MiB for the allocator's own rounding."""
     return 2 * WINDOW_BYTES + (1 << 20)
+
+
+@pytest.mark.parametrize("flags,want", [
+    ((), b"<13>1 - h a - - - #033]0;owned#007#033[2J#011tab#177\n"),
+    (("--no-escape-control",), b"<13>1 - h a - - - \x1b]0;owned\x07\x1b[2J\ttab\x7f\n"),
+])
+def test_control_bytes_escaped_unless_byte_exact(syslogrx, tmp_path, flags, want):
+    """A terminal escape sequence a sender writes reaches the file as rsyslog
+    writes it (#033), or as received with --no-escape-control."""
+    port = free_udp_port()
+    out = tmp_path / "out.log"
+    rx = syslogrx("--sockets", "1", "--threads", "1", "--output", f"file:{out}", *flags,
+                  port=port, sequences=False)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.sendto(b"<13>1 - h a - - - \x1b]0;owned\x07\x1b[2J\ttab\x7f", ("127.0.0.1", port))
+    rc, _, err = rx.stop()   # SIGTERM drains the socket and the window first
+    assert rc == 0, err
+    assert rx.summary["totals"]["written"] == 1
+    assert rx.summary["config"]["escape_control"] is (not flags)
+    assert out.read_bytes() == want

@@ -287,7 +287,8 @@ int receiver_start(struct receiver *r)
 		.queues_outlive = &r->handed_over,
 	};
 	err = output_stage_start(&r->out, r->reorder ? &r->ordered_window : &r->window, r->disk,
-				 r->sink, cfg->format, cfg->output_rate,
+				 r->sink, cfg->format,
+				 cfg->escape_control ? 0 : FORMAT_F_EXACT_CONTROL, cfg->output_rate,
 				 cfg->sequences ? &seq_opts : NULL, &r->reopen, &r->force);
 	if (err)
 		return err;

@@ -25,8 +25,8 @@ static void *output_main(void *arg)
 }
 
 int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf *disk,
-		       struct sink *sink, enum out_format fmt, uint64_t rate,
-		       const struct seqtrack_opts *seq, const volatile int *reopen,
+		       struct sink *sink, enum out_format fmt, unsigned int fmt_flags,
+		       uint64_t rate, const struct seqtrack_opts *seq, const volatile int *reopen,
 		       const volatile int *force)
 {
 	int err;
@@ -36,6 +36,7 @@ int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf 
 	o->disk = disk;
 	o->sink = sink;
 	o->format = fmt;
+	o->format_flags = fmt_flags;
 	o->rate = rate;
 	o->reopen = reopen;
 	o->force = force;

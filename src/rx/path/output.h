@@ -39,6 +39,7 @@ struct output_stage {
 	struct window *window;
 	struct sink *sink;
 	enum out_format format;
+	unsigned int format_flags;  /* FORMAT_F_*: --no-escape-control */
 	uint64_t rate;		    /* --output-rate, 0 = none */
 	struct seqtrack *seq;	    /* --sequences, else NULL; freed by output_stage_free */
 	const volatile int *reopen; /* set by SIGHUP, cleared here */
@@ -63,8 +64,8 @@ struct output_stage {
  * sequence accounting's bounds with --sequences, or NULL: then no tracker is
  * made and no message is searched for a marker. */
 int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf *disk,
-		       struct sink *sink, enum out_format fmt, uint64_t rate,
-		       const struct seqtrack_opts *seq, const volatile int *reopen,
+		       struct sink *sink, enum out_format fmt, unsigned int fmt_flags,
+		       uint64_t rate, const struct seqtrack_opts *seq, const volatile int *reopen,
 		       const volatile int *force);
 /* Returns after the window is closed and drained (or force). */
 int output_stage_join(struct output_stage *o);

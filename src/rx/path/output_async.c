@@ -152,7 +152,8 @@ static void process_batch_async(struct output_stage *o, struct batch *b)
 
 		/* One line in o->buf (sized for the largest datagram); the
 		 * record value is the line without its '\n'. */
-		len = format_message(o->buf, o->format, data, r->len, &m, res, &meta);
+		len = format_message_flags(o->buf, o->format, o->format_flags, data, r->len, &m,
+					   res, &meta);
 		keylen = message_key(o, r, &m, res, keybuf, sizeof(keybuf), &key);
 		produce_one(o, t, o->buf, len ? len - 1 : 0, key, keylen);
 		output_msg_done(o, NULL);

@@ -67,8 +67,8 @@ static void process_batch(struct output_stage *o, const struct batch *b)
 				output_count(&o->counts.discarded, 1);
 				continue;
 			}
-			o->used += format_message(o->buf + o->used, o->format, data, len, &m, res,
-						  &meta);
+			o->used += format_message_flags(o->buf + o->used, o->format,
+							o->format_flags, data, len, &m, res, &meta);
 		}
 		o->pending++;
 		output_msg_done(o, flush);

@@ -160,6 +160,8 @@ static void write_config(struct json_writer *w, const struct config *c)
 	jw_u64(w, "window_bytes", c->window_bytes);
 	jw_string(w, "output", config_output_name(c, out, sizeof(out)));
 	jw_string(w, "format", format_name(c->format));
+	jw_bool(w, "escape_control", c->escape_control);
+	jw_bool(w, "sequences", c->sequences);
 	if (c->nr_cost_ns > 1) { /* one per thread */
 		jw_array_begin(w, "cost_ns");
 		for (unsigned int t = 0; t < c->nr_cost_ns; t++)

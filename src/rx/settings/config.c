@@ -66,6 +66,7 @@ enum {
 	OPT_SEQUENCES = 850, /* issue 19's input block */
 	OPT_SEQUENCE_FLOWS,
 	OPT_SEQUENCE_JUMP,
+	OPT_NO_ESCAPE_CONTROL,
 };
 
 /* Files of settings (issue 12); their own range, so flags added above never collide. */
@@ -121,6 +122,8 @@ static const struct argp_option options[] = {
 	  "spill: what does not fit the window; reliable: every batch before the output (default spill)" },
 	{ "disk-buffer-sync", OPT_DISK_BUFFER_SYNC, "MS", 0,
 	  "fdatasync the disk buffer at most every MS ms; 0 = after every batch (default 1000)" },
+	{ "no-escape-control", OPT_NO_ESCAPE_CONTROL, NULL, 0,
+	  "raw/rfc5424: write control bytes (ESC, tab, DEL...) as received, not as rsyslog's #033" },
 	{ "sequences", OPT_SEQUENCES, NULL, 0,
 	  "Lab knob: count sysloggen/loggen sequence markers into the summary's loss section (off: no marker is read)" },
 	{ "sequence-flows", OPT_SEQUENCE_FLOWS, "N", 0,
@@ -167,6 +170,7 @@ static void config_defaults(struct config *c)
 	c->nr_cost_ns = 1;
 	c->disk_buffer_size = 1ULL << 30;
 	c->disk_buffer_sync_ms = 1000;
+	c->escape_control = true;
 	c->sequence_flows = SEQTRACK_DEF_FLOWS_MAX;
 	c->sequence_jump = SEQTRACK_DEF_JUMP_MAX;
 }
@@ -480,6 +484,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SEQUENCES:
 		c->sequences = true;
+		break;
+	case OPT_NO_ESCAPE_CONTROL:
+		c->escape_control = false;
 		break;
 	case OPT_SEQUENCE_FLOWS:
 		if (parse_u64(arg, 1, 1000000, &v))
@@ -798,6 +805,7 @@ static const struct restart_field {
 	FIELD("ordered", ordered),
 	FIELD("ordered", ordered_hold_ms),
 	FIELD("sequences", sequences),
+	FIELD("no-escape-control", escape_control),
 	FIELD("sequence-flows", sequence_flows),
 	FIELD("sequence-jump", sequence_jump),
 };
