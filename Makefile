@@ -115,6 +115,8 @@ test_reorder_LIBS := $(test_config_LIBS)
 # The disk buffer's crc32 is zlib's (libbpf's dependency already, named here).
 test_diskbuf_LAYERS := rx common
 test_diskbuf_LIBS := -lz -lpthread -lcmocka
+test_window_LAYERS := rx common
+test_window_LIBS  := -lpthread -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 

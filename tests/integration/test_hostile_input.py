@@ -120,10 +120,12 @@ def test_forged_markers_with_sequences_on_are_bounded(syslogrx):
     assert grew <= window_bound() + FLOWS_MAX * (512 + 280), grew
 
 
-def window_bound():
-    """The documented bound of what the input window allocates (docs/i19-input.md),
-    for this test's flags, plus 1 MiB for the allocator's own rounding."""
-    return 2 * WINDOW_BYTES + (1 << 20)
+def window_bound(threads=1, batch=64):
+    """The documented bound (docs/i19-input.md, src/rx/path/window.h) for this
+    test's flags: the window's batches, window_bytes + (threads + 2) batches
+    at their largest, plus each worker's receive slots (batch x 64 KiB)."""
+    batch_max = 256 + batch * (64 + 2 * 65536)   # header, records, data
+    return WINDOW_BYTES + (threads + 2) * batch_max + threads * batch * 65536
 
 
 @pytest.mark.parametrize("flags,want", [

@@ -155,6 +155,8 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 	    s.window.msgs);
 	one(p, "syslogrx_window_bytes", PROM_GAUGE, "Bytes in the input window now.",
 	    s.window.bytes);
+	one(p, "syslogrx_window_allocated_bytes", PROM_GAUGE,
+	    "What the input window's batches take now, its pool included.", s.window.alloc_bytes);
 	one(p, "syslogrx_window_size_messages", PROM_GAUGE, "The input window's bound (--window).",
 	    s.window.size);
 	one(p, "syslogrx_window_hwm_messages", PROM_GAUGE,

@@ -383,6 +383,9 @@ int summary_write(struct receiver *r, const char *path)
 	jw_u64(&w, "size", s.window.size);
 	jw_u64(&w, "size_bytes", s.window.size_bytes);
 	jw_u64(&w, "hwm", s.window.hwm);
+	/* what its batches take at exit, pool included (bounded: window.h) */
+	jw_u64(&w, "allocated_bytes", s.window.alloc_bytes);
+	jw_u64(&w, "pool_batches", s.window.pool);
 	jw_double(&w, "full_seconds", s.window.full_seconds, 3);
 	jw_object_end(&w);
 
