@@ -3,15 +3,20 @@ loggen's, random flow numbers, huge sequence numbers, absurd end markers)
 cost no memory past the documented bound and move no loss figure, with
 sequence accounting off (the default: nothing is read) and on (--sequences:
 bounded, the forged jumps not believed). The books close to the message;
-the test waits on the kernel queue (/proc/net/udp), never on time."""
+the test waits on the kernel queue (/proc/net/udp), never on time. Control
+bytes reach a file escaped. A disk buffer DIR with a planted link, shared
+write, or a forged record is refused or costs exactly that record."""
 import os
 import random
 import socket
+import struct
+import threading
 import time
+import zlib
 
 import pytest
 
-from conftest import free_udp_port, udp_rows
+from conftest import binary, free_udp_port, run_cmd, udp_rows
 
 COUNT = 100_000
 CHUNK = 2_000           # < the rcvbuf in datagrams: a chunk never overflows it
@@ -146,3 +151,96 @@ def test_control_bytes_escaped_unless_byte_exact(syslogrx, tmp_path, flags, want
     assert rx.summary["totals"]["written"] == 1
     assert rx.summary["config"]["escape_control"] is (not flags)
     assert out.read_bytes() == want
+
+
+# ---- a disk buffer directory is not trusted as it is --------------------------
+
+def disk_record(seq, msgs, src_len=16):
+    """One record as syslogrx writes it (src/rx/path/diskbuf.h), CRCs right:
+    msgs as datagrams from 127.0.0.1:514; src_len as stored (forged if not 16)."""
+    sin = struct.pack("=H", socket.AF_INET) + struct.pack("!H", 514) + socket.inet_aton("127.0.0.1")
+    descs = b"".join(struct.pack("=IIIIQ28sI", len(m), 0, 0, src_len, 1795317120 * 10**9,
+                                 sin.ljust(28, b"\0"), 0) for m in msgs)
+    payload = descs + b"".join(msgs)
+    hdr = struct.pack("=IIIIIIQQ", 0x52585253, 0, len(payload), len(msgs),
+                      zlib.crc32(payload), 0, seq, 1795317120 * 10**9)
+    return hdr[:4] + struct.pack("=I", zlib.crc32(hdr)) + hdr[8:] + payload
+
+
+class LineServer:
+    """A TCP destination that keeps every line it is sent."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.port = self.sock.getsockname()[1]
+        self.data = b""
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            with c:
+                while chunk := c.recv(65536):
+                    self.data += chunk
+
+    def close(self):
+        """After the sender is gone: reads to its EOF, then stops."""
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+        self.t.join(timeout=30)
+
+
+def test_planted_cursor_link_is_refused_not_followed(tmp_path):
+    d = tmp_path / "buf"
+    d.mkdir(mode=0o700)
+    target = tmp_path / "precious"
+    target.write_bytes(b"keep me")
+    (d / "cursor").symlink_to(target)
+    r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{free_udp_port()}",
+                 "--output", "tcp:127.0.0.1:9", "--disk-buffer", str(d), "--duration", "1"])
+    assert r.returncode != 0
+    assert "cursor is a symbolic link: refused" in r.stderr, r.stderr
+    assert target.read_bytes() == b"keep me"
+
+
+def test_shared_disk_buffer_dir_is_refused(tmp_path):
+    d = tmp_path / "buf"
+    d.mkdir()
+    os.chmod(d, 0o777)
+    r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{free_udp_port()}",
+                 "--output", "tcp:127.0.0.1:9", "--disk-buffer", str(d), "--duration", "1"])
+    assert r.returncode != 0
+    assert "writable by group or others (mode 0777): refused" in r.stderr, r.stderr
+
+
+def test_forged_segment_costs_exactly_its_record(syslogrx, tmp_path):
+    """A segment left in DIR: a good record, one whose stored source address
+    is 200 bytes long (copied into a 28-byte field if believed), a good one.
+    The two good ones are delivered first thing; the forged one is counted."""
+    d = tmp_path / "buf"
+    d.mkdir(mode=0o700)
+    seg = b"SRXDBUF1" + struct.pack("=II", 1, 0)
+    seg += disk_record(1, [b"<13>good one"])
+    seg += disk_record(2, [b"<13>forged", b"<13>forged too"], src_len=200)
+    seg += disk_record(3, [b"<13>good two"])
+    (d / "0000000000000001.seg").write_bytes(seg)
+    server = LineServer()
+    try:
+        rx = syslogrx("--output", f"tcp:127.0.0.1:{server.port}", "--disk-buffer", str(d),
+                      "--sockets", "1", "--threads", "1", port=free_udp_port(), sequences=False)
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+    finally:
+        server.close()
+    db = rx.summary["disk_buffer"]
+    assert db["recovered"] == 2 and db["replayed"] == 2
+    assert db["corrupt"] == 1
+    assert db["msgs"] == 0
+    # octet-counted frames (RFC 6587), the good ones only, in order
+    assert server.data == b"12 <13>good one12 <13>good two"

@@ -222,6 +222,9 @@ int receiver_open_rest(struct receiver *r)
 			.max_bytes = cfg->disk_buffer_size,
 			.sync_ms = cfg->disk_buffer_sync_ms,
 			.mode = cfg->disk_buffer_mode,
+			/* DIR is the --user's (the unit's StateDirectory=) */
+			.owner_set = cfg->user[0] && r->user_known,
+			.owner = r->user.uid,
 		};
 
 		r->disk = diskbuf_open(&dopts);

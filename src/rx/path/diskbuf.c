@@ -30,7 +30,13 @@
 #include "common/array.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "bpf/balancer.h"
 #include "rx/path/diskbuf.h"
+#include "rx/path/worker.h"
+#include "rx/settings/config.h"
+
+_Static_assert(DISKBUF_MSG_MAX == WORKER_SLOT_BYTES, "a record's message is one receive slot");
+_Static_assert(DISKBUF_COUNT_MAX == CONFIG_MAX_BATCH, "a record is one batch");
 
 #define SEG_MAGIC "SRXDBUF1"
 #define SEG_VERSION 1
@@ -171,13 +177,29 @@ static void seg_path(const struct diskbuf *d, uint64_t id, char *buf, size_t len
 static bool hdr_ok(const struct rec_hdr *h, uint64_t off, uint64_t size)
 {
 	return h->magic == REC_MAGIC && h->hdr_crc == hdr_crc(h) && h->count &&
-	       h->len <= REC_MAX_PAYLOAD &&
+	       h->count <= DISKBUF_COUNT_MAX && !h->zero && h->len <= REC_MAX_PAYLOAD &&
 	       (uint64_t)h->count * sizeof(struct disk_msg) <= h->len &&
 	       off + sizeof(*h) + h->len <= size;
 }
 
-/* Reads the payload of the record at off into d->rbuf; true if its CRC and
- * its descriptors' lengths agree with the header. */
+/* One message descriptor read back is one the writer could have written:
+ * every field is checked before unpack copies or the output formats it. */
+static bool desc_ok(const struct disk_msg *m)
+{
+	sa_family_t fam;
+
+	if (m->len > DISKBUF_MSG_MAX || m->sock >= REUSEPORT_MAX_SOCKETS || m->truncated > 1 ||
+	    m->zero || m->src_len > sizeof(m->src))
+		return false;
+	if (!m->src_len)
+		return true;
+	memcpy(&fam, m->src, sizeof(fam));
+	return (fam == AF_INET && m->src_len == sizeof(struct sockaddr_in)) ||
+	       (fam == AF_INET6 && m->src_len == sizeof(struct sockaddr_in6));
+}
+
+/* Reads the payload of the record at off into d->rbuf; true if its CRC,
+ * every descriptor (desc_ok) and their lengths agree with the header. */
 static bool payload_ok(struct diskbuf *d, const struct seg *s, uint64_t off,
 		       const struct rec_hdr *h)
 {
@@ -188,8 +210,11 @@ static bool payload_ok(struct diskbuf *d, const struct seg *s, uint64_t off,
 	    pread_all(s->fd, d->rbuf, h->len, off + sizeof(*h)) || crc(d->rbuf, h->len) != h->crc)
 		return false;
 	m = (const struct disk_msg *)d->rbuf;
-	for (uint32_t i = 0; i < h->count; i++)
+	for (uint32_t i = 0; i < h->count; i++) {
+		if (!desc_ok(&m[i]))
+			return false;
 		data += m[i].len;
+	}
 	return data == h->len - (uint64_t)h->count * sizeof(*m);
 }
 
@@ -296,6 +321,65 @@ static void unlock_and_reap(struct diskbuf *d)
 	}
 }
 
+/* ---- trusting DIR --------------------------------------------------------- */
+
+/* The user DIR and its files must belong to. */
+static uid_t dir_owner(const struct diskbuf *d)
+{
+	return d->o.owner_set ? d->o.owner : geteuid();
+}
+
+/* DIR is its owner's alone: that owner, no group or world write. A DIR just
+ * created is given to the user syslogrx will run as. -EPERM, said, if not. */
+static int dir_check(struct diskbuf *d, bool created)
+{
+	uid_t owner = dir_owner(d);
+	struct stat st;
+
+	if (fstat(d->dirfd, &st))
+		return -errno;
+	if (created && st.st_uid != owner && !fchown(d->dirfd, owner, (gid_t)-1))
+		st.st_uid = owner;
+	if (st.st_uid != owner) {
+		pr_warn("--disk-buffer %s: owned by uid %u, not uid %u that syslogrx runs as: "
+			"refused (another user could plant records or links in it)\n",
+			d->dir, (unsigned int)st.st_uid, (unsigned int)owner);
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		pr_warn("--disk-buffer %s: writable by group or others (mode %04o): refused "
+			"(chmod 0700 it)\n",
+			d->dir, (unsigned int)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Opens DIR/name for reading and writing without following a link: a
+ * regular file of DIR's owner, or -EPERM (said); other errors as -errno. */
+static int open_own_file(struct diskbuf *d, const char *name, int flags)
+{
+	int fd = openat(d->dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | flags, 0600);
+	const char *why = NULL;
+	struct stat st;
+
+	if (fd < 0 && errno == ELOOP)
+		why = "a symbolic link";
+	else if (fd < 0)
+		return -errno;
+	else if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (st.st_uid != dir_owner(d) && st.st_uid != geteuid())
+		why = "owned by another user"; /* (made by this process, as root) */
+	if (!why)
+		return fd;
+	pr_warn("--disk-buffer %s: %s is %s: refused (never followed or read)\n", d->dir, name,
+		why);
+	if (fd >= 0)
+		close(fd);
+	return -EPERM;
+}
+
 /* A new segment file with its header, created without the lock (only the
  * writer thread creates segments; next_id is its own after open). */
 static struct seg *seg_create(struct diskbuf *d, uint64_t id)
@@ -309,7 +393,7 @@ static struct seg *seg_create(struct diskbuf *d, uint64_t id)
 	s->id = id;
 	seg_path(d, s->id, name, sizeof(name));
 	memcpy(hdr + 8, &version, sizeof(version));
-	s->fd = openat(d->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	s->fd = openat(d->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (s->fd < 0 || pwrite(s->fd, hdr, SEG_HDR, 0) != SEG_HDR) {
 		pr_warn("--disk-buffer %s: creating %s: %s\n", d->dir, name, strerror(errno));
 		if (s->fd >= 0)
@@ -354,11 +438,10 @@ static int seg_recover(struct diskbuf *d, uint64_t id, const char *name)
 	if (!s)
 		return -ENOMEM;
 	s->id = id;
-	s->fd = openat(d->dirfd, name, O_RDWR | O_CLOEXEC);
+	s->fd = open_own_file(d, name, 0);
 	if (s->fd < 0 || fstat(s->fd, &stb)) {
-		int err = -errno;
+		int err = s->fd < 0 ? s->fd : -errno;
 
-		pr_warn("--disk-buffer %s: opening %s: %s\n", d->dir, name, strerror(errno));
 		seg_free(s);
 		return err;
 	}
@@ -442,18 +525,24 @@ static uint32_t cursor_crc(const struct cursor *c)
 	return crc(c, offsetof(struct cursor, crc));
 }
 
-static void cursor_load(struct diskbuf *d)
+/* A planted cursor (a link, not a regular file, another owner's) refuses
+ * the open; one that cannot be made only costs duplicates after a restart. */
+static int cursor_load(struct diskbuf *d)
 {
 	struct cursor c;
 
-	d->cursor_fd = openat(d->dirfd, "cursor", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	d->cursor_fd = open_own_file(d, "cursor", O_CREAT);
+	if (d->cursor_fd == -EPERM)
+		return -EPERM;
 	if (d->cursor_fd < 0) {
 		pr_warn("--disk-buffer %s: cursor: %s (a restart sends whole segments again)\n",
-			d->dir, strerror(errno));
-		return;
+			d->dir, strerror(-d->cursor_fd));
+		d->cursor_fd = -1;
+		return 0;
 	}
 	if (!pread_all(d->cursor_fd, &c, sizeof(c), 0) && c.crc == cursor_crc(&c))
 		d->cursor = c;
+	return 0;
 }
 
 /* Under the lock: the cursor as it is now. */
@@ -702,6 +791,7 @@ static void *writer_main(void *arg)
 struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 {
 	struct diskbuf *d = calloc(1, sizeof(*d));
+	bool created;
 	int err;
 
 	if (!d)
@@ -721,7 +811,8 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 	pthread_mutex_init(&d->lock, NULL);
 	cond_init_monotonic(&d->wake);
 	cond_init_monotonic(&d->written);
-	if (mkdir(d->dir, 0700) && errno != EEXIST) {
+	created = !mkdir(d->dir, 0700);
+	if (!created && errno != EEXIST) {
 		err = -errno;
 		pr_warn("--disk-buffer %s: %s\n", d->dir, strerror(errno));
 		goto fail;
@@ -732,7 +823,11 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 		pr_warn("--disk-buffer %s: %s\n", d->dir, strerror(errno));
 		goto fail;
 	}
-	cursor_load(d);
+	err = dir_check(d, created);
+	if (!err)
+		err = cursor_load(d);
+	if (err)
+		goto fail;
 	err = recover(d);
 	if (err) {
 		pr_warn("--disk-buffer %s: reading what is there: %s\n", d->dir, strerror(-err));
