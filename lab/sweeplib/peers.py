@@ -18,7 +18,7 @@ import time
 from .procnet import INODE, rx_queue, udp_rows
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILD = os.path.join(ROOT, "build")
+BUILD = os.environ.get("SYSLOGRX_BUILD") or os.path.join(ROOT, "build")
 SYSLOG_NG = "/usr/sbin/syslog-ng"
 RSYSLOG_DIR = os.path.join(BUILD, "rsyslog")
 RSYSLOG_SETUP = os.path.join(ROOT, "lab", "rsyslog-setup.sh")

@@ -463,7 +463,7 @@ int tracer_for_each_socket(struct tracer *t,
 		err = walk_percpu_map(t, t->skel->maps.sock_info, gather_info, &rv);
 	if (err)
 		goto out;
-	qsort(rv.v, rv.n, sizeof(rv.v[0]), cmp_row);
+	array_sort(rv.v, rv.n, sizeof(rv.v[0]), cmp_row);
 
 	while (i < rv.n) {
 		uint64_t cookie = rv.v[i].cookie;
@@ -505,7 +505,7 @@ static int note_forgotten(struct tracer *t, const void *key, const void *values,
 	const struct drops_sock_key *k = key;
 	struct forget *f = ctx;
 
-	if (!bsearch(&k->cookie, f->cookies, f->n, sizeof(uint64_t), cmp_u64))
+	if (!array_has_u64(f->cookies, f->n, k->cookie))
 		return 0;
 	if (ARRAY_PUSH_ROOM(f->keys, f->cap_keys, f->nr_keys, 16))
 		return -ENOMEM;

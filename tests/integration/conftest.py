@@ -12,7 +12,8 @@ import time
 import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILD = os.path.join(ROOT, "build")
+# SYSLOGRX_BUILD: another build of the same tree (make test-sanitize's build-asan/)
+BUILD = os.environ.get("SYSLOGRX_BUILD") or os.path.join(ROOT, "build")
 
 
 def binary(name):

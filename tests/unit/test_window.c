@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <pthread.h>
 #include <string.h>
 #include "rx/path/window.h"
 
@@ -124,12 +125,94 @@ static void test_pool_expires_when_idle(void **state)
 	window_destroy(&w);
 }
 
+/* ---- threads: what make test-sanitize runs under ThreadSanitizer ---------- */
+
+#define PRODUCERS 2
+#define PER_PRODUCER 20000
+
+static struct window tw;
+static const volatile int tstop;
+static volatile int peeking = 1;
+
+/* A worker: reserve, fill, push; sometimes a spilled batch put back. */
+static void *producer(void *arg)
+{
+	uint32_t left = PER_PRODUCER, seed = (uintptr_t)arg;
+
+	while (left) {
+		uint32_t want = 1 + (seed = seed * 1103515245 + 12345) % CAP, got;
+		struct batch *b;
+
+		if (want > left)
+			want = left;
+		got = window_reserve(&tw, want, &tstop, 100);
+		if (!got)
+			continue;
+		b = window_batch_get(&tw);
+		assert_non_null(b);
+		for (uint32_t i = 0; i < got; i++)
+			assert_non_null(batch_add(b, 1 + (seed >> 16) % 3000));
+		if (seed % 17 == 0) { /* spilled: never enters the window */
+			window_unreserve(&tw, got);
+			window_batch_put(&tw, b);
+			continue;
+		}
+		window_push(&tw, b, got);
+		left -= got;
+	}
+	return NULL;
+}
+
+/* A metrics scrape: lock-free reads while everything moves. */
+static void *peeker(void *arg)
+{
+	struct window_stats st;
+
+	while (__atomic_load_n(&peeking, __ATOMIC_RELAXED)) {
+		window_peek_stats(&tw, &st);
+		assert_true(st.msgs <= st.size);
+	}
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	pthread_t p[PRODUCERS], peek;
+	uint64_t taken = 0;
+	struct window_stats st;
+	struct batch *b;
+
+	assert_int_equal(window_init(&tw, 500, 256 * 1024, CAP), 0);
+	tw.pool_idle_ns = 1000000; /* expire often: the trim path runs too */
+	assert_int_equal(pthread_create(&peek, NULL, peeker, NULL), 0);
+	for (uintptr_t i = 0; i < PRODUCERS; i++)
+		assert_int_equal(pthread_create(&p[i], NULL, producer, (void *)(i + 1)), 0);
+	while (taken < PRODUCERS * PER_PRODUCER) {
+		b = window_pop(&tw, 100);
+		if (!b)
+			continue;
+		taken += b->count;
+		window_release(&tw, b);
+	}
+	for (int i = 0; i < PRODUCERS; i++)
+		pthread_join(p[i], NULL);
+	__atomic_store_n(&peeking, 0, __ATOMIC_RELAXED);
+	pthread_join(peek, NULL);
+	window_get_stats(&tw, &st);
+	assert_int_equal(taken, PRODUCERS * PER_PRODUCER);
+	assert_int_equal(st.msgs, 0);
+	assert_int_equal(st.held_mem, 0);
+	assert_true(st.hwm <= 500);
+	window_destroy(&tw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bound_counts_batches),
 		cmocka_unit_test(test_pool_bounded_by_size),
 		cmocka_unit_test(test_pool_expires_when_idle),
+		cmocka_unit_test(test_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

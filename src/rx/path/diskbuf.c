@@ -499,7 +499,7 @@ static int recover(struct diskbuf *d)
 		ids[n++] = id;
 	}
 	closedir(dir);
-	qsort(ids, n, sizeof(*ids), cmp_u64);
+	array_sort(ids, n, sizeof(*ids), cmp_u64);
 	for (size_t i = 0; i < n && !err; i++) {
 		char name[32];
 

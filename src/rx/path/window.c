@@ -239,7 +239,8 @@ struct msg_rec *batch_add(struct batch *b, size_t len)
 		return NULL;
 	/* Grows geometrically and is kept when the batch is recycled, so a
 	 * steady flow allocates nothing. */
-	if (array_reserve((void **)&b->data, &b->data_cap, b->used + len, 1, 16384))
+	/* at least one byte: an empty datagram's memcpy needs a buffer too */
+	if (array_reserve((void **)&b->data, &b->data_cap, b->used + len ?: 1, 1, 16384))
 		return NULL;
 	r = &b->recs[b->count++];
 	r->off = b->used;
