@@ -253,7 +253,7 @@ SAN_TSAN := -g -O1 -fno-omit-frame-pointer -fsanitize=thread
 ASAN_MAKE = $(MAKE) OUTPUT=build-asan SKEL_OUTPUT=$(OUTPUT) CC=$(CLANG) SAN_CFLAGS="$(SAN_ASAN)"
 TSAN_MAKE = $(MAKE) OUTPUT=build-tsan SKEL_OUTPUT=$(OUTPUT) CC=$(CLANG) SAN_CFLAGS="$(SAN_TSAN)"
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
-export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1
+export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp
 
 # The unit tests under ASan + UBSan (make test runs these).
 sanitize-unit: $(SKELS)

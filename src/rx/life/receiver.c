@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/signals.h"
 #include "common/clock.h"
 #include "common/caps.h"
 #include "common/log.h"
@@ -148,6 +149,7 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 	int err, foreign;
 
 	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->report_lock, NULL);
 	r->cfg = cfg;
 	if (cfg->user[0]) { /* a wrong name fails before anything is bound */
 		err = lookup_user(cfg->user, &r->user);
@@ -295,7 +297,9 @@ int receiver_start(struct receiver *r)
 				 cfg->sequences ? &seq_opts : NULL, &r->reopen, &r->force);
 	if (err)
 		return err;
+	/* a scrape reads the output's counts from here on (snapshot_take) */
 	r->out_started = true;
+	__atomic_store_n(&r->out_ready, true, __ATOMIC_RELEASE);
 	if (r->reorder) {
 		err = reorder_start(r->reorder);
 		if (err)
@@ -403,9 +407,9 @@ int receiver_workers_pause(struct receiver *r)
 {
 	int err;
 
-	r->regroup = 1;
+	flag_set(&r->regroup, 1);
 	err = join_workers(r);
-	r->regroup = 0;
+	flag_set(&r->regroup, 0);
 	return err;
 }
 
@@ -458,7 +462,7 @@ int receiver_stop(struct receiver *r)
 {
 	int err = 0, e;
 
-	r->stop = 1;
+	flag_set(&r->stop, 1);
 	err = join_workers(r);
 	r->stop_ns = mono_ns();
 	if (r->window_ready)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/signals.h"
 #include "common/clock.h"
 #include "rx/path/output.h"
 #include "rx/path/output_async.h"
@@ -19,7 +20,7 @@ static void *output_main(void *arg)
 		output_sync_main(o);
 	/* Ran to its end: everything is written (the sink closes after the
 	 * server has it all): held disk records are done. */
-	if (!*o->force)
+	if (!flag_get(o->force))
 		output_source_free(o, true);
 	return NULL;
 }

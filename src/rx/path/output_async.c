@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/signals.h"
 #include "common/sockaddr.h"
 #include "rx/path/output_async.h"
 #include "rx/path/output_msg.h"
@@ -119,7 +120,7 @@ static void produce_one(struct output_stage *o, struct batch_track *t, const cha
 			t->outstanding++;
 			return;
 		}
-		if (err != -EAGAIN || *o->force) {
+		if (err != -EAGAIN || flag_get(o->force)) {
 			/* Permanent (counted by the sink per reason) or leaving now. */
 			output_count(&o->counts.discarded, 1);
 			return;
@@ -135,13 +136,13 @@ static void process_batch_async(struct output_stage *o, struct batch *b)
 
 	while (!(t = track_get(o, b))) {
 		/* Out of memory for a 24-byte tracker: wait for completions. */
-		if (*o->force) {
+		if (flag_get(o->force)) {
 			output_release(o, b, false);
 			return;
 		}
 		o->sink->ops->poll(o->sink, 100);
 	}
-	for (uint32_t i = 0; i < b->count && !*o->force; i++) {
+	for (uint32_t i = 0; i < b->count && !flag_get(o->force); i++) {
 		const struct msg_rec *r = &b->recs[i];
 		const char *data;
 		struct syslog_msg m;
@@ -166,7 +167,7 @@ void output_async_main(struct output_stage *o)
 	struct sink *s = o->sink;
 	uint64_t lost;
 
-	while (!*o->force) {
+	while (!flag_get(o->force)) {
 		struct batch *b = output_pop(o, 0);
 
 		if (!b) {
@@ -176,13 +177,13 @@ void output_async_main(struct output_stage *o)
 			/* With reports to wait for, come back soon to serve them. */
 			b = output_pop(o, o->tracks_live ? 5 : 100);
 		}
-		if (*o->reopen)
+		if (flag_get(o->reopen))
 			*(volatile int *)o->reopen = 0; /* nothing to reopen */
 		if (b)
 			process_batch_async(o, b);
 		s->ops->poll(s, 0);
 	}
-	if (!*o->force) {
+	if (!flag_get(o->force)) {
 		/* Everything is produced: wait for the reports, up to
 		 * --drain-timeout; what is given up completes as undelivered. */
 		lost = s->ops->drain(s);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/signals.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "rx/path/reorder.h"
@@ -164,7 +165,7 @@ static int write_top(struct reorder *ro)
 		uint32_t room = 0;
 
 		while (!room) {
-			if (*ro->force)
+			if (flag_get(ro->force))
 				return -EINTR;
 			room = window_reserve(ro->out, ro->out->batch_cap, ro->force, POLL_MS);
 		}
@@ -260,7 +261,7 @@ static void *reorder_main(void *arg)
 	struct reorder *ro = arg;
 	int err = 0;
 
-	while (!*ro->force && !err) {
+	while (!flag_get(ro->force) && !err) {
 		struct batch *b;
 
 		if (ro->n) {
@@ -279,14 +280,14 @@ static void *reorder_main(void *arg)
 		if (!err)
 			err = write_due(ro, false);
 	}
-	if (!err && !*ro->force)
+	if (!err && !flag_get(ro->force))
 		err = write_due(ro, true);
 	if (err && err != -EINTR) {
 		pr_warn("--ordered: %s (the rest is written unordered)\n", strerror(-err));
 		ro->error = err;
 	}
 	/* On an error, what is still held goes out as it is; on force, nothing. */
-	while (ro->n && !*ro->force && !write_top(ro))
+	while (ro->n && !flag_get(ro->force) && !write_top(ro))
 		;
 	push_out(ro);
 	window_close(ro->out);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/signals.h"
 #include "common/array.h"
 #include "common/clock.h"
 #include "rx/path/window.h"
@@ -161,7 +162,7 @@ uint32_t window_reserve(struct window *w, uint32_t want, const volatile int *sto
 	if (!has_room(w)) {
 		deadline_in(&deadline, timeout_ms);
 		note_wait_start(w);
-		while (!has_room(w) && !*stop && !w->closed) {
+		while (!has_room(w) && !flag_get(stop) && !w->closed) {
 			if (pthread_cond_timedwait(&w->room, &w->lock, &deadline) == ETIMEDOUT)
 				break;
 		}

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include "common/signals.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "rx/path/diskbuf.h"
@@ -20,7 +21,7 @@
 /* Stop reading: for good (stop) or to be restarted over other sockets (regroup). */
 static bool leaving(const struct worker_shared *sh)
 {
-	return *sh->stop || (sh->regroup && *sh->regroup);
+	return flag_get(sh->stop) || (sh->regroup && flag_get(sh->regroup));
 }
 
 /*
@@ -209,7 +210,7 @@ static void coalesce(struct worker *w, int n)
 	const struct worker_shared *sh = w->sh;
 	struct timespec ts;
 
-	if (n <= 0 || *sh->stop)
+	if (n <= 0 || flag_get(sh->stop))
 		return;
 	if ((unsigned int)n >= sh->batch / 2) {
 		w->pause_us = w->pause_us / 2 > COALESCE_MIN_US ? w->pause_us / 2 : COALESCE_MIN_US;
@@ -247,14 +248,14 @@ static void final_drain(struct worker *w)
 	const struct worker_shared *sh = w->sh;
 	uint64_t deadline = clock_ns(CLOCK_MONOTONIC) + sh->drain_ms * 1000000ULL;
 
-	for (unsigned int i = 0; i < w->nsocks && !*sh->force; i++) {
+	for (unsigned int i = 0; i < w->nsocks && !flag_get(sh->force); i++) {
 		int n;
 
 		do {
 			n = reserve_and_read(w, w->socks[i], MSG_DONTWAIT, sh->force);
 			if (n < 0)
 				w->error = n;
-		} while (n > 0 && !*sh->force && clock_ns(CLOCK_MONOTONIC) < deadline);
+		} while (n > 0 && !flag_get(sh->force) && clock_ns(CLOCK_MONOTONIC) < deadline);
 	}
 	if (sh->queues_outlive && *sh->queues_outlive)
 		return;
@@ -319,7 +320,7 @@ static void *worker_main(void *arg)
 	else
 		loop_epoll(w);
 	/* A regroup leaves the queues to the next set of threads. */
-	if (!w->error && *w->sh->stop)
+	if (!w->error && flag_get(w->sh->stop))
 		final_drain(w);
 	return NULL;
 }
