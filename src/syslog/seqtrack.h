@@ -50,7 +50,7 @@
  * is first seen or its bitmap grows.
  *
  * Forged markers: a marker is believed only if its number is at most
- * jump_max (default 2^24) past its flow's highest number (a new flow's first
+ * jump_max (default 2^20) past its flow's highest number (a new flow's first
  * number below jump_max), and an end marker's count likewise and with at most
  * SEQTRACK_COPIES_MAX copies. Any other is implausible: counted as such (and
  * as unsequenced), creating no flow and changing no figure, so one datagram
@@ -82,7 +82,7 @@ enum seqtrack_kind {
 #define SEQTRACK_DEF_WINDOW_BITS (1ULL << 24)
 #define SEQTRACK_DEF_MEMORY_MAX (64ULL << 20)
 #define SEQTRACK_DEF_FLOWS_MAX 1024
-#define SEQTRACK_DEF_JUMP_MAX (1ULL << 24)
+#define SEQTRACK_DEF_JUMP_MAX (1ULL << 20)
 #define SEQTRACK_COPIES_MAX 100 /* sysloggen sends at most 100 end markers */
 
 struct seqtrack_opts {

@@ -22,7 +22,7 @@ COUNT = 100_000
 CHUNK = 2_000           # < the rcvbuf in datagrams: a chunk never overflows it
 FLOWS_MAX = 1024        # --sequence-flows' default
 WINDOW_BYTES = 1 << 20  # --window-bytes given below
-JUMP = 1 << 24          # --sequence-jump's default
+JUMP = 1 << 20          # --sequence-jump's default
 
 
 def rss_kib(pid, key="VmRSS"):
@@ -41,8 +41,8 @@ def forged(i, rng):
     kind = i % 5
     if kind == 0:   # a fresh flow number each time, seq 0: a believable start
         return "new", f"<13>Nov 22 03:22:47 h evil[1]: seq@32473 run=evil flow={i} seq=0 x"
-    if kind == 1:
-        return "implausible", f"<13>Nov 22 03:22:47 h evil[1]: seq@32473 run=evil flow={flow} seq={huge} x"
+    if kind == 1:   # the issue's datagram: a new flow at seq=16777215
+        return "implausible", f"<13>Nov 22 03:22:47 h evil[1]: seq@32473 run=evil flow={flow} seq=16777215 x"
     if kind == 2:   # RFC 5424 structured data, and a jump in a flow kind 0 opened
         return "implausible", (f'<13>1 2026-11-23T21:00:00Z h evil 1 - [seq@32473 run="evil" '
                                f'flow="{i - 2}" seq="{huge}"] x')

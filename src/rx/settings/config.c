@@ -129,7 +129,7 @@ static const struct argp_option options[] = {
 	{ "sequence-flows", OPT_SEQUENCE_FLOWS, "N", 0,
 	  "With --sequences: most flows tracked (default 1024); later flows' messages are counted as untracked" },
 	{ "sequence-jump", OPT_SEQUENCE_JUMP, "N", 0,
-	  "With --sequences: a marker more than N past its flow's highest number is not believed (default 16777216)" },
+	  "With --sequences: a marker more than N past its flow's highest number is not believed (default 1048576)" },
 	{ "verbose", OPT_VERBOSE, NULL, 0, "Verbose output, with libbpf's debug log" },
 	{ "user", OPT_USER, "USER", 0,
 	  "Once the sockets are bound and BPF loaded, run as USER with no capabilities" },
