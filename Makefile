@@ -9,7 +9,7 @@
 #   make soak       10 minutes under rotation and destination restarts (not in CI)
 #   make format     clang-format every C file in place (.clang-format)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
-#   make install    binaries, systemd unit, man page, example config (PREFIX, DESTDIR)
+#   make install    binaries, systemd unit, man page, example config, alert rules (PREFIX, DESTDIR)
 #   make V=1        show full commands
 #
 # Layout the rules rely on (add a file, not a rule):
@@ -119,6 +119,7 @@ test_reorder_LAYERS := rx net syslog common
 test_reorder_LIBS := $(test_config_LIBS)
 # The disk buffer's crc32 is zlib's (libbpf's dependency already, named here).
 test_diskbuf_LAYERS := rx common
+test_senders_LAYERS := rx net common
 test_diskbuf_LIBS := -lz -lpthread -lcmocka
 test_window_LAYERS := rx common
 test_window_LIBS  := -lpthread -lcmocka
@@ -317,7 +318,12 @@ install: $(APPS)
 	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		dist/syslogrx.service.in > $(DESTDIR)$(UNITDIR)/syslogrx.service
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/syslogrx.service
+	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		dist/syslogrx-unprivileged.service.in \
+		> $(DESTDIR)$(UNITDIR)/syslogrx-unprivileged.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/syslogrx-unprivileged.service
 	$(Q)install -m 0644 dist/syslogrx.conf $(DESTDIR)$(DOCDIR)/syslogrx.conf.example
+	$(Q)install -m 0644 dist/syslogrx-alerts.yml $(DESTDIR)$(DOCDIR)/syslogrx-alerts.yml
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf ] || \
 		install -m 0644 dist/syslogrx.conf $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf
 

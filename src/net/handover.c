@@ -365,6 +365,8 @@ int handover_reuse_maps(struct bpf_object *obj, const char *owner, const struct 
 	{
 		int fd = handover_find(h, HANDOVER_MAP, owner, bpf_map__name(map));
 
+		if (!bpf_map__autocreate(map))
+			continue;
 		if (fd < 0) {
 			if (map == optional)
 				continue;

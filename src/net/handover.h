@@ -84,7 +84,9 @@ struct bpf_object;
 struct bpf_map;
 /* Points every map of an opened (not loaded) object at the handed map of the
  * same name, owner's; optional may be missing (a .rodata only the program
- * reads). Loads nothing, so needs no capability. 0 or -errno, logged. */
+ * reads), and a map set not to be created (bpf_map__set_autocreate false:
+ * one an older sender's object did not have) is skipped. Loads nothing, so
+ * needs no capability. 0 or -errno, logged. */
 int handover_reuse_maps(struct bpf_object *obj, const char *owner, const struct handover *h,
 			const struct bpf_map *optional);
 

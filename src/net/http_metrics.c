@@ -111,6 +111,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	char *body;
 	int err;
 
+	/* MHD names its thread "MHD-single"; ours says what it serves. */
+	pthread_setname_np(pthread_self(), "metrics");
+
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, bad_method, strlen(bad_method),
 			      MHD_RESPMEM_PERSISTENT, "text/plain");

@@ -139,6 +139,7 @@ static void *force_watch(void *arg)
 {
 	struct receiver *r = arg;
 
+	pthread_setname_np(pthread_self(), "stop watch");
 	while (stop_requested < 2 && !flag_get(&r->force)) {
 		struct timespec tick = { 0, 20 * 1000000L };
 
@@ -161,7 +162,7 @@ int main(int argc, char **argv)
 	static struct preflight pf;
 	static struct advice adv;
 	struct handover h;
-	char err_msg[256], where[PATH_MAX + 16], summary[PATH_MAX + 16];
+	char err_msg[256], where[PATH_MAX + 16], summary[PATH_MAX + 16], spread[384] = "";
 	const char *summary_path = cfg.summary;
 	pthread_t watcher;
 	bool watching;
@@ -220,17 +221,26 @@ int main(int argc, char **argv)
 	}
 	preflight_sockets(&pf, &cfg, &r->group);
 	r->preflight = &pf;
-	pr_info("listening on %s: %u sockets, %u threads, balance %s\n", r->group.listen,
-		r->group.n, cfg.threads, balance_policy_name(cfg.balance));
+	pr_info("listening on %s: %u sockets, %u threads, balance %s by %s (%s)\n", r->group.listen,
+		r->group.n, cfg.threads, balance_policy_name(cfg.balance),
+		r->balance_runs ? r->balance_runs : "?", r->balance_why);
 	if (metrics && metrics_start(metrics, r))
 		goto cleanup;
-	/* Say where the messages go: a newcomer should not have to guess. */
+	/* Say where the messages go: a newcomer should not have to guess. And
+	 * when what spreads is not what a privileged start runs, say so, and why. */
+	if (r->cbpf)
+		snprintf(spread, sizeof(spread), "; %s spread by %s (%s)",
+			 balance_policy_name(cfg.balance), r->balance_runs, r->balance_why);
+	if (r->drops_meminfo)
+		snprintf(spread + strlen(spread), sizeof(spread) - strlen(spread),
+			 "; drops from SO_MEMINFO (reasons need CAP_BPF and CAP_PERFMON)");
 	if (cfg.output == OUTPUT_NULL)
-		fprintf(stderr, "syslogrx: ready on %s, discarding messages (--output null)\n",
-			r->group.listen);
+		fprintf(stderr, "syslogrx: ready on %s, discarding messages (--output null)%s\n",
+			r->group.listen, spread);
 	else
-		fprintf(stderr, "syslogrx: ready on %s, writing %s lines to %s\n", r->group.listen,
-			format_name(cfg.format), config_output_name(&cfg, where, sizeof(where)));
+		fprintf(stderr, "syslogrx: ready on %s, writing %s lines to %s%s\n",
+			r->group.listen, format_name(cfg.format),
+			config_output_name(&cfg, where, sizeof(where)), spread);
 	if (metrics)
 		fprintf(stderr, "syslogrx: metrics on http://%s/metrics\n",
 			http_metrics_address(metrics));
@@ -271,7 +281,7 @@ int main(int argc, char **argv)
 	if (!advice_measure(r, &adv)) {
 		advice_print(&adv);
 		/* Without the tracer no drop was counted: no advice is not "none needed". */
-		if (r->tracer || adv.n)
+		if (r->tracer || r->drops_meminfo || adv.n)
 			r->advice = &adv;
 	}
 	if (cfg.summary[0] && summary_write(r, summary_path))

@@ -84,10 +84,11 @@ def procs():
             p.p.wait()
 
 
-def udp_rows(port=None):
-    """Split rows of /proc/net/udp and udp6 (this namespace); with port, only
-    the sockets bound to it. Columns: 1 local, 4 queues, 9 inode, 12 drops."""
-    for table in ("/proc/net/udp", "/proc/net/udp6"):
+def udp_rows(port=None, pid="self"):
+    """Split rows of /proc/net/udp and udp6 (this namespace, or that of
+    process pid); with port, only the sockets bound to it. Columns: 1 local,
+    4 queues, 9 inode, 12 drops."""
+    for table in (f"/proc/{pid}/net/udp", f"/proc/{pid}/net/udp6"):
         with open(table) as f:
             next(f)
             for line in f:
@@ -134,13 +135,21 @@ class Syslogrx(Proc):
         if netns:
             argv = ["ip", "netns", "exec", netns] + argv
         super().__init__(argv)
-        self.ready_line = self.p.stderr.readline().decode()
+        # Pre-flight warnings may come first; the ready line ends start-up
+        # (EOF: it exited). What came before is kept for stop()'s stderr.
+        self.early_err = ""
+        while True:
+            self.ready_line = self.p.stderr.readline().decode()
+            if not self.ready_line or "ready on" in self.ready_line:
+                break
+            self.early_err += self.ready_line
         if "ready on" not in self.ready_line:
             rc, out, err = self.stop()
-            raise AssertionError(f"syslogrx did not start (exit {rc}): {self.ready_line}{err}")
+            raise AssertionError(f"syslogrx did not start (exit {rc}): {err}")
 
     def stop(self, sig=15, timeout=30):
         rc, out, err = super().stop(sig, timeout)
+        err = self.early_err + err
         self.summary = read_json(self.summary_path) if self.summary_path and os.path.exists(self.summary_path) else None
         return rc, out, err
 
@@ -170,3 +179,14 @@ def sysloggen(port, *args, host="127.0.0.1", timeout=120):
     lines = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
     assert lines, r.stderr
     return lines[-1]
+
+
+def promtool():
+    """build/prometheus/usr/bin/promtool: Debian's prometheus package unpacked
+    by lab/promtool-setup.sh (never installed or run as a service)."""
+    path = os.path.join(BUILD, "prometheus", "usr", "bin", "promtool")
+    if not os.access(path, os.X_OK):
+        r = run_cmd([os.path.join(ROOT, "lab", "promtool-setup.sh"),
+                     os.path.join(BUILD, "prometheus")], timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+    return path

@@ -91,12 +91,14 @@ def test_restart_through_the_fd_store_loses_nothing(tmp_path):
         gen = start_load(listen)
         try:
             time.sleep(0.3)
-            # A live resize keeps the store in step: 4 -> 2 closes two
-            # sockets (removed), 2 -> 5 takes the 2 spares and opens one.
+            # A live resize keeps the pool bound at start: 4 -> 2 makes two
+            # sockets spares again (still stored, with the rcvbuf forced at
+            # start), 2 -> 5 takes three spares; nothing is opened after the
+            # capability drop, so no socket gets a smaller buffer.
             rx1.resize(2, 2)
             rx1.resize(5, 2)
             store.collect(timeout=0.5, until_ready=False)
-            assert sum(n.startswith("srx-sock-") for n in store.fds) == 5
+            assert sum(n.startswith("srx-sock-") for n in store.fds) == 6
             time.sleep(0.3)
             rc1, err1, s1 = rx1.stop()          # systemctl restart: stop ...
             assert rc1 == 0, err1
@@ -116,8 +118,12 @@ def test_restart_through_the_fd_store_loses_nothing(tmp_path):
     assert "(fd store)" in err2
     # The same sockets (cookies), the same tracer maps (the drops count on).
     live1 = sorted(x["cookie"] for x in s1["sockets"] if x["state"] == "live")
-    assert live1 == sorted(x["cookie"] for x in s2["sockets"]) and len(live1) == 5
-    assert s2["config"]["sockets"] == 5 and "spare" not in [x["state"] for x in s2["sockets"]]
+    assert live1 == sorted(x["cookie"] for x in s2["sockets"] if x["state"] == "live")
+    assert len(live1) == 5 and s2["config"]["sockets"] == 5
+    assert sorted(x["cookie"] for x in s1["sockets"]) == sorted(x["cookie"] for x in s2["sockets"])
+    assert [x["state"] for x in s2["sockets"]].count("spare") == 1
+    # Every socket has the buffer asked for: none was opened after the drop.
+    assert {x["rcvbuf"] for x in s1["sockets"] + s2["sockets"]} == {64 << 20}
     assert s1["totals"]["abandoned"] == 0       # the queues were left to the next one
     assert s1["totals"]["received"] + s2["totals"]["received"] == sent["sent"]
     assert s2["totals"]["kernel_drops"]["total"] == 0

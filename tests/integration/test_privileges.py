@@ -129,20 +129,32 @@ def test_user_already_that_user_needs_nothing(nobody_dir):
 UNPRIV = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
 
 
-@pytest.mark.parametrize("flags,caps", [
-    ([], "CAP_BPF and CAP_PERFMON"),                          # the tracer, first
-    (["--balance", "hash"], "CAP_BPF and CAP_PERFMON"),       # the tracer alone
-    (["--no-trace"], "CAP_BPF"),                              # the balancer alone
-    (["--no-trace", "--balance", "roundrobin"], "CAP_BPF"),
+@pytest.mark.parametrize("flags,says", [
+    ([], "random spread by classic BPF"),                     # and drops from SO_MEMINFO
+    (["--balance", "hash"], "drops from SO_MEMINFO"),
+    (["--no-trace"], "random spread by classic BPF"),
 ])
-def test_missing_capability_says_what_works_without(flags, caps):
+def test_without_capabilities_it_spreads_and_counts(flags, says):
+    """No capability: random by classic BPF, drops from SO_MEMINFO, said on
+    the ready line (tests/integration/test_unprivileged.py: what they do)."""
     port = free_udp_port()
     r = run_cmd(UNPRIV + [binary("syslogrx"), "--listen", f"127.0.0.1:{port}",
-                          "--duration", "5"] + flags, timeout=20)
-    assert r.returncode == 1, r.stderr
-    assert f"without {caps}: --balance hash --no-trace needs no privilege" in r.stderr, r.stderr
-    # ... and it does.
-    r = run_cmd(UNPRIV + [binary("syslogrx"), "--listen", f"127.0.0.1:{port}",
-                          "--duration", "0.3", "--balance", "hash", "--no-trace"], timeout=20)
+                          "--duration", "0.3", "--output", "null"] + flags, timeout=20)
     assert r.returncode == 0, r.stderr
+    ready = [l for l in r.stderr.splitlines() if "ready on" in l]
+    assert len(ready) == 1 and says in ready[0], r.stderr
+    assert ("drops from SO_MEMINFO" in ready[0]) == ("--no-trace" not in flags)
 
+
+@pytest.mark.parametrize("policy,caps", [
+    ("roundrobin", "CAP_BPF"),
+    ("leastloaded", "CAP_BPF and CAP_PERFMON"),
+])
+def test_policies_with_state_need_ebpf_and_say_so(policy, caps):
+    port = free_udp_port()
+    r = run_cmd(UNPRIV + [binary("syslogrx"), "--listen", f"127.0.0.1:{port}",
+                          "--duration", "5", "--balance", policy], timeout=20)
+    assert r.returncode == 1, r.stderr
+    assert f"--balance {policy} needs eBPF: {caps} (" in r.stderr, r.stderr
+    assert "--balance random spreads by classic BPF" in r.stderr
+    assert "ready on" not in r.stderr

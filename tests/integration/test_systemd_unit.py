@@ -82,7 +82,13 @@ class Container:
         return self.log.read().decode(errors="replace")[-3000:]
 
     def run(self, *argv, check=True, timeout=30):
-        r = run_cmd(["nsenter", "-t", str(self.init), "-m", "-p", "--"] + list(argv),
+        # -r -w: the container's root and cwd, not its mount namespace's.
+        # nspawn moves the container's tree over "/" and chroot()s into it;
+        # when nspawn itself runs in a chroot (a CI root, a fresh-machine
+        # root), the namespace's root stays the host's "/", where setns()
+        # alone would land us: systemctl then finds no /run/systemd/system
+        # and says "System has not been booted with systemd as init system".
+        r = run_cmd(["nsenter", "-t", str(self.init), "-m", "-p", "-r", "-w", "--"] + list(argv),
                     timeout=timeout)
         if check:
             assert r.returncode == 0, f"{' '.join(argv)}: {r.stdout}{r.stderr}"
@@ -123,9 +129,9 @@ def send(port, msg):
         s.sendto(msg, ("127.0.0.1", port))
 
 
-@pytest.fixture
-def installed(tmp_path):
-    """make install into a DESTDIR, with a config for a free loopback port."""
+def install(tmp_path, **overrides):
+    """make install into a DESTDIR, with a config for a free loopback port
+    (overrides: more config settings, `_` for `-`)."""
     dest = tmp_path / "root"
     r = run_cmd(["make", "-C", ROOT, "install", f"DESTDIR={dest}"], timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -137,6 +143,7 @@ def installed(tmp_path):
         "output": "file:/var/log/syslogrx/messages.log",
         "summary": "/var/log/syslogrx/summary.json",
     }
+    settings.update({k.replace("_", "-"): v for k, v in overrides.items()})
     (dest / "etc/syslogrx/syslogrx.conf").write_text(
         "".join(f"{k} = {v}\n" for k, v in settings.items()))
     if "--config" not in run_cmd([binary("syslogrx"), "--help"]).stdout:
@@ -148,6 +155,11 @@ def installed(tmp_path):
         (d / "flags.conf").write_text(
             f"[Service]\nExecStart=\nExecStart=/usr/local/bin/syslogrx {flags}\n")
     return dest, port
+
+
+@pytest.fixture
+def installed(tmp_path):
+    return install(tmp_path)
 
 
 def test_unit_start_send_reload_restart_stop(installed):
@@ -225,3 +237,105 @@ def udp_inodes(port):
 
 def read_json_from(c, path):
     return json.loads(c.run("cat", path).stdout)
+
+
+def test_unprivileged_unit_spreads_with_no_capability(installed):
+    """syslogrx-unprivileged.service: a dynamic user in a user namespace of its
+    own, an empty bounding set, no bpf() in its filter; it still spreads one
+    flow over its 4 sockets (classic BPF) and counts drops (SO_MEMINFO)."""
+    dest, port = installed
+    unit = "syslogrx-unprivileged"
+    c = Container(dest, f"srx22-{uuid.uuid4().hex[:8]}")
+    try:
+        c.boot()
+        c.run("systemctl", "start", unit)
+        wait_for_udp_port(port, count=4)
+
+        def ready_lines():
+            r = c.run("journalctl", "-u", unit, "-o", "cat", "--no-pager", check=False)
+            return [l for l in r.stdout.splitlines() if "ready on" in l]
+
+        ready = wait_until(ready_lines, "ready line")[0]
+        assert "random spread by classic BPF (no CAP_BPF" in ready, ready
+        assert "drops from SO_MEMINFO" in ready, ready
+        pid = c.run("systemctl", "show", "-p", "MainPID", "--value", unit).stdout.strip()
+        st = c.run("sh", "-c", f"cat /proc/{pid}/task/*/status").stdout
+        for field in ("CapEff", "CapPrm", "CapAmb", "CapBnd"):
+            vals = {l.split()[1] for l in st.splitlines() if l.startswith(field + ":")}
+            assert vals == {"0000000000000000"}, (field, vals)
+        # A user namespace of its own, not the container's manager's.
+        own = c.run("readlink", f"/proc/{pid}/ns/user").stdout
+        assert own.startswith("user:[") and own != c.run("readlink", "/proc/1/ns/user").stdout
+
+        sent = 4000
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for i in range(sent):
+                s.sendto(b"<13>srx22 %d" % i, ("127.0.0.1", port))
+        c.run("systemctl", "stop", unit)
+        assert c.run("systemctl", "show", "-p", "Result", "--value",
+                     unit).stdout.strip() == "success"
+        s = read_json_from(c, "/var/log/syslogrx/summary.json")
+        t = s["totals"]
+        assert s["balancer"]["runs"] == "classic BPF"
+        assert t["kernel_drops"]["reasons"] == "unavailable without CAP_BPF and CAP_PERFMON"
+        assert t["received"] + t["kernel_drops"]["total"] + t["abandoned"] == sent, t
+        # 4000 datagrams at random over 4: each socket's share is
+        # binomial(4000, 1/4), mean 1000, sd 27; 500 is 18 sd away.
+        for x in s["sockets"]:
+            assert x["received"] + x["kernel_drops"]["total"] > 500, s["sockets"]
+    finally:
+        c.stop()
+
+
+def test_unit_holds_a_disk_buffer(tmp_path):
+    """The shipped unit with a disk buffer in its StateDirectory and a TCP
+    output: the buffer's DIR is the service user's, 0700, under
+    /var/lib/private (DynamicUser), every message arrives, MemoryMax is set."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as lst:
+        lst.bind(("127.0.0.1", 0))
+        lst.listen(1)
+        tport = lst.getsockname()[1]
+        dest, port = install(tmp_path, output=f"tcp:127.0.0.1:{tport}",
+                             disk_buffer="/var/lib/syslogrx/buffer",
+                             disk_buffer_mode="reliable")
+        c = Container(dest, f"srx19u-{uuid.uuid4().hex[:8]}")
+        try:
+            c.boot()
+            c.run("systemctl", "start", "syslogrx")
+            wait_for_udp_port(port, count=4)
+            lst.settimeout(30)
+            conn, _ = lst.accept()
+            n = 200
+            for i in range(n):
+                send(port, b"<13>srx19u m%d" % i)
+            got, lines = b"", []
+            conn.settimeout(30)
+            while len(lines) < n:       # RFC 6587 octet counting: "LEN MSG"
+                while b" " in got:
+                    size, rest = got.split(b" ", 1)
+                    if len(rest) < int(size):
+                        break
+                    lines.append(rest[:int(size)].decode())
+                    got = rest[int(size):]
+                if len(lines) >= n:
+                    break
+                try:
+                    chunk = conn.recv(65536)
+                except socket.timeout:
+                    chunk = b""
+                assert chunk, (lines[-3:], c.run("journalctl", "-u", "syslogrx", "-o", "cat",
+                                                 "--no-pager", check=False).stdout)
+                got += chunk
+            assert sorted(lines) == sorted(f"<13>srx19u m{i}" for i in range(n))
+            pid = c.run("systemctl", "show", "-p", "MainPID", "--value", "syslogrx").stdout.strip()
+            uid = c.run("stat", "-c", "%u", f"/proc/{pid}").stdout.strip()
+            st = c.run("stat", "-c", "%u %a %F", "/var/lib/private/syslogrx/buffer").stdout.split()
+            assert st[0] == uid and st[1] == "700" and st[2] == "directory", (st, uid)
+            mem = c.run("systemctl", "show", "-p", "MemoryMax", "--value", "syslogrx").stdout
+            assert int(mem.strip()) == 256 << 20, mem
+            c.run("systemctl", "stop", "syslogrx")
+            assert c.run("systemctl", "show", "-p", "Result", "--value",
+                         "syslogrx").stdout.strip() == "success"
+            conn.close()
+        finally:
+            c.stop()

@@ -331,6 +331,34 @@ static void test_kafka_bad(void **state)
 	assert_int_not_equal(PARSE(&c, "--output", "file:/tmp/x", "--kafka-opt", "acks=1"), 0);
 }
 
+/* Issue 25: table size (0 = off, else 16 .. 2^20) and the top shown. */
+static void test_senders(void **state)
+{
+	static const char *const bad[][3] = {
+		{ "--senders", "8", "--senders 8" },
+		{ "--senders", "2000000", "--senders 2000000" },
+		{ "--senders", "x", "--senders x" },
+		{ "--senders-top", "0", "--senders-top 0" },
+		{ "--senders-top", "1001", "--senders-top 1001" },
+	};
+	struct config c;
+
+	(void)state;
+	assert_int_equal(PARSE(&c, "--output", "null"), 0);
+	assert_int_equal(c.senders, 4096);
+	assert_int_equal(c.senders_top, 20);
+	assert_int_equal(PARSE(&c, "--senders", "0", "--senders-top", "1"), 0);
+	assert_int_equal(c.senders, 0);
+	assert_int_equal(c.senders_top, 1);
+	assert_int_equal(PARSE(&c, "--senders", "1048576", "--senders-top", "1000"), 0);
+	assert_int_equal(c.senders, 1048576);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_not_equal(PARSE(&c, (char *)bad[i][0], (char *)bad[i][1]), 0);
+		if (!strstr(err, bad[i][2]))
+			fail_msg("%s %s: error '%s' does not name it", bad[i][0], bad[i][1], err);
+	}
+}
+
 static void test_disk_buffer(void **state)
 {
 	static const char *const bad[][3] = {
@@ -385,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_kafka),
 		cmocka_unit_test(test_kafka_bad),
 		cmocka_unit_test(test_disk_buffer),
+		cmocka_unit_test(test_senders),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

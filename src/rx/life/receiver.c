@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <linux/capability.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -8,20 +9,22 @@
 #include "common/clock.h"
 #include "common/caps.h"
 #include "common/log.h"
+#include "net/sockinfo.h"
 #include "rx/path/diskbuf.h"
 #include "rx/life/receiver.h"
+#include "rx/path/senders.h"
 
 /* Bound on reading what the kernel queued before exit: under a sender that
  * never stops, "drain until empty" would never end. */
 #define FINAL_DRAIN_MS 2000
 
-/* A newcomer without privileges learns the one setting that needs none. */
-static void say_unprivileged_way(int err, const char *caps)
+/* A newcomer without privileges learns what works without them. */
+static void say_unprivileged_way(int err, const char *what)
 {
 	if (err == -EPERM || err == -EACCES)
-		pr_warn("without %s: --balance hash --no-trace needs no privilege "
-			"(the kernel's hash, no drop counts)\n",
-			caps);
+		pr_warn("%s; without privilege, --balance random (classic BPF) or hash spreads, "
+			"and drops are counted from SO_MEMINFO\n",
+			what);
 }
 
 /* --user: looked up first, so a wrong name or a missing privilege is said
@@ -58,19 +61,58 @@ static unsigned int pool_size(const struct config *c)
 	return c->max_sockets;
 }
 
-static int setup_balancer(struct receiver *r)
+int receiver_use_cbpf(struct receiver *r, const char *why)
+{
+	struct socket_group *g = &r->group;
+	int err = 0;
+
+	r->cbpf = true;
+	r->balance_runs = "classic BPF";
+	snprintf(r->balance_why, sizeof(r->balance_why), "%s", why);
+	for (unsigned int i = 0; i < g->n && !err; i++)
+		err = cbpf_order_join(&r->join_order, i);
+	if (!err)
+		err = cbpf_balancer_attach(g->socks[0].fd, r->live);
+	if (err)
+		pr_warn("SO_ATTACH_REUSEPORT_CBPF: %s\n", strerror(-err));
+	return err;
+}
+
+static int setup_balancer(struct receiver *r, int probe_err)
 {
 	struct socket_group *g = &r->group;
 	unsigned int slots = g->n;
 	uint64_t *cookies;
 	int err = 0;
 
-	if (r->cfg->balance == BALANCE_HASH)
+	if (r->cfg->balance == BALANCE_HASH) {
+		r->balance_runs = "kernel hash";
+		snprintf(r->balance_why, sizeof(r->balance_why), "--balance hash");
 		return 0;
+	}
+	if (r->cfg->balance == BALANCE_RANDOM && probe_err) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "no CAP_BPF: loading an SK_REUSEPORT program: %s",
+			 strerror(-probe_err));
+		return receiver_use_cbpf(r, why);
+	}
+	if (probe_err) {
+		/* roundrobin and leastloaded keep state in maps: eBPF only. */
+		pr_warn("--balance %s needs eBPF: %s (loading an SK_REUSEPORT program: %s); "
+			"without privilege, --balance random spreads by classic BPF\n",
+			balance_policy_name(r->cfg->balance),
+			r->cfg->balance == BALANCE_LEASTLOADED ? "CAP_BPF and CAP_PERFMON" :
+								 "CAP_BPF",
+			strerror(-probe_err));
+		return probe_err;
+	}
+	r->balance_runs = "eBPF";
+	snprintf(r->balance_why, sizeof(r->balance_why), "CAP_BPF: SK_REUSEPORT program loaded");
 	r->balancer = balancer_open(r->cfg->balance, slots);
 	if (!r->balancer) {
 		err = -errno;
-		say_unprivileged_way(err, "CAP_BPF");
+		say_unprivileged_way(err, "--balance roundrobin and leastloaded need eBPF");
 		return err;
 	}
 	cookies = calloc(slots, sizeof(*cookies));
@@ -118,18 +160,35 @@ static int setup_ordered(struct receiver *r)
 	return r->reorder ? 0 : -ENOMEM;
 }
 
-static int open_tracer(struct receiver *r, uint16_t port)
+/* Drops without the tracer: SO_MEMINFO per socket, exact, no reasons. */
+static void count_drops_without_tracer(struct receiver *r, const char *why)
+{
+	r->drops_meminfo = true;
+	pr_info("drops per socket from SO_MEMINFO (exact, no reasons): %s\n", why);
+}
+
+static int open_tracer(struct receiver *r, uint16_t port, int probe_err)
 {
 	/* A supervisor counts what each child took from the kernel. */
-	struct tracer_opts topts = { .port = port, .count_reads = r->cfg->supervise };
+	struct tracer_opts topts = {
+		.port = port,
+		.count_reads = r->cfg->supervise,
+		.senders = r->cfg->senders,
+	};
 
+	if (probe_err == -EPERM || probe_err == -EACCES) {
+		count_drops_without_tracer(r, "the tracer needs CAP_BPF and CAP_PERFMON");
+		return 0;
+	}
 	r->tracer = tracer_open(&topts);
 	if (!r->tracer) {
 		int err = -errno;
 
-		if (err != -EPERM && err != -EACCES)
-			pr_warn("tracer: %s (--no-trace runs without it)\n", strerror(-err));
-		say_unprivileged_way(err, "CAP_BPF and CAP_PERFMON");
+		if (err == -EPERM || err == -EACCES) {
+			count_drops_without_tracer(r, "the tracer needs CAP_BPF and CAP_PERFMON");
+			return 0;
+		}
+		pr_warn("tracer: %s (--no-trace runs without it)\n", strerror(-err));
 		return err;
 	}
 	return 0;
@@ -146,11 +205,14 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 {
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
-	int err, foreign;
+	int err, foreign, probe_err;
 
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->report_lock, NULL);
 	r->cfg = cfg;
+	/* Can eBPF be loaded here at all? If not, classic BPF and SO_MEMINFO
+	 * take over, said once each, with no failed load logged first. */
+	probe_err = cfg->balance != BALANCE_HASH || cfg->trace ? balancer_probe() : 0;
 	if (cfg->user[0]) { /* a wrong name fails before anything is bound */
 		err = lookup_user(cfg->user, &r->user);
 		if (err)
@@ -160,7 +222,7 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 	/* The tracer goes first when the port is known, so that no drop between
 	 * bind and attach goes uncounted. */
 	if (cfg->trace && !parse_host_port(cfg->listen, &addr, &addrlen) && sockaddr_port(&addr)) {
-		err = open_tracer(r, sockaddr_port(&addr));
+		err = open_tracer(r, sockaddr_port(&addr), probe_err);
 		if (err)
 			return err;
 	}
@@ -179,12 +241,12 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 			r->group.listen, foreign);
 		return -EADDRINUSE;
 	}
-	if (cfg->trace && !r->tracer) {
-		err = open_tracer(r, socket_group_port(&r->group));
+	if (cfg->trace && !r->tracer && !r->drops_meminfo) {
+		err = open_tracer(r, socket_group_port(&r->group), probe_err);
 		if (err)
 			return err;
 	}
-	return setup_balancer(r);
+	return setup_balancer(r, probe_err);
 }
 
 int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads)
@@ -209,6 +271,11 @@ int receiver_open_rest(struct receiver *r)
 	err = receiver_grow_counters(r);
 	if (err)
 		return err;
+	if (cfg->senders) {
+		r->senders = calloc(CONFIG_MAX_SOCKETS, sizeof(*r->senders));
+		if (!r->senders)
+			return -ENOMEM;
+	}
 	err = window_init(&r->window, cfg->window, cfg->window_bytes, cfg->batch);
 	if (err)
 		return err;
@@ -376,6 +443,16 @@ int receiver_workers_resume(struct receiver *r)
 	r->wsh.nr_order = n;
 	r->wsh.nr_workers = r->threads;
 	r->wsh.counters = r->counters;
+	r->wsh.senders = r->senders;
+	for (unsigned int t = 0; r->senders && t < r->threads && t < CONFIG_MAX_SOCKETS; t++) {
+		if (r->senders[t])
+			continue;
+		r->senders[t] = sender_table_new(r->cfg->senders);
+		if (!r->senders[t])
+			return -ENOMEM;
+		/* Published after it is made: a snapshot reads [0, nr_senders). */
+		__atomic_store_n(&r->nr_senders, t + 1, __ATOMIC_RELEASE);
+	}
 	for (unsigned int t = 0; t < r->threads; t++) {
 		err = worker_start(&r->workers[t], t, &r->wsh);
 		if (err) {
@@ -514,8 +591,9 @@ void receiver_close(struct receiver *r)
 	if (r->window_ready)
 		window_destroy(&r->window);
 	/* Handed over: the program stays with the group for the new process. */
-	if (r->balancer && r->live && !r->handed_over)
+	if ((r->balancer || r->cbpf) && r->live && !r->handed_over)
 		balancer_detach(r->group.socks[r->slot_sock[0]].fd);
+	cbpf_order_free(&r->join_order);
 	balancer_close(r->balancer);
 	tracer_close(r->tracer);
 	socket_group_close(&r->group);
@@ -525,6 +603,11 @@ void receiver_close(struct receiver *r)
 	free(r->steered_base);
 	free(r->order);
 	free(r->sock_steered);
+	for (unsigned int t = 0; r->senders && t < r->nr_senders; t++)
+		sender_table_free(r->senders[t]);
+	free(r->senders);
+	r->senders = NULL;
+	r->nr_senders = 0;
 	/* Supervised, the counts stay for the supervisor to read after us. */
 	if (!r->supervised)
 		memset(r, 0, sizeof(*r));
@@ -533,6 +616,15 @@ void receiver_close(struct receiver *r)
 int receiver_traced(struct receiver *r, unsigned int i, struct tracer_sock_stats *st)
 {
 	memset(st, 0, sizeof(*st));
+	if (r->drops_meminfo) {
+		const struct group_socket *s = &r->group.socks[i];
+
+		if (s->fd < 0) { /* closed by a live shrink: its count at close */
+			st->total = s->drops_at_close;
+			return 0;
+		}
+		return sockinfo_meminfo(s->fd, &st->total, NULL);
+	}
 	if (!r->tracer)
 		return -ENOENT;
 	return tracer_read_socket(r->tracer, r->group.socks[i].cookie, st);

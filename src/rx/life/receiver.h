@@ -14,6 +14,7 @@
 
 #include "common/caps.h"
 #include "net/balancer.h"
+#include "net/cbpf_balancer.h"
 #include "rx/settings/config.h"
 #include "rx/path/output.h"
 #include "rx/path/reorder.h"
@@ -26,8 +27,19 @@
 struct receiver {
 	const struct config *cfg;
 	struct socket_group group;
-	struct balancer *balancer; /* NULL for --balance hash */
-	struct tracer *tracer;	   /* NULL with --no-trace */
+	struct balancer *balancer; /* eBPF; NULL for --balance hash or classic BPF */
+	/* --balance random without CAP_BPF: a classic BPF program spreads
+	 * (net/cbpf_balancer.h); join_order is the group's join order by group
+	 * socket index, and slot k is the socket at index k. */
+	bool cbpf;
+	struct cbpf_order join_order;
+	/* What spreads and why, for the ready line and the summary. */
+	const char *balance_runs; /* "eBPF", "classic BPF", "kernel hash" */
+	char balance_why[160];
+	/* The tracer was wanted but the privilege is missing: per-socket drops
+	 * come from SO_MEMINFO (exact, without reasons). */
+	bool drops_meminfo;
+	struct tracer *tracer; /* NULL with --no-trace */
 	struct window window;
 	bool window_ready;
 	struct diskbuf *disk; /* --disk-buffer, or NULL */
@@ -69,6 +81,10 @@ struct receiver {
 	bool handed_over; /* a new process took the sockets and BPF objects */
 	bool supervised;  /* a supervisor holds them: no resize, no USR2 */
 	uint64_t taken;	  /* datagrams taken from the kernel (worker.h) */
+	/* --senders: one table per worker id (rx/path/senders.h), made when a
+	 * worker of that id first starts and kept across resizes; NULL = off. */
+	struct sender_table **senders; /* CONFIG_MAX_SOCKETS entries */
+	unsigned int nr_senders;       /* tables made, read with an acquire load */
 };
 
 /* The privileged half of receiver_open: sockets, tracer, balancer. A
@@ -91,6 +107,13 @@ void receiver_close(struct receiver *r);
 int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads);
 int receiver_open_rest(struct receiver *r);
 
+/* --balance random without CAP_BPF (or handed over so): the classic BPF
+ * program for r->live sockets over the group, whose join order is the group
+ * sockets' order [0, n): slots [0, live) are indices [0, live), the spares
+ * sit past them and are never picked. why is for the ready line and the
+ * summary. 0 or -errno, logged. */
+int receiver_use_cbpf(struct receiver *r, const char *why);
+
 /* Live resize primitives (used by rx/resize.c): stop the workers without
  * the final drain (the kernel queues keep what arrives meanwhile), and start
  * r->threads of them over the open sockets, those in selection first. */
@@ -109,7 +132,9 @@ const char *receiver_socket_state(const struct receiver *r, unsigned int idx);
 /* Messages taken from the kernel and not yet processed by the output stage. */
 uint64_t receiver_in_flight(struct receiver *r);
 
-/* Socket i's traced drops (zeroed first); -ENOENT with --no-trace. */
+/* Socket i's traced drops (zeroed first); without the tracer for want of
+ * privilege, SO_MEMINFO's count as the total, no reasons; -ENOENT with
+ * --no-trace. */
 int receiver_traced(struct receiver *r, unsigned int i, struct tracer_sock_stats *st);
 
 #endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	size_t len;
 	pid_t child = 0;
 
+	pthread_setname_np(pthread_self(), "supervisor"); /* its children exec: "syslogrx" */
 	if (!recs || !child_argv)
 		return 1;
 	for (int i = 0; i < argc; i++)

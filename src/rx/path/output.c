@@ -13,6 +13,7 @@ static void *output_main(void *arg)
 {
 	struct output_stage *o = arg;
 
+	pthread_setname_np(pthread_self(), "output");
 	o->rate_start_ns = mono_ns();
 	if (o->async)
 		output_async_main(o);

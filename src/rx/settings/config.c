@@ -22,6 +22,7 @@ static const char doc[] =
 	"N SO_REUSEPORT sockets on one port, an SK_REUSEPORT eBPF program spreading\n"
 	"datagrams across them, worker threads draining them with recvmmsg, and a\n"
 	"tracer counting every kernel drop per socket and per reason.\n"
+	"With no privilege: random by classic BPF, drops per socket from SO_MEMINFO.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    syslogrx --listen 127.0.0.1:5514 --sockets 8 --threads 2 --balance random\n"
@@ -63,6 +64,8 @@ enum {
 	OPT_DISK_BUFFER_SIZE,
 	OPT_DISK_BUFFER_MODE,
 	OPT_DISK_BUFFER_SYNC,
+	OPT_SENDERS = 800, /* issue 25's block */
+	OPT_SENDERS_TOP,
 	OPT_SEQUENCES = 850, /* issue 19's input block */
 	OPT_SEQUENCE_FLOWS,
 	OPT_SEQUENCE_JUMP,
@@ -84,7 +87,7 @@ static const struct argp_option options[] = {
 	{ "supervise", OPT_SUPERVISE, NULL, 0,
 	  "Hold the sockets in a supervisor that replaces a receiver that dies" },
 	{ "balance", OPT_BALANCE, "POLICY", 0,
-	  "random | roundrobin | leastloaded | hash (default random)" },
+	  "random | roundrobin | leastloaded | hash (default random; without CAP_BPF random is classic BPF)" },
 	{ "rcvbuf", OPT_RCVBUF, "BYTES", 0,
 	  "Kernel receive buffer per socket, K/M/G suffixes (default: kernel's)" },
 	{ "batch", OPT_BATCH, "N", 0, "recvmmsg batch, the fetch limit (default 64)" },
@@ -122,6 +125,10 @@ static const struct argp_option options[] = {
 	  "spill: what does not fit the window; reliable: every batch before the output (default spill)" },
 	{ "disk-buffer-sync", OPT_DISK_BUFFER_SYNC, "MS", 0,
 	  "fdatasync the disk buffer at most every MS ms; 0 = after every batch (default 1000)" },
+	{ "senders", OPT_SENDERS, "N", 0,
+	  "Count received and dropped per source address in tables of N senders (LRU in the kernel, one per worker); 0 = off (default 4096)" },
+	{ "senders-top", OPT_SENDERS_TOP, "N", 0,
+	  "Senders by drops shown in the summary and /metrics; the rest are one total (default 20)" },
 	{ "no-escape-control", OPT_NO_ESCAPE_CONTROL, NULL, 0,
 	  "raw/rfc5424: write control bytes (ESC, tab, DEL...) as received, not as rsyslog's #033" },
 	{ "sequences", OPT_SEQUENCES, NULL, 0,
@@ -170,6 +177,8 @@ static void config_defaults(struct config *c)
 	c->nr_cost_ns = 1;
 	c->disk_buffer_size = 1ULL << 30;
 	c->disk_buffer_sync_ms = 1000;
+	c->senders = CONFIG_SENDERS_DEFAULT;
+	c->senders_top = CONFIG_SENDERS_TOP_DEFAULT;
 	c->escape_control = true;
 	c->sequence_flows = SEQTRACK_DEF_FLOWS_MAX;
 	c->sequence_jump = SEQTRACK_DEF_JUMP_MAX;
@@ -434,6 +443,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		snprintf(c->metrics, sizeof(c->metrics), "%s", arg);
 		break;
 	}
+	case OPT_SENDERS:
+		if (parse_u64(arg, 0, CONFIG_SENDERS_MAX, &v) || (v && v < 16))
+			FAIL("--senders %s: expected 0 (off) or a number of senders from 16 to %u",
+			     arg, CONFIG_SENDERS_MAX);
+		c->senders = v;
+		break;
+	case OPT_SENDERS_TOP:
+		if (parse_u64(arg, 1, CONFIG_SENDERS_TOP_MAX, &v))
+			FAIL("--senders-top %s: expected a number from 1 to %d", arg,
+			     CONFIG_SENDERS_TOP_MAX);
+		c->senders_top = v;
+		break;
 	case OPT_VERBOSE:
 		c->verbose = true;
 		break;
@@ -804,6 +825,8 @@ static const struct restart_field {
 	STRING("env-file", env_file),
 	FIELD("ordered", ordered),
 	FIELD("ordered", ordered_hold_ms),
+	FIELD("senders", senders),
+	FIELD("senders-top", senders_top),
 	FIELD("sequences", sequences),
 	FIELD("no-escape-control", escape_control),
 	FIELD("sequence-flows", sequence_flows),

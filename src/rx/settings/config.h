@@ -76,7 +76,16 @@ struct config {
 	bool sequences;
 	uint32_t sequence_flows; /* --sequence-flows: seqtrack's flows_max */
 	uint64_t sequence_jump;	 /* --sequence-jump: seqtrack's jump_max */
+	/* Per sender (issue 25): table entries (tracer LRU and each worker's
+	 * table), 0 = not counted; senders in the summary's and /metrics' top. */
+	uint32_t senders;
+	unsigned int senders_top;
 };
+
+#define CONFIG_SENDERS_DEFAULT 4096
+#define CONFIG_SENDERS_MAX (1U << 20)
+#define CONFIG_SENDERS_TOP_DEFAULT 20
+#define CONFIG_SENDERS_TOP_MAX 1000
 
 #define CONFIG_ORDERED_HOLD_MS 5 /* --ordered without =MS */
 
