@@ -127,10 +127,10 @@ def test_forged_markers_with_sequences_on_are_bounded(syslogrx):
 
 def window_bound(threads=1, batch=64):
     """The documented bound (docs/i19-input.md, src/rx/path/window.h) for this
-    test's flags: the window's batches, window_bytes + (threads + 2) batches
+    test's flags: the window's batches, window_bytes + (2 threads + 1) batches
     at their largest, plus each worker's receive slots (batch x 64 KiB)."""
     batch_max = 256 + batch * (64 + 2 * 65536)   # header, records, data
-    return WINDOW_BYTES + (threads + 2) * batch_max + threads * batch * 65536
+    return WINDOW_BYTES + (2 * threads + 1) * batch_max + threads * batch * 65536
 
 
 @pytest.mark.parametrize("flags,want", [

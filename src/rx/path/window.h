@@ -14,12 +14,13 @@
  * round trip moves a whole batch.
  *
  * Memory (the bound docs/i19-input.md gives operators): the batches alive
- * at once are those held (< max_bytes + one batch per worker), one being
- * filled per worker, one being written by the output stage, and the pool of
- * recycled ones. A batch goes back to the pool only while everything the
- * window has allocated stays under max_bytes, else it is freed, and a pool
- * batch no taker needed for pool_idle_ns (WINDOW_POOL_IDLE_NS) is freed. So
- *   allocated <= max_bytes + (workers + 2) * WINDOW_BATCH_MAX(batch_cap)
+ * at once are those held (< max_bytes + one batch per worker; the one the
+ * output stage writes is held until released), one being filled per worker,
+ * one read back from a disk buffer, and the pool of recycled ones. A batch
+ * goes back to the pool only while everything the window has allocated
+ * stays under max_bytes, else it is freed, and a pool batch no taker needed
+ * for pool_idle_ns (WINDOW_POOL_IDLE_NS) is freed. So
+ *   allocated <= max_bytes + (2 * workers + 1) * WINDOW_BATCH_MAX(batch_cap)
  * where WINDOW_BATCH_MAX is one batch at its largest (every datagram 64 KiB).
  */
 #ifndef SYSLOGRX_WINDOW_H
