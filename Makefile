@@ -37,7 +37,7 @@ VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
-            libmicrohttpd-dev \
+            libmicrohttpd-dev libcurl4-openssl-dev \
             systemd systemd-container groff-base man-db
 
 ifeq ($(V),1)
@@ -77,6 +77,7 @@ LDFLAGS  += $(SAN_CFLAGS)
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 KAFKA_LIBS  := $(shell pkg-config --libs rdkafka 2>/dev/null || echo -lrdkafka)
 MHD_LIBS    := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
+CURL_LIBS   := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 SKELS      := $(patsubst bpf/%.bpf.c,$(SKEL_OUTPUT)/%.skel.h,$(BPF_SRCS))
@@ -97,7 +98,7 @@ APPS       := $(OUTPUT)/syslogrx $(TOOLS)
 
 # ---- Link lines: each binary's layers (in link order) and libraries ----------
 syslogrx_LAYERS   := rx net syslog common
-syslogrx_LIBS     := $(KAFKA_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lz -lpthread -lm
+syslogrx_LIBS     := $(KAFKA_LIBS) $(CURL_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lz -lpthread -lm
 sysloggen_LAYERS  := gen syslog common
 sysloggen_LIBS    := -lpthread -lm
 udpdrops_LAYERS   := net common
@@ -283,6 +284,7 @@ bench: deps
 	$(Q)$(MAKE) all
 	$(Q)$(PYTHON) lab/bench.py $(BENCH_ARGS)
 	$(Q)$(PYTHON) lab/bench_diskbuf.py
+	$(Q)$(PYTHON) lab/bench_otlp.py
 
 # Long run, not in CI: RSS flat and the books closed to the message under
 # file rotation (SIGHUP) and TCP destination restarts with --disk-buffer.

@@ -107,6 +107,13 @@ class Receiver:
         self.pid = new
         return new
 
+    def child(self):
+        """Supervised: the pid of the receiving child now."""
+        self.wait_line("started receiver pid", 0)
+        with self.cond:
+            started = [l for l in self.lines if "started receiver pid" in l]
+        return int(started[-1].rsplit(" ", 1)[1])
+
     def kill_child(self):
         """Supervised: kill -9 the receiving child; returns the pid that
         replaced it (waits for the supervisor to say so)."""

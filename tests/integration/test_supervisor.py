@@ -7,8 +7,11 @@ sent = written + kernel drops + no-socket drops + reported window loss,
 to the message."""
 import json
 import os
+import pathlib
+import shutil
 import signal
 import socket
+import tempfile
 import time
 
 import pytest
@@ -16,12 +19,36 @@ import pytest
 from rx_watch import Receiver, listen_for, seqs_in_output, under_load
 
 
-@pytest.mark.parametrize("family", [socket.AF_INET, socket.AF_INET6], ids=["ipv4", "ipv6"])
-def test_kill_9_under_load_is_accounted_to_the_message(tmp_path, family):
+NOBODY = 65534
+
+
+@pytest.fixture
+def nobody_path(tmp_path):
+    """A folder nobody owns (pytest's is root's, mode 0700): --user nobody
+    reads its --config there and writes its output and summaries there."""
+    d = tempfile.mkdtemp(prefix="srx-i19-sup-")
+    os.chown(d, NOBODY, NOBODY)
+    yield pathlib.Path(d)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.parametrize("family,user", [(socket.AF_INET, None), (socket.AF_INET6, None),
+                                         (socket.AF_INET, "nobody")],
+                         ids=["ipv4", "ipv6", "ipv4-user-nobody"])
+def test_kill_9_under_load_is_accounted_to_the_message(tmp_path, nobody_path, family, user):
+    """With --user nobody the supervisor becomes nobody after binding, before
+    any child: each child inherits the user (it could not switch itself)."""
     kills = 3
     listen = listen_for(family)
-    rx = Receiver(tmp_path, listen, "--supervise", "--rcvbuf", "16M",
+    where = nobody_path if user else tmp_path
+    rx = Receiver(where, listen, "--supervise", "--rcvbuf", "16M",
+                  *(["--user", user] if user else []),
                   settings={"sockets": 4, "threads": 2})
+    if user:
+        for pid in (rx.p.pid, rx.child()):
+            with open(f"/proc/{pid}/status") as f:
+                st = dict(l.rstrip("\n").split(":\t", 1) for l in f if ":\t" in l)
+            assert st["Uid"].split() == [str(NOBODY)] * 4 and int(st["CapEff"], 16) == 0
     replacements = []
 
     def crash_repeatedly():
@@ -53,3 +80,6 @@ def test_kill_9_under_load_is_accounted_to_the_message(tmp_path, family):
     missing = sum(f["sent"] - len(flows.get(f["flow"], ())) for f in sent["flows"])
     assert missing == lost + t["kernel_drops"]["total"] + t["no_socket_drops"]["total"]
     assert "killed by signal 9" in err
+    if user:
+        assert os.stat(rx.out).st_uid == NOBODY
+        assert os.stat(f"{rx.summary_path}.supervisor").st_uid == NOBODY

@@ -277,6 +277,78 @@ static void test_kafka(void **state)
 	assert_true(c.drain_timeout == 0);
 }
 
+static void test_otlp(void **state)
+{
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--output", "otlp:http://127.0.0.1:4318"), 0);
+	assert_int_equal(c.output, OUTPUT_OTLP);
+	assert_string_equal(c.output_arg, "http://127.0.0.1:4318/v1/logs");
+	assert_true(c.otlp_gzip && !c.otlp_json && !c.otlp_nr_headers);
+	assert_string_equal(c.timezone, "UTC");
+	assert_int_equal(c.tz_kind, TZ_UTC);
+	assert_int_equal(PARSE(&c, "--output", "otlp:http://h:1/"), 0);
+	assert_string_equal(c.output_arg, "http://h:1/v1/logs");
+	assert_int_equal(PARSE(&c, "--output", "otlp:https://[::1]:4318/otlp/v1/logs",
+			       "--otlp-encoding", "json", "--otlp-compression", "none",
+			       "--otlp-header", "Authorization=Bearer a=b", "--otlp-header",
+			       "X-Scope-OrgID=t1", "--otlp-ca", "/dev/null", "--timezone",
+			       "-05:30"),
+			 0);
+	assert_string_equal(c.output_arg, "https://[::1]:4318/otlp/v1/logs");
+	assert_true(!c.otlp_gzip && c.otlp_json);
+	assert_int_equal(c.otlp_nr_headers, 2);
+	assert_string_equal(c.otlp_headers[0], "Authorization=Bearer a=b");
+	assert_string_equal(c.otlp_ca, "/dev/null");
+	assert_int_equal(c.tz_kind, TZ_FIXED);
+	assert_int_equal(c.tz_offset, -(5 * 3600 + 30 * 60));
+	assert_int_equal(PARSE(&c, "--timezone", "Europe/Paris"), 0);
+	assert_int_equal(c.tz_kind, TZ_NAMED);
+	assert_int_equal(PARSE(&c, "--output", "otlp:http://h:1", "--disk-buffer", "/tmp"), 0);
+}
+
+static void test_otlp_bad(void **state)
+{
+	static const char *const cases[][3] = {
+		{ "--output", "otlp:", "--output otlp:" },
+		{ "--output", "otlp:h:4318", "--output otlp:h:4318" },	     /* no scheme */
+		{ "--output", "otlp:ftp://h:1", "--output otlp:ftp://h:1" }, /* not http */
+		{ "--output", "otlp:http://h/v1/logs",
+		  "--output otlp:http://h/v1/logs" }, /* port */
+		{ "--otlp-encoding", "xml", "--otlp-encoding xml" },
+		{ "--otlp-compression", "zstd", "--otlp-compression zstd" },
+		{ "--otlp-header", "NoEquals", "--otlp-header NoEquals" },
+		{ "--otlp-header", "A:b=c", "--otlp-header A:b=c" },
+		{ "--otlp-ca", "/nonexistent/ca.pem", "--otlp-ca /nonexistent/ca.pem" },
+		{ "--timezone", "Mars/Olympus", "--timezone Mars/Olympus" },
+		{ "--timezone", "+25:00", "--timezone +25:00" },
+		{ "--timezone", "../../etc/passwd", "--timezone ../../etc/passwd" },
+	};
+	struct config c;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = { "syslogrx",	      "--output",	   "otlp:http://h:1",
+				 (char *)cases[i][0], (char *)cases[i][1], NULL };
+
+		assert_int_not_equal(config_parse(&c, 5, argv, ARGP_NO_EXIT | ARGP_NO_ERRS, err,
+						  sizeof(err)),
+				     0);
+		if (!strstr(err, cases[i][2]))
+			fail_msg("%s %s: error '%s' does not name '%s'", cases[i][0], cases[i][1],
+				 err, cases[i][2]);
+	}
+	/* combinations refused at start */
+	assert_int_not_equal(PARSE(&c, "--otlp-encoding", "json"), 0);
+	assert_non_null(strstr(err, "need --output otlp:URL"));
+	assert_int_not_equal(PARSE(&c, "--output", "otlp:http://h:1", "--otlp-ca", "/dev/null"), 0);
+	assert_non_null(strstr(err, "https://"));
+	assert_int_not_equal(PARSE(&c, "--output", "otlp:https://h:1", "--otlp-cert", "/dev/null"),
+			     0);
+	assert_non_null(strstr(err, "--otlp-cert and --otlp-key go together"));
+	assert_int_not_equal(PARSE(&c, "--output", "otlp:http://h:1", "--format", "json"), 0);
+	assert_non_null(strstr(err, "--format json does not apply to --output otlp"));
+}
+
 static void test_kafka_bad(void **state)
 {
 	static const char *const cases[][3] = {
@@ -437,6 +509,8 @@ int main(void)
 		cmocka_unit_test(test_ordered),
 		cmocka_unit_test(test_unknown_flag_and_argument),
 		cmocka_unit_test(test_kafka),
+		cmocka_unit_test(test_otlp),
+		cmocka_unit_test(test_otlp_bad),
 		cmocka_unit_test(test_kafka_bad),
 		cmocka_unit_test(test_disk_buffer),
 		cmocka_unit_test(test_input_flags),

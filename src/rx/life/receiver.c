@@ -6,17 +6,23 @@
 #include <string.h>
 #include <time.h>
 #include "common/signals.h"
+#include <unistd.h>
 #include "common/clock.h"
 #include "common/caps.h"
 #include "common/log.h"
 #include "net/sockinfo.h"
 #include "rx/path/diskbuf.h"
+#include "rx/path/diskbuf_lock.h"
+#include "rx/settings/paths_check.h"
 #include "rx/life/receiver.h"
 #include "rx/path/senders.h"
 
 /* Bound on reading what the kernel queued before exit: under a sender that
  * never stops, "drain until empty" would never end. */
 #define FINAL_DRAIN_MS 2000
+/* An upgrade with a disk buffer: how long the new process waits for the old
+ * one to write what it holds and let DIR go. */
+#define DISK_HANDOVER_WAIT_MS 120000
 
 /* A newcomer without privileges learns what works without them. */
 static void say_unprivileged_way(int err, const char *what)
@@ -201,6 +207,20 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 	return err ? err : receiver_open_rest(r);
 }
 
+int receiver_check_user_paths(struct receiver *r)
+{
+	int err;
+
+	if (r->cfg->user[0] && !r->user_known) {
+		err = lookup_user(r->cfg->user, &r->user);
+		if (err)
+			return err;
+		r->user_known = true;
+	}
+	/* What will be written later, checked as whom will write it. */
+	return paths_check(r->cfg, r->user_known ? &r->user : NULL);
+}
+
 int receiver_acquire(struct receiver *r, const struct config *cfg)
 {
 	struct sockaddr_storage addr;
@@ -210,15 +230,15 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->report_lock, NULL);
 	r->cfg = cfg;
+	r->metrics_fd = -1;
 	/* Can eBPF be loaded here at all? If not, classic BPF and SO_MEMINFO
 	 * take over, said once each, with no failed load logged first. */
 	probe_err = cfg->balance != BALANCE_HASH || cfg->trace ? balancer_probe() : 0;
-	if (cfg->user[0]) { /* a wrong name fails before anything is bound */
-		err = lookup_user(cfg->user, &r->user);
-		if (err)
-			return err;
-		r->user_known = true;
-	}
+	/* A wrong name, or a path the user cannot write, fails before
+	 * anything is bound. */
+	err = receiver_check_user_paths(r);
+	if (err)
+		return err;
 	/* The tracer goes first when the port is known, so that no drop between
 	 * bind and attach goes uncounted. */
 	if (cfg->trace && !parse_host_port(cfg->listen, &addr, &addrlen) && sockaddr_port(&addr)) {
@@ -263,11 +283,91 @@ int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threa
 	return 0;
 }
 
+int receiver_drop_privileges(struct receiver *r)
+{
+	const struct config *cfg = r->cfg;
+	int err;
+
+	if (cfg->user[0]) {
+		/* Adopted sockets (an upgrade) skip receiver_acquire. */
+		err = r->user_known ? 0 : lookup_user(cfg->user, &r->user);
+		if (!err)
+			err = caps_switch_user(&r->user);
+		if (err) {
+			pr_warn("--user %s: switching to uid %u gid %u: %s\n", cfg->user,
+				(unsigned int)r->user.uid, (unsigned int)r->user.gid,
+				strerror(-err));
+			return err;
+		}
+		return 0;
+	}
+	/* Fail closed: a receiver that could not give its capabilities up
+	 * does not start. */
+	err = caps_drop_all();
+	if (err)
+		pr_warn("dropping capabilities: %s; not starting with them\n", strerror(-err));
+	return err;
+}
+
+void receiver_say_ready(struct receiver *r)
+{
+	if (!r->ready_pending)
+		return;
+	if (write(r->ready_fd, "ready\n", 6) != 6)
+		pr_warn("upgrade: telling the old process: %s\n", strerror(errno));
+	close(r->ready_fd);
+	r->ready_pending = false;
+}
+
+static void say_ready_for_lock(void *ctx)
+{
+	receiver_say_ready(ctx);
+}
+
+/* DIR/lock first: held by the process we take over from, we say ready and
+ * wait until it has written its last record and let DIR go (the kernel
+ * queues hold what arrives meanwhile); held by any other, refused. */
+static int open_disk_buffer(struct receiver *r)
+{
+	const struct config *cfg = r->cfg;
+	struct diskbuf_opts dopts = {
+		.dir = cfg->disk_buffer,
+		.max_bytes = cfg->disk_buffer_size,
+		.sync_ms = cfg->disk_buffer_sync_ms,
+		.mode = cfg->disk_buffer_mode,
+	};
+	int fd = diskbuf_lock_take(cfg->disk_buffer, r->ready_pending ? say_ready_for_lock : NULL,
+				   r, DISK_HANDOVER_WAIT_MS);
+
+	if (fd < 0)
+		return fd == -EBUSY ? -EADDRINUSE : fd;
+	r->disk_lock_fd = fd;
+	r->disk_locked = true;
+	r->disk = diskbuf_open(&dopts);
+	return r->disk ? 0 : -errno;
+}
+
+void receiver_say_identity(const struct config *cfg)
+{
+	/* Under systemd the unit says who runs it; started by hand, say it. */
+	if (cfg->user[0] || geteuid() != 0 || getenv("NOTIFY_SOCKET") || getenv("INVOCATION_ID"))
+		return;
+	fprintf(stderr, "syslogrx: running as uid 0 (with no capability left); --user USER "
+			"runs as USER\n");
+}
+
 int receiver_open_rest(struct receiver *r)
 {
 	const struct config *cfg = r->cfg;
 	int err;
 
+	/* Everything privileged is done: sockets bound, rcvbuf forced, BPF
+	 * loaded and attached. Capabilities are per thread: drop them before
+	 * any thread exists, the disk buffer's writer and librdkafka's
+	 * included; what is opened from here on is opened as the user. */
+	err = receiver_drop_privileges(r);
+	if (err)
+		return err;
 	err = receiver_grow_counters(r);
 	if (err)
 		return err;
@@ -285,45 +385,13 @@ int receiver_open_rest(struct receiver *r)
 		if (err)
 			return err;
 	}
-	if (cfg->disk_buffer[0]) {
-		struct diskbuf_opts dopts = {
-			.dir = cfg->disk_buffer,
-			.max_bytes = cfg->disk_buffer_size,
-			.sync_ms = cfg->disk_buffer_sync_ms,
-			.mode = cfg->disk_buffer_mode,
-			/* DIR is the --user's (the unit's StateDirectory=) */
-			.owner_set = cfg->user[0] && r->user_known,
-			.owner = r->user.uid,
-		};
-
-		r->disk = diskbuf_open(&dopts);
-		if (!r->disk)
-			return -errno;
-	}
-	/* Everything privileged is done: sockets bound, rcvbuf forced, BPF
-	 * loaded and attached. Capabilities are per thread: drop them before
-	 * any thread exists, librdkafka's included (sink_open starts those). */
-	if (cfg->user[0]) {
-		/* Adopted sockets (an upgrade) skip receiver_acquire. */
-		err = r->user_known ? 0 : lookup_user(cfg->user, &r->user);
-		if (!err)
-			err = caps_switch_user(&r->user);
-		if (err) {
-			pr_warn("--user %s: switching to uid %u gid %u: %s\n", cfg->user,
-				(unsigned int)r->user.uid, (unsigned int)r->user.gid,
-				strerror(-err));
-			return err;
-		}
-	} else {
-		err = caps_drop_all();
-		if (err)
-			pr_warn("dropping capabilities: %s (continuing)\n", strerror(-err));
-	}
 	r->sink = sink_open(cfg);
 	if (!r->sink)
 		return -errno;
 	r->sink->abort = &r->force;
-	return 0;
+	/* Last, everything else being open: in an upgrade the old process lets
+	 * DIR go only once it is told we are ready. */
+	return cfg->disk_buffer[0] ? open_disk_buffer(r) : 0;
 }
 
 int receiver_start(struct receiver *r)
@@ -348,9 +416,9 @@ int receiver_start(struct receiver *r)
 		.timestamps = cfg->ordered,
 		.stop = &r->stop,
 		.force = &r->force,
-		/* A Kafka output may be slow to take the window: give the read
-		 * of the kernel queues the same time as the deliveries. */
-		.drain_ms = cfg->output == OUTPUT_KAFKA &&
+		/* A Kafka or OTLP output may be slow to take the window: give
+		 * the read of the kernel queues the same time as the deliveries. */
+		.drain_ms = (cfg->output == OUTPUT_KAFKA || cfg->output == OUTPUT_OTLP) &&
 					    cfg->drain_timeout * 1000 > FINAL_DRAIN_MS ?
 				    (int)(cfg->drain_timeout * 1000) :
 				    FINAL_DRAIN_MS,
@@ -588,6 +656,8 @@ void receiver_close(struct receiver *r)
 	if (r->ordered_ready)
 		window_destroy(&r->ordered_window);
 	diskbuf_close(r->disk);
+	if (r->disk_locked) /* after the buffer's last write */
+		diskbuf_lock_release(r->disk_lock_fd);
 	if (r->window_ready)
 		window_destroy(&r->window);
 	/* Handed over: the program stays with the group for the new process. */

@@ -85,11 +85,25 @@ struct receiver {
 	 * worker of that id first starts and kept across resizes; NULL = off. */
 	struct sender_table **senders; /* CONFIG_MAX_SOCKETS entries */
 	unsigned int nr_senders;       /* tables made, read with an acquire load */
+	/* --metrics' listening socket, handed over with the group's (an
+	 * upgrade, a supervisor's children, systemd's fd store); -1: none. */
+	int metrics_fd;
+	/* Adopted: the pipe on which the process before us waits for "ready". */
+	bool ready_pending;
+	int ready_fd;
+	/* --disk-buffer: DIR/lock (rx/path/diskbuf_lock.h), held until after
+	 * the buffer's last write. */
+	bool disk_locked;
+	int disk_lock_fd;
 };
 
 /* The privileged half of receiver_open: sockets, tracer, balancer. A
  * supervisor holds just these. */
 int receiver_acquire(struct receiver *r, const struct config *cfg);
+/* Looks --user up (a wrong name, a missing CAP_SETUID: said) and checks as
+ * that user (or as uid 0 without capabilities) every path written later.
+ * 0, -EINVAL (said: exit 2) or -errno. Before anything is bound. */
+int receiver_check_user_paths(struct receiver *r);
 /* Opens sockets, loads and attaches BPF, opens the sink. Returns 0 or -errno
  * (-EPERM, -EADDRINUSE, ...) having logged one line naming the problem. */
 int receiver_open(struct receiver *r, const struct config *cfg);
@@ -106,6 +120,16 @@ void receiver_close(struct receiver *r);
  * sockets [0, live); then counters, window, capabilities dropped, sink. */
 int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads);
 int receiver_open_rest(struct receiver *r);
+/* Becomes --user (or, without it, drops every capability) for good; every
+ * thread started afterwards holds none. 0 or -errno, logged: the caller does
+ * not start. */
+int receiver_drop_privileges(struct receiver *r);
+/* Adopted: tells the process that handed over that we are ready (it stops
+ * reading then); once, later calls do nothing. */
+void receiver_say_ready(struct receiver *r);
+/* Started as root without --user and outside systemd: says once that the
+ * process stays uid 0 (having dropped every capability). */
+void receiver_say_identity(const struct config *cfg);
 
 /* --balance random without CAP_BPF (or handed over so): the classic BPF
  * program for r->live sockets over the group, whose join order is the group

@@ -52,6 +52,8 @@ static int build(struct receiver *r, struct handover *h)
 		err = balancer_export(r->balancer, add_balancer_map, h);
 	if (!err && r->tracer)
 		err = tracer_export(r->tracer, add_tracer_obj, h);
+	if (!err && r->metrics_fd >= 0)
+		err = handover_add(h, HANDOVER_TCP, "metrics", NULL, r->metrics_fd, -1);
 	return err;
 }
 
@@ -226,7 +228,7 @@ out:
 static void close_bpf_fds(struct handover *h)
 {
 	for (unsigned int i = 0; i < h->n; i++)
-		if (h->items[i].kind != HANDOVER_SOCK)
+		if (h->items[i].kind == HANDOVER_MAP || h->items[i].kind == HANDOVER_LINK)
 			close(h->items[i].fd);
 }
 
@@ -292,11 +294,15 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
+	r->metrics_fd = -1;
 	if (parse_host_port(cfg->listen, &addr, &addrlen)) {
 		pr_warn("--listen %s: not an ADDR:PORT\n", cfg->listen);
 		return -EINVAL;
 	}
 	format_host_port((struct sockaddr *)&addr, want, sizeof(want));
+	err = receiver_check_user_paths(r);
+	if (err)
+		return err;
 	if (h->from_fdstore) {
 		err = slots_from_map(r, cfg, h);
 		if (err)
@@ -383,6 +389,10 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 			return err;
 	}
 	close_bpf_fds(h);
+	/* Ours to say, once open (or, with a disk buffer, to let DIR go). */
+	r->ready_fd = h->ready_fd;
+	r->ready_pending = h->ready_fd >= 0;
+	h->ready_fd = -1;
 	err = receiver_open_rest(r);
 	if (err)
 		return err;
@@ -390,16 +400,6 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	receiver_credit_steered(r);
 	memset(r->sock_steered, 0, r->counters_cap * sizeof(*r->sock_steered));
 	return 0;
-}
-
-void upgrade_say_ready(struct handover *h)
-{
-	if (h->ready_fd < 0)
-		return;
-	if (write(h->ready_fd, "ready\n", 6) != 6)
-		pr_warn("upgrade: telling the old process: %s\n", strerror(errno));
-	close(h->ready_fd);
-	h->ready_fd = -1;
 }
 
 static int store_one(const struct handover_item *it, bool add)

@@ -42,7 +42,9 @@ int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf 
 	o->rate = rate;
 	o->reopen = reopen;
 	o->force = force;
-	o->async = sink->ops->produce && sink->ops->poll && sink->ops->drain;
+	o->tz_minute = -1;
+	o->async = (sink->ops->produce || sink->ops->produce_msg) && sink->ops->poll &&
+		   sink->ops->drain;
 	err = o->async ? output_async_init(o) : output_sync_init(o);
 	if (!err && seq && !(o->seq = seqtrack_new_opts(seq)))
 		err = -ENOMEM;

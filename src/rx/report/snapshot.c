@@ -162,6 +162,8 @@ static int take_locked(struct receiver *r, struct snapshot *s)
 	}
 	if (r->sink && r->cfg->output == OUTPUT_KAFKA)
 		s->have_kafka = !sink_kafka_stats(r->sink, &s->kafka);
+	if (r->sink && r->cfg->output == OUTPUT_OTLP)
+		s->have_otlp = !sink_otlp_stats(r->sink, &s->otlp);
 	err = snapshot_senders_take(r, &s->senders);
 	if (err) {
 		/* The rest of the report stands without it: senders null. */

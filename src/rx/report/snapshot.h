@@ -22,6 +22,7 @@
 #include "rx/path/output.h"
 #include "rx/life/receiver.h"
 #include "rx/sink/kafka.h"
+#include "rx/sink/otlp.h"
 #include "rx/path/window.h"
 
 struct snapshot_socket {
@@ -84,6 +85,8 @@ struct snapshot {
 	struct diskbuf_stats disk;
 	bool have_kafka;
 	struct sink_kafka_stats kafka;
+	bool have_otlp;
+	struct sink_otlp_stats otlp;
 	struct snapshot_senders senders;
 };
 

@@ -161,6 +161,7 @@ static void write_config(struct json_writer *w, const struct config *c)
 	jw_u64(w, "window_bytes", c->window_bytes);
 	jw_string(w, "output", config_output_name(c, out, sizeof(out)));
 	jw_string(w, "format", format_name(c->format));
+	jw_string(w, "timezone", c->timezone);
 	jw_bool(w, "escape_control", c->escape_control);
 	jw_bool(w, "sequences", c->sequences);
 	if (c->nr_cost_ns > 1) { /* one per thread */
@@ -262,6 +263,35 @@ static void write_kafka(struct json_writer *w, const struct snapshot *s)
 	jw_object_end(w);
 	jw_u64(w, "in_flight", ks->in_flight);
 	jw_u64(w, "undelivered", ks->undelivered);
+	jw_object_end(w);
+}
+
+/* "otlp": what the collector answered. records + failed.total + undelivered
+ * + in_flight = messages produced; bytes before/after compression count the
+ * requests answered 2xx. */
+static void write_otlp(struct json_writer *w, const struct snapshot *s)
+{
+	const struct sink_otlp_stats *o = &s->otlp;
+
+	if (!s->have_otlp)
+		return;
+	jw_object_begin(w, "otlp");
+	jw_string(w, "url", o->url);
+	jw_string(w, "encoding", o->encoding);
+	jw_string(w, "compression", o->compression);
+	jw_u64(w, "batches", o->requests);
+	jw_u64(w, "records", o->records);
+	jw_u64(w, "bytes_raw", o->bytes_raw);
+	jw_u64(w, "bytes_sent", o->bytes_sent);
+	jw_u64(w, "retries", o->retries);
+	jw_object_begin(w, "failed");
+	jw_u64(w, "total", o->failed);
+	for (unsigned int i = 0; i < o->nr_reasons; i++)
+		jw_u64(w, o->reasons[i].name, o->reasons[i].count);
+	jw_object_end(w);
+	jw_u64(w, "in_flight", o->in_flight);
+	jw_u64(w, "undelivered", o->undelivered);
+	jw_i64(w, "last_http_status", o->last_status);
 	jw_object_end(w);
 }
 
@@ -494,6 +524,7 @@ int summary_write(struct receiver *r, const char *path)
 	write_loss(&w, r, &s);
 	write_ordering(&w, r);
 	write_kafka(&w, &s);
+	write_otlp(&w, &s);
 	write_preflight(&w, r->preflight);
 	write_advice(&w, r->advice);
 	write_disk_buffer(&w, r, &s);
