@@ -33,7 +33,9 @@ def config_text(settings):
 class Receiver:
     """syslogrx with its stderr read line by line (to wait for each resize).
     settings go to its --config file (sockets, threads: what SIGHUP re-reads;
-    given on the command line they would pin them); args to its command line."""
+    given on the command line they would pin them); args to its command line.
+    Ended on every path by conftest's reaper (reap_what_the_test_left): it,
+    its upgrade successors and supervised children stay in pytest's tree."""
 
     def __init__(self, tmp_path, listen, *args, settings=None, exe=None, prefix=(), env=None,
                  pass_fds=()):

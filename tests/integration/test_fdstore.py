@@ -10,6 +10,7 @@ import sys
 import time
 
 from rx_watch import Receiver, listen_for, seqs_in_output, start_load, stop_load
+from test_upgrade import fd_identity
 
 STORE_BASE = 200        # where the stand-in keeps the fds before passing them
 
@@ -56,6 +57,7 @@ class FdStore:
         names = sorted(self.fds)
         for i, name in enumerate(names):
             os.dup2(self.fds[name], STORE_BASE + i)
+        self.passed = [STORE_BASE + i for i in range(len(names))]
         script = ("import os, sys\n"
                   f"for i in range({len(names)}):\n"
                   f"    os.dup2({STORE_BASE} + i, 3 + i)\n"
@@ -67,7 +69,9 @@ class FdStore:
         return [sys.executable, "-c", script], env, tuple(STORE_BASE + i for i in range(len(names)))
 
     def close(self):
-        for fd in self.fds.values():
+        # The copies made for the restart too: held by pytest they would keep
+        # the tracer's links attached after the test (the session check).
+        for fd in list(self.fds.values()) + getattr(self, "passed", []):
             os.close(fd)
         self.sock.close()
 
@@ -100,6 +104,7 @@ def test_restart_through_the_fd_store_loses_nothing(tmp_path):
             store.collect(timeout=0.5, until_ready=False)
             assert sum(n.startswith("srx-sock-") for n in store.fds) == 6
             time.sleep(0.3)
+            held1 = fd_identity(rx1.pid)        # its maps and tracer links, by kernel id
             rc1, err1, s1 = rx1.stop()          # systemctl restart: stop ...
             assert rc1 == 0, err1
             time.sleep(0.3)                     # ... nobody reads: the queues hold it
@@ -107,6 +112,7 @@ def test_restart_through_the_fd_store_loses_nothing(tmp_path):
             rx2 = Receiver(second_dir, listen, *flags, settings=settings, prefix=prefix, env=env,
                            pass_fds=fds)
             store.collect()                     # ... and start, from the store
+            held2 = fd_identity(rx2.pid)
             time.sleep(0.5)
         finally:
             sent = stop_load(gen)
@@ -116,6 +122,10 @@ def test_restart_through_the_fd_store_loses_nothing(tmp_path):
     finally:
         store.close()
     assert "(fd store)" in err2
+    # The README: the BPF maps and the tracer links survive the restart too:
+    # the new process holds the very objects (kernel ids) the old one held.
+    assert held1[1] and held2[1] == held1[1], ("BPF maps", held1[1], held2[1])
+    assert len(held1[2]) == 3 and held2[2] == held1[2], ("tracer links", held1[2], held2[2])
     # The same sockets (cookies), the same tracer maps (the drops count on).
     live1 = sorted(x["cookie"] for x in s1["sockets"] if x["state"] == "live")
     assert live1 == sorted(x["cookie"] for x in s2["sockets"] if x["state"] == "live")

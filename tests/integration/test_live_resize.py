@@ -156,4 +156,12 @@ def test_resize_with_the_kernel_hash(tmp_path):
     assert t["selection_failures"] is None
     states = [x["state"] for x in s["sockets"]]
     assert states.count("live") == 2 and "spare" not in states
-    assert "SO_RCVBUFFORCE needs CAP_NET_ADMIN" in err     # said once, not silent
+    # A grow after the capabilities are gone sets SO_RCVBUF of half of 16M
+    # (the kernel doubles it), capped by net.core.rmem_max (global, read
+    # here): below 8M the cap bites and it is said, once, never silent; on a
+    # host tuned as SC4S says (rmem_max 512M) the sockets get the whole 16M.
+    with open("/proc/sys/net/core/rmem_max") as f:
+        capped = int(f.read()) < (16 << 20) // 2
+    assert err.count("SO_RCVBUFFORCE needs CAP_NET_ADMIN") == (1 if capped else 0), err
+    if not capped:
+        assert all(x["rcvbuf"] == 16 << 20 for x in s["sockets"]), s["sockets"]

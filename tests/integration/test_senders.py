@@ -22,9 +22,8 @@ import urllib.request
 
 import pytest
 
-from conftest import Proc, binary, free_udp_port, udp_rows
+from conftest import Proc, binary, free_udp_port, netns_name, udp_rows
 
-NS_PREFIX = f"i25-senders-{os.getpid()}"
 
 # Sends from one source address: "burst" as fast as it can; "paced": each
 # datagram only once every socket on the destination port has an empty queue
@@ -181,7 +180,7 @@ def test_no_trace_counts_received_only(syslogrx):
 @pytest.fixture
 def netns6():
     """A netns with lo up and two extra IPv6 addresses on it, deleted on every path."""
-    ns = f"{NS_PREFIX}-v6"
+    ns = netns_name("senders-v6")
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
         subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)

@@ -18,7 +18,9 @@ import uuid
 
 import pytest
 
-from conftest import ROOT, binary, free_udp_port, run_cmd, udp_rows, wait_for_udp_port
+from conftest import ROOT, binary, descendants, free_udp_port, run_cmd, udp_rows, \
+    wait_for_udp_port
+from test_upgrade import fd_identity
 
 BOOT_TIMEOUT = 30
 UNIT_DIR = "usr/local/lib/systemd/system"
@@ -76,6 +78,29 @@ class Container:
                         return pid
             time.sleep(0.05)
         raise AssertionError(f"no systemd in the container after {BOOT_TIMEOUT}s: {self.output()}")
+
+    def start_unit(self, port):
+        """Boots, starts syslogrx.service, waits for its sockets on port."""
+        self.boot()
+        self.run("systemctl", "start", "syslogrx")
+        wait_for_udp_port(port, count=4)
+
+    def journal(self):
+        return self.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager",
+                        check=False).stdout
+
+    def read_log(self, name="messages.log"):
+        r = self.run("cat", f"/var/log/syslogrx/{name}", check=False)
+        return r.stdout if r.returncode == 0 else ""
+
+    def host_pid(self, name):
+        """The pid, as this (the host's) namespace sees it, of the one process
+        called name in the container."""
+        def one():
+            pids = [p for p, row in descendants(self.init).items()
+                    if row[3] == name and row[2] != "Z"]
+            return pids[0] if len(pids) == 1 else None
+        return wait_until(one, f"one {name} in the container")
 
     def output(self):
         self.log.seek(0)
@@ -165,18 +190,12 @@ def installed(tmp_path):
 def test_unit_start_send_reload_restart_stop(installed):
     dest, port = installed
     c = Container(dest, f"srx12c-{uuid.uuid4().hex[:8]}")
+    log = c.read_log
     try:
-        c.boot()
-        c.run("systemctl", "start", "syslogrx")
-        wait_for_udp_port(port, count=4)
+        c.start_unit(port)
 
         def ready_lines():
-            r = c.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager", check=False)
-            return [l for l in r.stdout.splitlines() if "ready on" in l]
-
-        def log(name="messages.log"):
-            r = c.run("cat", f"/var/log/syslogrx/{name}", check=False)
-            return r.stdout if r.returncode == 0 else ""
+            return [l for l in c.journal().splitlines() if "ready on" in l]
 
         assert wait_until(ready_lines, "ready line")[0] == (
             f"syslogrx: ready on 127.0.0.1:{port}, writing raw lines to "
@@ -205,27 +224,74 @@ def test_unit_start_send_reload_restart_stop(installed):
         assert c.run("systemctl", "show", "-p", "MainPID", "--value",
                      "syslogrx").stdout.strip() == pid
 
-        # restart through the fd store: the same sockets (inodes), never closed.
+        # restart through the fd store: the same sockets (inodes), never
+        # closed, and the same BPF maps and tracer links (kernel ids), never
+        # detached: what the new process holds is what the old one held.
         before = udp_inodes(port)
         assert len(before) == 4, before
+        held = fd_identity(c.host_pid("syslogrx"))
+        assert len(held[0]) >= 4 and held[1] and len(held[2]) == 3, held
         c.run("systemctl", "restart", "syslogrx")
         wait_until(lambda: len(ready_lines()) == 2, "a second ready line after restart")
         send(port, b"<13>srx12c after restart")
         wait_until(lambda: "after restart" in log(), "the message after restart")
-        journal = c.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager").stdout
+        journal = c.journal()
         assert "(fd store)" in journal, journal
         assert udp_inodes(port) == before
+        restarted = fd_identity(c.host_pid("syslogrx"))
+        assert restarted[1] == held[1], ("BPF maps", held[1], restarted[1])
+        assert restarted[2] == held[2], ("tracer links", held[2], restarted[2])
+        assert restarted[0] >= {f"socket:[{i}]" for i in before}
+
 
         c.run("systemctl", "stop", "syslogrx")
-        assert c.run("systemctl", "is-active", "syslogrx", check=False).stdout.strip() == "inactive"
+        assert c.run("systemctl", "is-active", "syslogrx", check=False).stdout.strip() == \
+            "inactive", c.run("journalctl", "-u", "syslogrx", "--no-pager", check=False).stdout
         assert c.run("systemctl", "show", "-p", "Result", "--value",
                      "syslogrx").stdout.strip() == "success"
         # The stop wrote the summary: the instance after the restart got one message.
         s = read_json_from(c, "/var/log/syslogrx/summary.json")
         assert s["totals"]["received"] == 1 and s["totals"]["written"] == 1, s["totals"]
         assert s["totals"]["kernel_drops"]["total"] == 0
-        journal = c.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager").stdout
+        journal = c.journal()
         assert "Operation not permitted" not in journal, journal
+    finally:
+        c.stop()
+
+
+def test_unit_upgrade_tells_systemd_the_new_mainpid(installed):
+    """README: "After a kill -USR2 the old process tells systemd MAINPID= the
+    new one." systemd follows it: MainPID is the new process, which holds
+    the same BPF maps and tracer links and receives.
+
+    Found here, not asserted (a defect for the lead, see docs/i21-tests.md):
+    once the old process exits, systemd 252 may SIGKILL the new one ("Killing
+    process N (syslogrx) with signal SIGKILL" right after "done after the
+    hand-over"), and a later stop then ends with result 'signal'."""
+    dest, port = installed
+    c = Container(dest, f"srx12u-{uuid.uuid4().hex[:8]}")
+    try:
+        c.start_unit(port)
+
+        def took_over():
+            return [l for l in c.journal().splitlines() if "took over" in l]
+        wait_until(lambda: "ready on" in c.journal(), "ready line")
+        held = fd_identity(c.host_pid("syslogrx"))
+        pid = c.run("systemctl", "show", "-p", "MainPID", "--value", "syslogrx").stdout.strip()
+        seen = len(took_over())
+        c.run("kill", "-USR2", pid)
+        line = wait_until(lambda: took_over()[seen:], "the upgrade's 'took over' line")[0]
+        assert "(upgrade)" in line, line
+        new = line.split("pid ", 1)[1].split()[0]
+        assert new != pid, line
+        wait_until(lambda: c.run("systemctl", "show", "-p", "MainPID", "--value",
+                                 "syslogrx").stdout.strip() == new, f"MainPID={new}")
+        journal = c.run("journalctl", "-u", "syslogrx", "--no-pager").stdout
+        assert f"Supervising process {new} which is not our child" in journal, journal
+        upgraded = fd_identity(c.host_pid("syslogrx"))
+        assert upgraded[1:] == held[1:], "the upgrade kept the maps and links"
+        send(port, b"<13>srx12c after upgrade")
+        wait_until(lambda: "after upgrade" in c.read_log(), "the message after the upgrade")
     finally:
         c.stop()
 
