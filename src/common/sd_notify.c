@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include "common/clock.h"
 #include "common/sd_notify.h"
 
 bool sd_notify_enabled(void)
@@ -54,5 +57,33 @@ int sd_notify_fd(const char *state, int fd)
 	if (sendmsg(s, &msg, MSG_NOSIGNAL) < 0)
 		err = -errno;
 	close(s);
+	return err;
+}
+
+int sd_notify_barrier(int timeout_ms)
+{
+	uint64_t deadline = mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	int p[2], err;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	err = sd_notify_fd("BARRIER=1", p[1]);
+	close(p[1]); /* systemd's copy is the last write end now */
+	while (!err) {
+		struct pollfd pfd = { .fd = p[0], .events = 0 };
+		uint64_t now = mono_ns();
+		int n;
+
+		if (now >= deadline) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		n = poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000));
+		if (n > 0 && (pfd.revents & POLLHUP))
+			break;
+		if (n < 0 && errno != EINTR)
+			err = -errno;
+	}
+	close(p[0]);
 	return err;
 }

@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include "common/clock.h"
 #include "common/log.h"
@@ -107,8 +109,9 @@ static void say_status(pid_t pid, int status)
 			pid, WTERMSIG(status));
 }
 
-/* 0 once the child wrote "ready"; -errno (said why) otherwise, child reaped. */
-static int wait_ready(pid_t pid, int fd)
+/* 0 once the new process wrote "ready"; -errno (said why) otherwise, and it is
+ * gone: reaped when ours, else its parent (the service manager) reaps it. */
+static int wait_ready(pid_t pid, int fd, bool ours)
 {
 	uint64_t deadline = (mono_ns() / 1000000) + UPGRADE_READY_SECONDS * 1000ULL;
 	char buf[16];
@@ -124,13 +127,17 @@ static int wait_ready(pid_t pid, int fd)
 			if (got > 0 && !strncmp(buf, "ready", 5))
 				return 0;
 			/* EOF: it exited (or closed the pipe) without a word. */
-			if (waitpid(pid, &status, 0) == pid)
+			if (!ours)
+				pr_warn("upgrade: the new process %d exited before it was ready; "
+					"this one goes on\n",
+					pid);
+			else if (waitpid(pid, &status, 0) == pid)
 				say_status(pid, status);
 			return -ECHILD;
 		}
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (waitpid(pid, &status, WNOHANG) == pid) {
+		if (ours && waitpid(pid, &status, WNOHANG) == pid) {
 			say_status(pid, status);
 			return -ECHILD;
 		}
@@ -139,10 +146,34 @@ static int wait_ready(pid_t pid, int fd)
 				"this one goes on\n",
 				pid, UPGRADE_READY_SECONDS);
 			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
+			if (ours)
+				waitpid(pid, &status, 0);
 			return -ETIMEDOUT;
 		}
 	}
+}
+
+/*
+ * fork(), or (sibling) a child of our parent: clone(CLONE_PARENT). Under
+ * systemd the new process is then the service manager's child, as if it had
+ * started it, and MAINPID= names a child of the manager. systemd 252 calls a
+ * main process that is not its child "alien" (service_set_main_pid(), "not
+ * our child"), decided once, when MAINPID= is handled, and never again: at
+ * stop, unit_kill_context() sends SIGTERM but does not wait for an alien main
+ * process, and service_enter_signal() goes on to SIGKILL at once. A forked
+ * new process was killed so at every stop after an upgrade (Result=signal,
+ * no summary). The child only clears CLOEXEC flags and execs (no malloc,
+ * no lock: the raw system call is as safe as fork for that).
+ */
+static pid_t spawn(bool sibling)
+{
+	if (!sibling)
+		return fork();
+#if defined(__s390__) || defined(__s390x__)
+	return syscall(SYS_clone, 0, CLONE_PARENT | SIGCHLD, 0, 0, 0); /* stack first */
+#else
+	return syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
+#endif
 }
 
 int upgrade_init(void)
@@ -150,9 +181,13 @@ int upgrade_init(void)
 	return exe_path(start_path, sizeof(start_path));
 }
 
+static int start_new(struct receiver *r, char *const argv[], int ledger_fd, bool sibling,
+		     pid_t *child);
+
 int receiver_upgrade(struct receiver *r, char *const argv[], pid_t *child)
 {
-	int err = upgrade_spawn(r, argv, -1, child);
+	/* Under systemd, a sibling: the service manager's child (spawn). */
+	int err = start_new(r, argv, -1, sd_notify_enabled(), child);
 
 	if (!err)
 		r->handed_over = true;
@@ -160,6 +195,12 @@ int receiver_upgrade(struct receiver *r, char *const argv[], pid_t *child)
 }
 
 int upgrade_spawn(struct receiver *r, char *const argv[], int ledger_fd, pid_t *child)
+{
+	return start_new(r, argv, ledger_fd, false, child);
+}
+
+static int start_new(struct receiver *r, char *const argv[], int ledger_fd, bool sibling,
+		     pid_t *child)
 {
 	char path[PATH_MAX], var[64];
 	struct handover h;
@@ -193,10 +234,11 @@ int upgrade_spawn(struct receiver *r, char *const argv[], int ledger_fd, pid_t *
 		pr_warn("upgrade: %s; this one goes on\n", strerror(-err));
 		goto out;
 	}
-	pid = fork();
+	pid = spawn(sibling);
 	if (pid < 0) {
 		err = -errno;
-		pr_warn("upgrade: fork: %s; this one goes on\n", strerror(-err));
+		pr_warn("upgrade: %s: %s; this one goes on\n", sibling ? "clone" : "fork",
+			strerror(-err));
 		goto out;
 	}
 	if (pid == 0) {
@@ -209,7 +251,7 @@ int upgrade_spawn(struct receiver *r, char *const argv[], int ledger_fd, pid_t *
 	close(ready[1]);
 	ready[1] = -1;
 	pr_info("upgrade: started %s as pid %d\n", path, pid);
-	err = wait_ready(pid, ready[0]);
+	err = wait_ready(pid, ready[0], !sibling);
 	if (!err)
 		*child = pid;
 out:
@@ -467,10 +509,16 @@ void upgrade_fdstore_socket(const struct group_socket *s, bool add)
 void upgrade_notify_mainpid(pid_t pid)
 {
 	char state[32];
+	int err;
 
 	if (!sd_notify_enabled())
 		return;
 	snprintf(state, sizeof(state), "MAINPID=%d", (int)pid);
-	if (sd_notify_fd(state, -1))
-		pr_warn("systemd: %s not sent\n", state);
+	err = sd_notify_fd(state, -1);
+	/* Not gone before systemd took it: had it handled our exit first, its
+	 * main process would have ended and the service stopped. */
+	if (!err)
+		err = sd_notify_barrier(UPGRADE_MAINPID_MS);
+	if (err)
+		pr_warn("systemd: %s: %s\n", state, strerror(-err));
 }

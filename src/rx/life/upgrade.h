@@ -16,6 +16,8 @@
 
 /* Seconds the new process has to say ready. */
 #define UPGRADE_READY_SECONDS 10
+/* Milliseconds systemd has to handle MAINPID= before the old process exits. */
+#define UPGRADE_MAINPID_MS 5000
 
 /* At start: remembers the path of our binary, the one an upgrade starts. */
 int upgrade_init(void);
@@ -41,7 +43,10 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h);
  * Nothing without $NOTIFY_SOCKET. 0 or -errno (logged).
  */
 int upgrade_fdstore_put(struct receiver *r);
-/* After an upgrade, tells systemd the new process is the service's main one. */
+/* After an upgrade, tells systemd the new process is the service's main one
+ * (MAINPID=) and waits until systemd has handled it (BARRIER=1), so that the
+ * old process's exit is never taken for the main process's. Under systemd the
+ * new process is the manager's child (clone(CLONE_PARENT)), not ours. */
 void upgrade_notify_mainpid(pid_t pid);
 /* A socket opened (add) or closed by a live resize: the store follows. */
 void upgrade_fdstore_socket(const struct group_socket *s, bool add);
