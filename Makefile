@@ -34,7 +34,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
             libmicrohttpd-dev \
-            systemd systemd-container groff-base man-db
+            systemd systemd-container groff-base man-db linux-perf
 
 ifeq ($(V),1)
 	Q =
