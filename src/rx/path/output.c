@@ -39,6 +39,10 @@ int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf 
 	o->reopen = reopen;
 	o->force = force;
 	o->async = sink->ops->produce && sink->ops->poll && sink->ops->drain;
+	/* Raw lines are the datagram's bytes and null writes nothing: no field
+	 * is needed, so nothing is parsed (and malformed is not counted).
+	 * Kafka parses always: --kafka-key may ask for a field. */
+	o->parse = o->async || (fmt != FORMAT_RAW && !sink->discards);
 	err = o->async ? output_async_init(o) : output_sync_init(o);
 	o->seq = seqtrack_new();
 	if (err || !o->seq) {
@@ -69,6 +73,7 @@ void output_stage_counts(struct output_stage *o, struct output_counts *out)
 	out->processed = __atomic_load_n(&o->counts.processed, __ATOMIC_RELAXED);
 	out->written = __atomic_load_n(&o->counts.written, __ATOMIC_RELAXED);
 	out->malformed = __atomic_load_n(&o->counts.malformed, __ATOMIC_RELAXED);
+	out->parsed = o->parse;
 	out->discarded = __atomic_load_n(&o->counts.discarded, __ATOMIC_RELAXED);
 	out->write_errors = __atomic_load_n(&o->counts.write_errors, __ATOMIC_RELAXED);
 }

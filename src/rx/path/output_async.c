@@ -157,6 +157,7 @@ static void process_batch_async(struct output_stage *o, struct batch *b)
 		produce_one(o, t, o->buf, len ? len - 1 : 0, key, keylen);
 		output_msg_done(o, NULL);
 	}
+	output_batch_done(o);
 	track_put(o, t);
 }
 
