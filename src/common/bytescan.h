@@ -72,11 +72,12 @@ static inline __m128i odd_special16(const bytescan_u8 *s)
 }
 #endif
 
-static inline __attribute__((always_inline)) size_t bytescan_clean(const bytescan_u8 *s, size_t len,
+static inline __attribute__((always_inline)) size_t
+bytescan_clean(const bytescan_u8 *s, size_t len,
 #ifdef __SSE2__
-								   __m128i (*special16)(const bytescan_u8 *),
+	       __m128i (*special16)(const bytescan_u8 *),
 #endif
-								   bool (*special)(bytescan_u8))
+	       bool (*special)(bytescan_u8))
 {
 	size_t i = 0;
 
