@@ -1,21 +1,79 @@
 // SPDX-License-Identifier: MIT
-/* null, stdout and file:PATH sinks: one write(2) per buffer of many lines. */
+/*
+ * null, stdout and file:PATH sinks: one write(2) per buffer of many lines.
+ *
+ * A regular file's dirty pages are kept bounded: every WB_CHUNK written, the
+ * new chunk's writeback is started (sync_file_range WRITE) and the one
+ * before it waited for (WAIT_BEFORE | WRITE | WAIT_AFTER). At most about two
+ * chunks are dirty or in flight, so a disk slower than the input shows as a
+ * steady write rate of the output thread, not as the kernel's dirty-page
+ * throttling stopping it for seconds at a time once vm.dirty_ratio is
+ * reached (the window and the kernel queues take up the slack either way).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "common/log.h"
 #include "rx/settings/config.h"
 #include "rx/sink/sink.h"
+
+/* Bytes per writeback step: large enough for few syscalls and a
+ * sequential disk write, small enough to keep dirty memory to megabytes. */
+#define WB_CHUNK (8 << 20)
 
 struct sink_file {
 	struct sink base;
 	int fd;
 	bool owns_fd;
+	bool writeback;	   /* a regular file: bound its dirty pages */
+	uint64_t end;	   /* bytes in the file after our last write */
+	uint64_t wb_start; /* writeback started up to here */
+	uint64_t wb_prev;  /* ... and the chunk before it starts here */
 	char path[PATH_MAX];
 };
+
+/* Where writeback starts for a newly opened fd (appends go to its end). */
+static void writeback_reset(struct sink_file *f)
+{
+	struct stat st;
+
+	f->writeback = !fstat(f->fd, &st) && S_ISREG(st.st_mode);
+	f->end = f->writeback ? (uint64_t)st.st_size : 0;
+	f->wb_start = f->end;
+	f->wb_prev = f->end;
+}
+
+/* After a write of len bytes: start the writeback of what is new once a
+ * chunk has gathered, and wait for the chunk before it. */
+static void writeback(struct sink_file *f, size_t len)
+{
+	off_t pos;
+
+	f->end += len;
+	if (f->end - f->wb_start < WB_CHUNK)
+		return;
+	/* O_APPEND: someone else may have written too; the position is ours. */
+	pos = lseek(f->fd, 0, SEEK_CUR);
+	if (pos > 0 && (uint64_t)pos > f->end)
+		f->end = pos;
+	if (sync_file_range(f->fd, f->wb_start, f->end - f->wb_start, SYNC_FILE_RANGE_WRITE) ||
+	    (f->wb_prev < f->wb_start &&
+	     sync_file_range(f->fd, f->wb_prev, f->wb_start - f->wb_prev,
+			     SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+				     SYNC_FILE_RANGE_WAIT_AFTER))) {
+		/* Not for this file system: plain writes, as before. */
+		pr_warn("%s: sync_file_range: %s (dirty pages left to the kernel)\n", f->base.name,
+			strerror(errno));
+		f->writeback = false;
+		return;
+	}
+	f->wb_prev = f->wb_start;
+	f->wb_start = f->end;
+}
 
 static int write_all(int fd, const char *buf, size_t len)
 {
@@ -36,8 +94,14 @@ static int write_all(int fd, const char *buf, size_t len)
 static int file_write(struct sink *s, const char *buf, size_t len)
 {
 	struct sink_file *f = (struct sink_file *)s;
+	int err;
 
-	return f->fd < 0 ? 0 : write_all(f->fd, buf, len);
+	if (f->fd < 0)
+		return 0;
+	err = write_all(f->fd, buf, len);
+	if (!err && f->writeback)
+		writeback(f, len);
+	return err;
 }
 
 static int open_path(const char *path)
@@ -61,6 +125,7 @@ static int file_reopen(struct sink *s)
 		return fd;
 	close(f->fd);
 	f->fd = fd;
+	writeback_reset(f);
 	return 0;
 }
 
@@ -112,6 +177,7 @@ struct sink *sink_file_open(const struct config *c)
 			return NULL;
 		}
 		f->owns_fd = true;
+		writeback_reset(f);
 		break;
 	default:
 		free(f);
