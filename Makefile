@@ -239,7 +239,6 @@ test: deps
 bench: deps
 	$(Q)$(MAKE) all
 	$(Q)$(PYTHON) lab/bench.py $(BENCH_ARGS)
-	$(Q)$(PYTHON) lab/bench_diskbuf.py
 
 # Long run, not in CI: RSS flat and the books closed to the message under
 # file rotation (SIGHUP) and TCP destination restarts with --disk-buffer.

@@ -111,30 +111,43 @@ def trial(mode, sink, rate, duration, workdir):
             "disk_written": db.get("written", 0), "disk_replayed": db.get("replayed", 0)}
 
 
-def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rate", type=int, default=50000)
-    ap.add_argument("--duration", type=float, default=10)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--out", help="write the trials and ratios as JSON here too")
-    a = ap.parse_args(argv)
-    modes = ["none", "spill", "reliable"]
+RATE = 50000
+
+
+def run(modes, rate, duration, rounds, log=None):
+    """The trials, interleaved rounds of each mode; {"trials", "median_ns":
+    {mode: median CPU ns per message}}."""
     sink = TcpSink()
     workdir = tempfile.mkdtemp(prefix="bench_diskbuf.")
     trials = []
     try:
-        for r in range(a.rounds):
+        for r in range(rounds):
             for m in modes:
-                t = trial(m, sink, a.rate, a.duration, workdir)
+                t = trial(m, sink, rate, duration, workdir)
                 trials.append(t)
-                print(f"round {r + 1} {m:8s} cpu/msg {t['cpu_ns_per_msg']:7.0f} ns  received "
-                      f"{t['received']} of {t['sent']}, kernel drops {t['kernel_drops']}, "
-                      f"to disk {t['disk_written']}", file=sys.stderr)
+                if log:
+                    log(f"diskbuf round {r + 1} {m:8s} cpu/msg {t['cpu_ns_per_msg']:7.0f} ns  "
+                        f"received {t['received']} of {t['sent']}, kernel drops "
+                        f"{t['kernel_drops']}, to disk {t['disk_written']}")
     finally:
         sink.close()
         shutil.rmtree(workdir, ignore_errors=True)
     med = {m: statistics.median(t["cpu_ns_per_msg"] for t in trials if t["mode"] == m)
            for m in modes}
+    return {"trials": trials, "median_ns": med}
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rate", type=int, default=RATE)
+    ap.add_argument("--duration", type=float, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--out", help="write the trials and ratios as JSON here too")
+    a = ap.parse_args(argv)
+    modes = ["none", "spill", "reliable"]
+    res = run(modes, a.rate, a.duration, a.rounds,
+              log=lambda text: print(text, file=sys.stderr))
+    med = res["median_ns"]
     print(f"\n--disk-buffer, CPU per message at {a.rate}/s into a healthy TCP destination "
           f"(median of {a.rounds} interleaved rounds of {a.duration:g} s):\n")
     print("| mode | CPU per message | ratio to no buffer |")
@@ -143,7 +156,7 @@ def main(argv):
         print(f"| {m} | {med[m] / 1000:.2f} us | {med[m] / med['none']:.2f} |")
     if a.out:
         with open(a.out, "w") as f:
-            json.dump({"rate": a.rate, "duration": a.duration, "trials": trials,
+            json.dump({"rate": a.rate, "duration": a.duration, "trials": res["trials"],
                        "median_ns": med}, f, indent=1)
     return 0
 
