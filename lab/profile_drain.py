@@ -6,7 +6,8 @@
 events) attached to the receiver for the whole hold-fill-drain, then the top
 entries of `perf report` (self time, per symbol).
 
-USAGE: lab/profile_drain.py [--receiver NAME] [--count N] [--repeat N] [--top N] [--out DIR]
+USAGE: lab/profile_drain.py [--receiver NAME] [--count N] [--repeat N] [--top N] [--callgraph]
+                            [--out DIR]
 
 EXAMPLES:
     lab/profile_drain.py                                # raw into null
@@ -41,6 +42,7 @@ def main(argv):
     ap.add_argument("--count", type=int, default=capacity.COUNT // 2)
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--repeat", type=int, default=3, help="hold-fill-drain cycles (default 3)")
+    ap.add_argument("--callgraph", action="store_true", help="record call chains (perf -g)")
     ap.add_argument("--out", default=os.path.join(peers.ROOT, "results", "profile"))
     a = ap.parse_args(argv)
     if not shutil.which("perf"):
@@ -57,7 +59,7 @@ def main(argv):
     try:
         rx.start()
         rx.wait_ready()
-        perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000",
+        perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", *(["-g"] if a.callgraph else []),
                                  "-p", str(rx.pid), "-o", data],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)  # perf attached (no event to wait for: it prints nothing)
