@@ -59,8 +59,9 @@ def main(argv):
     try:
         rx.start()
         rx.wait_ready()
-        perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", *(["-g"] if a.callgraph else []),
-                                 "-p", str(rx.pid), "-o", data],
+        perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000"]
+                                + (["-g"] if a.callgraph else [])
+                                + ["-p", str(rx.pid), "-o", data],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)  # perf attached (no event to wait for: it prints nothing)
         runs = [drain.hold_and_drain(rx.pid, port,
