@@ -3,12 +3,15 @@
  * null, stdout and file:PATH sinks: one write(2) per buffer of many lines.
  *
  * A regular file's dirty pages are kept bounded: every WB_CHUNK written, the
- * new chunk's writeback is started (sync_file_range WRITE) and the one
- * before it waited for (WAIT_BEFORE | WRITE | WAIT_AFTER). At most about two
- * chunks are dirty or in flight, so a disk slower than the input shows as a
- * steady write rate of the output thread, not as the kernel's dirty-page
- * throttling stopping it for seconds at a time once vm.dirty_ratio is
- * reached (the window and the kernel queues take up the slack either way).
+ * new chunk's writeback is started at once (sync_file_range WRITE: the disk
+ * works from the first chunk on, not from vm.dirty_background_ratio on), and
+ * once more than `ahead` bytes are written and not yet waited for, the
+ * oldest of them are waited for (WAIT_BEFORE | WRITE | WAIT_AFTER), a chunk
+ * at a time. A burst faster than the disk fills the page cache up to `ahead`
+ * (min(WB_AHEAD_MAX, RAM / 10)), then a disk slower than the input shows as
+ * a steady write rate of the output thread, one chunk's wait at a time, not
+ * as the kernel's dirty-page throttling stopping it (and every other writer
+ * on the machine) for seconds once vm.dirty_ratio is reached.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,13 +20,17 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include "common/log.h"
 #include "rx/settings/config.h"
 #include "rx/sink/sink.h"
 
 /* Bytes per writeback step: large enough for few syscalls and a
- * sequential disk write, small enough to keep dirty memory to megabytes. */
-#define WB_CHUNK (8 << 20)
+ * sequential disk write. */
+#define WB_CHUNK (8ULL << 20)
+/* At most this much written and not waited for (and at most RAM / 10, the
+ * kernel's default vm.dirty_background_ratio: below its throttling). */
+#define WB_AHEAD_MAX (2ULL << 30)
 
 struct sink_file {
 	struct sink base;
@@ -32,7 +39,8 @@ struct sink_file {
 	bool writeback;	   /* a regular file: bound its dirty pages */
 	uint64_t end;	   /* bytes in the file after our last write */
 	uint64_t wb_start; /* writeback started up to here */
-	uint64_t wb_prev;  /* ... and the chunk before it starts here */
+	uint64_t wb_done;  /* ... and waited for up to here */
+	uint64_t ahead;	   /* the most started and not waited for */
 	char path[PATH_MAX];
 };
 
@@ -44,14 +52,24 @@ static void writeback_reset(struct sink_file *f)
 	f->writeback = !fstat(f->fd, &st) && S_ISREG(st.st_mode);
 	f->end = f->writeback ? (uint64_t)st.st_size : 0;
 	f->wb_start = f->end;
-	f->wb_prev = f->end;
+	f->wb_done = f->end;
+}
+
+static uint64_t writeback_ahead(void)
+{
+	struct sysinfo si;
+	uint64_t ram = !sysinfo(&si) ? (uint64_t)si.totalram * si.mem_unit : 0;
+	uint64_t ahead = ram / 10 < WB_AHEAD_MAX ? ram / 10 : WB_AHEAD_MAX;
+
+	return ahead < 2 * WB_CHUNK ? 2 * WB_CHUNK : ahead;
 }
 
 /* After a write of len bytes: start the writeback of what is new once a
- * chunk has gathered, and wait for the chunk before it. */
+ * chunk has gathered; wait for the oldest chunk while too much is ahead. */
 static void writeback(struct sink_file *f, size_t len)
 {
 	off_t pos;
+	int err = 0;
 
 	f->end += len;
 	if (f->end - f->wb_start < WB_CHUNK)
@@ -60,19 +78,20 @@ static void writeback(struct sink_file *f, size_t len)
 	pos = lseek(f->fd, 0, SEEK_CUR);
 	if (pos > 0 && (uint64_t)pos > f->end)
 		f->end = pos;
-	if (sync_file_range(f->fd, f->wb_start, f->end - f->wb_start, SYNC_FILE_RANGE_WRITE) ||
-	    (f->wb_prev < f->wb_start &&
-	     sync_file_range(f->fd, f->wb_prev, f->wb_start - f->wb_prev,
-			     SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-				     SYNC_FILE_RANGE_WAIT_AFTER))) {
+	err = sync_file_range(f->fd, f->wb_start, f->end - f->wb_start, SYNC_FILE_RANGE_WRITE);
+	f->wb_start = f->end;
+	while (!err && f->wb_start - f->wb_done > f->ahead) {
+		err = sync_file_range(f->fd, f->wb_done, WB_CHUNK,
+				      SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+					      SYNC_FILE_RANGE_WAIT_AFTER);
+		f->wb_done += WB_CHUNK;
+	}
+	if (err) {
 		/* Not for this file system: plain writes, as before. */
 		pr_warn("%s: sync_file_range: %s (dirty pages left to the kernel)\n", f->base.name,
 			strerror(errno));
 		f->writeback = false;
-		return;
 	}
-	f->wb_prev = f->wb_start;
-	f->wb_start = f->end;
 }
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -177,6 +196,7 @@ struct sink *sink_file_open(const struct config *c)
 			return NULL;
 		}
 		f->owns_fd = true;
+		f->ahead = writeback_ahead();
 		writeback_reset(f);
 		break;
 	default:
