@@ -7,7 +7,7 @@
 #   make soak       10 minutes under rotation and destination restarts (not in CI)
 #   make format     clang-format every C file in place (.clang-format)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
-#   make install    binaries, systemd unit, man page, example config (PREFIX, DESTDIR)
+#   make install    binaries, systemd unit, man page, example config, alert rules (PREFIX, DESTDIR)
 #   make V=1        show full commands
 #
 # Layout the rules rely on (add a file, not a rule):
@@ -33,7 +33,7 @@ VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
-            libmicrohttpd-dev \
+            libmicrohttpd-dev libcurl4-openssl-dev \
             systemd systemd-container groff-base man-db linux-perf
 
 ifeq ($(V),1)
@@ -72,6 +72,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-in
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 KAFKA_LIBS  := $(shell pkg-config --libs rdkafka 2>/dev/null || echo -lrdkafka)
 MHD_LIBS    := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
+CURL_LIBS   := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 SKELS      := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
@@ -92,7 +93,7 @@ APPS       := $(OUTPUT)/syslogrx $(TOOLS)
 
 # ---- Link lines: each binary's layers (in link order) and libraries ----------
 syslogrx_LAYERS   := rx net syslog common
-syslogrx_LIBS     := $(KAFKA_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lz -lpthread -lm
+syslogrx_LIBS     := $(KAFKA_LIBS) $(CURL_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lz -lpthread -lm
 sysloggen_LAYERS  := gen syslog common
 sysloggen_LIBS    := -lpthread -lm
 udpdrops_LAYERS   := net common
@@ -114,6 +115,7 @@ test_reorder_LAYERS := rx net syslog common
 test_reorder_LIBS := $(test_config_LIBS)
 # The disk buffer's crc32 is zlib's (libbpf's dependency already, named here).
 test_diskbuf_LAYERS := rx common
+test_senders_LAYERS := rx net common
 test_diskbuf_LIBS := -lz -lpthread -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
@@ -239,6 +241,7 @@ test: deps
 bench: deps
 	$(Q)$(MAKE) all
 	$(Q)$(PYTHON) lab/bench.py $(BENCH_ARGS)
+	$(Q)$(PYTHON) lab/bench_otlp.py
 
 # Long run, not in CI: RSS flat and the books closed to the message under
 # file rotation (SIGHUP) and TCP destination restarts with --disk-buffer.
@@ -274,7 +277,12 @@ install: $(APPS)
 	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		dist/syslogrx.service.in > $(DESTDIR)$(UNITDIR)/syslogrx.service
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/syslogrx.service
+	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		dist/syslogrx-unprivileged.service.in \
+		> $(DESTDIR)$(UNITDIR)/syslogrx-unprivileged.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/syslogrx-unprivileged.service
 	$(Q)install -m 0644 dist/syslogrx.conf $(DESTDIR)$(DOCDIR)/syslogrx.conf.example
+	$(Q)install -m 0644 dist/syslogrx-alerts.yml $(DESTDIR)$(DOCDIR)/syslogrx-alerts.yml
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf ] || \
 		install -m 0644 dist/syslogrx.conf $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf
 

@@ -7,6 +7,11 @@
  * without it (no socket, bad checksum, a socket closing) we count per
  * {destination port, reason} if the skb holds a UDP datagram.
  *
+ * With count_senders (issue 25) a socket drop is counted once more per
+ * {source address, reason} in the LRU map sender_drops, read from the skb's
+ * IP header (IPv4 as ::ffff:a.b.c.d); sender_stats says what that map
+ * holds of them (include/bpf/tracer.h).
+ *
  * tp_btf/udp_fail_queue_rcv_skb fires for a failed enqueue that kfree_skb then
  * reports again with rx_sk set, so it is only a cross-check counter here.
  *
@@ -39,8 +44,9 @@
 #define MSG_ERRQUEUE 0x2000
 
 /* Set by user space before load; 0 = any. */
-const volatile __u32 filter_port = 0;  /* local port, host order */
-const volatile __u64 filter_netns = 0; /* netns inode number */
+const volatile __u32 filter_port = 0;	   /* local port, host order */
+const volatile __u64 filter_netns = 0;	   /* netns inode number */
+const volatile bool count_senders = false; /* drops per source address (issue 25) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -72,6 +78,22 @@ struct {
 	__type(key, __u64);
 	__type(value, __u64);
 } sock_reads SEC(".maps");
+
+/* Socket drops per {source address, reason}: least recently used evicted,
+ * max_entries set by user space (include/bpf/tracer.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, DROPS_SENDERS_DEFAULT);
+	__type(key, struct drops_sender_key);
+	__type(value, __u64);
+} sender_drops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DROPS_SENDERS_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} sender_stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -134,7 +156,79 @@ static __always_inline bool sk_wanted(const struct sock *sk)
 	return netns_wanted(sk->__sk_common.skc_net.net);
 }
 
-static __always_inline void count_socket_drop(struct sock *sk, __u32 reason)
+static __always_inline void count_sender_stat(__u32 slot)
+{
+	__u64 *v = bpf_map_lookup_elem(&sender_stats, &slot);
+
+	if (v)
+		(*v)++;
+}
+
+/* The skb's source address into addr (IPv4 mapped); 0, or -1 if unreadable. */
+static __always_inline int skb_saddr(struct sk_buff *skb, __u8 addr[16])
+{
+	unsigned char *head = skb->head;
+	__u16 proto = bpf_ntohs(skb->protocol);
+	__u16 nh = skb->network_header;
+
+	if (nh == (__u16)~0U)
+		return -1;
+	if (proto == ETH_P_IP) {
+		struct iphdr iph;
+
+		if (bpf_probe_read_kernel(&iph, sizeof(iph), head + nh) || iph.version != 4)
+			return -1;
+		__builtin_memset(addr, 0, 10);
+		addr[10] = 0xff;
+		addr[11] = 0xff;
+		__builtin_memcpy(addr + 12, &iph.saddr, 4);
+		return 0;
+	}
+	if (proto == ETH_P_IPV6) {
+		struct ipv6hdr ip6h;
+
+		if (bpf_probe_read_kernel(&ip6h, sizeof(ip6h), head + nh) || ip6h.version != 6)
+			return -1;
+		__builtin_memcpy(addr, &ip6h.saddr, 16);
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * The drop again, per sender: in the LRU map, so a new key may evict the
+ * least recently used. A drop that could not be placed (no address, or the
+ * entry evicted between our update and lookup) is counted unattributed, so
+ * attributed + unattributed is every socket drop.
+ */
+static __always_inline void count_sender_drop(struct sk_buff *skb, __u32 reason)
+{
+	struct drops_sender_key key = {};
+	__u64 zero = 0, *v;
+	long err;
+
+	if (skb_saddr(skb, key.addr))
+		goto unattributed;
+	key.reason = reason;
+	v = bpf_map_lookup_elem(&sender_drops, &key);
+	if (!v) {
+		err = bpf_map_update_elem(&sender_drops, &key, &zero, BPF_NOEXIST);
+		if (!err)
+			count_sender_stat(DROPS_SENDERS_INSERTS);
+		else if (err != -EEXIST)
+			goto unattributed;
+		v = bpf_map_lookup_elem(&sender_drops, &key);
+		if (!v)
+			goto unattributed;
+	}
+	(*v)++;
+	count_sender_stat(DROPS_SENDERS_ATTRIBUTED);
+	return;
+unattributed:
+	count_sender_stat(DROPS_SENDERS_UNATTRIBUTED);
+}
+
+static __always_inline void count_socket_drop(struct sock *sk, struct sk_buff *skb, __u32 reason)
 {
 	struct drops_sock_key key = {};
 	__u64 zero = 0, *v;
@@ -147,6 +241,8 @@ static __always_inline void count_socket_drop(struct sock *sk, __u32 reason)
 	v = lookup_or_init(&sock_drops, &key, &zero, DROPS_MAP_SOCK_DROPS);
 	if (v)
 		(*v)++; /* per-CPU: no atomic needed */
+	if (count_senders)
+		count_sender_drop(skb, reason);
 }
 
 /* Destination port of the UDP datagram in skb, or -1 if it is not one. */
@@ -221,7 +317,7 @@ int BPF_PROG(on_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	    reason == bpf_core_enum_value(enum skb_drop_reason, SKB_NOT_DROPPED_YET))
 		return 0;
 	if (rx_sk)
-		count_socket_drop(rx_sk, reason);
+		count_socket_drop(rx_sk, skb, reason);
 	else
 		count_port_drop(skb, reason);
 	return 0;

@@ -19,7 +19,10 @@ rsyslog imudp), side by side in one run, on the same load from sysloggen
   6. receive capacity past the sender: each receiver held (SIGSTOP) while
      sysloggen fills big queues, then released and its drain timed
      (benchlib/capacity.py), per CPU second, against drainrx's;
-  7. the disk buffer's cost (lab/bench_diskbuf.py): CPU per message at
+  7. per-sender counting (benchlib/senders.py): the tracer's time per run
+     (kernel.bpf_stats) and syslogrx's CPU per message with --senders 4096
+     against --senders 0, as ratios.
+  8. the disk buffer's cost (lab/bench_diskbuf.py): CPU per message at
      50,000/s into a healthy TCP destination with no buffer and with
      --disk-buffer-mode reliable, interleaved.
 
@@ -31,12 +34,14 @@ Results in DIR: report.md (targets with PASS/MISS), trials.csv, results.json;
 written after every trial, so Ctrl-C keeps what has run. Progress on stderr.
 
 USAGE: lab/bench.py [--quick] [--out DIR] [--duration S] [--steps N] [--balance-only]
+                    [--senders-only]
 
 EXAMPLES:
     make bench                                   # the full run, < 25 minutes on 2 cores
     make bench BENCH_ARGS=--quick                # a smoke run, < 2 minutes
     lab/bench.py --out results/bench-lab --duration 5 --steps 2
     lab/bench.py --balance-only                  # part 5 alone, about 3 minutes
+    lab/bench.py --senders-only                  # part 7 alone, about 1 minute
 """
 import argparse
 import datetime
@@ -50,7 +55,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sweeplib import peers  # noqa: E402
-from benchlib import balance, capacity, report, runner  # noqa: E402
+from benchlib import balance, capacity, report, runner, senders  # noqa: E402
 import bench_diskbuf  # noqa: E402
 
 COLUMNS = [27000, 50000, 150000]    # SC4S's columns that matter on 2 cores
@@ -72,6 +77,8 @@ def parse_args(argv):
     ap.add_argument("--steps", type=int, help="bisection steps (default 4; --quick 1)")
     ap.add_argument("--balance-only", action="store_true",
                     help="run only part 5 (balancing) and write DIR/balance.md")
+    ap.add_argument("--senders-only", action="store_true",
+                    help="run only part 7 (per-sender counting) and write DIR/senders.md")
     ap.add_argument("--report-only", metavar="DIR",
                     help="rewrite DIR/report.md from DIR/results.json, run nothing")
     a = ap.parse_args(argv)
@@ -214,6 +221,22 @@ def balance_phase(a, out, prog):
     return res
 
 
+def senders_phase(a, out, prog):
+    """Part 7: senders.json and senders.md, the latter appended to report.md."""
+    res = senders.run(repeats=1 if a.quick else 3, log=prog.log)
+    with open(os.path.join(out, "senders.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    md = senders.report_md(res)
+    with open(os.path.join(out, "senders.md"), "w") as f:
+        f.write(md)
+    if os.path.exists(os.path.join(out, "report.md")):
+        with open(os.path.join(out, "report.md"), "a") as f:
+            f.write("\n" + md)
+    else:
+        print(md)
+    return 0
+
+
 def main(argv):
     a = parse_args(argv)
     if a.report_only:
@@ -225,6 +248,8 @@ def main(argv):
     if a.balance_only:
         balance_phase(a, out, prog)
         return 0
+    if a.senders_only:
+        return senders_phase(a, out, prog)
     for tool in ("syslogrx", "sysloggen", "drainrx", "udpdrops"):
         if not os.access(os.path.join(peers.BUILD, tool), os.X_OK):
             print(f"bench: build/{tool} is missing: run make", file=sys.stderr)
@@ -357,6 +382,7 @@ def main(argv):
             save(out, meta, trials)
             with open(os.path.join(out, "report.md"), "a") as f:
                 f.write("\n" + balance.report_md(res))
+        senders_phase(a, out, prog)
     if summary:
         print(open(os.path.join(out, "report.md")).read())
     failed = [t for t in trials if t["error"]]

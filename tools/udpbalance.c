@@ -14,6 +14,12 @@
  * The group must be taken whole or not at all: a socket left out of the map
  * would get no datagram from the program, a socket of another process or
  * another group could not be selected (the kernel falls back to its hash).
+ *
+ * Without CAP_BPF (or with --cbpf), random spreading needs no capability at
+ * all, only the receiver's uid: a socket of ours joins the group (it takes the
+ * last index, N), a classic BPF program for N sockets is attached through it
+ * (net/cbpf_balancer.h), and it leaves again (the last leaving moves nobody).
+ * The program stays with the group; no counters, nothing to detach at exit.
  */
 #include <argp.h>
 #include <errno.h>
@@ -31,6 +37,9 @@
 #include "common/signals.h"
 #include "common/array.h"
 #include "net/balancer.h"
+#include "net/cbpf_balancer.h"
+#include "common/sockaddr.h"
+#include "net/socket_group.h"
 #include "common/json_writer.h"
 #include "common/cli.h"
 #include "common/log.h"
@@ -48,6 +57,7 @@ static struct env {
 	enum balance_policy policy;
 	bool policy_set;
 	bool keep;
+	bool cbpf;
 } env; /* --interval, --count, --json, -v: cli_report */
 
 const char *argp_program_version = "udpbalance 0.1";
@@ -63,23 +73,32 @@ static const char doc[] =
 	"hash is back. With --keep it stays attached for as long as the group lives\n"
 	"(not leastloaded: its queue tracking ends with udpbalance).\n"
 	"\n"
+	"Without CAP_BPF (or with --cbpf): random with no capability at all, as the\n"
+	"receiver's own uid: a socket joins the group, attaches a classic BPF program\n"
+	"for the group's N sockets, and leaves; the program stays with the group\n"
+	"(no steered counts; while the receiver keeps its N sockets).\n"
+	"\n"
 	"USAGE: udpbalance --pid PID --port P --policy random|roundrobin|leastloaded\n"
 	"                  [--interval S]\n"
 	"                  [--count K] [--json] [--keep] [-v]\n"
+	"       udpbalance --pid PID --port P --cbpf [--json] [-v]\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    udpbalance --pid $(pidof syslog-ng) --port 514 --policy random\n"
 	"    udpbalance -p 1234 -P 5514 --policy roundrobin --json --interval 5\n"
 	"    udpbalance -p 1234 -P 5514 --policy leastloaded   # away from a socket that backs up\n"
-	"    udpbalance -p 1234 -P 5514 --policy random --keep --count 1   # attach and leave\n";
+	"    udpbalance -p 1234 -P 5514 --policy random --keep --count 1   # attach and leave\n"
+	"    udpbalance -p $(pidof syslog-ng) -P 5514 --cbpf   # no capability, same uid\n";
 
-enum { OPT_POLICY = 256, OPT_KEEP };
+enum { OPT_POLICY = 256, OPT_KEEP, OPT_CBPF };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Process owning the SO_REUSEPORT group (required)", 0 },
 	{ "port", 'P', "PORT", 0, "Local UDP port of the group (required)", 0 },
 	{ "policy", OPT_POLICY, "POLICY", 0, "random | roundrobin | leastloaded (required)", 0 },
 	{ "keep", OPT_KEEP, NULL, 0, "Leave the program attached at exit", 0 },
+	{ "cbpf", OPT_CBPF, NULL, 0,
+	  "random by classic BPF: join, attach, leave; no capability (the receiver's uid)", 0 },
 	{},
 };
 
@@ -102,12 +121,27 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_KEEP:
 		env.keep = true;
 		break;
+	case OPT_CBPF:
+		env.cbpf = true;
+		break;
 	case ARGP_KEY_ARG:
 		fprintf(stderr, "udpbalance: unexpected argument '%s'\n", arg);
 		exit(2);
 	case ARGP_KEY_END:
+		if (env.cbpf && env.policy_set && env.policy != BALANCE_RANDOM) {
+			fprintf(stderr,
+				"udpbalance: --cbpf spreads at random: --policy %s needs "
+				"eBPF (CAP_BPF)\n",
+				balance_policy_name(env.policy));
+			exit(2);
+		}
+		if (env.cbpf && !env.policy_set) {
+			env.policy = BALANCE_RANDOM;
+			env.policy_set = true;
+		}
 		if (!env.pid || !env.port || !env.policy_set) {
-			fprintf(stderr, "udpbalance: --pid, --port and --policy are required\n");
+			fprintf(stderr, "udpbalance: --pid, --port and --policy (or --cbpf) are "
+					"required\n");
 			argp_usage(state);
 		}
 		/* Left attached, leastloaded would steer on queue sizes frozen
@@ -201,8 +235,10 @@ static int group_scan(struct group *g)
 		return err;
 	}
 	if (err == -EACCES || err == -EPERM) {
-		pr_warn("cannot read /proc/%d/fd: %s (needs CAP_SYS_PTRACE, or root)\n", env.pid,
-			strerror(-err));
+		pr_warn("cannot read /proc/%d/fd: %s (%s)\n", env.pid, strerror(-err),
+			env.cbpf ? "classic BPF needs no capability but the receiver's uid: run "
+				   "as that user" :
+				   "needs CAP_SYS_PTRACE, or root");
 		return err;
 	}
 	if (err) {
@@ -400,6 +436,108 @@ static int release_group(const struct group *g)
 	return 0;
 }
 
+/* ---- classic BPF: join, attach, leave ------------------------------------------- */
+
+static int count_port_rows(const struct udp_sock_row *r, void *ctx)
+{
+	if (r->port == env.port)
+		++*(size_t *)ctx;
+	return 0;
+}
+
+/* What reached our socket in the moment between its bind and the program:
+ * the kernel's hash may pick it as one of N + 1. Read and counted, so that
+ * nothing is lost uncounted; the receiver never sees them. */
+static void drain_joiner(int fd, uint64_t *received, uint64_t *drops)
+{
+	char buf[1];
+
+	*received = 0;
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC) >= 0)
+		++*received;
+	if (sockinfo_meminfo(fd, drops, NULL))
+		*drops = 0;
+}
+
+static int join_attach_leave(const struct group *g, const char *why)
+{
+	struct sockaddr_storage addr;
+	uint64_t received = 0, drops = 0;
+	size_t rows = 0;
+	socklen_t len;
+	int fd, one = 1, err = 0;
+
+	if (parse_host_port(g->m[0].row.local, &addr, &len)) {
+		pr_warn("cannot parse the group's address %s\n", g->m[0].row.local);
+		return -EINVAL;
+	}
+	fd = socket(addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one))) {
+		err = -errno;
+		pr_warn("socket: %s\n", strerror(-err));
+		goto out;
+	}
+	if (bind(fd, (struct sockaddr *)&addr, len)) {
+		err = -errno;
+		/* A reuseport group takes sockets of its own uid only. */
+		pr_warn("joining the group on %s: %s%s\n", g->m[0].row.local, strerror(-err),
+			err == -EADDRINUSE ? " (only a socket of the receiver's uid, "
+					     "with SO_REUSEPORT, may join its group: run as "
+					     "that user)" :
+					     "");
+		goto out;
+	}
+	/* The group must be the N we counted plus us, nobody else's. */
+	err = proc_net_udp_for_each(count_port_rows, &rows);
+	if (!err && rows != g->n + 1) {
+		pr_warn("the group on %s changed while joining it (%zu sockets, expected %zu): "
+			"nothing attached\n",
+			g->m[0].row.local, rows, g->n + 1);
+		err = -EAGAIN;
+	}
+	/* Ours is index N: a program for N sockets never picks it. */
+	if (!err)
+		err = cbpf_balancer_attach(fd, g->n);
+	if (err) {
+		if (err != -EAGAIN)
+			pr_warn("attaching the classic BPF program: %s\n", strerror(-err));
+		goto out;
+	}
+	/* After a grace period no lookup is still on the way to our socket. */
+	if (socket_group_rcu_grace_period())
+		usleep(200 * 1000);
+	drain_joiner(fd, &received, &drops);
+out:
+	if (fd >= 0)
+		close(fd); /* leaves the group: it was last, nobody moves */
+	if (err)
+		return err;
+	if (cli_report.json) {
+		struct json_writer w;
+
+		jw_init(&w, stdout, false);
+		jw_object_begin(&w, NULL);
+		jw_string(&w, "policy", "random");
+		jw_string(&w, "runs", "classic BPF");
+		jw_string(&w, "why", why);
+		jw_u64(&w, "pid", env.pid);
+		jw_string(&w, "local", g->m[0].row.local);
+		jw_u64(&w, "sockets", g->n);
+		jw_u64(&w, "joining_socket_received", received);
+		jw_u64(&w, "joining_socket_drops", drops);
+		jw_object_end(&w);
+		jw_finish(&w);
+		fflush(stdout);
+	}
+	pr_info("attached: random by classic BPF (%s) over %zu sockets of pid %d on %s; it stays "
+		"with the group while the receiver keeps %zu sockets\n",
+		why, g->n, env.pid, g->m[0].row.local, g->n);
+	pr_info("the joining socket took %llu datagram(s) and dropped %llu before the program "
+		"ran: counted here, not delivered to the receiver\n",
+		(unsigned long long)received, (unsigned long long)drops);
+	return 0;
+}
+
 /* ---- reports ------------------------------------------------------------------ */
 
 static int report(struct balancer *b, const struct group *g, uint64_t *steered, uint64_t *last,
@@ -491,6 +629,7 @@ int main(int argc, char **argv)
 	uint64_t *steered = NULL, *last = NULL, reports = 0;
 	int err, pidfd = -1;
 	bool gone = false;
+	char why[160] = "--cbpf";
 
 	log_prog = "udpbalance";
 	argp_err_exit_status = 2;
@@ -512,12 +651,35 @@ int main(int argc, char **argv)
 		pr_warn("pidfd_open(%d): %s\n", env.pid, strerror(errno));
 		goto cleanup;
 	}
+	if (!env.cbpf) {
+		int probe = balancer_probe();
+
+		if (probe && env.policy == BALANCE_RANDOM) {
+			snprintf(why, sizeof(why),
+				 "no CAP_BPF: loading an SK_REUSEPORT program: %s",
+				 strerror(-probe));
+			env.cbpf = true;
+		} else if (probe) {
+			pr_warn("--policy %s needs eBPF: %s (loading an SK_REUSEPORT program: %s); "
+				"random works without it (classic BPF)\n",
+				balance_policy_name(env.policy),
+				env.policy == BALANCE_LEASTLOADED ? "CAP_BPF and CAP_PERFMON" :
+								    "CAP_BPF",
+				strerror(-probe));
+			err = probe;
+			goto cleanup;
+		}
+	}
 	err = group_scan(&g);
 	if (!err)
 		err = group_check(&g);
 	if (err)
 		goto cleanup;
 
+	if (env.cbpf) {
+		err = join_attach_leave(&g, why);
+		goto cleanup;
+	}
 	b = balancer_open(env.policy, g.n);
 	if (!b) {
 		err = -errno;

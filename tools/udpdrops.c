@@ -28,7 +28,9 @@
 #include "net/http_metrics.h"
 #include "net/libbpf_log.h"
 #include "common/parse_num.h"
+#include "common/sockaddr.h"
 #include "net/proc_net.h"
+#include "net/sender_view.h"
 #include "net/sockinfo.h"
 #include "net/tracer.h"
 
@@ -39,7 +41,9 @@ static struct env {
 	uint16_t port;	     /* 0 = any */
 	int pid;	     /* 0 = any */
 	const char *metrics; /* --metrics ADDR:PORT, NULL = none */
-} env;
+	uint32_t senders;    /* --senders: per-sender LRU entries, 0 = off */
+	unsigned int top;    /* --senders-top */
+} env = { .senders = 4096, .top = 20 };
 
 const char *argp_program_version = "udpdrops 0.1";
 static const char doc[] =
@@ -48,16 +52,20 @@ static const char doc[] =
 	"Drops are counted from the moment udpdrops starts, in this network namespace.\n"
 	"Needs CAP_BPF and CAP_PERFMON (tracing) and CAP_SYS_PTRACE (socket cookies).\n"
 	"\n"
+	"Drops are also counted per sender (source address) over every socket\n"
+	"counted, in a table of --senders entries; the worst --senders-top are shown.\n"
+	"\n"
 	"USAGE: udpdrops [--port P] [--pid PID] [--interval S] [--count K] [--json]\n"
-	"                [--metrics ADDR:PORT] [-v]\n"
+	"                [--metrics ADDR:PORT] [--senders N] [--senders-top N] [-v]\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    udpdrops                    # every UDP socket, a table each second\n"
 	"    udpdrops -p 514 -i 5        # sockets on port 514, every 5 seconds\n"
 	"    udpdrops --pid 1234         # sockets of process 1234\n"
-	"    udpdrops -p 514 -j -c 10    # 10 JSON lines, one per second\n";
+	"    udpdrops -p 514 -j -c 10    # 10 JSON lines, one per second\n"
+	"    udpdrops -p 514 --senders-top 5   # and the 5 senders losing the most\n";
 
-enum { OPT_PID = 256, OPT_METRICS };
+enum { OPT_PID = 256, OPT_METRICS, OPT_SENDERS, OPT_SENDERS_TOP };
 
 static const struct argp_option opts[] = {
 	{ "port", 'p', "PORT", 0, "Only sockets on this local port (and no-socket drops to it)",
@@ -66,6 +74,11 @@ static const struct argp_option opts[] = {
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
 	  "Serve the last report as Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1)",
 	  0 },
+	{ "senders", OPT_SENDERS, "N", 0,
+	  "Count drops per source address in an LRU table of N senders; 0 = off (default 4096)",
+	  0 },
+	{ "senders-top", OPT_SENDERS_TOP, "N", 0,
+	  "Senders shown, most drops first; the rest are one total (default 20)", 0 },
 	{},
 };
 
@@ -81,6 +94,22 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_METRICS:
 		env.metrics = arg;
 		break;
+	case OPT_SENDERS: {
+		uint64_t v;
+
+		if (parse_u64(arg, 0, 1U << 20, &v) || (v && v < 16))
+			cli_bad_value("--senders", arg, "0 (off) or a number from 16 to 1048576");
+		env.senders = v;
+		break;
+	}
+	case OPT_SENDERS_TOP: {
+		uint64_t v;
+
+		if (parse_u64(arg, 1, 1000, &v))
+			cli_bad_value("--senders-top", arg, "a number from 1 to 1000");
+		env.top = v;
+		break;
+	}
 	case ARGP_KEY_ARG:
 		fprintf(stderr, "udpdrops: unexpected argument '%s'\n", arg);
 		exit(2);
@@ -138,6 +167,11 @@ struct report {
 	size_t nr_by_cookie;
 	struct no_socket_drop *ns;
 	size_t nr_ns, cap_ns;
+	/* --senders: drops per source address over every socket counted */
+	bool have_senders;
+	struct sender_view senders; /* worst first */
+	struct tracer_sender_totals sender_totals;
+	uint64_t senders_evicted, sender_drops_evicted; /* entries, their drops */
 };
 
 static struct owner *owner_find(uint64_t inode)
@@ -388,6 +422,31 @@ static int cmp_no_socket(const void *a, const void *b)
 	return x->reason < y->reason ? -1 : x->reason > y->reason;
 }
 
+/* Per sender: the table, then its totals (read after, so at least as new). */
+static int collect_senders(struct tracer *t, struct report *rep)
+{
+	const struct tracer_sender_totals *tt = &rep->sender_totals;
+	int err;
+
+	rep->senders.n = 0;
+	rep->have_senders = false;
+	if (!env.senders)
+		return 0;
+	err = sender_view_add_tracer(&rep->senders, t);
+	if (!err)
+		err = tracer_sender_totals(t, &rep->sender_totals);
+	if (err) {
+		pr_warn("cannot read the per-sender drops: %s\n", strerror(-err));
+		return err;
+	}
+	sender_view_finish(&rep->senders);
+	rep->senders_evicted = tt->inserts > tt->entries ? tt->inserts - tt->entries : 0;
+	rep->sender_drops_evicted = tt->attributed > tt->in_table ? tt->attributed - tt->in_table :
+								    0;
+	rep->have_senders = true;
+	return 0;
+}
+
 /* Rows first, counters second: a socket's counts are then at least as new as
  * its row, and a socket created in between simply waits for the next report. */
 static int collect(struct tracer *t, struct report *rep)
@@ -424,7 +483,7 @@ static int collect(struct tracer *t, struct report *rep)
 		return err;
 	}
 	qsort(rep->ns, rep->nr_ns, sizeof(rep->ns[0]), cmp_no_socket);
-	return 0;
+	return collect_senders(t, rep);
 }
 
 /* SO_RCVBUF of the socket, else the sk_rcvbuf the tracer saw, else unknown. */
@@ -438,6 +497,57 @@ static int64_t view_rcvbuf(const struct view *v)
 }
 
 /* ---- output -------------------------------------------------------------- */
+
+/* "senders": the top by drops, the rest, what the LRU evicted. The drops of
+ * every socket counted = rows + rest + evicted.dropped + unattributed. */
+static void json_senders(struct json_writer *w, struct tracer *t, const struct report *rep)
+{
+	size_t top = env.top < rep->senders.n ? env.top : rep->senders.n;
+	const struct tracer_sender_totals *tt = &rep->sender_totals;
+	char addr[INET6_ADDRSTRLEN];
+	uint64_t rest_rx, rest_drop;
+
+	if (!rep->have_senders) {
+		jw_null(w, "senders");
+		return;
+	}
+	jw_object_begin(w, "senders");
+	jw_u64(w, "table_size", tt->max_entries);
+	jw_u64(w, "tracked", rep->senders.n);
+	jw_u64(w, "dropped", tt->attributed + tt->unattributed);
+	jw_array_begin(w, "rows");
+	for (size_t i = 0; i < top; i++) {
+		const struct sender_row *row = &rep->senders.rows[i];
+
+		format_addr16(row->addr, addr, sizeof(addr));
+		jw_object_begin(w, NULL);
+		jw_string(w, "address", addr);
+		jw_u64(w, "dropped", row->dropped);
+		jw_object_begin(w, "reasons");
+		for (int k = 0; k < SENDER_REASONS; k++)
+			if (row->reason_drops[k])
+				jw_u64(w, tracer_reason_name(t, row->reason[k]),
+				       row->reason_drops[k]);
+		if (row->other_drops)
+			jw_u64(w, "OTHER", row->other_drops);
+		jw_object_end(w);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	sender_view_sum(&rep->senders, top, &rest_rx, &rest_drop);
+	jw_object_begin(w, "rest");
+	jw_u64(w, "senders", rep->senders.n - top);
+	jw_u64(w, "dropped", rest_drop);
+	jw_object_end(w);
+	jw_object_begin(w, "evicted");
+	jw_u64(w, "entries", rep->senders_evicted);
+	jw_u64(w, "dropped", rep->sender_drops_evicted);
+	jw_object_end(w);
+	jw_u64(w, "unattributed", tt->unattributed);
+	jw_bool(w, "complete",
+		!rep->senders_evicted && !rep->sender_drops_evicted && !tt->unattributed);
+	jw_object_end(w);
+}
 
 static void print_json(struct tracer *t, const struct report *rep)
 {
@@ -504,6 +614,7 @@ static void print_json(struct tracer *t, const struct report *rep)
 	}
 	jw_object_end(&w);
 	jw_u64(&w, "map_full", tracer_map_full(t));
+	json_senders(&w, t, rep);
 	jw_object_end(&w);
 	jw_finish(&w);
 }
@@ -521,6 +632,33 @@ static void print_reasons(struct tracer *t, const struct tracer_sock_stats *s)
 	}
 	if (first)
 		printf("-");
+}
+
+/* The worst senders under the sockets, then what is not in their rows. */
+static void print_senders(const struct report *rep)
+{
+	size_t top = env.top < rep->senders.n ? env.top : rep->senders.n;
+	const struct tracer_sender_totals *tt = &rep->sender_totals;
+	char addr[INET6_ADDRSTRLEN];
+	uint64_t rest_rx, rest_drop;
+
+	if (!rep->have_senders || !rep->senders.n)
+		return;
+	printf("%-40s %9s\n", "SENDER", "DROPS");
+	for (size_t i = 0; i < top; i++) {
+		format_addr16(rep->senders.rows[i].addr, addr, sizeof(addr));
+		printf("%-40s %9llu\n", addr, (unsigned long long)rep->senders.rows[i].dropped);
+	}
+	sender_view_sum(&rep->senders, top, &rest_rx, &rest_drop);
+	if (top < rep->senders.n)
+		printf("%zu other senders %*s %9llu\n", rep->senders.n - top, 24, "",
+		       (unsigned long long)rest_drop);
+	if (rep->senders_evicted || rep->sender_drops_evicted || tt->unattributed)
+		printf("not in the rows: %llu drops of %llu evicted senders (table of %u), "
+		       "%llu with no source address\n",
+		       (unsigned long long)rep->sender_drops_evicted,
+		       (unsigned long long)rep->senders_evicted, tt->max_entries,
+		       (unsigned long long)tt->unattributed);
 }
 
 static void print_table(struct tracer *t, const struct report *rep)
@@ -576,6 +714,7 @@ static void print_table(struct tracer *t, const struct report *rep)
 		}
 		printf("\n");
 	}
+	print_senders(rep);
 	lost = tracer_map_full(t);
 	if (lost)
 		printf("WARNING: %llu counts lost, a counter map was full\n",
@@ -654,6 +793,33 @@ static uint64_t get_enqueue_failures(const struct view *v, bool *have)
 	return v->stats.enqueue_failures;
 }
 
+/* The top --senders-top only: a fixed number of series, whatever addresses
+ * a sender forges; the rest, evicted and unattributed drops as one total. */
+static void render_senders(const struct report *rep, struct prom_text *p)
+{
+	size_t top = env.top < rep->senders.n ? env.top : rep->senders.n;
+	char addr[INET6_ADDRSTRLEN];
+	uint64_t rest_rx, rest_drop;
+	struct prom_labels l;
+
+	prom_family(p, "udpdrops_sender_drops_total", PROM_COUNTER,
+		    "Datagrams from a sender the kernel dropped, the top senders by drops.");
+	for (size_t i = 0; i < top; i++) {
+		format_addr16(rep->senders.rows[i].addr, addr, sizeof(addr));
+		prom_labels_init(&l);
+		prom_label(&l, "sender", addr);
+		prom_u64(p, "udpdrops_sender_drops_total", &l, rep->senders.rows[i].dropped);
+	}
+	sender_view_sum(&rep->senders, top, &rest_rx, &rest_drop);
+	prom_family(p, "udpdrops_senders_rest_drops_total", PROM_COUNTER,
+		    "Drops of senders outside the top, evicted and unattributed included.");
+	prom_u64(p, "udpdrops_senders_rest_drops_total", NULL,
+		 rest_drop + rep->sender_drops_evicted + rep->sender_totals.unattributed);
+	prom_family(p, "udpdrops_senders_evicted_total", PROM_COUNTER,
+		    "Per-sender entries the LRU table gave to another sender.");
+	prom_u64(p, "udpdrops_senders_evicted_total", NULL, rep->senders_evicted);
+}
+
 static void render_metrics(struct tracer *t, const struct report *rep, struct prom_text *p)
 {
 	struct prom_labels l;
@@ -706,6 +872,8 @@ static void render_metrics(struct tracer *t, const struct report *rep, struct pr
 	prom_family(p, "udpdrops_map_full_total", PROM_COUNTER,
 		    "Drop counts lost because a tracer map was full.");
 	prom_u64(p, "udpdrops_map_full_total", NULL, tracer_map_full(t));
+	if (rep->have_senders)
+		render_senders(rep, p);
 }
 
 static void publish_metrics(struct tracer *t, const struct report *rep)
@@ -784,6 +952,7 @@ int main(int argc, char **argv)
 	}
 	topts.port = env.port;
 	topts.netns_ino = st.st_ino;
+	topts.senders = env.senders;
 
 	if (signals_install(0))
 		return 1;
@@ -837,6 +1006,7 @@ cleanup:
 	free(rep.v);
 	free(rep.by_cookie);
 	free(rep.ns);
+	sender_view_free(&rep.senders);
 	free(rep.unmatched.v);
 	free(rep.unmatched_before.v);
 	free(owners);

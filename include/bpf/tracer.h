@@ -48,4 +48,35 @@ struct drops_sock_info {
 };
 _Static_assert(sizeof(struct drops_sock_info) == 32, "drops_sock_info layout");
 
+/*
+ * Drops per sender (issue 25): an LRU per-CPU hash keyed by the source
+ * address and reason, max_entries set by user space (--senders), so a sender
+ * forging many addresses costs at most that map's fixed memory. An evicted
+ * entry takes its counts with it: `sender_stats` says how much that was.
+ *
+ * Addresses are 16 bytes: IPv6 as is, IPv4 as the IPv4-mapped ::ffff:a.b.c.d,
+ * which is also how a dual-stack socket reports an IPv4 sender to recvmmsg.
+ * So a genuine IPv6 datagram from ::ffff:a.b.c.d (only ever forged) counts as
+ * the IPv4 sender a.b.c.d: one key either way, and user space needs no
+ * family rules to match the kernel's drops with what it received.
+ */
+#define DROPS_SENDERS_DEFAULT 4096
+
+struct drops_sender_key {
+	__u8 addr[16]; /* source address, IPv4 mapped */
+	__u32 reason;  /* enum skb_drop_reason */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct drops_sender_key) == 24, "drops_sender_key layout");
+
+/* Slots of the per-CPU `sender_stats` array. attributed - (the sum over
+ * sender_drops) = drops whose entry was evicted; inserts - (entries now) =
+ * entries evicted. attributed + unattributed = every socket drop counted. */
+enum drops_sender_stat {
+	DROPS_SENDERS_ATTRIBUTED = 0,	/* a socket drop counted in sender_drops */
+	DROPS_SENDERS_INSERTS = 1,	/* a new sender_drops key created */
+	DROPS_SENDERS_UNATTRIBUTED = 2, /* a socket drop with no readable source address */
+	DROPS_SENDERS_NR = 3,
+};
+
 #endif

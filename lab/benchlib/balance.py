@@ -15,9 +15,19 @@ against random, and what leastloaded buys next to a noisy neighbour.
            NEIGHBOUR_COST_NS per message (--cost-ns); random against
            leastloaded at NEIGHBOUR_RATE/s: drops and each worker's share.
 
+  spread   what spreads one flow, and what it costs per message, issue 22:
+           eBPF random, classic BPF random (syslogrx started by root without
+           CAP_BPF and CAP_SYS_ADMIN in its bounding set: the SK_REUSEPORT
+           load fails, classic BPF runs) and the kernel's hash, all with
+           --no-trace (the tracer's cost is part 3's), interleaved and
+           repeated. The program runs where the datagram is delivered: on
+           loopback, in the sender's softirq, so the sender's CPU (its
+           rusage) is reported beside syslogrx's, and both as ratios to hash.
+
 Every number is measured; nothing here is a threshold."""
 import json
 import os
+import resource
 import signal
 import socket
 import statistics
@@ -43,6 +53,10 @@ NEIGHBOUR_SECONDS = 8
 HOG = "while True: pass"
 
 VARIANTS = [("random", []), ("leastloaded", []), ("random", ["--ordered"])]
+# (label, --balance, the command's prefix): issue 22's comparison.
+NO_BPF = ["setpriv", "--bounding-set=-bpf,-sys_admin,-perfmon"]
+SPREADS = [("eBPF random", "random", []), ("classic BPF random", "random", NO_BPF),
+           ("hash", "hash", [])]
 
 
 def free_port():
@@ -88,11 +102,11 @@ def prog_stats(pid):
 
 
 class Rx:
-    def __init__(self, policy, extra, workdir, sockets=4, threads=2, rcvbuf="32M"):
+    def __init__(self, policy, extra, workdir, sockets=4, threads=2, rcvbuf="32M", prefix=()):
         self.port = free_port()
         self.summary = os.path.join(workdir, "summary.json")
         self.out = os.path.join(workdir, "out.log")
-        argv = [os.path.join(BUILD, "syslogrx"), "--listen", f"127.0.0.1:{self.port}",
+        argv = list(prefix) + [os.path.join(BUILD, "syslogrx"), "--listen", f"127.0.0.1:{self.port}",
                 "--sockets", str(sockets), "--threads", str(threads), "--balance", policy,
                 "--rcvbuf", rcvbuf, "--output", f"file:{self.out}", "--summary", self.summary,
                 "--duration", "120"] + extra
@@ -147,6 +161,30 @@ def cpu_trial(policy, extra, workdir):
         t["late"] = s["ordering"]["late"]
         t["lag_max_ms"] = s["ordering"]["lag_max_ms"]
     return t
+
+
+def spread_trial(label, policy, prefix, workdir):
+    """CPU per message of syslogrx and of the sender, and the spread, for
+    one way of spreading one flow over 4 sockets."""
+    rx = Rx(policy, ["--no-trace"], workdir, prefix=prefix)
+    with open(rx.err) as f:
+        ready = f.read()
+    t0 = ticks(rx.p.pid)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    g = send(rx.port, CPU_RATE, count=CPU_COUNT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    time.sleep(0.5)     # the queues empty, the output catches up
+    t1 = ticks(rx.p.pid)
+    s = rx.stop()
+    received = s["totals"]["received"]
+    sender_s = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    per_socket = [k["received"] for k in s["sockets"]]
+    return {"variant": label, "runs": s["balancer"]["runs"], "ready": ready.strip(),
+            "received": received, "sent": g["datagrams"],
+            "drops": sum(k["so_meminfo_drops"] or 0 for k in s["sockets"]),
+            "busiest_share": max(per_socket) / received if received else None,
+            "cpu_us": (t1 - t0) / HZ * 1e6 / received if received else None,
+            "sender_cpu_us": sender_s * 1e6 / g["datagrams"] if g["datagrams"] else None}
 
 
 def tids(pid):
@@ -205,6 +243,14 @@ def run(repeats=3, log=print):
                     res["cpu"].append(t)
                     log(f"balance cpu {policy} {' '.join(extra)}: {t['cpu_us']:.2f} us/msg, "
                         f"drops {t['drops']}")
+            res["spread"] = []
+            for i in range(repeats):
+                for label, policy, prefix in SPREADS:
+                    t = spread_trial(label, policy, prefix, work)
+                    res["spread"].append(t)
+                    log(f"balance spread {label} ({t['runs']}): {t['cpu_us']:.2f} us/msg, "
+                        f"sender {t['sender_cpu_us']:.2f} us/msg, busiest socket "
+                        f"{t['busiest_share']:.0%}")
         finally:
             with open(stats_path, "w") as f:
                 f.write(stats_old + "\n")
@@ -237,6 +283,17 @@ def summarize(res):
         names |= {k for k in t if k.startswith("bpf_")}
     out["bpf_ns"] = {k: {n[4:-3]: median([t.get(n) for t in v]) for n in sorted(names)
                          if any(t.get(n) for t in v)} for k, v in by.items()}
+    sp = {}
+    for t in res.get("spread", []):
+        sp.setdefault(t["variant"], []).append(t)
+    out["spread"] = {k: {m: median([t[m] for t in v])
+                         for m in ("cpu_us", "sender_cpu_us", "busiest_share")}
+                     for k, v in sp.items()}
+    for k, v in out["spread"].items():
+        v["runs"] = sp[k][0]["runs"]
+        h = out["spread"].get("hash", {})
+        for m in ("cpu_us", "sender_cpu_us"):
+            v[m + "_x_hash"] = v[m] / h[m] if v[m] and h.get(m) else None
     nb = {}
     for t in res["neighbour"]:
         nb.setdefault(t["policy"], []).append(t)
@@ -259,6 +316,24 @@ def report_md(res):
         r = s["ratio_to_random"].get(k)
         lines.append(f"| {k} | {v:.2f} | {r:.2f}x | {bpf} |" if v and r
                      else f"| {k} | - | - | |")
+    if s.get("spread"):
+        lines += ["", "### One flow without privilege: classic BPF random, eBPF random, hash", "",
+                  f"syslogrx --no-trace, 4 sockets, 2 threads, {res['cpu_rate']:,}/s, "
+                  f"{res['cpu_count']:,} messages of {SIZE} bytes, one flow; classic BPF is "
+                  "syslogrx started by root with CAP_BPF, CAP_SYS_ADMIN and CAP_PERFMON out "
+                  "of its bounding set. The program runs in the delivering softirq: on "
+                  "loopback, the sender's, so the sender's CPU per message is beside "
+                  "syslogrx's. Medians of the interleaved repeats; ratios to hash in the "
+                  "same run.", "",
+                  "| variant | runs | syslogrx us/msg | x hash | sender us/msg | x hash "
+                  "| busiest socket |", "|---|---|---|---|---|---|---|"]
+        for k, v in s["spread"].items():
+            def f(x, fmt):
+                return format(x, fmt) if x is not None else "-"
+            lines.append(f"| {k} | {v['runs']} | {f(v['cpu_us'], '.2f')} | "
+                         f"{f(v['cpu_us_x_hash'], '.2f')}x | {f(v['sender_cpu_us'], '.2f')} | "
+                         f"{f(v['sender_cpu_us_x_hash'], '.2f')}x | "
+                         f"{f(v['busiest_share'], '.0%')} |")
     lines += ["", f"Noisy neighbour: {NEIGHBOUR_HOGS} busy loops at nice {NEIGHBOUR_NICE} pinned "
               f"(taskset) to worker 1's CPU; worker 0 alone on the other; --cost-ns {res['neighbour_cost_ns']} for both; "
               f"{res['neighbour_rate']:,}/s for {NEIGHBOUR_SECONDS} s, "

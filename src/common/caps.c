@@ -33,11 +33,30 @@ static int clear_sets(void)
 	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
 }
 
+/* Check, not assume: no capability is left in any set of this thread. */
+static int none_left(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+		if (data[i].effective || data[i].permitted || data[i].inheritable)
+			return -EPERM;
+	for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0) > 0)
+			return -EPERM;
+	return 0;
+}
+
 int caps_drop_all(void)
 {
 	int err = drop_bounding_and_ambient();
 
-	return err ? err : clear_sets();
+	if (!err)
+		err = clear_sets();
+	return err ? err : none_left();
 }
 
 bool caps_have(int cap)
@@ -111,8 +130,5 @@ int caps_switch_user(const struct caps_user *u)
 	/* Check, not assume: neither the old ids nor a capability are left. */
 	if (getuid() != u->uid || geteuid() != u->uid || getgid() != u->gid)
 		return -EPERM;
-	for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
-		if (caps_have(cap))
-			return -EPERM;
-	return 0;
+	return none_left();
 }

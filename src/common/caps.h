@@ -10,7 +10,7 @@
  * Drops every capability of the calling thread (effective, permitted,
  * inheritable, ambient, and the bounding set). Threads started afterwards
  * inherit nothing: call it after BPF is loaded and attached and before the
- * workers start. Returns 0 or -errno.
+ * workers start. Returns 0 or -errno (-EPERM if a capability is left after).
  */
 int caps_drop_all(void);
 

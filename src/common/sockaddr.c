@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include "common/parse_num.h"
@@ -124,4 +125,28 @@ uint16_t sockaddr_port(const struct sockaddr_storage *ss)
 	if (ss->ss_family == AF_INET6)
 		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
 	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+}
+
+static const uint8_t v4_mapped_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+int sockaddr_addr16(const struct sockaddr *sa, socklen_t len, uint8_t out[16])
+{
+	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		memcpy(out, v4_mapped_prefix, sizeof(v4_mapped_prefix));
+		memcpy(out + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		return 0;
+	}
+	if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		memcpy(out, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+void format_addr16(const uint8_t a[16], char *buf, size_t len)
+{
+	bool v4 = !memcmp(a, v4_mapped_prefix, sizeof(v4_mapped_prefix));
+
+	if (!inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? a + 12 : a, buf, len))
+		snprintf(buf, len, "?");
 }

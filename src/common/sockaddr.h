@@ -29,6 +29,16 @@ size_t sockaddr_format(char *buf, size_t cap, const struct sockaddr *sa, socklen
  * for what is not an IPv4/IPv6 address. */
 void format_host_port(const struct sockaddr *sa, char *buf, size_t len);
 
+/*
+ * A host as 16 bytes, the form the tracer's per-sender map keys on
+ * (include/bpf/tracer.h): IPv6 as is, IPv4 as ::ffff:a.b.c.d. A dual-stack
+ * socket's IPv4-mapped sender and a plain IPv4 one come out the same.
+ * -EINVAL for another family or a short address.
+ */
+int sockaddr_addr16(const struct sockaddr *sa, socklen_t len, uint8_t out[16]);
+/* "192.0.2.1" for an IPv4-mapped one, "2001:db8::1" for the rest. */
+void format_addr16(const uint8_t a[16], char *buf, size_t len);
+
 /* Port of an IPv4/IPv6 address, host order. */
 uint16_t sockaddr_port(const struct sockaddr_storage *ss);
 

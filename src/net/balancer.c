@@ -48,6 +48,21 @@ const char *balance_policy_name(enum balance_policy p)
 	return (unsigned int)p < ARRAY_SIZE(policy_names) ? policy_names[p] : "?";
 }
 
+int balancer_probe(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = SK_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_SK_REUSEPORT, "srx_probe", "GPL", insns,
+			       ARRAY_SIZE(insns), NULL);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
 struct balancer *balancer_open(enum balance_policy policy, unsigned int nr_sockets)
 {
 	struct balancer *b;

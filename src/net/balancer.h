@@ -17,6 +17,14 @@ int balance_policy_from_name(const char *name, enum balance_policy *out);
 const char *balance_policy_name(enum balance_policy p);
 
 /*
+ * Whether an SK_REUSEPORT program can be loaded here: 0, or -errno (-EPERM
+ * without CAP_BPF, in a user namespace included). Loads a two-instruction
+ * program and closes it; logs nothing, so that a caller can choose classic
+ * BPF instead (net/cbpf_balancer.h) and say why.
+ */
+int balancer_probe(void);
+
+/*
  * Loads the program for nr_sockets sockets (policy must not be BALANCE_HASH:
  * hash means no program). NULL + errno on failure; on EPERM it has logged
  * that CAP_BPF is needed (and CAP_PERFMON for leastloaded, whose pressure

@@ -21,6 +21,7 @@ static const char *const kind_names[] = {
 	[HANDOVER_SOCK] = "sock",
 	[HANDOVER_MAP] = "map",
 	[HANDOVER_LINK] = "link",
+	[HANDOVER_TCP] = "tcp",
 };
 
 void handover_init(struct handover *h)
@@ -92,7 +93,8 @@ int handover_add(struct handover *h, enum handover_kind kind, const char *owner,
 	snprintf(it->name, sizeof(it->name), "%s", name ? name : "-");
 	it->fd = fd;
 	it->slot = slot;
-	it->id = kind == HANDOVER_SOCK ? socket_cookie(fd) : handover_bpf_id(fd);
+	it->id = kind == HANDOVER_SOCK || kind == HANDOVER_TCP ? socket_cookie(fd) :
+								 handover_bpf_id(fd);
 	if (!it->id)
 		return -EBADF;
 	h->n++;
@@ -163,6 +165,18 @@ static int check_item(const struct handover_item *it)
 			return -EBADF;
 		}
 		id = socket_cookie(it->fd);
+	} else if (it->kind == HANDOVER_TCP) {
+		int listening = 0;
+
+		len = sizeof(listening);
+		if (getsockopt(it->fd, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_STREAM ||
+		    getsockopt(it->fd, SOL_SOCKET, SO_ACCEPTCONN, &listening,
+			       &(socklen_t){ sizeof(listening) }) ||
+		    !listening) {
+			pr_warn("hand-over: fd %d is not a listening TCP socket\n", it->fd);
+			return -EBADF;
+		}
+		id = socket_cookie(it->fd);
 	} else {
 		if (!is_bpf_kind(it->fd, it->kind)) {
 			pr_warn("hand-over: fd %d is not a BPF %s\n", it->fd, kind_names[it->kind]);
@@ -173,11 +187,23 @@ static int check_item(const struct handover_item *it)
 	if (id != it->id) {
 		pr_warn("hand-over: fd %d (%s %s %s) is %s %llu, expected %llu\n", it->fd,
 			kind_names[it->kind], it->owner, it->name,
-			it->kind == HANDOVER_SOCK ? "socket cookie" : "BPF object id",
+			it->kind == HANDOVER_SOCK || it->kind == HANDOVER_TCP ? "socket cookie" :
+										"BPF object id",
 			(unsigned long long)id, (unsigned long long)it->id);
 		return -EXDEV;
 	}
 	return 0;
+}
+
+/* map, link or tcp (the kinds named by OWNER and NAME). */
+static bool parse_kind(const char *kind, enum handover_kind *out)
+{
+	for (int k = HANDOVER_MAP; k <= HANDOVER_TCP; k++)
+		if (!strcmp(kind, kind_names[k])) {
+			*out = k;
+			return true;
+		}
+	return false;
 }
 
 static int parse_line(struct handover *h, char *line)
@@ -204,8 +230,7 @@ static int parse_line(struct handover *h, char *line)
 		it->kind = HANDOVER_SOCK;
 		it->slot = slot;
 	} else if (sscanf(line, "%7s %15s %47s %d %llu", kind, owner, name, &fd, &id) == 5 &&
-		   (!strcmp(kind, "map") || !strcmp(kind, "link"))) {
-		it->kind = kind[0] == 'm' ? HANDOVER_MAP : HANDOVER_LINK;
+		   parse_kind(kind, &it->kind)) {
 		snprintf(it->owner, sizeof(it->owner), "%s", owner);
 		snprintf(it->name, sizeof(it->name), "%s", name);
 	} else {
@@ -283,8 +308,7 @@ static int parse_fdname(struct handover_item *it, const char *name)
 		it->kind = HANDOVER_SOCK;
 		it->slot = -2;
 	} else if (sscanf(name, "srx-%7[a-z]-%15[a-z]-%llu-%n", kind, owner, &id, &n) == 3 && n &&
-		   (!strcmp(kind, "map") || !strcmp(kind, "link"))) {
-		it->kind = kind[0] == 'm' ? HANDOVER_MAP : HANDOVER_LINK;
+		   parse_kind(kind, &it->kind)) {
 		snprintf(it->owner, sizeof(it->owner), "%s", owner);
 		snprintf(it->name, sizeof(it->name), "%s", name + n);
 	} else {
@@ -365,6 +389,8 @@ int handover_reuse_maps(struct bpf_object *obj, const char *owner, const struct 
 	{
 		int fd = handover_find(h, HANDOVER_MAP, owner, bpf_map__name(map));
 
+		if (!bpf_map__autocreate(map))
+			continue;
 		if (fd < 0) {
 			if (map == optional)
 				continue;

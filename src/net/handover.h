@@ -14,6 +14,7 @@
  *     sock FD COOKIE SLOT          SLOT: its place in the balancer map, -1 = spare
  *     map OWNER NAME FD ID         OWNER: balancer | tracer
  *     link OWNER NAME FD ID
+ *     tcp OWNER NAME FD COOKIE     a listening TCP socket (OWNER metrics: --metrics)
  */
 #ifndef SYSLOGRX_HANDOVER_H
 #define SYSLOGRX_HANDOVER_H
@@ -26,7 +27,7 @@
 #define HANDOVER_ENV "SYSLOGRX_HANDOVER"
 #define HANDOVER_NAME_LEN 48
 
-enum handover_kind { HANDOVER_SOCK, HANDOVER_MAP, HANDOVER_LINK };
+enum handover_kind { HANDOVER_SOCK, HANDOVER_MAP, HANDOVER_LINK, HANDOVER_TCP };
 
 struct handover_item {
 	enum handover_kind kind;
@@ -68,7 +69,7 @@ int handover_receive(struct handover *h);
 /*
  * systemd's file descriptor store: each fd is stored under a name that says
  * what it is (FDNAME: no ':'): srx-sock-COOKIE, srx-map-OWNER-ID-NAME,
- * srx-link-OWNER-ID-NAME. On a restart systemd passes them back as fds 3...
+ * srx-link-OWNER-ID-NAME, srx-tcp-OWNER-COOKIE-NAME. On a restart systemd passes them back as fds 3...
  * with $LISTEN_FDS, $LISTEN_FDNAMES (':'-separated) and $LISTEN_PID.
  */
 void handover_fdname(const struct handover_item *it, char *buf, size_t len);
@@ -84,7 +85,9 @@ struct bpf_object;
 struct bpf_map;
 /* Points every map of an opened (not loaded) object at the handed map of the
  * same name, owner's; optional may be missing (a .rodata only the program
- * reads). Loads nothing, so needs no capability. 0 or -errno, logged. */
+ * reads), and a map set not to be created (bpf_map__set_autocreate false:
+ * one an older sender's object did not have) is skipped. Loads nothing, so
+ * needs no capability. 0 or -errno, logged. */
 int handover_reuse_maps(struct bpf_object *obj, const char *owner, const struct handover *h,
 			const struct bpf_map *optional);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,7 +13,8 @@
 #include "net/http_metrics.h"
 
 struct http_metrics {
-	int fd;
+	int fd;	       /* ours until MHD starts on it */
+	int listen_fd; /* the listening socket, for a hand-over */
 	struct MHD_Daemon *mhd;
 	http_metrics_fill_fn fill;
 	void *ctx;
@@ -61,6 +63,7 @@ struct http_metrics *http_metrics_open(const char *flag, const char *arg)
 	if (getsockname(h->fd, (struct sockaddr *)&addr, &len))
 		goto fail;
 	format_host_port((struct sockaddr *)&addr, h->address, sizeof(h->address));
+	h->listen_fd = h->fd;
 	return h;
 fail:
 	err = errno;
@@ -74,6 +77,48 @@ fail:
 	free(h);
 	errno = err;
 	return NULL;
+}
+
+struct http_metrics *http_metrics_adopt(const char *flag, const char *arg, int fd)
+{
+	struct sockaddr_storage want, got;
+	socklen_t wlen, glen = sizeof(got);
+	struct http_metrics *h;
+
+	if (http_metrics_parse(arg, &want, &wlen) ||
+	    getsockname(fd, (struct sockaddr *)&got, &glen) || got.ss_family != want.ss_family ||
+	    (sockaddr_port(&want) && sockaddr_port(&want) != sockaddr_port(&got))) {
+		/* Another address asked for now: bind that one instead. */
+		close(fd);
+		return http_metrics_open(flag, arg);
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	snprintf(h->flag, sizeof(h->flag), "%s", flag);
+	fcntl(fd, F_SETFD, FD_CLOEXEC); /* inherited: not for our own children */
+	h->fd = h->listen_fd = fd;
+	format_host_port((struct sockaddr *)&got, h->address, sizeof(h->address));
+	return h;
+}
+
+int http_metrics_fd(const struct http_metrics *h)
+{
+	return h ? h->listen_fd : -1;
+}
+
+void http_metrics_quiesce(struct http_metrics *h)
+{
+	MHD_socket fd;
+
+	if (!h || !h->mhd || h->listen_fd < 0)
+		return;
+	/* MHD stops accepting and gives the socket back; closing our copy
+	 * leaves the new process's. */
+	fd = MHD_quiesce_daemon(h->mhd);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+	h->listen_fd = -1;
 }
 
 const char *http_metrics_address(const struct http_metrics *h)
@@ -111,6 +156,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	char *body;
 	int err;
 
+	/* MHD names its thread "MHD-single"; ours says what it serves. */
+	pthread_setname_np(pthread_self(), "metrics");
+
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, bad_method, strlen(bad_method),
 			      MHD_RESPMEM_PERSISTENT, "text/plain");
@@ -140,8 +188,10 @@ int http_metrics_start(struct http_metrics *h, http_metrics_fill_fn fill, void *
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	/* One internal thread polls and answers: scrapes are rare and small. */
-	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL,
-				  on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
+	/* MHD_USE_ITC: stopped by its own pipe, never by shutdown() on the
+	 * listening socket, which another process may share (a hand-over). */
+	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC, 0,
+				  NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)16,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -158,8 +208,10 @@ void http_metrics_close(struct http_metrics *h)
 {
 	if (!h)
 		return;
+	/* Quiesced first: the socket may be another process's too now. */
+	http_metrics_quiesce(h);
 	if (h->mhd)
-		MHD_stop_daemon(h->mhd); /* joins its thread, closes the socket */
+		MHD_stop_daemon(h->mhd); /* joins its thread */
 	if (h->fd >= 0)
 		close(h->fd);
 	free(h);

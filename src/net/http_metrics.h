@@ -29,6 +29,15 @@ int http_metrics_parse(const char *arg, struct sockaddr_storage *addr, socklen_t
 /* Binds and listens. NULL + errno, having logged one line naming --metrics
  * (flag is the flag's name for messages, e.g. "--metrics"). */
 struct http_metrics *http_metrics_open(const char *flag, const char *arg);
+/* Serves on fd, a listening socket handed over by an older process (checked
+ * by the hand-over); if it is not bound where arg asks, it is closed and arg
+ * bound as http_metrics_open does. */
+struct http_metrics *http_metrics_adopt(const char *flag, const char *arg, int fd);
+/* The listening socket, to hand over with the receiver's (-1: none). */
+int http_metrics_fd(const struct http_metrics *h);
+/* Stops accepting (a new process serves the socket now); scrapes already
+ * accepted are answered. */
+void http_metrics_quiesce(struct http_metrics *h);
 /* The address bound ("127.0.0.1:9464"), the port resolved if 0 was asked. */
 const char *http_metrics_address(const struct http_metrics *h);
 /* Starts serving. 0 or -errno (logged). */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,26 @@ int socket_group_adopt(struct socket_group *g, const int *fds, unsigned int n)
 	return 0;
 }
 
+/* The kernel keeps a reuseport group to the uid that bound it: a socket
+ * bound now by another (--user, after the start) cannot join. Said if so. */
+static bool say_other_owner(const struct socket_group *g)
+{
+	struct stat st;
+
+	for (unsigned int i = 0; i < g->n; i++) {
+		if (g->socks[i].fd < 0 || fstat(g->socks[i].fd, &st))
+			continue;
+		if (st.st_uid == geteuid())
+			return false;
+		pr_warn("--listen %s: a socket bound now, as uid %u, cannot join the group uid %u "
+			"bound (the kernel keeps a reuseport group to one user): with --user, a "
+			"resize grows into the spares of --max-sockets bound at start\n",
+			g->listen, (unsigned int)geteuid(), (unsigned int)st.st_uid);
+		return true;
+	}
+	return false;
+}
+
 int socket_group_add(struct socket_group *g, uint64_t rcvbuf)
 {
 	unsigned int idx = g->n;
@@ -185,7 +206,7 @@ int socket_group_add(struct socket_group *g, uint64_t rcvbuf)
 			pr_warn("--listen %s: a new socket on a port below 1024 needs "
 				"CAP_NET_BIND_SERVICE, dropped at start (raise --max-sockets)\n",
 				g->listen);
-		else
+		else if (err == -EADDRINUSE && !say_other_owner(g))
 			pr_warn("--listen %s: new socket: %s\n", g->listen, strerror(-err));
 		return err;
 	}

@@ -36,6 +36,7 @@ struct tracer {
 	int adopted_links[TRACER_MAX_LINKS]; /* handed over: held, never attached by us */
 	char adopted_names[TRACER_MAX_LINKS][64];
 	unsigned int nr_adopted;
+	bool senders; /* sender_drops counts (its size is 1 when not) */
 };
 
 static const char *strip_reason_prefix(const char *name)
@@ -166,6 +167,14 @@ struct tracer *tracer_open(const struct tracer_opts *opts)
 	t->skel->rodata->filter_port = opts ? opts->port : 0;
 	t->skel->rodata->filter_netns = opts ? opts->netns_ino : 0;
 	bpf_program__set_autoload(t->skel->progs.on_sock_recv_length, opts && opts->count_reads);
+	/* Off, the map is still there (one entry) so that a hand-over finds it. */
+	t->senders = opts && opts->senders > 1;
+	t->skel->rodata->count_senders = t->senders;
+	err = bpf_map__set_max_entries(t->skel->maps.sender_drops, t->senders ? opts->senders : 1);
+	if (err) {
+		pr_warn("tracer: %u sender entries: %s\n", opts->senders, strerror(-err));
+		goto fail;
+	}
 
 	err = tracer_bpf__load(t->skel);
 	if (err) {
@@ -234,9 +243,18 @@ struct tracer *tracer_adopt(const struct handover *h)
 		return NULL;
 	/* The counters go on from where the old process left them: the same
 	 * maps, the same attached programs; nothing is loaded or attached. */
+	/* A process from before issue 25 hands no per-sender maps over: its
+	 * programs go on without them, and so do we. */
+	if (handover_find(h, HANDOVER_MAP, "tracer", "sender_drops") < 0 ||
+	    handover_find(h, HANDOVER_MAP, "tracer", "sender_stats") < 0) {
+		bpf_map__set_autocreate(t->skel->maps.sender_drops, false);
+		bpf_map__set_autocreate(t->skel->maps.sender_stats, false);
+	}
 	err = handover_reuse_maps(t->skel->obj, "tracer", h, t->skel->maps.rodata);
 	if (err)
 		goto fail;
+	t->senders = bpf_map__autocreate(t->skel->maps.sender_drops) &&
+		     bpf_map__max_entries(t->skel->maps.sender_drops) > 1;
 	sk = t->skel->skeleton;
 	for (int i = 0; i < sk->prog_cnt && i < TRACER_MAX_LINKS; i++) {
 		int fd = handover_find(h, HANDOVER_LINK, "tracer", sk->progs[i].name);
@@ -572,6 +590,106 @@ int tracer_socket_reads(struct tracer *t, uint64_t cookie, uint64_t *reads)
 	else
 		*reads = sum_u64(t, values, sizeof(uint64_t));
 	free(values);
+	return err;
+}
+
+/* ---- senders ----------------------------------------------------------- */
+
+struct sender_row {
+	struct drops_sender_key key;
+	uint64_t count;
+};
+
+struct sender_vec {
+	struct sender_row *v;
+	size_t n, cap, most; /* most: a bound on the walk (LRU restarts) */
+};
+
+static int gather_sender(struct tracer *t, const void *key, const void *values, void *ctx)
+{
+	struct sender_vec *sv = ctx;
+
+	/* An eviction under get_next_key restarts the walk from the first key:
+	 * past twice the map's size we stop, duplicates are merged below. */
+	if (sv->n >= sv->most)
+		return 1;
+	if (ARRAY_PUSH_ROOM(sv->v, sv->cap, sv->n, 256))
+		return -ENOMEM;
+	memcpy(&sv->v[sv->n].key, key, sizeof(sv->v[0].key));
+	sv->v[sv->n++].count = sum_u64(t, values, sizeof(uint64_t));
+	return 0;
+}
+
+static int cmp_sender_row(const void *a, const void *b)
+{
+	return memcmp(&((const struct sender_row *)a)->key, &((const struct sender_row *)b)->key,
+		      sizeof(struct drops_sender_key));
+}
+
+/* Every key once, in key order: rows into *sv (freed by the caller). */
+static int read_senders(struct tracer *t, struct sender_vec *sv)
+{
+	size_t w = 0;
+	int err;
+
+	if (!t->senders)
+		return -ENOENT;
+	sv->most = 2 * (size_t)bpf_map__max_entries(t->skel->maps.sender_drops);
+	err = walk_percpu_map(t, t->skel->maps.sender_drops, gather_sender, sv);
+	if (err < 0)
+		return err;
+	qsort(sv->v, sv->n, sizeof(sv->v[0]), cmp_sender_row);
+	for (size_t i = 0; i < sv->n; i++) {
+		if (w && !cmp_sender_row(&sv->v[w - 1], &sv->v[i]))
+			continue; /* the same key seen twice: the later read is as good */
+		sv->v[w++] = sv->v[i];
+	}
+	sv->n = w;
+	return 0;
+}
+
+int tracer_for_each_sender(struct tracer *t,
+			   int (*fn)(const uint8_t addr[16], uint32_t reason, uint64_t count,
+				     void *ctx),
+			   void *ctx)
+{
+	struct sender_vec sv = {};
+	int err = read_senders(t, &sv);
+
+	for (size_t i = 0; !err && i < sv.n; i++)
+		if (sv.v[i].count)
+			err = fn(sv.v[i].key.addr, sv.v[i].key.reason, sv.v[i].count, ctx);
+	free(sv.v);
+	return err;
+}
+
+int tracer_sender_totals(struct tracer *t, struct tracer_sender_totals *out)
+{
+	int fd = bpf_map__fd(t->skel->maps.sender_stats);
+	uint64_t sums[DROPS_SENDERS_NR] = {}, *values;
+	struct sender_vec sv = {};
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!t->senders)
+		return -ENOENT;
+	values = calloc(t->nr_cpus, sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	for (uint32_t slot = 0; slot < DROPS_SENDERS_NR; slot++)
+		if (!bpf_map_lookup_elem(fd, &slot, values))
+			sums[slot] = sum_u64(t, values, sizeof(uint64_t));
+	free(values);
+	out->max_entries = bpf_map__max_entries(t->skel->maps.sender_drops);
+	out->attributed = sums[DROPS_SENDERS_ATTRIBUTED];
+	out->inserts = sums[DROPS_SENDERS_INSERTS];
+	out->unattributed = sums[DROPS_SENDERS_UNATTRIBUTED];
+	err = read_senders(t, &sv);
+	for (size_t i = 0; !err && i < sv.n; i++) {
+		out->entries++;
+		out->in_table += sv.v[i].count;
+	}
+	free(sv.v);
 	return err;
 }
 

@@ -17,6 +17,7 @@ struct tracer_opts {
 	uint16_t port;	    /* local / destination port, 0 = any */
 	uint64_t netns_ino; /* network namespace inode, 0 = any */
 	bool count_reads;   /* also count datagrams taken per socket (a cost per datagram) */
+	uint32_t senders;   /* drops per source address: LRU entries; 0 = not counted */
 };
 
 struct tracer;
@@ -77,6 +78,32 @@ int tracer_forget_sockets(struct tracer *t, const uint64_t *cookies, size_t n);
  * (counted in the kernel, before the call returns: exact even for a process
  * killed on its way back). -ENOENT without count_reads. */
 int tracer_socket_reads(struct tracer *t, uint64_t cookie, uint64_t *reads);
+
+/*
+ * Socket drops per sender (issue 25), kept in an LRU map of opts.senders
+ * entries: addr is 16 bytes, IPv4 as ::ffff:a.b.c.d (include/bpf/tracer.h).
+ * fn gets each {address, reason} with a non-zero count, each key once, in
+ * key order. -ENOENT when senders were not counted.
+ */
+int tracer_for_each_sender(struct tracer *t,
+			   int (*fn)(const uint8_t addr[16], uint32_t reason, uint64_t count,
+				     void *ctx),
+			   void *ctx);
+
+/* How complete the per-sender drops are. Read apart from a walk: while drops
+ * come in they need not add up; when they stop,
+ *   attributed = in_table + evicted drops, attributed + unattributed = every
+ *   socket drop counted (all sockets the filters pass). */
+struct tracer_sender_totals {
+	uint32_t max_entries;  /* the LRU's bound */
+	uint64_t attributed;   /* socket drops counted per sender */
+	uint64_t unattributed; /* socket drops with no readable source address */
+	uint64_t inserts;      /* keys created; minus entries = keys evicted */
+	uint64_t entries;      /* keys in the map now */
+	uint64_t in_table;     /* drops the keys in the map hold now */
+};
+/* 0, -ENOENT when senders were not counted, or -errno. */
+int tracer_sender_totals(struct tracer *t, struct tracer_sender_totals *out);
 
 /* Counts lost because a map was full (0 if none was ever lost). */
 uint64_t tracer_map_full(struct tracer *t);

@@ -32,7 +32,8 @@
 
 static char **main_argv;
 static int main_argc;
-static pid_t successor; /* the process we handed over to (USR2) */
+static pid_t successor;		     /* the process we handed over to (USR2) */
+static struct http_metrics *metrics; /* --metrics, or NULL */
 
 static void say_needs_restart(const char *flag, void *ctx)
 {
@@ -72,6 +73,28 @@ static void reload_config(struct receiver *r, struct config *cfg)
 	cfg->shrink_naive = fresh.shrink_naive;
 }
 
+/*
+ * SIGHUP with --config under a supervisor: the output is reopened (logrotate);
+ * sockets and threads are not resized (the supervisor holds the sockets): a
+ * change to them, like any other, is named as needing a restart.
+ */
+static void recheck_supervised(const struct config *cfg)
+{
+	static struct config fresh;
+	char err[512];
+
+	if (config_parse(&fresh, main_argc, main_argv, ARGP_NO_EXIT | ARGP_NO_ERRS | ARGP_NO_HELP,
+			 err, sizeof(err))) {
+		pr_warn("SIGHUP: %s; nothing changed\n", err);
+		return;
+	}
+	config_restart_changes(cfg, &fresh, say_needs_restart, (void *)cfg->config_file);
+	if (fresh.sockets != cfg->sockets || fresh.threads != cfg->threads)
+		pr_warn("--sockets/--threads changed in %s: a supervised receiver does not resize "
+			"(its supervisor holds the sockets): needs a restart\n",
+			cfg->config_file);
+}
+
 /* SIGUSR2: hand the sockets over to a new process; true once it took them. */
 static bool upgrade(struct receiver *r)
 {
@@ -81,6 +104,8 @@ static bool upgrade(struct receiver *r)
 		return false;
 	}
 	if (receiver_upgrade(r, main_argv, &successor) == 0) {
+		/* It serves the metrics socket now: scrapes go to it. */
+		http_metrics_quiesce(metrics);
 		fprintf(stderr, "syslogrx: pid %d handed over to pid %d; draining its window\n",
 			(int)getpid(), (int)successor);
 		/* Under systemd the new process is the service now. */
@@ -109,8 +134,7 @@ static void run(struct receiver *r, struct config *cfg)
 			hup_requested = 0;
 			r->reopen = 1;
 			if (cfg->config_file[0] && r->supervised) {
-				pr_warn("SIGHUP: a supervised receiver does not resize (its "
-					"supervisor holds the sockets); nothing changed\n");
+				recheck_supervised(cfg);
 			} else if (cfg->config_file[0]) {
 				reload_config(r, cfg);
 				if (stats) { /* the sockets changed: new columns */
@@ -139,6 +163,7 @@ static void *force_watch(void *arg)
 {
 	struct receiver *r = arg;
 
+	pthread_setname_np(pthread_self(), "stop watch");
 	while (stop_requested < 2 && !r->force) {
 		struct timespec tick = { 0, 20 * 1000000L };
 
@@ -156,15 +181,14 @@ int main(int argc, char **argv)
 {
 	static struct receiver r_own;
 	struct receiver *r = &r_own;
-	struct http_metrics *metrics = NULL;
 	static struct config cfg; /* large: the env-file's mapping, kafka options */
 	static struct preflight pf;
 	static struct advice adv;
 	struct handover h;
-	char err_msg[256], where[PATH_MAX + 16], summary[PATH_MAX + 16];
+	char err_msg[256], where[PATH_MAX + 16], summary[PATH_MAX + 16], spread[384] = "";
 	const char *summary_path = cfg.summary;
 	pthread_t watcher;
-	int err, ret = 1, adopted;
+	int err, ret = 1, adopted, mfd;
 
 	log_prog = "syslogrx";
 	argp_err_exit_status = 2;
@@ -202,13 +226,18 @@ int main(int argc, char **argv)
 		}
 		close(h.ledger_fd);
 	}
-	/* Bound before the capabilities go (a port below 1024), served after. */
+	/* Bound before the capabilities go (a port below 1024), served after;
+	 * or handed over by the process before us, which still serves it. */
+	mfd = adopted ? handover_find(&h, HANDOVER_TCP, "metrics", "-") : -ENOENT;
 	if (cfg.metrics[0]) {
-		metrics = http_metrics_open("--metrics", cfg.metrics);
+		metrics = mfd >= 0 ? http_metrics_adopt("--metrics", cfg.metrics, mfd) :
+				     http_metrics_open("--metrics", cfg.metrics);
 		if (!metrics) {
 			ret = errno == EINVAL || errno == EADDRINUSE ? 2 : 1;
 			goto cleanup;
 		}
+	} else if (mfd >= 0) {
+		close(mfd); /* metrics turned off by this version's flags */
 	}
 	preflight_before(&pf, &cfg);
 	err = adopted ? receiver_adopt(r, &cfg, &h) : receiver_open(r, &cfg);
@@ -217,22 +246,37 @@ int main(int argc, char **argv)
 		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
 		goto cleanup;
 	}
+	r->metrics_fd = http_metrics_fd(metrics); /* handed over with the sockets */
 	preflight_sockets(&pf, &cfg, &r->group);
 	r->preflight = &pf;
-	pr_info("listening on %s: %u sockets, %u threads, balance %s\n", r->group.listen,
-		r->group.n, cfg.threads, balance_policy_name(cfg.balance));
+	pr_info("listening on %s: %u sockets, %u threads, balance %s by %s (%s)\n", r->group.listen,
+		r->group.n, cfg.threads, balance_policy_name(cfg.balance),
+		r->balance_runs ? r->balance_runs : "?", r->balance_why);
 	if (metrics && metrics_start(metrics, r))
 		goto cleanup;
-	/* Say where the messages go: a newcomer should not have to guess. */
+	/* Say where the messages go: a newcomer should not have to guess. And
+	 * when what spreads is not what a privileged start runs, say so, and why. */
+	if (r->cbpf)
+		snprintf(spread, sizeof(spread), "; %s spread by %s (%s)",
+			 balance_policy_name(cfg.balance), r->balance_runs, r->balance_why);
+	if (r->drops_meminfo)
+		snprintf(spread + strlen(spread), sizeof(spread) - strlen(spread),
+			 "; drops from SO_MEMINFO (reasons need CAP_BPF and CAP_PERFMON)");
 	if (cfg.output == OUTPUT_NULL)
-		fprintf(stderr, "syslogrx: ready on %s, discarding messages (--output null)\n",
-			r->group.listen);
+		fprintf(stderr, "syslogrx: ready on %s, discarding messages (--output null)%s\n",
+			r->group.listen, spread);
+	else if (cfg.output == OUTPUT_OTLP)
+		fprintf(stderr, "syslogrx: ready on %s, exporting OTLP log records to %s%s\n",
+			r->group.listen, config_output_name(&cfg, where, sizeof(where)), spread);
 	else
-		fprintf(stderr, "syslogrx: ready on %s, writing %s lines to %s\n", r->group.listen,
-			format_name(cfg.format), config_output_name(&cfg, where, sizeof(where)));
+		fprintf(stderr, "syslogrx: ready on %s, writing %s lines to %s%s\n",
+			r->group.listen, format_name(cfg.format),
+			config_output_name(&cfg, where, sizeof(where)), spread);
 	if (metrics)
 		fprintf(stderr, "syslogrx: metrics on http://%s/metrics\n",
 			http_metrics_address(metrics));
+	if (!adopted)
+		receiver_say_identity(&cfg);
 
 	err = receiver_start(r);
 	if (err)
@@ -243,7 +287,7 @@ int main(int argc, char **argv)
 						     "upgrade";
 
 		r->supervised = h.ledger_fd >= 0;
-		upgrade_say_ready(&h);
+		receiver_say_ready(r);
 		handover_free(&h);
 		fprintf(stderr, "syslogrx: pid %d took over %s (%s): %u sockets, %u threads\n",
 			(int)getpid(), r->group.listen, how, r->live, r->threads);
@@ -269,7 +313,7 @@ int main(int argc, char **argv)
 	if (!advice_measure(r, &adv)) {
 		advice_print(&adv);
 		/* Without the tracer no drop was counted: no advice is not "none needed". */
-		if (r->tracer || adv.n)
+		if (r->tracer || r->drops_meminfo || adv.n)
 			r->advice = &adv;
 	}
 	if (cfg.summary[0] && summary_write(r, summary_path))

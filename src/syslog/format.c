@@ -18,11 +18,13 @@
 #include "common/escape.h"
 #include "common/sockaddr.h"
 #include "syslog/format.h"
+#include "syslog/msgtime.h"
+#include "syslog/sd.h"
 
 typedef unsigned char u8;
 
 #define FIXED_RFC5424 64 /* "<191>1 " + converted stamp + "- " x5 + BOM + '\n' */
-#define FIXED_JSON 512	 /* keys, numbers, source, received */
+#define FIXED_JSON 512	 /* keys, numbers, source, received, time_unix_nano */
 
 static const struct {
 	const char *name;
@@ -61,8 +63,10 @@ size_t format_max_len(enum out_format fmt, size_t len)
 		/* header fields are copied, MSG escaped: all from distinct bytes */
 		return ESCAPE_LINE_MAX(len) + FIXED_RFC5424;
 	case FORMAT_JSON:
-		/* fields (distinct bytes of data) plus raw, both escaped */
-		return 2 * ESCAPE_JSON_MAX(len) + FIXED_JSON;
+		/* fields (distinct bytes of data) plus raw, both escaped, plus
+		 * the parsed SD: its values escaped and 3 bytes of JSON per
+		 * byte of SD syntax at most ("[a]" -> "\"a\":{}," ) */
+		return 3 * ESCAPE_JSON_MAX(len) + 3 * len + FIXED_JSON;
 	}
 	return 0;
 }
@@ -122,6 +126,25 @@ static char *put_json(char *d, const char *src, size_t len)
 	return put_escaped(d, src, len, json_clean, escape_json);
 }
 
+char *format_put_json(char *d, const char *src, size_t len)
+{
+	return put_json(d, src, len);
+}
+
+/* An SD value, unescaped (\" \\ \]) then JSON-escaped, run by run. */
+char *format_put_json_sd_value(char *d, const struct syslog_str *raw)
+{
+	const char *p = raw->p, *end = raw->p + raw->len, *run = p;
+
+	for (; p < end; p++) {
+		if (*p == '\\' && p + 1 < end && (p[1] == '"' || p[1] == '\\' || p[1] == ']')) {
+			d = put_json(d, run, p - run);
+			run = ++p; /* the escaped byte starts the next run */
+		}
+	}
+	return put_json(d, run, end - run);
+}
+
 /* ---- numbers and times --------------------------------------------------- */
 
 static char *put_str(char *d, const char *s, size_t len)
@@ -154,21 +177,6 @@ static char *put_fixed(char *d, unsigned int v, int width)
 		v /= 10;
 	}
 	return d + width;
-}
-
-/* Proleptic Gregorian date of a day count since 1970-01-01 (Hinnant's algorithm). */
-static void civil_from_days(int64_t z, int *y, unsigned int *m, unsigned int *d)
-{
-	z += 719468;
-	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-	unsigned int doe = (unsigned int)(z - era * 146097);
-	unsigned int yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	unsigned int doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	unsigned int mp = (5 * doy + 2) / 153;
-
-	*d = doy - (153 * mp + 2) / 5 + 1;
-	*m = mp < 10 ? mp + 3 : mp - 9;
-	*y = (int)(yoe + era * 400) + (*m <= 2);
 }
 
 /* "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" */
@@ -296,9 +304,44 @@ static char *json_field(char *d, const char *key, size_t key_len, const struct s
 
 #define JSON_FIELD(d, key, v) json_field(d, "\"" key "\":\"", sizeof(key) + 3, v)
 
+/* "sd":{"ID":{"name":"value",...},...}, values unescaped then escaped */
+static char *json_sd(char *d, const struct syslog_str *sd)
+{
+	struct sd_iter it, params;
+	struct syslog_str id, name, raw;
+	bool first = true;
+
+	d = PUT_LIT(d, "\"sd\":{");
+	sd_iter_init(&it, sd);
+	while (sd_next_elem(&it, &id, &params)) {
+		bool pfirst = true;
+
+		if (!first)
+			*d++ = ',';
+		first = false;
+		*d++ = '"';
+		d = put_json(d, id.p, id.len);
+		d = PUT_LIT(d, "\":{");
+		while (sd_next_param(&params, &name, &raw)) {
+			if (!pfirst)
+				*d++ = ',';
+			pfirst = false;
+			*d++ = '"';
+			d = put_json(d, name.p, name.len);
+			d = PUT_LIT(d, "\":\"");
+			d = format_put_json_sd_value(d, &raw);
+			*d++ = '"';
+		}
+		*d++ = '}';
+	}
+	return PUT_LIT(d, "},");
+}
+
 static char *format_json(char *d, const char *data, size_t len, const struct syslog_msg *m,
 			 enum syslog_parse_result r, const struct msg_meta *meta)
 {
+	uint64_t time_ns;
+
 	*d++ = '{';
 	if (m->pri >= 0) {
 		d = PUT_LIT(d, "\"pri\":");
@@ -314,11 +357,19 @@ static char *format_json(char *d, const char *data, size_t len, const struct sys
 		*d++ = '0' + (m->version == 1);
 		*d++ = ',';
 		d = JSON_FIELD(d, "timestamp", &m->timestamp);
+		time_ns = syslog_time_ns(m, r, recv_ns(meta), meta ? meta->tz_gmtoff : 0);
+		if (time_ns) {
+			d = PUT_LIT(d, "\"time_unix_nano\":");
+			d = put_u64(d, time_ns);
+			*d++ = ',';
+		}
 		d = JSON_FIELD(d, "hostname", &m->hostname);
 		d = JSON_FIELD(d, "app_name", &m->app_name);
 		d = JSON_FIELD(d, "procid", &m->procid);
 		d = JSON_FIELD(d, "msgid", &m->msgid);
 		d = JSON_FIELD(d, "structured_data", &m->structured_data);
+		if (r == SYSLOG_OK_5424 && m->structured_data.p)
+			d = json_sd(d, &m->structured_data);
 		d = JSON_FIELD(d, "msg", &m->msg);
 		d = PUT_LIT(d, "\"malformed\":false");
 	} else {

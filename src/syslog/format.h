@@ -11,9 +11,15 @@
  *            pri, facility, severity   numbers; absent without a valid PRI
  *            version                   1 (RFC 5424) or 0; absent if malformed
  *            timestamp                 the timestamp as written in the message
+ *            time_unix_nano            that time normalised (msgtime.h; RFC 3164
+ *                                      stamps in meta->tz_gmtoff's zone, UTC
+ *                                      without meta), as OTLP's timeUnixNano
  *            hostname, app_name, procid, msgid, structured_data, msg
  *                                      strings as parsed (msg without a BOM
  *                                      and without the trailing newline/NUL)
+ *            sd                        (after structured_data) the structured
+ *                                      data parsed: {"SD-ID":{"name":"value"}},
+ *                                      values unescaped
  *            malformed                 always: true or false
  *            source                    "1.2.3.4:514" or "[::1]:514" (meta->src)
  *            socket                    meta->socket_index
@@ -60,6 +66,7 @@ struct msg_meta {
 	socklen_t src_len;
 	uint64_t recv_realtime_ns; /* when received (CLOCK_REALTIME) */
 	uint32_t socket_index;	   /* which socket of the group */
+	long tz_gmtoff; /* --timezone at recv time, seconds east of UTC (RFC 3164 stamps) */
 };
 
 /* Worst-case bytes format_message() writes for a datagram of len bytes (including the trailing '\n'). */
@@ -74,5 +81,12 @@ size_t format_max_len(enum out_format fmt, size_t len);
 size_t format_message(char *dst, enum out_format fmt, const char *data, size_t len,
 		      const struct syslog_msg *m, enum syslog_parse_result r,
 		      const struct msg_meta *meta);
+
+/* escape_json() of src at d, byte for byte, at close to memcpy speed for
+ * plain text (the json format's own escaper, for the OTLP/JSON encoder).
+ * Returns the end of what it wrote (at most ESCAPE_JSON_MAX(len) bytes). */
+char *format_put_json(char *d, const char *src, size_t len);
+/* The same for a STRUCTURED-DATA value (raw, sd.h), its escapes undone first. */
+char *format_put_json_sd_value(char *d, const struct syslog_str *raw);
 
 #endif

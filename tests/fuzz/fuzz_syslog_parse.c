@@ -4,7 +4,10 @@
  * Checks, beyond ASan/UBSan's own: every field lies inside the input; header
  * fields keep the RFC 5424 rules the header promises; each output fits its
  * exact-size buffer (format_max_len) and is one line; json is valid UTF-8;
- * the rfc5424 line parses back as RFC 5424 with the same header fields.
+ * the rfc5424 line parses back as RFC 5424 with the same header fields;
+ * the OTLP records (protobuf and JSON) fit OTLP_RECORD_MAX, the protobuf
+ * one's length prefix covers exactly what follows, the JSON one is valid
+ * UTF-8 with no control byte.
  */
 #include <netinet/in.h>
 #include <stdint.h>
@@ -13,6 +16,8 @@
 #include <string.h>
 #include "common/escape.h"
 #include "syslog/format.h"
+#include "syslog/msgtime.h"
+#include "syslog/otlp_encode.h"
 #include "syslog/syslog_parse.h"
 
 #define CHECK(cond)                                                                              \
@@ -101,6 +106,50 @@ static void check_rfc5424(const char *s, size_t n, const struct syslog_msg *in,
 		CHECK(same(&m.timestamp, &in->timestamp) && m.bom == in->bom);
 }
 
+static uint64_t get_varint(const unsigned char **p, const unsigned char *end)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		unsigned char c = *(*p)++;
+
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return v;
+	}
+	CHECK(0);
+	return 0;
+}
+
+static void check_otlp(const char *data, size_t size, const struct syslog_msg *m,
+		       enum syslog_parse_result r, const struct msg_meta *meta)
+{
+	size_t max = OTLP_RECORD_MAX(size), n;
+	char *out = malloc(max); /* exact size: ASan sees any overflow */
+	struct otlp_rec rec = { .data = data,
+				.len = size,
+				.m = m,
+				.r = r,
+				.time_ns = syslog_time_ns(m, r, meta->recv_realtime_ns, 3600),
+				.observed_ns = meta->recv_realtime_ns,
+				.src = meta->src,
+				.src_len = meta->src_len };
+	const unsigned char *p, *end;
+
+	CHECK(out);
+	n = otlp_pb_record(out, &rec);
+	CHECK(n <= max);
+	p = (const unsigned char *)out;
+	end = p + n;
+	CHECK(*p++ == 0x12);
+	CHECK(get_varint(&p, end) == (uint64_t)(end - p));
+	n = otlp_json_record(out, &rec);
+	CHECK(n <= max && n + 1 <= max);
+	out[n] = '\n'; /* check_json's shape: one object, one line */
+	check_json(out, n + 1);
+	free(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 {
 	static const enum out_format fmts[] = { FORMAT_RAW, FORMAT_JSON, FORMAT_RFC5424 };
@@ -130,5 +179,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 			check_rfc5424(out, n, &m, r);
 		free(out);
 	}
+	check_otlp(data, size, &m, r, &meta);
 	return 0;
 }

@@ -83,10 +83,11 @@ def procs():
             p.p.wait()
 
 
-def udp_rows(port=None):
-    """Split rows of /proc/net/udp and udp6 (this namespace); with port, only
-    the sockets bound to it. Columns: 1 local, 4 queues, 9 inode, 12 drops."""
-    for table in ("/proc/net/udp", "/proc/net/udp6"):
+def udp_rows(port=None, pid="self"):
+    """Split rows of /proc/net/udp and udp6 (this namespace, or that of
+    process pid); with port, only the sockets bound to it. Columns: 1 local,
+    4 queues, 9 inode, 12 drops."""
+    for table in (f"/proc/{pid}/net/udp", f"/proc/{pid}/net/udp6"):
         with open(table) as f:
             next(f)
             for line in f:
@@ -127,13 +128,21 @@ class Syslogrx(Proc):
         if netns:
             argv = ["ip", "netns", "exec", netns] + argv
         super().__init__(argv)
-        self.ready_line = self.p.stderr.readline().decode()
+        # Pre-flight warnings may come first; the ready line ends start-up
+        # (EOF: it exited). What came before is kept for stop()'s stderr.
+        self.early_err = ""
+        while True:
+            self.ready_line = self.p.stderr.readline().decode()
+            if not self.ready_line or "ready on" in self.ready_line:
+                break
+            self.early_err += self.ready_line
         if "ready on" not in self.ready_line:
             rc, out, err = self.stop()
-            raise AssertionError(f"syslogrx did not start (exit {rc}): {self.ready_line}{err}")
+            raise AssertionError(f"syslogrx did not start (exit {rc}): {err}")
 
     def stop(self, sig=15, timeout=30):
         rc, out, err = super().stop(sig, timeout)
+        err = self.early_err + err
         self.summary = read_json(self.summary_path) if self.summary_path and os.path.exists(self.summary_path) else None
         return rc, out, err
 
@@ -163,3 +172,249 @@ def sysloggen(port, *args, host="127.0.0.1", timeout=120):
     lines = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
     assert lines, r.stderr
     return lines[-1]
+
+
+def promtool():
+    """build/prometheus/usr/bin/promtool: Debian's prometheus package unpacked
+    by lab/promtool-setup.sh (never installed or run as a service)."""
+    path = os.path.join(BUILD, "prometheus", "usr", "bin", "promtool")
+    if not os.access(path, os.X_OK):
+        r = run_cmd([os.path.join(ROOT, "lab", "promtool-setup.sh"),
+                     os.path.join(BUILD, "prometheus")], timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+    return path
+
+
+# ---------------------------------------------------------------------------
+# Nothing left running (issue 21). A separate block: the process-tree reaper,
+# the test netns names and the session's final check.
+#
+# pytest is made a child subreaper, so whatever a test starts stays in its
+# tree even when its parent exits: upgrade successors, supervised children,
+# anything daemonised re-parent to pytest, not to init. After every test,
+# every descendant that test left is killed and reaped (a failing assertion
+# inside under_load leaves a receiver with BPF attached and 64 MiB buffers:
+# it does not outlive the test). At the end of the session the run fails if a
+# test left a BPF link or a network namespace behind. The machine is shared,
+# so only what this session made counts: links held by this process tree (or
+# held by nobody, ours by program name, created during the session) and
+# namespaces named with NETNS_PREFIX.
+# ---------------------------------------------------------------------------
+import ctypes
+import re
+import signal
+
+PR_SET_CHILD_SUBREAPER = 36
+NETNS_PREFIX = f"rxt{os.getpid()}-"
+# Our programs' names (the BPF_PROG function names, from bpf/*.bpf.c; the
+# kernel keeps 15 characters, bpftool shows the whole name from BTF): a link
+# on one of them that no process holds (pinned, or in flight in some socket)
+# is ours to answer for.
+OUR_BPF_PROGS = {m for f in ("balancer", "tracer")
+                 for m in re.findall(r'SEC\("[^"]+"\)\s*\nint (?:BPF_PROG\()?(\w+)',
+                                     open(os.path.join(ROOT, "bpf", f + ".bpf.c")).read())}
+_left_behind = []                             # (test, what) for the final check
+_kept = {}                                    # pid -> starttime: ended by their owner
+
+
+def outlives_the_test(pid):
+    """pid belongs to a module- or session-scoped fixture that ends it itself
+    (kafka_broker's broker, restarted inside a test): the per-test reaper
+    leaves it and its children alone."""
+    with open(f"/proc/{pid}/stat") as f:
+        _kept[pid] = int(f.read().rsplit(")", 1)[1].split()[19])
+
+
+def netns_name(tag):
+    """The name of a network namespace a test creates: NETNS_PREFIX + tag,
+    so the session check finds it if the test does not delete it."""
+    return NETNS_PREFIX + tag
+
+
+def _proc_table():
+    """{pid: (ppid, starttime, state, comm)} of every process now."""
+    table = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        rest = stat.rsplit(")", 1)[1].split()
+        table[int(d)] = (int(rest[1]), int(rest[19]), rest[0], comm)
+    return table
+
+
+def descendants(root=None):
+    """{pid: (ppid, starttime, state, comm)} of every process below root
+    (default: this pytest), found by walking ppid chains in /proc."""
+    root = root or os.getpid()
+    table = _proc_table()
+    children = {}
+    for pid, row in table.items():
+        children.setdefault(row[0], []).append(pid)
+    found, todo = {}, [root]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in found:
+                found[c] = table[c]
+                todo.append(c)
+    return found
+
+
+def links_held(pids):
+    """{pid: [BPF link ids it holds an fd of]} for those of pids holding any
+    (from /proc/PID/fdinfo: Debian's bpftool shows no holder pids)."""
+    held = {}
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fdinfo")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                    m = re.search(r"^link_id:\s*(\d+)", f.read(), re.M)
+            except OSError:
+                continue
+            if m:
+                held.setdefault(pid, []).append(int(m.group(1)))
+    return held
+
+
+def bpf_links():
+    """{link id: prog name} of every BPF link on the machine."""
+    def show(what):
+        r = subprocess.run(["bpftool", "-j", what, "show"], capture_output=True, text=True,
+                           timeout=30)
+        return json.loads(r.stdout or "[]") if r.returncode == 0 else []
+    progs = {p["id"]: p.get("name", "") for p in show("prog")}
+    return {l["id"]: progs.get(l.get("prog_id"), "") for l in show("link")}
+
+
+def our_netns():
+    try:
+        return sorted(n for n in os.listdir("/run/netns") if n.startswith(NETNS_PREFIX))
+    except FileNotFoundError:
+        return []
+
+
+def reap(pids, timeout=30):
+    """SIGKILL each of pids (pid -> starttime) still the same process, then
+    wait until none is left: our children are reaped here; grandchildren
+    re-parent to us (subreaper) as their parents die and are reaped in turn.
+    Returns those still there after the timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        table = _proc_table()
+        left = {p: table[p] for p in pids if p in table and table[p][1] == pids[p]}
+        if not left:
+            return {}
+        for pid, (ppid, _, state, _) in left.items():
+            if state != "Z":
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            if ppid == os.getpid():
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+        if time.monotonic() > deadline:
+            return left
+        time.sleep(0.02)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def nothing_left_running():
+    """Once per session: pytest becomes a child subreaper; at the end, the
+    final check (BPF links and network namespaces this session left)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0, \
+        os.strerror(ctypes.get_errno())
+    links_before = set(bpf_links())
+    yield
+    problems = [f"{test}: {what}" for test, what in _left_behind]
+    mine = set(descendants()) | {os.getpid()}
+    for pid, ids in links_held(mine).items():
+        problems.append(f"BPF links {ids} still held by pid {pid}")
+
+    def ours(name):     # the whole name (BTF), or the kernel's 15 characters of it
+        return name in OUR_BPF_PROGS or \
+            (len(name) == 15 and any(p.startswith(name) for p in OUR_BPF_PROGS))
+
+    def unheld_new():
+        new = {i: n for i, n in bpf_links().items() if i not in links_before and ours(n)}
+        if not new:
+            return {}
+        held = {i for ids in links_held(int(d) for d in os.listdir("/proc") if d.isdigit())
+                .values() for i in ids}
+        return {i: n for i, n in new.items() if i not in held}
+
+    # Twice, a second apart: a link whose last holder (another session's
+    # process) just closed it leaves the kernel's list a moment later.
+    orphans = unheld_new()
+    if orphans:
+        time.sleep(1)
+        again = unheld_new()
+        orphans = {i: n for i, n in orphans.items() if i in again}
+    for i, name in orphans.items():
+        problems.append(f"BPF link {i} (prog {name}) held by no process")
+    for ns in our_netns():
+        problems.append(f"network namespace {ns} left behind")
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
+    assert not problems, "left behind by this session:\n  " + "\n  ".join(problems)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, "rep_" + rep.when, rep)
+
+
+@pytest.fixture(autouse=True)
+def reap_what_the_test_left(request):
+    """After every test (after its own fixtures ended what they know of): kill
+    and reap every process the test left in pytest's tree, delete its
+    namespaces. Left by a test that passed, a process holding a BPF link or
+    a namespace is a defect: the session check names it (the test's failure
+    explains one it left on failing)."""
+    before = {pid: row[1] for pid, row in descendants().items()}
+    netns_before = set(our_netns())
+    yield
+    now = descendants()
+    kept = {p for p, st in _kept.items() if p in now and now[p][1] == st}
+    for p in list(kept):
+        kept |= set(descendants(p))
+    left = {pid: row for pid, row in now.items() if before.get(pid) != row[1] and pid not in kept}
+    passed = getattr(request.node, "rep_call", None) is not None and request.node.rep_call.passed
+    if left:
+        holders = links_held(left)
+        stuck = reap({pid: row[1] for pid, row in left.items()})
+        for pid, ids in holders.items():
+            if passed:
+                _left_behind.append((request.node.nodeid,
+                                     f"pid {pid} ({left[pid][3]}) running with BPF links {ids}"))
+        for pid, row in stuck.items():
+            _left_behind.append((request.node.nodeid, f"pid {pid} ({row[3]}) could not be killed"))
+    for ns in set(our_netns()) - netns_before:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
+        if passed:
+            _left_behind.append((request.node.nodeid, f"network namespace {ns}"))
+
+
+def wait_until(cond, what, timeout=30):
+    """Polls cond() until it returns something true (returned); fails naming
+    what after timeout seconds. For events: a file's state, a counter."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        assert time.monotonic() < deadline, f"{what}: not within {timeout}s"
+        time.sleep(0.01)

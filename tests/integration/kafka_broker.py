@@ -30,6 +30,8 @@ import uuid
 import base64
 import ipaddress
 
+from conftest import outlives_the_test
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SETUP = os.path.join(ROOT, "lab", "kafka-setup.sh")
 JAVA_HEAP = "-Xmx256m"
@@ -60,7 +62,7 @@ def _cluster_id():
 
 class KafkaBroker:
     def __init__(self, host="127.0.0.1", port=None, auto_create=True, partitions=1,
-                 netns=None, workdir=None):
+                 netns=None, workdir=None, outlives_tests=False):
         if not netns and not ipaddress.ip_address(host).is_loopback:
             raise ValueError(f"broker address {host} in the root namespace: use loopback, "
                              "or an address of a namespace the test created (netns=)")
@@ -74,6 +76,9 @@ class KafkaBroker:
         self.dir = workdir or tempfile.mkdtemp(prefix="syslogrx-kafka-")
         self.proc = None
         self.formatted = False
+        # A module's broker (its fixture closes it): a test that restarts it
+        # leaves the new process running for the next test (conftest's reaper).
+        self.outlives_tests = outlives_tests
         self.log_path = os.path.join(self.dir, "broker.log")
 
     @property
@@ -134,6 +139,8 @@ class KafkaBroker:
         self.proc = subprocess.Popen(self._java("kafka.Kafka", cfg), stdout=log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
+        if self.outlives_tests:
+            outlives_the_test(self.proc.pid)
         self.wait_ready(timeout)
         return self
 

@@ -33,7 +33,9 @@ def config_text(settings):
 class Receiver:
     """syslogrx with its stderr read line by line (to wait for each resize).
     settings go to its --config file (sockets, threads: what SIGHUP re-reads;
-    given on the command line they would pin them); args to its command line."""
+    given on the command line they would pin them); args to its command line.
+    Ended on every path by conftest's reaper (reap_what_the_test_left): it,
+    its upgrade successors and supervised children stay in pytest's tree."""
 
     def __init__(self, tmp_path, listen, *args, settings=None, exe=None, prefix=(), env=None,
                  pass_fds=()):
@@ -105,6 +107,13 @@ class Receiver:
         self.olds.append(self.pid)
         self.pid = new
         return new
+
+    def child(self):
+        """Supervised: the pid of the receiving child now."""
+        self.wait_line("started receiver pid", 0)
+        with self.cond:
+            started = [l for l in self.lines if "started receiver pid" in l]
+        return int(started[-1].rsplit(" ", 1)[1])
 
     def kill_child(self):
         """Supervised: kill -9 the receiving child; returns the pid that

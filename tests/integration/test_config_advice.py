@@ -15,9 +15,13 @@ import uuid
 
 import pytest
 
-from conftest import Proc, binary, free_udp_port, read_json, run_cmd
+from conftest import Proc, binary, netns_name, free_udp_port, read_json, run_cmd
 
 FIFO = ["chrt", "-f", "1"]     # bounded: 2-3 s of load, at most ~1.1 cores
+# The kernel's usual net.core.rmem_default, asked for explicitly where a test
+# is about "the default buffer": the same on a host tuned as SC4S says
+# (rmem_default 512M, which no burst here would fill).
+KERNEL_DEFAULT_RCVBUF = 212992
 
 
 def start_rx(tmp_path, procs, *args, prefix=(), name="summary.json"):
@@ -63,7 +67,7 @@ def sysctl(name, netns=None):
 
 @pytest.fixture
 def netns():
-    ns = f"srx12b-{uuid.uuid4().hex[:6]}"
+    ns = netns_name(f"advice-{uuid.uuid4().hex[:6]}")
     subprocess.run(["ip", "netns", "add", ns], check=True)
     subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"], check=True)
     yield ns
@@ -75,7 +79,11 @@ def test_env_file_sc4s_mapping_and_warnings(tmp_path, procs, netns):
     warned about, each mapped setting is printed, and the summary's config is
     what the mapping says (in a namespace: SC4S listens on 0.0.0.0)."""
     rmem_max = sysctl("net.core.rmem_max", netns)[0]
-    so_rcvbuff = rmem_max + (1 << 20)          # above rmem_max: SC4S would get 2 x rmem_max
+    # Above rmem_max (SC4S would get 2 x rmem_max), where --rcvbuf (2 x that,
+    # at most 1G) allows it; on a host tuned as SC4S says (rmem_max 512M)
+    # no SO_RCVBUFF can be above it, and none is warned about.
+    so_rcvbuff = min(rmem_max + (1 << 20), 1 << 29)
+    above = so_rcvbuff > rmem_max
     port = 5514
     env = tmp_path / "env_file"
     env.write_text(
@@ -104,8 +112,8 @@ def test_env_file_sc4s_mapping_and_warnings(tmp_path, procs, netns):
     assert any("SC4S_SOURCE_UDP_IW_SIZE is set without SC4S_SOURCE_UDP_IW_USE=yes" in w for w in warnings), err
     assert any("SC4S_SOURCE_UDP_FETCH_LIMIT is set without SC4S_SOURCE_UDP_IW_USE=yes" in w for w in warnings), err
     assert any(f"is above net.core.rmem_max ({rmem_max})" in w and f"{2 * rmem_max} bytes" in w
-               for w in warnings), err
-    assert len(warnings) == 4, warnings
+               for w in warnings) is above, err
+    assert len(warnings) == 3 + above, warnings
 
     # The settings in force, in the summary.
     assert s["listen"] == f"0.0.0.0:{port}"
@@ -125,7 +133,7 @@ def test_env_file_sc4s_mapping_and_warnings(tmp_path, procs, netns):
     assert mapped["SC4S_SOURCE_UDP_FETCH_LIMIT"]["line"] == 8
     assert all(m["overridden_by"] is None for m in e["mapped"])
     assert e["ignored"] == ["SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", "SC4S_USE_NAME_CACHE"]
-    assert len(e["warnings"]) == 4
+    assert len(e["warnings"]) == 3 + above
 
 
 def test_config_file_bad_line_is_an_error(tmp_path):
@@ -138,22 +146,31 @@ def test_config_file_bad_line_is_an_error(tmp_path):
 
 def test_preflight_rcvbuf_above_rmem_max(tmp_path, procs):
     """Without CAP_NET_ADMIN, a --rcvbuf above 2 x net.core.rmem_max is cut
-    down: pre-flight says so and names the sysctl."""
+    down: pre-flight says so and names the sysctl. On a host tuned as SC4S
+    says (rmem_max 512M) no --rcvbuf (at most 1G) is above it: then the
+    largest one is obtained whole and pre-flight says nothing."""
     rmem_max = sysctl("net.core.rmem_max")[0]
     asked = min(4 * rmem_max, 1 << 30)
+    capped = 2 * rmem_max < asked
     port = free_udp_port()
     rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--rcvbuf", asked,
                   "--balance", "hash", "--no-trace", "--duration", "0.5",
                   prefix=["setpriv", "--inh-caps", "-net_admin", "--bounding-set", "-net_admin"])
     s, err = stop_rx(rx)
     got = s["sockets"][0]["rcvbuf"]
-    assert got == 2 * rmem_max < asked
     row = preflight(s, "rcvbuf")
+    # udp_mem: its own check, from N x the rcvbuf obtained (a 1G rcvbuf may pass it).
+    udp_limit = sysctl("net.ipv4.udp_mem")[2] * os.sysconf("SC_PAGESIZE")
+    assert preflight(s, "udp_mem")["ok"] is (len(s["sockets"]) * got <= udp_limit)
+    if not capped:
+        assert got == asked and row["ok"] is True and row["fix"] is None, row
+        assert "pre-flight rcvbuf: WARNING" not in err, err
+        return
+    assert got == 2 * rmem_max < asked
     assert row["ok"] is False
     assert f"--rcvbuf {asked} asked, {got} obtained" in row["message"]
     assert f"sysctl -w net.core.rmem_max={asked // 2}" in row["fix"]
     assert f"pre-flight rcvbuf: WARNING: --rcvbuf {asked} asked" in err
-    assert preflight(s, "udp_mem")["ok"] is True
 
 
 def test_preflight_sockets_times_rcvbuf_above_udp_mem(tmp_path, procs):
@@ -228,7 +245,8 @@ def test_advice_burst_rcvbuf_applied_drops_nothing(tmp_path, procs):
     from that run's summary, takes the same load and stall without a drop."""
     port = free_udp_port()
     rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", "4",
-                  "--threads", "2", prefix=FIFO, name="burst.json")
+                  "--threads", "2", "--rcvbuf", KERNEL_DEFAULT_RCVBUF, prefix=FIFO,
+                  name="burst.json")
     sent = loggen(port, 9000, 3, 1000, stall=(1.0, rx.p.pid, STALL))
     s, err = stop_rx(rx)
     drops = s["totals"]["kernel_drops"]["total"]
@@ -255,7 +273,8 @@ def test_advice_burst_rcvbuf_applied_drops_nothing(tmp_path, procs):
 def one_flow(tmp_path, procs, name, *flags):
     port = free_udp_port()
     rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", "4",
-                  "--threads", "2", "--cost-ns", "100000", *flags, prefix=FIFO, name=name)
+                  "--threads", "2", "--cost-ns", "100000", "--rcvbuf", KERNEL_DEFAULT_RCVBUF,
+                  *flags, prefix=FIFO, name=name)
     # No end markers: they trail the load by 150 ms, and the advice's offered
     # rate is measured from the first datagram to the last.
     r = run_cmd([binary("sysloggen"), "--target", f"127.0.0.1:{port}", "--rate", "11000",
@@ -269,22 +288,24 @@ def one_flow(tmp_path, procs, name, *flags):
 
 def test_advice_one_flow_hash_slow_workers(tmp_path, procs):
     """One flow, --balance hash, workers that drain 10,000/s each offered
-    11,000/s: the hash puts the flow on one worker; the advice names random
-    balancing, and applying it (parsed from the summary) lowers the drops."""
+    11,000/s: the hash puts the flow on one worker; the advice is exactly
+    `--balance random` (the README's words), and applying it, parsed from
+    the summary, drops nothing: two workers drain 20,000/s of what --cost-ns
+    lets them (the drop in the first run is structural: one worker cannot
+    read more than 1e9 / 100,000 msgs/s of wall-clock time)."""
     s, err = one_flow(tmp_path, procs, "hash.json", "--balance", "hash")
     drops = s["totals"]["kernel_drops"]["total"]
     assert drops > 0
     assert sum(1 for sock in s["sockets"] if sock["received"]) == 1   # one flow, one socket
-    balance = advised(s, "--balance")
-    threads = advised(s, "--threads")
-    assert balance == "random" or threads, s["advice"]
-    assert advised(s, "--rcvbuf") is None, "not a burst: no buffer holds a sustained excess"
-    flags = ["--balance", balance or "hash"]
-    if threads:
-        flags += ["--threads", threads, "--sockets", max(int(threads), 4)]
-    s2, _ = one_flow(tmp_path, procs, "applied.json", *flags)
+    assert [(a.get("flag"), a.get("value")) for a in s["advice"]] == [("--balance", "random")], \
+        s["advice"]
+    assert "advice: --balance random:" in err
+    flags = ["--balance", advised(s, "--balance")]
+    s2, err2 = one_flow(tmp_path, procs, "applied.json", *flags)
     print(f"one flow: {drops} dropped with hash, {s2['totals']['kernel_drops']['total']} with {flags}")
-    assert s2["totals"]["kernel_drops"]["total"] < drops, (drops, s2["totals"])
+    assert s2["totals"]["kernel_drops"]["total"] == 0, (drops, s2["totals"], s2["sockets"])
+    assert s2["advice"] == [] and "advice:" not in err2
+    assert sum(1 for sock in s2["sockets"] if sock["received"]) == 4   # spread: every socket
 
 
 def test_preflight_privileged_port_without_capability(netns):
@@ -304,15 +325,31 @@ def test_preflight_privileged_port_without_capability(netns):
 
 
 def test_preflight_window_above_memavailable(tmp_path, procs):
+    """--window-bytes above MemAvailable is warned about, with the fix; one
+    that fits is not. Host-independent: syslogrx runs in its own mount
+    namespace where /proc/meminfo is a copy of the real one with
+    MemAvailable set to 1 GiB (as LXCFS shows a container its own), so the
+    test holds on a machine with more than --window-bytes' most (64G) free."""
+    avail = 1 << 30
     with open("/proc/meminfo") as f:
-        avail = next(int(l.split()[1]) * 1024 for l in f if l.startswith("MemAvailable:"))
-    if avail >= 64 << 30:
-        pytest.skip("MemAvailable is above --window-bytes' most (64G)")
-    port = free_udp_port()
-    rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--window-bytes", "64G",
-                  "--balance", "hash", "--no-trace", "--duration", "0.3")
-    s, err = stop_rx(rx)
-    row = preflight(s, "window_memory")
-    assert row["ok"] is False and row["fix"].startswith("--window-bytes ")
-    assert "pre-flight window_memory: WARNING" in err
-    assert all(c["ok"] for c in s["preflight"] if c["check"] != "window_memory"), s["preflight"]
+        real = f.read()
+    fake = tmp_path / "meminfo"
+    fake.write_text(re.sub(r"^MemAvailable:.*$", f"MemAvailable: {avail >> 10:>8} kB", real,
+                           flags=re.M))
+    for window, ok in ((2 << 30, False), (avail, True)):
+        port = free_udp_port()
+        prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                  f'mount --bind "{fake}" /proc/meminfo && exec "$0" "$@"']
+        rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--window-bytes", window,
+                      "--balance", "hash", "--no-trace", "--duration", "0.3", prefix=prefix,
+                      name=f"window-{window}.json")
+        s, err = stop_rx(rx)
+        row = preflight(s, "window_memory")
+        assert row["ok"] is ok, row
+        verb = "fits in" if ok else "is more than"
+        assert f"--window-bytes {window} {verb} MemAvailable ({avail} bytes)" in row["message"]
+        fix = f"--window-bytes {avail // 2 >> 20}M or less (MemAvailable / 2)"
+        assert row["fix"] == (None if ok else fix), row
+        assert ("pre-flight window_memory: WARNING" in err) is not ok, err
+        assert all(c["ok"] for c in s["preflight"] if c["check"] != "window_memory"), \
+            s["preflight"]

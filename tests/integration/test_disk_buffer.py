@@ -16,7 +16,7 @@ import subprocess
 import time
 
 from conftest import Syslogrx, binary, free_udp_port, read_json
-from test_metrics import parse, scrape
+from test_metrics import parse, scrape, series, value
 from test_tcp_forward import SyslogNg, free_tcp_port
 
 RATE = 20000
@@ -75,6 +75,22 @@ def check_complete_in_order(flows, sent):
         total += len(seen)
     assert total == sent, f"{total} distinct of {sent} sent"
     return dups
+
+
+def metrics_until(mport, done, what, timeout=60):
+    """Scrapes syslogrx's /metrics until done(metrics) holds; returns them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        m = parse(scrape(mport))
+        if done(m):
+            return m
+        assert time.monotonic() < deadline, f"{what}: {m}"
+        time.sleep(0.1)
+
+
+def received(m):
+    """Every socket's received count, summed."""
+    return sum(series(m, "syslogrx_socket_received_total").values())
 
 
 def wait_run(sng, run, n, timeout=90):
@@ -148,17 +164,22 @@ def test_reliable_kill9_restart_sends_what_was_left_first(procs, tmp_path):
     sng = SyslogNg(tmp_path, tport)
     sng.start()
     try:
+        mport = free_tcp_port()
         a = start_rx(tmp_path, procs, "a", u1,
                      *rx_args(tport, "--disk-buffer", str(buf), "--disk-buffer-mode", "reliable",
-                              "--stats-interval", "0.5"))
+                              "--stats-interval", "0.5", "--metrics", str(mport)))
         gen = start_gen(u1, "before", seconds=6)
-        time.sleep(3)
+        time.sleep(3)                   # the outage's place in the load, not a synchronisation
         sng.stop()
         assert gen.wait(timeout=30) == 0
-        time.sleep(1.5)                 # a reads what the kernel holds: all of it to disk
+        sent = RATE * 6
+        # a has read all the kernel held (16M holds the whole load: no drop)
+        # and, reliable, written every message of it to disk: its own counters.
+        m = metrics_until(mport, lambda m: received(m) == sent and
+                          value(m, "syslogrx_disk_buffer_written_total") == sent,
+                          "a did not read and write to disk all it was sent")
         a.p.send_signal(signal.SIGKILL)
         a.p.wait(timeout=10)
-        sent = RATE * 6
         assert list(buf.glob("*.seg"))
 
         sng.start()
@@ -212,8 +233,14 @@ def test_full_disk_buffer_drops_exactly_what_it_counts(procs, tmp_path):
         sng.start()
         assert gen.wait(timeout=30) == 0
         sent = RATE * 6
-        time.sleep(1)       # the window drains to the server back
-        scraped = parse(scrape(mport))
+        # The server back: everything read, and all that was not dropped
+        # written to it (the window and the disk emptied); after that nothing
+        # is written to disk or dropped any more.
+        scraped = metrics_until(
+            mport, lambda m: received(m) == sent and value(m, "syslogrx_window_messages") == 0
+            and value(m, "syslogrx_written_total")
+            + value(m, "syslogrx_disk_buffer_dropped_total") == sent,
+            "the window and the disk buffer did not drain to the server")
         rc, _, err = rx.stop()
         assert rc == 0, err
         lines = wait_run(sng, "full", sent - rx.summary["disk_buffer"]["dropped"], timeout=30)
@@ -225,7 +252,9 @@ def test_full_disk_buffer_drops_exactly_what_it_counts(procs, tmp_path):
     assert db["dropped"] > 0 and db["corrupt"] == 0
     # The metrics say the same (nothing is dropped after the load).
     assert scraped[("syslogrx_disk_buffer_dropped_total", frozenset())] == db["dropped"]
-    assert scraped[("syslogrx_disk_buffer_written_total", frozenset())] <= db["written"]
+    for name, field in (("written", "written"), ("replayed", "replayed"),
+                        ("corrupt_records", "corrupt")):
+        assert scraped[(f"syslogrx_disk_buffer_{name}_total", frozenset())] == db[field], name
     assert t["written"] == sent - db["dropped"]
     flows = by_flow(lines, "full")
     arrived = 0

@@ -6,33 +6,47 @@ import json
 import re
 import signal
 import subprocess
+import time
 
 from conftest import binary, free_udp_port
 
 SEQ = re.compile(rb" seq=(\d+) ")
 
 
+def lines_in(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
 def tail_drop_run(syslogrx, tmp_path, *gen_args):
     """A calm second, then a 100,000/s burst to the end of the run while the
     receiver is stopped (SIGSTOP) behind a 64K buffer: the queue fills and
     every later datagram, the run's last ones included, is dropped by the
-    kernel. SIGCONT once the sender's last message is out, before its end
-    markers (1 s later)."""
+    kernel. Synchronised on events: SIGSTOP once the receiver has written
+    100 messages of the calm second (its output file), SIGCONT once the
+    sender's own count says its last message is out (its per-second row at
+    55,000), which is 2.5 s before its first end marker (--end-pause-ms)."""
     port = free_udp_port()
     out = tmp_path / "tail.log"
     rx = syslogrx("--sockets", "1", "--threads", "1", "--rcvbuf", "64K",
                   "--output", f"file:{out}", port=port)
     gen = subprocess.Popen([binary("sysloggen"), "--target", f"127.0.0.1:{port}", "--json",
                             "--profile", "5000x1,100000x0.5", "--size", "200",
-                            "--end-pause-ms", "1000", *gen_args],
+                            "--end-pause-ms", "2500", *gen_args],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stopped = False
     try:
+        deadline = time.monotonic() + 30
+        while lines_in(out) < 100:
+            assert gen.poll() is None and time.monotonic() < deadline, "no calm second"
+            time.sleep(0.005)
+        rx.p.send_signal(signal.SIGSTOP)
+        stopped = True
         for line in gen.stdout:
             row = json.loads(line)
-            if row["type"] == "second" and row["cumulative"] >= 5000 and not stopped:
-                rx.p.send_signal(signal.SIGSTOP)
-                stopped = True
             if row["type"] == "second" and row["cumulative"] == 55_000:
                 rx.p.send_signal(signal.SIGCONT)    # the data is out, the markers not yet
             if row["type"] == "summary":
@@ -42,6 +56,7 @@ def tail_drop_run(syslogrx, tmp_path, *gen_args):
         rx.p.send_signal(signal.SIGCONT)
         if gen.poll() is None:
             gen.kill()
+            gen.wait()
     assert stopped
     rc, _, err = rx.stop()
     assert rc == 0, err

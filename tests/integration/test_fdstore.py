@@ -10,6 +10,7 @@ import sys
 import time
 
 from rx_watch import Receiver, listen_for, seqs_in_output, start_load, stop_load
+from test_upgrade import fd_identity
 
 STORE_BASE = 200        # where the stand-in keeps the fds before passing them
 
@@ -56,6 +57,7 @@ class FdStore:
         names = sorted(self.fds)
         for i, name in enumerate(names):
             os.dup2(self.fds[name], STORE_BASE + i)
+        self.passed = [STORE_BASE + i for i in range(len(names))]
         script = ("import os, sys\n"
                   f"for i in range({len(names)}):\n"
                   f"    os.dup2({STORE_BASE} + i, 3 + i)\n"
@@ -67,7 +69,9 @@ class FdStore:
         return [sys.executable, "-c", script], env, tuple(STORE_BASE + i for i in range(len(names)))
 
     def close(self):
-        for fd in self.fds.values():
+        # The copies made for the restart too: held by pytest they would keep
+        # the tracer's links attached after the test (the session check).
+        for fd in list(self.fds.values()) + getattr(self, "passed", []):
             os.close(fd)
         self.sock.close()
 
@@ -91,13 +95,16 @@ def test_restart_through_the_fd_store_loses_nothing(tmp_path):
         gen = start_load(listen)
         try:
             time.sleep(0.3)
-            # A live resize keeps the store in step: 4 -> 2 closes two
-            # sockets (removed), 2 -> 5 takes the 2 spares and opens one.
+            # A live resize keeps the pool bound at start: 4 -> 2 makes two
+            # sockets spares again (still stored, with the rcvbuf forced at
+            # start), 2 -> 5 takes three spares; nothing is opened after the
+            # capability drop, so no socket gets a smaller buffer.
             rx1.resize(2, 2)
             rx1.resize(5, 2)
             store.collect(timeout=0.5, until_ready=False)
-            assert sum(n.startswith("srx-sock-") for n in store.fds) == 5
+            assert sum(n.startswith("srx-sock-") for n in store.fds) == 6
             time.sleep(0.3)
+            held1 = fd_identity(rx1.pid)        # its maps and tracer links, by kernel id
             rc1, err1, s1 = rx1.stop()          # systemctl restart: stop ...
             assert rc1 == 0, err1
             time.sleep(0.3)                     # ... nobody reads: the queues hold it
@@ -105,6 +112,7 @@ def test_restart_through_the_fd_store_loses_nothing(tmp_path):
             rx2 = Receiver(second_dir, listen, *flags, settings=settings, prefix=prefix, env=env,
                            pass_fds=fds)
             store.collect()                     # ... and start, from the store
+            held2 = fd_identity(rx2.pid)
             time.sleep(0.5)
         finally:
             sent = stop_load(gen)
@@ -114,10 +122,18 @@ def test_restart_through_the_fd_store_loses_nothing(tmp_path):
     finally:
         store.close()
     assert "(fd store)" in err2
+    # The README: the BPF maps and the tracer links survive the restart too:
+    # the new process holds the very objects (kernel ids) the old one held.
+    assert held1[1] and held2[1] == held1[1], ("BPF maps", held1[1], held2[1])
+    assert len(held1[2]) == 3 and held2[2] == held1[2], ("tracer links", held1[2], held2[2])
     # The same sockets (cookies), the same tracer maps (the drops count on).
     live1 = sorted(x["cookie"] for x in s1["sockets"] if x["state"] == "live")
-    assert live1 == sorted(x["cookie"] for x in s2["sockets"]) and len(live1) == 5
-    assert s2["config"]["sockets"] == 5 and "spare" not in [x["state"] for x in s2["sockets"]]
+    assert live1 == sorted(x["cookie"] for x in s2["sockets"] if x["state"] == "live")
+    assert len(live1) == 5 and s2["config"]["sockets"] == 5
+    assert sorted(x["cookie"] for x in s1["sockets"]) == sorted(x["cookie"] for x in s2["sockets"])
+    assert [x["state"] for x in s2["sockets"]].count("spare") == 1
+    # Every socket has the buffer asked for: none was opened after the drop.
+    assert {x["rcvbuf"] for x in s1["sockets"] + s2["sockets"]} == {64 << 20}
     assert s1["totals"]["abandoned"] == 0       # the queues were left to the next one
     assert s1["totals"]["received"] + s2["totals"]["received"] == sent["sent"]
     assert s2["totals"]["kernel_drops"]["total"] == 0

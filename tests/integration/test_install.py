@@ -28,7 +28,9 @@ def test_destdir_tree(tmp_path):
         [f"usr/local/bin/{b}" for b in BINARIES] + [
             "usr/local/share/man/man8/syslogrx.8",
             "usr/local/lib/systemd/system/syslogrx.service",
+            "usr/local/lib/systemd/system/syslogrx-unprivileged.service",
             "usr/local/share/doc/syslogrx/syslogrx.conf.example",
+            "usr/local/share/doc/syslogrx/syslogrx-alerts.yml",
             "etc/syslogrx/syslogrx.conf",
         ])
     for b in BINARIES:
@@ -40,6 +42,8 @@ def test_destdir_tree(tmp_path):
     assert "@" not in unit.replace("@system-service", "")
     assert (dest / "etc/syslogrx/syslogrx.conf").read_text() == \
         open(os.path.join(ROOT, "dist/syslogrx.conf")).read()
+    assert filecmp.cmp(dest / "usr/local/share/doc/syslogrx/syslogrx-alerts.yml",
+                       os.path.join(ROOT, "dist/syslogrx-alerts.yml"), shallow=False)
 
     # A second install keeps the admin's config.
     (dest / "etc/syslogrx/syslogrx.conf").write_text("listen = 0.0.0.0:5514\n")
@@ -83,6 +87,16 @@ def test_unit_passes_systemd_analyze_verify(tmp_path):
     unit = prefix / "lib/systemd/system/syslogrx.service"
     assert f"ExecStart={prefix}/bin/syslogrx --config {tmp_path}/etc/syslogrx/syslogrx.conf" \
         in unit.read_text()
+    r = run_cmd(["systemd-analyze", "verify", str(unit)],
+                env=dict(os.environ, MANPATH=str(prefix / "share/man")), timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "syslogrx" not in r.stdout + r.stderr, r.stdout + r.stderr
+    # The one with no privilege at all (issue 22), the same way.
+    unit = prefix / "lib/systemd/system/syslogrx-unprivileged.service"
+    text = unit.read_text()
+    assert f"ExecStart={prefix}/bin/syslogrx --config {tmp_path}/etc/syslogrx/syslogrx.conf" \
+        in text and "@" not in text.replace("@system-service", "")
+    assert "\nCapabilityBoundingSet=\n" in text and "\nPrivateUsers=yes\n" in text
     r = run_cmd(["systemd-analyze", "verify", str(unit)],
                 env=dict(os.environ, MANPATH=str(prefix / "share/man")), timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr

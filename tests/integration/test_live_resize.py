@@ -1,12 +1,13 @@
 """Live resize under load (issue 13): SIGHUP applies the sockets/threads of
 --config without a restart and without losing a datagram.
 
-Grow takes spares of the pool bound at start (--max-sockets) and, past it, new
-sockets; shrink takes sockets out of selection, waits out an RCU grace period,
-connect()s them away, waits again, lets the workers drain them and only then
-closes them. The negative control closes them the naive way (stop reading,
-close with a queue): the loss shows in the sequence numbers and the tracer
-counts it as drops with no socket for our port."""
+Grow takes spares of the pool bound at start (--max-sockets); with a balancer,
+shrink takes sockets out of selection, waits out an RCU grace period, and they
+are spares of the pool again (bound, read, with the rcvbuf forced at start).
+With the kernel's hash, shrink connect()s them away, waits, lets the workers
+drain them and only then closes them. The negative control closes them the
+naive way (stop reading, close with a queue): the loss shows in the sequence
+numbers and the tracer counts it as drops with no socket for our port."""
 import signal
 import socket
 import time
@@ -55,18 +56,16 @@ def test_resize_4_8_2_6_under_load_loses_nothing(tmp_path, family):
     flows = seqs_in_output(out)
     for f in sent["flows"]:
         assert flows.get(f["flow"]) == set(range(f["sent"])), f["flow"]
-    # The summary follows the live N: the cycle ends on 4 sockets; every socket
-    # that ever took part is listed, the closed ones with what they received.
+    # The summary follows the live N: the cycle ends on 4 sockets of the pool
+    # of 8 bound at start, the rest spares; no socket was ever closed or
+    # opened, so every one still has the rcvbuf forced at start.
     assert s["config"]["sockets"] == 4 and s["config"]["threads"] == 2
     states = [x["state"] for x in s["sockets"]]
-    assert states.count("live") == 4
-    assert states.count("closed") == len(states) - 4 - states.count("spare")
-    assert states.count("closed") >= 6 * cycles          # 8 -> 2 closes 6 each cycle
-    # Once a socket of the group has been connect()ed, the kernel rescores
-    # the program's pick against the other sockets (their incoming-CPU bonus)
-    # and may run the program again for the same datagram: steered can count
-    # a datagram twice, never miss one.
-    assert sum(x["steered"] for x in s["sockets"]) >= t["received"]
+    assert states.count("live") == 4 and states.count("spare") == 4 and len(states) == 8
+    assert {x["rcvbuf"] for x in s["sockets"]} == {64 << 20}
+    # No socket of the group was connect()ed, so the kernel runs the program
+    # once per datagram: steered counts each datagram exactly once.
+    assert sum(x["steered"] for x in s["sockets"]) == t["received"]
     for x in s["sockets"]:
         assert x["kernel_drops"]["total"] == 0 and x["so_meminfo_drops"] == 0
     assert err.count("resized to") == 4 * cycles
@@ -157,4 +156,12 @@ def test_resize_with_the_kernel_hash(tmp_path):
     assert t["selection_failures"] is None
     states = [x["state"] for x in s["sockets"]]
     assert states.count("live") == 2 and "spare" not in states
-    assert "SO_RCVBUFFORCE needs CAP_NET_ADMIN" in err     # said once, not silent
+    # A grow after the capabilities are gone sets SO_RCVBUF of half of 16M
+    # (the kernel doubles it), capped by net.core.rmem_max (global, read
+    # here): below 8M the cap bites and it is said, once, never silent; on a
+    # host tuned as SC4S says (rmem_max 512M) the sockets get the whole 16M.
+    with open("/proc/sys/net/core/rmem_max") as f:
+        capped = int(f.read()) < (16 << 20) // 2
+    assert err.count("SO_RCVBUFFORCE needs CAP_NET_ADMIN") == (1 if capped else 0), err
+    if not capped:
+        assert all(x["rcvbuf"] == 16 << 20 for x in s["sockets"]), s["sockets"]

@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from conftest import BUILD, ROOT, Proc, binary, free_udp_port, run_cmd, send_udp
+from conftest import Proc, binary, free_udp_port, promtool, run_cmd, send_udp
 from test_udpdrops import finish, proc_drops, start_receiver, start_udpdrops
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
@@ -25,15 +25,6 @@ def free_tcp_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def promtool():
-    path = os.path.join(BUILD, "prometheus", "usr", "bin", "promtool")
-    if not os.access(path, os.X_OK):
-        r = run_cmd([os.path.join(ROOT, "lab", "promtool-setup.sh"),
-                     os.path.join(BUILD, "prometheus")], timeout=300)
-        assert r.returncode == 0, r.stdout + r.stderr
-    return path
 
 
 def check_with_promtool(text):

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from conftest import binary, free_udp_port, run_cmd, sysloggen
+from conftest import binary, netns_name, free_udp_port, run_cmd, sysloggen
 
 
 def proc_net_udp_drops(port, netns=None):
@@ -82,7 +82,7 @@ def test_exact_ipv6(syslogrx):
 
 
 def test_exact_inside_a_network_namespace(syslogrx):
-    ns = f"rxtest-{uuid.uuid4().hex[:8]}"
+    ns = netns_name(f"drops-{uuid.uuid4().hex[:8]}")
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
         subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"], check=True)

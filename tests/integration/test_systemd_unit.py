@@ -18,7 +18,9 @@ import uuid
 
 import pytest
 
-from conftest import ROOT, binary, free_udp_port, run_cmd, udp_rows, wait_for_udp_port
+from conftest import ROOT, binary, descendants, free_udp_port, run_cmd, udp_rows, \
+    wait_for_udp_port
+from test_upgrade import fd_identity
 
 BOOT_TIMEOUT = 30
 UNIT_DIR = "usr/local/lib/systemd/system"
@@ -77,12 +79,41 @@ class Container:
             time.sleep(0.05)
         raise AssertionError(f"no systemd in the container after {BOOT_TIMEOUT}s: {self.output()}")
 
+    def start_unit(self, port):
+        """Boots, starts syslogrx.service, waits for its sockets on port."""
+        self.boot()
+        self.run("systemctl", "start", "syslogrx")
+        wait_for_udp_port(port, count=4)
+
+    def journal(self):
+        return self.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager",
+                        check=False).stdout
+
+    def read_log(self, name="messages.log"):
+        r = self.run("cat", f"/var/log/syslogrx/{name}", check=False)
+        return r.stdout if r.returncode == 0 else ""
+
+    def host_pid(self, name):
+        """The pid, as this (the host's) namespace sees it, of the one process
+        called name in the container."""
+        def one():
+            pids = [p for p, row in descendants(self.init).items()
+                    if row[3] == name and row[2] != "Z"]
+            return pids[0] if len(pids) == 1 else None
+        return wait_until(one, f"one {name} in the container")
+
     def output(self):
         self.log.seek(0)
         return self.log.read().decode(errors="replace")[-3000:]
 
     def run(self, *argv, check=True, timeout=30):
-        r = run_cmd(["nsenter", "-t", str(self.init), "-m", "-p", "--"] + list(argv),
+        # -r -w: the container's root and cwd, not its mount namespace's.
+        # nspawn moves the container's tree over "/" and chroot()s into it;
+        # when nspawn itself runs in a chroot (a CI root, a fresh-machine
+        # root), the namespace's root stays the host's "/", where setns()
+        # alone would land us: systemctl then finds no /run/systemd/system
+        # and says "System has not been booted with systemd as init system".
+        r = run_cmd(["nsenter", "-t", str(self.init), "-m", "-p", "-r", "-w", "--"] + list(argv),
                     timeout=timeout)
         if check:
             assert r.returncode == 0, f"{' '.join(argv)}: {r.stdout}{r.stderr}"
@@ -123,9 +154,9 @@ def send(port, msg):
         s.sendto(msg, ("127.0.0.1", port))
 
 
-@pytest.fixture
-def installed(tmp_path):
-    """make install into a DESTDIR, with a config for a free loopback port."""
+def install(tmp_path, **overrides):
+    """make install into a DESTDIR, with a config for a free loopback port
+    (overrides: more config settings, `_` for `-`)."""
     dest = tmp_path / "root"
     r = run_cmd(["make", "-C", ROOT, "install", f"DESTDIR={dest}"], timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -137,6 +168,7 @@ def installed(tmp_path):
         "output": "file:/var/log/syslogrx/messages.log",
         "summary": "/var/log/syslogrx/summary.json",
     }
+    settings.update({k.replace("_", "-"): v for k, v in overrides.items()})
     (dest / "etc/syslogrx/syslogrx.conf").write_text(
         "".join(f"{k} = {v}\n" for k, v in settings.items()))
     if "--config" not in run_cmd([binary("syslogrx"), "--help"]).stdout:
@@ -150,21 +182,20 @@ def installed(tmp_path):
     return dest, port
 
 
+@pytest.fixture
+def installed(tmp_path):
+    return install(tmp_path)
+
+
 def test_unit_start_send_reload_restart_stop(installed):
     dest, port = installed
     c = Container(dest, f"srx12c-{uuid.uuid4().hex[:8]}")
+    log = c.read_log
     try:
-        c.boot()
-        c.run("systemctl", "start", "syslogrx")
-        wait_for_udp_port(port, count=4)
+        c.start_unit(port)
 
         def ready_lines():
-            r = c.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager", check=False)
-            return [l for l in r.stdout.splitlines() if "ready on" in l]
-
-        def log(name="messages.log"):
-            r = c.run("cat", f"/var/log/syslogrx/{name}", check=False)
-            return r.stdout if r.returncode == 0 else ""
+            return [l for l in c.journal().splitlines() if "ready on" in l]
 
         assert wait_until(ready_lines, "ready line")[0] == (
             f"syslogrx: ready on 127.0.0.1:{port}, writing raw lines to "
@@ -193,27 +224,74 @@ def test_unit_start_send_reload_restart_stop(installed):
         assert c.run("systemctl", "show", "-p", "MainPID", "--value",
                      "syslogrx").stdout.strip() == pid
 
-        # restart through the fd store: the same sockets (inodes), never closed.
+        # restart through the fd store: the same sockets (inodes), never
+        # closed, and the same BPF maps and tracer links (kernel ids), never
+        # detached: what the new process holds is what the old one held.
         before = udp_inodes(port)
         assert len(before) == 4, before
+        held = fd_identity(c.host_pid("syslogrx"))
+        assert len(held[0]) >= 4 and held[1] and len(held[2]) == 3, held
         c.run("systemctl", "restart", "syslogrx")
         wait_until(lambda: len(ready_lines()) == 2, "a second ready line after restart")
         send(port, b"<13>srx12c after restart")
         wait_until(lambda: "after restart" in log(), "the message after restart")
-        journal = c.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager").stdout
+        journal = c.journal()
         assert "(fd store)" in journal, journal
         assert udp_inodes(port) == before
+        restarted = fd_identity(c.host_pid("syslogrx"))
+        assert restarted[1] == held[1], ("BPF maps", held[1], restarted[1])
+        assert restarted[2] == held[2], ("tracer links", held[2], restarted[2])
+        assert restarted[0] >= {f"socket:[{i}]" for i in before}
+
 
         c.run("systemctl", "stop", "syslogrx")
-        assert c.run("systemctl", "is-active", "syslogrx", check=False).stdout.strip() == "inactive"
+        assert c.run("systemctl", "is-active", "syslogrx", check=False).stdout.strip() == \
+            "inactive", c.run("journalctl", "-u", "syslogrx", "--no-pager", check=False).stdout
         assert c.run("systemctl", "show", "-p", "Result", "--value",
                      "syslogrx").stdout.strip() == "success"
         # The stop wrote the summary: the instance after the restart got one message.
         s = read_json_from(c, "/var/log/syslogrx/summary.json")
         assert s["totals"]["received"] == 1 and s["totals"]["written"] == 1, s["totals"]
         assert s["totals"]["kernel_drops"]["total"] == 0
-        journal = c.run("journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager").stdout
+        journal = c.journal()
         assert "Operation not permitted" not in journal, journal
+    finally:
+        c.stop()
+
+
+def test_unit_upgrade_tells_systemd_the_new_mainpid(installed):
+    """README: "After a kill -USR2 the old process tells systemd MAINPID= the
+    new one." systemd follows it: MainPID is the new process, which holds
+    the same BPF maps and tracer links and receives.
+
+    Found here, not asserted (a defect for the lead, see docs/i21-tests.md):
+    once the old process exits, systemd 252 may SIGKILL the new one ("Killing
+    process N (syslogrx) with signal SIGKILL" right after "done after the
+    hand-over"), and a later stop then ends with result 'signal'."""
+    dest, port = installed
+    c = Container(dest, f"srx12u-{uuid.uuid4().hex[:8]}")
+    try:
+        c.start_unit(port)
+
+        def took_over():
+            return [l for l in c.journal().splitlines() if "took over" in l]
+        wait_until(lambda: "ready on" in c.journal(), "ready line")
+        held = fd_identity(c.host_pid("syslogrx"))
+        pid = c.run("systemctl", "show", "-p", "MainPID", "--value", "syslogrx").stdout.strip()
+        seen = len(took_over())
+        c.run("kill", "-USR2", pid)
+        line = wait_until(lambda: took_over()[seen:], "the upgrade's 'took over' line")[0]
+        assert "(upgrade)" in line, line
+        new = line.split("pid ", 1)[1].split()[0]
+        assert new != pid, line
+        wait_until(lambda: c.run("systemctl", "show", "-p", "MainPID", "--value",
+                                 "syslogrx").stdout.strip() == new, f"MainPID={new}")
+        journal = c.run("journalctl", "-u", "syslogrx", "--no-pager").stdout
+        assert f"Supervising process {new} which is not our child" in journal, journal
+        upgraded = fd_identity(c.host_pid("syslogrx"))
+        assert upgraded[1:] == held[1:], "the upgrade kept the maps and links"
+        send(port, b"<13>srx12c after upgrade")
+        wait_until(lambda: "after upgrade" in c.read_log(), "the message after the upgrade")
     finally:
         c.stop()
 
@@ -225,3 +303,105 @@ def udp_inodes(port):
 
 def read_json_from(c, path):
     return json.loads(c.run("cat", path).stdout)
+
+
+def test_unprivileged_unit_spreads_with_no_capability(installed):
+    """syslogrx-unprivileged.service: a dynamic user in a user namespace of its
+    own, an empty bounding set, no bpf() in its filter; it still spreads one
+    flow over its 4 sockets (classic BPF) and counts drops (SO_MEMINFO)."""
+    dest, port = installed
+    unit = "syslogrx-unprivileged"
+    c = Container(dest, f"srx22-{uuid.uuid4().hex[:8]}")
+    try:
+        c.boot()
+        c.run("systemctl", "start", unit)
+        wait_for_udp_port(port, count=4)
+
+        def ready_lines():
+            r = c.run("journalctl", "-u", unit, "-o", "cat", "--no-pager", check=False)
+            return [l for l in r.stdout.splitlines() if "ready on" in l]
+
+        ready = wait_until(ready_lines, "ready line")[0]
+        assert "random spread by classic BPF (no CAP_BPF" in ready, ready
+        assert "drops from SO_MEMINFO" in ready, ready
+        pid = c.run("systemctl", "show", "-p", "MainPID", "--value", unit).stdout.strip()
+        st = c.run("sh", "-c", f"cat /proc/{pid}/task/*/status").stdout
+        for field in ("CapEff", "CapPrm", "CapAmb", "CapBnd"):
+            vals = {l.split()[1] for l in st.splitlines() if l.startswith(field + ":")}
+            assert vals == {"0000000000000000"}, (field, vals)
+        # A user namespace of its own, not the container's manager's.
+        own = c.run("readlink", f"/proc/{pid}/ns/user").stdout
+        assert own.startswith("user:[") and own != c.run("readlink", "/proc/1/ns/user").stdout
+
+        sent = 4000
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for i in range(sent):
+                s.sendto(b"<13>srx22 %d" % i, ("127.0.0.1", port))
+        c.run("systemctl", "stop", unit)
+        assert c.run("systemctl", "show", "-p", "Result", "--value",
+                     unit).stdout.strip() == "success"
+        s = read_json_from(c, "/var/log/syslogrx/summary.json")
+        t = s["totals"]
+        assert s["balancer"]["runs"] == "classic BPF"
+        assert t["kernel_drops"]["reasons"] == "unavailable without CAP_BPF and CAP_PERFMON"
+        assert t["received"] + t["kernel_drops"]["total"] + t["abandoned"] == sent, t
+        # 4000 datagrams at random over 4: each socket's share is
+        # binomial(4000, 1/4), mean 1000, sd 27; 500 is 18 sd away.
+        for x in s["sockets"]:
+            assert x["received"] + x["kernel_drops"]["total"] > 500, s["sockets"]
+    finally:
+        c.stop()
+
+
+def test_unit_holds_a_disk_buffer(tmp_path):
+    """The shipped unit with a disk buffer in its StateDirectory and a TCP
+    output: the buffer's DIR is the service user's, 0700, under
+    /var/lib/private (DynamicUser), every message arrives, MemoryMax is set."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as lst:
+        lst.bind(("127.0.0.1", 0))
+        lst.listen(1)
+        tport = lst.getsockname()[1]
+        dest, port = install(tmp_path, output=f"tcp:127.0.0.1:{tport}",
+                             disk_buffer="/var/lib/syslogrx/buffer",
+                             disk_buffer_mode="reliable")
+        c = Container(dest, f"srx19u-{uuid.uuid4().hex[:8]}")
+        try:
+            c.boot()
+            c.run("systemctl", "start", "syslogrx")
+            wait_for_udp_port(port, count=4)
+            lst.settimeout(30)
+            conn, _ = lst.accept()
+            n = 200
+            for i in range(n):
+                send(port, b"<13>srx19u m%d" % i)
+            got, lines = b"", []
+            conn.settimeout(30)
+            while len(lines) < n:       # RFC 6587 octet counting: "LEN MSG"
+                while b" " in got:
+                    size, rest = got.split(b" ", 1)
+                    if len(rest) < int(size):
+                        break
+                    lines.append(rest[:int(size)].decode())
+                    got = rest[int(size):]
+                if len(lines) >= n:
+                    break
+                try:
+                    chunk = conn.recv(65536)
+                except socket.timeout:
+                    chunk = b""
+                assert chunk, (lines[-3:], c.run("journalctl", "-u", "syslogrx", "-o", "cat",
+                                                 "--no-pager", check=False).stdout)
+                got += chunk
+            assert sorted(lines) == sorted(f"<13>srx19u m{i}" for i in range(n))
+            pid = c.run("systemctl", "show", "-p", "MainPID", "--value", "syslogrx").stdout.strip()
+            uid = c.run("stat", "-c", "%u", f"/proc/{pid}").stdout.strip()
+            st = c.run("stat", "-c", "%u %a %F", "/var/lib/private/syslogrx/buffer").stdout.split()
+            assert st[0] == uid and st[1] == "700" and st[2] == "directory", (st, uid)
+            mem = c.run("systemctl", "show", "-p", "MemoryMax", "--value", "syslogrx").stdout
+            assert int(mem.strip()) == 256 << 20, mem
+            c.run("systemctl", "stop", "syslogrx")
+            assert c.run("systemctl", "show", "-p", "Result", "--value",
+                         "syslogrx").stdout.strip() == "success"
+            conn.close()
+        finally:
+            c.stop()

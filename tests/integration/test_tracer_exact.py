@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from conftest import binary
+from conftest import binary, netns_name
 
 SO_MEMINFO = 55          # <asm-generic/socket.h>; 57 is SO_COOKIE
 SK_MEMINFO_DROPS = 8
@@ -212,7 +212,7 @@ def test_exact_counts(family):
 
 @pytest.fixture
 def netns():
-    name = "udpdrops-" + uuid.uuid4().hex[:8]
+    name = netns_name("tracer-" + uuid.uuid4().hex[:8])
     subprocess.run(["ip", "netns", "add", name], check=True)
     try:
         subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True)

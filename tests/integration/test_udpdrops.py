@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from conftest import Proc, binary, free_udp_port, send_udp, udp_rows, wait_for_udp_port
+from conftest import Proc, binary, netns_name, free_udp_port, send_udp, udp_rows, wait_for_udp_port
 
 # A receiver holding `n` sockets on one port with a small queue, reading
 # nothing; prints {"port", "pid", "socks": [{"inode", "cookie", "rcvbuf"}]}.
@@ -183,7 +183,7 @@ def test_unprivileged_names_capabilities():
 
 def test_netns_filter(procs):
     """Drops in another namespace are not counted by a udpdrops outside it."""
-    ns = "udpdrops-" + uuid.uuid4().hex[:8]
+    ns = netns_name("udpdrops-" + uuid.uuid4().hex[:8])
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
         subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)

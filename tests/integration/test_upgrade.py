@@ -4,6 +4,7 @@ maps and the tracer's links, checks them by cookie and id, and says ready;
 only then does the old one stop reading, drain its window to the output and
 exit, its summary kept under PATH.PID. Both append to the same file."""
 import os
+import re
 import shutil
 import signal
 import socket
@@ -138,12 +139,13 @@ def test_resize_and_upgrade_together(tmp_path):
     sent, err, final = under_load(rx, listen, resize_and_upgrade)
     old = rx.old_summaries()
     assert old[0]["config"]["sockets"] == 6 and old[1]["config"]["sockets"] == 2
-    # 4 -> 6 took 2 of the 4 spares; 6 -> 2 closed 4; 2 -> 8 took the last 2
-    # spares and opened 4 sockets, unprivileged (rcvbuf capped by rmem_max).
+    # 4 -> 6 took 2 of the 4 spares; 6 -> 2 made 4 of them spares again;
+    # 2 -> 8 took all 6 spares: the pool of 8 bound at start, none closed or
+    # opened after the capability drop, every one with the forced rcvbuf.
     states = [x["state"] for x in old[1]["sockets"]]
-    assert states.count("live") == 2 and states.count("spare") == 2
-    assert states.count("closed") == 4
-    assert [x["state"] for x in final["sockets"]].count("live") == 8
+    assert states.count("live") == 2 and states.count("spare") == 6 and len(states) == 8
+    assert [x["state"] for x in final["sockets"]] == ["live"] * 8
+    assert {x["rcvbuf"] for x in final["sockets"]} == {16 << 20}
     assert final["config"]["sockets"] == 8 and final["config"]["threads"] == 2
     assert sum(s["totals"]["received"] for s in all_summaries(rx, final)) == sent["sent"]
     assert final["totals"]["kernel_drops"]["total"] == 0
@@ -177,6 +179,46 @@ def test_failed_upgrade_old_goes_on(tmp_path):
     assert "broken build" in err and "exited with status 3 before it was ready" in err
     assert f"pid {rx.olds[0]} goes on" in err
     assert sum(s["totals"]["received"] for s in all_summaries(rx, final)) == sent["sent"]
+    check_every_seq(rx.out, sent)
+
+
+def test_upgrade_not_ready_within_10_s_is_killed_old_goes_on(tmp_path):
+    """README: if the new process "is not ready within 10 s (it is then
+    killed), the old one says why ... and goes on". The binary at syslogrx's
+    path is replaced by one that starts and never says ready (it sleeps):
+    after 10 s it is killed, by the old process, which keeps receiving; put
+    back, the upgrade succeeds."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    exe = bindir / "syslogrx"
+    shutil.copy(binary("syslogrx"), exe)
+    listen = listen_for(socket.AF_INET)
+    rx = Receiver(tmp_path, listen, "--rcvbuf", "16M",
+                  exe=str(exe), settings={"sockets": 2, "threads": 2})
+    hung = []
+
+    def hang_then_mend():
+        silent = bindir / "silent"
+        silent.write_text("#!/bin/sh\nexec sleep 120\n")     # the pid stays the same
+        silent.chmod(0o755)
+        os.rename(exe, bindir / "good")
+        os.rename(silent, exe)
+        assert rx.upgrade() is None
+        line = [l for l in rx.lines if "did not say ready within" in l]
+        assert len(line) == 1, "".join(rx.lines)
+        pid = int(re.search(r"the new process (\d+) did not", line[0]).group(1))
+        hung.append(pid)
+        assert not os.path.exists(f"/proc/{pid}"), "the silent process was not reaped"
+        os.rename(bindir / "good", exe)
+        assert rx.upgrade() is not None
+
+    sent, err, final = under_load(rx, listen, hang_then_mend, rate=20_000)
+    assert (f"upgrade: the new process {hung[0]} did not say ready within 10 s: killed; "
+            "this one goes on") in err
+    assert f"upgrade failed; pid {rx.olds[0]} goes on" in err
+    # The old one went on receiving the whole time: every message, once.
+    summaries = all_summaries(rx, final)
+    assert sum(s["totals"]["received"] for s in summaries) == sent["sent"]
     check_every_seq(rx.out, sent)
 
 

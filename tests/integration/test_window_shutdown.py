@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import Proc, binary, free_udp_port, read_json, run_cmd, sysloggen
+from conftest import Proc, binary, free_udp_port, read_json, run_cmd, sysloggen, wait_until
 
 
 def count_lines(path):
@@ -80,16 +80,24 @@ def test_sigterm_writes_what_the_kernel_had_queued(syslogrx, tmp_path):
     assert count_lines(out) == 20003
 
 
+def sigterm_pending(pid):
+    """SIGTERM pending for the whole process (ShdPnd in /proc/PID/status)."""
+    with open(f"/proc/{pid}/status") as f:
+        mask = next(int(l.split()[1], 16) for l in f if l.startswith("ShdPnd:"))
+    return bool(mask & (1 << (signal.SIGTERM - 1)))
+
+
 def test_second_signal_forces_exit_and_says_what_is_left(tmp_path):
     port = free_udp_port()
     p = Proc([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--sockets", "1",
               "--threads", "1", "--rcvbuf", "16M", "--output-rate", "1000", "--window", "50000",
               "--output", f"file:{tmp_path / 'f.log'}"])
     assert "ready on" in p.p.stderr.readline().decode()
-    sysloggen(port, "--count", 20000, "--rate", 0, "--size", 200)
-    time.sleep(0.3)
+    sysloggen(port, "--count", 20000, "--rate", 0, "--size", 200)   # queued when it returns
     p.p.send_signal(signal.SIGTERM)
-    time.sleep(0.5)
+    # Two SIGTERMs pending at once would be one: the second is sent once the
+    # first has been delivered (no longer pending for the process, /proc).
+    wait_until(lambda: not sigterm_pending(p.p.pid), "the first SIGTERM delivered")
     p.p.send_signal(signal.SIGTERM)
     rc, _, err = p.stop(timeout=10)
     assert rc == 1
@@ -102,15 +110,17 @@ def test_sighup_reopens_the_file(syslogrx, tmp_path):
     port = free_udp_port()
     out = tmp_path / "rot.log"
     rx = syslogrx("--sockets", "1", "--threads", "1", "--output", f"file:{out}", port=port)
+    rotated = str(out) + ".1"
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.sendto(b"<13>before rotation", ("127.0.0.1", port))
-        time.sleep(0.3)
-        os.rename(out, str(out) + ".1")           # logrotate's move
+        # Events, not sleeps: the line is in the file; the move; after SIGHUP
+        # the file is there again (reopened: created); the next line goes there.
+        wait_until(lambda: out.exists() and out.read_bytes().endswith(b"\n"), "first line")
+        os.rename(out, rotated)                   # logrotate's move
         rx.p.send_signal(signal.SIGHUP)
-        time.sleep(0.3)
+        wait_until(out.exists, "reopened file")
         s.sendto(b"<13>after rotation", ("127.0.0.1", port))
-        time.sleep(0.3)
-    rc, _, err = rx.stop()
+    rc, _, err = rx.stop()                        # SIGTERM writes what is queued
     assert rc == 0, err
     assert open(str(out) + ".1", "rb").read() == b"<13>before rotation\n"
     assert out.read_bytes() == b"<13>after rotation\n"
@@ -129,8 +139,7 @@ def test_bad_datagrams_are_all_accounted_for(syslogrx, tmp_path):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
         for m in bad:
             s.sendto(m, ("127.0.0.1", port))
-    time.sleep(0.3)
-    rc, _, err = rx.stop()
+    rc, _, err = rx.stop()          # the queue is read before exit: no wait needed
     assert rc == 0, err
     t = rx.summary["totals"]
     assert t["received"] == len(bad)
@@ -172,8 +181,7 @@ def test_loggen_traffic_is_sequence_accounted(syslogrx, tmp_path):
     r = run_cmd(["loggen", "--dgram", "--inet", "-r", "5000", "-n", "3000", "-s", "300",
                  "127.0.0.1", str(port)], timeout=60)
     assert r.returncode == 0, r.stderr
-    time.sleep(0.3)
-    rc, _, err = rx.stop()
+    rc, _, err = rx.stop()          # the queue is read before exit: no wait needed
     assert rc == 0, err
     s = rx.summary
     assert s["totals"]["received"] == 3000

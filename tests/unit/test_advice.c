@@ -225,6 +225,91 @@ static void test_untraced_gives_no_drop_advice(void **state)
 	assert_int_equal(a.n, 0);
 }
 
+/* Issue 25: one sender with most of the drops on a hashed group, spread over
+ * the workers' load so the per-worker rule alone would not see it: random,
+ * naming the sender; no second --balance, no extra thread for it. */
+static void test_one_sender_on_hash_wants_random(void **state)
+{
+	struct advice_sock s[4];
+	uint64_t busy[2] = { 450000000, 450000000 };
+	struct advice_input in = base(s, busy);
+	const struct advice_item *it;
+	struct advice a;
+	unsigned int balances = 0;
+
+	in.balance = BALANCE_HASH;
+	for (int i = 0; i < 4; i++)
+		s[i] = (struct advice_sock){ .received = 22500,
+					     .bytes = 22500 * 1000ULL,
+					     .rcvbuf = 212992,
+					     .queue_hwm_bytes = 211968 };
+	s[1].drops = s[1].drops_rcvbuf = 100;
+	in.senders = (struct advice_senders){ .have = true,
+					      .drops = 100,
+					      .losing = 2,
+					      .worst = "192.0.2.7",
+					      .worst_drops = 90,
+					      .worst_offered = 1000,
+					      .max_loss_ratio = 0.09 };
+	advice_compute(&in, &a);
+	it = find(&a, "--balance");
+	assert_non_null(it);
+	assert_string_equal(it->value, "random");
+	assert_non_null(strstr(it->why, "sender 192.0.2.7 caused 90 of the 100 drops"));
+	for (unsigned int i = 0; i < a.n; i++)
+		balances += !strcmp(a.items[i].flag, "--balance");
+	assert_int_equal(balances, 1);
+	assert_null(find(&a, "--threads"));
+
+	/* The same with random already: nothing about balance. */
+	in.balance = BALANCE_RANDOM;
+	advice_compute(&in, &a);
+	assert_null(find(&a, "--balance"));
+	/* Half the drops is not most of them. */
+	in.balance = BALANCE_HASH;
+	in.senders.worst_drops = 50;
+	advice_compute(&in, &a);
+	assert_null(find(&a, "--balance"));
+}
+
+/* Many senders each losing a little: the queue, not a flow. Even where the
+ * rates say overload (which alone would ask for threads), a larger rcvbuf. */
+static void test_many_senders_a_little_wants_rcvbuf(void **state)
+{
+	struct advice_sock s[4];
+	uint64_t busy[2] = { 10000000000ULL, 10000000000ULL };
+	struct advice_input in = base(s, busy);
+	const struct advice_item *it;
+	struct advice a;
+
+	for (int i = 0; i < 4; i++)
+		s[i] = (struct advice_sock){ .received = 50000,
+					     .bytes = 50000 * 500ULL,
+					     .rcvbuf = 212992,
+					     .queue_hwm_bytes = 212000,
+					     .drops = 2500,
+					     .drops_rcvbuf = 2500 };
+	in.senders = (struct advice_senders){ .have = true,
+					      .drops = 10000,
+					      .losing = 40,
+					      .worst = "192.0.2.9",
+					      .worst_drops = 400,
+					      .worst_offered = 5400,
+					      .max_loss_ratio = 0.074 };
+	advice_compute(&in, &a);
+	it = find(&a, "--rcvbuf");
+	assert_non_null(it);
+	assert_non_null(strstr(it->why, "40 senders lost datagrams"));
+	assert_null(find(&a, "--threads"));
+	assert_null(find(&a, "--balance"));
+
+	/* One of them losing a lot is not "a little": the rates decide again. */
+	in.senders.max_loss_ratio = 0.5;
+	advice_compute(&in, &a);
+	assert_non_null(find(&a, "--threads"));
+	assert_null(find(&a, "--rcvbuf"));
+}
+
 static void test_format_size(void **state)
 {
 	char b[32];
@@ -252,6 +337,8 @@ int main(void)
 		cmocka_unit_test(test_selection_failures_are_a_bug),
 		cmocka_unit_test(test_window_full_wants_window),
 		cmocka_unit_test(test_untraced_gives_no_drop_advice),
+		cmocka_unit_test(test_one_sender_on_hash_wants_random),
+		cmocka_unit_test(test_many_senders_a_little_wants_rcvbuf),
 		cmocka_unit_test(test_format_size),
 	};
 

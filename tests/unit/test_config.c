@@ -277,6 +277,78 @@ static void test_kafka(void **state)
 	assert_true(c.drain_timeout == 0);
 }
 
+static void test_otlp(void **state)
+{
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--output", "otlp:http://127.0.0.1:4318"), 0);
+	assert_int_equal(c.output, OUTPUT_OTLP);
+	assert_string_equal(c.output_arg, "http://127.0.0.1:4318/v1/logs");
+	assert_true(c.otlp_gzip && !c.otlp_json && !c.otlp_nr_headers);
+	assert_string_equal(c.timezone, "UTC");
+	assert_int_equal(c.tz_kind, TZ_UTC);
+	assert_int_equal(PARSE(&c, "--output", "otlp:http://h:1/"), 0);
+	assert_string_equal(c.output_arg, "http://h:1/v1/logs");
+	assert_int_equal(PARSE(&c, "--output", "otlp:https://[::1]:4318/otlp/v1/logs",
+			       "--otlp-encoding", "json", "--otlp-compression", "none",
+			       "--otlp-header", "Authorization=Bearer a=b", "--otlp-header",
+			       "X-Scope-OrgID=t1", "--otlp-ca", "/dev/null", "--timezone",
+			       "-05:30"),
+			 0);
+	assert_string_equal(c.output_arg, "https://[::1]:4318/otlp/v1/logs");
+	assert_true(!c.otlp_gzip && c.otlp_json);
+	assert_int_equal(c.otlp_nr_headers, 2);
+	assert_string_equal(c.otlp_headers[0], "Authorization=Bearer a=b");
+	assert_string_equal(c.otlp_ca, "/dev/null");
+	assert_int_equal(c.tz_kind, TZ_FIXED);
+	assert_int_equal(c.tz_offset, -(5 * 3600 + 30 * 60));
+	assert_int_equal(PARSE(&c, "--timezone", "Europe/Paris"), 0);
+	assert_int_equal(c.tz_kind, TZ_NAMED);
+	assert_int_equal(PARSE(&c, "--output", "otlp:http://h:1", "--disk-buffer", "/tmp"), 0);
+}
+
+static void test_otlp_bad(void **state)
+{
+	static const char *const cases[][3] = {
+		{ "--output", "otlp:", "--output otlp:" },
+		{ "--output", "otlp:h:4318", "--output otlp:h:4318" },	     /* no scheme */
+		{ "--output", "otlp:ftp://h:1", "--output otlp:ftp://h:1" }, /* not http */
+		{ "--output", "otlp:http://h/v1/logs",
+		  "--output otlp:http://h/v1/logs" }, /* port */
+		{ "--otlp-encoding", "xml", "--otlp-encoding xml" },
+		{ "--otlp-compression", "zstd", "--otlp-compression zstd" },
+		{ "--otlp-header", "NoEquals", "--otlp-header NoEquals" },
+		{ "--otlp-header", "A:b=c", "--otlp-header A:b=c" },
+		{ "--otlp-ca", "/nonexistent/ca.pem", "--otlp-ca /nonexistent/ca.pem" },
+		{ "--timezone", "Mars/Olympus", "--timezone Mars/Olympus" },
+		{ "--timezone", "+25:00", "--timezone +25:00" },
+		{ "--timezone", "../../etc/passwd", "--timezone ../../etc/passwd" },
+	};
+	struct config c;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = { "syslogrx",	      "--output",	   "otlp:http://h:1",
+				 (char *)cases[i][0], (char *)cases[i][1], NULL };
+
+		assert_int_not_equal(config_parse(&c, 5, argv, ARGP_NO_EXIT | ARGP_NO_ERRS, err,
+						  sizeof(err)),
+				     0);
+		if (!strstr(err, cases[i][2]))
+			fail_msg("%s %s: error '%s' does not name '%s'", cases[i][0], cases[i][1],
+				 err, cases[i][2]);
+	}
+	/* combinations refused at start */
+	assert_int_not_equal(PARSE(&c, "--otlp-encoding", "json"), 0);
+	assert_non_null(strstr(err, "need --output otlp:URL"));
+	assert_int_not_equal(PARSE(&c, "--output", "otlp:http://h:1", "--otlp-ca", "/dev/null"), 0);
+	assert_non_null(strstr(err, "https://"));
+	assert_int_not_equal(PARSE(&c, "--output", "otlp:https://h:1", "--otlp-cert", "/dev/null"),
+			     0);
+	assert_non_null(strstr(err, "--otlp-cert and --otlp-key go together"));
+	assert_int_not_equal(PARSE(&c, "--output", "otlp:http://h:1", "--format", "json"), 0);
+	assert_non_null(strstr(err, "--format json does not apply to --output otlp"));
+}
+
 static void test_kafka_bad(void **state)
 {
 	static const char *const cases[][3] = {
@@ -331,6 +403,34 @@ static void test_kafka_bad(void **state)
 	assert_int_not_equal(PARSE(&c, "--output", "file:/tmp/x", "--kafka-opt", "acks=1"), 0);
 }
 
+/* Issue 25: table size (0 = off, else 16 .. 2^20) and the top shown. */
+static void test_senders(void **state)
+{
+	static const char *const bad[][3] = {
+		{ "--senders", "8", "--senders 8" },
+		{ "--senders", "2000000", "--senders 2000000" },
+		{ "--senders", "x", "--senders x" },
+		{ "--senders-top", "0", "--senders-top 0" },
+		{ "--senders-top", "1001", "--senders-top 1001" },
+	};
+	struct config c;
+
+	(void)state;
+	assert_int_equal(PARSE(&c, "--output", "null"), 0);
+	assert_int_equal(c.senders, 4096);
+	assert_int_equal(c.senders_top, 20);
+	assert_int_equal(PARSE(&c, "--senders", "0", "--senders-top", "1"), 0);
+	assert_int_equal(c.senders, 0);
+	assert_int_equal(c.senders_top, 1);
+	assert_int_equal(PARSE(&c, "--senders", "1048576", "--senders-top", "1000"), 0);
+	assert_int_equal(c.senders, 1048576);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_not_equal(PARSE(&c, (char *)bad[i][0], (char *)bad[i][1]), 0);
+		if (!strstr(err, bad[i][2]))
+			fail_msg("%s %s: error '%s' does not name it", bad[i][0], bad[i][1], err);
+	}
+}
+
 static void test_disk_buffer(void **state)
 {
 	static const char *const bad[][3] = {
@@ -383,8 +483,11 @@ int main(void)
 		cmocka_unit_test(test_ordered),
 		cmocka_unit_test(test_unknown_flag_and_argument),
 		cmocka_unit_test(test_kafka),
+		cmocka_unit_test(test_otlp),
+		cmocka_unit_test(test_otlp_bad),
 		cmocka_unit_test(test_kafka_bad),
 		cmocka_unit_test(test_disk_buffer),
+		cmocka_unit_test(test_senders),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

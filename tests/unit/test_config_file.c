@@ -237,23 +237,32 @@ static void test_reread_resize_settings(void **state)
 	FILE *f;
 
 	write_file(conf_path, "# live resize\r\nsockets = 4\n\nthreads = 2   # two\r\n");
-	assert_int_equal(PARSE("--config", conf_path, "--max-sockets", "8", "--supervise"), 0);
+	assert_int_equal(PARSE("--config", conf_path, "--max-sockets", "8", "--ordered"), 0);
 	assert_int_equal(c.sockets, 4);
 	assert_int_equal(c.threads, 2);
 	assert_int_equal(c.max_sockets, 8);
-	assert_true(c.supervise);
+	assert_true(c.ordered);
 	assert_false(c.shrink_naive);
 	before = c;
 	f = fopen(conf_path, "w"); /* the same path, new text */
 	assert_non_null(f);
 	fputs("sockets = 8\nthreads = 1\nshrink-naive\n", f);
 	fclose(f);
-	assert_int_equal(PARSE("--config", conf_path, "--max-sockets", "8", "--supervise"), 0);
+	assert_int_equal(PARSE("--config", conf_path, "--max-sockets", "8", "--ordered"), 0);
 	assert_int_equal(c.sockets, 8);
 	assert_int_equal(c.threads, 1);
 	assert_true(c.shrink_naive);
 	/* Applied live: nothing that needs a restart. */
 	assert_int_equal(config_restart_changes(&before, &c, NULL, NULL), 0);
+}
+
+/* A supervised receiver does not resize: a pool for resizes is refused. */
+static void test_supervise_with_a_resize_pool_is_refused(void **state)
+{
+	assert_int_not_equal(PARSE("--supervise", "--sockets", "4", "--max-sockets", "8"), 0);
+	assert_non_null(strstr(err, "--supervise and --max-sockets cannot be used together"));
+	teardown(NULL);
+	assert_int_equal(PARSE("--supervise", "--sockets", "4", "--max-sockets", "4"), 0);
 }
 
 static char changed[8][32];
@@ -326,6 +335,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_env_file_bad_value, teardown),
 		cmocka_unit_test_teardown(test_config_parse_file, teardown),
 		cmocka_unit_test_teardown(test_reread_resize_settings, teardown),
+		cmocka_unit_test_teardown(test_supervise_with_a_resize_pool_is_refused, teardown),
 		cmocka_unit_test_teardown(test_reread_names_what_needs_a_restart, teardown),
 		cmocka_unit_test_teardown(test_reread_errors_name_file_and_line, teardown),
 	};

@@ -41,7 +41,7 @@ static const struct fcase cases[] = {
 	  "<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - "
 	  "\xEF\xBB\xBF'su root' failed for lonvick on /dev/pts/8\n",
 	  "{\"pri\":34,\"facility\":4,\"severity\":2,\"version\":1,"
-	  "\"timestamp\":\"2003-10-11T22:14:15.003Z\",\"hostname\":\"mymachine.example.com\","
+	  "\"timestamp\":\"2003-10-11T22:14:15.003Z\",\"time_unix_nano\":1065910455003000000,\"hostname\":\"mymachine.example.com\","
 	  "\"app_name\":\"su\",\"msgid\":\"ID47\",\"msg\":\"'su root' failed for lonvick on /dev/pts/8\","
 	  "\"malformed\":false" META_JSON ",\"raw\":\"<34>1 2003-10-11T22:14:15.003Z "
 	  "mymachine.example.com su - ID47 - \xEF\xBB\xBF'su root' failed for lonvick on /dev/pts/8\"}\n",
@@ -51,8 +51,9 @@ static const struct fcase cases[] = {
 	  IN("<165>1 2003-10-11T22:14:15.003Z h evntslog - ID47 [a@1 k=\"x\\\"y\\]z\\\\\"][b@2 c=\"d\"]"),
 	  "<165>1 2003-10-11T22:14:15.003Z h evntslog - ID47 [a@1 k=\"x\\\\\"y\\\\]z\\\\\\\\\"][b@2 c=\"d\"]\n",
 	  "{\"pri\":165,\"facility\":20,\"severity\":5,\"version\":1,"
-	  "\"timestamp\":\"2003-10-11T22:14:15.003Z\",\"hostname\":\"h\",\"app_name\":\"evntslog\","
+	  "\"timestamp\":\"2003-10-11T22:14:15.003Z\",\"time_unix_nano\":1065910455003000000,\"hostname\":\"h\",\"app_name\":\"evntslog\","
 	  "\"msgid\":\"ID47\",\"structured_data\":\"[a@1 k=\\\"x\\\\\\\"y\\\\]z\\\\\\\\\\\"][b@2 c=\\\"d\\\"]\","
+	  "\"sd\":{\"a@1\":{\"k\":\"x\\\"y]z\\\\\"},\"b@2\":{\"c\":\"d\"}},"
 	  "\"malformed\":false" META_JSON ",\"raw\":\"<165>1 2003-10-11T22:14:15.003Z h evntslog - "
 	  "ID47 [a@1 k=\\\"x\\\\\\\"y\\\\]z\\\\\\\\\\\"][b@2 c=\\\"d\\\"]\"}\n",
 	  /* SD goes out as received: its backslashes are RFC 5424's own escapes */
@@ -60,7 +61,7 @@ static const struct fcase cases[] = {
 	{ "RFC 5424 newline inside MSG, trailing newline",
 	  IN("<14>1 2023-10-11T22:14:15Z h a p m - one\ntwo\n"),
 	  "<14>1 2023-10-11T22:14:15Z h a p m - one\\ntwo\\n\n",
-	  "{\"pri\":14,\"facility\":1,\"severity\":6,\"version\":1,\"timestamp\":\"2023-10-11T22:14:15Z\","
+	  "{\"pri\":14,\"facility\":1,\"severity\":6,\"version\":1,\"timestamp\":\"2023-10-11T22:14:15Z\",\"time_unix_nano\":1697062455000000000,"
 	  "\"hostname\":\"h\",\"app_name\":\"a\",\"procid\":\"p\",\"msgid\":\"m\",\"msg\":\"one\\ntwo\","
 	  "\"malformed\":false" META_JSON
 	  ",\"raw\":\"<14>1 2023-10-11T22:14:15Z h a p m - one\\ntwo\\n\"}\n",
@@ -73,7 +74,7 @@ static const struct fcase cases[] = {
 	{ "RFC 3164 quotes, backslash, newline",
 	  IN("<13>Oct 11 22:14:15 host app[7]: say \"hi\" C:\\temp\nline2\n"),
 	  "<13>Oct 11 22:14:15 host app[7]: say \"hi\" C:\\\\temp\\nline2\\n\n",
-	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"timestamp\":\"Oct 11 22:14:15\","
+	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"timestamp\":\"Oct 11 22:14:15\",\"time_unix_nano\":1791756855000000000,"
 	  "\"hostname\":\"host\",\"app_name\":\"app\",\"procid\":\"7\","
 	  "\"msg\":\"say \\\"hi\\\" C:\\\\temp\\nline2\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<13>Oct 11 22:14:15 host app[7]: say \\\"hi\\\" C:\\\\temp\\nline2\\n\"}\n",
@@ -81,14 +82,14 @@ static const struct fcase cases[] = {
 	{ "RFC 3164 NUL and invalid UTF-8, single-digit day",
 	  IN("<13>Oct  1 08:00:01 host app: a\0b\xff\r\n"),
 	  "<13>Oct  1 08:00:01 host app: a\\0b\xff\\r\\n\n",
-	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"timestamp\":\"Oct  1 08:00:01\","
+	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"timestamp\":\"Oct  1 08:00:01\",\"time_unix_nano\":1790841601000000000,"
 	  "\"hostname\":\"host\",\"app_name\":\"app\",\"msg\":\"a\\u0000b\\ufffd\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<13>Oct  1 08:00:01 host app: a\\u0000b\\ufffd\\r\\n\"}\n",
 	  "<13>1 2026-10-01T08:00:01+05:30 host app - - - a\\0b\xff\n" },
 	{ "RFC 3164 valid UTF-8",
 	  IN("<13>Oct 11 22:14:15 host app: caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80"),
 	  "<13>Oct 11 22:14:15 host app: caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80\n",
-	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"timestamp\":\"Oct 11 22:14:15\","
+	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"timestamp\":\"Oct 11 22:14:15\",\"time_unix_nano\":1791756855000000000,"
 	  "\"hostname\":\"host\",\"app_name\":\"app\",\"msg\":\"caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac "
 	  "\xf0\x9f\x98\x80\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<13>Oct 11 22:14:15 host app: "
@@ -98,7 +99,7 @@ static const struct fcase cases[] = {
 	{ "RFC 3164 ISO timestamp kept", IN("<34>2023-10-11T22:14:15.003+02:00 host app: msg"),
 	  "<34>2023-10-11T22:14:15.003+02:00 host app: msg\n",
 	  "{\"pri\":34,\"facility\":4,\"severity\":2,\"version\":0,"
-	  "\"timestamp\":\"2023-10-11T22:14:15.003+02:00\",\"hostname\":\"host\",\"app_name\":\"app\","
+	  "\"timestamp\":\"2023-10-11T22:14:15.003+02:00\",\"time_unix_nano\":1697055255003000000,\"hostname\":\"host\",\"app_name\":\"app\","
 	  "\"msg\":\"msg\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<34>2023-10-11T22:14:15.003+02:00 host app: msg\"}\n",
 	  "<34>1 2023-10-11T22:14:15.003+02:00 host app - - - msg\n" },
@@ -106,7 +107,7 @@ static const struct fcase cases[] = {
 	  IN("<13>Dec  1 2023 00:00:00.123456789 h a: x"),
 	  "<13>Dec  1 2023 00:00:00.123456789 h a: x\n",
 	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,"
-	  "\"timestamp\":\"Dec  1 2023 00:00:00.123456789\",\"hostname\":\"h\",\"app_name\":\"a\","
+	  "\"timestamp\":\"Dec  1 2023 00:00:00.123456789\",\"time_unix_nano\":1701388800123456789,\"hostname\":\"h\",\"app_name\":\"a\","
 	  "\"msg\":\"x\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<13>Dec  1 2023 00:00:00.123456789 h a: x\"}\n",
 	  "<13>1 2023-12-01T00:00:00.123456+05:30 h a - - - x\n" },
@@ -114,7 +115,7 @@ static const struct fcase cases[] = {
 	  IN("<189>123: *Mar  1 18:48:50.483 UTC: %SYS-5-CONFIG_I: Configured from console"),
 	  "<189>123: *Mar  1 18:48:50.483 UTC: %SYS-5-CONFIG_I: Configured from console\n",
 	  "{\"pri\":189,\"facility\":23,\"severity\":5,\"version\":0,"
-	  "\"timestamp\":\"Mar  1 18:48:50.483 UTC\",\"app_name\":\"%SYS-5-CONFIG_I\","
+	  "\"timestamp\":\"Mar  1 18:48:50.483 UTC\",\"time_unix_nano\":1772390930483000000,\"app_name\":\"%SYS-5-CONFIG_I\","
 	  "\"msg\":\"Configured from console\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<189>123: *Mar  1 18:48:50.483 UTC: %SYS-5-CONFIG_I: Configured from console\"}\n",
 	  "<189>1 2026-03-01T18:48:50.483Z - %SYS-5-CONFIG_I - - - Configured from console\n" },

@@ -1,26 +1,35 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <linux/capability.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "common/clock.h"
 #include "common/caps.h"
 #include "common/log.h"
+#include "net/sockinfo.h"
 #include "rx/path/diskbuf.h"
+#include "rx/path/diskbuf_lock.h"
+#include "rx/settings/paths_check.h"
 #include "rx/life/receiver.h"
+#include "rx/path/senders.h"
 
 /* Bound on reading what the kernel queued before exit: under a sender that
  * never stops, "drain until empty" would never end. */
 #define FINAL_DRAIN_MS 2000
+/* An upgrade with a disk buffer: how long the new process waits for the old
+ * one to write what it holds and let DIR go. */
+#define DISK_HANDOVER_WAIT_MS 120000
 
-/* A newcomer without privileges learns the one setting that needs none. */
-static void say_unprivileged_way(int err, const char *caps)
+/* A newcomer without privileges learns what works without them. */
+static void say_unprivileged_way(int err, const char *what)
 {
 	if (err == -EPERM || err == -EACCES)
-		pr_warn("without %s: --balance hash --no-trace needs no privilege "
-			"(the kernel's hash, no drop counts)\n",
-			caps);
+		pr_warn("%s; without privilege, --balance random (classic BPF) or hash spreads, "
+			"and drops are counted from SO_MEMINFO\n",
+			what);
 }
 
 /* --user: looked up first, so a wrong name or a missing privilege is said
@@ -57,19 +66,58 @@ static unsigned int pool_size(const struct config *c)
 	return c->max_sockets;
 }
 
-static int setup_balancer(struct receiver *r)
+int receiver_use_cbpf(struct receiver *r, const char *why)
+{
+	struct socket_group *g = &r->group;
+	int err = 0;
+
+	r->cbpf = true;
+	r->balance_runs = "classic BPF";
+	snprintf(r->balance_why, sizeof(r->balance_why), "%s", why);
+	for (unsigned int i = 0; i < g->n && !err; i++)
+		err = cbpf_order_join(&r->join_order, i);
+	if (!err)
+		err = cbpf_balancer_attach(g->socks[0].fd, r->live);
+	if (err)
+		pr_warn("SO_ATTACH_REUSEPORT_CBPF: %s\n", strerror(-err));
+	return err;
+}
+
+static int setup_balancer(struct receiver *r, int probe_err)
 {
 	struct socket_group *g = &r->group;
 	unsigned int slots = g->n;
 	uint64_t *cookies;
 	int err = 0;
 
-	if (r->cfg->balance == BALANCE_HASH)
+	if (r->cfg->balance == BALANCE_HASH) {
+		r->balance_runs = "kernel hash";
+		snprintf(r->balance_why, sizeof(r->balance_why), "--balance hash");
 		return 0;
+	}
+	if (r->cfg->balance == BALANCE_RANDOM && probe_err) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "no CAP_BPF: loading an SK_REUSEPORT program: %s",
+			 strerror(-probe_err));
+		return receiver_use_cbpf(r, why);
+	}
+	if (probe_err) {
+		/* roundrobin and leastloaded keep state in maps: eBPF only. */
+		pr_warn("--balance %s needs eBPF: %s (loading an SK_REUSEPORT program: %s); "
+			"without privilege, --balance random spreads by classic BPF\n",
+			balance_policy_name(r->cfg->balance),
+			r->cfg->balance == BALANCE_LEASTLOADED ? "CAP_BPF and CAP_PERFMON" :
+								 "CAP_BPF",
+			strerror(-probe_err));
+		return probe_err;
+	}
+	r->balance_runs = "eBPF";
+	snprintf(r->balance_why, sizeof(r->balance_why), "CAP_BPF: SK_REUSEPORT program loaded");
 	r->balancer = balancer_open(r->cfg->balance, slots);
 	if (!r->balancer) {
 		err = -errno;
-		say_unprivileged_way(err, "CAP_BPF");
+		say_unprivileged_way(err, "--balance roundrobin and leastloaded need eBPF");
 		return err;
 	}
 	cookies = calloc(slots, sizeof(*cookies));
@@ -117,18 +165,35 @@ static int setup_ordered(struct receiver *r)
 	return r->reorder ? 0 : -ENOMEM;
 }
 
-static int open_tracer(struct receiver *r, uint16_t port)
+/* Drops without the tracer: SO_MEMINFO per socket, exact, no reasons. */
+static void count_drops_without_tracer(struct receiver *r, const char *why)
+{
+	r->drops_meminfo = true;
+	pr_info("drops per socket from SO_MEMINFO (exact, no reasons): %s\n", why);
+}
+
+static int open_tracer(struct receiver *r, uint16_t port, int probe_err)
 {
 	/* A supervisor counts what each child took from the kernel. */
-	struct tracer_opts topts = { .port = port, .count_reads = r->cfg->supervise };
+	struct tracer_opts topts = {
+		.port = port,
+		.count_reads = r->cfg->supervise,
+		.senders = r->cfg->senders,
+	};
 
+	if (probe_err == -EPERM || probe_err == -EACCES) {
+		count_drops_without_tracer(r, "the tracer needs CAP_BPF and CAP_PERFMON");
+		return 0;
+	}
 	r->tracer = tracer_open(&topts);
 	if (!r->tracer) {
 		int err = -errno;
 
-		if (err != -EPERM && err != -EACCES)
-			pr_warn("tracer: %s (--no-trace runs without it)\n", strerror(-err));
-		say_unprivileged_way(err, "CAP_BPF and CAP_PERFMON");
+		if (err == -EPERM || err == -EACCES) {
+			count_drops_without_tracer(r, "the tracer needs CAP_BPF and CAP_PERFMON");
+			return 0;
+		}
+		pr_warn("tracer: %s (--no-trace runs without it)\n", strerror(-err));
 		return err;
 	}
 	return 0;
@@ -141,24 +206,41 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 	return err ? err : receiver_open_rest(r);
 }
 
-int receiver_acquire(struct receiver *r, const struct config *cfg)
+int receiver_check_user_paths(struct receiver *r)
 {
-	struct sockaddr_storage addr;
-	socklen_t addrlen;
-	int err, foreign;
+	int err;
 
-	memset(r, 0, sizeof(*r));
-	r->cfg = cfg;
-	if (cfg->user[0]) { /* a wrong name fails before anything is bound */
-		err = lookup_user(cfg->user, &r->user);
+	if (r->cfg->user[0] && !r->user_known) {
+		err = lookup_user(r->cfg->user, &r->user);
 		if (err)
 			return err;
 		r->user_known = true;
 	}
+	/* What will be written later, checked as whom will write it. */
+	return paths_check(r->cfg, r->user_known ? &r->user : NULL);
+}
+
+int receiver_acquire(struct receiver *r, const struct config *cfg)
+{
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	int err, foreign, probe_err;
+
+	memset(r, 0, sizeof(*r));
+	r->cfg = cfg;
+	r->metrics_fd = -1;
+	/* Can eBPF be loaded here at all? If not, classic BPF and SO_MEMINFO
+	 * take over, said once each, with no failed load logged first. */
+	probe_err = cfg->balance != BALANCE_HASH || cfg->trace ? balancer_probe() : 0;
+	/* A wrong name, or a path the user cannot write, fails before
+	 * anything is bound. */
+	err = receiver_check_user_paths(r);
+	if (err)
+		return err;
 	/* The tracer goes first when the port is known, so that no drop between
 	 * bind and attach goes uncounted. */
 	if (cfg->trace && !parse_host_port(cfg->listen, &addr, &addrlen) && sockaddr_port(&addr)) {
-		err = open_tracer(r, sockaddr_port(&addr));
+		err = open_tracer(r, sockaddr_port(&addr), probe_err);
 		if (err)
 			return err;
 	}
@@ -177,12 +259,12 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 			r->group.listen, foreign);
 		return -EADDRINUSE;
 	}
-	if (cfg->trace && !r->tracer) {
-		err = open_tracer(r, socket_group_port(&r->group));
+	if (cfg->trace && !r->tracer && !r->drops_meminfo) {
+		err = open_tracer(r, socket_group_port(&r->group), probe_err);
 		if (err)
 			return err;
 	}
-	return setup_balancer(r);
+	return setup_balancer(r, probe_err);
 }
 
 int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads)
@@ -199,38 +281,11 @@ int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threa
 	return 0;
 }
 
-int receiver_open_rest(struct receiver *r)
+int receiver_drop_privileges(struct receiver *r)
 {
 	const struct config *cfg = r->cfg;
 	int err;
 
-	err = receiver_grow_counters(r);
-	if (err)
-		return err;
-	err = window_init(&r->window, cfg->window, cfg->window_bytes, cfg->batch);
-	if (err)
-		return err;
-	r->window_ready = true;
-	if (cfg->ordered) {
-		err = setup_ordered(r);
-		if (err)
-			return err;
-	}
-	if (cfg->disk_buffer[0]) {
-		struct diskbuf_opts dopts = {
-			.dir = cfg->disk_buffer,
-			.max_bytes = cfg->disk_buffer_size,
-			.sync_ms = cfg->disk_buffer_sync_ms,
-			.mode = cfg->disk_buffer_mode,
-		};
-
-		r->disk = diskbuf_open(&dopts);
-		if (!r->disk)
-			return -errno;
-	}
-	/* Everything privileged is done: sockets bound, rcvbuf forced, BPF
-	 * loaded and attached. Capabilities are per thread: drop them before
-	 * any thread exists, librdkafka's included (sink_open starts those). */
 	if (cfg->user[0]) {
 		/* Adopted sockets (an upgrade) skip receiver_acquire. */
 		err = r->user_known ? 0 : lookup_user(cfg->user, &r->user);
@@ -242,16 +297,99 @@ int receiver_open_rest(struct receiver *r)
 				strerror(-err));
 			return err;
 		}
-	} else {
-		err = caps_drop_all();
+		return 0;
+	}
+	/* Fail closed: a receiver that could not give its capabilities up
+	 * does not start. */
+	err = caps_drop_all();
+	if (err)
+		pr_warn("dropping capabilities: %s; not starting with them\n", strerror(-err));
+	return err;
+}
+
+void receiver_say_ready(struct receiver *r)
+{
+	if (!r->ready_pending)
+		return;
+	if (write(r->ready_fd, "ready\n", 6) != 6)
+		pr_warn("upgrade: telling the old process: %s\n", strerror(errno));
+	close(r->ready_fd);
+	r->ready_pending = false;
+}
+
+static void say_ready_for_lock(void *ctx)
+{
+	receiver_say_ready(ctx);
+}
+
+/* DIR/lock first: held by the process we take over from, we say ready and
+ * wait until it has written its last record and let DIR go (the kernel
+ * queues hold what arrives meanwhile); held by any other, refused. */
+static int open_disk_buffer(struct receiver *r)
+{
+	const struct config *cfg = r->cfg;
+	struct diskbuf_opts dopts = {
+		.dir = cfg->disk_buffer,
+		.max_bytes = cfg->disk_buffer_size,
+		.sync_ms = cfg->disk_buffer_sync_ms,
+		.mode = cfg->disk_buffer_mode,
+	};
+	int fd = diskbuf_lock_take(cfg->disk_buffer, r->ready_pending ? say_ready_for_lock : NULL,
+				   r, DISK_HANDOVER_WAIT_MS);
+
+	if (fd < 0)
+		return fd == -EBUSY ? -EADDRINUSE : fd;
+	r->disk_lock_fd = fd;
+	r->disk_locked = true;
+	r->disk = diskbuf_open(&dopts);
+	return r->disk ? 0 : -errno;
+}
+
+void receiver_say_identity(const struct config *cfg)
+{
+	/* Under systemd the unit says who runs it; started by hand, say it. */
+	if (cfg->user[0] || geteuid() != 0 || getenv("NOTIFY_SOCKET") || getenv("INVOCATION_ID"))
+		return;
+	fprintf(stderr, "syslogrx: running as uid 0 (with no capability left); --user USER "
+			"runs as USER\n");
+}
+
+int receiver_open_rest(struct receiver *r)
+{
+	const struct config *cfg = r->cfg;
+	int err;
+
+	/* Everything privileged is done: sockets bound, rcvbuf forced, BPF
+	 * loaded and attached. Capabilities are per thread: drop them before
+	 * any thread exists, the disk buffer's writer and librdkafka's
+	 * included; what is opened from here on is opened as the user. */
+	err = receiver_drop_privileges(r);
+	if (err)
+		return err;
+	err = receiver_grow_counters(r);
+	if (err)
+		return err;
+	if (cfg->senders) {
+		r->senders = calloc(CONFIG_MAX_SOCKETS, sizeof(*r->senders));
+		if (!r->senders)
+			return -ENOMEM;
+	}
+	err = window_init(&r->window, cfg->window, cfg->window_bytes, cfg->batch);
+	if (err)
+		return err;
+	r->window_ready = true;
+	if (cfg->ordered) {
+		err = setup_ordered(r);
 		if (err)
-			pr_warn("dropping capabilities: %s (continuing)\n", strerror(-err));
+			return err;
 	}
 	r->sink = sink_open(cfg);
 	if (!r->sink)
 		return -errno;
 	r->sink->abort = &r->force;
-	return 0;
+	/* Last, everything else being open: in an upgrade the old process lets
+	 * DIR go only once it is told we are ready. */
+	return cfg->disk_buffer[0] ? open_disk_buffer(r) : 0;
 }
 
 int receiver_start(struct receiver *r)
@@ -272,9 +410,9 @@ int receiver_start(struct receiver *r)
 		.timestamps = cfg->ordered,
 		.stop = &r->stop,
 		.force = &r->force,
-		/* A Kafka output may be slow to take the window: give the read
-		 * of the kernel queues the same time as the deliveries. */
-		.drain_ms = cfg->output == OUTPUT_KAFKA &&
+		/* A Kafka or OTLP output may be slow to take the window: give
+		 * the read of the kernel queues the same time as the deliveries. */
+		.drain_ms = (cfg->output == OUTPUT_KAFKA || cfg->output == OUTPUT_OTLP) &&
 					    cfg->drain_timeout * 1000 > FINAL_DRAIN_MS ?
 				    (int)(cfg->drain_timeout * 1000) :
 				    FINAL_DRAIN_MS,
@@ -363,6 +501,16 @@ int receiver_workers_resume(struct receiver *r)
 	r->wsh.nr_order = n;
 	r->wsh.nr_workers = r->threads;
 	r->wsh.counters = r->counters;
+	r->wsh.senders = r->senders;
+	for (unsigned int t = 0; r->senders && t < r->threads && t < CONFIG_MAX_SOCKETS; t++) {
+		if (r->senders[t])
+			continue;
+		r->senders[t] = sender_table_new(r->cfg->senders);
+		if (!r->senders[t])
+			return -ENOMEM;
+		/* Published after it is made: a snapshot reads [0, nr_senders). */
+		__atomic_store_n(&r->nr_senders, t + 1, __ATOMIC_RELEASE);
+	}
 	for (unsigned int t = 0; t < r->threads; t++) {
 		err = worker_start(&r->workers[t], t, &r->wsh);
 		if (err) {
@@ -498,11 +646,14 @@ void receiver_close(struct receiver *r)
 	if (r->ordered_ready)
 		window_destroy(&r->ordered_window);
 	diskbuf_close(r->disk);
+	if (r->disk_locked) /* after the buffer's last write */
+		diskbuf_lock_release(r->disk_lock_fd);
 	if (r->window_ready)
 		window_destroy(&r->window);
 	/* Handed over: the program stays with the group for the new process. */
-	if (r->balancer && r->live && !r->handed_over)
+	if ((r->balancer || r->cbpf) && r->live && !r->handed_over)
 		balancer_detach(r->group.socks[r->slot_sock[0]].fd);
+	cbpf_order_free(&r->join_order);
 	balancer_close(r->balancer);
 	tracer_close(r->tracer);
 	socket_group_close(&r->group);
@@ -512,6 +663,11 @@ void receiver_close(struct receiver *r)
 	free(r->steered_base);
 	free(r->order);
 	free(r->sock_steered);
+	for (unsigned int t = 0; r->senders && t < r->nr_senders; t++)
+		sender_table_free(r->senders[t]);
+	free(r->senders);
+	r->senders = NULL;
+	r->nr_senders = 0;
 	/* Supervised, the counts stay for the supervisor to read after us. */
 	if (!r->supervised)
 		memset(r, 0, sizeof(*r));
@@ -520,6 +676,15 @@ void receiver_close(struct receiver *r)
 int receiver_traced(struct receiver *r, unsigned int i, struct tracer_sock_stats *st)
 {
 	memset(st, 0, sizeof(*st));
+	if (r->drops_meminfo) {
+		const struct group_socket *s = &r->group.socks[i];
+
+		if (s->fd < 0) { /* closed by a live shrink: its count at close */
+			st->total = s->drops_at_close;
+			return 0;
+		}
+		return sockinfo_meminfo(s->fd, &st->total, NULL);
+	}
 	if (!r->tracer)
 		return -ENOENT;
 	return tracer_read_socket(r->tracer, r->group.socks[i].cookie, st);

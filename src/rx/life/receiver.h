@@ -14,6 +14,7 @@
 
 #include "common/caps.h"
 #include "net/balancer.h"
+#include "net/cbpf_balancer.h"
 #include "rx/settings/config.h"
 #include "rx/path/output.h"
 #include "rx/path/reorder.h"
@@ -26,8 +27,19 @@
 struct receiver {
 	const struct config *cfg;
 	struct socket_group group;
-	struct balancer *balancer; /* NULL for --balance hash */
-	struct tracer *tracer;	   /* NULL with --no-trace */
+	struct balancer *balancer; /* eBPF; NULL for --balance hash or classic BPF */
+	/* --balance random without CAP_BPF: a classic BPF program spreads
+	 * (net/cbpf_balancer.h); join_order is the group's join order by group
+	 * socket index, and slot k is the socket at index k. */
+	bool cbpf;
+	struct cbpf_order join_order;
+	/* What spreads and why, for the ready line and the summary. */
+	const char *balance_runs; /* "eBPF", "classic BPF", "kernel hash" */
+	char balance_why[160];
+	/* The tracer was wanted but the privilege is missing: per-socket drops
+	 * come from SO_MEMINFO (exact, without reasons). */
+	bool drops_meminfo;
+	struct tracer *tracer; /* NULL with --no-trace */
 	struct window window;
 	bool window_ready;
 	struct diskbuf *disk; /* --disk-buffer, or NULL */
@@ -65,11 +77,29 @@ struct receiver {
 	bool handed_over; /* a new process took the sockets and BPF objects */
 	bool supervised;  /* a supervisor holds them: no resize, no USR2 */
 	uint64_t taken;	  /* datagrams taken from the kernel (worker.h) */
+	/* --senders: one table per worker id (rx/path/senders.h), made when a
+	 * worker of that id first starts and kept across resizes; NULL = off. */
+	struct sender_table **senders; /* CONFIG_MAX_SOCKETS entries */
+	unsigned int nr_senders;       /* tables made, read with an acquire load */
+	/* --metrics' listening socket, handed over with the group's (an
+	 * upgrade, a supervisor's children, systemd's fd store); -1: none. */
+	int metrics_fd;
+	/* Adopted: the pipe on which the process before us waits for "ready". */
+	bool ready_pending;
+	int ready_fd;
+	/* --disk-buffer: DIR/lock (rx/path/diskbuf_lock.h), held until after
+	 * the buffer's last write. */
+	bool disk_locked;
+	int disk_lock_fd;
 };
 
 /* The privileged half of receiver_open: sockets, tracer, balancer. A
  * supervisor holds just these. */
 int receiver_acquire(struct receiver *r, const struct config *cfg);
+/* Looks --user up (a wrong name, a missing CAP_SETUID: said) and checks as
+ * that user (or as uid 0 without capabilities) every path written later.
+ * 0, -EINVAL (said: exit 2) or -errno. Before anything is bound. */
+int receiver_check_user_paths(struct receiver *r);
 /* Opens sockets, loads and attaches BPF, opens the sink. Returns 0 or -errno
  * (-EPERM, -EADDRINUSE, ...) having logged one line naming the problem. */
 int receiver_open(struct receiver *r, const struct config *cfg);
@@ -86,6 +116,23 @@ void receiver_close(struct receiver *r);
  * sockets [0, live); then counters, window, capabilities dropped, sink. */
 int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads);
 int receiver_open_rest(struct receiver *r);
+/* Becomes --user (or, without it, drops every capability) for good; every
+ * thread started afterwards holds none. 0 or -errno, logged: the caller does
+ * not start. */
+int receiver_drop_privileges(struct receiver *r);
+/* Adopted: tells the process that handed over that we are ready (it stops
+ * reading then); once, later calls do nothing. */
+void receiver_say_ready(struct receiver *r);
+/* Started as root without --user and outside systemd: says once that the
+ * process stays uid 0 (having dropped every capability). */
+void receiver_say_identity(const struct config *cfg);
+
+/* --balance random without CAP_BPF (or handed over so): the classic BPF
+ * program for r->live sockets over the group, whose join order is the group
+ * sockets' order [0, n): slots [0, live) are indices [0, live), the spares
+ * sit past them and are never picked. why is for the ready line and the
+ * summary. 0 or -errno, logged. */
+int receiver_use_cbpf(struct receiver *r, const char *why);
 
 /* Live resize primitives (used by rx/resize.c): stop the workers without
  * the final drain (the kernel queues keep what arrives meanwhile), and start
@@ -105,7 +152,9 @@ const char *receiver_socket_state(const struct receiver *r, unsigned int idx);
 /* Messages taken from the kernel and not yet processed by the output stage. */
 uint64_t receiver_in_flight(struct receiver *r);
 
-/* Socket i's traced drops (zeroed first); -ENOENT with --no-trace. */
+/* Socket i's traced drops (zeroed first); without the tracer for want of
+ * privilege, SO_MEMINFO's count as the total, no reasons; -ENOENT with
+ * --no-trace. */
 int receiver_traced(struct receiver *r, unsigned int i, struct tracer_sock_stats *st);
 
 #endif

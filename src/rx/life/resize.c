@@ -38,6 +38,17 @@ static bool is_spare(const struct receiver *r, unsigned int idx)
 	return !strcmp(receiver_socket_state(r, idx), "spare");
 }
 
+/* Classic BPF: the program for n sockets, attached through a socket that
+ * stays (slot 0's); the one it replaces may run on until a grace period. */
+static int attach_cbpf(struct receiver *r, unsigned int n)
+{
+	int err = cbpf_balancer_attach(r->group.socks[r->slot_sock[0]].fd, n);
+
+	if (err)
+		pr_warn("resize: SO_ATTACH_REUSEPORT_CBPF for %u sockets: %s\n", n, strerror(-err));
+	return err;
+}
+
 /* Workers paused. Fills slots [live, want) with spares, else new sockets. */
 static int grow(struct receiver *r, unsigned int want)
 {
@@ -61,17 +72,35 @@ static int grow(struct receiver *r, unsigned int want)
 	for (k = r->live; k < want; k++) {
 		unsigned int idx = g->n;
 
-		for (unsigned int i = 0; i < g->n; i++)
-			if (is_spare(r, i)) {
-				idx = i;
+		if (r->cbpf) {
+			/* The program picks by join order: slot k is whatever socket
+			 * holds index k, a spare (it was never selected), else one
+			 * bound now, which joins at the end. */
+			if (k < r->join_order.nr)
+				idx = r->join_order.id[k];
+			if (idx < g->n && !is_spare(r, idx)) {
+				pr_warn("resize: the group's index %u is socket %u, which is %s, "
+					"not a spare\n",
+					k, idx, receiver_socket_state(r, idx));
+				err = -EXDEV;
 				break;
 			}
+		} else {
+			for (unsigned int i = 0; i < g->n; i++)
+				if (is_spare(r, i)) {
+					idx = i;
+					break;
+				}
+		}
 		if (idx == g->n) {
 			err = socket_group_add(g, r->cfg->rcvbuf);
 			if (err < 0)
 				break;
-			upgrade_fdstore_socket(&g->socks[idx], true);
+			if (!r->cbpf) /* not in the store: upgrade_fdstore_put */
+				upgrade_fdstore_socket(&g->socks[idx], true);
 			err = receiver_grow_counters(r);
+			if (!err && r->cbpf)
+				err = cbpf_order_join(&r->join_order, idx);
 			if (err)
 				break;
 		}
@@ -100,26 +129,41 @@ static int grow(struct receiver *r, unsigned int want)
 	return err < 0 ? err : 0;
 }
 
-/* Workers running: out of selection, connected away, drained. Returns how
- * many retiring sockets (slots [want, live)) are ready to close. */
+/* With a balancer: out of selection and an RCU grace period, and the socket
+ * is a spare again. It stays bound and read (workers read spares too), so
+ * nothing queued on it is lost, and it keeps the receive buffer forced at
+ * start: a later grow takes it back instead of opening a socket that, after
+ * the capability drop, could get no more than 2 x net.core.rmem_max. */
+static void shrink_to_spares(struct receiver *r, unsigned int want)
+{
+	if (r->cbpf) {
+		/* The retiring sockets hold indices [want, live): a program for
+		 * want sockets never picks them, nor the spares past them. */
+		if (!attach_cbpf(r, want))
+			grace_period();
+		return;
+	}
+	balancer_set_live(r->balancer, want);
+	for (unsigned int k = want; k < r->live; k++) {
+		int err = balancer_clear_socket(r->balancer, k);
+
+		if (err)
+			pr_warn("resize: emptying balancer slot %u: %s\n", k, strerror(-err));
+	}
+	grace_period();
+	/* The counts of the retired slots are final now. */
+	receiver_credit_steered(r);
+}
+
+/* The kernel's hash (no balancer) selects every socket of the group, so a
+ * socket leaves it for good. Workers running: connected away, drained.
+ * Returns 0 once the retiring sockets (slots [want, live)) are empty. */
 static int shrink_prepare(struct receiver *r, unsigned int want)
 {
 	struct socket_group *g = &r->group;
 	unsigned int old = r->live;
 	int err;
 
-	if (r->balancer) {
-		balancer_set_live(r->balancer, want);
-		for (unsigned int k = want; k < old; k++) {
-			err = balancer_clear_socket(r->balancer, k);
-			if (err)
-				pr_warn("resize: emptying balancer slot %u: %s\n", k,
-					strerror(-err));
-		}
-		grace_period();
-		/* The counts of the retiring slots are final now. */
-		receiver_credit_steered(r);
-	}
 	for (unsigned int k = want; k < old; k++) {
 		err = socket_group_connect_away(g, r->slot_sock[k]);
 		if (err) {
@@ -165,8 +209,12 @@ static void shrink_close(struct receiver *r, unsigned int want)
 				idx);
 		if (!sockinfo_meminfo(g->socks[idx].fd, &drops, NULL))
 			g->socks[idx].drops_at_close = drops;
-		upgrade_fdstore_socket(&g->socks[idx], false);
+		if (!r->cbpf)
+			upgrade_fdstore_socket(&g->socks[idx], false);
 		socket_group_close_one(g, idx);
+		/* Out of the group: the last socket takes its index. */
+		if (r->cbpf)
+			cbpf_order_leave(&r->join_order, idx);
 	}
 	r->live = want;
 }
@@ -204,12 +252,16 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 			for (unsigned int k = want; k < r->live; k++)
 				balancer_clear_socket(r->balancer, k);
 			receiver_credit_steered(r);
+		} else if (r->cbpf) {
+			attach_cbpf(r, want);
 		}
 		shrink_close(r, want);
 		r->threads = threads;
 		return receiver_workers_resume(r);
 	}
-	if (want < r->live) {
+	if (want < r->live && (r->balancer || r->cbpf)) {
+		shrink_to_spares(r, want);
+	} else if (want < r->live) {
 		err = shrink_prepare(r, want);
 		if (err && err != -ETIMEDOUT)
 			return err;
@@ -217,7 +269,9 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 	e = receiver_workers_pause(r);
 	if (e)
 		pr_warn("resize: a worker had failed: %s\n", strerror(-e));
-	if (want < r->live && err == -ETIMEDOUT) {
+	if (want < r->live && (r->balancer || r->cbpf)) {
+		r->live = want; /* spares from here on: still bound and read */
+	} else if (want < r->live && err == -ETIMEDOUT) {
 		r->live = want; /* left open and read: nothing lost */
 		err = 0;
 	} else if (want < r->live) {
@@ -238,5 +292,7 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 	/* Selected only now that a worker reads them. */
 	if (r->balancer)
 		balancer_set_live(r->balancer, r->live);
+	else if (r->cbpf && (e = attach_cbpf(r, r->live)) && !err)
+		err = e;
 	return err;
 }

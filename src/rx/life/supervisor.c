@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include "common/signals.h"
 #include "common/clock.h"
@@ -14,6 +17,7 @@
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "common/sd_notify.h"
+#include "net/http_metrics.h"
 #include "rx/life/receiver.h"
 #include "rx/life/supervisor.h"
 #include "rx/life/upgrade.h"
@@ -28,6 +32,54 @@ struct child_rec {
 };
 
 /* The child's state, shared: its struct receiver lives in this mapping. */
+/* Waits for the child to exit, serving the signals meanwhile: SIGHUP passed
+ * on (logrotate), SIGUSR2 an upgrade (the child stops the usual way, one
+ * from the binary at our path follows), each SIGTERM/SIGINT passed on once
+ * (a second one makes the child leave at once). A signal that lands between
+ * serving the flags and sleeping is not lost: the sleep is a poll of the
+ * child's pidfd with a short timeout, as every main loop here polls its
+ * flags. 0, or -errno if waiting failed. */
+static int wait_for_child(pid_t child, int *status, bool *upgrading)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+	sig_atomic_t stops_passed = 0;
+	int err = 0;
+
+	for (;;) {
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+		pid_t w = waitpid(child, status, WNOHANG);
+
+		if (w == child)
+			break;
+		if (w < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		if (hup_requested) {
+			hup_requested = 0;
+			kill(child, SIGHUP);
+		}
+		if (usr2_requested && !*upgrading) {
+			usr2_requested = 0;
+			*upgrading = true;
+			fprintf(stderr,
+				"syslogrx: supervisor upgrading: pid %d stops, a new receiver "
+				"follows\n",
+				(int)child);
+			kill(child, SIGTERM);
+		}
+		while (stops_passed < stop_requested) {
+			stops_passed++;
+			kill(child, SIGTERM);
+		}
+		/* Without a pidfd (kernels before 5.3) the poll is a plain sleep. */
+		poll(&p, pidfd >= 0 ? 1 : 0, 200);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return err;
+}
+
 static struct receiver *ledger_map(int fd, size_t *len)
 {
 	size_t pg = getpagesize();
@@ -57,7 +109,7 @@ static uint64_t group_reads(struct receiver *held, const struct receiver *shared
 }
 
 static void write_summary(const char *path, const struct child_rec *c, unsigned int n,
-			  uint64_t lost_total, unsigned int restarts)
+			  uint64_t lost_total, unsigned int restarts, unsigned int upgrades)
 {
 	struct json_writer w;
 	FILE *f = fopen(path, "w");
@@ -69,6 +121,7 @@ static void write_summary(const char *path, const struct child_rec *c, unsigned 
 	jw_init(&w, f, true);
 	jw_object_begin(&w, NULL);
 	jw_u64(&w, "restarts", restarts);
+	jw_u64(&w, "upgrades", upgrades);
 	jw_u64(&w, "window_lost", lost_total);
 	jw_array_begin(&w, "children");
 	for (unsigned int i = 0; i < n; i++) {
@@ -99,18 +152,35 @@ static void write_summary(const char *path, const struct child_rec *c, unsigned 
 		pr_warn("--summary %s: %s\n", path, strerror(errno));
 }
 
+/* A child stopped for an upgrade wrote --summary PATH: moved to PATH.PID,
+ * so that the next child's does not overwrite it. */
+static void keep_child_summary(const struct config *cfg, pid_t pid)
+{
+	char path[PATH_MAX + 16];
+
+	if (!cfg->summary[0] || !strcmp(cfg->summary, "-"))
+		return;
+	snprintf(path, sizeof(path), "%s.%d", cfg->summary, (int)pid);
+	if (rename(cfg->summary, path))
+		pr_warn("--summary %s: keeping pid %d's as %s: %s\n", cfg->summary, (int)pid, path,
+			strerror(errno));
+}
+
 int supervise(const struct config *cfg, int argc, char **argv)
 {
 	static struct receiver held;
+	struct http_metrics *metrics = NULL;
 	struct child_rec *recs = calloc(MAX_CHILDREN, sizeof(*recs));
 	char **child_argv = calloc(argc + 1, sizeof(*child_argv));
-	unsigned int nrec = 0, restarts = 0, failed = 0;
+	unsigned int nrec = 0, restarts = 0, upgrades = 0, failed = 0;
+	bool upgrading = false;
 	uint64_t lost_total = 0;
 	struct receiver *shared;
 	int ledger_fd, k = 0, ret = 1, status, err;
 	size_t len;
 	pid_t child = 0;
 
+	pthread_setname_np(pthread_self(), "supervisor"); /* its children exec: "syslogrx" */
 	if (!recs || !child_argv)
 		return 1;
 	for (int i = 0; i < argc; i++)
@@ -124,9 +194,22 @@ int supervise(const struct config *cfg, int argc, char **argv)
 		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
 		goto out;
 	}
-	err = caps_drop_all();
+	/* --metrics: bound here and held like the sockets; each child serves
+	 * it in turn (scrapes wait in its queue while a child is replaced). */
+	if (cfg->metrics[0]) {
+		metrics = http_metrics_open("--metrics", cfg->metrics);
+		if (!metrics) {
+			ret = errno == EINVAL || errno == EADDRINUSE ? 2 : 1;
+			goto out;
+		}
+		held.metrics_fd = http_metrics_fd(metrics);
+	}
+	/* The sockets are bound and held: become --user now (or drop every
+	 * capability), before any child. A child cannot switch user any more
+	 * than it needs to: it inherits the user, and no capability. */
+	err = receiver_drop_privileges(&held);
 	if (err)
-		pr_warn("dropping capabilities: %s (continuing)\n", strerror(-err));
+		goto out;
 	ledger_fd = memfd_create("syslogrx-ledger", MFD_CLOEXEC);
 	shared = ledger_fd >= 0 ? ledger_map(ledger_fd, &len) : NULL;
 	if (!shared) {
@@ -135,6 +218,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	}
 	fprintf(stderr, "syslogrx: supervisor pid %d holds %s: %u sockets\n", (int)getpid(),
 		held.group.listen, held.live);
+	receiver_say_identity(cfg);
 
 	for (;;) {
 		double died = (mono_ns() / 1e6);
@@ -160,25 +244,8 @@ int supervise(const struct config *cfg, int argc, char **argv)
 				(int)recs[nrec - 1].pid, (int)child, recs[nrec - 1].replace_ms);
 		}
 		fprintf(stderr, "syslogrx: supervisor started receiver pid %d\n", (int)child);
-		if (stop_requested)
-			kill(child, SIGTERM);
-		while (waitpid(child, &status, 0) < 0) {
-			if (errno != EINTR)
-				goto out;
-			if (hup_requested) { /* logrotate: the child reopens its output */
-				hup_requested = 0;
-				kill(child, SIGHUP);
-			}
-			if (usr2_requested) {
-				usr2_requested = 0;
-				pr_warn("SIGUSR2: a supervised receiver is not upgraded in place; "
-					"ignored\n");
-			}
-			/* SIGTERM/SIGINT: the child stops the usual way (drain,
-			 * summary); a second one makes it leave at once. */
-			if (stop_requested)
-				kill(child, SIGTERM);
-		}
+		if (wait_for_child(child, &status, &upgrading))
+			goto out;
 		if (nrec < MAX_CHILDREN)
 			nrec++;
 		struct child_rec *c = &recs[nrec - 1];
@@ -194,6 +261,14 @@ int supervise(const struct config *cfg, int argc, char **argv)
 			ret = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 			break;
 		}
+		if (upgrading && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			/* Its summary stays beside the next one's, as in an upgrade. */
+			keep_child_summary(cfg, child);
+			upgrading = false;
+			upgrades++;
+			continue;
+		}
+		upgrading = false;
 		/* Not asked to stop: a crash. Its window and whatever it had
 		 * formatted and not yet written are gone; the kernel queues are not. */
 		c->lost = c->taken - c->written - c->discarded;
@@ -213,11 +288,12 @@ out:
 		char path[PATH_MAX + 16];
 
 		snprintf(path, sizeof(path), "%s.supervisor", cfg->summary);
-		write_summary(path, recs, nrec, lost_total, restarts);
+		write_summary(path, recs, nrec, lost_total, restarts, upgrades);
 	}
 	/* The last child is gone: nobody reads the sockets any more. */
 	held.handed_over = false;
 	receiver_close(&held);
+	http_metrics_close(metrics);
 	free(recs);
 	free(child_argv);
 	return ret;

@@ -36,13 +36,24 @@ static int build(struct receiver *r, struct handover *h)
 	for (unsigned int k = 0; k < r->live && !err; k++)
 		err = handover_add(h, HANDOVER_SOCK, NULL, NULL, r->group.socks[r->slot_sock[k]].fd,
 				   k);
-	for (unsigned int i = 0; i < r->group.n && !err; i++)
-		if (!strcmp(receiver_socket_state(r, i), "spare"))
-			err = handover_add(h, HANDOVER_SOCK, NULL, NULL, r->group.socks[i].fd, -1);
+	if (r->cbpf) {
+		/* Classic BPF picks by join order: the spares in that order, so
+		 * that the order handed over is the group's. */
+		for (unsigned int k = r->live; k < r->join_order.nr && !err; k++)
+			err = handover_add(h, HANDOVER_SOCK, NULL, NULL,
+					   r->group.socks[r->join_order.id[k]].fd, -1);
+	} else {
+		for (unsigned int i = 0; i < r->group.n && !err; i++)
+			if (!strcmp(receiver_socket_state(r, i), "spare"))
+				err = handover_add(h, HANDOVER_SOCK, NULL, NULL,
+						   r->group.socks[i].fd, -1);
+	}
 	if (!err && r->balancer)
 		err = balancer_export(r->balancer, add_balancer_map, h);
 	if (!err && r->tracer)
 		err = tracer_export(r->tracer, add_tracer_obj, h);
+	if (!err && r->metrics_fd >= 0)
+		err = handover_add(h, HANDOVER_TCP, "metrics", NULL, r->metrics_fd, -1);
 	return err;
 }
 
@@ -217,7 +228,7 @@ out:
 static void close_bpf_fds(struct handover *h)
 {
 	for (unsigned int i = 0; i < h->n; i++)
-		if (h->items[i].kind != HANDOVER_SOCK)
+		if (h->items[i].kind == HANDOVER_MAP || h->items[i].kind == HANDOVER_LINK)
 			close(h->items[i].fd);
 }
 
@@ -263,6 +274,15 @@ static int slots_from_map(struct receiver *r, const struct config *cfg, struct h
 	return 0;
 }
 
+/* Whether the hand-over has maps or links of owner ("balancer", "tracer"). */
+static bool handed(const struct handover *h, const char *owner)
+{
+	for (unsigned int i = 0; i < h->n; i++)
+		if (h->items[i].kind != HANDOVER_SOCK && !strcmp(h->items[i].owner, owner))
+			return true;
+	return false;
+}
+
 int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 {
 	struct sockaddr_storage addr;
@@ -274,11 +294,15 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
+	r->metrics_fd = -1;
 	if (parse_host_port(cfg->listen, &addr, &addrlen)) {
 		pr_warn("--listen %s: not an ADDR:PORT\n", cfg->listen);
 		return -EINVAL;
 	}
 	format_host_port((struct sockaddr *)&addr, want, sizeof(want));
+	err = receiver_check_user_paths(r);
+	if (err)
+		return err;
 	if (h->from_fdstore) {
 		err = slots_from_map(r, cfg, h);
 		if (err)
@@ -320,12 +344,29 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	cfg->sockets = live;
 	cfg->threads = h->threads;
 
-	if (cfg->trace) {
+	if (cfg->trace && !handed(h, "tracer")) {
+		/* The old process had no tracer for want of privilege. */
+		r->drops_meminfo = true;
+	} else if (cfg->trace) {
 		r->tracer = tracer_adopt(h);
 		if (!r->tracer)
 			return -errno;
 	}
-	if (cfg->balance != BALANCE_HASH) {
+	if (cfg->balance == BALANCE_HASH) {
+		r->balance_runs = "kernel hash";
+		snprintf(r->balance_why, sizeof(r->balance_why), "--balance hash");
+	} else if (cfg->balance == BALANCE_RANDOM && !h->from_fdstore && !handed(h, "balancer")) {
+		/* Classic BPF handed over: no maps, the program is the group's.
+		 * The sockets came in join order (build): index k is group
+		 * socket k. Attached again for the same count: no capability. */
+		err = receiver_use_cbpf(r, "handed over without eBPF maps: the program stays "
+					   "with the group");
+		if (err)
+			return err;
+	} else {
+		r->balance_runs = "eBPF";
+		snprintf(r->balance_why, sizeof(r->balance_why),
+			 "handed over: the program and its map stay with the group");
 		if (!r->balancer)
 			r->balancer = balancer_adopt(h);
 		if (!r->balancer)
@@ -348,6 +389,10 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 			return err;
 	}
 	close_bpf_fds(h);
+	/* Ours to say, once open (or, with a disk buffer, to let DIR go). */
+	r->ready_fd = h->ready_fd;
+	r->ready_pending = h->ready_fd >= 0;
+	h->ready_fd = -1;
 	err = receiver_open_rest(r);
 	if (err)
 		return err;
@@ -355,16 +400,6 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	receiver_credit_steered(r);
 	memset(r->sock_steered, 0, r->counters_cap * sizeof(*r->sock_steered));
 	return 0;
-}
-
-void upgrade_say_ready(struct handover *h)
-{
-	if (h->ready_fd < 0)
-		return;
-	if (write(h->ready_fd, "ready\n", 6) != 6)
-		pr_warn("upgrade: telling the old process: %s\n", strerror(errno));
-	close(h->ready_fd);
-	h->ready_fd = -1;
 }
 
 static int store_one(const struct handover_item *it, bool add)
@@ -388,6 +423,13 @@ int upgrade_fdstore_put(struct receiver *r)
 
 	if (!sd_notify_enabled())
 		return 0;
+	if (r->cbpf) {
+		/* The store gives fds back by name, not in the group's join order,
+		 * which classic BPF picks by: a restart binds anew. */
+		pr_info("classic BPF: sockets not put in systemd's fd store; a restart binds "
+			"them anew\n");
+		return sd_notify_fd("READY=1", -1);
+	}
 	handover_init(&h);
 	err = build(r, &h);
 	for (; stored < h.n && !err; stored++)

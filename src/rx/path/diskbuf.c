@@ -712,6 +712,7 @@ static void *writer_main(void *arg)
 {
 	struct diskbuf *d = arg;
 
+	pthread_setname_np(pthread_self(), "diskbuf");
 	pthread_mutex_lock(&d->lock);
 	for (;;) {
 		struct qrec *q = d->q_head;

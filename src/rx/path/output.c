@@ -12,6 +12,7 @@ static void *output_main(void *arg)
 {
 	struct output_stage *o = arg;
 
+	pthread_setname_np(pthread_self(), "output");
 	o->rate_start_ns = mono_ns();
 	if (o->async)
 		output_async_main(o);
@@ -38,10 +39,13 @@ int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf 
 	o->rate = rate;
 	o->reopen = reopen;
 	o->force = force;
-	o->async = sink->ops->produce && sink->ops->poll && sink->ops->drain;
+	o->tz_minute = -1;
+	o->async = (sink->ops->produce || sink->ops->produce_msg) && sink->ops->poll &&
+		   sink->ops->drain;
 	/* Raw lines are the datagram's bytes and null writes nothing: no field
 	 * is needed, so nothing is parsed (and malformed is not counted).
-	 * Kafka parses always: --kafka-key may ask for a field. */
+	 * Async sinks (kafka, otlp) parse always: a key or a record's
+	 * attributes may ask for a field. */
 	o->parse = o->async || (fmt != FORMAT_RAW && !sink->discards);
 	err = o->async ? output_async_init(o) : output_sync_init(o);
 	o->seq = seqtrack_new();

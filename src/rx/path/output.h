@@ -50,12 +50,14 @@ struct output_stage {
 	const volatile int *force;  /* second signal: stop now */
 	char *buf;
 	size_t used, cap;
-	uint64_t pending;		 /* messages in buf */
-	uint64_t done;			 /* messages taken (this thread's own count) */
-	uint64_t bad;			 /* malformed in this batch, not yet published */
-	uint64_t rate_start_ns;		 /* --output-rate schedule: message */
-	uint64_t rate_base;		 /* rate_base + k is due at start + k/rate */
-	struct output_counts counts;	 /* read with __atomic loads */
+	uint64_t pending;	     /* messages in buf */
+	uint64_t done;		     /* messages taken (this thread's own count) */
+	uint64_t bad;		     /* malformed in this batch, not yet published */
+	uint64_t rate_start_ns;	     /* --output-rate schedule: message */
+	uint64_t rate_base;	     /* rate_base + k is due at start + k/rate */
+	struct output_counts counts; /* read with __atomic loads */
+	int64_t tz_minute;	     /* --timezone offset, cached a minute */
+	long tz_gmtoff;
 	bool async;			 /* sink->ops->produce */
 	struct batch_track *free_tracks; /* output_async.c's recycled trackers */
 	uint64_t tracks_live;		 /* batches waiting for delivery reports */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The output stage's path for asynchronous sinks (Kafka): each message is
+ * The output stage's path for asynchronous sinks (Kafka, OTLP): each message is
  * produced on its own with its batch's tracker as the opaque, and the batch
  * leaves the input window only when every message of it has a delivery
  * report. Batches may complete in any order: the window counts messages and
@@ -107,13 +107,32 @@ static size_t message_key(struct output_stage *o, const struct msg_rec *r,
 	return f->len;
 }
 
+/* One message for the sink: the formatted line (produce) or the message
+ * itself (produce_msg). */
+struct produce_args {
+	const char *msg, *key;
+	size_t len, keylen;
+	const char *data;
+	size_t data_len;
+	const struct syslog_msg *m;
+	enum syslog_parse_result res;
+	const struct msg_meta *meta;
+};
+
+static int produce_call(struct output_stage *o, struct batch_track *t, const struct produce_args *a)
+{
+	if (o->sink->ops->produce_msg)
+		return o->sink->ops->produce_msg(o->sink, a->data, a->data_len, a->m, a->res,
+						 a->meta, t);
+	return o->sink->ops->produce(o->sink, a->msg, a->len, a->key, a->keylen, t);
+}
+
 /* Hands one message to the sink, waiting (serving reports) while its queue
  * is full. */
-static void produce_one(struct output_stage *o, struct batch_track *t, const char *msg, size_t len,
-			const char *key, size_t keylen)
+static void produce_one(struct output_stage *o, struct batch_track *t, const struct produce_args *a)
 {
 	for (;;) {
-		int err = o->sink->ops->produce(o->sink, msg, len, key, keylen, t);
+		int err = produce_call(o, t, a);
 
 		if (!err) {
 			t->outstanding++;
@@ -147,14 +166,19 @@ static void process_batch_async(struct output_stage *o, struct batch *b)
 		struct syslog_msg m;
 		struct msg_meta meta;
 		enum syslog_parse_result res = output_msg_take(o, b, i, &data, &m, &meta);
-		const char *key = NULL;
-		size_t len, keylen;
+		struct produce_args a = {
+			.data = data, .data_len = r->len, .m = &m, .res = res, .meta = &meta
+		};
 
-		/* One line in o->buf (sized for the largest datagram); the
-		 * record value is the line without its '\n'. */
-		len = format_message(o->buf, o->format, data, r->len, &m, res, &meta);
-		keylen = message_key(o, r, &m, res, keybuf, sizeof(keybuf), &key);
-		produce_one(o, t, o->buf, len ? len - 1 : 0, key, keylen);
+		if (!o->sink->ops->produce_msg) {
+			/* One line in o->buf (sized for the largest datagram);
+			 * the record value is the line without its '\n'. */
+			a.len = format_message(o->buf, o->format, data, r->len, &m, res, &meta);
+			a.len = a.len ? a.len - 1 : 0;
+			a.msg = o->buf;
+			a.keylen = message_key(o, r, &m, res, keybuf, sizeof(keybuf), &a.key);
+		}
+		produce_one(o, t, &a);
 		output_msg_done(o, NULL);
 	}
 	output_batch_done(o);

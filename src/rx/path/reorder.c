@@ -348,6 +348,7 @@ static void *reorder_main(void *arg)
 	struct reorder *ro = arg;
 	int err = 0;
 
+	pthread_setname_np(pthread_self(), "reorder");
 	while (!*ro->force && !err) {
 		struct batch *b;
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -8,7 +9,9 @@
 #include <sys/socket.h>
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/sockaddr.h"
 #include "rx/path/diskbuf.h"
+#include "rx/path/senders.h"
 #include "rx/path/worker.h"
 
 #define POLL_MS 100
@@ -65,6 +68,33 @@ static uint64_t kernel_stamp(struct msghdr *h)
 static void batch_put(void *window, struct batch *b)
 {
 	window_batch_put(window, b);
+}
+
+/* The batch's datagrams per source address into this worker's table; a run
+ * of datagrams from one sender is one update. */
+static void count_senders(struct worker *w, int n)
+{
+	struct sender_table *t = w->sh->senders ? w->sh->senders[w->id] : NULL;
+	uint8_t run[16], addr[16];
+	uint64_t len = 0;
+
+	if (!t)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (sockaddr_addr16((const struct sockaddr *)&w->addrs[i],
+				    w->msgs[i].msg_hdr.msg_namelen, addr))
+			memset(addr, 0, sizeof(addr)); /* none given: counted as :: */
+		if (len && !memcmp(addr, run, sizeof(run))) {
+			len++;
+			continue;
+		}
+		if (len)
+			sender_table_count(t, run, len);
+		memcpy(run, addr, sizeof(run));
+		len = 1;
+	}
+	if (len)
+		sender_table_count(t, run, len);
 }
 
 /* A filled batch goes to the window (room was reserved for it), or, with no
@@ -143,6 +173,7 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32
 		trunc += r->truncated;
 		empty += len == 0;
 	}
+	count_senders(w, n);
 	spend_cpu(w, sh->cost_ns[sh->nr_cost_ns > 1 ? w->id : 0], n, (uint32_t)n == room);
 	deliver(sh, b, room);
 	w->busy_ns += mono_ns() - busy;
@@ -319,7 +350,10 @@ static void loop_epoll(struct worker *w)
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
+	char name[16]; /* 15 characters and a NUL: what top -H and ps -L show */
 
+	snprintf(name, sizeof(name), "worker %u", w->id);
+	pthread_setname_np(pthread_self(), name);
 	if (w->nsocks == 1)
 		loop_one_socket(w);
 	else

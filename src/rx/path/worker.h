@@ -15,6 +15,7 @@
 #include "rx/path/window.h"
 
 struct diskbuf;
+struct sender_table;
 
 /* Per-socket counts, written only by the owning worker, read by anyone. */
 struct sock_counters {
@@ -52,6 +53,9 @@ struct worker_shared {
 	/* The sockets outlive us (systemd's fd store): at stop, what is still
 	 * queued stays for the next process instead of being counted abandoned. */
 	const bool *queues_outlive;
+	/* Received per source address (rx/path/senders.h): worker t counts
+	 * into senders[t]; NULL = not counted (--senders 0). */
+	struct sender_table *const *senders;
 };
 
 struct worker {

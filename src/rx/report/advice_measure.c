@@ -4,7 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "net/sysctl.h"
+#include "common/sockaddr.h"
 #include "rx/report/advice_measure.h"
+#include "rx/report/snapshot.h"
 
 /* The reason numbers behind SOCKET_RCVBUFF and PROTO_MEM in this kernel. */
 static void find_reasons(const struct tracer *t, int *rcvbuf, int *proto_mem)
@@ -18,6 +20,32 @@ static void find_reasons(const struct tracer *t, int *rcvbuf, int *proto_mem)
 		else if (!strcmp(name, "PROTO_MEM"))
 			*proto_mem = i;
 	}
+}
+
+/* The per-sender drops, for the rules that name a sender. */
+static void measure_senders(struct receiver *r, struct advice_senders *as)
+{
+	struct snapshot_senders ss;
+
+	memset(as, 0, sizeof(*as));
+	if (!r->senders || !r->tracer || snapshot_senders_take(r, &ss))
+		return;
+	as->have = ss.traced;
+	as->drops = ss.drops.attributed;
+	for (size_t i = 0; i < ss.view.n && ss.view.rows[i].dropped; i++) {
+		const struct sender_row *row = &ss.view.rows[i];
+		double ratio = sender_loss_ratio(row->received, row->dropped);
+
+		as->losing++;
+		if (ratio > as->max_loss_ratio)
+			as->max_loss_ratio = ratio;
+	}
+	if (as->losing) {
+		format_addr16(ss.view.rows[0].addr, as->worst, sizeof(as->worst));
+		as->worst_drops = ss.view.rows[0].dropped;
+		as->worst_offered = ss.view.rows[0].dropped + ss.view.rows[0].received;
+	}
+	snapshot_senders_free(&ss);
 }
 
 int advice_measure(struct receiver *r, struct advice *out)
@@ -52,7 +80,13 @@ int advice_measure(struct receiver *r, struct advice *out)
 		if (receiver_traced(r, i, &st))
 			continue;
 		s->drops = st.total;
-		s->drops_rcvbuf = rcvbuf_reason >= 0 ? st.by_reason[rcvbuf_reason] : 0;
+		/* SO_MEMINFO has no reason: a socket's own drops are its full
+		 * buffer, unless the machine's udp_mem ran out, which only the
+		 * tracer can tell apart. Counted as buffer-full. */
+		if (r->drops_meminfo)
+			s->drops_rcvbuf = st.total;
+		else
+			s->drops_rcvbuf = rcvbuf_reason >= 0 ? st.by_reason[rcvbuf_reason] : 0;
 		s->drops_proto_mem = proto_reason >= 0 ? st.by_reason[proto_reason] : 0;
 		s->drop_bytes = st.enqueue_failure_bytes;
 		s->queue_hwm_bytes = st.queue_hwm_bytes;
@@ -72,7 +106,7 @@ int advice_measure(struct receiver *r, struct advice *out)
 		.nworkers = nw,
 		.ncpus = cpus > 0 ? cpus : 0,
 		.balance = c->balance,
-		.traced = r->tracer != NULL,
+		.traced = r->tracer != NULL || r->drops_meminfo,
 		.socks = socks,
 		.worker_busy_ns = busy,
 		.active_seconds = last > first ? (last - first) / 1e9 : 0,
@@ -84,6 +118,7 @@ int advice_measure(struct receiver *r, struct advice *out)
 	};
 	if (r->balancer)
 		receiver_steered(r, steered, &in.selection_failures); /* per group socket */
+	measure_senders(r, &in.senders);
 	sysctl_read_u64("net.core.rmem_max", &in.rmem_max);
 	if (sysctl_read("net.ipv4.udp_mem", in.udp_mem, 3) != 3)
 		memset(in.udp_mem, 0, sizeof(in.udp_mem));

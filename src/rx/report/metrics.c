@@ -2,6 +2,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <string.h>
+#include "common/sockaddr.h"
 #include "rx/report/metrics.h"
 #include "rx/report/snapshot.h"
 
@@ -65,7 +66,7 @@ static void write_sockets(struct prom_text *p, struct receiver *r, const struct 
 		per_socket(p, s, "syslogrx_socket_steered_total", PROM_COUNTER,
 			   "Datagrams the balancing BPF program sent to the socket.",
 			   SOCK_FIELD(steered));
-	if (!s->traced)
+	if (!r->tracer) /* SO_MEMINFO's count above is all there is */
 		return;
 	per_socket(p, s, "syslogrx_socket_queue_hwm_bytes", PROM_GAUGE,
 		   "Most bytes queued on the socket, seen at enqueue (tracer).",
@@ -99,6 +100,37 @@ static void write_kafka(struct prom_text *p, const struct snapshot *s)
 	    "Messages given up at exit (--drain-timeout).", k->undelivered);
 }
 
+static void write_otlp(struct prom_text *p, const struct snapshot *s)
+{
+	const struct sink_otlp_stats *o = &s->otlp;
+	struct prom_labels l;
+
+	one(p, "syslogrx_otlp_batches_total", PROM_COUNTER,
+	    "OTLP export requests the collector answered 2xx.", o->requests);
+	one(p, "syslogrx_otlp_records_total", PROM_COUNTER,
+	    "Log records the collector accepted (2xx, not rejected).", o->records);
+	one(p, "syslogrx_otlp_raw_bytes_total", PROM_COUNTER,
+	    "Bytes of accepted request bodies before compression.", o->bytes_raw);
+	one(p, "syslogrx_otlp_sent_bytes_total", PROM_COUNTER,
+	    "Bytes of accepted request bodies as sent (after compression).", o->bytes_sent);
+	one(p, "syslogrx_otlp_retries_total", PROM_COUNTER,
+	    "Requests sent again after 429/502/503/504 or a connection error.", o->retries);
+	prom_family(p, "syslogrx_otlp_failed_total", PROM_COUNTER,
+		    "Log records failed for good, per reason (HTTP status or rejection message).");
+	for (unsigned int i = 0; i < o->nr_reasons; i++) {
+		prom_labels_init(&l);
+		prom_label(&l, "reason", o->reasons[i].name);
+		prom_u64(p, "syslogrx_otlp_failed_total", &l, o->reasons[i].count);
+	}
+	one(p, "syslogrx_otlp_in_flight_records", PROM_GAUGE,
+	    "Log records produced with no answer yet.", o->in_flight);
+	one(p, "syslogrx_otlp_undelivered_total", PROM_COUNTER,
+	    "Log records given up at exit (--drain-timeout).", o->undelivered);
+	one(p, "syslogrx_otlp_last_http_status", PROM_GAUGE,
+	    "The last HTTP status the collector answered (0: none, or no answer).",
+	    (uint64_t)o->last_status);
+}
+
 /* --disk-buffer: what is on disk and what went through it. */
 static void write_disk_buffer(struct prom_text *p, const struct snapshot *s)
 {
@@ -124,6 +156,62 @@ static void write_disk_buffer(struct prom_text *p, const struct snapshot *s)
 	one(p, "syslogrx_disk_buffer_recovered_total", PROM_COUNTER,
 	    "Messages found in the directory at start (left by an earlier run).",
 	    d->recovered_msgs);
+}
+
+/*
+ * --senders: the top --senders-top senders by drops, one series each, and
+ * the rest as one total: a fixed number of series whatever addresses arrive
+ * (a forged source address moves a sender between the top and the rest,
+ * never adds a series). Which senders are in the top changes over time.
+ */
+static void write_senders(struct prom_text *p, struct receiver *r, const struct snapshot *s)
+{
+	const struct snapshot_senders *ss = &s->senders;
+	size_t top = r->cfg->senders_top < ss->view.n ? r->cfg->senders_top : ss->view.n;
+	uint64_t rest_rx, rest_drop;
+	char addr[INET6_ADDRSTRLEN];
+	struct prom_labels l;
+
+	prom_family(p, "syslogrx_sender_received_total", PROM_COUNTER,
+		    "Datagrams read from a sender, for the top senders by drops (--senders-top).");
+	for (size_t i = 0; i < top; i++) {
+		format_addr16(ss->view.rows[i].addr, addr, sizeof(addr));
+		prom_labels_init(&l);
+		prom_label(&l, "sender", addr);
+		prom_u64(p, "syslogrx_sender_received_total", &l, ss->view.rows[i].received);
+	}
+	if (ss->traced) {
+		prom_family(
+			p, "syslogrx_sender_kernel_drops_total", PROM_COUNTER,
+			"Datagrams from a sender the kernel dropped, for the top senders by drops.");
+		for (size_t i = 0; i < top; i++) {
+			format_addr16(ss->view.rows[i].addr, addr, sizeof(addr));
+			prom_labels_init(&l);
+			prom_label(&l, "sender", addr);
+			prom_u64(p, "syslogrx_sender_kernel_drops_total", &l,
+				 ss->view.rows[i].dropped);
+		}
+	}
+	sender_view_sum(&ss->view, top, &rest_rx, &rest_drop);
+	one(p, "syslogrx_senders_rest_received_total", PROM_COUNTER,
+	    "Datagrams read from senders outside the top, evicted ones included.",
+	    rest_rx + ss->received_evicted);
+	if (ss->traced)
+		one(p, "syslogrx_senders_rest_kernel_drops_total", PROM_COUNTER,
+		    "Kernel drops of senders outside the top, evicted and unattributed included.",
+		    rest_drop + ss->drops_evicted + ss->drops.unattributed);
+	one(p, "syslogrx_senders_tracked", PROM_GAUGE, "Senders in the per-sender tables now.",
+	    ss->view.n);
+	prom_family(p, "syslogrx_senders_evicted_total", PROM_COUNTER,
+		    "Per-sender entries given to another sender (table=workers|kernel).");
+	prom_labels_init(&l);
+	prom_label(&l, "table", "workers");
+	prom_u64(p, "syslogrx_senders_evicted_total", &l, ss->evicted);
+	if (ss->traced) {
+		prom_labels_init(&l);
+		prom_label(&l, "table", "kernel");
+		prom_u64(p, "syslogrx_senders_evicted_total", &l, ss->drop_entries_evicted);
+	}
 }
 
 static const char *version(void)
@@ -178,7 +266,7 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		one(p, "syslogrx_selection_failures_total", PROM_COUNTER,
 		    "Datagrams the BPF program could not place (the kernel's hash took them).",
 		    s.selection_failures);
-	if (s.traced) {
+	if (r->tracer) {
 		prom_family(
 			p, "syslogrx_no_socket_drops_total", PROM_COUNTER,
 			"Datagrams for our port dropped with no socket to take them, per reason.");
@@ -193,8 +281,12 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		    s.seq_gaps);
 	if (s.have_kafka)
 		write_kafka(p, &s);
+	if (s.have_otlp)
+		write_otlp(p, &s);
 	if (s.have_disk)
 		write_disk_buffer(p, &s);
+	if (s.senders.on)
+		write_senders(p, r, &s);
 	snapshot_free(&s);
 	return p->error;
 }

@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/log.h"
 #include "net/sockinfo.h"
+#include "rx/path/senders.h"
 #include "rx/report/snapshot.h"
 
 struct no_socket_ctx {
@@ -47,11 +49,55 @@ static void take_socket(struct receiver *r, unsigned int i, struct snapshot_sock
 	ss->traced = !receiver_traced(r, i, &ss->st);
 }
 
+static int add_received(const uint8_t addr[16], uint64_t count, void *ctx)
+{
+	return sender_view_add(ctx, addr, count, 0);
+}
+
+int snapshot_senders_take(struct receiver *r, struct snapshot_senders *ss)
+{
+	unsigned int n = __atomic_load_n(&r->nr_senders, __ATOMIC_ACQUIRE);
+	int err = 0;
+
+	memset(ss, 0, sizeof(*ss));
+	ss->on = r->senders != NULL;
+	for (unsigned int t = 0; ss->on && t < n && !err; t++) {
+		struct sender_table_stats st;
+
+		err = sender_table_read(r->senders[t], &st, add_received, &ss->view);
+		ss->received += st.received;
+		ss->evicted += st.evicted;
+		ss->received_evicted += st.evicted_received;
+	}
+	if (!err && r->tracer) {
+		err = tracer_sender_totals(r->tracer, &ss->drops);
+		if (!err)
+			err = sender_view_add_tracer(&ss->view, r->tracer);
+		ss->traced = !err;
+		if (ss->drops.attributed > ss->drops.in_table)
+			ss->drops_evicted = ss->drops.attributed - ss->drops.in_table;
+		if (ss->drops.inserts > ss->drops.entries)
+			ss->drop_entries_evicted = ss->drops.inserts - ss->drops.entries;
+		if (err == -ENOENT) /* --senders 0 */
+			err = 0;
+	}
+	sender_view_finish(&ss->view);
+	if (err)
+		snapshot_senders_free(ss);
+	return err;
+}
+
+void snapshot_senders_free(struct snapshot_senders *ss)
+{
+	sender_view_free(&ss->view);
+}
+
 int snapshot_take(struct receiver *r, struct snapshot *s)
 {
 	unsigned int n = r->group.n;
 	uint64_t *steered = NULL;
 	struct seqtrack *seq;
+	int err;
 
 	memset(s, 0, sizeof(*s));
 	s->socks = calloc(n ? n : 1, sizeof(*s->socks));
@@ -69,7 +115,7 @@ int snapshot_take(struct receiver *r, struct snapshot *s)
 		if (!s->have_selection)
 			s->selection_failures = 0;
 	}
-	s->traced = r->tracer != NULL;
+	s->traced = r->tracer != NULL || r->drops_meminfo;
 	s->drops_match_so_meminfo = true;
 	for (unsigned int i = 0; i < n; i++) {
 		struct snapshot_socket *ss = &s->socks[i];
@@ -113,6 +159,14 @@ int snapshot_take(struct receiver *r, struct snapshot *s)
 	}
 	if (r->sink && r->cfg->output == OUTPUT_KAFKA)
 		s->have_kafka = !sink_kafka_stats(r->sink, &s->kafka);
+	if (r->sink && r->cfg->output == OUTPUT_OTLP)
+		s->have_otlp = !sink_otlp_stats(r->sink, &s->otlp);
+	err = snapshot_senders_take(r, &s->senders);
+	if (err) {
+		/* The rest of the report stands without it: senders null. */
+		pr_warn("the per-sender tables could not be read: %s\n", strerror(-err));
+		memset(&s->senders, 0, sizeof(s->senders));
+	}
 	return 0;
 }
 
@@ -120,6 +174,7 @@ void snapshot_free(struct snapshot *s)
 {
 	free(s->socks);
 	s->socks = NULL;
+	snapshot_senders_free(&s->senders);
 	s->n = 0;
 }
 

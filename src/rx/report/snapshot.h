@@ -16,11 +16,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "net/sender_view.h"
 #include "net/tracer.h"
 #include "rx/path/diskbuf.h"
 #include "rx/path/output.h"
 #include "rx/life/receiver.h"
 #include "rx/sink/kafka.h"
+#include "rx/sink/otlp.h"
 #include "rx/path/window.h"
 
 struct snapshot_socket {
@@ -35,6 +37,29 @@ struct snapshot_socket {
 	bool traced;		     /* a tracer (not --no-trace) */
 	struct tracer_sock_stats st; /* drops per reason, queue_hwm_bytes */
 };
+
+/*
+ * Per sender (--senders, issue 25). Once the receiver has stopped:
+ *   received = the view's received + received_evicted, and
+ *   the sockets' kernel drops = the view's dropped + drops_evicted +
+ *   drops.unattributed, when only our sockets use the port.
+ */
+struct snapshot_senders {
+	bool on;		   /* the workers count per sender */
+	bool traced;		   /* the tracer counts drops per sender */
+	struct sender_view view;   /* worst first */
+	uint64_t received;	   /* every datagram the tables counted */
+	uint64_t evicted;	   /* worker table slots given to another sender */
+	uint64_t received_evicted; /* what those slots held */
+	struct tracer_sender_totals drops;
+	/* from drops, read apart, so never below 0: */
+	uint64_t drops_evicted;	       /* attributed - in_table */
+	uint64_t drop_entries_evicted; /* inserts - entries */
+};
+
+/* Reads the per-sender tables (the view allocated). 0 or -errno. */
+int snapshot_senders_take(struct receiver *r, struct snapshot_senders *ss);
+void snapshot_senders_free(struct snapshot_senders *ss);
 
 struct snapshot {
 	unsigned int n;
@@ -60,6 +85,9 @@ struct snapshot {
 	struct diskbuf_stats disk;
 	bool have_kafka;
 	struct sink_kafka_stats kafka;
+	bool have_otlp;
+	struct sink_otlp_stats otlp;
+	struct snapshot_senders senders;
 };
 
 /* Reads r into s (s->socks allocated). 0 or -ENOMEM. */

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "common/clock.h"
+#include "common/sockaddr.h"
 #include "net/sockinfo.h"
+#include "rx/report/snapshot.h"
 #include "rx/report/stats_line.h"
 
 int stats_line_init(struct stats_line *s, unsigned int nr_sockets)
@@ -17,14 +20,58 @@ void stats_line_free(struct stats_line *s)
 {
 	free(s->last_received);
 	free(s->last_drops);
+	sender_view_free(&s->last_senders);
+}
+
+static int cmp_row_addr(const void *a, const void *b)
+{
+	return memcmp(((const struct sender_row *)a)->addr, ((const struct sender_row *)b)->addr,
+		      sizeof(((const struct sender_row *)a)->addr));
+}
+
+/* " worst 192.0.2.7 drops=N of M": the sender whose drops grew most since
+ * the last line with drops (N: in the interval; M: its datagrams so far), or
+ * nothing without --senders and the tracer. */
+static void worst_sender(struct stats_line *s, struct receiver *r, char *buf, size_t len)
+{
+	const struct sender_row *worst = NULL;
+	struct snapshot_senders ss;
+	char addr[INET6_ADDRSTRLEN];
+	uint64_t most = 0;
+
+	buf[0] = '\0';
+	if (!r->senders || !r->tracer || snapshot_senders_take(r, &ss))
+		return;
+	for (size_t i = 0; ss.traced && i < ss.view.n; i++) {
+		const struct sender_row *row = &ss.view.rows[i];
+		const struct sender_row *was = bsearch(row, s->last_senders.rows, s->last_senders.n,
+						       sizeof(*row), cmp_row_addr);
+		uint64_t grew =
+			row->dropped - (was && was->dropped <= row->dropped ? was->dropped : 0);
+
+		if (grew > most) {
+			most = grew;
+			worst = row;
+		}
+	}
+	if (worst) {
+		format_addr16(worst->addr, addr, sizeof(addr));
+		snprintf(buf, len, " worst %s drops=%llu of %llu", addr, (unsigned long long)most,
+			 (unsigned long long)(worst->dropped + worst->received));
+	}
+	/* This line's view is the next one's base, by address. */
+	qsort(ss.view.rows, ss.view.n, sizeof(ss.view.rows[0]), cmp_row_addr);
+	sender_view_free(&s->last_senders);
+	s->last_senders = ss.view;
 }
 
 /* One line per interval: totals, then per socket received/dropped in the
  * interval and bytes queued now. Each counter is read once, so the totals
- * are the sum of the columns. */
+ * are the sum of the columns. When drops happened in the interval, the
+ * sender that lost the most in it is named after them. */
 void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 {
-	char cols[4096];
+	char cols[4096], worst[INET6_ADDRSTRLEN + 64] = "";
 	size_t used = 0;
 	struct window_stats ws;
 	uint64_t now, rx_sum = 0, drop_sum = 0;
@@ -57,8 +104,10 @@ void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 		s->last_received[i] = rx;
 		s->last_drops[i] = drops;
 	}
-	fprintf(f, "stats: %.1fs rx %llu/s drops %llu window %llu/%llu |%s\n", secs,
+	if (drop_sum)
+		worst_sender(s, r, worst, sizeof(worst));
+	fprintf(f, "stats: %.1fs rx %llu/s drops %llu%s window %llu/%llu |%s\n", secs,
 		(unsigned long long)(secs > 0 ? rx_sum / secs : 0), (unsigned long long)drop_sum,
-		(unsigned long long)ws.msgs, (unsigned long long)ws.size, cols);
+		worst, (unsigned long long)ws.msgs, (unsigned long long)ws.size, cols);
 	fflush(f);
 }

@@ -4,6 +4,7 @@
 #define SYSLOGRX_STATS_LINE_H
 
 #include <stdio.h>
+#include "net/sender_view.h"
 #include "rx/life/receiver.h"
 
 /* Stats line state: counts at the last line, to print per-interval deltas. */
@@ -11,6 +12,9 @@ struct stats_line {
 	uint64_t last_ns;
 	uint64_t *last_received;
 	uint64_t *last_drops;
+	/* per sender at the last line with drops, by address: the worst sender
+	 * of an interval is the one whose drops grew most (bounded by --senders) */
+	struct sender_view last_senders;
 };
 
 int stats_line_init(struct stats_line *s, unsigned int nr_sockets);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "common/json_writer.h"
 #include "common/log.h"
+#include "common/sockaddr.h"
 #include "net/sockinfo.h"
 #include "rx/report/snapshot.h"
 #include "rx/settings/advice.h"
@@ -160,6 +161,7 @@ static void write_config(struct json_writer *w, const struct config *c)
 	jw_u64(w, "window_bytes", c->window_bytes);
 	jw_string(w, "output", config_output_name(c, out, sizeof(out)));
 	jw_string(w, "format", format_name(c->format));
+	jw_string(w, "timezone", c->timezone);
 	if (c->nr_cost_ns > 1) { /* one per thread */
 		jw_array_begin(w, "cost_ns");
 		for (unsigned int t = 0; t < c->nr_cost_ns; t++)
@@ -202,7 +204,8 @@ static void write_loss(struct json_writer *w, struct receiver *r, const struct s
 	 * (data or end): then the missing messages and the lost end markers are
 	 * the datagrams the kernel dropped, to the last one when every flow was
 	 * closed by its end marker. */
-	if (r->tracer && t.sequenced && t.sequenced + t.end_markers == s->out.processed)
+	if ((r->tracer || r->drops_meminfo) && t.sequenced &&
+	    t.sequenced + t.end_markers == s->out.processed)
 		jw_bool(w, "gaps_equal_kernel_drops",
 			s->seq_gaps + t.end_markers_lost == s->kernel_drops);
 	else
@@ -253,6 +256,35 @@ static void write_kafka(struct json_writer *w, const struct snapshot *s)
 	jw_object_end(w);
 }
 
+/* "otlp": what the collector answered. records + failed.total + undelivered
+ * + in_flight = messages produced; bytes before/after compression count the
+ * requests answered 2xx. */
+static void write_otlp(struct json_writer *w, const struct snapshot *s)
+{
+	const struct sink_otlp_stats *o = &s->otlp;
+
+	if (!s->have_otlp)
+		return;
+	jw_object_begin(w, "otlp");
+	jw_string(w, "url", o->url);
+	jw_string(w, "encoding", o->encoding);
+	jw_string(w, "compression", o->compression);
+	jw_u64(w, "batches", o->requests);
+	jw_u64(w, "records", o->records);
+	jw_u64(w, "bytes_raw", o->bytes_raw);
+	jw_u64(w, "bytes_sent", o->bytes_sent);
+	jw_u64(w, "retries", o->retries);
+	jw_object_begin(w, "failed");
+	jw_u64(w, "total", o->failed);
+	for (unsigned int i = 0; i < o->nr_reasons; i++)
+		jw_u64(w, o->reasons[i].name, o->reasons[i].count);
+	jw_object_end(w);
+	jw_u64(w, "in_flight", o->in_flight);
+	jw_u64(w, "undelivered", o->undelivered);
+	jw_i64(w, "last_http_status", o->last_status);
+	jw_object_end(w);
+}
+
 /* "disk_buffer": what --disk-buffer holds and did. Messages received =
  * written to the sink + discarded + disk_buffer.dropped + disk_buffer.msgs
  * (still on disk for the next run) - duplicates replayed from an earlier run. */
@@ -283,6 +315,89 @@ static void write_disk_buffer(struct json_writer *w, struct receiver *r, const s
 	jw_object_end(w);
 }
 
+/* A sender's drops per reason: {"SOCKET_RCVBUFF": n, ..., "OTHER": n}. */
+static void write_sender_reasons(struct json_writer *w, struct receiver *r,
+				 const struct sender_row *row)
+{
+	jw_object_begin(w, "kernel_drops");
+	for (int k = 0; k < SENDER_REASONS; k++)
+		if (row->reason_drops[k])
+			jw_u64(w, tracer_reason_name(r->tracer, row->reason[k]),
+			       row->reason_drops[k]);
+	if (row->other_drops)
+		jw_u64(w, "OTHER", row->other_drops);
+	jw_object_end(w);
+}
+
+/*
+ * "senders" (issue 25): the top --senders-top by drops, then one row for the
+ * rest. received = the rows' received + rest.received + evicted.received;
+ * dropped = the rows' dropped + rest.dropped + evicted.dropped +
+ * unattributed_drops (the per-socket totals, when only our sockets use the
+ * port). complete: nothing evicted or unattributed, the rows are all of it.
+ */
+static void write_senders(struct json_writer *w, struct receiver *r, const struct snapshot *s)
+{
+	const struct snapshot_senders *ss = &s->senders;
+	const struct tracer_sender_totals *d = &ss->drops;
+	size_t top = r->cfg->senders_top < ss->view.n ? r->cfg->senders_top : ss->view.n;
+	uint64_t rest_rx, rest_drop;
+	char addr[INET6_ADDRSTRLEN];
+
+	if (!ss->on) {
+		jw_null(w, "senders");
+		return;
+	}
+	jw_object_begin(w, "senders");
+	jw_u64(w, "table_size", r->cfg->senders);
+	jw_u64(w, "top", r->cfg->senders_top);
+	jw_bool(w, "drops_traced", ss->traced);
+	jw_u64(w, "tracked", ss->view.n);
+	jw_u64(w, "received", ss->received);
+	if (ss->traced)
+		jw_u64(w, "dropped", d->attributed + d->unattributed);
+	else
+		jw_null(w, "dropped");
+	jw_array_begin(w, "rows");
+	for (size_t i = 0; i < top; i++) {
+		const struct sender_row *row = &ss->view.rows[i];
+
+		format_addr16(row->addr, addr, sizeof(addr));
+		jw_object_begin(w, NULL);
+		jw_string(w, "address", addr);
+		jw_u64(w, "received", row->received);
+		if (ss->traced) {
+			jw_u64(w, "dropped", row->dropped);
+			jw_double(w, "loss_ratio", sender_loss_ratio(row->received, row->dropped),
+				  6);
+			write_sender_reasons(w, r, row);
+		} else {
+			jw_null(w, "dropped");
+			jw_null(w, "loss_ratio");
+			jw_null(w, "kernel_drops");
+		}
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	sender_view_sum(&ss->view, top, &rest_rx, &rest_drop);
+	jw_object_begin(w, "rest");
+	jw_u64(w, "senders", ss->view.n - top);
+	jw_u64(w, "received", rest_rx);
+	jw_u64(w, "dropped", rest_drop);
+	jw_object_end(w);
+	jw_object_begin(w, "evicted");
+	jw_u64(w, "received_entries", ss->evicted);
+	jw_u64(w, "received", ss->received_evicted);
+	jw_u64(w, "dropped_entries", ss->drop_entries_evicted);
+	jw_u64(w, "dropped", ss->drops_evicted);
+	jw_object_end(w);
+	jw_u64(w, "unattributed_drops", d->unattributed);
+	jw_bool(w, "complete",
+		!ss->evicted && !ss->drops_evicted && !ss->drop_entries_evicted &&
+			!d->unattributed);
+	jw_object_end(w);
+}
+
 int summary_write(struct receiver *r, const char *path)
 {
 	const struct config *c = r->cfg;
@@ -307,6 +422,11 @@ int summary_write(struct receiver *r, const char *path)
 	jw_u64(&w, "version", 1);
 	jw_string(&w, "listen", r->group.listen);
 	jw_string(&w, "balance", balance_policy_name(c->balance));
+	/* What spreads, and why that one: eBPF, classic BPF or the kernel's hash. */
+	jw_object_begin(&w, "balancer");
+	write_string_or_null(&w, "runs", r->balance_runs);
+	write_string_or_null(&w, "why", r->balance_why);
+	jw_object_end(&w);
 	write_config(&w, c);
 	jw_double(&w, "elapsed_seconds", (r->stop_ns - r->start_ns) / 1e9, 3);
 
@@ -335,7 +455,10 @@ int summary_write(struct receiver *r, const char *path)
 			jw_null(&w, "so_meminfo_drops");
 		if (ss->traced) {
 			write_reasons(&w, r, "kernel_drops", ss->st.by_reason, ss->st.total);
-			jw_u64(&w, "queue_hwm_bytes", ss->st.queue_hwm_bytes);
+			if (r->drops_meminfo) /* only the tracer watches the queue */
+				jw_null(&w, "queue_hwm_bytes");
+			else
+				jw_u64(&w, "queue_hwm_bytes", ss->st.queue_hwm_bytes);
 		} else {
 			jw_null(&w, "kernel_drops");
 			jw_null(&w, "queue_hwm_bytes");
@@ -360,7 +483,16 @@ int summary_write(struct receiver *r, const char *path)
 		jw_u64(&w, "selection_failures", s.selection_failures);
 	else
 		jw_null(&w, "selection_failures"); /* hash: no program to fail */
-	if (s.traced) {
+	if (s.traced && r->drops_meminfo) {
+		/* Exact per socket (the kernel's own counter), without reasons. */
+		jw_object_begin(&w, "kernel_drops");
+		jw_u64(&w, "total", s.kernel_drops);
+		jw_string(&w, "reasons", "unavailable without CAP_BPF and CAP_PERFMON");
+		jw_object_end(&w);
+		jw_string(&w, "kernel_drops_source", "SO_MEMINFO");
+		jw_null(&w, "kernel_drops_match_so_meminfo"); /* the same counter */
+		jw_null(&w, "no_socket_drops");
+	} else if (s.traced) {
 		write_reasons(&w, r, "kernel_drops", s.kernel_drops_by_reason, s.kernel_drops);
 		jw_bool(&w, "kernel_drops_match_so_meminfo", s.drops_match_so_meminfo);
 		jw_u64(&w, "tracer_map_full", s.tracer_map_full);
@@ -382,9 +514,11 @@ int summary_write(struct receiver *r, const char *path)
 	write_loss(&w, r, &s);
 	write_ordering(&w, r);
 	write_kafka(&w, &s);
+	write_otlp(&w, &s);
 	write_preflight(&w, r->preflight);
 	write_advice(&w, r->advice);
 	write_disk_buffer(&w, r, &s);
+	write_senders(&w, r, &s);
 	jw_object_end(&w);
 	jw_finish(&w);
 	snapshot_free(&s);

@@ -60,6 +60,14 @@ add(struct advice *a, const char *kind, const char *name, const char *value, con
 	va_end(ap);
 }
 
+static bool advised(const struct advice *a, const char *flag)
+{
+	for (unsigned int i = 0; i < a->n; i++)
+		if (!strcmp(a->items[i].flag, flag))
+			return true;
+	return false;
+}
+
 static uint64_t pow2_at_least(uint64_t v)
 {
 	uint64_t p = 1;
@@ -164,13 +172,14 @@ static void advise_cpu(const struct advice_input *in, struct advice *a,
 {
 	double share = wl[busiest].offered / (double)(total_rate * in->active_seconds);
 	unsigned int need = (unsigned int)ceil(total_rate * THREADS_MARGIN / capacity);
-	unsigned int before = a->n;
+	bool random = advised(a, "--balance"); /* by the per-sender rule */
 	char v[32];
 
 	if (need < 1)
 		need = 1;
-	if (in->balance == BALANCE_HASH && in->nworkers > 1 &&
+	if (!random && in->balance == BALANCE_HASH && in->nworkers > 1 &&
 	    share > CONCENTRATED / in->nworkers) {
+		random = true;
 		add(a, "flag", "--balance", "random",
 		    "the kernel's hash put %.0f%% of the datagrams "
 		    "on worker %u's socket(s) (one flow goes to one socket), more than it drains "
@@ -180,7 +189,7 @@ static void advise_cpu(const struct advice_input *in, struct advice *a,
 		    in->nworkers);
 	}
 	/* Overloaded with the load spread: one worker more at least. */
-	if (a->n == before && need <= in->nworkers)
+	if (!random && need <= in->nworkers)
 		need = in->nworkers + 1;
 	if (need > in->nworkers) {
 		snprintf(v, sizeof(v), "%u", need);
@@ -198,6 +207,35 @@ static void advise_cpu(const struct advice_input *in, struct advice *a,
 	}
 }
 
+/* One sender with most of the drops on a hashed group: its datagrams are one
+ * flow, which the kernel's hash puts on one socket whatever its rate. */
+static void advise_one_sender(const struct advice_input *in, struct advice *a)
+{
+	const struct advice_senders *s = &in->senders;
+
+	if (!s->have || in->balance != BALANCE_HASH || in->nsocks < 2 || !s->drops ||
+	    s->worst_drops <= s->drops * ADVICE_ONE_SENDER_SHARE)
+		return;
+	add(a, "flag", "--balance", "random",
+	    "sender %s caused %llu of the %llu drops (%.0f%%, %.0f%% of its datagrams): with "
+	    "--balance hash all of one sender's datagrams go to one socket; random spreads "
+	    "them over all %u sockets",
+	    s->worst, (unsigned long long)s->worst_drops, (unsigned long long)s->drops,
+	    100.0 * s->worst_drops / s->drops,
+	    s->worst_offered ? 100.0 * s->worst_drops / s->worst_offered : 0, in->nsocks);
+}
+
+/* Many senders, each losing a little, none most of it: the queue overflows
+ * for everyone at once, a burst: room, not a sender's flow. */
+static bool spread_thin(const struct advice_input *in)
+{
+	const struct advice_senders *s = &in->senders;
+
+	return s->have && s->losing >= ADVICE_MANY_SENDERS &&
+	       s->worst_drops <= s->drops * ADVICE_THIN_SHARE &&
+	       s->max_loss_ratio <= ADVICE_THIN_LOSS;
+}
+
 static void advise_buffer_drops(const struct advice_input *in, struct advice *a, uint64_t drops)
 {
 	struct worker_load wl[64] = {};
@@ -205,6 +243,23 @@ static void advise_buffer_drops(const struct advice_input *in, struct advice *a,
 	double total = 0, busy = 0, rx = 0, capacity;
 	bool overloaded = false;
 
+	if (spread_thin(in)) {
+		unsigned int before = a->n;
+
+		advise_room(in, a, drops);
+		if (a->n > before && !strcmp(a->items[before].flag, "--rcvbuf")) {
+			struct advice_item *it = &a->items[before];
+			size_t len = strlen(it->why);
+
+			snprintf(it->why + len, sizeof(it->why) - len,
+				 "; %u senders lost datagrams, none more than %.0f%% of its own "
+				 "(the worst, %s, %.0f%% of the drops): the queue, not one sender",
+				 in->senders.losing, in->senders.max_loss_ratio * 100,
+				 in->senders.worst,
+				 100.0 * in->senders.worst_drops / in->senders.drops);
+		}
+		return;
+	}
 	if (!nw || in->active_seconds <= 0)
 		return advise_room(in, a, drops);
 	for (unsigned int i = 0; i < in->nsocks; i++) {
@@ -265,8 +320,10 @@ void advice_compute(const struct advice_input *in, struct advice *out)
 			(unsigned long long)proto, (unsigned long long)in->udp_mem[2]);
 		advise_udp_mem(in, out, buffers, why);
 	}
-	if (rcvbuf_drops)
+	if (rcvbuf_drops) {
+		advise_one_sender(in, out);
 		advise_buffer_drops(in, out, rcvbuf_drops);
+	}
 }
 
 void advice_print(const struct advice *a)

@@ -15,6 +15,10 @@
  *    socket. Below (it kept up on average): a burst: a larger --rcvbuf, sized
  *    from the queue's high-water mark plus the bytes that did not fit, or a
  *    larger window when the output stage made the workers wait.
+ *  - per sender (--senders with the tracer, issue 25): one sender with most
+ *    of the drops on a hashed group is one flow the kernel's hash put on one
+ *    socket: --balance random; many senders each losing a little is the
+ *    queue, not a sender: a larger --rcvbuf.
  */
 #ifndef SYSLOGRX_ADVICE_H
 #define SYSLOGRX_ADVICE_H
@@ -34,6 +38,25 @@ struct advice_sock {
 	uint64_t rcvbuf;	  /* effective */
 };
 
+/* The drops per sender, when counted. */
+struct advice_senders {
+	bool have;
+	uint64_t drops;		/* socket drops counted per sender */
+	unsigned int losing;	/* senders with at least one drop */
+	char worst[48];		/* the sender with the most drops */
+	uint64_t worst_drops;	/* its drops */
+	uint64_t worst_offered; /* its received + drops */
+	double max_loss_ratio;	/* the highest dropped / offered of any sender */
+};
+
+/* One sender with more than this share of the drops: its flow. */
+#define ADVICE_ONE_SENDER_SHARE 0.5
+/* At least this many senders losing, none with more than ADVICE_THIN_SHARE
+ * of the drops or ADVICE_THIN_LOSS of its datagrams: spread thin. */
+#define ADVICE_MANY_SENDERS 4
+#define ADVICE_THIN_SHARE 0.25
+#define ADVICE_THIN_LOSS 0.1
+
 struct advice_input {
 	unsigned int nsocks; /* socket i belongs to worker i % nworkers */
 	unsigned int nworkers;
@@ -50,6 +73,7 @@ struct advice_input {
 	uint64_t rmem_max;	       /* net.core.rmem_max, 0 = unknown */
 	uint64_t udp_mem[3];	       /* net.ipv4.udp_mem, pages; 0 = unknown */
 	uint64_t page_size;
+	struct advice_senders senders;
 };
 
 #define ADVICE_MAX 6

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "common/array.h"
 #include "net/balancer.h"
 #include "rx/settings/config.h"
@@ -22,6 +23,7 @@ static const char doc[] =
 	"N SO_REUSEPORT sockets on one port, an SK_REUSEPORT eBPF program spreading\n"
 	"datagrams across them, worker threads draining them with recvmmsg, and a\n"
 	"tracer counting every kernel drop per socket and per reason.\n"
+	"With no privilege: random by classic BPF, drops per socket from SO_MEMINFO.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    syslogrx --listen 127.0.0.1:5514 --sockets 8 --threads 2 --balance random\n"
@@ -63,6 +65,15 @@ enum {
 	OPT_DISK_BUFFER_SIZE,
 	OPT_DISK_BUFFER_MODE,
 	OPT_DISK_BUFFER_SYNC,
+	OPT_SENDERS = 800, /* issue 25's block */
+	OPT_SENDERS_TOP,
+	OPT_OTLP_COMPRESSION = 900, /* issue 23: OTLP output */
+	OPT_OTLP_ENCODING,
+	OPT_OTLP_CA,
+	OPT_OTLP_CERT,
+	OPT_OTLP_KEY,
+	OPT_OTLP_HEADER,
+	OPT_TIMEZONE,
 };
 
 /* Files of settings (issue 12); their own range, so flags added above never collide. */
@@ -80,12 +91,12 @@ static const struct argp_option options[] = {
 	{ "supervise", OPT_SUPERVISE, NULL, 0,
 	  "Hold the sockets in a supervisor that replaces a receiver that dies" },
 	{ "balance", OPT_BALANCE, "POLICY", 0,
-	  "random | roundrobin | leastloaded | hash (default random)" },
+	  "random | roundrobin | leastloaded | hash (default random; without CAP_BPF random is classic BPF)" },
 	{ "rcvbuf", OPT_RCVBUF, "BYTES", 0,
 	  "Kernel receive buffer per socket, K/M/G suffixes (default: kernel's)" },
 	{ "batch", OPT_BATCH, "N", 0, "recvmmsg batch, the fetch limit (default 64)" },
 	{ "output", OPT_OUTPUT, "DEST", 0,
-	  "null | stdout | file:PATH | tcp:HOST:PORT | kafka:HOST:PORT[,HOST:PORT...]/TOPIC (default stdout)" },
+	  "null | stdout | file:PATH | tcp:HOST:PORT | kafka:HOST:PORT[,HOST:PORT...]/TOPIC | otlp:http[s]://HOST:PORT[/PATH] (default stdout)" },
 	{ "format", OPT_FORMAT, "FMT", 0, "raw | json | rfc5424 (default raw)" },
 	{ "summary", OPT_SUMMARY, "PATH", 0, "Write the JSON summary here at exit" },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Exit by itself after this long" },
@@ -105,7 +116,21 @@ static const struct argp_option options[] = {
 	{ "kafka-opt", OPT_KAFKA_OPT, "KEY=VALUE", 0,
 	  "librdkafka producer property, repeatable (e.g. acks=1, compression.type=lz4)" },
 	{ "drain-timeout", OPT_DRAIN_TIMEOUT, "SECONDS", 0,
-	  "At exit, wait this long for outstanding Kafka deliveries (default 10)" },
+	  "At exit, wait this long for outstanding Kafka or OTLP deliveries (default 10)" },
+	{ "otlp-compression", OPT_OTLP_COMPRESSION, "ALGO", 0,
+	  "otlp output: gzip | none (default gzip)" },
+	{ "otlp-encoding", OPT_OTLP_ENCODING, "ENC", 0,
+	  "otlp output: protobuf | json (default protobuf)" },
+	{ "otlp-ca", OPT_OTLP_CA, "FILE", 0,
+	  "otlp output: CA certificates (PEM) to verify the collector" },
+	{ "otlp-cert", OPT_OTLP_CERT, "FILE", 0,
+	  "otlp output: client certificate (PEM), with --otlp-key" },
+	{ "otlp-key", OPT_OTLP_KEY, "FILE", 0,
+	  "otlp output: client private key (PEM), with --otlp-cert" },
+	{ "otlp-header", OPT_OTLP_HEADER, "KEY=VALUE", 0,
+	  "otlp output: an HTTP header on every request, repeatable (e.g. Authorization=Bearer ...)" },
+	{ "timezone", OPT_TIMEZONE, "ZONE", 0,
+	  "Zone of RFC 3164 stamps without one, for the normalised time: UTC | +HH:MM | -HH:MM | an IANA name (default UTC)" },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
 	  "Serve Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1)" },
 	{ "ordered", OPT_ORDERED, "MS", OPTION_ARG_OPTIONAL,
@@ -118,6 +143,10 @@ static const struct argp_option options[] = {
 	  "spill: what does not fit the window; reliable: every batch before the output (default spill)" },
 	{ "disk-buffer-sync", OPT_DISK_BUFFER_SYNC, "MS", 0,
 	  "fdatasync the disk buffer at most every MS ms; 0 = after every batch (default 1000)" },
+	{ "senders", OPT_SENDERS, "N", 0,
+	  "Count received and dropped per source address in tables of N senders (LRU in the kernel, one per worker); 0 = off (default 4096)" },
+	{ "senders-top", OPT_SENDERS_TOP, "N", 0,
+	  "Senders by drops shown in the summary and /metrics; the rest are one total (default 20)" },
 	{ "verbose", OPT_VERBOSE, NULL, 0, "Verbose output, with libbpf's debug log" },
 	{ "user", OPT_USER, "USER", 0,
 	  "Once the sockets are bound and BPF loaded, run as USER with no capabilities" },
@@ -155,9 +184,13 @@ static void config_defaults(struct config *c)
 	c->trace = true;
 	c->kafka_key = KAFKA_KEY_NONE;
 	c->drain_timeout = 10.0;
+	c->otlp_gzip = true;
+	snprintf(c->timezone, sizeof(c->timezone), "UTC");
 	c->nr_cost_ns = 1;
 	c->disk_buffer_size = 1ULL << 30;
 	c->disk_buffer_sync_ms = 1000;
+	c->senders = CONFIG_SENDERS_DEFAULT;
+	c->senders_top = CONFIG_SENDERS_TOP_DEFAULT;
 }
 
 static int parse_output(struct config *c, const char *arg)
@@ -169,7 +202,7 @@ static int parse_output(struct config *c, const char *arg)
 	} kinds[] = {
 		{ "null", OUTPUT_NULL, false },	  { "stdout", OUTPUT_STDOUT, false },
 		{ "file:", OUTPUT_FILE, true },	  { "tcp:", OUTPUT_TCP, true },
-		{ "kafka:", OUTPUT_KAFKA, true },
+		{ "kafka:", OUTPUT_KAFKA, true }, { "otlp:", OUTPUT_OTLP, true },
 	};
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(kinds); i++) {
@@ -186,6 +219,60 @@ static int parse_output(struct config *c, const char *arg)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+/* otlp:http[s]://HOST:PORT[/PATH]; without a path, OTLP/HTTP's /v1/logs. */
+static int parse_otlp_url(struct config *c)
+{
+	const char *u = c->output_arg, *host, *slash;
+	size_t hl;
+
+	if (!strncmp(u, "http://", 7))
+		host = u + 7;
+	else if (!strncmp(u, "https://", 8))
+		host = u + 8;
+	else
+		return -EINVAL;
+	slash = strchr(host, '/');
+	hl = slash ? (size_t)(slash - host) : strlen(host);
+	if (!hl || !memchr(host, ':', hl))
+		return -EINVAL;
+	if ((!slash || !slash[1]) && strlen(u) + sizeof("/v1/logs") > sizeof(c->output_arg))
+		return -EINVAL;
+	if (!slash)
+		strcat(c->output_arg, "/v1/logs");
+	else if (!slash[1])
+		strcat(c->output_arg, "v1/logs");
+	return 0;
+}
+
+/* --timezone: UTC, +HH:MM / -HH:MM, or a zone in the system's tz database. */
+static int parse_timezone(struct config *c, const char *arg)
+{
+	char path[PATH_MAX];
+	unsigned int hh, mm;
+	char sign, end;
+
+	if (strlen(arg) >= sizeof(c->timezone))
+		return -EINVAL;
+	snprintf(c->timezone, sizeof(c->timezone), "%s", arg);
+	if (!strcmp(arg, "UTC") || !strcmp(arg, "Z")) {
+		c->tz_kind = TZ_UTC;
+		return 0;
+	}
+	if (sscanf(arg, "%c%2u:%2u%c", &sign, &hh, &mm, &end) == 3 &&
+	    (sign == '+' || sign == '-') && hh <= 14 && mm < 60 && strlen(arg) == 6) {
+		c->tz_kind = TZ_FIXED;
+		c->tz_offset = (sign == '-' ? -1 : 1) * (long)(hh * 3600 + mm * 60);
+		return 0;
+	}
+	if (arg[0] == '/' || strstr(arg, ".."))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/usr/share/zoneinfo/%s", arg);
+	if (access(path, R_OK))
+		return -ENOENT;
+	c->tz_kind = TZ_NAMED;
+	return 0;
 }
 
 /* One HOST:PORT of a broker list: a host (or [v6]) and a port 1..65535. */
@@ -342,8 +429,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_OUTPUT:
 		if (parse_output(c, arg))
-			FAIL("--output %s: expected null, stdout, file:PATH, tcp:HOST:PORT or "
-			     "kafka:HOST:PORT[,HOST:PORT...]/TOPIC",
+			FAIL("--output %s: expected null, stdout, file:PATH, tcp:HOST:PORT, "
+			     "kafka:HOST:PORT[,HOST:PORT...]/TOPIC or otlp:http[s]://HOST:PORT[/PATH]",
+			     arg);
+		if (c->output == OUTPUT_OTLP && parse_otlp_url(c))
+			FAIL("--output %s: expected otlp:http://HOST:PORT[/PATH] or "
+			     "otlp:https://HOST:PORT[/PATH]",
 			     arg);
 		if (c->output == OUTPUT_KAFKA && parse_kafka_dest(c))
 			FAIL("--output %s: expected kafka:HOST:PORT[,HOST:PORT...]/TOPIC "
@@ -366,6 +457,53 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_DRAIN_TIMEOUT:
 		if (parse_seconds(arg, 0, 3600.0, &c->drain_timeout))
 			FAIL("--drain-timeout %s: expected seconds from 0 to 3600", arg);
+		break;
+	case OPT_OTLP_COMPRESSION:
+		if (strcmp(arg, "gzip") && strcmp(arg, "none"))
+			FAIL("--otlp-compression %s: expected gzip or none", arg);
+		c->otlp_gzip = !strcmp(arg, "gzip");
+		break;
+	case OPT_OTLP_ENCODING:
+		if (strcmp(arg, "protobuf") && strcmp(arg, "json"))
+			FAIL("--otlp-encoding %s: expected protobuf or json", arg);
+		c->otlp_json = !strcmp(arg, "json");
+		break;
+	case OPT_OTLP_CA:
+	case OPT_OTLP_CERT:
+	case OPT_OTLP_KEY: {
+		char *dst = key == OPT_OTLP_CA	 ? c->otlp_ca :
+			    key == OPT_OTLP_CERT ? c->otlp_cert :
+						   c->otlp_key;
+		const char *flag = key == OPT_OTLP_CA	? "--otlp-ca" :
+				   key == OPT_OTLP_CERT ? "--otlp-cert" :
+							  "--otlp-key";
+
+		if (strlen(arg) >= PATH_MAX || access(arg, R_OK))
+			FAIL("%s %s: cannot read it: %s", flag, arg,
+			     strerror(errno ?: ENAMETOOLONG));
+		snprintf(dst, PATH_MAX, "%s", arg);
+		break;
+	}
+	case OPT_OTLP_HEADER: {
+		const char *eq = strchr(arg, '=');
+
+		if (c->otlp_nr_headers >= CONFIG_MAX_OTLP_HEADERS)
+			FAIL("--otlp-header %s: at most %d --otlp-header flags", arg,
+			     CONFIG_MAX_OTLP_HEADERS);
+		if (!eq || eq == arg || strlen(arg) >= CONFIG_OTLP_HEADER_LEN ||
+		    memchr(arg, ':', eq - arg) || memchr(arg, ' ', eq - arg))
+			FAIL("--otlp-header %s: expected KEY=VALUE (shorter than %d bytes, no ':' in KEY)",
+			     arg, CONFIG_OTLP_HEADER_LEN);
+		if (strpbrk(arg, "\r\n"))
+			FAIL("--otlp-header: a header cannot hold a line break");
+		snprintf(c->otlp_headers[c->otlp_nr_headers++], CONFIG_OTLP_HEADER_LEN, "%s", arg);
+		break;
+	}
+	case OPT_TIMEZONE:
+		if (parse_timezone(c, arg))
+			FAIL("--timezone %s: expected UTC, +HH:MM, -HH:MM or a zone of "
+			     "/usr/share/zoneinfo (e.g. Europe/Paris)",
+			     arg);
 		break;
 	case OPT_FORMAT:
 		if (format_from_name(arg, &c->format))
@@ -419,6 +557,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		snprintf(c->metrics, sizeof(c->metrics), "%s", arg);
 		break;
 	}
+	case OPT_SENDERS:
+		if (parse_u64(arg, 0, CONFIG_SENDERS_MAX, &v) || (v && v < 16))
+			FAIL("--senders %s: expected 0 (off) or a number of senders from 16 to %u",
+			     arg, CONFIG_SENDERS_MAX);
+		c->senders = v;
+		break;
+	case OPT_SENDERS_TOP:
+		if (parse_u64(arg, 1, CONFIG_SENDERS_TOP_MAX, &v))
+			FAIL("--senders-top %s: expected a number from 1 to %d", arg,
+			     CONFIG_SENDERS_TOP_MAX);
+		c->senders_top = v;
+		break;
 	case OPT_VERBOSE:
 		c->verbose = true;
 		break;
@@ -481,6 +631,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (c->nr_cost_ns > 1 && c->nr_cost_ns != c->threads)
 			FAIL("--cost-ns: %u values for %u threads (give one value, or one per thread)",
 			     c->nr_cost_ns, c->threads);
+		/* The supervisor binds and holds the sockets; a child cannot
+		 * add to or close them behind its back (the next child would
+		 * get the supervisor's set). */
+		if (c->supervise && c->max_sockets > c->sockets)
+			FAIL("--supervise and --max-sockets cannot be used together: a supervised "
+			     "receiver does not resize (its supervisor holds the sockets); change "
+			     "--sockets and --threads with a restart");
 		if (c->max_sockets && c->max_sockets < c->sockets)
 			FAIL("--max-sockets %u is less than --sockets %u", c->max_sockets,
 			     c->sockets);
@@ -488,8 +645,24 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (c->output != OUTPUT_KAFKA &&
 		    (c->kafka_key != KAFKA_KEY_NONE || c->kafka_nr_opts))
 			FAIL("--kafka-key and --kafka-opt need --output kafka:BROKERS/TOPIC");
-		if (c->disk_buffer[0] && c->output != OUTPUT_TCP && c->output != OUTPUT_KAFKA)
-			FAIL("--disk-buffer needs --output tcp:HOST:PORT or kafka:BROKERS/TOPIC");
+		if (c->output != OUTPUT_OTLP &&
+		    (!c->otlp_gzip || c->otlp_json || c->otlp_ca[0] || c->otlp_cert[0] ||
+		     c->otlp_key[0] || c->otlp_nr_headers))
+			FAIL("--otlp-compression, -encoding, -ca, -cert, -key and -header need "
+			     "--output otlp:URL");
+		if (c->output == OUTPUT_OTLP && c->format != FORMAT_RAW)
+			FAIL("--format %s does not apply to --output otlp: each message is one OTLP "
+			     "log record (see --otlp-encoding)",
+			     format_name(c->format));
+		if (!c->otlp_cert[0] != !c->otlp_key[0])
+			FAIL("--otlp-cert and --otlp-key go together");
+		if (c->output == OUTPUT_OTLP && !strncmp(c->output_arg, "http://", 7) &&
+		    (c->otlp_ca[0] || c->otlp_cert[0]))
+			FAIL("--otlp-ca, --otlp-cert and --otlp-key need an https:// URL");
+		if (c->disk_buffer[0] && c->output != OUTPUT_TCP && c->output != OUTPUT_KAFKA &&
+		    c->output != OUTPUT_OTLP)
+			FAIL("--disk-buffer needs --output tcp:HOST:PORT, kafka:BROKERS/TOPIC or "
+			     "otlp:URL");
 		if (!c->disk_buffer[0] && (c->disk_buffer_mode || c->disk_buffer_sync_ms != 1000 ||
 					   c->disk_buffer_size != 1ULL << 30))
 			FAIL("--disk-buffer-size, -mode and -sync need --disk-buffer DIR");
@@ -511,7 +684,7 @@ const char *config_output_name(const struct config *c, char *buf, size_t len)
 {
 	static const char *const kinds[] = {
 		[OUTPUT_NULL] = "null", [OUTPUT_STDOUT] = "stdout", [OUTPUT_FILE] = "file",
-		[OUTPUT_TCP] = "tcp",	[OUTPUT_KAFKA] = "kafka",
+		[OUTPUT_TCP] = "tcp",	[OUTPUT_KAFKA] = "kafka",   [OUTPUT_OTLP] = "otlp",
 	};
 
 	if (c->output_arg[0])
@@ -765,11 +938,20 @@ static const struct restart_field {
 	FIELD("kafka-key", kafka_key),
 	FIELD("kafka-opt", kafka_nr_opts),
 	FIELD("drain-timeout", drain_timeout),
+	FIELD("otlp-compression", otlp_gzip),
+	FIELD("otlp-encoding", otlp_json),
+	STRING("otlp-ca", otlp_ca),
+	STRING("otlp-cert", otlp_cert),
+	STRING("otlp-key", otlp_key),
+	FIELD("otlp-header", otlp_nr_headers),
+	STRING("timezone", timezone),
 	STRING("metrics", metrics),
 	STRING("user", user),
 	STRING("env-file", env_file),
 	FIELD("ordered", ordered),
 	FIELD("ordered", ordered_hold_ms),
+	FIELD("senders", senders),
+	FIELD("senders-top", senders_top),
 };
 #undef FIELD
 #undef STRING
@@ -788,6 +970,9 @@ unsigned int config_restart_changes(const struct config *a, const struct config 
 		if (!strcmp(f->flag, "kafka-opt") && !differ)
 			for (unsigned int k = 0; k < a->kafka_nr_opts && !differ; k++)
 				differ = strcmp(a->kafka_opts[k], b->kafka_opts[k]);
+		if (!strcmp(f->flag, "otlp-header") && !differ)
+			for (unsigned int k = 0; k < a->otlp_nr_headers && !differ; k++)
+				differ = strcmp(a->otlp_headers[k], b->otlp_headers[k]);
 		/* One flag, one report (output and output_arg, cost-ns, ordered). */
 		if (!differ || (last && !strcmp(last, f->flag)))
 			continue;

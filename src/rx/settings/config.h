@@ -16,7 +16,7 @@ enum kafka_key { KAFKA_KEY_NONE, KAFKA_KEY_SOURCE, KAFKA_KEY_HOSTNAME, KAFKA_KEY
 #define CONFIG_MAX_SOCKETS REUSEPORT_MAX_SOCKETS
 #define CONFIG_MAX_BATCH 1024
 
-enum output_kind { OUTPUT_NULL, OUTPUT_STDOUT, OUTPUT_FILE, OUTPUT_TCP, OUTPUT_KAFKA };
+enum output_kind { OUTPUT_NULL, OUTPUT_STDOUT, OUTPUT_FILE, OUTPUT_TCP, OUTPUT_KAFKA, OUTPUT_OTLP };
 
 /* --cost-ns takes one value for every thread, or one per thread. */
 #define CONFIG_MAX_COST_NS 64
@@ -24,6 +24,12 @@ enum output_kind { OUTPUT_NULL, OUTPUT_STDOUT, OUTPUT_FILE, OUTPUT_TCP, OUTPUT_K
 #define CONFIG_MAX_KAFKA_OPTS 64
 #define CONFIG_KAFKA_OPT_LEN 512
 #define CONFIG_KAFKA_TOPIC_MAX 249 /* Kafka's own limit */
+
+#define CONFIG_MAX_OTLP_HEADERS 16
+#define CONFIG_OTLP_HEADER_LEN 1024
+
+/* --timezone: the zone of RFC 3164 stamps that carry none. */
+enum tz_kind { TZ_UTC, TZ_FIXED, TZ_NAMED };
 
 struct config {
 	char listen[128];
@@ -56,6 +62,16 @@ struct config {
 	unsigned int kafka_nr_opts; /* --kafka-opt KEY=VALUE, in order */
 	char kafka_opts[CONFIG_MAX_KAFKA_OPTS][CONFIG_KAFKA_OPT_LEN];
 	double drain_timeout; /* seconds to wait for outstanding deliveries at exit */
+	/* --output otlp:URL (output_arg is the URL, with /v1/logs added when it
+	 * has no path) and its flags */
+	bool otlp_gzip; /* --otlp-compression gzip (default) | none */
+	bool otlp_json; /* --otlp-encoding json; protobuf by default */
+	char otlp_ca[PATH_MAX], otlp_cert[PATH_MAX], otlp_key[PATH_MAX];
+	unsigned int otlp_nr_headers; /* --otlp-header KEY=VALUE, in order */
+	char otlp_headers[CONFIG_MAX_OTLP_HEADERS][CONFIG_OTLP_HEADER_LEN];
+	char timezone[64];    /* --timezone, as given ("UTC" by default) */
+	enum tz_kind tz_kind; /* what it is */
+	long tz_offset;	      /* TZ_FIXED: seconds east of UTC */
 	char metrics[128];    /* --metrics ADDR:PORT, "" = none */
 	char user[64];	      /* --user: run as this user once started; "" = stay */
 	/* Files of settings: env-file < config file < command line. */
@@ -70,7 +86,16 @@ struct config {
 	uint64_t disk_buffer_size;	  /* bytes, all segment files together */
 	int disk_buffer_mode;		  /* enum diskbuf_mode: 0 spill, 1 reliable */
 	unsigned int disk_buffer_sync_ms; /* fdatasync interval; 0 = every batch */
+	/* Per sender (issue 25): table entries (tracer LRU and each worker's
+	 * table), 0 = not counted; senders in the summary's and /metrics' top. */
+	uint32_t senders;
+	unsigned int senders_top;
 };
+
+#define CONFIG_SENDERS_DEFAULT 4096
+#define CONFIG_SENDERS_MAX (1U << 20)
+#define CONFIG_SENDERS_TOP_DEFAULT 20
+#define CONFIG_SENDERS_TOP_MAX 1000
 
 #define CONFIG_ORDERED_HOLD_MS 5 /* --ordered without =MS */
 

@@ -128,6 +128,13 @@ static void check_rcvbuf(struct preflight *p, const struct config *cfg, uint64_t
 		    "(%llu) thanks to CAP_NET_ADMIN; without it SO_RCVBUF would give %llu",
 		    (unsigned long long)asked, (unsigned long long)rmem_max,
 		    (unsigned long long)rmem_max * 2);
+		/* A balancer's resize takes sockets from the pool bound now; the
+		 * kernel's hash has no pool, so a grow opens sockets after the drop. */
+		if (cfg->balance == BALANCE_HASH)
+			say(add(p, "rcvbuf-grow", false), fix,
+			    "with --balance hash a live grow (SIGHUP) opens its sockets after "
+			    "the capability drop: they get %llu bytes, not %llu",
+			    (unsigned long long)rmem_max * 2, (unsigned long long)asked);
 	} else {
 		say(add(p, "rcvbuf", true), "", "--rcvbuf %llu obtained (net.core.rmem_max %llu)",
 		    (unsigned long long)asked, (unsigned long long)rmem_max);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Where formatted lines go. One small interface, one file per destination:
- * file.c (null, stdout, file), tcp.c, kafka.c. A stream sink
+ * file.c (null, stdout, file), tcp.c, kafka.c, otlp.c. A stream sink
  * is handed large buffers of whole lines (write) and never sees one message.
  *
  * An async sink (kafka) is handed messages one by one instead (produce), each
@@ -48,6 +48,13 @@ struct sink_ops {
 	 */
 	int (*produce)(struct sink *s, const char *msg, size_t len, const char *key, size_t keylen,
 		       void *opaque);
+	/*
+	 * Instead of produce, for an async sink that encodes each message
+	 * itself (otlp): the datagram, its parse and its meta, no formatted
+	 * line. Same contract as produce.
+	 */
+	int (*produce_msg)(struct sink *s, const char *data, size_t len, const struct syslog_msg *m,
+			   enum syslog_parse_result r, const struct msg_meta *meta, void *opaque);
 	/* Serves completions (calls done), waiting up to timeout_ms for one.
 	 * Returns how many were served. */
 	int (*poll)(struct sink *s, int timeout_ms);
@@ -66,6 +73,9 @@ struct sink {
 	sink_done_fn done;	   /* async sinks: set by the output stage */
 	void *done_ctx;
 	enum kafka_key key; /* async sinks: which key produce() is given */
+	/* --timezone, for the output stage's normalised times (msg_meta.tz_gmtoff) */
+	enum tz_kind tz_kind;
+	long tz_offset; /* TZ_FIXED: seconds east of UTC */
 	/* Stream sinks: how long after a successful write the destination may
 	 * still lose it and the sink would resend it (tcp: its replay of a
 	 * connection's last second). The disk buffer keeps a record that long. */
@@ -78,5 +88,6 @@ struct sink *sink_open(const struct config *c);
 struct sink *sink_file_open(const struct config *c);
 struct sink *sink_kafka_open(const struct config *c);
 struct sink *sink_tcp_open(const struct config *c);
+struct sink *sink_otlp_open(const struct config *c);
 
 #endif

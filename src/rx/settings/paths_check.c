@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "common/array.h"
+#include "common/log.h"
+#include "rx/settings/paths_check.h"
+
+enum want_kind {
+	WANT_FILE,   /* written in place: the file, or its folder if it is not there */
+	WANT_BESIDE, /* the file and new files beside it (PATH.PID, PATH.supervisor) */
+	WANT_DIR,    /* a folder to create, read and write in */
+};
+
+/* 0 or an errno: what the user would get. Runs in the checking child. */
+static int check_one(const char *path, enum want_kind kind)
+{
+	char copy[PATH_MAX];
+	struct stat st;
+
+	if (!stat(path, &st)) {
+		if (kind == WANT_DIR && !S_ISDIR(st.st_mode))
+			return ENOTDIR;
+		if (kind != WANT_DIR && S_ISDIR(st.st_mode))
+			return EISDIR;
+		if (access(path, kind == WANT_DIR ? R_OK | W_OK | X_OK : W_OK))
+			return errno;
+		if (kind != WANT_BESIDE)
+			return 0;
+	} else if (errno != ENOENT) {
+		return errno;
+	}
+	/* Not there yet (or new files go beside it): its folder must take them. */
+	snprintf(copy, sizeof(copy), "%s", path);
+	return access(dirname(copy), W_OK | X_OK) ? errno : 0;
+}
+
+static void child_checks(const struct config *cfg, const struct caps_user *user)
+{
+	struct {
+		const char *flag, *path;
+		enum want_kind kind;
+	} wants[] = {
+		{ "--summary", cfg->summary, WANT_BESIDE },
+		{ "--output file:", cfg->output == OUTPUT_FILE ? cfg->output_arg : "", WANT_FILE },
+		{ "--disk-buffer", cfg->disk_buffer, WANT_DIR },
+	};
+	const char *as = user ? user->name : "uid 0 without capabilities";
+	int err = user ? caps_switch_user(user) : caps_drop_all();
+
+	if (err) {
+		pr_warn("checking the paths as %s: %s\n", as, strerror(-err));
+		_exit(1);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(wants); i++) {
+		if (!wants[i].path[0] || !strcmp(wants[i].path, "-"))
+			continue;
+		err = check_one(wants[i].path, wants[i].kind);
+		if (err) {
+			pr_warn("%s%s%s: %s (syslogrx writes it as %s; checked before starting)\n",
+				wants[i].flag,
+				wants[i].flag[strlen(wants[i].flag) - 1] == ':' ? "" : " ",
+				wants[i].path, strerror(err), as);
+			_exit(2);
+		}
+	}
+	_exit(0);
+}
+
+int paths_check(const struct config *cfg, const struct caps_user *user)
+{
+	int status;
+	pid_t pid;
+
+	if (!cfg->summary[0] && cfg->output != OUTPUT_FILE && !cfg->disk_buffer[0])
+		return 0;
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		child_checks(cfg, user);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 2 ? -EINVAL : -EIO;
+}
