@@ -54,6 +54,8 @@ class TcpSink:
                 c, _ = self.srv.accept()
             except socket.timeout:
                 continue
+            except OSError:
+                return  # closed (close() while waiting): bench.py goes on running
             threading.Thread(target=self._drain, args=(c,), daemon=True).start()
 
     def _drain(self, c):
