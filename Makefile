@@ -38,7 +38,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
             libmicrohttpd-dev libcurl4-openssl-dev \
-            systemd systemd-container groff-base man-db
+            systemd systemd-container groff-base man-db linux-perf
 
 ifeq ($(V),1)
 	Q =
@@ -283,7 +283,6 @@ test-sanitize: deps
 bench: deps
 	$(Q)$(MAKE) all
 	$(Q)$(PYTHON) lab/bench.py $(BENCH_ARGS)
-	$(Q)$(PYTHON) lab/bench_diskbuf.py
 	$(Q)$(PYTHON) lab/bench_otlp.py
 
 # Long run, not in CI: RSS flat and the books closed to the message under

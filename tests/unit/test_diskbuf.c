@@ -207,6 +207,49 @@ static void test_round_trip(void **state)
 	assert_int_equal(count_segments(), 0); /* all done: DIR is left empty */
 }
 
+static unsigned int puts_seen;
+
+static void put_counted(void *ctx, struct batch *b)
+{
+	assert_ptr_equal(ctx, &puts_seen);
+	puts_seen++;
+	free_batch(b);
+}
+
+/* diskbuf_append_batch: the batch's own bytes are written (runs of records
+ * in one pwritev, across segment boundaries), each batch comes back once
+ * written, and what is read back is what a copying append writes. */
+static void test_append_batch(void **state)
+{
+	struct diskbuf *d = open_db(64 << 20, 64 << 10, DISKBUF_RELIABLE);
+	struct diskbuf_stats st;
+	uint64_t msgs = 0, bytes = 0;
+	struct batch *empty = new_batch(4);
+
+	puts_seen = 0;
+	assert_int_equal(diskbuf_append_batch(d, empty, put_counted, &puts_seen), 0);
+	assert_int_equal(puts_seen, 1); /* nothing to write: back at once */
+	for (unsigned int k = 0; k < 600; k++) {
+		msgs += k % 7 + 1;
+		bytes += record_bytes(k);
+		assert_int_equal(diskbuf_append_batch(d, make_batch(k), put_counted, &puts_seen),
+				 0);
+	}
+	diskbuf_flush(d);
+	assert_int_equal(puts_seen, 601);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.written_batches, 600);
+	assert_int_equal(st.written_msgs, msgs);
+	assert_int_equal(st.written_bytes, bytes);
+	assert_true(st.segments > 1);
+	assert_int_equal(st.dropped_batches, 0);
+	read_range(d, 0, 600);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.corrupt_records, 0);
+	assert_int_equal(st.msgs, 0);
+	diskbuf_close(d);
+}
+
 static void test_only_if_spilling(void **state)
 {
 	struct diskbuf *d = open_db(1 << 20, 0, DISKBUF_SPILL);
@@ -632,6 +675,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_if_spilling, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_append_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_segments_deleted_when_done, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_after_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cursor, setup, teardown),

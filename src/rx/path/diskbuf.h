@@ -4,9 +4,10 @@
  * whole batches, so that a destination outage (spill) or a crash (reliable)
  * loses nothing that was received.
  *
- * Workers append batches (encoded into a record and queued; the buffer's
- * writer thread writes each with one write, so a worker never waits for the
- * disk); the output
+ * Workers append batches (their record headers and descriptors encoded and
+ * queued with the batch itself, not a copy of its bytes; the buffer's writer
+ * thread writes what is queued for one segment with one pwritev, so a worker
+ * never waits for the disk); the output
  * stage reads them back in the order they were appended and says when each
  * is done (written to a stream sink, or acknowledged by Kafka). A segment is
  * deleted when every record of it was read and done. On open, segments left
@@ -98,6 +99,14 @@ void diskbuf_close(struct diskbuf *d);
  * dropped (as is a later failed write, in the stats).
  */
 int diskbuf_append(struct diskbuf *d, const struct batch *b, bool only_if_spilling);
+/*
+ * The same (never only_if_spilling) without copying b's bytes: b is the
+ * buffer's until its record is written, then handed to put(ctx, b); at once
+ * if it is not queued (nothing in it, or counted as dropped). The caller
+ * must not touch b after the call.
+ */
+int diskbuf_append_batch(struct diskbuf *d, struct batch *b,
+			 void (*put)(void *ctx, struct batch *b), void *ctx);
 bool diskbuf_spilling(struct diskbuf *d);
 /* Waits until everything appended so far is written (tests; exit). */
 void diskbuf_flush(struct diskbuf *d);

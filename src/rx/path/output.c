@@ -45,6 +45,11 @@ int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf 
 	o->tz_minute = -1;
 	o->async = (sink->ops->produce || sink->ops->produce_msg) && sink->ops->poll &&
 		   sink->ops->drain;
+	/* Raw lines are the datagram's bytes and null writes nothing: no field
+	 * is needed, so nothing is parsed (and malformed is not counted).
+	 * Async sinks (kafka, otlp) parse always: a key or a record's
+	 * attributes may ask for a field. */
+	o->parse = o->async || (fmt != FORMAT_RAW && !sink->discards);
 	err = o->async ? output_async_init(o) : output_sync_init(o);
 	if (!err && seq && !(o->seq = seqtrack_new_opts(seq)))
 		err = -ENOMEM;
@@ -76,6 +81,7 @@ void output_stage_counts(struct output_stage *o, struct output_counts *out)
 	out->processed = __atomic_load_n(&o->counts.processed, __ATOMIC_RELAXED);
 	out->written = __atomic_load_n(&o->counts.written, __ATOMIC_RELAXED);
 	out->malformed = __atomic_load_n(&o->counts.malformed, __ATOMIC_RELAXED);
+	out->parsed = o->parse;
 	out->discarded = __atomic_load_n(&o->counts.discarded, __ATOMIC_RELAXED);
 	out->write_errors = __atomic_load_n(&o->counts.write_errors, __ATOMIC_RELAXED);
 }

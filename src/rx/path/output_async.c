@@ -183,6 +183,7 @@ static void process_batch_async(struct output_stage *o, struct batch *b)
 		produce_one(o, t, &a);
 		output_msg_done(o, NULL);
 	}
+	output_batch_done(o);
 	track_put(o, t);
 }
 

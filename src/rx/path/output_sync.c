@@ -74,6 +74,7 @@ static void process_batch(struct output_stage *o, const struct batch *b)
 		o->pending++;
 		output_msg_done(o, flush);
 	}
+	output_batch_done(o);
 }
 
 static void reopen(struct output_stage *o)

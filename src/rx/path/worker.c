@@ -65,6 +65,12 @@ static uint64_t kernel_stamp(struct msghdr *h)
 	return 0;
 }
 
+/* The disk buffer's writer gives a written batch back to the window's pool. */
+static void batch_put(void *window, struct batch *b)
+{
+	window_batch_put(window, b);
+}
+
 /* The batch's datagrams per source address into this worker's table; a run
  * of datagrams from one sender is one update. */
 static void count_senders(struct worker *w, int n)
@@ -93,15 +99,15 @@ static void count_senders(struct worker *w, int n)
 }
 
 /* A filled batch goes to the window (room was reserved for it), or, with no
- * room reserved, to the disk buffer (which counts it if it is full). */
+ * room reserved, to the disk buffer (which counts it if it is full): its
+ * writer writes the batch's bytes as they are and recycles it. */
 static void deliver(const struct worker_shared *sh, struct batch *b, uint32_t room)
 {
 	if (room) {
 		window_push(sh->window, b, room);
 		return;
 	}
-	diskbuf_append(sh->disk, b, false);
-	window_batch_put(sh->window, b);
+	diskbuf_append_batch(sh->disk, b, batch_put, sh->window);
 }
 
 /*

@@ -481,7 +481,10 @@ int summary_write(struct receiver *r, const char *path)
 	jw_u64(&w, "received", s.received);
 	jw_u64(&w, "bytes", s.bytes);
 	jw_u64(&w, "written", s.out.written);
-	jw_u64(&w, "malformed", s.out.malformed);
+	if (s.out.parsed)
+		jw_u64(&w, "malformed", s.out.malformed);
+	else
+		jw_null(&w, "malformed"); /* raw or null output: nothing parsed */
 	jw_u64(&w, "truncated", s.truncated);
 	jw_u64(&w, "empty", s.empty);
 	jw_u64(&w, "abandoned", s.abandoned);
