@@ -3,6 +3,8 @@
 #   make            build everything into build/
 #   make run        install missing Debian packages, build, run the demo
 #   make test       install missing Debian packages, build, run every test
+#   make test-sanitize  ASan+UBSan build in build-asan/ (units, fuzzer, integration),
+#                   TSan build in build-tsan/ (the threaded paths); BPF stays build/'s
 #   make bench      benchmarks (ratios against a reference measured in the same run)
 #   make soak       10 minutes under rotation and destination restarts (not in CI)
 #   make format     clang-format every C file in place (.clang-format)
@@ -22,6 +24,8 @@
 # What each binary links is said once, below ("Link lines"): its layers, then its libraries.
 
 OUTPUT     := build
+# The BPF objects and skeletons: build/'s, also for the sanitized builds.
+SKEL_OUTPUT ?= $(OUTPUT)
 CLANG      ?= clang
 CC         ?= cc
 BPFTOOL    ?= bpftool
@@ -34,7 +38,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
             libmicrohttpd-dev libcurl4-openssl-dev \
-            systemd systemd-container groff-base man-db
+            systemd systemd-container groff-base man-db linux-perf
 
 ifeq ($(V),1)
 	Q =
@@ -49,7 +53,7 @@ endif
 # Only goals that compile straight away check at parse time: the jobs that run
 # `deps` first (run, test, bench, soak, the SC4S tables) build in a sub-make,
 # which parses this file again once clang is there.
-DEPS_FIRST_GOALS := deps clean format run test bench soak sc4s-table sc4s-replica
+DEPS_FIRST_GOALS := deps clean format run test test-sanitize bench soak sc4s-table sc4s-replica
 ifeq ($(filter $(DEPS_FIRST_GOALS),$(MAKECMDGOALS)),)
 ifeq ($(shell command -v $(CLANG) 2>/dev/null),)
 $(error $(CLANG) is not installed: run `make deps` (as root) first, or `make run` / `make test`, which do)
@@ -67,7 +71,8 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 # "bpf/balancer.h" is include/bpf/: what the BPF programs and user space share.
 CFLAGS   ?= -g -O2
 CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror=implicit-function-declaration \
-	    -D_GNU_SOURCE -Isrc -Iinclude -I$(OUTPUT) -MMD -MP
+	    -D_GNU_SOURCE -Isrc -Iinclude -I$(SKEL_OUTPUT) -MMD -MP $(SAN_CFLAGS)
+LDFLAGS  += $(SAN_CFLAGS)
 
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 KAFKA_LIBS  := $(shell pkg-config --libs rdkafka 2>/dev/null || echo -lrdkafka)
@@ -75,7 +80,7 @@ MHD_LIBS    := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmic
 CURL_LIBS   := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
-SKELS      := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+SKELS      := $(patsubst bpf/%.bpf.c,$(SKEL_OUTPUT)/%.skel.h,$(BPF_SRCS))
 
 # One archive per layer; dependencies point down: common <- syslog, net, gen <- rx.
 LAYERS     := common syslog net gen rx
@@ -117,10 +122,12 @@ test_reorder_LIBS := $(test_config_LIBS)
 test_diskbuf_LAYERS := rx common
 test_senders_LAYERS := rx net common
 test_diskbuf_LIBS := -lz -lpthread -lcmocka
+test_window_LAYERS := rx common
+test_window_LIBS  := -lpthread -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 
-.PHONY: all run test unit integration fuzz bench soak deps clean vmlinux demo sc4s-table sc4s-replica format install
+.PHONY: all run test test-sanitize sanitize-unit unit integration fuzz bench soak deps clean vmlinux demo sc4s-table sc4s-replica format install
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -140,16 +147,16 @@ deps:
 	fi
 
 # ---- BPF --------------------------------------------------------------------
-$(OUTPUT):
+$(sort $(OUTPUT) $(SKEL_OUTPUT)):
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX) | $(OUTPUT)
+$(SKEL_OUTPUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX) | $(SKEL_OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $(@:.o=.tmp.o)
 	$(Q)$(BPFTOOL) gen object $@ $(@:.o=.tmp.o)
 	$(Q)rm -f $(@:.o=.tmp.o)
 
-$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+$(SKEL_OUTPUT)/%.skel.h: $(SKEL_OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
@@ -198,7 +205,7 @@ endef
 $(foreach t,$(notdir $(TESTS)),$(eval $(call test_rule,$(t))))
 
 # libFuzzer targets: clang, ASan + UBSan, built from the sources of FUZZ_LAYERS.
-FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -Iinclude -I$(OUTPUT) \
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -Iinclude -I$(SKEL_OUTPUT) \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIB_SRCS := $(foreach l,$(FUZZ_LAYERS),$(call layer_srcs,$(l)))
 $(OUTPUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_SRCS) | $(OUTPUT) $(SKELS)
@@ -236,12 +243,46 @@ test: deps
 	$(Q)$(MAKE) all $(FUZZERS)
 	$(Q)$(MAKE) unit
 	$(Q)$(MAKE) fuzz
+	$(Q)$(MAKE) sanitize-unit
 	$(Q)$(MAKE) integration
+
+# ---- sanitizers (clang; libclang-rt-14-dev has their runtimes) ----------------
+# The same sources with AddressSanitizer + UndefinedBehaviorSanitizer into
+# build-asan/, ThreadSanitizer into build-tsan/; the BPF skeletons stay build/'s.
+# Any report fails the run: UBSan does not recover, ASan and TSan exit non-zero.
+SAN_ASAN := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+SAN_TSAN := -g -O1 -fno-omit-frame-pointer -fsanitize=thread
+ASAN_MAKE = $(MAKE) OUTPUT=build-asan SKEL_OUTPUT=$(OUTPUT) CC=$(CLANG) SAN_CFLAGS="$(SAN_ASAN)"
+TSAN_MAKE = $(MAKE) OUTPUT=build-tsan SKEL_OUTPUT=$(OUTPUT) CC=$(CLANG) SAN_CFLAGS="$(SAN_TSAN)"
+export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp
+
+# The unit tests under ASan + UBSan (make test runs these).
+sanitize-unit: $(SKELS)
+	$(Q)$(ASAN_MAKE) unit
+
+# Units, fuzzer and integration tests under ASan + UBSan, then the threaded
+# paths under TSan: the window's and the snapshot's units, and syslogrx
+# itself through a live resize, metrics scrapes and the output stage.
+# (test_install is left out: it checks that `make install` ships build/.)
+TSAN_INTEGRATION := tests/integration/test_live_resize.py tests/integration/test_metrics.py \
+	tests/integration/test_window_shutdown.py tests/integration/test_hostile_input.py
+test-sanitize: deps
+	$(Q)$(MAKE) all $(FUZZERS) $(PROMTOOL)
+	$(Q)$(MAKE) fuzz
+	$(Q)$(ASAN_MAKE) all
+	$(Q)$(ASAN_MAKE) unit
+	$(Q)ln -sfn ../$(OUTPUT)/prometheus build-asan/prometheus
+	$(Q)SYSLOGRX_BUILD=$(CURDIR)/build-asan $(PYTHON) -m pytest -q tests \
+		--ignore=tests/integration/test_install.py $(PYTEST_ARGS)
+	$(Q)$(TSAN_MAKE) all
+	$(Q)$(TSAN_MAKE) build-tsan/test_window && build-tsan/test_window
+	$(Q)ln -sfn ../$(OUTPUT)/prometheus build-tsan/prometheus
+	$(Q)SYSLOGRX_BUILD=$(CURDIR)/build-tsan $(PYTHON) -m pytest -q $(TSAN_INTEGRATION) $(PYTEST_ARGS)
 
 bench: deps
 	$(Q)$(MAKE) all
 	$(Q)$(PYTHON) lab/bench.py $(BENCH_ARGS)
-	$(Q)$(PYTHON) lab/bench_diskbuf.py
 	$(Q)$(PYTHON) lab/bench_otlp.py
 
 # Long run, not in CI: RSS flat and the books closed to the message under
@@ -298,6 +339,6 @@ vmlinux:
 
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT)
+	$(Q)rm -rf $(OUTPUT) build-asan build-tsan
 
 -include $(shell find $(OUTPUT) -name '*.d' -type f 2>/dev/null)

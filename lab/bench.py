@@ -22,6 +22,13 @@ rsyslog imudp), side by side in one run, on the same load from sysloggen
   7. per-sender counting (benchlib/senders.py): the tracer's time per run
      (kernel.bpf_stats) and syslogrx's CPU per message with --senders 4096
      against --senders 0, as ratios.
+  8. the disk buffer's cost (lab/bench_diskbuf.py): CPU per message at
+     50,000/s into a healthy TCP destination with no buffer and with
+     --disk-buffer-mode reliable, interleaved.
+
+The per-message cost targets (drain per CPU second, CPU per message against
+drainrx, --ordered and leastloaded against random, reliable against no
+buffer) are ratios within this one run, in report.md's Targets table.
 
 Results in DIR: report.md (targets with PASS/MISS), trials.csv, results.json;
 written after every trial, so Ctrl-C keeps what has run. Progress on stderr.
@@ -49,6 +56,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sweeplib import peers  # noqa: E402
 from benchlib import balance, capacity, report, runner, senders  # noqa: E402
+import bench_diskbuf  # noqa: E402
 
 COLUMNS = [27000, 50000, 150000]    # SC4S's columns that matter on 2 cores
 CPU_RATE = 50000
@@ -192,6 +200,14 @@ def report_only(out):
     return 0
 
 
+def diskbuf_phase(a, prog):
+    """Part 7: {mode: median CPU ns per message} for no buffer and reliable."""
+    rounds, secs = (1, 3.0) if a.quick else (3, 10.0)
+    res = bench_diskbuf.run(["none", "reliable"], bench_diskbuf.RATE, secs, rounds,
+                            log=prog.log)
+    return res["median_ns"]
+
+
 def balance_phase(a, out, prog):
     """Part 5: balance.json and balance.md, the latter appended to report.md."""
     res = balance.run(repeats=1 if a.quick else 3, log=prog.log)
@@ -200,12 +216,9 @@ def balance_phase(a, out, prog):
     md = balance.report_md(res)
     with open(os.path.join(out, "balance.md"), "w") as f:
         f.write(md)
-    if os.path.exists(os.path.join(out, "report.md")):
-        with open(os.path.join(out, "report.md"), "a") as f:
-            f.write("\n" + md)
-    else:
+    if not os.path.exists(os.path.join(out, "report.md")):
         print(md)
-    return 0
+    return res
 
 
 def senders_phase(a, out, prog):
@@ -233,7 +246,8 @@ def main(argv):
     work = os.path.join(out, "work")
     prog = Progress()
     if a.balance_only:
-        return balance_phase(a, out, prog)
+        balance_phase(a, out, prog)
+        return 0
     if a.senders_only:
         return senders_phase(a, out, prog)
     for tool in ("syslogrx", "sysloggen", "drainrx", "udpdrops"):
@@ -356,7 +370,18 @@ def main(argv):
         summary = save(out, meta, trials) if trials else None
 
     if summary and not interrupted:
-        balance_phase(a, out, prog)
+        try:
+            meta["diskbuf"] = diskbuf_phase(a, prog)
+        except (OSError, RuntimeError, SystemExit, ValueError, KeyError) as e:
+            prog.log(f"disk buffer phase failed: {e}")
+        save(out, meta, trials)
+        res = balance_phase(a, out, prog)
+        if res:
+            # report.md again, with the balance targets, then balance.md.
+            meta["balance"] = res["summary"]
+            save(out, meta, trials)
+            with open(os.path.join(out, "report.md"), "a") as f:
+                f.write("\n" + balance.report_md(res))
         senders_phase(a, out, prog)
     if summary:
         print(open(os.path.join(out, "report.md")).read())

@@ -15,7 +15,7 @@ run_one() {
 	local balance=$1
 	build/syslogrx --listen 127.0.0.1:$PORT --sockets 8 --threads 2 --balance "$balance" \
 		--rcvbuf 212992 --cost-ns 20000 --output file:"$OUT/$balance.log" \
-		--summary "$OUT/$balance.json" 2> "$OUT/$balance.err" &
+		--summary "$OUT/$balance.json" --sequences 2> "$OUT/$balance.err" &
 	RX=$!
 	# wait for "ready"
 	for _ in $(seq 100); do grep -q "ready on" "$OUT/$balance.err" && break; sleep 0.05; done

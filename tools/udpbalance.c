@@ -245,7 +245,7 @@ static int group_scan(struct group *g)
 		pr_warn("cannot read /proc/net/udp: %s\n", strerror(-err));
 		return err;
 	}
-	qsort(g->m, g->n, sizeof(g->m[0]), cmp_member);
+	array_sort(g->m, g->n, sizeof(g->m[0]), cmp_member);
 	return 0;
 }
 

@@ -385,7 +385,7 @@ static int forget_gone(struct tracer *t, struct report *rep)
 	if (!gone)
 		return -ENOMEM;
 	for (size_t i = 0; i < now->n; i++) {
-		if (bsearch(&now->v[i], before->v, before->n, sizeof(uint64_t), cmp_u64))
+		if (array_has_u64(before->v, before->n, now->v[i]))
 			gone[n++] = now->v[i];
 		else
 			now->v[kept++] = now->v[i]; /* in place: kept <= i */
@@ -462,7 +462,7 @@ static int collect(struct tracer *t, struct report *rep)
 		return err;
 	}
 	owners_prune();
-	qsort(rep->v, rep->n, sizeof(rep->v[0]), cmp_view);
+	array_sort(rep->v, rep->n, sizeof(rep->v[0]), cmp_view);
 
 	free(rep->by_cookie);
 	rep->by_cookie = calloc(rep->n ? rep->n : 1, sizeof(rep->by_cookie[0]));
@@ -471,7 +471,7 @@ static int collect(struct tracer *t, struct report *rep)
 	for (size_t i = 0; i < rep->n; i++)
 		if (rep->v[i].have_cookie)
 			rep->by_cookie[rep->nr_by_cookie++] = &rep->v[i];
-	qsort(rep->by_cookie, rep->nr_by_cookie, sizeof(rep->by_cookie[0]), cmp_by_cookie);
+	array_sort(rep->by_cookie, rep->nr_by_cookie, sizeof(rep->by_cookie[0]), cmp_by_cookie);
 
 	err = tracer_for_each_socket(t, take_stats, rep);
 	if (!err)
@@ -482,7 +482,7 @@ static int collect(struct tracer *t, struct report *rep)
 		pr_warn("cannot read the drop counters: %s\n", strerror(-err));
 		return err;
 	}
-	qsort(rep->ns, rep->nr_ns, sizeof(rep->ns[0]), cmp_no_socket);
+	array_sort(rep->ns, rep->nr_ns, sizeof(rep->ns[0]), cmp_no_socket);
 	return collect_senders(t, rep);
 }
 

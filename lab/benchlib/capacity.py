@@ -4,7 +4,8 @@
 held (SIGSTOP: the kernel keeps queueing for its sockets), sysloggen fills
 big queues as fast as it can, the receiver is released and the drain is
 timed (lab/sweeplib/drain.py): the rate no sender on this machine can offer.
-The receiver's CPU (utime + stime) over the drain gives the rate per core.
+The receiver's CPU over the drain (the scheduler's per-thread sums, to the
+nanosecond) gives the rate per core.
 
 Every receiver drains the same load in the same run: syslogrx (null output,
 raw into a file, json into a file) and drainrx (recvmmsg and count), 2
@@ -61,15 +62,15 @@ def fill(port, count, flows):
     return s["sent"], s["achieved_rate"]
 
 
-def task_ticks(pid):
-    """{tid: utime + stime} of every thread of pid; {} if it is gone."""
+def task_ns(pid):
+    """{tid: ns on the CPU} of every thread of pid (/proc/PID/task/TID/schedstat:
+    the scheduler's own sum, to the nanosecond; utime + stime come in clock
+    ticks of 10 ms, a tenth of a 0.1 s drain's CPU); {} if it is gone."""
     out = {}
     try:
         for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                data = f.read()
-            fields = data[data.rindex(")") + 2:].split()
-            out[int(tid)] = int(fields[11]) + int(fields[12])
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                out[int(tid)] = int(f.read().split()[0])
     except OSError:
         pass
     return out
@@ -114,21 +115,19 @@ def drain_trial(name, workdir, count=COUNT):
         def send():
             box["sent"], box["rate"] = fill(port, count, flows)
             return box["sent"]
-        c0 = peers.proc_cpu_split(rx.pid)
-        k0 = task_ticks(rx.pid)
+        k0 = task_ns(rx.pid)
         res = drain.hold_and_drain(rx.pid, port, send)
-        c1 = peers.proc_cpu_split(rx.pid)
-        k1 = task_ticks(rx.pid)
+        k1 = task_ns(rx.pid)
         t.update(res)
         t["sender_rate"] = box["rate"]
-        if c0 and c1:
-            t["cpu_s"] = round((c1[0] + c1[1] - c0[0] - c0[1]) / runner.HZ, 3)
-            t["per_core"] = round(res["drained"] / t["cpu_s"], 1) if t["cpu_s"] else None
         tids = sorted(k1)
+        d = {tid: k1[tid] - k0.get(tid, 0) for tid in tids}
+        if tids:
+            t["cpu_s"] = round(sum(d.values()) / 1e9, 4)
+            t["per_core"] = round(res["drained"] / t["cpu_s"], 1) if t["cpu_s"] else None
         if not isinstance(rx, runner.DrainRx) and len(tids) >= 3:
-            d = {tid: k1[tid] - k0.get(tid, 0) for tid in tids}
-            t["cpu_output_s"] = round(d[tids[1]] / runner.HZ, 3)
-            t["cpu_workers_s"] = round(sum(d[x] for x in tids[2:]) / runner.HZ, 3)
+            t["cpu_output_s"] = round(d[tids[1]] / 1e9, 4)
+            t["cpu_workers_s"] = round(sum(d[x] for x in tids[2:]) / 1e9, 4)
         rc = rx.stop()
         if rc != 0:
             raise cells.CellError(f"{rx.name} exited with {rc}: {rx.stderr_text()[-300:]}")
@@ -196,6 +195,6 @@ def report_text(trials, ceiling=None):
     return ("Receive capacity past the sender: each receiver held (SIGSTOP) while sysloggen "
             f"queued {n:,} {SIZE}-byte messages into {RCVBUF >> 20}M-per-socket buffers, "
             "then released and timed until its queues were empty; drained = sent - kernel "
-            "drops while held. Per CPU second: drained / the receiver's utime+stime over "
+            "drops while held. Per CPU second: drained / the receiver's CPU time (schedstat) over "
             "the drain. syslogrx's input window may still hold up to 10,000 messages at the "
             "end (at most 2.5%).\n\n" + table(trials, ceiling) + "\n" + where_text(trials))

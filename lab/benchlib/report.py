@@ -29,7 +29,8 @@ PEER_NAMES = (SYSLOG_NG, RSYSLOG)
 RECEIVER_ORDER = SYSLOGRX_NAMES + (DRAINRX,) + PEER_NAMES
 
 # The targets syslogrx is held to.
-CPU_VS_DRAIN_MAX = 1.5      # CPU/msg at most 1.5x the drain-only receiver's
+CPU_VS_DRAIN_MAX = 0.8      # raw: CPU/msg at most 0.8x the drain-only receiver's
+JSON_VS_DRAIN_MAX = 1.0     # json: at most drainrx's
 CPU_VS_PEER_MAX = 0.4       # and at most 0.4x the best peer's
 TRACER_CAPACITY_MIN = 0.97  # tracing keeps >= 97% of the capacity without it
 
@@ -274,6 +275,11 @@ def targets(summary):
                 "status": _status(None if r is None else r <= CPU_VS_PEER_MAX)})
 
     cpu_json = (rx.get(SYSLOGRX_JSON, {}).get("cpu") or {}).get("cpu_us")
+    r = ratios.get(SYSLOGRX_JSON, {}).get("cpu_us", {}).get("drainrx")
+    res.append({"target": f"{SYSLOGRX_JSON}: CPU/msg <= {JSON_VS_DRAIN_MAX}x drainrx's",
+                "value": (f"{fmt_ratio(r)} ({fmt_us(cpu_json)} vs "
+                          f"{fmt_us(cpu_drain)} us/msg)") if r is not None else "-",
+                "status": _status(None if r is None else r <= JSON_VS_DRAIN_MAX)})
     r = ratio(cpu_json, cpu_raw.get("cpu_us"))
     extra = None if r is None else cpu_json - cpu_raw["cpu_us"]
     jr = ratios.get(SYSLOGRX_JSON, {}).get("cpu_us", {})
@@ -299,6 +305,54 @@ def targets(summary):
                 "value": f"{fmt_ratio(r)} ({fmt_us(cpu_raw.get('cpu_us'))} vs "
                          f"{fmt_us(cpu_off)} us/msg)" if r is not None else "-",
                 "status": INFO if r is not None else NA})
+    return res
+
+
+# Past the sender, per CPU second, at least this share of drainrx's (the
+# names are benchlib/capacity.py's receivers).
+DRAIN_PER_CPU_MIN = (("syslogrx raw, null output", 0.9), ("syslogrx raw, file", 0.8),
+                     ("syslogrx json, file", 0.6))
+DRAIN_REF = "drainrx"
+RELIABLE_VS_NONE_MAX = 1.3   # --disk-buffer-mode reliable: CPU/msg vs no buffer
+ORDERED_VS_RANDOM_MAX = 1.15  # --ordered: CPU/msg vs random
+LEASTLOADED_VS_RANDOM_MAX = 1.15
+
+
+def cost_targets(drain=None, balance=None, diskbuf=None):
+    """The per-message cost targets (issue 24), each {target, value, status},
+    from the same run's drain trials (benchlib/capacity.py: dicts with
+    receiver, per_core, error), balance summary (benchlib/balance.py's
+    summarize: ratio_to_random, cpu_us) and disk buffer medians ({"none",
+    "reliable"}: ns per message). A missing figure is N/A."""
+    res = []
+    drain = drain or []
+    ref = next((t for t in drain if t["receiver"] == DRAIN_REF and not t.get("error")
+                and t.get("per_core")), None)
+    for name, least in DRAIN_PER_CPU_MIN:
+        t = next((t for t in drain if t["receiver"] == name and not t.get("error")
+                  and t.get("per_core")), None)
+        r = ratio(t["per_core"], ref["per_core"]) if t and ref else None
+        res.append({"target": f"drained per CPU second past the sender, {name}: "
+                    f">= {least}x drainrx's",
+                    "value": (f"{fmt_ratio(r)} ({thousands(t['per_core'])} vs "
+                              f"{thousands(ref['per_core'])}/CPU s)") if r is not None else "-",
+                    "status": _status(None if r is None else r >= least)})
+    rr = (balance or {}).get("ratio_to_random", {})
+    us = (balance or {}).get("cpu_us", {})
+    for key, most in (("random --ordered", ORDERED_VS_RANDOM_MAX),
+                      ("leastloaded", LEASTLOADED_VS_RANDOM_MAX)):
+        r = rr.get(key)
+        res.append({"target": f"{key}: CPU/msg <= {most}x random's",
+                    "value": (f"{fmt_ratio(r)} ({fmt_us(us.get(key))} vs "
+                              f"{fmt_us(us.get('random'))} us/msg)") if r is not None else "-",
+                    "status": _status(None if r is None else r <= most)})
+    db = diskbuf or {}
+    r = ratio(db.get("reliable"), db.get("none"))
+    res.append({"target": f"--disk-buffer-mode reliable, healthy destination: CPU/msg <= "
+                f"{RELIABLE_VS_NONE_MAX}x no buffer's",
+                "value": (f"{fmt_ratio(r)} ({db['reliable'] / 1000:.2f} vs "
+                          f"{db['none'] / 1000:.2f} us/msg)") if r is not None else "-",
+                "status": _status(None if r is None else r <= RELIABLE_VS_NONE_MAX)})
     return res
 
 
@@ -460,7 +514,8 @@ def machine_lines(machine):
 def markdown_report(summary, trials, meta):
     """report.md: machine and date, targets, capacity, CPU and memory, tracer
     cost, scaling, the loggen cross-check, how each number was measured."""
-    tg = targets(summary)
+    tg = targets(summary) + cost_targets(meta.get("drain"), meta.get("balance"),
+                                         meta.get("diskbuf"))
     out = ["# syslogrx benchmark" + (" (--quick)" if meta.get("quick") else ""), ""]
     out += machine_lines(meta["machine"])
     out.append(f"- Load: {meta['sender']}, {meta['size']}-byte rfc3164 messages, one flow, "
@@ -531,7 +586,9 @@ def write_json(path, meta, summary, trials):
     # Everything computed first, then a rename: a failure never leaves a
     # truncated file where a good one was.
     text = json.dumps(clean({"meta": meta, "summary": summary,
-                             "targets": targets(summary) if summary else [],
+                             "targets": (targets(summary) + cost_targets(
+                                 meta.get("drain"), meta.get("balance"), meta.get("diskbuf")))
+                             if summary else [],
                              "trials": trials}), indent=1) + "\n"
     tmp = f"{path}.tmp"
     with open(tmp, "w") as f:

@@ -18,7 +18,7 @@ import time
 from .procnet import INODE, rx_queue, udp_rows
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILD = os.path.join(ROOT, "build")
+BUILD = os.environ.get("SYSLOGRX_BUILD") or os.path.join(ROOT, "build")
 SYSLOG_NG = "/usr/sbin/syslog-ng"
 RSYSLOG_DIR = os.path.join(BUILD, "rsyslog")
 RSYSLOG_SETUP = os.path.join(ROOT, "lab", "rsyslog-setup.sh")
@@ -168,7 +168,10 @@ class Syslogrx(Receiver):
                 "--sockets", str(s["sockets"]), "--threads", str(s["threads"]),
                 "--balance", s["mode"],
                 "--output", "null" if s.get("output") == "null" else f"file:{self.output}",
-                "--summary", self.summary_path]
+                "--summary", self.summary_path,
+                # cells count delivered messages by its sequence accounting
+                # (the output may be null): lab-only, asked for
+                "--sequences"]
         if s["rcvbuf"]:
             argv += ["--rcvbuf", str(s["rcvbuf"])]
         if s["window"]:

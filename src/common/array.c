@@ -30,3 +30,14 @@ int cmp_u64(const void *a, const void *b)
 
 	return x < y ? -1 : x > y;
 }
+
+void array_sort(void *v, size_t n, size_t elem, int (*cmp)(const void *, const void *))
+{
+	if (n)
+		qsort(v, n, elem, cmp);
+}
+
+bool array_has_u64(const uint64_t *v, size_t n, uint64_t key)
+{
+	return n && bsearch(&key, v, n, sizeof(*v), cmp_u64);
+}

@@ -33,6 +33,40 @@ size_t escape_line(char *dst, const char *src, size_t len)
 	return d - dst;
 }
 
+size_t escape_ctl(char *dst, const char *src, size_t len)
+{
+	char *d = dst;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = src[i];
+
+		if (c < 0x20 || c == 0x7f) {
+			*d++ = '#';
+			*d++ = '0' + (c >> 6);
+			*d++ = '0' + ((c >> 3) & 7);
+			*d++ = '0' + (c & 7);
+		} else {
+			*d++ = c;
+		}
+	}
+	return d - dst;
+}
+
+size_t escape_line_ctl(char *dst, const char *src, size_t len)
+{
+	char *d = dst;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = src[i];
+
+		if (c == '\\' || c == '\n' || c == '\r' || c == '\0')
+			d += escape_line(d, &src[i], 1);
+		else
+			d += escape_ctl(d, &src[i], 1);
+	}
+	return d - dst;
+}
+
 size_t utf8_seq_len(const unsigned char *s, size_t avail)
 {
 	unsigned char c = s[0];

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 /* Worst-case output size for len input bytes. */
-#define ESCAPE_LINE_MAX(len) (2 * (len))
+#define ESCAPE_LINE_MAX(len) (4 * (len)) /* "#033" for one byte */
 #define ESCAPE_JSON_MAX(len) (6 * (len))
 
 /*
@@ -15,6 +15,24 @@
  * dst holds at least ESCAPE_LINE_MAX(len) bytes; returns bytes written.
  */
 size_t escape_line(char *dst, const char *src, size_t len);
+
+/*
+ * escape_line() and, like rsyslog's $EscapeControlCharactersOnReceive (on by
+ * default there too), every other control byte -- 0x01-0x1f but '\n' and
+ * '\r', tab included, and DEL (0x7f) -- as '#' and three octal digits:
+ * ESC -> "#033", tab -> "#011", DEL -> "#177". A terminal that shows the line
+ * runs no escape sequence a sender wrote. Not reversible for those bytes (a
+ * message may hold the text "#033" itself), as rsyslog's is not.
+ * dst holds at least ESCAPE_LINE_MAX(len) bytes; returns bytes written.
+ */
+size_t escape_line_ctl(char *dst, const char *src, size_t len);
+
+/*
+ * Only the control bytes, every one (0x00-0x1f, DEL) as "#ooo"; '\\' kept:
+ * for text with its own backslash escapes, RFC 5424 structured data.
+ * dst holds at least ESCAPE_LINE_MAX(len) bytes; returns bytes written.
+ */
+size_t escape_ctl(char *dst, const char *src, size_t len);
 
 /*
  * The inside of a JSON string (no quotes), always valid UTF-8: '"' and '\\'

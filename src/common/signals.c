@@ -4,9 +4,9 @@
 #include "common/log.h"
 #include "common/signals.h"
 
-volatile sig_atomic_t stop_requested;
-volatile sig_atomic_t hup_requested;
-volatile sig_atomic_t usr2_requested;
+_Atomic int stop_requested;
+_Atomic int hup_requested;
+_Atomic int usr2_requested;
 
 static void on_stop(int sig)
 {

@@ -92,7 +92,7 @@ void sender_view_finish(struct sender_view *v)
 
 	if (!v->n)
 		return;
-	qsort(v->rows, v->n, sizeof(v->rows[0]), cmp_addr);
+	array_sort(v->rows, v->n, sizeof(v->rows[0]), cmp_addr);
 	for (size_t i = 0; i < v->n; i++) {
 		if (w && !cmp_addr(&v->rows[w - 1], &v->rows[i])) {
 			merge_row(&v->rows[w - 1], &v->rows[i]);
@@ -101,7 +101,7 @@ void sender_view_finish(struct sender_view *v)
 		v->rows[w++] = v->rows[i];
 	}
 	v->n = w;
-	qsort(v->rows, v->n, sizeof(v->rows[0]), cmp_worst);
+	array_sort(v->rows, v->n, sizeof(v->rows[0]), cmp_worst);
 }
 
 void sender_view_sum(const struct sender_view *v, size_t from, uint64_t *received,

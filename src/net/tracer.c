@@ -481,7 +481,7 @@ int tracer_for_each_socket(struct tracer *t,
 		err = walk_percpu_map(t, t->skel->maps.sock_info, gather_info, &rv);
 	if (err)
 		goto out;
-	qsort(rv.v, rv.n, sizeof(rv.v[0]), cmp_row);
+	array_sort(rv.v, rv.n, sizeof(rv.v[0]), cmp_row);
 
 	while (i < rv.n) {
 		uint64_t cookie = rv.v[i].cookie;
@@ -523,7 +523,7 @@ static int note_forgotten(struct tracer *t, const void *key, const void *values,
 	const struct drops_sock_key *k = key;
 	struct forget *f = ctx;
 
-	if (!bsearch(&k->cookie, f->cookies, f->n, sizeof(uint64_t), cmp_u64))
+	if (!array_has_u64(f->cookies, f->n, k->cookie))
 		return 0;
 	if (ARRAY_PUSH_ROOM(f->keys, f->cap_keys, f->nr_keys, 16))
 		return -ENOMEM;
@@ -638,7 +638,7 @@ static int read_senders(struct tracer *t, struct sender_vec *sv)
 	err = walk_percpu_map(t, t->skel->maps.sender_drops, gather_sender, sv);
 	if (err < 0)
 		return err;
-	qsort(sv->v, sv->n, sizeof(sv->v[0]), cmp_sender_row);
+	array_sort(sv->v, sv->n, sizeof(sv->v[0]), cmp_sender_row);
 	for (size_t i = 0; i < sv->n; i++) {
 		if (w && !cmp_sender_row(&sv->v[w - 1], &sv->v[i]))
 			continue; /* the same key seen twice: the later read is as good */

@@ -132,7 +132,7 @@ static void run(struct receiver *r, struct config *cfg)
 			break;
 		if (hup_requested) {
 			hup_requested = 0;
-			r->reopen = 1;
+			flag_set(&r->reopen, 1);
 			if (cfg->config_file[0] && r->supervised) {
 				recheck_supervised(cfg);
 			} else if (cfg->config_file[0]) {
@@ -164,7 +164,7 @@ static void *force_watch(void *arg)
 	struct receiver *r = arg;
 
 	pthread_setname_np(pthread_self(), "stop watch");
-	while (stop_requested < 2 && !r->force) {
+	while (stop_requested < 2 && !flag_get(&r->force)) {
 		struct timespec tick = { 0, 20 * 1000000L };
 
 		nanosleep(&tick, NULL);
@@ -188,6 +188,7 @@ int main(int argc, char **argv)
 	char err_msg[256], where[PATH_MAX + 16], summary[PATH_MAX + 16], spread[384] = "";
 	const char *summary_path = cfg.summary;
 	pthread_t watcher;
+	bool watching;
 	int err, ret = 1, adopted, mfd;
 
 	log_prog = "syslogrx";
@@ -303,10 +304,11 @@ int main(int argc, char **argv)
 		summary_path = summary; /* the new process writes PATH */
 	}
 
-	if (pthread_create(&watcher, NULL, force_watch, r) == 0)
-		pthread_detach(watcher);
+	watching = pthread_create(&watcher, NULL, force_watch, r) == 0;
 	err = receiver_stop(r);
-	r->force = 1; /* ends the watcher */
+	flag_set(&r->force, 1); /* ends the watcher: joined, it reads r until then */
+	if (watching)
+		pthread_join(watcher, NULL);
 	ret = err ? 1 : 0;
 	if (summary_check_drops(r))
 		ret = ret ? ret : 0; /* reported above; the run itself succeeded */

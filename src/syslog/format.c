@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Output formats (see include/format.h). The hot path copies runs of bytes
- * that need no escaping with memcpy, found 16 bytes at a time, and hands
+ * that need no escaping with memcpy, found 16 bytes at a time (the scanner
+ * of common/bytescan.h, the parser's too), and hands
  * only the bytes that do to escape_line()/escape_json(): the output is
  * byte for byte theirs, at close to memcpy speed for ordinary text.
  * Numbers are written by hand, not with snprintf.
@@ -11,10 +12,8 @@
 #include <netinet/in.h>
 #include <string.h>
 #include <time.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 #include "common/array.h"
+#include "common/bytescan.h"
 #include "common/clock.h"
 #include "common/escape.h"
 #include "common/sockaddr.h"
@@ -74,92 +73,22 @@ size_t format_max_len(enum out_format fmt, size_t len)
 
 /* ---- escaping: memcpy the clean runs ------------------------------------ */
 
-#ifdef __SSE2__
-/* 0xff where escape_line() changes the byte: '\\' '\n' '\r' NUL */
-static inline __m128i line_special16(const u8 *s)
-{
-	__m128i v = _mm_loadu_si128((const __m128i *)s);
-	__m128i nl = _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'));
-	__m128i cr = _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'));
-	__m128i z = _mm_cmpeq_epi8(v, _mm_setzero_si128());
-	__m128i bs = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
-
-	return _mm_or_si128(_mm_or_si128(nl, cr), _mm_or_si128(z, bs));
-}
-#endif
-
-static inline bool line_special(u8 c)
-{
-	return c == '\\' || c == '\n' || c == '\r' || c == 0;
-}
-
-static inline bool json_special(u8 c)
-{
-	return c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
-}
-
-/*
- * Bytes at the start of s with no special byte: 64 bytes per test while
- * clean, then 16 at a time to find the byte, then one by one. Inlined with a
- * constant classifier, so each caller gets its own straight-line code.
- */
-static inline __attribute__((always_inline)) size_t clean_prefix(const u8 *s, size_t len,
-#ifdef __SSE2__
-								 __m128i (*special16)(const u8 *),
-#endif
-								 bool (*special)(u8))
-{
-	size_t i = 0;
-
-#ifdef __SSE2__
-	for (; i + 64 <= len; i += 64)
-		if (_mm_movemask_epi8(_mm_or_si128(
-			    _mm_or_si128(special16(s + i), special16(s + i + 16)),
-			    _mm_or_si128(special16(s + i + 32), special16(s + i + 48)))))
-			break;
-	for (; i + 16 <= len; i += 16) {
-		int mask = _mm_movemask_epi8(special16(s + i));
-
-		if (mask)
-			return i + __builtin_ctz(mask);
-	}
-#endif
-	for (; i < len; i++)
-		if (special(s[i]))
-			break;
-	return i;
-}
-
-#ifdef __SSE2__
-#define CLEAN_PREFIX(s, len, kind) clean_prefix(s, len, kind##_special16, kind##_special)
-#else
-#define CLEAN_PREFIX(s, len, kind) clean_prefix(s, len, kind##_special)
-#endif
-
 /* Bytes at the start of s that escape_line() copies unchanged. */
 static size_t line_clean(const u8 *s, size_t len)
 {
-	return CLEAN_PREFIX(s, len, line);
+	return BYTESCAN_CLEAN(s, len, line);
 }
 
-#ifdef __SSE2__
-/* 0xff where escape_json() may change the byte: controls, '"', '\\', >= 0x80 */
-static inline __m128i json_special16(const u8 *s)
+/* Bytes at the start of s that escape_line_ctl() copies unchanged. */
+static size_t ctl_clean(const u8 *s, size_t len)
 {
-	__m128i v = _mm_loadu_si128((const __m128i *)s);
-	/* signed compare: below 0x20 and from 0x80 up are both "less than 0x20" */
-	__m128i low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
-	__m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
-	__m128i bs = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
-
-	return _mm_or_si128(low, _mm_or_si128(q, bs));
+	return BYTESCAN_CLEAN(s, len, ctl);
 }
-#endif
 
 /* Bytes at the start of s that escape_json() copies unchanged (printable ASCII). */
 static size_t json_clean(const u8 *s, size_t len)
 {
-	return CLEAN_PREFIX(s, len, json);
+	return BYTESCAN_CLEAN(s, len, json);
 }
 
 /*
@@ -193,9 +122,17 @@ put_escaped(char *d, const char *src, size_t len, size_t (*clean)(const u8 *, si
 	return d;
 }
 
-static char *put_line(char *d, const char *src, size_t len)
+static size_t sd_clean(const u8 *s, size_t len)
 {
-	return put_escaped(d, src, len, line_clean, escape_line);
+	return BYTESCAN_CLEAN(s, len, sd);
+}
+
+/* One line: control bytes escaped unless the output is byte-exact. */
+static char *put_line(char *d, const char *src, size_t len, unsigned int flags)
+{
+	if (flags & FORMAT_F_EXACT_CONTROL)
+		return put_escaped(d, src, len, line_clean, escape_line);
+	return put_escaped(d, src, len, ctl_clean, escape_line_ctl);
 }
 
 static char *put_json(char *d, const char *src, size_t len)
@@ -492,14 +429,15 @@ static char *put_field(char *d, const struct syslog_str *v)
 }
 
 static char *format_rfc5424(char *d, const char *data, size_t len, const struct syslog_msg *m,
-			    enum syslog_parse_result r, const struct msg_meta *meta)
+			    enum syslog_parse_result r, const struct msg_meta *meta,
+			    unsigned int flags)
 {
 	*d++ = '<';
 	d = put_u64(d, m->pri >= 0 ? m->pri : 13);
 	d = PUT_LIT(d, ">1 ");
 	if (r == SYSLOG_MALFORMED) {
 		d = PUT_LIT(d, "- - - - - - ");
-		d = put_line(d, data, len);
+		d = put_line(d, data, len, flags);
 		*d++ = '\n';
 		return d;
 	}
@@ -515,37 +453,47 @@ static char *format_rfc5424(char *d, const char *data, size_t len, const struct 
 	d = put_field(d, &m->app_name);
 	d = put_field(d, &m->procid);
 	d = put_field(d, &m->msgid);
-	if (m->structured_data.p)
+	if (m->structured_data.p && (flags & FORMAT_F_EXACT_CONTROL))
 		d = put_str(d, m->structured_data.p, m->structured_data.len);
+	else if (m->structured_data.p) /* its own '\\' escapes kept */
+		d = put_escaped(d, m->structured_data.p, m->structured_data.len, sd_clean,
+				escape_ctl);
 	else
 		*d++ = '-';
 	if (m->msg.p || m->bom) {
 		*d++ = ' ';
 		if (m->bom)
 			d = PUT_LIT(d, "\xef\xbb\xbf");
-		d = put_line(d, m->msg.p, m->msg.len);
+		d = put_line(d, m->msg.p, m->msg.len, flags);
 	}
 	*d++ = '\n';
 	return d;
 }
 
-size_t format_message(char *dst, enum out_format fmt, const char *data, size_t len,
-		      const struct syslog_msg *m, enum syslog_parse_result r,
-		      const struct msg_meta *meta)
+size_t format_message_flags(char *dst, enum out_format fmt, unsigned int flags, const char *data,
+			    size_t len, const struct syslog_msg *m, enum syslog_parse_result r,
+			    const struct msg_meta *meta)
 {
 	char *d = dst;
 
 	switch (fmt) {
 	case FORMAT_RAW:
-		d = put_line(d, data, len);
+		d = put_line(d, data, len, flags);
 		*d++ = '\n';
 		break;
 	case FORMAT_JSON:
 		d = format_json(d, data, len, m, r, meta);
 		break;
 	case FORMAT_RFC5424:
-		d = format_rfc5424(d, data, len, m, r, meta);
+		d = format_rfc5424(d, data, len, m, r, meta, flags);
 		break;
 	}
 	return d - dst;
+}
+
+size_t format_message(char *dst, enum out_format fmt, const char *data, size_t len,
+		      const struct syslog_msg *m, enum syslog_parse_result r,
+		      const struct msg_meta *meta)
+{
+	return format_message_flags(dst, fmt, 0, data, len, m, r, meta);
 }

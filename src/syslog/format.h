@@ -4,7 +4,10 @@
  * Pure apart from reading the clock when meta is NULL and the local time
  * zone (rfc5424 of RFC 3164 stamps): no allocation, no I/O.
  *
- * raw      the datagram, escape_line()d (see escape.h), then '\n'.
+ * raw      the datagram, escape_line_ctl()d (see escape.h): '\\' '\n' '\r'
+ *          NUL backslash-escaped, every other control byte (tab and DEL
+ *          included) as rsyslog writes it, "#033"; then '\n'. With
+ *          FORMAT_F_EXACT_CONTROL only escape_line() (controls as received).
  *
  * json     one JSON object, valid UTF-8 (every string through escape_json),
  *          keys in this order; a key whose value is absent is OMITTED:
@@ -30,7 +33,8 @@
  *          malformed, the meta keys and raw are written.
  *
  * rfc5424  "<PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID SD[ MSG]", '-'
- *          for what is absent, MSG escape_line()d so it stays one line (an
+ *          for what is absent, MSG escaped as raw is so it stays one line, SD's
+ *          control bytes as "#ooo" (escape_ctl: its '\\' escapes kept) (an
  *          RFC 5424 BOM is written back before it).
  *          - no PRI: <13> (user.notice, as syslog-ng and rsyslog do)
  *          - RFC 5424 input: header fields as received.
@@ -42,7 +46,7 @@
  *            "UTC"/"GMT", else the receiver's local UTC offset (TZ) at the
  *            receive time, like syslog-ng. MSGID and SD are '-'.
  *          - malformed: "<PRI or 13>1 - - - - - - " then the whole raw
- *            datagram escape_line()d as MSG: nothing is lost.
+ *            datagram escaped as raw is, as MSG: nothing is lost.
  *          The receive time is meta->recv_realtime_ns, or the clock when
  *          meta is NULL.
  */
@@ -81,6 +85,14 @@ size_t format_max_len(enum out_format fmt, size_t len);
 size_t format_message(char *dst, enum out_format fmt, const char *data, size_t len,
 		      const struct syslog_msg *m, enum syslog_parse_result r,
 		      const struct msg_meta *meta);
+
+/* --no-escape-control: control bytes written as received (raw, rfc5424). */
+#define FORMAT_F_EXACT_CONTROL 1u
+
+/* format_message() with FORMAT_F_* flags (format_message's are 0). */
+size_t format_message_flags(char *dst, enum out_format fmt, unsigned int flags, const char *data,
+			    size_t len, const struct syslog_msg *m, enum syslog_parse_result r,
+			    const struct msg_meta *meta);
 
 /* escape_json() of src at d, byte for byte, at close to memcpy speed for
  * plain text (the json format's own escaper, for the OTLP/JSON encoder).

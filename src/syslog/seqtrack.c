@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
-/* Per-flow sequence accounting; semantics in include/seqtrack.h. */
+/* Per-flow sequence accounting; semantics in syslog/seqtrack.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/array.h"
 #include "syslog/seqtrack.h"
 
-#define DEF_WINDOW_BITS (1ULL << 24)
-#define DEF_MEMORY_MAX (256ULL << 20)
-#define DEF_FLOWS_MAX 65536
+#define DEF_WINDOW_BITS SEQTRACK_DEF_WINDOW_BITS
+#define DEF_MEMORY_MAX SEQTRACK_DEF_MEMORY_MAX
+#define DEF_FLOWS_MAX SEQTRACK_DEF_FLOWS_MAX
 #define MIN_BITS 4096ULL
 
 struct st_flow {
@@ -36,9 +36,13 @@ struct seqtrack {
 	struct st_flow *last; /* most messages come in runs of one flow */
 	uint64_t bitmap_bytes;
 	uint64_t unsequenced, refused_msgs;
+	uint64_t implausible; /* markers past the jump bound (part of unsequenced) */
 	uint64_t missing;     /* sum over flows, kept as it changes: see seqtrack_missing */
 	uint64_t end_markers; /* all end marker arrivals, refused flows' too */
 };
+
+/* What seqtrack.h promises a flow costs besides its bitmap. */
+_Static_assert(sizeof(struct st_flow) + sizeof(struct st_flow *) <= 256, "flow over 256 bytes");
 
 static uint64_t pow2_at_least(uint64_t v)
 {
@@ -65,6 +69,8 @@ struct seqtrack *seqtrack_new_opts(const struct seqtrack_opts *opts)
 		t->opts.memory_max = DEF_MEMORY_MAX;
 	if (!t->opts.flows_max)
 		t->opts.flows_max = DEF_FLOWS_MAX;
+	if (!t->opts.jump_max)
+		t->opts.jump_max = SEQTRACK_DEF_JUMP_MAX;
 	t->nslots = 64;
 	t->slots = calloc(t->nslots, sizeof(*t->slots));
 	if (!t->slots) {
@@ -295,21 +301,21 @@ static struct st_flow *add_flow(struct seqtrack *t, const struct seqtrack_marker
 	return f;
 }
 
-static struct st_flow *find_flow(struct seqtrack *t, const struct seqtrack_marker *m)
+/* The flow m names, or NULL (its hash in *h for add_flow). */
+static struct st_flow *lookup_flow(struct seqtrack *t, const struct seqtrack_marker *m, uint64_t *h)
 {
-	uint64_t h;
 	uint32_t s;
 
+	*h = key_hash(m);
 	if (t->last && key_eq(&t->last->key, m))
 		return t->last;
-	h = key_hash(m);
-	for (s = h & (t->nslots - 1); t->slots[s]; s = (s + 1) & (t->nslots - 1)) {
+	for (s = *h & (t->nslots - 1); t->slots[s]; s = (s + 1) & (t->nslots - 1)) {
 		struct st_flow *f = t->flows[t->slots[s] - 1];
 
-		if (f->hash == h && key_eq(&f->key, m))
+		if (f->hash == *h && key_eq(&f->key, m))
 			return t->last = f;
 	}
-	return t->last = add_flow(t, m, h);
+	return NULL;
 }
 
 /* ---- bitmap window --------------------------------------------------------- */
@@ -438,19 +444,47 @@ static void end_marker(struct st_flow *f, const struct seqtrack_marker *m)
 	f->closed = true;
 }
 
+/* A marker whose number jumps more than jump_max past its flow's highest (a
+ * new flow's past jump_max - 1: numbers start at 0), or whose end marker
+ * announces more copies than a sender sends, is not believed: a gap of
+ * billions from one forged datagram is not a loss. */
+static bool plausible(const struct seqtrack *t, const struct st_flow *f,
+		      const struct seqtrack_marker *m)
+{
+	uint64_t n = m->seq;
+
+	if (m->end) {
+		if (m->copies > SEQTRACK_COPIES_MAX)
+			return false;
+		if (!n)
+			return true; /* nothing sent */
+		n--;		     /* end=N: the count sent, the last number N - 1 */
+	}
+	if (f && f->seen)
+		return n <= f->highest || n - f->highest <= t->opts.jump_max;
+	return n < t->opts.jump_max; /* as if the highest were -1 */
+}
+
 bool seqtrack_observe(struct seqtrack *t, const char *msg, size_t len)
 {
 	struct seqtrack_marker m;
 	struct st_flow *f;
-	uint64_t before;
+	uint64_t before, h;
 
 	if (!seqtrack_parse(msg, len, &m)) {
 		t->unsequenced++;
 		return false;
 	}
+	f = lookup_flow(t, &m, &h);
+	if (!plausible(t, f, &m)) {
+		t->implausible++;
+		t->unsequenced++;
+		return false;
+	}
 	if (m.end)
 		t->end_markers++;
-	f = find_flow(t, &m);
+	if (!f)
+		f = t->last = add_flow(t, &m, h);
 	if (!f) {
 		if (!m.end)
 			t->refused_msgs++; /* table full (or no memory): untracked */
@@ -507,6 +541,7 @@ void seqtrack_totals(const struct seqtrack *t, struct seqtrack_totals *out)
 	out->untracked += t->refused_msgs;
 	out->sequenced = out->received + out->duplicates + out->untracked;
 	out->unsequenced = t->unsequenced;
+	out->implausible = t->implausible;
 	out->flows = t->nflows;
 	out->refused = t->refused_msgs;
 }

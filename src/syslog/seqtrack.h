@@ -41,12 +41,22 @@
  *
  * Memory: a flow's bitmap starts small and doubles as its highest number
  * grows, up to window_bits (default 2^24 numbers = 2 MiB) and while the sum
- * over flows stays under memory_max (default 256 MiB). Past that the bitmap
- * is a sliding window over the newest numbers: a jump to a huge number
- * (e.g. seq=10^18) costs no memory, counts the gap as missing, and arrivals
- * that fall below the window are untracked. At most flows_max (default
- * 65536) flows are kept. No allocation per message: only when a flow is
- * first seen or its bitmap grows.
+ * over flows stays under memory_max (default 64 MiB). Past that the bitmap
+ * is a sliding window over the newest numbers: arrivals that fall below the
+ * window are untracked. At most flows_max (default 1024) flows are kept; a
+ * flow costs under 256 bytes besides its bitmap. So the whole tracker stays
+ * under memory_max + flows_max * 256 bytes + flows_max * 24 bytes of tables
+ * (64.3 MiB at the defaults), whatever arrives. No allocation per message: only when a flow
+ * is first seen or its bitmap grows.
+ *
+ * Forged markers: a marker is believed only if its number is at most
+ * jump_max (default 2^20) past its flow's highest number (a new flow's first
+ * number below jump_max), and an end marker's count likewise and with at most
+ * SEQTRACK_COPIES_MAX copies. Any other is implausible: counted as such (and
+ * as unsequenced), creating no flow and changing no figure, so one datagram
+ * with seq=10^18 is not a gap of 10^18. A sender that can forge markers can
+ * still move the figures by up to jump_max per datagram: the accounting is
+ * for a lab's own traffic (syslogrx runs it only with --sequences).
  *
  * Not thread-safe: one thread (the output stage) calls it; seqtrack_missing()
  * alone may be read from another.
@@ -69,15 +79,23 @@ enum seqtrack_kind {
 	SEQTRACK_LOGGEN = 1,
 };
 
+#define SEQTRACK_DEF_WINDOW_BITS (1ULL << 24)
+#define SEQTRACK_DEF_MEMORY_MAX (64ULL << 20)
+#define SEQTRACK_DEF_FLOWS_MAX 1024
+#define SEQTRACK_DEF_JUMP_MAX (1ULL << 20)
+#define SEQTRACK_COPIES_MAX 100 /* sysloggen sends at most 100 end markers */
+
 struct seqtrack_opts {
 	uint64_t window_bits; /* per flow, rounded up to a power of two; 0 = default */
 	uint64_t memory_max;  /* bytes of bitmap over all flows; 0 = default */
 	uint32_t flows_max;   /* 0 = default */
+	uint64_t jump_max;    /* most a number may jump past its flow's highest; 0 = default */
 };
 
 struct seqtrack_totals {
 	uint64_t sequenced;   /* messages with a marker */
 	uint64_t unsequenced; /* messages without one (observe returned false) */
+	uint64_t implausible; /* markers not believed (part of unsequenced) */
 	uint64_t received;
 	uint64_t missing;
 	uint64_t duplicates;

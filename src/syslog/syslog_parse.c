@@ -5,9 +5,7 @@
  * after its trailing '\n' '\r' NUL are stripped: nothing past data[len).
  */
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
+#include "common/bytescan.h"
 #include "common/escape.h"
 #include "syslog/syslog_parse.h"
 
@@ -78,19 +76,10 @@ static bool all_print(const u8 *s, size_t len)
 	return true;
 }
 
-#ifdef __SSE2__
-/* High bit set in each byte that is NUL or >= 0x80. */
-static inline __m128i odd16(const u8 *s)
-{
-	__m128i v = _mm_loadu_si128((const __m128i *)s);
-
-	return _mm_or_si128(v, _mm_cmpeq_epi8(v, _mm_setzero_si128()));
-}
-#endif
-
 /*
  * HAS_NUL and INVALID_UTF8 over the whole datagram. Most messages are
- * ASCII: skip clean 16-byte blocks, look at the rest byte by byte.
+ * ASCII: skip to the next NUL or non-ASCII byte (common/bytescan.h), look at
+ * it, go on.
  */
 static uint32_t scan_bytes(const u8 *s, size_t n)
 {
@@ -98,34 +87,21 @@ static uint32_t scan_bytes(const u8 *s, size_t n)
 	uint32_t f = 0;
 	size_t i = 0;
 
-	while (i < n && f != all) {
-#ifdef __SSE2__
-		while (i + 64 <= n && !_mm_movemask_epi8(_mm_or_si128(
-					      _mm_or_si128(odd16(s + i), odd16(s + i + 16)),
-					      _mm_or_si128(odd16(s + i + 32), odd16(s + i + 48)))))
-			i += 64;
-		while (i + 16 <= n && !_mm_movemask_epi8(odd16(s + i)))
-			i += 16;
-#endif
-		size_t stop = n - i > 16 ? i + 16 : n;
+	while (f != all) {
+		i += BYTESCAN_CLEAN(s + i, n - i, odd);
+		if (i >= n)
+			break;
+		if (s[i] == 0) {
+			f |= SYSLOG_F_HAS_NUL;
+			i++;
+		} else {
+			size_t k = utf8_seq_len(s + i, n - i);
 
-		while (i < stop) {
-			u8 c = s[i];
-
-			if (c == 0) {
-				f |= SYSLOG_F_HAS_NUL;
-				i++;
-			} else if (c < 0x80) {
-				i++;
-			} else {
-				size_t k = utf8_seq_len(s + i, n - i);
-
-				if (!k) {
-					f |= SYSLOG_F_INVALID_UTF8;
-					k = 1;
-				}
-				i += k;
+			if (!k) {
+				f |= SYSLOG_F_INVALID_UTF8;
+				k = 1;
 			}
+			i += k;
 		}
 	}
 	return f;

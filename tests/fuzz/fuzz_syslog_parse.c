@@ -89,8 +89,26 @@ static void check_json(const char *s, size_t n)
 }
 
 /* The rfc5424 line is RFC 5424 again, with the same header. */
+/* The structured data written: as received, or its control bytes escaped. */
+static bool same_sd(const struct syslog_str *out, const struct syslog_str *in, bool escaped)
+{
+	struct syslog_str want = *in;
+	char *buf = NULL;
+	bool ok;
+
+	if (escaped && in->p) {
+		buf = malloc(ESCAPE_LINE_MAX(in->len) + 1);
+		CHECK(buf);
+		want.len = escape_ctl(buf, in->p, in->len);
+		want.p = buf;
+	}
+	ok = same(out, &want);
+	free(buf);
+	return ok;
+}
+
 static void check_rfc5424(const char *s, size_t n, const struct syslog_msg *in,
-			  enum syslog_parse_result in_r)
+			  enum syslog_parse_result in_r, bool escaped)
 {
 	struct syslog_msg m;
 
@@ -100,7 +118,7 @@ static void check_rfc5424(const char *s, size_t n, const struct syslog_msg *in,
 		return;
 	CHECK(same(&m.hostname, &in->hostname) && same(&m.app_name, &in->app_name) &&
 	      same(&m.procid, &in->procid) && same(&m.msgid, &in->msgid) &&
-	      same(&m.structured_data, &in->structured_data));
+	      same_sd(&m.structured_data, &in->structured_data, escaped));
 	CHECK(!!m.timestamp.p == !!in->timestamp.p);
 	if (in_r == SYSLOG_OK_5424)
 		CHECK(same(&m.timestamp, &in->timestamp) && m.bom == in->bom);
@@ -165,18 +183,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 	enum syslog_parse_result r = syslog_parse(data, size, &m);
 
 	check_msg(data, size, &m, r);
-	for (size_t f = 0; f < sizeof(fmts) / sizeof(fmts[0]); f++) {
-		size_t max = format_max_len(fmts[f], size), n;
+	/* each format with control bytes escaped (the default), then byte-exact */
+	for (size_t f = 0; f < 2 * sizeof(fmts) / sizeof(fmts[0]); f++) {
+		unsigned int flags = f % 2 ? FORMAT_F_EXACT_CONTROL : 0;
+		enum out_format fmt = fmts[f / 2];
+		size_t max = format_max_len(fmt, size), n;
 		char *out = malloc(max); /* exact size: ASan sees any overflow */
 
 		CHECK(out);
-		n = format_message(out, fmts[f], data, size, &m, r, &meta);
+		n = format_message_flags(out, fmt, flags, data, size, &m, r, &meta);
 		CHECK(n <= max && n >= 1 && out[n - 1] == '\n');
 		CHECK(!memchr(out, '\n', n - 1));
-		if (fmts[f] == FORMAT_JSON)
+		if (fmt == FORMAT_JSON)
 			check_json(out, n);
-		if (fmts[f] == FORMAT_RFC5424)
-			check_rfc5424(out, n, &m, r);
+		if (fmt == FORMAT_RFC5424)
+			check_rfc5424(out, n, &m, r, !flags);
+		/* escaped: no control byte but the final '\n', no DEL */
+		for (size_t i = 0; !flags && fmt != FORMAT_JSON && i + 1 < n; i++)
+			CHECK((unsigned char)out[i] >= 0x20 && out[i] != 0x7f);
 		free(out);
 	}
 	check_otlp(data, size, &m, r, &meta);

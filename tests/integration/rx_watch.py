@@ -49,7 +49,8 @@ class Receiver:
         self.cond = threading.Condition()
         self.p = subprocess.Popen(
             list(prefix) + [exe or binary("syslogrx"), "--listen", listen, "--config", str(self.cf),
-             "--output", f"file:{self.out}", "--summary", str(self.summary_path)] + list(args),
+             "--output", f"file:{self.out}", "--summary", str(self.summary_path),
+             "--sequences"] + list(args),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=pass_fds,
             env=dict(os.environ, **(env or {})))
         self.reader = threading.Thread(target=self._read, daemon=True)

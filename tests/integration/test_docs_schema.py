@@ -165,7 +165,7 @@ def test_running_summary_and_scrape_are_in_the_table(procs, tmp_path):
     port, mport = free_udp_port(), free_tcp_port()
     summary = tmp_path / "s.json"
     p, lines = start_until(procs, "metrics on", "--listen", f"127.0.0.1:{port}",
-                           "--env-file", env, "--ordered",
+                           "--env-file", env, "--ordered", "--sequences",
                      "--threads", "2", "--metrics", mport, "--summary", summary,
                      "--output", "null")
     assert any("WARNING" in l for l in lines), lines

@@ -125,6 +125,31 @@ def test_file_output_is_byte_exact(syslogrx, tmp_path):
     assert rx.summary["totals"]["written"] == 5
 
 
+@pytest.mark.parametrize("fmt,output", [("raw", "file"), ("raw", "null"), ("json", "null"),
+                                        ("json", "file"), ("rfc5424", "file")])
+def test_malformed_is_counted_only_where_the_output_parses(syslogrx, tmp_path, fmt, output):
+    """Raw lines and null output need no field: nothing is parsed and
+    totals.malformed is null; json and rfc5424 into a file parse every
+    message and count exactly the malformed ones."""
+    port = free_udp_port()
+    out = tmp_path / "out.log"
+    dest = f"file:{out}" if output == "file" else "null"
+    rx = syslogrx("--sockets", "1", "--threads", "1", "--format", fmt, "--output", dest,
+                  port=port)
+    msgs = [b"<13>fine", b"<999>bad pri", b"<1a>x", b"", b"<13>1 broken", b"no pri at all"]
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for m in msgs:
+            s.sendto(m, ("127.0.0.1", port))
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    t = rx.summary["totals"]
+    assert t["received"] == t["written"] == len(msgs)
+    parses = fmt != "raw" and output != "null"
+    assert t["malformed"] == (4 if parses else None)
+    if fmt == "raw" and output == "file":
+        assert out.read_bytes() == b"".join(m + b"\n" for m in msgs)
+
+
 def test_duration_ends_by_itself(tmp_path):
     port = free_udp_port()
     summary = tmp_path / "s.json"

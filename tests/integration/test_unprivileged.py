@@ -79,7 +79,7 @@ def start_one_flow_receiver(where, port, d, *flags):
     rx = Proc((NOTHING if where == "setpriv" else USERNS) + [
         binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--sockets", "4",
         "--threads", "2", "--cost-ns", "50000", "--output", "null",
-        "--summary", str(d / "s.json")] + list(flags))
+        "--summary", str(d / "s.json"), "--sequences"] + list(flags))
     ready = rx.p.stderr.readline().decode()
     assert "ready on" in ready, ready + rx.stop()[2]
     return rx, ready

@@ -185,7 +185,9 @@ def test_loggen_traffic_is_sequence_accounted(syslogrx, tmp_path):
     assert rc == 0, err
     s = rx.summary
     assert s["totals"]["received"] == 3000
-    assert s["loss"] == {"sequenced": 3000, "received": 3000, "missing": 0, "duplicates": 0,
-                         "reordered": 0, "flows": 1, "flows_closed": 0, "sent": None,
+    assert s["loss"] == {"sequences": True, "flows_max": 1024, "jump_max": 1 << 20,
+                         "sequenced": 3000, "received": 3000, "missing": 0, "duplicates": 0,
+                         "reordered": 0, "untracked": 0, "implausible": 0,
+                         "flows": 1, "flows_closed": 0, "sent": None,
                          "end_markers": 0, "end_markers_lost": 0,
                          "gaps_equal_kernel_drops": True}

@@ -167,8 +167,9 @@ def test_targets_pass_and_miss():
          "(193,000/s)", "PASS"),
         ("syslogrx json, file output: 0 drops at every rate up to the sender's ceiling "
          "(193,000/s)", "PASS"),
-        ("syslogrx raw: CPU/msg <= 1.5x drainrx's", "PASS"),          # exactly 1.5x
+        ("syslogrx raw: CPU/msg <= 0.8x drainrx's", "MISS"),          # 1.5x
         ("syslogrx raw: CPU/msg <= 0.4x the best peer's", "MISS"),    # 0.45x
+        ("syslogrx json: CPU/msg <= 1.0x drainrx's", "MISS"),         # 1.67x
         ("json's extra cost: CPU/msg of json / raw", "INFO"),
         ("tracer on keeps >= 97% of the zero-drop capacity without it", "PASS"),
         ("tracer's CPU cost: CPU/msg with tracing / without", "INFO"),
@@ -176,9 +177,50 @@ def test_targets_pass_and_miss():
     values = [t["value"] for t in R.targets(R.summarize(canned(), TOP, 50000, 1000))]
     assert values[2] == "1.50x (4.50 vs 3.00 us/msg)"
     assert values[3] == "0.45x (4.50 vs syslog-ng 10.00 us/msg)"
-    assert values[4] == ("1.11x (+0.50 us/msg; json is 1.67x drainrx, 0.50x the best peer)")
-    assert values[5] == "100.0% (193,000 vs 180,000/s; both hold the sender's ceiling)"
-    assert values[6] == "1.06x (4.50 vs 4.25 us/msg)"
+    assert values[4] == "1.67x (5.00 vs 3.00 us/msg)"
+    assert values[5] == ("1.11x (+0.50 us/msg; json is 1.67x drainrx, 0.50x the best peer)")
+    assert values[6] == "100.0% (193,000 vs 180,000/s; both hold the sender's ceiling)"
+    assert values[7] == "1.06x (4.50 vs 4.25 us/msg)"
+
+
+def test_cpu_targets_against_drainrx_pass_at_the_bound():
+    # raw 2.40 us (0.8x drainrx's 3.00), json 3.00 us (1.0x): both exactly at the bound.
+    trials = [t for t in canned() if t["receiver"] not in (R.SYSLOGRX_RAW, R.SYSLOGRX_JSON)]
+    trials += run(R.SYSLOGRX_RAW, [(50000, 0)], (0.4, 2.0), 16384)
+    trials += run(R.SYSLOGRX_JSON, [(50000, 0)], (1.0, 2.0), 16384)
+    tg = {t["target"]: t for t in R.targets(R.summarize(trials, TOP, 50000, 1000))}
+    assert tg["syslogrx raw: CPU/msg <= 0.8x drainrx's"]["status"] == "PASS"
+    assert tg["syslogrx json: CPU/msg <= 1.0x drainrx's"]["status"] == "PASS"
+    assert tg["syslogrx json: CPU/msg <= 1.0x drainrx's"]["value"] == \
+        "1.00x (3.00 vs 3.00 us/msg)"
+
+
+def test_cost_targets_from_drain_balance_and_disk_buffer():
+    drain = [{"receiver": "syslogrx raw, null output", "per_core": 900000.0, "error": ""},
+             {"receiver": "syslogrx raw, file", "per_core": 700000.0, "error": ""},
+             {"receiver": "syslogrx json, file", "per_core": None, "error": "boom"},
+             {"receiver": "drainrx", "per_core": 1000000.0, "error": ""}]
+    balance = {"cpu_us": {"random": 0.80, "leastloaded": 0.88, "random --ordered": 0.96},
+               "ratio_to_random": {"random": 1.0, "leastloaded": 1.1,
+                                   "random --ordered": 1.2}}
+    tg = R.cost_targets(drain, balance, {"none": 500.0, "reliable": 650.0})
+    assert [(t["target"], t["status"]) for t in tg] == [
+        ("drained per CPU second past the sender, syslogrx raw, null output: >= 0.9x "
+         "drainrx's", "PASS"),                                          # exactly 0.9x
+        ("drained per CPU second past the sender, syslogrx raw, file: >= 0.8x drainrx's",
+         "MISS"),                                                       # 0.7x
+        ("drained per CPU second past the sender, syslogrx json, file: >= 0.6x drainrx's",
+         "N/A"),                                                        # its trial failed
+        ("random --ordered: CPU/msg <= 1.15x random's", "MISS"),
+        ("leastloaded: CPU/msg <= 1.15x random's", "PASS"),
+        ("--disk-buffer-mode reliable, healthy destination: CPU/msg <= 1.3x no buffer's",
+         "PASS"),                                                       # exactly 1.3x
+    ]
+    assert tg[0]["value"] == "0.90x (900,000 vs 1,000,000/CPU s)"
+    assert tg[3]["value"] == "1.20x (0.96 vs 0.80 us/msg)"
+    assert tg[5]["value"] == "1.30x (0.65 vs 0.50 us/msg)"
+    # Nothing measured: every row N/A, never PASS.
+    assert {t["status"] for t in R.cost_targets()} == {"N/A"}
 
 
 def test_targets_miss_on_drops_and_on_tracer_capacity():
@@ -190,8 +232,8 @@ def test_targets_miss_on_drops_and_on_tracer_capacity():
     assert tg[0]["status"] == "MISS"
     assert tg[0]["value"] == "zero-drop capacity 172,000/s; drops from 183,000/s"
     # 172,000 / 180,000 (what the sender reached without the tracer) = 95.6%
-    assert tg[5]["status"] == "MISS"
-    assert tg[5]["value"] == "95.6% (172,000 vs 180,000/s)"
+    assert tg[6]["status"] == "MISS"
+    assert tg[6]["value"] == "95.6% (172,000 vs 180,000/s)"
 
 
 def test_missing_figures_are_na_not_pass():
@@ -275,7 +317,8 @@ def test_csv_and_json_files(tmp_path):
     with open(tmp_path / "results.json") as f:
         back = json.load(f)
     assert back["meta"] == {"top": TOP}
-    assert [t["status"] for t in back["targets"]] == [t["status"] for t in R.targets(s)]
+    assert [t["status"] for t in back["targets"]] == \
+        [t["status"] for t in R.targets(s) + R.cost_targets()]
     assert len(back["trials"]) == len(trials)
 
 

@@ -468,6 +468,32 @@ static void test_disk_buffer(void **state)
 	assert_non_null(strstr(err, "need --disk-buffer DIR"));
 }
 
+/* Issue 19: sequence accounting off unless asked for, its bounds only with
+ * it; control bytes escaped unless --no-escape-control. */
+static void test_input_flags(void **state)
+{
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--output", "null"), 0);
+	assert_false(c.sequences);
+	assert_true(c.escape_control);
+	assert_int_equal(c.sequence_flows, 1024);
+	assert_int_equal(c.sequence_jump, 1ULL << 20);
+	assert_int_equal(PARSE(&c, "--sequences", "--sequence-flows", "7", "--sequence-jump", "100",
+			       "--no-escape-control"),
+			 0);
+	assert_true(c.sequences);
+	assert_false(c.escape_control);
+	assert_int_equal(c.sequence_flows, 7);
+	assert_int_equal(c.sequence_jump, 100);
+	assert_int_not_equal(PARSE(&c, "--sequence-flows", "7"), 0);
+	assert_non_null(strstr(err, "need --sequences"));
+	assert_int_not_equal(PARSE(&c, "--sequences", "--sequence-flows", "0"), 0);
+	assert_non_null(strstr(err, "--sequence-flows 0"));
+	assert_int_not_equal(PARSE(&c, "--sequences", "--sequence-jump", "x"), 0);
+	assert_non_null(strstr(err, "--sequence-jump x"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_otlp_bad),
 		cmocka_unit_test(test_kafka_bad),
 		cmocka_unit_test(test_disk_buffer),
+		cmocka_unit_test(test_input_flags),
 		cmocka_unit_test(test_senders),
 	};
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/stat.h>
+#include <zlib.h>
 #include "rx/path/diskbuf.h"
 
 #define REC_HDR 40
@@ -204,6 +205,49 @@ static void test_round_trip(void **state)
 	free_batch(b);
 	diskbuf_close(d);
 	assert_int_equal(count_segments(), 0); /* all done: DIR is left empty */
+}
+
+static unsigned int puts_seen;
+
+static void put_counted(void *ctx, struct batch *b)
+{
+	assert_ptr_equal(ctx, &puts_seen);
+	puts_seen++;
+	free_batch(b);
+}
+
+/* diskbuf_append_batch: the batch's own bytes are written (runs of records
+ * in one pwritev, across segment boundaries), each batch comes back once
+ * written, and what is read back is what a copying append writes. */
+static void test_append_batch(void **state)
+{
+	struct diskbuf *d = open_db(64 << 20, 64 << 10, DISKBUF_RELIABLE);
+	struct diskbuf_stats st;
+	uint64_t msgs = 0, bytes = 0;
+	struct batch *empty = new_batch(4);
+
+	puts_seen = 0;
+	assert_int_equal(diskbuf_append_batch(d, empty, put_counted, &puts_seen), 0);
+	assert_int_equal(puts_seen, 1); /* nothing to write: back at once */
+	for (unsigned int k = 0; k < 600; k++) {
+		msgs += k % 7 + 1;
+		bytes += record_bytes(k);
+		assert_int_equal(diskbuf_append_batch(d, make_batch(k), put_counted, &puts_seen),
+				 0);
+	}
+	diskbuf_flush(d);
+	assert_int_equal(puts_seen, 601);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.written_batches, 600);
+	assert_int_equal(st.written_msgs, msgs);
+	assert_int_equal(st.written_bytes, bytes);
+	assert_true(st.segments > 1);
+	assert_int_equal(st.dropped_batches, 0);
+	read_range(d, 0, 600);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.corrupt_records, 0);
+	assert_int_equal(st.msgs, 0);
+	diskbuf_close(d);
 }
 
 static void test_only_if_spilling(void **state)
@@ -455,17 +499,192 @@ static void test_size_cap(void **state)
 	free_batch(b);
 }
 
+/* ---- forged records: right CRCs, wrong fields ----------------------------- */
+
+struct fhdr {
+	uint32_t magic, hdr_crc, len, count, crc, zero;
+	uint64_t seq, first_ns;
+};
+
+struct fdesc {
+	uint32_t len, sock, truncated, src_len;
+	uint64_t recv_ns;
+	uint8_t src[28];
+	uint32_t zero;
+};
+
+_Static_assert(sizeof(struct fhdr) == REC_HDR && sizeof(struct fdesc) == DESC, "on-disk sizes");
+
+enum forgery { F_SRC_LEN, F_FAMILY_LEN, F_MSG_LEN, F_COUNT, F_SOCK, F_NR };
+
+/* A record a forger writes: CRCs computed as the writer does, one field a
+ * writer never writes. n messages of 1 byte unless the forgery says. */
+static size_t forge(enum forgery f, char **out)
+{
+	uint32_t n = f == F_COUNT ? DISKBUF_COUNT_MAX + 1 : 2;
+	size_t dlen = f == F_MSG_LEN ? DISKBUF_MSG_MAX + 1 + 1 : n;
+	size_t len = sizeof(struct fhdr) + n * sizeof(struct fdesc) + dlen;
+	char *buf = calloc(1, len);
+	struct fhdr *h = (struct fhdr *)buf;
+	struct fdesc *m = (struct fdesc *)(h + 1);
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
+
+	for (uint32_t i = 0; i < n; i++) {
+		m[i].len = 1;
+		m[i].src_len = sizeof(sin);
+		memcpy(m[i].src, &sin, sizeof(sin));
+	}
+	memset((char *)(m + n), 'x', dlen);
+	switch (f) {
+	case F_SRC_LEN: /* copied into a 28-byte field */
+		m[0].src_len = 200;
+		break;
+	case F_FAMILY_LEN: /* an AF_INET6 address in 16 bytes */
+		memcpy(m[1].src, &sin6, sizeof(sin6));
+		break;
+	case F_MSG_LEN: /* past one datagram: the sum still matches */
+		m[0].len = DISKBUF_MSG_MAX + 1;
+		break;
+	case F_COUNT:
+		break;
+	case F_SOCK:
+		m[1].sock = 1u << 30;
+		break;
+	default:
+		break;
+	}
+	h->magic = 0x52585253u;
+	h->len = len - sizeof(*h);
+	h->count = n;
+	h->seq = 1000;
+	h->crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)(h + 1), h->len);
+	h->hdr_crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)h, sizeof(*h));
+	*out = buf;
+	return len;
+}
+
+/* Batches 0-2, a forged record, batch 0's record again: the forged one is
+ * skipped and counted, exactly one record; the rest is read intact. */
+static void test_forged_records(void **state)
+{
+	for (enum forgery f = 0; f < F_NR; f++) {
+		struct diskbuf *d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+		struct batch *b = new_batch(8);
+		struct diskbuf_stats st;
+		size_t flen, glen = record_bytes(0);
+		char path[128], *forged, *good = malloc(glen);
+		struct stat sb;
+		int fd;
+
+		append_range(d, 0, 3);
+		diskbuf_close(d);
+		first_segment(path, sizeof(path));
+		fd = open(path, O_RDWR);
+		assert_true(fd >= 0 && !fstat(fd, &sb));
+		assert_int_equal(pread(fd, good, glen, SEG_HDR), (ssize_t)glen);
+		flen = forge(f, &forged);
+		assert_int_equal(pwrite(fd, forged, flen, sb.st_size), (ssize_t)flen);
+		assert_int_equal(pwrite(fd, good, glen, sb.st_size + flen), (ssize_t)glen);
+		close(fd);
+
+		d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+		read_range(d, 0, 3);
+		read_range(d, 0, 1); /* the copy after the forged record */
+		assert_int_equal(diskbuf_read(d, b), 0);
+		diskbuf_get_stats(d, &st);
+		if (st.corrupt_records != 1)
+			fail_msg("forgery %d: %llu corrupt records", f,
+				 (unsigned long long)st.corrupt_records);
+		assert_int_equal(st.corrupt_bytes, flen);
+		diskbuf_close(d);
+		free_batch(b);
+		free(forged);
+		free(good);
+		teardown(state);
+		setup(state);
+	}
+}
+
+/* A planted cursor link is refused, never followed: its target unchanged;
+ * a DIR writable by others, or another user's, is refused. */
+static void test_planted_files_refused(void **state)
+{
+	struct diskbuf_opts o = { .dir = dir, .max_bytes = 16 << 20, .sync_ms = 1000 };
+	char target[128], link[128], seg[128];
+	struct stat sb;
+	int fd;
+
+	snprintf(target, sizeof(target), "%s.target", dir);
+	fd = open(target, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "keep", 4), 4);
+	close(fd);
+	snprintf(link, sizeof(link), "%s/cursor", dir);
+	assert_int_equal(symlink(target, link), 0);
+	errno = 0;
+	assert_null(diskbuf_open(&o));
+	assert_int_equal(errno, EPERM);
+	assert_int_equal(stat(target, &sb), 0);
+	assert_int_equal(sb.st_size, 4);
+	unlink(link);
+
+	/* a segment link too */
+	snprintf(seg, sizeof(seg), "%s/0000000000000001.seg", dir);
+	assert_int_equal(symlink(target, seg), 0);
+	assert_null(diskbuf_open(&o));
+	assert_int_equal(errno, EPERM);
+	unlink(seg);
+	unlink(target);
+
+	/* group- or world-writable DIR */
+	assert_int_equal(chmod(dir, 0770), 0);
+	assert_null(diskbuf_open(&o));
+	assert_int_equal(errno, EPERM);
+	assert_int_equal(chmod(dir, 0700), 0);
+	/* another owner's DIR */
+	o.owner_set = true;
+	o.owner = geteuid() + 1;
+	assert_null(diskbuf_open(&o));
+	assert_int_equal(errno, EPERM);
+	o.owner_set = false;
+	struct diskbuf *d = diskbuf_open(&o);
+
+	assert_non_null(d);
+	diskbuf_close(d);
+}
+
+/* A DIR it creates is 0700. */
+static void test_dir_created_0700(void **state)
+{
+	char sub[128];
+	struct diskbuf_opts o = { .dir = sub, .max_bytes = 16 << 20, .sync_ms = 1000 };
+	struct diskbuf *d;
+	struct stat sb;
+
+	snprintf(sub, sizeof(sub), "%s/new", dir);
+	d = diskbuf_open(&o);
+	assert_non_null(d);
+	assert_int_equal(stat(sub, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0700);
+	diskbuf_close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_if_spilling, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_append_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_segments_deleted_when_done, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_after_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cursor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flipped_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forged_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_planted_files_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_created_0700, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,14 +11,20 @@
 #include "common/escape.h"
 #include "common/json_writer.h"
 
-static void check_line(const char *in, size_t len, const char *want)
+static void check_with(size_t (*escape)(char *, const char *, size_t), const char *in, size_t len,
+		       const char *want)
 {
 	char out[256];
-	size_t n = escape_line(out, in, len);
+	size_t n = escape(out, in, len);
 
 	assert_true(n <= ESCAPE_LINE_MAX(len));
 	assert_int_equal(n, strlen(want));
 	assert_memory_equal(out, want, n);
+}
+
+static void check_line(const char *in, size_t len, const char *want)
+{
+	check_with(escape_line, in, len, want);
 }
 
 static void test_escape_line(void **state)
@@ -31,6 +37,26 @@ static void test_escape_line(void **state)
 	check_line("\xff\xfe", 2, "\xff\xfe"); /* bytes kept as they are */
 	check_line("", 0, "");
 	check_line("\n\n", 2, "\\n\\n"); /* worst case: twice the input */
+}
+
+static void check_ctl(const char *in, size_t len, const char *want)
+{
+	check_with(escape_line_ctl, in, len, want);
+}
+
+/* rsyslog's $EscapeControlCharactersOnReceive form, byte-exact */
+static void test_escape_line_ctl(void **state)
+{
+	check_ctl("plain text", 10, "plain text");
+	check_ctl("\x1b[31mred\x1b[0m", 12, "#033[31mred#033[0m");
+	check_ctl("a\tb", 3, "a#011b");
+	check_ctl("del\x7f", 4, "del#177");
+	check_ctl("\x01\x1f", 2, "#001#037");
+	/* the line's own escapes stay backslashes: one line, NUL visible */
+	check_ctl("a\nb\r\\\0", 6, "a\\nb\\r\\\\\\0");
+	/* not controls: space, printable, UTF-8 and other high bytes */
+	check_ctl(" ~\xc3\xa9\x80\xff", 6, " ~\xc3\xa9\x80\xff");
+	check_ctl("\x1b\x1b", 2, "#033#033"); /* worst case: four times the input */
 }
 
 static void check_json(const char *in, size_t len, const char *want)
@@ -116,9 +142,8 @@ static void test_json_writer_pretty(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_escape_line),
-		cmocka_unit_test(test_escape_json),
-		cmocka_unit_test(test_json_writer),
+		cmocka_unit_test(test_escape_line),	   cmocka_unit_test(test_escape_line_ctl),
+		cmocka_unit_test(test_escape_json),	   cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_json_writer_pretty),
 	};
 

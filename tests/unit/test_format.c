@@ -135,9 +135,17 @@ static const struct fcase cases[] = {
 	{ "malformed: empty", IN(""), "\n", "{\"malformed\":true" META_JSON ",\"raw\":\"\"}\n",
 	  "<13>1 - - - - - - \n" },
 	{ "malformed: all escapes at once", IN("<>\\\"\0\r\n\x01\xc0"),
-	  "<>\\\\\"\\0\\r\\n\x01\xc0\n",
+	  "<>\\\\\"\\0\\r\\n#001\xc0\n",
 	  "{\"malformed\":true" META_JSON ",\"raw\":\"<>\\\\\\\"\\u0000\\r\\n\\u0001\\ufffd\"}\n",
-	  "<13>1 - - - - - - <>\\\\\"\\0\\r\\n\x01\xc0\n" },
+	  "<13>1 - - - - - - <>\\\\\"\\0\\r\\n#001\xc0\n" },
+	/* a terminal escape sequence, tab and DEL: as rsyslog writes them */
+	{ "controls: ESC, tab, DEL", IN("<13>1 - h a - - - \x1b[2J\x1b]0;pwned\x07\tend\x7f"),
+	  "<13>1 - h a - - - #033[2J#033]0;pwned#007#011end#177\n",
+	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":1,\"hostname\":\"h\","
+	  "\"app_name\":\"a\",\"msg\":\"\\u001b[2J\\u001b]0;pwned\\u0007\\tend\x7f\","
+	  "\"malformed\":false" META_JSON
+	  ",\"raw\":\"<13>1 - h a - - - \\u001b[2J\\u001b]0;pwned\\u0007\\tend\x7f\"}\n",
+	  "<13>1 - h a - - - #033[2J#033]0;pwned#007#011end#177\n" },
 };
 
 static struct sockaddr_in src4;
@@ -268,6 +276,26 @@ static void test_json_meta(void **state)
 		   1024);
 }
 
+/* RFC 5424's SD: its control bytes escaped, its own backslash escapes kept;
+ * byte-exact with FORMAT_F_EXACT_CONTROL. */
+static void test_sd_controls(void **state)
+{
+	static const char in[] = "<13>1 - h a - - [x@1 k=\"a\x1b[0m\\\"\t\"] m\x1b";
+	struct syslog_msg m;
+	enum syslog_parse_result r = syslog_parse(in, sizeof(in) - 1, &m);
+	char out[256];
+	size_t n;
+
+	assert_int_equal(r, SYSLOG_OK_5424);
+	n = format_message(out, FORMAT_RFC5424, in, sizeof(in) - 1, &m, r, NULL);
+	check_line("sd", "rfc5424", out, n, "<13>1 - h a - - [x@1 k=\"a#033[0m\\\"#011\"] m#033\n",
+		   sizeof(out));
+	n = format_message_flags(out, FORMAT_RFC5424, FORMAT_F_EXACT_CONTROL, in, sizeof(in) - 1,
+				 &m, r, NULL);
+	check_line("sd", "rfc5424 exact", out, n,
+		   "<13>1 - h a - - [x@1 k=\"a\x1b[0m\\\"\t\"] m\x1b\n", sizeof(out));
+}
+
 /* Worst cases reach but never pass format_max_len. */
 static void test_max_len(void **state)
 {
@@ -276,12 +304,20 @@ static void test_max_len(void **state)
 	enum syslog_parse_result r;
 	size_t n;
 
+	/* every byte a 4-byte "#033": the most a byte becomes */
+	static char big[16384 + 64];
+
+	memset(in, '\x1b', sizeof(in));
+	r = syslog_parse(in, sizeof(in), &m);
+	n = format_message(big, FORMAT_RAW, in, sizeof(in), &m, r, NULL);
+	assert_int_equal(n, format_max_len(FORMAT_RAW, sizeof(in)));
+	n = format_message(big, FORMAT_RFC5424, in, sizeof(in), &m, r, NULL);
+	assert_true(n <= format_max_len(FORMAT_RFC5424, sizeof(in)));
 	memset(in, '\n', sizeof(in));
 	r = syslog_parse(in, sizeof(in), &m);
-	n = format_message(out, FORMAT_RAW, in, sizeof(in), &m, r, NULL);
-	assert_int_equal(n, format_max_len(FORMAT_RAW, sizeof(in)));
-	n = format_message(out, FORMAT_RFC5424, in, sizeof(in), &m, r, NULL);
-	assert_true(n <= format_max_len(FORMAT_RFC5424, sizeof(in)));
+	n = format_message_flags(out, FORMAT_RAW, FORMAT_F_EXACT_CONTROL, in, sizeof(in), &m, r,
+				 NULL);
+	assert_int_equal(n, 2 * sizeof(in) + 1);
 
 	/* every byte of msg and raw a 6-byte \u00XX or \ufffd */
 	memcpy(in, "<13>1 - - - - - - ", 18);
@@ -310,11 +346,17 @@ static void test_format_from_name(void **state)
 	assert_int_equal(f, FORMAT_RAW);
 }
 
-/* The fast paths of raw and json match escape_line/escape_json at every offset. */
+/* The fast paths of raw and json match escape_line_ctl (escape_line when
+ * byte-exact) and escape_json at every offset. */
 static void test_same_as_escape(void **state)
 {
 	static const char alphabet[] = "ab \"\\\n\r\t\0\x01\x7f\xc3\xa9\xe2\x82\xac\xff";
 	static char in[300], out[4096], ref[4096];
+
+	/* the SSE classifier's unsigned compare: 0x80-0xff are not controls */
+	assert_int_equal(format_message(out, FORMAT_RAW, "\x80\x9f\xff\x1f\x20", 5, NULL,
+					SYSLOG_MALFORMED, NULL),
+			 9);
 	unsigned int seed = 1;
 
 	for (int round = 0; round < 2000; round++) {
@@ -330,6 +372,12 @@ static void test_same_as_escape(void **state)
 		}
 		r = syslog_parse(in, len, &m);
 		n = format_message(out, FORMAT_RAW, in, len, &m, r, NULL);
+		k = escape_line_ctl(ref, in, len);
+		ref[k++] = '\n';
+		assert_int_equal(n, k);
+		assert_memory_equal(out, ref, n);
+		n = format_message_flags(out, FORMAT_RAW, FORMAT_F_EXACT_CONTROL, in, len, &m, r,
+					 NULL);
 		k = escape_line(ref, in, len);
 		ref[k++] = '\n';
 		assert_int_equal(n, k);
@@ -349,11 +397,9 @@ static void test_same_as_escape(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_table),
-		cmocka_unit_test(test_year_rollover),
-		cmocka_unit_test(test_json_meta),
-		cmocka_unit_test(test_max_len),
-		cmocka_unit_test(test_format_from_name),
+		cmocka_unit_test(test_table),	       cmocka_unit_test(test_year_rollover),
+		cmocka_unit_test(test_json_meta),      cmocka_unit_test(test_max_len),
+		cmocka_unit_test(test_sd_controls),    cmocka_unit_test(test_format_from_name),
 		cmocka_unit_test(test_same_as_escape),
 	};
 

@@ -191,12 +191,62 @@ static void test_shuffled_batches_through_a_small_window(void **state)
 	assert_int_equal(st.unstamped, 1);
 }
 
+/* The merge of batch heads is the stamp order of every held message: batches
+ * with inversions inside (sorted on arrival) and stamps shared across and
+ * within batches (arrival order kept: batch by batch, then by index) come
+ * out as a stable sort of everything pushed. */
+static void test_runs_with_inversions_and_ties_equal_a_stable_sort(void **state)
+{
+	enum { BATCHES = 120, MAXN = 40 };
+	static uint64_t all_stamp[BATCHES * MAXN];
+	static int ref[BATCHES * MAXN], got[BATCHES * MAXN];
+	uint64_t t = clock_ns(CLOCK_REALTIME) - 10 * MS;
+	struct reorder_stats st;
+	struct stage s;
+	unsigned int total = 0;
+
+	srand(24);
+	stage_open(&s, 500 * MS, 10000);
+	for (unsigned int k = 0; k < BATCHES; k++) {
+		unsigned int n = 1 + rand() % MAXN;
+		uint64_t stamps[MAXN];
+		int ids[MAXN];
+
+		for (unsigned int i = 0; i < n; i++) {
+			/* Mostly rising within a batch, some steps back, many ties. */
+			stamps[i] = t + (rand() % 8 ? k * 3 + i : (unsigned int)rand() % 200) / 2;
+			ids[i] = total;
+			all_stamp[total++] = stamps[i];
+		}
+		push(&s, stamps, ids, n);
+	}
+	window_close(&s.in);
+	/* The reference: ids in (stamp, arrival) order, an insertion sort. */
+	for (unsigned int i = 0; i < total; i++) {
+		unsigned int j = i;
+
+		while (j && all_stamp[ref[j - 1]] > all_stamp[i]) {
+			ref[j] = ref[j - 1];
+			j--;
+		}
+		ref[j] = i;
+	}
+	assert_int_equal(drain(&s, got, total, 5000), total);
+	for (unsigned int i = 0; i < total; i++)
+		assert_int_equal(got[i], ref[i]);
+	stage_close(&s, &st);
+	assert_int_equal(st.merged, total);
+	assert_int_equal(st.late, 0);
+	assert_int_equal(st.held_hwm, total);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_merges_batches_by_kernel_stamp),
 		cmocka_unit_test(test_holds_then_writes_late_ones_at_once),
 		cmocka_unit_test(test_shuffled_batches_through_a_small_window),
+		cmocka_unit_test(test_runs_with_inversions_and_ties_equal_a_stable_sort),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

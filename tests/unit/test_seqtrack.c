@@ -369,7 +369,8 @@ static void test_malformed(void **state)
 
 static void test_huge_seq_window(void **state)
 {
-	struct seqtrack_opts o = { .window_bits = 1024 };
+	/* no jump bound: every number believed */
+	struct seqtrack_opts o = { .window_bits = 1024, .jump_max = UINT64_MAX };
 	struct seqtrack *t = seqtrack_new_opts(&o);
 	struct seqtrack_totals tot;
 	struct flows c = {};
@@ -457,6 +458,61 @@ static void test_flow_limit(void **state)
 	seqtrack_free(t);
 }
 
+/* One rfc3164 message; returns what observe said. */
+static bool try_feed(struct seqtrack *t, const char *run, unsigned flow, uint64_t seq)
+{
+	char msg[256];
+	int n = snprintf(msg, sizeof(msg),
+			 "<13>Nov 22 03:22:47 vm x[1]: seq@32473 run=%s flow=%u seq=%llu abc", run,
+			 flow, (unsigned long long)seq);
+
+	return seqtrack_observe(t, msg, n);
+}
+
+static bool try_end(struct seqtrack *t, const char *run, unsigned flow, uint64_t sent,
+		    uint64_t copies)
+{
+	char msg[256];
+	int n = snprintf(msg, sizeof(msg), "seq@32473 run=%s flow=%u end=%llu copies=%llu abc", run,
+			 flow, (unsigned long long)sent, (unsigned long long)copies);
+
+	return seqtrack_observe(t, msg, n);
+}
+
+static void test_implausible_jumps(void **state)
+{
+	struct seqtrack_opts o = { .jump_max = 100 };
+	struct seqtrack *t = seqtrack_new_opts(&o);
+	struct seqtrack_totals tot;
+
+	/* a new flow's first number: below jump_max, or not believed */
+	assert_false(try_feed(t, "r", 1, 100));
+	assert_false(try_feed(t, "r", 2, 1000000000000000000ULL));
+	assert_true(try_feed(t, "r", 3, 99)); /* 99 missing before it: believed */
+	/* a known flow: at most jump_max past its highest */
+	assert_true(try_feed(t, "r", 0, 0));
+	assert_true(try_feed(t, "r", 0, 100));	       /* jump of exactly 100 */
+	assert_false(try_feed(t, "r", 0, 201));	       /* 101 */
+	assert_false(try_feed(t, "r", 0, UINT64_MAX)); /* no wrap */
+	assert_true(try_feed(t, "r", 0, 50));	       /* late, below: fine */
+	/* end markers: the count sent, and at most SEQTRACK_COPIES_MAX copies */
+	assert_false(try_end(t, "r", 0, 1000000, 3));
+	assert_false(try_end(t, "r", 0, 150, SEQTRACK_COPIES_MAX + 1));
+	assert_false(try_end(t, "r", 9, 101, 3)); /* new flow: last number 100 */
+	assert_true(try_end(t, "r", 8, 100, 3));
+	assert_true(try_end(t, "r", 0, 201, 3)); /* last number 200: jump of 100 */
+	seqtrack_totals(t, &tot);
+	assert_int_equal(tot.implausible, 7);
+	assert_int_equal(tot.unsequenced, 7);
+	assert_int_equal(tot.flows, 3); /* r/3, r/0, r/8: no flow for the refused ones */
+	assert_int_equal(tot.received, 4);
+	assert_int_equal(tot.end_markers, 2);
+	/* r/3: 99 gaps; r/0: 201 sent, 3 received; r/8: 100 sent, none received */
+	assert_int_equal(tot.missing, 99 + 198 + 100);
+	assert_int_equal(seqtrack_missing(t), tot.missing);
+	seqtrack_free(t);
+}
+
 static void test_many_flows(void **state)
 {
 	struct seqtrack *t = seqtrack_new();
@@ -476,6 +532,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_in_order),
+		cmocka_unit_test(test_implausible_jumps),
 		cmocka_unit_test(test_gaps),
 		cmocka_unit_test(test_first_seen_late),
 		cmocka_unit_test(test_duplicates),

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/signals.h"
 #include <unistd.h>
 #include "common/clock.h"
 #include "common/caps.h"
@@ -227,6 +228,7 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 	int err, foreign, probe_err;
 
 	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->report_lock, NULL);
 	r->cfg = cfg;
 	r->metrics_fd = -1;
 	/* Can eBPF be loaded here at all? If not, classic BPF and SO_MEMINFO
@@ -395,6 +397,10 @@ int receiver_open_rest(struct receiver *r)
 int receiver_start(struct receiver *r)
 {
 	const struct config *cfg = r->cfg;
+	const struct seqtrack_opts seq_opts = {
+		.flows_max = cfg->sequence_flows,
+		.jump_max = cfg->sequence_jump,
+	};
 	int err;
 
 	r->wsh = (struct worker_shared){
@@ -421,10 +427,14 @@ int receiver_start(struct receiver *r)
 		.queues_outlive = &r->handed_over,
 	};
 	err = output_stage_start(&r->out, r->reorder ? &r->ordered_window : &r->window, r->disk,
-				 r->sink, cfg->format, cfg->output_rate, &r->reopen, &r->force);
+				 r->sink, cfg->format,
+				 cfg->escape_control ? 0 : FORMAT_F_EXACT_CONTROL, cfg->output_rate,
+				 cfg->sequences ? &seq_opts : NULL, &r->reopen, &r->force);
 	if (err)
 		return err;
+	/* a scrape reads the output's counts from here on (snapshot_take) */
 	r->out_started = true;
+	__atomic_store_n(&r->out_ready, true, __ATOMIC_RELEASE);
 	if (r->reorder) {
 		err = reorder_start(r->reorder);
 		if (err)
@@ -542,9 +552,9 @@ int receiver_workers_pause(struct receiver *r)
 {
 	int err;
 
-	r->regroup = 1;
+	flag_set(&r->regroup, 1);
 	err = join_workers(r);
-	r->regroup = 0;
+	flag_set(&r->regroup, 0);
 	return err;
 }
 
@@ -597,7 +607,7 @@ int receiver_stop(struct receiver *r)
 {
 	int err = 0, e;
 
-	r->stop = 1;
+	flag_set(&r->stop, 1);
 	err = join_workers(r);
 	r->stop_ns = mono_ns();
 	if (r->window_ready)

@@ -49,6 +49,7 @@ struct receiver {
 	unsigned int nr_started;
 	struct output_stage out;
 	bool out_started;
+	bool out_ready; /* its counts readable: set once started, never cleared */
 	struct worker_shared wsh;
 	struct reorder *reorder;      /* --ordered: between window and ordered_window */
 	struct window ordered_window; /* what the output stage reads with --ordered */
@@ -72,6 +73,9 @@ struct receiver {
 	uint64_t *sock_steered; /* per group socket, credited at each resize */
 	uint64_t *steered_base; /* per slot, the map's count at the last credit */
 	volatile int regroup;
+	/* Held by a live resize and by snapshot_take: a metrics scrape never
+	 * reads the group, the slots or the steered counts half changed. */
+	pthread_mutex_t report_lock;
 	struct caps_user user; /* --user, looked up before anything is bound */
 	bool user_known;
 	bool handed_over; /* a new process took the sockets and BPF objects */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/signals.h"
 #include "net/sockinfo.h"
 #include "common/log.h"
 #include "rx/life/resize.h"
@@ -183,7 +184,7 @@ static int shrink_prepare(struct receiver *r, unsigned int want)
 				busy++;
 		if (!busy)
 			return 0;
-		if (waited * 2 >= SHRINK_DRAIN_MS || r->stop) {
+		if (waited * 2 >= SHRINK_DRAIN_MS || flag_get(&r->stop)) {
 			pr_warn("resize: %u retiring socket(s) not drained after %d ms; they stay "
 				"open, read, and out of selection\n",
 				busy, SHRINK_DRAIN_MS);
@@ -219,7 +220,7 @@ static void shrink_close(struct receiver *r, unsigned int want)
 	r->live = want;
 }
 
-int receiver_resize(struct receiver *r, const struct resize_request *req)
+static int resize_locked(struct receiver *r, const struct resize_request *req)
 {
 	unsigned int want = req->sockets, threads = req->threads;
 	int err = 0, e;
@@ -294,5 +295,15 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 		balancer_set_live(r->balancer, r->live);
 	else if (r->cbpf && (e = attach_cbpf(r, r->live)) && !err)
 		err = e;
+	return err;
+}
+
+int receiver_resize(struct receiver *r, const struct resize_request *req)
+{
+	int err;
+
+	pthread_mutex_lock(&r->report_lock);
+	err = resize_locked(r, req);
+	pthread_mutex_unlock(&r->report_lock);
 	return err;
 }

@@ -2,9 +2,10 @@
 /*
  * The disk buffer: segment files of checksummed batch records (the format is
  * in diskbuf.h). One mutex guards the bookkeeping. A worker encodes its
- * batch into a record in memory and queues it; a writer thread of the
- * buffer's own writes the queue (one write per record) and syncs, outside
- * the lock. Workers never wait for the disk: a write or an fdatasync can
+ * batch's record header and message descriptors and queues them with the
+ * batch itself (its bytes are not copied); a writer thread of the buffer's
+ * own writes the queue, the records that go to one segment with one
+ * pwritev, gives the batches back and syncs, outside the lock. Workers never wait for the disk: a write or an fdatasync can
  * take hundreds of milliseconds when the kernel throttles dirty pages, and
  * a worker stalled that long lets the kernel drop. The queue is bounded
  * (QUEUE_MAX_BYTES); the size cap counts it with the files. The output
@@ -30,7 +31,13 @@
 #include "common/array.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "bpf/balancer.h"
 #include "rx/path/diskbuf.h"
+#include "rx/path/worker.h"
+#include "rx/settings/config.h"
+
+_Static_assert(DISKBUF_MSG_MAX == WORKER_SLOT_BYTES, "a record's message is one receive slot");
+_Static_assert(DISKBUF_COUNT_MAX == CONFIG_MAX_BATCH, "a record is one batch");
 
 #define SEG_MAGIC "SRXDBUF1"
 #define SEG_VERSION 1
@@ -42,6 +49,11 @@
 #define SCAN_CHUNK 65536
 /* Encoded records waiting for the writer: a slow disk's seconds at 100k/s. */
 #define QUEUE_MAX_BYTES (64ULL << 20)
+/* The writer, woken from idle, lets batches gather this long (at most this
+ * much added latency before the output can read them) unless this many
+ * bytes already wait. */
+#define GATHER_US 1000
+#define GATHER_BYTES (256u << 10)
 
 struct rec_hdr {
 	uint32_t magic;
@@ -64,13 +76,20 @@ struct disk_msg {
 _Static_assert(sizeof(struct disk_msg) == 56, "message descriptor is 56 bytes on disk");
 _Static_assert(sizeof(struct sockaddr_in6) == 28, "sockaddr_in6 fits the descriptor");
 
-/* A record encoded by a worker, waiting for the writer. */
+/* A record encoded by a worker, waiting for the writer: its header and
+ * message descriptors, and the messages' bytes either still in the worker's
+ * batch (taken, not copied: handed to put once written) or after the
+ * descriptors (diskbuf_append's copy). */
 struct qrec {
 	struct qrec *next;
-	size_t len; /* header + payload */
+	size_t len;	 /* header + payload */
+	size_t head_len; /* header + descriptors, in bytes[] */
 	uint32_t count;
 	uint64_t first_ns;
-	char bytes[]; /* struct rec_hdr, then the payload */
+	struct batch *batch; /* NULL: the bytes follow the descriptors */
+	void (*put)(void *ctx, struct batch *b);
+	void *put_ctx;
+	char bytes[]; /* struct rec_hdr, descriptors[, the messages' bytes] */
 };
 
 struct seg {
@@ -171,13 +190,29 @@ static void seg_path(const struct diskbuf *d, uint64_t id, char *buf, size_t len
 static bool hdr_ok(const struct rec_hdr *h, uint64_t off, uint64_t size)
 {
 	return h->magic == REC_MAGIC && h->hdr_crc == hdr_crc(h) && h->count &&
-	       h->len <= REC_MAX_PAYLOAD &&
+	       h->count <= DISKBUF_COUNT_MAX && !h->zero && h->len <= REC_MAX_PAYLOAD &&
 	       (uint64_t)h->count * sizeof(struct disk_msg) <= h->len &&
 	       off + sizeof(*h) + h->len <= size;
 }
 
-/* Reads the payload of the record at off into d->rbuf; true if its CRC and
- * its descriptors' lengths agree with the header. */
+/* One message descriptor read back is one the writer could have written:
+ * every field is checked before unpack copies or the output formats it. */
+static bool desc_ok(const struct disk_msg *m)
+{
+	sa_family_t fam;
+
+	if (m->len > DISKBUF_MSG_MAX || m->sock >= REUSEPORT_MAX_SOCKETS || m->truncated > 1 ||
+	    m->zero || m->src_len > sizeof(m->src))
+		return false;
+	if (!m->src_len)
+		return true;
+	memcpy(&fam, m->src, sizeof(fam));
+	return (fam == AF_INET && m->src_len == sizeof(struct sockaddr_in)) ||
+	       (fam == AF_INET6 && m->src_len == sizeof(struct sockaddr_in6));
+}
+
+/* Reads the payload of the record at off into d->rbuf; true if its CRC,
+ * every descriptor (desc_ok) and their lengths agree with the header. */
 static bool payload_ok(struct diskbuf *d, const struct seg *s, uint64_t off,
 		       const struct rec_hdr *h)
 {
@@ -188,8 +223,11 @@ static bool payload_ok(struct diskbuf *d, const struct seg *s, uint64_t off,
 	    pread_all(s->fd, d->rbuf, h->len, off + sizeof(*h)) || crc(d->rbuf, h->len) != h->crc)
 		return false;
 	m = (const struct disk_msg *)d->rbuf;
-	for (uint32_t i = 0; i < h->count; i++)
+	for (uint32_t i = 0; i < h->count; i++) {
+		if (!desc_ok(&m[i]))
+			return false;
 		data += m[i].len;
+	}
 	return data == h->len - (uint64_t)h->count * sizeof(*m);
 }
 
@@ -296,6 +334,65 @@ static void unlock_and_reap(struct diskbuf *d)
 	}
 }
 
+/* ---- trusting DIR --------------------------------------------------------- */
+
+/* The user DIR and its files must belong to. */
+static uid_t dir_owner(const struct diskbuf *d)
+{
+	return d->o.owner_set ? d->o.owner : geteuid();
+}
+
+/* DIR is its owner's alone: that owner, no group or world write. A DIR just
+ * created is given to the user syslogrx will run as. -EPERM, said, if not. */
+static int dir_check(struct diskbuf *d, bool created)
+{
+	uid_t owner = dir_owner(d);
+	struct stat st;
+
+	if (fstat(d->dirfd, &st))
+		return -errno;
+	if (created && st.st_uid != owner && !fchown(d->dirfd, owner, (gid_t)-1))
+		st.st_uid = owner;
+	if (st.st_uid != owner) {
+		pr_warn("--disk-buffer %s: owned by uid %u, not uid %u that syslogrx runs as: "
+			"refused (another user could plant records or links in it)\n",
+			d->dir, (unsigned int)st.st_uid, (unsigned int)owner);
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		pr_warn("--disk-buffer %s: writable by group or others (mode %04o): refused "
+			"(chmod 0700 it)\n",
+			d->dir, (unsigned int)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Opens DIR/name for reading and writing without following a link: a
+ * regular file of DIR's owner, or -EPERM (said); other errors as -errno. */
+static int open_own_file(struct diskbuf *d, const char *name, int flags)
+{
+	int fd = openat(d->dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | flags, 0600);
+	const char *why = NULL;
+	struct stat st;
+
+	if (fd < 0 && errno == ELOOP)
+		why = "a symbolic link";
+	else if (fd < 0)
+		return -errno;
+	else if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (st.st_uid != dir_owner(d) && st.st_uid != geteuid())
+		why = "owned by another user"; /* (made by this process, as root) */
+	if (!why)
+		return fd;
+	pr_warn("--disk-buffer %s: %s is %s: refused (never followed or read)\n", d->dir, name,
+		why);
+	if (fd >= 0)
+		close(fd);
+	return -EPERM;
+}
+
 /* A new segment file with its header, created without the lock (only the
  * writer thread creates segments; next_id is its own after open). */
 static struct seg *seg_create(struct diskbuf *d, uint64_t id)
@@ -309,7 +406,7 @@ static struct seg *seg_create(struct diskbuf *d, uint64_t id)
 	s->id = id;
 	seg_path(d, s->id, name, sizeof(name));
 	memcpy(hdr + 8, &version, sizeof(version));
-	s->fd = openat(d->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	s->fd = openat(d->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (s->fd < 0 || pwrite(s->fd, hdr, SEG_HDR, 0) != SEG_HDR) {
 		pr_warn("--disk-buffer %s: creating %s: %s\n", d->dir, name, strerror(errno));
 		if (s->fd >= 0)
@@ -354,11 +451,10 @@ static int seg_recover(struct diskbuf *d, uint64_t id, const char *name)
 	if (!s)
 		return -ENOMEM;
 	s->id = id;
-	s->fd = openat(d->dirfd, name, O_RDWR | O_CLOEXEC);
+	s->fd = open_own_file(d, name, 0);
 	if (s->fd < 0 || fstat(s->fd, &stb)) {
-		int err = -errno;
+		int err = s->fd < 0 ? s->fd : -errno;
 
-		pr_warn("--disk-buffer %s: opening %s: %s\n", d->dir, name, strerror(errno));
 		seg_free(s);
 		return err;
 	}
@@ -416,7 +512,7 @@ static int recover(struct diskbuf *d)
 		ids[n++] = id;
 	}
 	closedir(dir);
-	qsort(ids, n, sizeof(*ids), cmp_u64);
+	array_sort(ids, n, sizeof(*ids), cmp_u64);
 	for (size_t i = 0; i < n && !err; i++) {
 		char name[32];
 
@@ -442,18 +538,24 @@ static uint32_t cursor_crc(const struct cursor *c)
 	return crc(c, offsetof(struct cursor, crc));
 }
 
-static void cursor_load(struct diskbuf *d)
+/* A planted cursor (a link, not a regular file, another owner's) refuses
+ * the open; one that cannot be made only costs duplicates after a restart. */
+static int cursor_load(struct diskbuf *d)
 {
 	struct cursor c;
 
-	d->cursor_fd = openat(d->dirfd, "cursor", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	d->cursor_fd = open_own_file(d, "cursor", O_CREAT);
+	if (d->cursor_fd == -EPERM)
+		return -EPERM;
 	if (d->cursor_fd < 0) {
 		pr_warn("--disk-buffer %s: cursor: %s (a restart sends whole segments again)\n",
-			d->dir, strerror(errno));
-		return;
+			d->dir, strerror(-d->cursor_fd));
+		d->cursor_fd = -1;
+		return 0;
 	}
 	if (!pread_all(d->cursor_fd, &c, sizeof(c), 0) && c.crc == cursor_crc(&c))
 		d->cursor = c;
+	return 0;
 }
 
 /* Under the lock: the cursor as it is now. */
@@ -537,18 +639,26 @@ static void count_drop(struct diskbuf *d, uint32_t msgs)
 	d->st.dropped_batches++;
 }
 
-static int write_all(int fd, const char *p, size_t len, uint64_t off)
+/* pwritev until every byte of iov[0, cnt) is written (no empty iovec). */
+static int pwritev_all(int fd, struct iovec *iov, int cnt, uint64_t off)
 {
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, off);
+	while (cnt) {
+		ssize_t n = pwritev(fd, iov, cnt, off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= n;
 		off += n;
+		while (cnt && (size_t)n >= iov->iov_len) {
+			n -= iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt) {
+			iov->iov_base = (char *)iov->iov_base + n;
+			iov->iov_len -= n;
+		}
 	}
 	return 0;
 }
@@ -582,43 +692,82 @@ static struct seg *writer_segment(struct diskbuf *d, const struct qrec *q, int *
 	return s;
 }
 
-/* Writes one queued record; the lock is held on entry and on return. */
-static void write_one(struct diskbuf *d, struct qrec *q, int *sealed)
-{
-	struct seg *s = writer_segment(d, q, sealed);
-	int err = s ? 0 : -EIO;
+/* Records per pwritev: two iovecs each (descriptors, bytes), far below IOV_MAX. */
+#define RUN_MAX 64
 
+/* Gives the batches of run[0, n) back to their owners (outside the lock). */
+static void put_batches(struct qrec **run, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (run[i]->batch)
+			run[i]->put(run[i]->put_ctx, run[i]->batch);
+		run[i]->batch = NULL;
+	}
+}
+
+/*
+ * Writes the records at the head of the queue that go to one segment (up to
+ * RUN_MAX) with one pwritev, then accounts and frees them; under load one
+ * syscall carries many batches. The lock is held on entry and on return.
+ */
+static void write_run(struct diskbuf *d, int *sealed)
+{
+	struct qrec *run[RUN_MAX], *q = d->q_head;
+	struct iovec iov[2 * RUN_MAX];
+	struct seg *s = writer_segment(d, q, sealed);
+	size_t n = 0, bytes = 0;
+	int niov = 0, err = s ? 0 : -EIO;
+
+	/* Only this thread takes from the head: q is still there. */
+	do {
+		q = d->q_head;
+		if (n && s->size + bytes + q->len > d->seg_bytes)
+			break;
+		d->q_head = q->next;
+		run[n++] = q;
+		bytes += q->len;
+		iov[niov++] = (struct iovec){ q->bytes, q->batch ? q->head_len : q->len };
+		if (q->batch && q->batch->used)
+			iov[niov++] = (struct iovec){ q->batch->data, q->batch->used };
+	} while (s && n < RUN_MAX && d->q_head);
+	if (!d->q_head)
+		d->q_tail = NULL;
+	/* Only this thread appends, and nobody else moves a writable segment's
+	 * size: the write needs no lock. */
+	pthread_mutex_unlock(&d->lock);
 	if (s) {
-		/* Only this thread appends, and nobody else moves a writable
-		 * segment's size: the write needs no lock. */
-		pthread_mutex_unlock(&d->lock);
-		err = write_all(s->fd, q->bytes, q->len, s->size);
+		err = pwritev_all(s->fd, iov, niov, s->size);
 		if (err && ftruncate(s->fd, s->size)) /* no half record behind us */
 			pr_warn("disk buffer: truncating a failed write: %s\n", strerror(errno));
-		pthread_mutex_lock(&d->lock);
 	}
-	d->q_bytes -= q->len;
-	d->q_recs--;
-	if (err) {
-		if (!d->st.dropped_batches)
-			pr_warn("--disk-buffer %s: write: %s (batches counted as dropped)\n",
-				d->dir, strerror(-err));
-		count_drop(d, q->count);
-		return;
+	put_batches(run, n);
+	pthread_mutex_lock(&d->lock);
+	for (size_t i = 0; i < n; i++) {
+		q = run[i];
+		d->q_bytes -= q->len;
+		d->q_recs--;
+		if (err) {
+			if (!d->st.dropped_batches)
+				pr_warn("--disk-buffer %s: write: %s (batches counted as dropped)\n",
+					d->dir, strerror(-err));
+			count_drop(d, q->count);
+		} else {
+			if (!s->first_ns)
+				s->first_ns = q->first_ns;
+			if (!d->unread)
+				d->next_ns = q->first_ns;
+			s->size += q->len;
+			d->total_bytes += q->len;
+			d->unread++;
+			d->msgs += q->count;
+			d->batches++;
+			d->st.written_msgs += q->count;
+			d->st.written_batches++;
+			d->st.written_bytes += q->len;
+			d->dirty = true;
+		}
+		free(q);
 	}
-	if (!s->first_ns)
-		s->first_ns = q->first_ns;
-	if (!d->unread)
-		d->next_ns = q->first_ns;
-	s->size += q->len;
-	d->total_bytes += q->len;
-	d->unread++;
-	d->msgs += q->count;
-	d->batches++;
-	d->st.written_msgs += q->count;
-	d->st.written_batches++;
-	d->st.written_bytes += q->len;
-	d->dirty = true;
 }
 
 /* Under the lock: whether an fdatasync is due now. */
@@ -674,13 +823,20 @@ static void *writer_main(void *arg)
 								1000000ULL);
 			pthread_cond_timedwait(&d->wake, &d->lock, &ts);
 			cursor_save(d, false);
+			if (d->q_head && !d->closing && d->q_bytes < GATHER_BYTES) {
+				/* Woken by the first batch after a pause: let the
+				 * next ones gather so that one pwritev takes them
+				 * (a wake-up and a write per batch cost more than
+				 * the batch at 50,000/s). */
+				struct timespec g = { 0, GATHER_US * 1000L };
+
+				pthread_mutex_unlock(&d->lock);
+				nanosleep(&g, NULL);
+				pthread_mutex_lock(&d->lock);
+			}
 			continue;
 		}
-		d->q_head = q->next;
-		if (!d->q_head)
-			d->q_tail = NULL;
-		write_one(d, q, &sealed);
-		free(q);
+		write_run(d, &sealed);
 		if (sealed >= 0 || d->dead) {
 			unlock_and_reap(d);
 			sync_fd(sealed);
@@ -703,6 +859,7 @@ static void *writer_main(void *arg)
 struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 {
 	struct diskbuf *d = calloc(1, sizeof(*d));
+	bool created;
 	int err;
 
 	if (!d)
@@ -722,7 +879,8 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 	pthread_mutex_init(&d->lock, NULL);
 	cond_init_monotonic(&d->wake);
 	cond_init_monotonic(&d->written);
-	if (mkdir(d->dir, 0700) && errno != EEXIST) {
+	created = !mkdir(d->dir, 0700);
+	if (!created && errno != EEXIST) {
 		err = -errno;
 		pr_warn("--disk-buffer %s: %s\n", d->dir, strerror(errno));
 		goto fail;
@@ -733,7 +891,11 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 		pr_warn("--disk-buffer %s: %s\n", d->dir, strerror(errno));
 		goto fail;
 	}
-	cursor_load(d);
+	err = dir_check(d, created);
+	if (!err)
+		err = cursor_load(d);
+	if (err)
+		goto fail;
 	err = recover(d);
 	if (err) {
 		pr_warn("--disk-buffer %s: reading what is there: %s\n", d->dir, strerror(-err));
@@ -806,12 +968,14 @@ bool diskbuf_spilling(struct diskbuf *d)
 	return __atomic_load_n(&d->spilling, __ATOMIC_RELAXED);
 }
 
-/* b as a record: header (but its seq and header CRC) and payload. NULL if
- * b is not laid out back to back (batch_add does that) or out of memory. */
-static struct qrec *encode(const struct batch *b)
+/* b as a record: header (but its seq and header CRC) and descriptors, with
+ * a copy of the messages' bytes after them only if copy. NULL if b is not
+ * laid out back to back (batch_add does that) or out of memory. */
+static struct qrec *encode(const struct batch *b, bool copy)
 {
 	size_t dlen = (size_t)b->count * sizeof(struct disk_msg);
-	struct qrec *q = malloc(sizeof(*q) + sizeof(struct rec_hdr) + dlen + b->used);
+	size_t head = sizeof(struct rec_hdr) + dlen;
+	struct qrec *q = malloc(sizeof(*q) + head + (copy ? b->used : 0));
 	struct rec_hdr *h;
 	struct disk_msg *m;
 	uint64_t off = 0;
@@ -840,36 +1004,34 @@ static struct qrec *encode(const struct batch *b)
 		free(q);
 		return NULL;
 	}
-	memcpy((char *)m + dlen, b->data, b->used);
+	if (copy)
+		memcpy(q->bytes + head, b->data, b->used);
 	memset(h, 0, sizeof(*h));
 	h->magic = REC_MAGIC;
 	h->count = b->count;
 	h->len = dlen + b->used;
-	h->crc = crc(m, h->len);
+	/* The payload's CRC, in two pieces: the same as over it whole. */
+	h->crc = crc32(crc(m, dlen), (const Bytef *)b->data, b->used);
 	h->first_ns = b->recs[0].recv_ns;
 	q->next = NULL;
 	q->len = sizeof(*h) + h->len;
+	q->head_len = head;
 	q->count = b->count;
 	q->first_ns = h->first_ns;
+	q->batch = NULL;
 	return q;
 }
 
-int diskbuf_append(struct diskbuf *d, const struct batch *b, bool only_if_spilling)
+/* Queues q, the record of b (NULL: out of memory), for the writer; see
+ * diskbuf_append for what it returns. Not 0: q is the caller's to free. */
+static int enqueue(struct diskbuf *d, const struct batch *b, struct qrec *q, bool only_if_spilling)
 {
 	struct rec_hdr *h;
-	struct qrec *q;
 	int err;
 
-	if (!b->count)
-		return 0;
-	if (only_if_spilling && !diskbuf_spilling(d))
-		return 1;
-	/* Encoding and its CRC run unlocked: the workers in parallel. */
-	q = encode(b);
 	pthread_mutex_lock(&d->lock);
 	if (only_if_spilling && !d->spilling) {
 		pthread_mutex_unlock(&d->lock);
-		free(q);
 		return 1;
 	}
 	if (!q) {
@@ -905,16 +1067,55 @@ int diskbuf_append(struct diskbuf *d, const struct batch *b, bool only_if_spilli
 		d->q_head = q;
 	d->q_tail = q;
 	d->q_bytes += q->len;
-	d->q_recs++;
+	/* The writer waits only with nothing queued: the first record wakes it. */
+	if (!d->q_recs++)
+		pthread_cond_signal(&d->wake);
 	__atomic_store_n(&d->spilling, true, __ATOMIC_RELAXED);
-	pthread_cond_signal(&d->wake);
 	pthread_mutex_unlock(&d->lock);
 	return 0;
 drop:
 	count_drop(d, b->count);
 	pthread_mutex_unlock(&d->lock);
-	free(q);
 	return err;
+}
+
+int diskbuf_append(struct diskbuf *d, const struct batch *b, bool only_if_spilling)
+{
+	struct qrec *q;
+	int ret;
+
+	if (!b->count)
+		return 0;
+	if (only_if_spilling && !diskbuf_spilling(d))
+		return 1;
+	/* Encoding and its CRC run unlocked: the workers in parallel. */
+	q = encode(b, true);
+	ret = enqueue(d, b, q, only_if_spilling);
+	if (ret)
+		free(q);
+	return ret;
+}
+
+int diskbuf_append_batch(struct diskbuf *d, struct batch *b,
+			 void (*put)(void *ctx, struct batch *b), void *ctx)
+{
+	struct qrec *q = NULL;
+	int ret = 0;
+
+	if (b->count) {
+		q = encode(b, false);
+		if (q) {
+			q->batch = b;
+			q->put = put;
+			q->put_ctx = ctx;
+		}
+		ret = enqueue(d, b, q, false);
+	}
+	if (!q || ret) {
+		free(q);
+		put(ctx, b);
+	}
+	return ret;
 }
 
 void diskbuf_flush(struct diskbuf *d)

@@ -4,9 +4,10 @@
  * whole batches, so that a destination outage (spill) or a crash (reliable)
  * loses nothing that was received.
  *
- * Workers append batches (encoded into a record and queued; the buffer's
- * writer thread writes each with one write, so a worker never waits for the
- * disk); the output
+ * Workers append batches (their record headers and descriptors encoded and
+ * queued with the batch itself, not a copy of its bytes; the buffer's writer
+ * thread writes what is queued for one segment with one pwritev, so a worker
+ * never waits for the disk); the output
  * stage reads them back in the order they were appended and says when each
  * is done (written to a stream sink, or acknowledged by Kafka). A segment is
  * deleted when every record of it was read and done. On open, segments left
@@ -27,12 +28,25 @@
  * A record whose header or payload does not match its CRC (zlib's crc32) is
  * never handed out: it is counted as corrupt and the reader resynchronises
  * on the next valid record header (a torn tail after a crash ends there).
+ * A CRC is no proof against a forger, so every field is checked before use
+ * too, and a record that fails is corrupt the same way (one record, counted):
+ * at most DISKBUF_COUNT_MAX messages, each at most DISKBUF_MSG_MAX bytes (one
+ * datagram: the asynchronous path formats into a buffer that size), a source
+ * address of 0, 16 (AF_INET) or 28 (AF_INET6) bytes matching its family,
+ * a socket index below the group's maximum, truncated 0 or 1, zero fields 0.
+ *
+ * DIR is trusted only if it is the owner's alone: created 0700 (and given to
+ * the user syslogrx will run as); an existing DIR owned by another user, or
+ * writable by group or others, is refused at open. Segment and cursor files
+ * are opened with O_NOFOLLOW and must be regular files of that owner: a
+ * planted symbolic link (or FIFO, device) is refused at open, never followed.
  */
 #ifndef SYSLOGRX_DISKBUF_H
 #define SYSLOGRX_DISKBUF_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "rx/path/window.h"
 
 enum diskbuf_mode {
@@ -46,7 +60,12 @@ struct diskbuf_opts {
 	uint64_t segment_bytes; /* 0: max_bytes / 8, within 64 KiB .. 64 MiB */
 	int sync_ms;		/* fdatasync at most this often; 0: after every batch */
 	enum diskbuf_mode mode;
+	bool owner_set; /* DIR and its files belong to owner (--user); else geteuid() */
+	uid_t owner;
 };
+
+#define DISKBUF_MSG_MAX 65536u	/* bytes of one message: a datagram's receive slot */
+#define DISKBUF_COUNT_MAX 1024u /* messages in one record: --batch's maximum */
 
 struct diskbuf_stats {
 	uint64_t max_bytes;
@@ -80,6 +99,14 @@ void diskbuf_close(struct diskbuf *d);
  * dropped (as is a later failed write, in the stats).
  */
 int diskbuf_append(struct diskbuf *d, const struct batch *b, bool only_if_spilling);
+/*
+ * The same (never only_if_spilling) without copying b's bytes: b is the
+ * buffer's until its record is written, then handed to put(ctx, b); at once
+ * if it is not queued (nothing in it, or counted as dropped). The caller
+ * must not touch b after the call.
+ */
+int diskbuf_append_batch(struct diskbuf *d, struct batch *b,
+			 void (*put)(void *ctx, struct batch *b), void *ctx);
 bool diskbuf_spilling(struct diskbuf *d);
 /* Waits until everything appended so far is written (tests; exit). */
 void diskbuf_flush(struct diskbuf *d);

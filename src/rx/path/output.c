@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/signals.h"
 #include "common/clock.h"
 #include "rx/path/output.h"
 #include "rx/path/output_async.h"
@@ -20,14 +21,15 @@ static void *output_main(void *arg)
 		output_sync_main(o);
 	/* Ran to its end: everything is written (the sink closes after the
 	 * server has it all): held disk records are done. */
-	if (!*o->force)
+	if (!flag_get(o->force))
 		output_source_free(o, true);
 	return NULL;
 }
 
 int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf *disk,
-		       struct sink *sink, enum out_format fmt, uint64_t rate,
-		       const volatile int *reopen, const volatile int *force)
+		       struct sink *sink, enum out_format fmt, unsigned int fmt_flags,
+		       uint64_t rate, const struct seqtrack_opts *seq, const volatile int *reopen,
+		       const volatile int *force)
 {
 	int err;
 
@@ -36,17 +38,24 @@ int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf 
 	o->disk = disk;
 	o->sink = sink;
 	o->format = fmt;
+	o->format_flags = fmt_flags;
 	o->rate = rate;
 	o->reopen = reopen;
 	o->force = force;
 	o->tz_minute = -1;
 	o->async = (sink->ops->produce || sink->ops->produce_msg) && sink->ops->poll &&
 		   sink->ops->drain;
+	/* Raw lines are the datagram's bytes and null writes nothing: no field
+	 * is needed, so nothing is parsed (and malformed is not counted).
+	 * Async sinks (kafka, otlp) parse always: a key or a record's
+	 * attributes may ask for a field. */
+	o->parse = o->async || (fmt != FORMAT_RAW && !sink->discards);
 	err = o->async ? output_async_init(o) : output_sync_init(o);
-	o->seq = seqtrack_new();
-	if (err || !o->seq) {
+	if (!err && seq && !(o->seq = seqtrack_new_opts(seq)))
+		err = -ENOMEM;
+	if (err) {
 		output_stage_free(o);
-		return err ?: -ENOMEM;
+		return err;
 	}
 	return -pthread_create(&o->thread, NULL, output_main, o);
 }
@@ -72,6 +81,7 @@ void output_stage_counts(struct output_stage *o, struct output_counts *out)
 	out->processed = __atomic_load_n(&o->counts.processed, __ATOMIC_RELAXED);
 	out->written = __atomic_load_n(&o->counts.written, __ATOMIC_RELAXED);
 	out->malformed = __atomic_load_n(&o->counts.malformed, __ATOMIC_RELAXED);
+	out->parsed = o->parse;
 	out->discarded = __atomic_load_n(&o->counts.discarded, __ATOMIC_RELAXED);
 	out->write_errors = __atomic_load_n(&o->counts.write_errors, __ATOMIC_RELAXED);
 }

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The output stage: one thread that takes batches from the input window,
- * parses each message (counting malformed ones, which are still written
- * raw), feeds the loss accounting, formats and hands the sink the result.
+ * parses each message where the output needs its fields (json and rfc5424
+ * into a destination, and kafka: malformed ones are counted there, and still
+ * written raw; raw output and null output parse nothing and count no
+ * malformed), feeds the loss accounting, formats and hands the sink the
+ * result. Its counters are published once per batch, not per message.
  *
  *   output.c        start, join, counts, free; picks the loop for the sink
  *   output_sync.c   stream sinks: format into a large buffer, write it whole;
@@ -26,6 +29,7 @@ struct output_counts {
 	uint64_t processed;    /* taken from the window */
 	uint64_t written;      /* accepted by the sink */
 	uint64_t malformed;    /* did not parse: written raw all the same */
+	bool parsed;	       /* malformed is counted (the output parses) */
 	uint64_t discarded;    /* could not be written: the sink failed */
 	uint64_t write_errors; /* failed sink writes */
 };
@@ -39,13 +43,17 @@ struct output_stage {
 	struct window *window;
 	struct sink *sink;
 	enum out_format format;
+	unsigned int format_flags;  /* FORMAT_F_*: --no-escape-control */
 	uint64_t rate;		    /* --output-rate, 0 = none */
-	struct seqtrack *seq;	    /* owned: freed by output_stage_free */
+	bool parse;		    /* the output needs the fields: parse each message */
+	struct seqtrack *seq;	    /* --sequences, else NULL; freed by output_stage_free */
 	const volatile int *reopen; /* set by SIGHUP, cleared here */
 	const volatile int *force;  /* second signal: stop now */
 	char *buf;
 	size_t used, cap;
 	uint64_t pending;	     /* messages in buf */
+	uint64_t done;		     /* messages taken (this thread's own count) */
+	uint64_t bad;		     /* malformed in this batch, not yet published */
 	uint64_t rate_start_ns;	     /* --output-rate schedule: message */
 	uint64_t rate_base;	     /* rate_base + k is due at start + k/rate */
 	struct output_counts counts; /* read with __atomic loads */
@@ -61,10 +69,13 @@ struct output_stage {
 	int error;
 };
 
-/* disk: the --disk-buffer to read after the window, or NULL. */
+/* disk: the --disk-buffer to read after the window, or NULL. seq: the
+ * sequence accounting's bounds with --sequences, or NULL: then no tracker is
+ * made and no message is searched for a marker. */
 int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf *disk,
-		       struct sink *sink, enum out_format fmt, uint64_t rate,
-		       const volatile int *reopen, const volatile int *force);
+		       struct sink *sink, enum out_format fmt, unsigned int fmt_flags,
+		       uint64_t rate, const struct seqtrack_opts *seq, const volatile int *reopen,
+		       const volatile int *force);
 /* Returns after the window is closed and drained (or force). */
 int output_stage_join(struct output_stage *o);
 void output_stage_counts(struct output_stage *o, struct output_counts *out);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/signals.h"
 #include "common/sockaddr.h"
 #include "rx/path/output_async.h"
 #include "rx/path/output_msg.h"
@@ -138,7 +139,7 @@ static void produce_one(struct output_stage *o, struct batch_track *t, const str
 			t->outstanding++;
 			return;
 		}
-		if (err != -EAGAIN || *o->force) {
+		if (err != -EAGAIN || flag_get(o->force)) {
 			/* Permanent (counted by the sink per reason) or leaving now. */
 			output_count(&o->counts.discarded, 1);
 			return;
@@ -154,13 +155,13 @@ static void process_batch_async(struct output_stage *o, struct batch *b)
 
 	while (!(t = track_get(o, b))) {
 		/* Out of memory for a 24-byte tracker: wait for completions. */
-		if (*o->force) {
+		if (flag_get(o->force)) {
 			output_release(o, b, false);
 			return;
 		}
 		o->sink->ops->poll(o->sink, 100);
 	}
-	for (uint32_t i = 0; i < b->count && !*o->force; i++) {
+	for (uint32_t i = 0; i < b->count && !flag_get(o->force); i++) {
 		const struct msg_rec *r = &b->recs[i];
 		const char *data;
 		struct syslog_msg m;
@@ -173,7 +174,8 @@ static void process_batch_async(struct output_stage *o, struct batch *b)
 		if (!o->sink->ops->produce_msg) {
 			/* One line in o->buf (sized for the largest datagram);
 			 * the record value is the line without its '\n'. */
-			a.len = format_message(o->buf, o->format, data, r->len, &m, res, &meta);
+			a.len = format_message_flags(o->buf, o->format, o->format_flags, data,
+						     r->len, &m, res, &meta);
 			a.len = a.len ? a.len - 1 : 0;
 			a.msg = o->buf;
 			a.keylen = message_key(o, r, &m, res, keybuf, sizeof(keybuf), &a.key);
@@ -181,6 +183,7 @@ static void process_batch_async(struct output_stage *o, struct batch *b)
 		produce_one(o, t, &a);
 		output_msg_done(o, NULL);
 	}
+	output_batch_done(o);
 	track_put(o, t);
 }
 
@@ -189,7 +192,7 @@ void output_async_main(struct output_stage *o)
 	struct sink *s = o->sink;
 	uint64_t lost;
 
-	while (!*o->force) {
+	while (!flag_get(o->force)) {
 		struct batch *b = output_pop(o, 0);
 
 		if (!b) {
@@ -199,13 +202,13 @@ void output_async_main(struct output_stage *o)
 			/* With reports to wait for, come back soon to serve them. */
 			b = output_pop(o, o->tracks_live ? 5 : 100);
 		}
-		if (*o->reopen)
+		if (flag_get(o->reopen))
 			*(volatile int *)o->reopen = 0; /* nothing to reopen */
 		if (b)
 			process_batch_async(o, b);
 		s->ops->poll(s, 0);
 	}
-	if (!*o->force) {
+	if (!flag_get(o->force)) {
 		/* Everything is produced: wait for the reports, up to
 		 * --drain-timeout; what is given up completes as undelivered. */
 		lost = s->ops->drain(s);

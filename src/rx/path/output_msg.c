@@ -28,12 +28,13 @@ enum syslog_parse_result output_msg_take(struct output_stage *o, const struct ba
 					 struct msg_meta *meta)
 {
 	const struct msg_rec *r = &b->recs[i];
-	enum syslog_parse_result res;
+	enum syslog_parse_result res = SYSLOG_OK_3164;
 
 	*data = b->data + r->off;
-	res = syslog_parse(*data, r->len, m);
-	if (res == SYSLOG_MALFORMED)
-		output_count(&o->counts.malformed, 1);
+	if (o->parse) {
+		res = syslog_parse(*data, r->len, m);
+		o->bad += res == SYSLOG_MALFORMED;
+	}
 	if (o->seq)
 		seqtrack_observe(o->seq, *data, r->len);
 	*meta = (struct msg_meta){
@@ -49,7 +50,7 @@ enum syslog_parse_result output_msg_take(struct output_stage *o, const struct ba
 /* --output-rate: message k is due at start + k/rate; sleep when ahead. */
 static void pace(struct output_stage *o, void (*before_sleep)(struct output_stage *o))
 {
-	uint64_t done = o->counts.processed - o->rate_base;
+	uint64_t done = o->done - o->rate_base;
 	uint64_t due = o->rate_start_ns + done * NSEC_PER_SEC / o->rate;
 	uint64_t now = mono_ns();
 	struct timespec ts;
@@ -59,19 +60,29 @@ static void pace(struct output_stage *o, void (*before_sleep)(struct output_stag
 		 * pause, so restart the schedule when we fall 10 ms behind it. */
 		if (now - due > 10000000ULL) {
 			o->rate_start_ns = now;
-			o->rate_base = o->counts.processed;
+			o->rate_base = o->done;
 		}
 		return;
 	}
 	if (before_sleep)
 		before_sleep(o);
+	output_batch_done(o); /* the counts stay live through a long pause */
 	ts = ns_to_timespec(due - now);
 	nanosleep(&ts, NULL);
 }
 
+void output_batch_done(struct output_stage *o)
+{
+	/* Only this thread writes processed: a store, not an add. */
+	__atomic_store_n(&o->counts.processed, o->done, __ATOMIC_RELAXED);
+	if (o->bad)
+		output_count(&o->counts.malformed, o->bad);
+	o->bad = 0;
+}
+
 void output_msg_done(struct output_stage *o, void (*before_sleep)(struct output_stage *o))
 {
-	output_count(&o->counts.processed, 1);
+	o->done++;
 	if (o->rate)
 		pace(o, before_sleep);
 }

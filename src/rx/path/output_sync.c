@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/signals.h"
 #include "common/log.h"
 #include "rx/path/output_msg.h"
 #include "rx/path/output_source.h"
@@ -50,7 +51,7 @@ static void flush(struct output_stage *o)
 
 static void process_batch(struct output_stage *o, const struct batch *b)
 {
-	for (uint32_t i = 0; i < b->count && !*o->force; i++) {
+	for (uint32_t i = 0; i < b->count && !flag_get(o->force); i++) {
 		const char *data;
 		struct syslog_msg m;
 		struct msg_meta meta;
@@ -67,12 +68,13 @@ static void process_batch(struct output_stage *o, const struct batch *b)
 				output_count(&o->counts.discarded, 1);
 				continue;
 			}
-			o->used += format_message(o->buf + o->used, o->format, data, len, &m, res,
-						  &meta);
+			o->used += format_message_flags(o->buf + o->used, o->format,
+							o->format_flags, data, len, &m, res, &meta);
 		}
 		o->pending++;
 		output_msg_done(o, flush);
 	}
+	output_batch_done(o);
 }
 
 static void reopen(struct output_stage *o)
@@ -84,14 +86,14 @@ static void reopen(struct output_stage *o)
 	if (err)
 		pr_warn("%s: reopen failed: %s (still writing to the old one)\n", o->sink->name,
 			strerror(-err));
-	*(volatile int *)o->reopen = 0;
+	flag_set((volatile int *)o->reopen, 0);
 }
 
 void output_sync_main(struct output_stage *o)
 {
 	bool busy = false;
 
-	while (!*o->force) {
+	while (!flag_get(o->force)) {
 		/* Take what is queued without waiting; when nothing is, flush
 		 * (low latency at low rates) and then wait. */
 		struct batch *b = output_pop(o, 0);
@@ -112,7 +114,7 @@ void output_sync_main(struct output_stage *o)
 				break;
 			b = output_pop(o, 100);
 		}
-		if (*o->reopen)
+		if (flag_get(o->reopen))
 			reopen(o);
 		if (!b)
 			continue;

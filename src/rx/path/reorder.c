@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/signals.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "rx/path/reorder.h"
@@ -13,20 +14,33 @@
  * the hold). */
 #define SLACK_NS 1000000ULL
 
-/* A batch of the input window whose messages are held: released to the
- * window when its last message is written. */
+/*
+ * A batch of the input window whose messages are held: a run, its messages
+ * taken in stamp order (a worker's batch is one socket's queue in arrival
+ * order, so almost always already sorted; else sorted once on arrival). The
+ * heap holds one entry per held batch, keyed by the stamp of its next
+ * message: a message costs a compare or two and a sift over the held
+ * batches (tens), not a sift over every held message (thousands). Released
+ * to the window when its last message is written.
+ */
 struct held_batch {
 	struct held_batch *next; /* free list: recycled, not freed */
 	struct batch *b;
-	uint32_t left;	     /* messages not yet written */
-	uint64_t arrival_ns; /* CLOCK_MONOTONIC, when popped */
+	uint32_t pos;	/* messages written: the head is at pos */
+	bool permuted;	/* perm holds the stamp order; else 0, 1, ... */
+	uint32_t *perm; /* owned, kept when recycled */
+	uint32_t perm_cap;
+	uint64_t order;	       /* of message 0: equal stamps keep arrival order */
+	uint64_t arrival_ns;   /* CLOCK_MONOTONIC, when popped */
+	uint64_t unstamped_ns; /* CLOCK_REALTIME, when popped: the stamp of a
+				* message with none */
 };
 
-struct held_msg {
+/* The heap's entry: a held batch and the (stamp, order) of its head. */
+struct held_head {
 	uint64_t stamp; /* the kernel's arrival stamp, CLOCK_REALTIME */
-	uint64_t order; /* equal stamps keep their arrival order */
+	uint64_t order;
 	struct held_batch *hb;
-	uint32_t idx;
 };
 
 struct reorder {
@@ -36,8 +50,9 @@ struct reorder {
 	const volatile int *force;
 	pthread_t thread;
 	bool started;
-	struct held_msg *heap; /* min-heap by (stamp, order) */
-	size_t n, cap;
+	struct held_head *heap; /* min-heap by (stamp, order), one per held batch */
+	size_t nb, cap;
+	uint64_t n; /* messages held */
 	struct held_batch *free_hb;
 	uint64_t order;
 	uint64_t last_stamp;	 /* of the last message written in order */
@@ -47,19 +62,19 @@ struct reorder {
 	int error;
 };
 
-static bool msg_less(const struct held_msg *a, const struct held_msg *b)
+static bool head_less(const struct held_head *a, const struct held_head *b)
 {
 	return a->stamp < b->stamp || (a->stamp == b->stamp && a->order < b->order);
 }
 
-static void sift_up(struct held_msg *h, size_t i)
+static void sift_up(struct held_head *h, size_t i)
 {
-	struct held_msg m = h[i];
+	struct held_head m = h[i];
 
 	while (i) {
 		size_t p = (i - 1) / 2;
 
-		if (!msg_less(&m, &h[p]))
+		if (!head_less(&m, &h[p]))
 			break;
 		h[i] = h[p];
 		i = p;
@@ -67,18 +82,18 @@ static void sift_up(struct held_msg *h, size_t i)
 	h[i] = m;
 }
 
-static void sift_down(struct held_msg *h, size_t n, size_t i)
+static void sift_down(struct held_head *h, size_t n, size_t i)
 {
-	struct held_msg m = h[i];
+	struct held_head m = h[i];
 
 	for (;;) {
 		size_t c = 2 * i + 1;
 
 		if (c >= n)
 			break;
-		if (c + 1 < n && msg_less(&h[c + 1], &h[c]))
+		if (c + 1 < n && head_less(&h[c + 1], &h[c]))
 			c++;
-		if (!msg_less(&h[c], &m))
+		if (!head_less(&h[c], &m))
 			break;
 		h[i] = h[c];
 		i = c;
@@ -91,19 +106,76 @@ static void stat_add(uint64_t *v, uint64_t n)
 	__atomic_store_n(v, *v + n, __ATOMIC_RELAXED); /* one writer: this thread */
 }
 
-/* Takes every message of b into the heap. */
+/* The stamp message i of hb is placed by. */
+static uint64_t msg_stamp(const struct held_batch *hb, uint32_t i)
+{
+	uint64_t stamp = hb->b->recs[i].recv_ns;
+
+	return stamp ? stamp : hb->unstamped_ns;
+}
+
+/* Index of the message at hb's head. */
+static uint32_t head_idx(const struct held_batch *hb)
+{
+	return hb->permuted ? hb->perm[hb->pos] : hb->pos;
+}
+
+static struct held_head head_of(const struct held_batch *hb)
+{
+	uint32_t i = head_idx(hb);
+
+	return (struct held_head){ msg_stamp(hb, i), hb->order + i, (struct held_batch *)hb };
+}
+
+/* hb's messages in stamp order (ties by index): an insertion sort, linear on
+ * the nearly sorted batches the workers read. -ENOMEM. */
+static int sort_batch(struct held_batch *hb)
+{
+	uint32_t n = hb->b->count;
+
+	if (hb->perm_cap < n) {
+		uint32_t *p = realloc(hb->perm, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		hb->perm = p;
+		hb->perm_cap = n;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t st = msg_stamp(hb, i);
+		uint32_t j = i;
+
+		while (j && msg_stamp(hb, hb->perm[j - 1]) > st) {
+			hb->perm[j] = hb->perm[j - 1];
+			j--;
+		}
+		hb->perm[j] = i;
+	}
+	return 0;
+}
+
+static void hb_recycle(struct reorder *ro, struct held_batch *hb)
+{
+	hb->next = ro->free_hb;
+	ro->free_hb = hb;
+}
+
+/* Takes b as a run into the heap. */
 static int hold_batch(struct reorder *ro, struct batch *b)
 {
 	struct held_batch *hb = ro->free_hb;
 	uint64_t now_real = clock_ns(CLOCK_REALTIME), lag_max = ro->st.lag_max_ns;
+	uint64_t unstamped = 0, prev = 0;
+	bool sorted = true;
 
-	if (ro->n + b->count > ro->cap) {
-		size_t cap = ro->cap ? ro->cap : 1024;
-		struct held_msg *h;
+	if (!b->count) {
+		window_release(ro->in, b);
+		return 0;
+	}
+	if (ro->nb == ro->cap) {
+		size_t cap = ro->cap ? ro->cap * 2 : 64;
+		struct held_head *h = realloc(ro->heap, cap * sizeof(*h));
 
-		while (cap < ro->n + b->count)
-			cap *= 2;
-		h = realloc(ro->heap, cap * sizeof(*h));
 		if (!h)
 			return -ENOMEM;
 		ro->heap = h;
@@ -111,34 +183,45 @@ static int hold_batch(struct reorder *ro, struct batch *b)
 	}
 	if (hb)
 		ro->free_hb = hb->next;
-	else if (!(hb = malloc(sizeof(*hb))))
+	else if (!(hb = calloc(1, sizeof(*hb))))
 		return -ENOMEM;
 	hb->next = NULL;
 	hb->b = b;
-	hb->left = b->count;
+	hb->pos = 0;
+	hb->permuted = false;
+	hb->order = ro->order;
 	hb->arrival_ns = mono_ns();
+	hb->unstamped_ns = now_real;
 	for (uint32_t i = 0; i < b->count; i++) {
 		uint64_t stamp = b->recs[i].recv_ns;
 
 		if (!stamp) {
 			/* No kernel stamp: the best we know is now. */
 			stamp = now_real;
-			stat_add(&ro->st.unstamped, 1);
+			unstamped++;
 		} else if (now_real > stamp && now_real - stamp > lag_max) {
 			lag_max = now_real - stamp;
 		}
-		ro->heap[ro->n] = (struct held_msg){ stamp, ro->order++, hb, i };
-		sift_up(ro->heap, ro->n++);
+		sorted &= stamp >= prev;
+		prev = stamp;
 	}
+	if (!sorted) {
+		if (sort_batch(hb)) {
+			hb_recycle(ro, hb);
+			return -ENOMEM;
+		}
+		hb->permuted = true;
+	}
+	ro->order += b->count;
+	if (unstamped)
+		stat_add(&ro->st.unstamped, unstamped);
+	ro->heap[ro->nb] = head_of(hb);
+	sift_up(ro->heap, ro->nb++);
+	ro->n += b->count;
 	if (lag_max > ro->st.lag_max_ns)
 		__atomic_store_n(&ro->st.lag_max_ns, lag_max, __ATOMIC_RELAXED);
 	if (ro->n > ro->st.held_hwm)
 		__atomic_store_n(&ro->st.held_hwm, ro->n, __ATOMIC_RELAXED);
-	if (!b->count) {
-		window_release(ro->in, b);
-		hb->next = ro->free_hb;
-		ro->free_hb = hb;
-	}
 	return 0;
 }
 
@@ -152,19 +235,21 @@ static void push_out(struct reorder *ro)
 	ro->ob_room = 0;
 }
 
-/* Writes the heap's first message into the output window. Returns 0, or
- * -EINTR when force stopped the wait for room. */
+/* Writes the first held message (the head of the heap's first batch) into
+ * the output window. Returns 0, or -EINTR when force stopped the wait for
+ * room. */
 static int write_top(struct reorder *ro)
 {
-	struct held_msg m = ro->heap[0];
-	const struct msg_rec *r = &m.hb->b->recs[m.idx];
+	struct held_head m = ro->heap[0];
+	struct held_batch *hb = m.hb;
+	const struct msg_rec *r = &hb->b->recs[head_idx(hb)];
 	struct msg_rec *o;
 
 	if (!ro->ob) {
 		uint32_t room = 0;
 
 		while (!room) {
-			if (*ro->force)
+			if (flag_get(ro->force))
 				return -EINTR;
 			room = window_reserve(ro->out, ro->out->batch_cap, ro->force, POLL_MS);
 		}
@@ -178,7 +263,7 @@ static int write_top(struct reorder *ro)
 	o = batch_add(ro->ob, r->len);
 	if (!o)
 		return -ENOMEM;
-	memcpy(ro->ob->data + o->off, m.hb->b->data + r->off, r->len);
+	memcpy(ro->ob->data + o->off, hb->b->data + r->off, r->len);
 	o->sock = r->sock;
 	o->truncated = r->truncated;
 	o->recv_ns = r->recv_ns;
@@ -193,14 +278,18 @@ static int write_top(struct reorder *ro)
 		ro->last_stamp = m.stamp;
 	stat_add(&ro->st.merged, 1);
 
-	ro->heap[0] = ro->heap[--ro->n];
-	if (ro->n)
-		sift_down(ro->heap, ro->n, 0);
-	if (!--m.hb->left) {
-		window_release(ro->in, m.hb->b);
-		m.hb->next = ro->free_hb;
-		ro->free_hb = m.hb;
+	ro->n--;
+	if (++hb->pos < hb->b->count) {
+		/* The batch's next message takes its place. */
+		ro->heap[0] = head_of(hb);
+	} else {
+		window_release(ro->in, hb->b);
+		hb->b = NULL;
+		hb_recycle(ro, hb);
+		ro->heap[0] = ro->heap[--ro->nb];
 	}
+	if (ro->nb)
+		sift_down(ro->heap, ro->nb, 0);
 	return 0;
 }
 
@@ -210,7 +299,7 @@ static int write_top(struct reorder *ro)
  * within the next slack goes out in this round, so the stage wakes about
  * once per slack, not once per message.
  */
-static bool due(const struct reorder *ro, const struct held_msg *m, uint64_t now_real,
+static bool due(const struct reorder *ro, const struct held_head *m, uint64_t now_real,
 		uint64_t now_mono)
 {
 	uint64_t hold = ro->hold_ns - ro->slack_ns;
@@ -261,7 +350,7 @@ static void *reorder_main(void *arg)
 	int err = 0;
 
 	pthread_setname_np(pthread_self(), "reorder");
-	while (!*ro->force && !err) {
+	while (!flag_get(ro->force) && !err) {
 		struct batch *b;
 
 		if (ro->n) {
@@ -280,14 +369,14 @@ static void *reorder_main(void *arg)
 		if (!err)
 			err = write_due(ro, false);
 	}
-	if (!err && !*ro->force)
+	if (!err && !flag_get(ro->force))
 		err = write_due(ro, true);
 	if (err && err != -EINTR) {
 		pr_warn("--ordered: %s (the rest is written unordered)\n", strerror(-err));
 		ro->error = err;
 	}
 	/* On an error, what is still held goes out as it is; on force, nothing. */
-	while (ro->n && !*ro->force && !write_top(ro))
+	while (ro->n && !flag_get(ro->force) && !write_top(ro))
 		;
 	push_out(ro);
 	window_close(ro->out);
@@ -329,6 +418,12 @@ int reorder_join(struct reorder *ro)
 	return ro->error;
 }
 
+static void hb_free(struct held_batch *hb)
+{
+	free(hb->perm);
+	free(hb);
+}
+
 void reorder_free(struct reorder *ro)
 {
 	if (!ro)
@@ -338,18 +433,13 @@ void reorder_free(struct reorder *ro)
 		struct held_batch *hb = ro->free_hb;
 
 		ro->free_hb = hb->next;
-		free(hb);
+		hb_free(hb);
 	}
 	/* Batches still held (force) go back to the input window, which frees
-	 * them; `left` counts the heap's references to each tracker, so the
-	 * last one gives its batch back and frees it. */
-	for (size_t i = 0; i < ro->n; i++) {
-		struct held_batch *hb = ro->heap[i].hb;
-
-		if (!--hb->left) {
-			window_release(ro->in, hb->b);
-			free(hb);
-		}
+	 * them: one heap entry each. */
+	for (size_t i = 0; i < ro->nb; i++) {
+		window_release(ro->in, ro->heap[i].hb->b);
+		hb_free(ro->heap[i].hb);
 	}
 	free(ro->heap);
 	free(ro);

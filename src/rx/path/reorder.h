@@ -7,8 +7,10 @@
  * Each datagram carries the kernel's arrival stamp (SO_TIMESTAMPNS, in
  * msg_rec.recv_ns), taken on loopback in netif_rx, before the UDP lookup and
  * so before the SK_REUSEPORT program picks a socket. The stage pops the
- * workers' batches, keeps their messages in a min-heap by stamp and writes a
- * message once it is `hold` old (stamp + hold <= now; in rounds, up to 1 ms
+ * workers' batches (each one socket's messages in arrival order: a sorted
+ * run), keeps them in a min-heap of batch heads by stamp (a k-way merge: a
+ * message costs a sift over the held batches, not over every held message)
+ * and writes a message once it is `hold` old (stamp + hold <= now; in rounds, up to 1 ms
  * early, so that it wakes about once a millisecond): a batch that a worker
  * read late can still be placed if it arrives within the hold. A message that
  * arrives after a later-stamped one was already written is written at once

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/signals.h"
 #include "common/array.h"
 #include "common/clock.h"
 #include "rx/path/window.h"
@@ -20,6 +22,8 @@ int window_init(struct window *w, uint64_t max_msgs, uint64_t max_bytes, uint32_
 	w->max_msgs = max_msgs;
 	w->max_bytes = max_bytes;
 	w->batch_cap = batch_cap;
+	w->pool_idle_ns = WINDOW_POOL_IDLE_NS;
+	w->pool_since_ns = mono_ns();
 	err = -pthread_mutex_init(&w->lock, NULL);
 	if (!err)
 		err = cond_init_monotonic(&w->room);
@@ -49,14 +53,72 @@ void window_destroy(struct window *w)
 	pthread_mutex_destroy(&w->lock);
 }
 
+/* The byte bound is on what the held batches take, not their messages alone. */
 static bool has_room(const struct window *w)
 {
-	return w->msgs + w->reserved < w->max_msgs && w->bytes < w->max_bytes;
+	return w->msgs + w->reserved < w->max_msgs && w->held_mem < w->max_bytes;
 }
 
 /* Stores of what window_peek_stats reads without the lock (the writers hold
  * it, so a plain read of the old value is fine here). */
 #define PUBLISH(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELAXED)
+
+/* b's data buffer may have grown since it was counted. Under the lock. */
+static void recount(struct window *w, struct batch *b)
+{
+	PUBLISH(w->alloc_bytes, w->alloc_bytes + BATCH_MEM(b) - b->counted);
+	b->counted = BATCH_MEM(b);
+}
+
+/* Detaches the pool batches no taker needed for a whole pool_idle_ns (the
+ * fewest the pool held in that time); the caller frees them, unlocked. */
+static struct batch *pool_expire(struct window *w)
+{
+	uint64_t now = mono_ns(), n;
+	struct batch *list = NULL, *b;
+
+	if (now - w->pool_since_ns < w->pool_idle_ns)
+		return NULL;
+	for (n = w->pool_low < w->pool_n ? w->pool_low : w->pool_n; n; n--) {
+		b = w->free;
+		w->free = b->next;
+		PUBLISH(w->alloc_bytes, w->alloc_bytes - b->counted);
+		b->next = list;
+		list = b;
+		PUBLISH(w->pool_n, w->pool_n - 1);
+	}
+	w->pool_low = w->pool_n;
+	w->pool_since_ns = now;
+	return list;
+}
+
+/* A batch back from use: into the pool while all the window allocated stays
+ * under max_bytes; else detached for the caller to free, unlocked. */
+static struct batch *recycle(struct window *w, struct batch *b)
+{
+	recount(w, b);
+	if (w->alloc_bytes > w->max_bytes) {
+		PUBLISH(w->alloc_bytes, w->alloc_bytes - b->counted);
+		b->next = NULL;
+		return b;
+	}
+	b->next = w->free;
+	w->free = b;
+	PUBLISH(w->pool_n, w->pool_n + 1);
+	return NULL;
+}
+
+/* Frees what recycle / pool_expire detached, outside the lock; the heap's
+ * free pages go back to the kernel when a whole idle pool went. */
+static void free_detached(struct batch *a, struct batch *b)
+{
+	bool trim = a && a->next;
+
+	free_list(a);
+	free_list(b);
+	if (trim)
+		malloc_trim(0);
+}
 
 /* Time with at least one worker waiting is time the window was full. The
  * three fields change inside a sequence count (writers are serialized by the
@@ -100,7 +162,7 @@ uint32_t window_reserve(struct window *w, uint32_t want, const volatile int *sto
 	if (!has_room(w)) {
 		deadline_in(&deadline, timeout_ms);
 		note_wait_start(w);
-		while (!has_room(w) && !*stop && !w->closed) {
+		while (!has_room(w) && !flag_get(stop) && !w->closed) {
 			if (pthread_cond_timedwait(&w->room, &w->lock, &deadline) == ETIMEDOUT)
 				break;
 		}
@@ -125,13 +187,19 @@ void window_unreserve(struct window *w, uint32_t n)
 
 struct batch *window_batch_get(struct window *w)
 {
-	struct batch *b;
+	struct batch *b, *idle;
 
 	pthread_mutex_lock(&w->lock);
 	b = w->free;
-	if (b)
+	if (b) {
 		w->free = b->next;
+		PUBLISH(w->pool_n, w->pool_n - 1);
+		if (w->pool_n < w->pool_low)
+			w->pool_low = w->pool_n;
+	}
+	idle = pool_expire(w);
 	pthread_mutex_unlock(&w->lock);
+	free_detached(idle, NULL);
 	if (!b) {
 		b = calloc(1, sizeof(*b));
 		if (!b)
@@ -142,6 +210,9 @@ struct batch *window_batch_get(struct window *w)
 			free(b);
 			return NULL;
 		}
+		pthread_mutex_lock(&w->lock);
+		recount(w, b);
+		pthread_mutex_unlock(&w->lock);
 	}
 	b->next = NULL;
 	b->count = 0;
@@ -152,10 +223,13 @@ struct batch *window_batch_get(struct window *w)
 
 void window_batch_put(struct window *w, struct batch *b)
 {
+	struct batch *gone, *idle;
+
 	pthread_mutex_lock(&w->lock);
-	b->next = w->free;
-	w->free = b;
+	gone = recycle(w, b);
+	idle = pool_expire(w);
 	pthread_mutex_unlock(&w->lock);
+	free_detached(idle, gone);
 }
 
 struct msg_rec *batch_add(struct batch *b, size_t len)
@@ -166,7 +240,8 @@ struct msg_rec *batch_add(struct batch *b, size_t len)
 		return NULL;
 	/* Grows geometrically and is kept when the batch is recycled, so a
 	 * steady flow allocates nothing. */
-	if (array_reserve((void **)&b->data, &b->data_cap, b->used + len, 1, 16384))
+	/* at least one byte: an empty datagram's memcpy needs a buffer too */
+	if (array_reserve((void **)&b->data, &b->data_cap, b->used + len ?: 1, 1, 16384))
 		return NULL;
 	r = &b->recs[b->count++];
 	r->off = b->used;
@@ -179,8 +254,10 @@ void window_push(struct window *w, struct batch *b, uint32_t reserved)
 {
 	pthread_mutex_lock(&w->lock);
 	w->reserved -= reserved;
+	recount(w, b);
 	PUBLISH(w->msgs, w->msgs + b->count);
 	PUBLISH(w->bytes, w->bytes + b->used);
+	PUBLISH(w->held_mem, w->held_mem + b->counted);
 	if (w->msgs > w->hwm)
 		PUBLISH(w->hwm, w->msgs);
 	b->next = NULL;
@@ -220,13 +297,18 @@ struct batch *window_pop(struct window *w, int timeout_ms)
 
 void window_release(struct window *w, struct batch *b)
 {
+	struct batch *gone, *idle;
+
 	pthread_mutex_lock(&w->lock);
 	PUBLISH(w->msgs, w->msgs - b->count);
 	PUBLISH(w->bytes, w->bytes - b->used);
-	b->next = w->free;
-	w->free = b;
+	/* as counted at push: the output stage does not grow a batch */
+	PUBLISH(w->held_mem, w->held_mem - b->counted);
+	gone = recycle(w, b);
+	idle = pool_expire(w);
 	pthread_cond_broadcast(&w->room);
 	pthread_mutex_unlock(&w->lock);
+	free_detached(idle, gone);
 }
 
 void window_close(struct window *w)
@@ -255,6 +337,9 @@ void window_get_stats(struct window *w, struct window_stats *out)
 	out->size_bytes = w->max_bytes;
 	out->msgs = w->msgs;
 	out->bytes = w->bytes;
+	out->held_mem = w->held_mem;
+	out->alloc_bytes = w->alloc_bytes;
+	out->pool = w->pool_n;
 	out->hwm = w->hwm;
 	out->full_seconds = (w->full_ns + (w->waiting ? mono_ns() - w->full_since_ns : 0)) / 1e9;
 	pthread_mutex_unlock(&w->lock);
@@ -270,6 +355,9 @@ void window_peek_stats(struct window *w, struct window_stats *out)
 	out->size_bytes = w->max_bytes;
 	out->msgs = __atomic_load_n(&w->msgs, __ATOMIC_RELAXED);
 	out->bytes = __atomic_load_n(&w->bytes, __ATOMIC_RELAXED);
+	out->held_mem = __atomic_load_n(&w->held_mem, __ATOMIC_RELAXED);
+	out->alloc_bytes = __atomic_load_n(&w->alloc_bytes, __ATOMIC_RELAXED);
+	out->pool = __atomic_load_n(&w->pool_n, __ATOMIC_RELAXED);
 	out->hwm = __atomic_load_n(&w->hwm, __ATOMIC_RELAXED);
 	do {
 		seq = __atomic_load_n(&w->full_seq, __ATOMIC_ACQUIRE);

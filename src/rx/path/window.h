@@ -6,9 +6,22 @@
  * A worker reserves room for up to `batch` messages before it reads the
  * kernel, so the window never holds more than `max_msgs` messages: when it is
  * full the workers stop reading, the kernel queue fills and the kernel drops
- * (where the tracer counts it). Nothing is dropped in here. The byte bound is
- * soft: a worker waits while the window holds max_bytes or more, so it can
- * overshoot by one batch. One lock round trip moves a whole batch.
+ * (where the tracer counts it). Nothing is dropped in here. The byte bound
+ * counts what the window allocates for what it holds, not only message
+ * bytes: each batch's header, its record array (batch_cap records) and its
+ * data buffer. It is soft: a worker waits while the batches held take
+ * max_bytes or more, so it can overshoot by one batch per worker. One lock
+ * round trip moves a whole batch.
+ *
+ * Memory (the bound docs/i19-input.md gives operators): the batches alive
+ * at once are those held (< max_bytes + one batch per worker; the one the
+ * output stage writes is held until released), one being filled per worker,
+ * one read back from a disk buffer, and the pool of recycled ones. A batch
+ * goes back to the pool only while everything the window has allocated
+ * stays under max_bytes, else it is freed, and a pool batch no taker needed
+ * for pool_idle_ns (WINDOW_POOL_IDLE_NS) is freed. So
+ *   allocated <= max_bytes + (2 * workers + 1) * WINDOW_BATCH_MAX(batch_cap)
+ * where WINDOW_BATCH_MAX is one batch at its largest (every datagram 64 KiB).
  */
 #ifndef SYSLOGRX_WINDOW_H
 #define SYSLOGRX_WINDOW_H
@@ -41,11 +54,26 @@ struct batch {
 	uint64_t disk_seg; /* 0: from the window; else read back from this
 					 * disk buffer segment (rx/diskbuf.h), */
 	uint64_t disk_off; /* at this offset */
+	size_t counted;	   /* its bytes in window.alloc_bytes (batch_mem when counted) */
 };
+
+/* What a batch takes: header, records, data buffer. */
+#define BATCH_MEM(b) \
+	(sizeof(struct batch) + (size_t)(b)->cap * sizeof(struct msg_rec) + (b)->data_cap)
+/* One batch at its largest: batch_cap datagrams of 64 KiB (the data buffer
+ * grows by doubling from 16 KiB, so up to twice that). */
+#define WINDOW_BATCH_MAX(batch_cap) \
+	(sizeof(struct batch) + (size_t)(batch_cap) * (sizeof(struct msg_rec) + 2 * 65536))
+
+/* A pooled batch no taker needed for this long is freed. */
+#define WINDOW_POOL_IDLE_NS (10ULL * 1000000000ULL)
 
 struct window_stats {
 	uint64_t size, size_bytes; /* the bounds */
 	uint64_t msgs, bytes;	   /* held now */
+	uint64_t held_mem;	   /* what the held batches take (the byte bound's) */
+	uint64_t alloc_bytes;	   /* every batch the window has allocated and not freed */
+	uint64_t pool;		   /* batches in the pool now */
 	uint64_t hwm;		   /* most messages held at once */
 	double full_seconds;	   /* time some worker waited for room */
 };
@@ -58,7 +86,13 @@ struct window {
 	struct batch *free;	   /* recycled batches: no malloc per batch */
 	uint64_t max_msgs, max_bytes;
 	uint64_t msgs, bytes; /* pushed, not yet released */
-	uint64_t reserved;    /* promised to workers, not yet pushed */
+	uint64_t held_mem;    /* BATCH_MEM of those: what has_room bounds */
+	uint64_t alloc_bytes; /* counted of every batch allocated and not freed */
+	uint64_t pool_n;      /* batches in free */
+	uint64_t pool_low;    /* fewest in free since pool_since_ns */
+	uint64_t pool_since_ns;
+	uint64_t pool_idle_ns; /* WINDOW_POOL_IDLE_NS; a test sets its own */
+	uint64_t reserved;     /* promised to workers, not yet pushed */
 	uint64_t hwm;
 	unsigned int waiting; /* workers waiting for room now */
 	uint64_t full_since_ns;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include "common/signals.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sockaddr.h"
@@ -23,7 +24,7 @@
 /* Stop reading: for good (stop) or to be restarted over other sockets (regroup). */
 static bool leaving(const struct worker_shared *sh)
 {
-	return *sh->stop || (sh->regroup && *sh->regroup);
+	return flag_get(sh->stop) || (sh->regroup && flag_get(sh->regroup));
 }
 
 /*
@@ -64,6 +65,12 @@ static uint64_t kernel_stamp(struct msghdr *h)
 	return 0;
 }
 
+/* The disk buffer's writer gives a written batch back to the window's pool. */
+static void batch_put(void *window, struct batch *b)
+{
+	window_batch_put(window, b);
+}
+
 /* The batch's datagrams per source address into this worker's table; a run
  * of datagrams from one sender is one update. */
 static void count_senders(struct worker *w, int n)
@@ -92,15 +99,15 @@ static void count_senders(struct worker *w, int n)
 }
 
 /* A filled batch goes to the window (room was reserved for it), or, with no
- * room reserved, to the disk buffer (which counts it if it is full). */
+ * room reserved, to the disk buffer (which counts it if it is full): its
+ * writer writes the batch's bytes as they are and recycles it. */
 static void deliver(const struct worker_shared *sh, struct batch *b, uint32_t room)
 {
 	if (room) {
 		window_push(sh->window, b, room);
 		return;
 	}
-	diskbuf_append(sh->disk, b, false);
-	window_batch_put(sh->window, b);
+	diskbuf_append_batch(sh->disk, b, batch_put, sh->window);
 }
 
 /*
@@ -240,7 +247,7 @@ static void coalesce(struct worker *w, int n)
 	const struct worker_shared *sh = w->sh;
 	struct timespec ts;
 
-	if (n <= 0 || *sh->stop)
+	if (n <= 0 || flag_get(sh->stop))
 		return;
 	if ((unsigned int)n >= sh->batch / 2) {
 		w->pause_us = w->pause_us / 2 > COALESCE_MIN_US ? w->pause_us / 2 : COALESCE_MIN_US;
@@ -278,14 +285,14 @@ static void final_drain(struct worker *w)
 	const struct worker_shared *sh = w->sh;
 	uint64_t deadline = clock_ns(CLOCK_MONOTONIC) + sh->drain_ms * 1000000ULL;
 
-	for (unsigned int i = 0; i < w->nsocks && !*sh->force; i++) {
+	for (unsigned int i = 0; i < w->nsocks && !flag_get(sh->force); i++) {
 		int n;
 
 		do {
 			n = reserve_and_read(w, w->socks[i], MSG_DONTWAIT, sh->force);
 			if (n < 0)
 				w->error = n;
-		} while (n > 0 && !*sh->force && clock_ns(CLOCK_MONOTONIC) < deadline);
+		} while (n > 0 && !flag_get(sh->force) && clock_ns(CLOCK_MONOTONIC) < deadline);
 	}
 	if (sh->queues_outlive && *sh->queues_outlive)
 		return;
@@ -353,7 +360,7 @@ static void *worker_main(void *arg)
 	else
 		loop_epoll(w);
 	/* A regroup leaves the queues to the next set of threads. */
-	if (!w->error && *w->sh->stop)
+	if (!w->error && flag_get(w->sh->stop))
 		final_drain(w);
 	return NULL;
 }

@@ -243,6 +243,8 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 	    s.window.msgs);
 	one(p, "syslogrx_window_bytes", PROM_GAUGE, "Bytes in the input window now.",
 	    s.window.bytes);
+	one(p, "syslogrx_window_allocated_bytes", PROM_GAUGE,
+	    "What the input window's batches take now, its pool included.", s.window.alloc_bytes);
 	one(p, "syslogrx_window_size_messages", PROM_GAUGE, "The input window's bound (--window).",
 	    s.window.size);
 	one(p, "syslogrx_window_hwm_messages", PROM_GAUGE,
@@ -255,8 +257,9 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 	    s.out.written);
 	one(p, "syslogrx_discarded_total", PROM_COUNTER,
 	    "Messages that could not be written (the reason is logged).", s.out.discarded);
-	one(p, "syslogrx_malformed_total", PROM_COUNTER,
-	    "Messages that did not parse (written raw all the same).", s.out.malformed);
+	if (s.out.parsed) /* raw or null output: nothing parsed, no series */
+		one(p, "syslogrx_malformed_total", PROM_COUNTER,
+		    "Messages that did not parse (written raw all the same).", s.out.malformed);
 	one(p, "syslogrx_output_errors_total", PROM_COUNTER, "Failed writes to the output.",
 	    s.out.write_errors);
 	one(p, "syslogrx_abandoned_total", PROM_COUNTER,

@@ -92,7 +92,7 @@ void snapshot_senders_free(struct snapshot_senders *ss)
 	sender_view_free(&ss->view);
 }
 
-int snapshot_take(struct receiver *r, struct snapshot *s)
+static int take_locked(struct receiver *r, struct snapshot *s)
 {
 	unsigned int n = r->group.n;
 	uint64_t *steered = NULL;
@@ -143,16 +143,19 @@ int snapshot_take(struct receiver *r, struct snapshot *s)
 		s->tracer_map_full = tracer_map_full(r->tracer);
 		tracer_for_each_no_socket(r->tracer, add_no_socket, &c);
 	}
-	output_stage_counts(&r->out, &s->out);
+	/* Before the output stage starts (a scrape right after bind) its
+	 * counts are not there yet: zero. */
+	if (__atomic_load_n(&r->out_ready, __ATOMIC_ACQUIRE))
+		output_stage_counts(&r->out, &s->out);
 	if (r->disk) { /* its lock is held for a copy of its counters, no I/O */
 		s->have_disk = true;
 		diskbuf_get_stats(r->disk, &s->disk);
 	}
 	if (r->window_ready)
 		window_peek_stats(&r->window, &s->window);
-	/* Set by the output stage's start (before its thread), freed after the
-	 * summary: a pointer read once. */
-	seq = __atomic_load_n(&r->out.seq, __ATOMIC_ACQUIRE);
+	/* Set by the output stage's start (before out_ready), freed after
+	 * the summary: a pointer read once. */
+	seq = __atomic_load_n(&r->out_ready, __ATOMIC_ACQUIRE) ? r->out.seq : NULL;
 	if (seq) {
 		s->have_seq = true;
 		s->seq_gaps = seqtrack_missing(seq);
@@ -168,6 +171,16 @@ int snapshot_take(struct receiver *r, struct snapshot *s)
 		memset(&s->senders, 0, sizeof(s->senders));
 	}
 	return 0;
+}
+
+int snapshot_take(struct receiver *r, struct snapshot *s)
+{
+	int err;
+
+	pthread_mutex_lock(&r->report_lock);
+	err = take_locked(r, s);
+	pthread_mutex_unlock(&r->report_lock);
+	return err;
 }
 
 void snapshot_free(struct snapshot *s)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/array.h"
 #include "common/clock.h"
 #include "common/sockaddr.h"
 #include "net/sockinfo.h"
@@ -44,8 +45,10 @@ static void worst_sender(struct stats_line *s, struct receiver *r, char *buf, si
 		return;
 	for (size_t i = 0; ss.traced && i < ss.view.n; i++) {
 		const struct sender_row *row = &ss.view.rows[i];
-		const struct sender_row *was = bsearch(row, s->last_senders.rows, s->last_senders.n,
-						       sizeof(*row), cmp_row_addr);
+		const struct sender_row *was =
+			s->last_senders.n ? bsearch(row, s->last_senders.rows, s->last_senders.n,
+						    sizeof(*row), cmp_row_addr) :
+					    NULL;
 		uint64_t grew =
 			row->dropped - (was && was->dropped <= row->dropped ? was->dropped : 0);
 
@@ -60,7 +63,7 @@ static void worst_sender(struct stats_line *s, struct receiver *r, char *buf, si
 			 (unsigned long long)(worst->dropped + worst->received));
 	}
 	/* This line's view is the next one's base, by address. */
-	qsort(ss.view.rows, ss.view.n, sizeof(ss.view.rows[0]), cmp_row_addr);
+	array_sort(ss.view.rows, ss.view.n, sizeof(ss.view.rows[0]), cmp_row_addr);
 	sender_view_free(&s->last_senders);
 	s->last_senders = ss.view;
 }

@@ -162,6 +162,8 @@ static void write_config(struct json_writer *w, const struct config *c)
 	jw_string(w, "output", config_output_name(c, out, sizeof(out)));
 	jw_string(w, "format", format_name(c->format));
 	jw_string(w, "timezone", c->timezone);
+	jw_bool(w, "escape_control", c->escape_control);
+	jw_bool(w, "sequences", c->sequences);
 	if (c->nr_cost_ns > 1) { /* one per thread */
 		jw_array_begin(w, "cost_ns");
 		for (unsigned int t = 0; t < c->nr_cost_ns; t++)
@@ -181,17 +183,25 @@ static void write_loss(struct json_writer *w, struct receiver *r, const struct s
 	struct seqtrack_totals t;
 
 	jw_object_begin(w, "loss");
+	/* Without --sequences no marker is read: the section says so and
+	 * carries no sequence figure at all. */
+	jw_bool(w, "sequences", r->out.seq != NULL);
 	if (!r->out.seq) {
 		jw_object_end(w);
 		return;
 	}
 	seqtrack_totals(r->out.seq, &t);
+	jw_u64(w, "flows_max", r->cfg->sequence_flows);
+	jw_u64(w, "jump_max", r->cfg->sequence_jump);
 	jw_u64(w, "sequenced", t.sequenced);
 	jw_u64(w, "received", t.received);
 	/* per flow: sent - received once its end marker arrived, else the gaps */
 	jw_u64(w, "missing", s->seq_gaps);
 	jw_u64(w, "duplicates", t.duplicates);
 	jw_u64(w, "reordered", t.reordered);
+	jw_u64(w, "untracked", t.untracked);
+	/* markers not believed (a jump past jump_max): in no figure above */
+	jw_u64(w, "implausible", t.implausible);
 	jw_u64(w, "flows", t.flows);
 	jw_u64(w, "flows_closed", t.flows_closed);
 	if (t.flows_closed == t.flows && t.flows)
@@ -471,7 +481,10 @@ int summary_write(struct receiver *r, const char *path)
 	jw_u64(&w, "received", s.received);
 	jw_u64(&w, "bytes", s.bytes);
 	jw_u64(&w, "written", s.out.written);
-	jw_u64(&w, "malformed", s.out.malformed);
+	if (s.out.parsed)
+		jw_u64(&w, "malformed", s.out.malformed);
+	else
+		jw_null(&w, "malformed"); /* raw or null output: nothing parsed */
 	jw_u64(&w, "truncated", s.truncated);
 	jw_u64(&w, "empty", s.empty);
 	jw_u64(&w, "abandoned", s.abandoned);
@@ -505,6 +518,9 @@ int summary_write(struct receiver *r, const char *path)
 	jw_u64(&w, "size", s.window.size);
 	jw_u64(&w, "size_bytes", s.window.size_bytes);
 	jw_u64(&w, "hwm", s.window.hwm);
+	/* what its batches take at exit, pool included (bounded: window.h) */
+	jw_u64(&w, "allocated_bytes", s.window.alloc_bytes);
+	jw_u64(&w, "pool_batches", s.window.pool);
 	jw_double(&w, "full_seconds", s.window.full_seconds, 3);
 	jw_object_end(&w);
 

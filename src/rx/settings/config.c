@@ -67,6 +67,10 @@ enum {
 	OPT_DISK_BUFFER_SYNC,
 	OPT_SENDERS = 800, /* issue 25's block */
 	OPT_SENDERS_TOP,
+	OPT_SEQUENCES = 850, /* issue 19's input block */
+	OPT_SEQUENCE_FLOWS,
+	OPT_SEQUENCE_JUMP,
+	OPT_NO_ESCAPE_CONTROL,
 	OPT_OTLP_COMPRESSION = 900, /* issue 23: OTLP output */
 	OPT_OTLP_ENCODING,
 	OPT_OTLP_CA,
@@ -147,6 +151,14 @@ static const struct argp_option options[] = {
 	  "Count received and dropped per source address in tables of N senders (LRU in the kernel, one per worker); 0 = off (default 4096)" },
 	{ "senders-top", OPT_SENDERS_TOP, "N", 0,
 	  "Senders by drops shown in the summary and /metrics; the rest are one total (default 20)" },
+	{ "no-escape-control", OPT_NO_ESCAPE_CONTROL, NULL, 0,
+	  "raw/rfc5424: write control bytes (ESC, tab, DEL...) as received, not as rsyslog's #033" },
+	{ "sequences", OPT_SEQUENCES, NULL, 0,
+	  "Lab knob: count sysloggen/loggen sequence markers into the summary's loss section (off: no marker is read)" },
+	{ "sequence-flows", OPT_SEQUENCE_FLOWS, "N", 0,
+	  "With --sequences: most flows tracked (default 1024); later flows' messages are counted as untracked" },
+	{ "sequence-jump", OPT_SEQUENCE_JUMP, "N", 0,
+	  "With --sequences: a marker more than N past its flow's highest number is not believed (default 1048576)" },
 	{ "verbose", OPT_VERBOSE, NULL, 0, "Verbose output, with libbpf's debug log" },
 	{ "user", OPT_USER, "USER", 0,
 	  "Once the sockets are bound and BPF loaded, run as USER with no capabilities" },
@@ -191,6 +203,9 @@ static void config_defaults(struct config *c)
 	c->disk_buffer_sync_ms = 1000;
 	c->senders = CONFIG_SENDERS_DEFAULT;
 	c->senders_top = CONFIG_SENDERS_TOP_DEFAULT;
+	c->escape_control = true;
+	c->sequence_flows = SEQTRACK_DEF_FLOWS_MAX;
+	c->sequence_jump = SEQTRACK_DEF_JUMP_MAX;
 }
 
 static int parse_output(struct config *c, const char *arg)
@@ -617,6 +632,22 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			FAIL("--disk-buffer-sync %s: expected milliseconds from 0 to 3600000", arg);
 		c->disk_buffer_sync_ms = v;
 		break;
+	case OPT_SEQUENCES:
+		c->sequences = true;
+		break;
+	case OPT_NO_ESCAPE_CONTROL:
+		c->escape_control = false;
+		break;
+	case OPT_SEQUENCE_FLOWS:
+		if (parse_u64(arg, 1, 1000000, &v))
+			FAIL("--sequence-flows %s: expected flows from 1 to 1000000", arg);
+		c->sequence_flows = v;
+		break;
+	case OPT_SEQUENCE_JUMP:
+		if (parse_u64(arg, 1, 1ULL << 40, &v))
+			FAIL("--sequence-jump %s: expected a number from 1 to 2^40", arg);
+		c->sequence_jump = v;
+		break;
 	case ARGP_KEY_ARG:
 		FAIL("unexpected argument '%s' (every setting is a --flag)", arg);
 	case ARGP_KEY_END:
@@ -668,6 +699,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			FAIL("--disk-buffer-size, -mode and -sync need --disk-buffer DIR");
 		/* A spilled batch goes from the disk to the output, past the
 		 * reorder stage: the two would silently not compose. */
+		if (!c->sequences && (c->sequence_flows != SEQTRACK_DEF_FLOWS_MAX ||
+				      c->sequence_jump != SEQTRACK_DEF_JUMP_MAX))
+			FAIL("--sequence-flows and --sequence-jump need --sequences");
 		if (c->disk_buffer[0] && c->ordered)
 			FAIL("--ordered and --disk-buffer cannot be used together yet: batches "
 			     "spilled to disk would not pass through the ordering");
@@ -952,6 +986,10 @@ static const struct restart_field {
 	FIELD("ordered", ordered_hold_ms),
 	FIELD("senders", senders),
 	FIELD("senders-top", senders_top),
+	FIELD("sequences", sequences),
+	FIELD("no-escape-control", escape_control),
+	FIELD("sequence-flows", sequence_flows),
+	FIELD("sequence-jump", sequence_jump),
 };
 #undef FIELD
 #undef STRING

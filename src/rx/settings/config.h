@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "syslog/format.h"
+#include "syslog/seqtrack.h"
 #include "bpf/balancer.h"
 #include "rx/settings/env_file.h"
 
@@ -86,6 +87,11 @@ struct config {
 	uint64_t disk_buffer_size;	  /* bytes, all segment files together */
 	int disk_buffer_mode;		  /* enum diskbuf_mode: 0 spill, 1 reliable */
 	unsigned int disk_buffer_sync_ms; /* fdatasync interval; 0 = every batch */
+	bool escape_control; /* raw/rfc5424: controls as #033 (--no-escape-control: off) */
+	/* --sequences (issue 19): lab-only marker accounting, off by default */
+	bool sequences;
+	uint32_t sequence_flows; /* --sequence-flows: seqtrack's flows_max */
+	uint64_t sequence_jump;	 /* --sequence-jump: seqtrack's jump_max */
 	/* Per sender (issue 25): table entries (tracer LRU and each worker's
 	 * table), 0 = not counted; senders in the summary's and /metrics' top. */
 	uint32_t senders;

@@ -1,21 +1,98 @@
 // SPDX-License-Identifier: MIT
-/* null, stdout and file:PATH sinks: one write(2) per buffer of many lines. */
+/*
+ * null, stdout and file:PATH sinks: one write(2) per buffer of many lines.
+ *
+ * A regular file's dirty pages are kept bounded: every WB_CHUNK written, the
+ * new chunk's writeback is started at once (sync_file_range WRITE: the disk
+ * works from the first chunk on, not from vm.dirty_background_ratio on), and
+ * once more than `ahead` bytes are written and not yet waited for, the
+ * oldest of them are waited for (WAIT_BEFORE | WRITE | WAIT_AFTER), a chunk
+ * at a time. A burst faster than the disk fills the page cache up to `ahead`
+ * (min(WB_AHEAD_MAX, RAM / 10)), then a disk slower than the input shows as
+ * a steady write rate of the output thread, one chunk's wait at a time, not
+ * as the kernel's dirty-page throttling stopping it (and every other writer
+ * on the machine) for seconds once vm.dirty_ratio is reached.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include "common/log.h"
 #include "rx/settings/config.h"
 #include "rx/sink/sink.h"
+
+/* Bytes per writeback step: large enough for few syscalls and a
+ * sequential disk write. */
+#define WB_CHUNK (8ULL << 20)
+/* At most this much written and not waited for (and at most RAM / 10, the
+ * kernel's default vm.dirty_background_ratio: below its throttling). */
+#define WB_AHEAD_MAX (2ULL << 30)
 
 struct sink_file {
 	struct sink base;
 	int fd;
 	bool owns_fd;
+	bool writeback;	   /* a regular file: bound its dirty pages */
+	uint64_t end;	   /* bytes in the file after our last write */
+	uint64_t wb_start; /* writeback started up to here */
+	uint64_t wb_done;  /* ... and waited for up to here */
+	uint64_t ahead;	   /* the most started and not waited for */
 	char path[PATH_MAX];
 };
+
+/* Where writeback starts for a newly opened fd (appends go to its end). */
+static void writeback_reset(struct sink_file *f)
+{
+	struct stat st;
+
+	f->writeback = !fstat(f->fd, &st) && S_ISREG(st.st_mode);
+	f->end = f->writeback ? (uint64_t)st.st_size : 0;
+	f->wb_start = f->end;
+	f->wb_done = f->end;
+}
+
+static uint64_t writeback_ahead(void)
+{
+	struct sysinfo si;
+	uint64_t ram = !sysinfo(&si) ? (uint64_t)si.totalram * si.mem_unit : 0;
+	uint64_t ahead = ram / 10 < WB_AHEAD_MAX ? ram / 10 : WB_AHEAD_MAX;
+
+	return ahead < 2 * WB_CHUNK ? 2 * WB_CHUNK : ahead;
+}
+
+/* After a write of len bytes: start the writeback of what is new once a
+ * chunk has gathered; wait for the oldest chunk while too much is ahead. */
+static void writeback(struct sink_file *f, size_t len)
+{
+	off_t pos;
+	int err = 0;
+
+	f->end += len;
+	if (f->end - f->wb_start < WB_CHUNK)
+		return;
+	/* O_APPEND: someone else may have written too; the position is ours. */
+	pos = lseek(f->fd, 0, SEEK_CUR);
+	if (pos > 0 && (uint64_t)pos > f->end)
+		f->end = pos;
+	err = sync_file_range(f->fd, f->wb_start, f->end - f->wb_start, SYNC_FILE_RANGE_WRITE);
+	f->wb_start = f->end;
+	while (!err && f->wb_start - f->wb_done > f->ahead) {
+		err = sync_file_range(f->fd, f->wb_done, WB_CHUNK,
+				      SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+					      SYNC_FILE_RANGE_WAIT_AFTER);
+		f->wb_done += WB_CHUNK;
+	}
+	if (err) {
+		/* Not for this file system: plain writes, as before. */
+		pr_warn("%s: sync_file_range: %s (dirty pages left to the kernel)\n", f->base.name,
+			strerror(errno));
+		f->writeback = false;
+	}
+}
 
 static int write_all(int fd, const char *buf, size_t len)
 {
@@ -36,8 +113,14 @@ static int write_all(int fd, const char *buf, size_t len)
 static int file_write(struct sink *s, const char *buf, size_t len)
 {
 	struct sink_file *f = (struct sink_file *)s;
+	int err;
 
-	return f->fd < 0 ? 0 : write_all(f->fd, buf, len);
+	if (f->fd < 0)
+		return 0;
+	err = write_all(f->fd, buf, len);
+	if (!err && f->writeback)
+		writeback(f, len);
+	return err;
 }
 
 static int open_path(const char *path)
@@ -61,6 +144,7 @@ static int file_reopen(struct sink *s)
 		return fd;
 	close(f->fd);
 	f->fd = fd;
+	writeback_reset(f);
 	return 0;
 }
 
@@ -112,6 +196,8 @@ struct sink *sink_file_open(const struct config *c)
 			return NULL;
 		}
 		f->owns_fd = true;
+		f->ahead = writeback_ahead();
+		writeback_reset(f);
 		break;
 	default:
 		free(f);

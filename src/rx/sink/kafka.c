@@ -14,6 +14,7 @@
 #include <syslog.h>
 #include <time.h>
 #include <librdkafka/rdkafka.h>
+#include "common/signals.h"
 #include "common/array.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -176,7 +177,8 @@ static uint64_t kafka_drain(struct sink *s)
 	uint64_t deadline = (mono_ns() / 1000000) + (uint64_t)(k->drain_timeout * 1000);
 	uint64_t left;
 
-	while (k->in_flight && (mono_ns() / 1000000) < deadline && !(s->abort && *s->abort))
+	while (k->in_flight && (mono_ns() / 1000000) < deadline &&
+	       !(s->abort && flag_get(s->abort)))
 		rd_kafka_poll(k->rk, 50);
 	if (!k->in_flight)
 		return 0;

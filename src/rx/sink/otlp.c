@@ -18,6 +18,7 @@
 #include <time.h>
 #include <curl/curl.h>
 #include <zlib.h>
+#include "common/signals.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "rx/settings/config.h"
@@ -419,7 +420,7 @@ static int otlp_produce_msg(struct sink *sk, const char *data, size_t len,
 
 static bool aborted(struct sink_otlp *k)
 {
-	return k->base.abort && *k->base.abort;
+	return k->base.abort && flag_get(k->base.abort);
 }
 
 static int otlp_poll(struct sink *sk, int timeout_ms)

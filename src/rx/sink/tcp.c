@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include "common/signals.h"
 #include "common/array.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -102,7 +103,7 @@ static int ensure_connected(struct sink_tcp *t)
 			t->reconnects++;
 			return 0;
 		}
-		if (t->base.abort && *t->base.abort)
+		if (t->base.abort && flag_get(t->base.abort))
 			return err;
 		if (!t->backoff_ms)
 			pr_warn("%s: %s; retrying (the input window holds what arrives meanwhile)\n",
@@ -267,7 +268,7 @@ static int tcp_write(struct sink *s, const char *buf, size_t len)
 		pr_warn("%s: %s; reconnecting and sending the buffer again\n", s->name,
 			strerror(-err));
 		connection_lost(t);
-		if (s->abort && *s->abort)
+		if (s->abort && flag_get(s->abort))
 			return err;
 	}
 }
