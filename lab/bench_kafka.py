@@ -28,6 +28,8 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.join(ROOT, "lab"))
+from sweeplib import cells, peers  # noqa: E402
 from kafka_broker import KafkaBroker  # noqa: E402
 
 BUILD = os.path.join(ROOT, "build")
@@ -35,21 +37,12 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 
 def proc_cpu(pid):
-    """utime + stime of a running process, seconds (the JVM's threads included)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def free_udp_port():
-    import socket
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """utime + stime of a running process (all its threads), seconds."""
+    return peers.proc_cpu_ticks(pid) / TICK
 
 
 def run_one(output, count, rate, broker=None, fmt="raw"):
-    port = free_udp_port()
+    port = cells.free_udp_port()
     tmp = tempfile.mkdtemp(prefix="bench-kafka-")
     summary = os.path.join(tmp, "summary.json")
     out = ["--output", output] if not output.startswith("file") else \

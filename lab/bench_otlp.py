@@ -25,6 +25,8 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.join(ROOT, "lab"))
+from sweeplib import cells, peers  # noqa: E402
 from otel_collector import Collector  # noqa: E402
 
 BUILD = os.path.join(ROOT, "build")
@@ -32,20 +34,12 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 
 def proc_cpu(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def free_udp_port():
-    import socket
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """utime + stime of a running process (all its threads), seconds."""
+    return peers.proc_cpu_ticks(pid) / TICK
 
 
 def run_one(kind, count, rate, col=None, window="100000", extra=()):
-    port = free_udp_port()
+    port = cells.free_udp_port()
     tmp = tempfile.mkdtemp(prefix="bench-otlp-")
     summary = os.path.join(tmp, "summary.json")
     if kind == "file":

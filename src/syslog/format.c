@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <string.h>
 #include <time.h>
+#include "common/put.h"
 #include "common/array.h"
 #include "common/bytescan.h"
 #include "common/clock.h"
@@ -160,28 +161,6 @@ char *format_put_json_sd_value(char *d, const struct syslog_str *raw)
 }
 
 /* ---- numbers and times --------------------------------------------------- */
-
-static char *put_str(char *d, const char *s, size_t len)
-{
-	memcpy(d, s, len);
-	return d + len;
-}
-
-#define PUT_LIT(d, lit) put_str(d, lit, sizeof(lit) - 1)
-
-static char *put_u64(char *d, uint64_t v)
-{
-	char tmp[20];
-	int k = 0;
-
-	do {
-		tmp[k++] = '0' + v % 10;
-		v /= 10;
-	} while (v);
-	while (k)
-		*d++ = tmp[--k];
-	return d;
-}
 
 /* v as exactly width digits (zero padded). */
 static char *put_fixed(char *d, unsigned int v, int width)

@@ -21,6 +21,7 @@
  */
 #include <stdbool.h>
 #include <string.h>
+#include "common/put.h"
 #include "common/escape.h"
 #include "common/sockaddr.h"
 #include "syslog/format.h"
@@ -342,28 +343,6 @@ size_t otlp_pb_record(char *dst, const struct otlp_rec *rec)
 }
 
 /* ---- OTLP/JSON ------------------------------------------------------------------ */
-
-static char *put_str(char *d, const char *s, size_t n)
-{
-	memcpy(d, s, n);
-	return d + n;
-}
-
-#define PUT_LIT(d, lit) put_str(d, lit, sizeof(lit) - 1)
-
-static char *put_u64(char *d, uint64_t v)
-{
-	char tmp[20];
-	int k = 0;
-
-	do {
-		tmp[k++] = '0' + v % 10;
-		v /= 10;
-	} while (v);
-	while (k)
-		*d++ = tmp[--k];
-	return d;
-}
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
