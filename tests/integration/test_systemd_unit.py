@@ -18,7 +18,7 @@ import uuid
 
 import pytest
 
-from conftest import USERNS_IN_CHROOT, chrooted, ROOT, binary, descendants, free_udp_port, run_cmd, udp_rows, \
+from conftest import userns_refused, ROOT, binary, descendants, free_udp_port, run_cmd, udp_rows, \
     wait_for_udp_port
 from test_upgrade import fd_identity
 
@@ -349,8 +349,8 @@ def test_unprivileged_unit_spreads_with_no_capability(installed):
     """syslogrx-unprivileged.service: a dynamic user in a user namespace of its
     own, an empty bounding set, no bpf() in its filter; it still spreads one
     flow over its 4 sockets (classic BPF) and counts drops (SO_MEMINFO)."""
-    if chrooted():  # PrivateUsers=yes: systemd makes the service a user namespace
-        pytest.skip(USERNS_IN_CHROOT)
+    if userns_refused():  # PrivateUsers=yes: systemd gives the service one
+        pytest.skip(userns_refused())
     dest, port = installed
     unit = "syslogrx-unprivileged"
     c = Container(dest, f"srx22-{uuid.uuid4().hex[:8]}")

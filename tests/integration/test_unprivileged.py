@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (USERNS_IN_CHROOT, chrooted, ROOT, Proc, binary, free_udp_port, read_json, run_cmd, send_udp, sysloggen,
+from conftest import (userns_refused, ROOT, Proc, binary, free_udp_port, read_json, run_cmd, send_udp, sysloggen,
                       udp_rows, wait_for_udp_port)
 from rx_watch import Receiver, start_load, stop_load
 
@@ -98,8 +98,8 @@ def send_one_flow(rx, where, port, count):
 
 @pytest.mark.parametrize("where", ["setpriv", "userns"])
 def test_one_flow_spreads_and_every_drop_is_counted(where, nobody_dir, procs):
-    if where == "userns" and chrooted():
-        pytest.skip(USERNS_IN_CHROOT)
+    if where == "userns" and userns_refused():
+        pytest.skip(userns_refused())
     port = free_udp_port()
     rx, ready = start_one_flow_receiver(where, port, nobody_dir)
     procs.append(rx)
@@ -139,8 +139,8 @@ def test_one_flow_spreads_and_every_drop_is_counted(where, nobody_dir, procs):
 
 @pytest.mark.parametrize("where", ["setpriv", "userns"])
 def test_one_flow_with_the_kernel_hash_stays_on_one_socket(where, nobody_dir, procs):
-    if where == "userns" and chrooted():
-        pytest.skip(USERNS_IN_CHROOT)
+    if where == "userns" and userns_refused():
+        pytest.skip(userns_refused())
     port = free_udp_port()
     rx, ready = start_one_flow_receiver(where, port, nobody_dir, "--balance", "hash")
     procs.append(rx)
