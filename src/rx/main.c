@@ -181,6 +181,7 @@ int main(int argc, char **argv)
 {
 	static struct receiver r_own;
 	struct receiver *r = &r_own;
+	struct supervisor_ledger *ledger = NULL; /* run by a supervisor: shared */
 	static struct config cfg; /* large: the env-file's mapping, kafka options */
 	static struct preflight pf;
 	static struct advice adv;
@@ -220,11 +221,13 @@ int main(int argc, char **argv)
 	if (adopted && h.ledger_fd >= 0) {
 		/* Run by a supervisor: our receiver state lives where it can read
 		 * it after we are gone (what a crash lost, by number). */
-		r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED, h.ledger_fd, 0);
-		if (r == MAP_FAILED) {
+		ledger = mmap(NULL, sizeof(*ledger), PROT_READ | PROT_WRITE, MAP_SHARED,
+			      h.ledger_fd, 0);
+		if (ledger == MAP_FAILED) {
 			pr_warn("supervised: mapping the shared state: %s\n", strerror(errno));
 			return 1;
 		}
+		r = &ledger->r;
 		close(h.ledger_fd);
 	}
 	/* Bound before the capabilities go (a port below 1024), served after;
@@ -248,6 +251,10 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	r->metrics_fd = http_metrics_fd(metrics); /* handed over with the sockets */
+	if (ledger) {
+		r->supervised = true;
+		r->queues_kept = &ledger->queues_kept;
+	}
 	preflight_sockets(&pf, &cfg, &r->group);
 	r->preflight = &pf;
 	pr_info("listening on %s: %u sockets, %u threads, balance %s by %s (%s)\n", r->group.listen,
@@ -287,7 +294,6 @@ int main(int argc, char **argv)
 				  h.from_fdstore   ? "fd store" :
 						     "upgrade";
 
-		r->supervised = h.ledger_fd >= 0;
 		receiver_say_ready(r);
 		handover_free(&h);
 		fprintf(stderr, "syslogrx: pid %d took over %s (%s): %u sockets, %u threads\n",

@@ -730,6 +730,13 @@ def test_supervisor_upgrade_with(request, tmp_path, kind):
             assert x["balance"] == (kind if kind != "ordered" else "random")
         seen = {k: sorted(v) for k, v in seqs_in_output(rx.out).items()}
     check_books(sent, [first, final], final, seen, exact=False)
+    # The stopping child leaves the program on the group its supervisor
+    # holds: the next child's datagrams are still spread by it, on every socket.
+    steered = [s["steered"] for s in final["sockets"]]
+    if kind == "hash":
+        assert steered == [None] * 4
+    else:
+        assert all(n > 0 for n in steered), final["sockets"]
 
 
 # ---- metrics x balance modes ---------------------------------------------------------------

@@ -424,7 +424,7 @@ int receiver_start(struct receiver *r)
 				    FINAL_DRAIN_MS,
 		.regroup = &r->regroup,
 		.taken = &r->taken,
-		.queues_outlive = &r->handed_over,
+		.queues_outlive = r->queues_kept ? r->queues_kept : &r->handed_over,
 	};
 	err = output_stage_start(&r->out, r->reorder ? &r->ordered_window : &r->window, r->disk,
 				 r->sink, cfg->format,
@@ -661,7 +661,8 @@ void receiver_close(struct receiver *r)
 	if (r->window_ready)
 		window_destroy(&r->window);
 	/* Handed over: the program stays with the group for the new process. */
-	if ((r->balancer || r->cbpf) && r->live && !r->handed_over)
+	/* Supervised: the program stays with the group its supervisor holds. */
+	if ((r->balancer || r->cbpf) && r->live && !r->handed_over && !r->supervised)
 		balancer_detach(r->group.socks[r->slot_sock[0]].fd);
 	cbpf_order_free(&r->join_order);
 	balancer_close(r->balancer);

@@ -80,6 +80,9 @@ struct receiver {
 	bool user_known;
 	bool handed_over; /* a new process took the sockets and BPF objects */
 	bool supervised;  /* a supervisor holds them: no resize, no USR2 */
+	/* Supervised: the supervisor's word that a next child reads the
+	 * queues (supervisor.h's ledger); NULL otherwise. */
+	const bool *queues_kept;
 	uint64_t taken;	  /* datagrams taken from the kernel (worker.h) */
 	/* --senders: one table per worker id (rx/path/senders.h), made when a
 	 * worker of that id first starts and kept across resizes; NULL = off. */

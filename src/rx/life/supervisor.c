@@ -39,7 +39,8 @@ struct child_rec {
  * serving the flags and sleeping is not lost: the sleep is a poll of the
  * child's pidfd with a short timeout, as every main loop here polls its
  * flags. 0, or -errno if waiting failed. */
-static int wait_for_child(pid_t child, int *status, bool *upgrading)
+static int wait_for_child(pid_t child, int *status, bool *upgrading,
+			  struct supervisor_ledger *ledger)
 {
 	int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
 	sig_atomic_t stops_passed = 0;
@@ -69,6 +70,8 @@ static int wait_for_child(pid_t child, int *status, bool *upgrading)
 			kill(child, SIGTERM);
 		}
 		while (stops_passed < stop_requested) {
+			/* No next child: the queues are this one's to read. */
+			__atomic_store_n(&ledger->queues_kept, false, __ATOMIC_RELEASE);
 			stops_passed++;
 			kill(child, SIGTERM);
 		}
@@ -80,12 +83,12 @@ static int wait_for_child(pid_t child, int *status, bool *upgrading)
 	return err;
 }
 
-static struct receiver *ledger_map(int fd, size_t *len)
+static struct supervisor_ledger *ledger_map(int fd, size_t *len)
 {
 	size_t pg = getpagesize();
 	void *p;
 
-	*len = (sizeof(struct receiver) + pg - 1) / pg * pg;
+	*len = (sizeof(struct supervisor_ledger) + pg - 1) / pg * pg;
 	if (ftruncate(fd, *len))
 		return NULL;
 	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -175,6 +178,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	unsigned int nrec = 0, restarts = 0, upgrades = 0, failed = 0;
 	bool upgrading = false;
 	uint64_t lost_total = 0;
+	struct supervisor_ledger *ledger;
 	struct receiver *shared;
 	int ledger_fd, k = 0, ret = 1, status, err;
 	size_t len;
@@ -211,11 +215,12 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	if (err)
 		goto out;
 	ledger_fd = memfd_create("syslogrx-ledger", MFD_CLOEXEC);
-	shared = ledger_fd >= 0 ? ledger_map(ledger_fd, &len) : NULL;
-	if (!shared) {
+	ledger = ledger_fd >= 0 ? ledger_map(ledger_fd, &len) : NULL;
+	if (!ledger) {
 		pr_warn("supervisor: shared memory for the receiver: %s\n", strerror(errno));
 		goto out;
 	}
+	shared = &ledger->r;
 	fprintf(stderr, "syslogrx: supervisor pid %d holds %s: %u sockets\n", (int)getpid(),
 		held.group.listen, held.live);
 	receiver_say_identity(cfg);
@@ -225,6 +230,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 		uint64_t reads_before = group_reads(&held, shared);
 
 		memset(shared, 0, sizeof(*shared));
+		ledger->queues_kept = !stop_requested;
 		err = upgrade_spawn(&held, child_argv, ledger_fd, &child);
 		if (err) {
 			if (++failed >= SUPERVISE_MAX_FAILED_STARTS || stop_requested) {
@@ -244,7 +250,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 				(int)recs[nrec - 1].pid, (int)child, recs[nrec - 1].replace_ms);
 		}
 		fprintf(stderr, "syslogrx: supervisor started receiver pid %d\n", (int)child);
-		if (wait_for_child(child, &status, &upgrading))
+		if (wait_for_child(child, &status, &upgrading, ledger))
 			goto out;
 		if (nrec < MAX_CHILDREN)
 			nrec++;

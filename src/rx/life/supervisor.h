@@ -15,7 +15,23 @@
 #ifndef SYSLOGRX_SUPERVISOR_H
 #define SYSLOGRX_SUPERVISOR_H
 
+#include <stdbool.h>
+#include "rx/life/receiver.h"
 #include "rx/settings/config.h"
+
+/*
+ * The memory a supervisor shares with its child (a memfd, handed over as
+ * the ledger): the child's receiver state, which the supervisor reads after
+ * the child is gone, and one word only the supervisor writes.
+ */
+struct supervisor_ledger {
+	struct receiver r;
+	/* true while the supervisor will hand the group's queues to a next
+	 * child (an upgrade, a crash): a stopping child leaves what is queued
+	 * to it. Cleared before the final stop is passed on: then the child
+	 * reads what is queued, and counts as abandoned what it cannot. */
+	bool queues_kept;
+};
 
 /* Child deaths in a row without one getting ready before giving up. */
 #define SUPERVISE_MAX_FAILED_STARTS 5

@@ -203,8 +203,11 @@ static void count_abandoned(struct worker *w, unsigned int idx)
 	}
 }
 
-/* Reserves window room then reads; gives back what the socket did not fill. */
-static int reserve_and_read(struct worker *w, unsigned int idx, int flags, const volatile int *stop)
+/* Reserves window room then reads; gives back what the socket did not fill.
+ * 0 when the socket had nothing, or (*no_room set, if asked) when the window
+ * had no room within POLL_MS. */
+static int reserve_and_read(struct worker *w, unsigned int idx, int flags, const volatile int *stop,
+			    bool *no_room)
 {
 	const struct worker_shared *sh = w->sh;
 	uint32_t room;
@@ -220,8 +223,11 @@ static int reserve_and_read(struct worker *w, unsigned int idx, int flags, const
 			return read_socket(w, idx, sh->batch, 0, flags);
 	} else {
 		room = window_reserve(sh->window, sh->batch, stop, POLL_MS);
-		if (!room)
+		if (!room) {
+			if (no_room)
+				*no_room = true;
 			return 0;
+		}
 	}
 	n = read_socket(w, idx, room, room, flags);
 	if (n <= 0)
@@ -289,12 +295,20 @@ static void final_drain(struct worker *w)
 		int n;
 
 		do {
-			n = reserve_and_read(w, w->socks[i], MSG_DONTWAIT, sh->force);
+			bool no_room = false;
+
+			n = reserve_and_read(w, w->socks[i], MSG_DONTWAIT, sh->force, &no_room);
 			if (n < 0)
 				w->error = n;
+			/* A full window is the output still writing (a slow Kafka
+			 * broker): the queue is not empty, wait for room. */
+			if (no_room)
+				n = 1;
 		} while (n > 0 && !flag_get(sh->force) && clock_ns(CLOCK_MONOTONIC) < deadline);
 	}
-	if (sh->queues_outlive && *sh->queues_outlive)
+	/* Another process reads them after us (a successor, or the next child
+	 * of a supervisor, which may change its mind at a final stop). */
+	if (sh->queues_outlive && __atomic_load_n(sh->queues_outlive, __ATOMIC_ACQUIRE))
 		return;
 	for (unsigned int i = 0; i < w->nsocks; i++)
 		count_abandoned(w, w->socks[i]);
@@ -307,7 +321,7 @@ static void loop_one_socket(struct worker *w)
 
 	while (!leaving(sh)) {
 		/* Blocks until one datagram (or SO_RCVTIMEO), then takes what is queued. */
-		n = reserve_and_read(w, w->socks[0], MSG_WAITFORONE, sh->stop);
+		n = reserve_and_read(w, w->socks[0], MSG_WAITFORONE, sh->stop, NULL);
 		if (n < 0) {
 			w->error = n;
 			return;
@@ -335,7 +349,7 @@ static void loop_epoll(struct worker *w)
 		int most = 0;
 
 		for (int i = 0; i < nev && !leaving(sh); i++) {
-			int n = reserve_and_read(w, ev[i].data.u32, MSG_DONTWAIT, sh->stop);
+			int n = reserve_and_read(w, ev[i].data.u32, MSG_DONTWAIT, sh->stop, NULL);
 
 			if (n < 0) {
 				w->error = n;
