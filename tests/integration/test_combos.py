@@ -265,6 +265,32 @@ def test_upgrade_with_tcp_output(tmp_path, disk, user):
         shutil.rmtree(tmp_path, ignore_errors=True)
 
 
+def upgraded_twice_delivered(rx, listen, section, delivered_key, records):
+    """Two upgrades in place (kill -USR2) under load into a remote output
+    (Kafka, OTLP): each process delivered what it wrote and failed nothing;
+    records(n) gives the n message bodies the far side holds, each in the
+    output once; every sequence number once, but for counted drops."""
+    def upgrades():
+        for _ in range(2):
+            assert rx.upgrade() is not None, "".join(rx.lines)
+            wait_gone(rx.olds[-1], 120)
+            time.sleep(0.3)     # some load for each process, not a synchronisation
+    sent, err, final = run_load(rx, listen, upgrades)
+    all_s = summaries(rx, final)
+    delivered = sum(s[section][delivered_key] for s in all_s)
+    assert delivered == sum(s["totals"]["written"] for s in all_s)
+    for s in all_s:
+        assert s[section]["undelivered"] == 0 and s[section]["failed"]["total"] == 0, s[section]
+    bodies = records(delivered)
+    assert len(bodies) == delivered
+    flows = {}
+    for v in bodies:
+        m = SEQ.search(v.encode() if isinstance(v, str) else v)
+        assert m, v
+        flows.setdefault(int(m.group(1)), []).append(int(m.group(2)))
+    check_books(sent, all_s, final, flows, exact=False)
+
+
 def test_upgrade_with_kafka_output(broker, tmp_path):  # noqa: F811
     topic = "i19-upgrade"
     broker.create_topic(topic, partitions=3)
@@ -272,26 +298,8 @@ def test_upgrade_with_kafka_output(broker, tmp_path):  # noqa: F811
     rx = Receiver(tmp_path, listen, "--rcvbuf", "64M",
                   "--output", f"kafka:{broker.bootstrap}/{topic}",
                   settings={"sockets": 4, "threads": 2})
-
-    def upgrades():
-        for _ in range(2):
-            assert rx.upgrade() is not None, "".join(rx.lines)
-            wait_gone(rx.olds[-1], 120)
-            time.sleep(0.3)
-    sent, err, final = run_load(rx, listen, upgrades)
-    all_s = summaries(rx, final)
-    delivered = sum(s["kafka"]["delivered"] for s in all_s)
-    assert delivered == sum(s["totals"]["written"] for s in all_s)
-    for s in all_s:
-        assert s["kafka"]["undelivered"] == 0 and s["kafka"]["failed"]["total"] == 0, s["kafka"]
-    recs = broker.records(topic)
-    assert len(recs) == delivered
-    flows = {}
-    for _, _, v in recs:
-        m = SEQ.search(v.encode() if isinstance(v, str) else v)
-        assert m, v
-        flows.setdefault(int(m.group(1)), []).append(int(m.group(2)))
-    check_books(sent, all_s, final, flows, exact=False)
+    upgraded_twice_delivered(rx, listen, "kafka", "delivered",
+                             lambda n: [v for _, _, v in broker.records(topic)])
 
 
 def test_second_receiver_on_a_disk_buffer_is_refused(tmp_path, procs):

@@ -445,32 +445,14 @@ def test_sigterm_drains_within_drain_timeout_and_counts_the_rest(syslogrx):
 def test_upgrade_with_otlp_output(collector, tmp_path):
     """Two upgrades in place (kill -USR2) under load: each process's records
     reach the collector; every sequence number once, but for counted drops."""
-    from rx_watch import SEQ, Receiver, listen_for, wait_gone
-    from test_combos import check_books, run_load, summaries
+    from rx_watch import Receiver, listen_for
+    from test_combos import upgraded_twice_delivered
     col, sink = collector
     listen = listen_for(socket.AF_INET)
     rx = Receiver(tmp_path, listen, "--rcvbuf", "64M", "--output", f"otlp:{col.url}",
                   settings={"sockets": 4, "threads": 2})
-
-    def upgrades():
-        for _ in range(2):
-            assert rx.upgrade() is not None, "".join(rx.lines)
-            wait_gone(rx.olds[-1], 120)
-            time.sleep(0.3)
-    sent, err, final = run_load(rx, listen, upgrades)
-    all_s = summaries(rx, final)
-    delivered = sum(s["otlp"]["records"] for s in all_s)
-    assert delivered == sum(s["totals"]["written"] for s in all_s)
-    for s in all_s:
-        assert s["otlp"]["undelivered"] == 0 and s["otlp"]["failed"]["total"] == 0, s["otlp"]
-    recs = sink.wait_records(delivered)
-    assert len(recs) == delivered
-    flows = {}
-    for r in recs:
-        m = SEQ.search(r["body"].encode())
-        assert m, r
-        flows.setdefault(int(m.group(1)), []).append(int(m.group(2)))
-    check_books(sent, all_s, final, flows, exact=False)
+    upgraded_twice_delivered(rx, listen, "otlp", "records",
+                             lambda n: [r["body"] for r in sink.wait_records(n)])
 
 
 def test_ordered_keeps_a_spread_flow_in_order(collector, syslogrx):
