@@ -6,7 +6,7 @@ syslogrx --output tcp to a local TCP sink that reads and discards, at a fixed
 rate from sysloggen, three ways in one run, interleaved (ROUNDS times each):
 no disk buffer, --disk-buffer (spill: with a healthy destination nothing
 should reach the disk) and --disk-buffer-mode reliable (every batch written
-to disk and read back). CPU per message = syslogrx's user+system time
+to disk, then handed over or read back). CPU per message = syslogrx's user+system time
 (/proc/PID/task/*/schedstat) over the messages it received; reported as ratios to the
 run without a buffer, medians over the rounds.
 
@@ -116,7 +116,8 @@ def trial(mode, sink, rate, duration, workdir):
     return {"mode": mode, "sent": sent, "received": t["received"], "written": t["written"],
             "kernel_drops": t["kernel_drops"]["total"], "cpu_s": cpu,
             "cpu_ns_per_msg": cpu * 1e9 / max(1, t["received"]),
-            "disk_written": db.get("written", 0), "disk_replayed": db.get("replayed", 0)}
+            "disk_written": db.get("written", 0), "disk_replayed": db.get("replayed", 0),
+            "disk_read_back": db.get("read_back")}
 
 
 RATE = 50000

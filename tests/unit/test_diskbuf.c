@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <sys/stat.h>
 #include <zlib.h>
+#include "common/crc32_fast.h"
 #include "rx/path/diskbuf.h"
 
 #define REC_HDR 40
@@ -248,6 +249,116 @@ static void test_append_batch(void **state)
 	assert_int_equal(st.corrupt_records, 0);
 	assert_int_equal(st.msgs, 0);
 	diskbuf_close(d);
+}
+
+/* Takes the next record: the hand-off's batch (counted in *handed) or one
+ * read back into r; checks it is batch k and marks it done. */
+static void take_one(struct diskbuf *d, struct batch *r, unsigned int k, unsigned int *handed)
+{
+	struct batch *b = diskbuf_take(d);
+
+	if (b) {
+		(*handed)++;
+	} else {
+		assert_int_equal(diskbuf_read(d, r), 1);
+		b = r;
+	}
+	assert_batch(b, k);
+	diskbuf_done(d, b->disk_seg, b->disk_off, b->count);
+	if (b != r)
+		free_batch(b); /* the test's put: the batch was given to us */
+}
+
+/*
+ * The hand-off (reliable): a batch written while the reader is caught up is
+ * given to it as it is, not read back; past the bound, the rest is read
+ * back until the reader has caught up; close gives back what is still
+ * held. Counts and the records on disk are the same either way.
+ */
+static void test_handoff(void **state)
+{
+	struct diskbuf_opts o = { .dir = dir,
+				  .max_bytes = 64 << 20,
+				  .segment_bytes = 64 << 10,
+				  .sync_ms = 1000,
+				  .mode = DISKBUF_RELIABLE,
+				  .handoff_msgs = 40,
+				  .handoff_bytes = 64 << 20 };
+	struct diskbuf *d = diskbuf_open(&o);
+	struct batch *r = new_batch(1);
+	unsigned int handed = 0, kept = 0, k;
+	uint64_t msgs = 0, held = 0, read_back = 0;
+	struct diskbuf_stats st;
+
+	assert_non_null(d);
+	puts_seen = 0;
+	/* Caught up: every one handed over, across segments. */
+	for (k = 0; k < 300; k++) {
+		msgs += k % 7 + 1;
+		assert_int_equal(diskbuf_append_batch(d, make_batch(k), put_counted, &puts_seen),
+				 0);
+		diskbuf_flush(d);
+		take_one(d, r, k, &handed);
+	}
+	assert_int_equal(handed, 300);
+	assert_int_equal(puts_seen, 0);
+	diskbuf_get_stats(d, &st);
+	assert_true(st.written_bytes > 2 * (64 << 10)); /* segments sealed, done, deleted */
+	assert_int_equal(st.read_back_msgs, 0);
+	assert_int_equal(st.replayed_msgs, msgs);
+	assert_int_equal(st.msgs, 0);
+	/* Behind: the first batches up to 40 messages are kept, the rest read back. */
+	for (k = 300; k < 400; k++) {
+		if (kept == k - 300 && held + k % 7 + 1 <= 40) {
+			held += k % 7 + 1;
+			kept++;
+		} else {
+			read_back += k % 7 + 1;
+		}
+		msgs += k % 7 + 1;
+		assert_int_equal(diskbuf_append_batch(d, make_batch(k), put_counted, &puts_seen),
+				 0);
+	}
+	diskbuf_flush(d);
+	assert_int_equal(puts_seen, 100 - kept);
+	handed = 0;
+	for (k = 300; k < 400; k++)
+		take_one(d, r, k, &handed);
+	assert_int_equal(handed, kept);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.read_back_msgs, read_back);
+	assert_int_equal(st.replayed_msgs, msgs);
+	assert_int_equal(st.written_msgs, msgs);
+	assert_int_equal(st.msgs, 0);
+	assert_int_equal(st.corrupt_records, 0);
+	/* Caught up again: handed over again. */
+	assert_int_equal(diskbuf_append_batch(d, make_batch(400), put_counted, &puts_seen), 0);
+	diskbuf_flush(d);
+	take_one(d, r, 400, &handed);
+	assert_int_equal(handed, kept + 1);
+	/* Written after a take found nothing: diskbuf_read does not read it
+	 * back, it says the hand-off has it. */
+	puts_seen = 0;
+	assert_null(diskbuf_take(d));
+	assert_int_equal(diskbuf_append_batch(d, make_batch(401), put_counted, &puts_seen), 0);
+	diskbuf_flush(d);
+	assert_int_equal(diskbuf_read(d, r), 2);
+	take_one(d, r, 401, &handed);
+	assert_int_equal(handed, kept + 2);
+	assert_int_equal(puts_seen, 0);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.read_back_msgs, read_back);
+	/* Held at close: given back, and on disk for the next run. */
+	assert_int_equal(diskbuf_append_batch(d, make_batch(402), put_counted, &puts_seen), 0);
+	diskbuf_close(d);
+	assert_int_equal(puts_seen, 1);
+	d = open_db(64 << 20, 64 << 10, DISKBUF_RELIABLE);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.recovered_msgs, 402 % 7 + 1);
+	assert_null(diskbuf_take(d)); /* no hand-off: read back */
+	read_range(d, 402, 403);
+	diskbuf_close(d);
+	free_batch(r);
 }
 
 static void test_only_if_spilling(void **state)
@@ -670,12 +781,31 @@ static void test_dir_created_0700(void **state)
 	diskbuf_close(d);
 }
 
+/* crc32_fast is zlib's crc32, at every length, offset and starting value. */
+static void test_crc32_fast(void **state)
+{
+	unsigned char *buf = malloc(1 << 17);
+
+	srand(1);
+	for (size_t i = 0; i < 1 << 17; i++)
+		buf[i] = rand();
+	for (unsigned int t = 0; t < 20000; t++) {
+		size_t off = rand() % 64, len = t < 2000 ? t % 300 : (size_t)rand() % 70000;
+		uint32_t seed = t & 1 ? rand() : 0;
+
+		assert_int_equal(crc32_fast(seed, buf + off, len), crc32(seed, buf + off, len));
+	}
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_if_spilling, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_append_batch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_handoff, setup, teardown),
+		cmocka_unit_test(test_crc32_fast),
 		cmocka_unit_test_setup_teardown(test_segments_deleted_when_done, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_after_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cursor, setup, teardown),

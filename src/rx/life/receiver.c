@@ -336,9 +336,16 @@ static int open_disk_buffer(struct receiver *r)
 		.sync_ms = cfg->disk_buffer_sync_ms,
 		.mode = cfg->disk_buffer_mode,
 	};
-	int fd = diskbuf_lock_take(cfg->disk_buffer, r->ready_pending ? say_ready_for_lock : NULL,
-				   r, DISK_HANDOVER_WAIT_MS);
+	int fd;
 
+	/* Reliable mode leaves the window empty (every batch goes to disk):
+	 * the hand-off holds what the window would, in its place. */
+	if (cfg->disk_buffer_mode == DISKBUF_RELIABLE) {
+		dopts.handoff_msgs = cfg->window;
+		dopts.handoff_bytes = cfg->window_bytes;
+	}
+	fd = diskbuf_lock_take(cfg->disk_buffer, r->ready_pending ? say_ready_for_lock : NULL, r,
+			       DISK_HANDOVER_WAIT_MS);
 	if (fd < 0)
 		return fd == -EBUSY ? -EADDRINUSE : fd;
 	r->disk_lock_fd = fd;

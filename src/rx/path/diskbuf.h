@@ -35,6 +35,18 @@
  * address of 0, 16 (AF_INET) or 28 (AF_INET6) bytes matching its family,
  * a socket index below the group's maximum, truncated 0 or 1, zero fields 0.
  *
+ * The hand-off (reliable mode): a batch its writer has just written whose
+ * record is the next unread one (the reader is caught up) is kept in memory
+ * and given to the reader as it is (diskbuf_take), not read back from the
+ * segment: no pread, no second CRC, no copy. The record stays on disk, and
+ * is done, counted and moves the cursor exactly as one read back; what the
+ * output gets is only ever what was written first. The hand-off holds at
+ * most handoff_msgs messages in batches taking at most handoff_bytes
+ * (BATCH_MEM): the receiver gives it the input window's bounds, which
+ * reliable mode leaves unused (every batch goes to disk, none to the
+ * window). Past them, or once the reader is behind, records are read back
+ * from disk as before, until the reader has caught up again.
+ *
  * DIR is trusted only if it is the owner's alone: created 0700 (and given to
  * the user syslogrx will run as); an existing DIR owned by another user, or
  * writable by group or others, is refused at open. Segment and cursor files
@@ -62,6 +74,8 @@ struct diskbuf_opts {
 	enum diskbuf_mode mode;
 	bool owner_set; /* DIR and its files belong to owner (--user); else geteuid() */
 	uid_t owner;
+	/* The hand-off's bounds; 0: none (records are always read back). */
+	uint64_t handoff_msgs, handoff_bytes;
 };
 
 #define DISKBUF_MSG_MAX 65536u	/* bytes of one message: a datagram's receive slot */
@@ -76,7 +90,8 @@ struct diskbuf_stats {
 	double oldest_age_seconds; /* oldest message not yet handed out (to within a batch) */
 	uint64_t recovered_msgs;   /* found in DIR at open */
 	uint64_t written_msgs, written_batches, written_bytes;
-	uint64_t replayed_msgs;			 /* read back and handed to the output */
+	uint64_t replayed_msgs;	 /* handed to the output */
+	uint64_t read_back_msgs; /* of those, read back from disk (the rest: the hand-off) */
 	uint64_t dropped_msgs, dropped_batches;	 /* buffer full (or a write failed) */
 	uint64_t corrupt_records, corrupt_bytes; /* skipped: CRC, torn tail */
 	uint64_t syncs;
@@ -114,9 +129,16 @@ void diskbuf_flush(struct diskbuf *d);
 /*
  * The oldest unread record into b (its recs and data grow as needed;
  * b->disk_seg names its segment). 1: a batch, 0: nothing unread (in spill
- * mode the buffer stops spilling then).
+ * mode the buffer stops spilling then), 2: none read, the hand-off has it
+ * (written since the caller's diskbuf_take): diskbuf_take it.
  */
 int diskbuf_read(struct diskbuf *d, struct batch *b);
+/*
+ * The oldest unread record's batch if the hand-off holds it (its writer's
+ * batch itself: give it back the way a batch read into is given back, with
+ * b->disk_seg and b->disk_off set), else NULL: read it with diskbuf_read.
+ */
+struct batch *diskbuf_take(struct diskbuf *d);
 /* Records appended and not yet read. */
 uint64_t diskbuf_unread(struct diskbuf *d);
 /* The output is done with the record read into a batch (b->disk_seg,

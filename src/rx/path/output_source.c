@@ -11,14 +11,21 @@
 
 static struct batch *disk_pop(struct output_stage *o)
 {
-	struct batch *b = window_batch_get(o->window);
+	/* The batch just written, if it is the next record: not read back. */
+	struct batch *b = diskbuf_take(o->disk);
+	int ret;
 
+	if (b)
+		return b;
+	b = window_batch_get(o->window);
 	if (!b)
 		return NULL;
-	if (diskbuf_read(o->disk, b) == 1)
+	ret = diskbuf_read(o->disk, b);
+	if (ret == 1)
 		return b;
 	window_batch_put(o->window, b);
-	return NULL;
+	/* Written and handed over just now, after the take above. */
+	return ret == 2 ? diskbuf_take(o->disk) : NULL;
 }
 
 struct batch *output_pop(struct output_stage *o, int timeout_ms)

@@ -22,6 +22,9 @@
  * for pool_idle_ns (WINDOW_POOL_IDLE_NS) is freed. So
  *   allocated <= max_bytes + (2 * workers + 1) * WINDOW_BATCH_MAX(batch_cap)
  * where WINDOW_BATCH_MAX is one batch at its largest (every datagram 64 KiB).
+ * A reliable disk buffer's hand-off (diskbuf.h) holds written batches for
+ * the output in the window's place, within the same max_msgs and max_bytes
+ * (the window itself holds none then): the bound is the same.
  */
 #ifndef SYSLOGRX_WINDOW_H
 #define SYSLOGRX_WINDOW_H

@@ -148,7 +148,11 @@ static void write_disk_buffer(struct prom_text *p, const struct snapshot *s)
 	one(p, "syslogrx_disk_buffer_written_total", PROM_COUNTER, "Messages written to disk.",
 	    d->written_msgs);
 	one(p, "syslogrx_disk_buffer_replayed_total", PROM_COUNTER,
-	    "Messages read back from disk and handed to the output.", d->replayed_msgs);
+	    "Messages handed to the output from the disk buffer.", d->replayed_msgs);
+	one(p, "syslogrx_disk_buffer_read_back_total", PROM_COUNTER,
+	    "Of those, messages read back from the segment files (the rest were handed over "
+	    "in memory).",
+	    d->read_back_msgs);
 	one(p, "syslogrx_disk_buffer_dropped_total", PROM_COUNTER,
 	    "Messages not kept: the disk buffer was full (or a write failed).", d->dropped_msgs);
 	one(p, "syslogrx_disk_buffer_corrupt_records_total", PROM_COUNTER,

@@ -317,6 +317,7 @@ static void write_disk_buffer(struct json_writer *w, struct receiver *r, const s
 	jw_u64(w, "written", d->written_msgs);
 	jw_u64(w, "written_bytes", d->written_bytes);
 	jw_u64(w, "replayed", d->replayed_msgs);
+	jw_u64(w, "read_back", d->read_back_msgs);
 	jw_u64(w, "dropped", d->dropped_msgs);
 	jw_u64(w, "dropped_batches", d->dropped_batches);
 	jw_u64(w, "corrupt", d->corrupt_records);
