@@ -266,6 +266,7 @@ sanitize-unit: $(SKELS)
 # itself through a live resize, metrics scrapes and the output stage.
 # (test_install is left out: it checks that `make install` ships build/.)
 TSAN_INTEGRATION := tests/integration/test_live_resize.py tests/integration/test_metrics.py \
+	tests/integration/test_disk_buffer.py \
 	tests/integration/test_window_shutdown.py tests/integration/test_hostile_input.py
 test-sanitize: deps
 	$(Q)$(MAKE) all $(FUZZERS) $(PROMTOOL)

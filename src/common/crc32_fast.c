@@ -66,13 +66,18 @@ static FOLD_ATTR uint32_t crc_pclmul(const unsigned char *buf, size_t len, uint3
 	return _mm_extract_epi32(x1, 1);
 }
 
+/* Filled in by whichever thread gets here first: several workers may race to
+ * fill it in, each with the same answer (relaxed atomics: no torn read). */
 static int have_pclmul(void)
 {
 	static int have = -1;
+	int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
 
-	if (have < 0)
-		have = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
-	return have;
+	if (h < 0) {
+		h = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+		__atomic_store_n(&have, h, __ATOMIC_RELAXED);
+	}
+	return h;
 }
 #endif
 
