@@ -210,7 +210,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -Iinclude -I$(SKEL_OUTPUT) 
 FUZZ_LIB_SRCS := $(foreach l,$(FUZZ_LAYERS),$(call layer_srcs,$(l)))
 $(OUTPUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_SRCS) | $(OUTPUT) $(SKELS)
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lz -o $@
 
 # ---- jobs -------------------------------------------------------------------
 demo: all
