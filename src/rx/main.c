@@ -182,7 +182,7 @@ int main(int argc, char **argv)
 	static struct receiver r_own;
 	struct receiver *r = &r_own;
 	struct supervisor_ledger *ledger = NULL; /* run by a supervisor: shared */
-	static struct config cfg; /* large: the env-file's mapping, kafka options */
+	static struct config cfg;		 /* large: the env-file's mapping, kafka options */
 	static struct preflight pf;
 	static struct advice adv;
 	struct handover h;

@@ -83,7 +83,7 @@ struct receiver {
 	/* Supervised: the supervisor's word that a next child reads the
 	 * queues (supervisor.h's ledger); NULL otherwise. */
 	const bool *queues_kept;
-	uint64_t taken;	  /* datagrams taken from the kernel (worker.h) */
+	uint64_t taken; /* datagrams taken from the kernel (worker.h) */
 	/* --senders: one table per worker id (rx/path/senders.h), made when a
 	 * worker of that id first starts and kept across resizes; NULL = off. */
 	struct sender_table **senders; /* CONFIG_MAX_SOCKETS entries */

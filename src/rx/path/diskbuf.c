@@ -800,6 +800,12 @@ static void handoff_pass(struct diskbuf *d, uint64_t seg, uint64_t off, struct b
 	}
 }
 
+/* Under the lock: the hand-off holds the record the reader of s reads next. */
+static bool handoff_is_next(const struct diskbuf *d, const struct seg *s)
+{
+	return d->ho_head && d->ho_head->disk_seg == s->id && d->ho_head->disk_off == s->read_off;
+}
+
 /* Gives batches handoff_pass took back to their owner (outside the lock). */
 static void handoff_put(struct diskbuf *d, struct batch *gone)
 {
@@ -1086,6 +1092,12 @@ bool diskbuf_spilling(struct diskbuf *d)
 	return __atomic_load_n(&d->spilling, __ATOMIC_RELAXED);
 }
 
+/* The bytes of b's record on disk: header, descriptors, the messages. */
+static uint64_t rec_len(const struct batch *b)
+{
+	return sizeof(struct rec_hdr) + (uint64_t)b->count * sizeof(struct disk_msg) + b->used;
+}
+
 /* b as a record: header (but its seq and header CRC) and descriptors, with
  * a copy of the messages' bytes after them only if copy. NULL if b is not
  * laid out back to back (batch_add does that) or out of memory. */
@@ -1132,7 +1144,7 @@ static struct qrec *encode(const struct batch *b, bool copy)
 	h->crc = crc32_fast(crc(m, dlen), b->data, b->used);
 	h->first_ns = b->recs[0].recv_ns;
 	q->next = NULL;
-	q->len = sizeof(*h) + h->len;
+	q->len = rec_len(b);
 	q->head_len = head;
 	q->count = b->count;
 	q->first_ns = h->first_ns;
@@ -1306,15 +1318,9 @@ struct batch *diskbuf_take(struct diskbuf *d)
 		;
 	/* Only the very record the reader would read next; one the reader is
 	 * past (read back meanwhile) goes back to its owner. */
-	if (s && d->ho_head && d->ho_head->disk_seg == s->id &&
-	    d->ho_head->disk_off == s->read_off && !pend_push(s, s->read_off)) {
-		uint64_t len;
-
+	if (s && handoff_is_next(d, s) && !pend_push(s, s->read_off)) {
 		b = handoff_pop(d);
-		/* What encode made of it: header, descriptors, bytes. */
-		len = sizeof(struct rec_hdr) + (uint64_t)b->count * sizeof(struct disk_msg) +
-		      b->used;
-		rec_out(d, s, b->disk_off, len, b->count, b->recs[0].recv_ns);
+		rec_out(d, s, b->disk_off, rec_len(b), b->count, b->recs[0].recv_ns);
 	} else if (d->ho_head) {
 		handoff_pass(d, s ? s->id : UINT64_MAX, s ? s->read_off : UINT64_MAX, &gone);
 	}
@@ -1336,7 +1342,7 @@ int diskbuf_read(struct diskbuf *d, struct batch *b)
 		next = s->next;
 		if (s->read_off >= s->size)
 			continue;
-		if (d->ho_head && d->ho_head->disk_seg == s->id && d->ho_head->disk_off == s->read_off) {
+		if (handoff_is_next(d, s)) {
 			ret = 2; /* written and handed over since the caller's diskbuf_take */
 			break;
 		}
