@@ -35,7 +35,7 @@ VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 
 # Debian packages the build, the tests and the lab need.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
-            pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest \
+            pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest python3-yaml \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
             libmicrohttpd-dev libcurl4-openssl-dev \
             systemd systemd-container groff-base man-db linux-perf

@@ -24,8 +24,9 @@ SYSLOGRX_NOTRACE = "syslogrx raw --no-trace"
 DRAINRX = "drainrx"
 SYSLOG_NG = "syslog-ng"
 RSYSLOG = "rsyslog"
+OTELCOL = "otelcol syslog"
 SYSLOGRX_NAMES = (SYSLOGRX_RAW, SYSLOGRX_JSON, SYSLOGRX_NOTRACE)
-PEER_NAMES = (SYSLOG_NG, RSYSLOG)
+PEER_NAMES = (SYSLOG_NG, RSYSLOG, OTELCOL)
 RECEIVER_ORDER = SYSLOGRX_NAMES + (DRAINRX,) + PEER_NAMES
 
 # The targets syslogrx is held to.
