@@ -49,7 +49,7 @@ struct drops_sock_info {
 _Static_assert(sizeof(struct drops_sock_info) == 32, "drops_sock_info layout");
 
 /*
- * Drops per sender (issue 25): an LRU per-CPU hash keyed by the source
+ * Drops per sender (--senders): an LRU per-CPU hash keyed by the source
  * address and reason, max_entries set by user space (--senders), so a sender
  * forging many addresses costs at most that map's fixed memory. An evicted
  * entry takes its counts with it: `sender_stats` says how much that was.

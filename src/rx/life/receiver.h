@@ -58,7 +58,7 @@ struct receiver {
 	volatile int force;	    /* second signal: exit now */
 	volatile int reopen;	    /* SIGHUP */
 	uint64_t start_ns, stop_ns; /* CLOCK_MONOTONIC */
-	/* Set by the front end for the summary, NULL = none (issue 12). */
+	/* Set by the front end for the summary, NULL = none. */
 	const struct preflight *preflight;
 	const struct advice *advice;
 	/* Live resize (rx/resize.c). Slot k of the balancer's map (or, with

@@ -15,7 +15,7 @@
  *    socket. Below (it kept up on average): a burst: a larger --rcvbuf, sized
  *    from the queue's high-water mark plus the bytes that did not fit, or a
  *    larger window when the output stage made the workers wait.
- *  - per sender (--senders with the tracer, issue 25): one sender with most
+ *  - per sender (--senders with the tracer): one sender with most
  *    of the drops on a hashed group is one flow the kernel's hash put on one
  *    socket: --balance random; many senders each losing a little is the
  *    queue, not a sender: a larger --rcvbuf.
