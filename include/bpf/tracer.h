@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared between bpf/tracer.bpf.c and its user side, src/tracer.c.
+ * Shared between bpf/tracer.bpf.c and its user side, src/net/tracer.c.
  *
  * Every counter lives in a per-CPU map and is summed by user space; keys are
  * hashed byte by byte, so their padding is explicit and always zero.
  */
-#ifndef SYSLOGRX_DROPS_H
-#define SYSLOGRX_DROPS_H
+#ifndef SYSLOGRX_BPF_TRACER_H
+#define SYSLOGRX_BPF_TRACER_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>

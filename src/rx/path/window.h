@@ -55,7 +55,7 @@ struct batch {
 	size_t used; /* bytes in data */
 	size_t data_cap;
 	uint64_t disk_seg; /* 0: from the window; else read back from this
-					 * disk buffer segment (rx/diskbuf.h), */
+					 * disk buffer segment (rx/path/diskbuf.h), */
 	uint64_t disk_off; /* at this offset */
 	size_t counted;	   /* its bytes in window.alloc_bytes (batch_mem when counted) */
 };

@@ -2,7 +2,7 @@
 /*
  * Advice after a loss: from what a run measured, the setting that would have
  * held its load. Pure rules (advice_compute) over measurements gathered from
- * a stopped receiver (advice_measure, in rx/advice_measure.c), so that the
+ * a stopped receiver (advice_measure, in rx/report/advice_measure.c), so that the
  * rules are tested on synthetic inputs.
  *
  * The rules, in order:

@@ -82,7 +82,7 @@ struct config {
 	/* --ordered[=MS]: merge by the kernel's arrival stamp */
 	bool ordered;
 	uint64_t ordered_hold_ms; /* most a message is held for late batches */
-	/* --disk-buffer (rx/diskbuf.h): "" = none */
+	/* --disk-buffer (rx/path/diskbuf.h): "" = none */
 	char disk_buffer[PATH_MAX];
 	uint64_t disk_buffer_size;	  /* bytes, all segment files together */
 	int disk_buffer_mode;		  /* enum diskbuf_mode: 0 spill, 1 reliable */
