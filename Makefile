@@ -233,18 +233,19 @@ $(PROMTOOL):
 integration: all $(PROMTOOL)
 	$(Q)$(PYTHON) -m pytest -q --durations=10 tests $(PYTEST_ARGS)
 
-# Each phase's time, then the whole run's (also when a phase fails).
-TEST_PHASES := "all $(FUZZERS)" unit fuzz sanitize-unit integration
+# After each phase, the seconds since make started (a failed phase too).
+# "+": the line runs a sub-make (under make -n too), as a literal $(MAKE) would.
+TEST_T0    := $(shell date +%s)
+test_time   = printf '  TIME     %-24s %5d s\n' "$(strip $(1))" $$(( $$(date +%s) - $(TEST_T0) ))
+test_phase  = $(MAKE) $(1) && $(call test_time,$(firstword $(1))) || \
+	{ $(call test_time,$(firstword $(1)) FAILED); exit 1; }
 test: deps
-	$(Q)t0=$$(date +%s); rc=0; \
-	for phase in $(TEST_PHASES); do \
-		t=$$(date +%s); $(MAKE) $$phase || { rc=$$?; failed=$${phase%% *}; }; \
-		printf '  TIME     %-14s %5d s\n' "$${phase%% *}" $$(( $$(date +%s) - t )); \
-		[ $$rc = 0 ] || break; \
-	done; \
-	printf '  TIME     make test      %5d s%s\n' $$(( $$(date +%s) - t0 )) \
-		"$${failed:+ (failed in $$failed)}"; \
-	exit $$rc
+	$(Q)+$(call test_phase,all $(FUZZERS))
+	$(Q)+$(call test_phase,unit)
+	$(Q)+$(call test_phase,fuzz)
+	$(Q)+$(call test_phase,sanitize-unit)
+	$(Q)+$(call test_phase,integration)
+	$(Q)+$(call test_time,make test: all passed)
 
 # ---- sanitizers (clang; libclang-rt-14-dev has their runtimes) ----------------
 # The same sources with AddressSanitizer + UndefinedBehaviorSanitizer into
@@ -328,7 +329,7 @@ install: $(INSTALL_BINS)
 	$(Q)install -m 0755 $(INSTALL_BINS) $(DESTDIR)$(BINDIR)/
 	$(Q)install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
 	$(Q)install -m 0644 dist/sysctl.d/60-syslogrx.conf $(DESTDIR)$(SYSCTLDIR)/60-syslogrx.conf
-	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/logrotate.d/syslogrx ] || \
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/logrotate.d/syslogrx ] ; \
 		install -m 0644 dist/logrotate/syslogrx $(DESTDIR)$(SYSCONFDIR)/logrotate.d/syslogrx
 	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		dist/syslogrx.service.in > $(DESTDIR)$(UNITDIR)/syslogrx.service
@@ -340,7 +341,7 @@ install: $(INSTALL_BINS)
 	$(Q)install -m 0644 dist/syslogrx.conf $(DESTDIR)$(DOCDIR)/syslogrx.conf.example
 	$(Q)install -m 0644 dist/syslogrx-alerts.yml $(DESTDIR)$(DOCDIR)/syslogrx-alerts.yml
 	$(Q)install -m 0644 LICENSE $(DESTDIR)$(DOCDIR)/LICENSE
-	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf ] || \
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf ] ; \
 		install -m 0644 dist/syslogrx.conf $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf
 
 install-lab: $(LAB_BINS)
