@@ -329,7 +329,7 @@ install: $(INSTALL_BINS)
 	$(Q)install -m 0755 $(INSTALL_BINS) $(DESTDIR)$(BINDIR)/
 	$(Q)install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
 	$(Q)install -m 0644 dist/sysctl.d/60-syslogrx.conf $(DESTDIR)$(SYSCTLDIR)/60-syslogrx.conf
-	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/logrotate.d/syslogrx ] ; \
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/logrotate.d/syslogrx ] || \
 		install -m 0644 dist/logrotate/syslogrx $(DESTDIR)$(SYSCONFDIR)/logrotate.d/syslogrx
 	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		dist/syslogrx.service.in > $(DESTDIR)$(UNITDIR)/syslogrx.service
@@ -341,7 +341,7 @@ install: $(INSTALL_BINS)
 	$(Q)install -m 0644 dist/syslogrx.conf $(DESTDIR)$(DOCDIR)/syslogrx.conf.example
 	$(Q)install -m 0644 dist/syslogrx-alerts.yml $(DESTDIR)$(DOCDIR)/syslogrx-alerts.yml
 	$(Q)install -m 0644 LICENSE $(DESTDIR)$(DOCDIR)/LICENSE
-	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf ] ; \
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf ] || \
 		install -m 0644 dist/syslogrx.conf $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf
 
 install-lab: $(LAB_BINS)
