@@ -83,6 +83,7 @@ def test_prefix_usr(tmp_path):
     make_install(f"DESTDIR={dest}", "PREFIX=/usr")
     assert (dest / "usr/bin/syslogrx").exists()
     assert (dest / "usr/share/man/man8/syslogrx.8").exists()
+    assert (dest / "usr/lib/sysctl.d/60-syslogrx.conf").exists()  # where systemd-sysctl reads
     unit = (dest / "usr/lib/systemd/system/syslogrx.service").read_text()
     assert "ExecStart=/usr/bin/syslogrx --config /etc/syslogrx/syslogrx.conf\n" in unit
 
