@@ -9,7 +9,9 @@
 #   make soak       10 minutes under rotation and destination restarts (not in CI)
 #   make format     clang-format every C file in place (.clang-format)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
-#   make install    binaries, systemd unit, man page, example config, alert rules (PREFIX, DESTDIR)
+#   make install    syslogrx, udpdrops, udpbalance, their man pages, the systemd units, example
+#                   config, alert rules, logrotate and sysctl.d files (PREFIX, DESTDIR)
+#   make install-lab  the lab tools (sysloggen, drainrx) into $(LIBEXECDIR)/syslogrx
 #   make V=1        show full commands
 #
 # Layout the rules rely on (add a file, not a rule):
@@ -38,7 +40,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest python3-yaml \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
             libmicrohttpd-dev libcurl4-openssl-dev \
-            systemd systemd-container groff-base man-db linux-perf
+            systemd systemd-container groff-base man-db linux-perf logrotate
 
 ifeq ($(V),1)
 	Q =
@@ -127,7 +129,7 @@ test_window_LIBS  := -lpthread -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 
-.PHONY: all run test test-sanitize sanitize-unit unit integration fuzz bench soak deps clean vmlinux demo sc4s-table sc4s-replica format install
+.PHONY: all run test test-sanitize sanitize-unit unit integration fuzz bench soak deps clean vmlinux demo sc4s-table sc4s-replica format install install-lab
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -161,18 +163,9 @@ $(SKEL_OUTPUT)/%.skel.h: $(SKEL_OUTPUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # ---- user space -------------------------------------------------------------
+# One compile rule for src/, tools/ and tests/: X.c -> $(OUTPUT)/X.o.
 # Every user object waits for the skeletons: the first build has no .d files yet.
-$(OUTPUT)/src/%.o: src/%.c | $(SKELS)
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
-
-$(OUTPUT)/tools/%.o: tools/%.c | $(SKELS)
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
-
-$(OUTPUT)/tests/%.o: tests/%.c | $(SKELS)
+$(OUTPUT)/%.o: %.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -236,15 +229,23 @@ $(PROMTOOL):
 	$(call msg,FETCH,$@)
 	$(Q)lab/promtool-setup.sh $(OUTPUT)/prometheus >/dev/null
 
+# --durations=10: pytest ends with the 10 slowest tests (set-up and tear-down apart).
 integration: all $(PROMTOOL)
-	$(Q)$(PYTHON) -m pytest -q tests $(PYTEST_ARGS)
+	$(Q)$(PYTHON) -m pytest -q --durations=10 tests $(PYTEST_ARGS)
 
+# After each phase, the seconds since make started (a failed phase too).
+# "+": the line runs a sub-make (under make -n too), as a literal $(MAKE) would.
+TEST_T0    := $(shell date +%s)
+test_time   = printf '  TIME     %-24s %5d s\n' "$(strip $(1))" $$(( $$(date +%s) - $(TEST_T0) ))
+test_phase  = $(MAKE) $(1) && $(call test_time,$(firstword $(1))) || \
+	{ $(call test_time,$(firstword $(1)) FAILED); exit 1; }
 test: deps
-	$(Q)$(MAKE) all $(FUZZERS)
-	$(Q)$(MAKE) unit
-	$(Q)$(MAKE) fuzz
-	$(Q)$(MAKE) sanitize-unit
-	$(Q)$(MAKE) integration
+	$(Q)+$(call test_phase,all $(FUZZERS))
+	$(Q)+$(call test_phase,unit)
+	$(Q)+$(call test_phase,fuzz)
+	$(Q)+$(call test_phase,sanitize-unit)
+	$(Q)+$(call test_phase,integration)
+	$(Q)+$(call test_time,make test: all passed)
 
 # ---- sanitizers (clang; libclang-rt-14-dev has their runtimes) ----------------
 # The same sources with AddressSanitizer + UndefinedBehaviorSanitizer into
@@ -305,18 +306,31 @@ sc4s-replica: deps
 # ---- install (dist/: what an installed system gets besides the binaries) ---
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec
 MANDIR     ?= $(PREFIX)/share/man
 DOCDIR     ?= $(PREFIX)/share/doc/syslogrx
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSCTLDIR  ?= $(PREFIX)/lib/sysctl.d
 SYSCONFDIR ?= /etc
 
-# An existing syslogrx.conf is the admin's: kept, the example goes to DOCDIR too.
-install: $(APPS)
+# What an operator runs; the lab tools (a paced sender, a drain-only
+# receiver) are not on PATH: `make install-lab`.
+INSTALL_BINS := $(OUTPUT)/syslogrx $(OUTPUT)/udpdrops $(OUTPUT)/udpbalance
+LAB_BINS     := $(OUTPUT)/sysloggen $(OUTPUT)/drainrx
+MAN8         := $(patsubst $(OUTPUT)/%,dist/%.8,$(INSTALL_BINS))
+
+# An existing syslogrx.conf or logrotate file is the admin's: kept (the
+# example config goes to DOCDIR too).
+install: $(INSTALL_BINS)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR) \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/syslogrx
-	$(Q)install -m 0755 $(APPS) $(DESTDIR)$(BINDIR)/
-	$(Q)install -m 0644 dist/syslogrx.8 $(DESTDIR)$(MANDIR)/man8/syslogrx.8
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/syslogrx \
+		$(DESTDIR)$(SYSCONFDIR)/logrotate.d $(DESTDIR)$(SYSCTLDIR)
+	$(Q)install -m 0755 $(INSTALL_BINS) $(DESTDIR)$(BINDIR)/
+	$(Q)install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
+	$(Q)install -m 0644 dist/sysctl.d/60-syslogrx.conf $(DESTDIR)$(SYSCTLDIR)/60-syslogrx.conf
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/logrotate.d/syslogrx ] || \
+		install -m 0644 dist/logrotate/syslogrx $(DESTDIR)$(SYSCONFDIR)/logrotate.d/syslogrx
 	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		dist/syslogrx.service.in > $(DESTDIR)$(UNITDIR)/syslogrx.service
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/syslogrx.service
@@ -326,8 +340,14 @@ install: $(APPS)
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/syslogrx-unprivileged.service
 	$(Q)install -m 0644 dist/syslogrx.conf $(DESTDIR)$(DOCDIR)/syslogrx.conf.example
 	$(Q)install -m 0644 dist/syslogrx-alerts.yml $(DESTDIR)$(DOCDIR)/syslogrx-alerts.yml
+	$(Q)install -m 0644 LICENSE $(DESTDIR)$(DOCDIR)/LICENSE
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf ] || \
 		install -m 0644 dist/syslogrx.conf $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf
+
+install-lab: $(LAB_BINS)
+	$(call msg,INSTALL,$(DESTDIR)$(LIBEXECDIR)/syslogrx)
+	$(Q)install -d $(DESTDIR)$(LIBEXECDIR)/syslogrx
+	$(Q)install -m 0755 $(LAB_BINS) $(DESTDIR)$(LIBEXECDIR)/syslogrx/
 
 format:
 	$(call msg,FORMAT,src tools tests bpf)

@@ -320,7 +320,7 @@ LEASTLOADED_VS_RANDOM_MAX = 1.15
 
 
 def cost_targets(drain=None, balance=None, diskbuf=None):
-    """The per-message cost targets (issue 24), each {target, value, status},
+    """The per-message cost targets (docs/performance.md), each {target, value, status},
     from the same run's drain trials (benchlib/capacity.py: dicts with
     receiver, per_core, error), balance summary (benchlib/balance.py's
     summarize: ratio_to_random, cpu_us) and disk buffer medians ({"none",

@@ -341,7 +341,7 @@ static void write_sender_reasons(struct json_writer *w, struct receiver *r,
 }
 
 /*
- * "senders" (issue 25): the top --senders-top by drops, then one row for the
+ * "senders" (--senders): the top --senders-top by drops, then one row for the
  * rest. received = the rows' received + rest.received + evicted.received;
  * dropped = the rows' dropped + rest.dropped + evicted.dropped +
  * unattributed_drops (the per-socket totals, when only our sockets use the

@@ -58,20 +58,20 @@ enum {
 	OPT_MAX_SOCKETS,
 	OPT_SHRINK_NAIVE,
 	OPT_SUPERVISE,
-	OPT_METRICS, /* issue 12: metrics */
+	OPT_METRICS, /* the Prometheus endpoint */
 	OPT_USER = 400,
-	OPT_ORDERED = 600, /* issue 14's block */
+	OPT_ORDERED = 600, /* ordering by arrival stamp */
 	OPT_DISK_BUFFER = 700,
 	OPT_DISK_BUFFER_SIZE,
 	OPT_DISK_BUFFER_MODE,
 	OPT_DISK_BUFFER_SYNC,
-	OPT_SENDERS = 800, /* issue 25's block */
+	OPT_SENDERS = 800, /* per-sender accounting */
 	OPT_SENDERS_TOP,
-	OPT_SEQUENCES = 850, /* issue 19's input block */
+	OPT_SEQUENCES = 850, /* input: sequence accounting, control bytes */
 	OPT_SEQUENCE_FLOWS,
 	OPT_SEQUENCE_JUMP,
 	OPT_NO_ESCAPE_CONTROL,
-	OPT_OTLP_COMPRESSION = 900, /* issue 23: OTLP output */
+	OPT_OTLP_COMPRESSION = 900, /* the OTLP output, then --timezone */
 	OPT_OTLP_ENCODING,
 	OPT_OTLP_CA,
 	OPT_OTLP_CERT,
@@ -80,7 +80,7 @@ enum {
 	OPT_TIMEZONE,
 };
 
-/* Files of settings (issue 12); their own range, so flags added above never collide. */
+/* Files of settings (--config, --env-file); their own range, so flags added above never collide. */
 enum { OPT_CONFIG = 1024, OPT_ENV_FILE, OPT_KEY_MAX };
 
 static const struct argp_option options[] = {

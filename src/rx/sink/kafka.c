@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * kafka:BROKERS/TOPIC sink: an async sink over librdkafka (see sink.h and
- * sink_kafka.h). Everything here runs on the output stage's thread: produce,
+ * kafka.h). Everything here runs on the output stage's thread: produce,
  * poll and drain, and so the delivery reports (librdkafka serves them from
  * rd_kafka_poll in the caller's thread) and the counters they update. Only
  * log_cb comes from librdkafka's own threads, and it only logs.
