@@ -20,7 +20,9 @@
 #include <zlib.h>
 #include "common/signals.h"
 #include "common/clock.h"
+#include "common/escape.h"
 #include "common/log.h"
+#include "common/net_text.h"
 #include "rx/settings/config.h"
 #include "rx/sink/otlp.h"
 #include "syslog/msgtime.h"
@@ -36,6 +38,7 @@
 #define REQUEST_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 2000
 #define RESP_MAX 4096
+#define OTLP_MESSAGE_MAX 256 /* of a partial success's errorMessage, as sent */
 
 struct run {
 	void *opaque;
@@ -236,18 +239,13 @@ static bool transient_status(long st)
 	return st == 429 || st == 502 || st == 503 || st == 504;
 }
 
-/* The error message of a non-2xx answer, for the log: the body as text,
- * cut at the first control byte (protobuf's google.rpc.Status shows its
- * message that way too). */
+/* The error message of a non-2xx answer, for the log: the body as the
+ * collector sent it, made safe to show (common/net_text.h). */
 static const char *answer_text(struct sink_otlp *k)
 {
 	static char text[160];
-	size_t j = 0;
 
-	for (size_t i = 0; i < k->resp_len && j + 1 < sizeof(text); i++)
-		if (isprint((unsigned char)k->resp[i]))
-			text[j++] = k->resp[i];
-	text[j] = '\0';
+	net_text_log(text, sizeof(text), k->resp, k->resp_len);
 	return text;
 }
 
@@ -300,7 +298,7 @@ static enum send_result send_slot(struct sink_otlp *k, struct slot *s)
 	__atomic_store_n(&k->last_status, status, __ATOMIC_RELAXED);
 	if (rc == CURLE_OK && status >= 200 && status < 300) {
 		uint64_t rejected = 0;
-		char msg[SINK_OTLP_REASON_LEN - 16], name[SINK_OTLP_REASON_LEN];
+		char msg[OTLP_MESSAGE_MAX], name[SINK_OTLP_REASON_LEN];
 
 		k->last_error[0] = '\0';
 		if (otlp_parse_response(k->resp, k->resp_len, k->enc, &rejected, msg, sizeof(msg)))
@@ -312,11 +310,20 @@ static enum send_result send_slot(struct sink_otlp *k, struct slot *s)
 		BUMP(k->bytes_raw, raw);
 		BUMP(k->bytes_sent, len);
 		if (rejected) {
-			snprintf(name, sizeof(name), "rejected: %s", msg[0] ? msg : "(no message)");
+			/* The collector's words, made safe once (common/net_text.h):
+			 * the label is cut on a character boundary, the log line has
+			 * no control byte. */
+			char shown[ESCAPE_LINE_MAX(OTLP_MESSAGE_MAX)];
+			size_t pre = strlen("rejected: ");
+
+			memcpy(name, "rejected: ", pre);
+			if (!net_text_label(name + pre, sizeof(name) - pre, msg, strlen(msg)))
+				snprintf(name + pre, sizeof(name) - pre, "(no message)");
+			net_text_log(shown, sizeof(shown), msg, strlen(msg));
 			if (count_failure(k, name, rejected))
 				pr_warn("%s: the collector rejected %llu of %u records: %s; such "
 					"records are counted as failed\n",
-					k->base.name, (unsigned long long)rejected, s->nrec, msg);
+					k->base.name, (unsigned long long)rejected, s->nrec, shown);
 		}
 		slot_complete(k, s, s->nrec - rejected, SINK_FAILED);
 		return SEND_DONE;
