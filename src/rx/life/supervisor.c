@@ -16,6 +16,7 @@
 #include "common/caps.h"
 #include "common/json_writer.h"
 #include "common/log.h"
+#include "common/no_follow.h"
 #include "common/sd_notify.h"
 #include "net/http_metrics.h"
 #include "rx/life/receiver.h"
@@ -115,10 +116,10 @@ static void write_summary(const char *path, const struct child_rec *c, unsigned 
 			  uint64_t lost_total, unsigned int restarts, unsigned int upgrades)
 {
 	struct json_writer w;
-	FILE *f = fopen(path, "w");
+	FILE *f = fopen_private(path);
 
 	if (!f) {
-		pr_warn("--summary %s: %s\n", path, strerror(errno));
+		pr_warn("--summary %s: %s\n", path, no_follow_strerror(errno));
 		return;
 	}
 	jw_init(&w, f, true);

@@ -34,6 +34,7 @@
 #include "common/clock.h"
 #include "common/crc32_fast.h"
 #include "common/log.h"
+#include "common/no_follow.h"
 #include "bpf/balancer.h"
 #include "rx/path/diskbuf.h"
 #include "rx/path/worker.h"
@@ -1003,10 +1004,12 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 		pr_warn("--disk-buffer %s: %s\n", d->dir, strerror(errno));
 		goto fail;
 	}
-	d->dirfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* DIR itself is never followed: a link would lead the checks below to
+	 * its target, and our files into it. */
+	d->dirfd = open_dir_no_follow(d->dir);
 	if (d->dirfd < 0) {
-		err = -errno;
-		pr_warn("--disk-buffer %s: %s\n", d->dir, strerror(errno));
+		err = d->dirfd;
+		pr_warn("--disk-buffer %s: %s\n", d->dir, no_follow_strerror(-err));
 		goto fail;
 	}
 	err = dir_check(d, created);
