@@ -114,6 +114,12 @@ struct seg {
 	bool writable; /* the segment appends go to */
 };
 
+#define TALLY(d, field, n)                                                               \
+	do {                                                                             \
+		if ((d)->o.tally)                                                        \
+			__atomic_fetch_add(&(d)->o.tally->field, (n), __ATOMIC_RELAXED); \
+	} while (0)
+
 struct diskbuf {
 	pthread_mutex_t lock;
 	struct diskbuf_opts o;
@@ -489,6 +495,7 @@ static int seg_recover(struct diskbuf *d, uint64_t id, const char *name)
 		d->msgs += h.count;
 		d->batches++;
 		d->st.recovered_msgs += h.count;
+		TALLY(d, recovered, h.count);
 		if (h.seq >= d->next_seq)
 			d->next_seq = h.seq + 1;
 	}
@@ -648,6 +655,7 @@ static void sync_fd(int fd)
 static void count_drop(struct diskbuf *d, uint32_t msgs)
 {
 	d->st.dropped_msgs += msgs;
+	TALLY(d, dropped, msgs);
 	d->st.dropped_batches++;
 }
 
@@ -881,6 +889,7 @@ static void write_run(struct diskbuf *d, int *sealed)
 			d->msgs += q->count;
 			d->batches++;
 			d->st.written_msgs += q->count;
+			TALLY(d, written, q->count);
 			d->st.written_batches++;
 			d->st.written_bytes += q->len;
 			d->dirty = true;
@@ -1307,6 +1316,7 @@ static void rec_out(struct diskbuf *d, struct seg *s, uint64_t off, uint64_t len
 	d->unread -= d->unread ? 1 : 0;
 	d->next_ns = first_ns;
 	d->st.replayed_msgs += count;
+	TALLY(d, replayed, count);
 }
 
 struct batch *diskbuf_take(struct diskbuf *d)
