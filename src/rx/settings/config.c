@@ -502,10 +502,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_KAFKA_OPT:
 		if (c->kafka_nr_opts >= CONFIG_MAX_KAFKA_OPTS)
-			FAIL("--kafka-opt %s: at most %d --kafka-opt flags", arg,
-			     CONFIG_MAX_KAFKA_OPTS);
+			FAIL("--kafka-opt %s: at most %d --kafka-opt flags",
+			     redact_header(shown, sizeof(shown), arg), CONFIG_MAX_KAFKA_OPTS);
 		if (!strchr(arg, '=') || arg[0] == '=' || strlen(arg) >= CONFIG_KAFKA_OPT_LEN)
-			FAIL("--kafka-opt %s: expected KEY=VALUE (shorter than %d bytes)", arg,
+			FAIL("--kafka-opt %s: expected KEY=VALUE (shorter than %d bytes)",
+			     strlen(arg) < 64 ? redact_header(shown, sizeof(shown), arg) : REDACTED,
 			     CONFIG_KAFKA_OPT_LEN);
 		snprintf(c->kafka_opts[c->kafka_nr_opts++], CONFIG_KAFKA_OPT_LEN, "%s", arg);
 		break;

@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/net_text.h"
+#include "common/redact.h"
 #include "rx/settings/config.h"
 #include "rx/sink/kafka.h"
 
@@ -236,6 +237,10 @@ static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *val, con
 
 	if (rd_kafka_conf_set(conf, key, val, errstr, sizeof(errstr)) == RD_KAFKA_CONF_OK)
 		return 0;
+	/* sasl.password, ssl.key.password, *.client.secret ...: never shown */
+	if (strstr(key, "password") || strstr(key, "secret") || strstr(key, "key") ||
+	    strstr(key, "token"))
+		val = REDACTED;
 	if (flag)
 		pr_warn("%s %s=%s: %s\n", flag, key, val, errstr);
 	else
