@@ -335,6 +335,7 @@ static int open_disk_buffer(struct receiver *r)
 		.max_bytes = cfg->disk_buffer_size,
 		.sync_ms = cfg->disk_buffer_sync_ms,
 		.mode = cfg->disk_buffer_mode,
+		.tally = &r->disk_tally,
 	};
 	int fd;
 

@@ -16,6 +16,7 @@
 #include "net/balancer.h"
 #include "net/cbpf_balancer.h"
 #include "rx/settings/config.h"
+#include "rx/path/diskbuf.h"
 #include "rx/path/output.h"
 #include "rx/path/reorder.h"
 #include "rx/sink/sink.h"
@@ -98,6 +99,9 @@ struct receiver {
 	 * the buffer's last write. */
 	bool disk_locked;
 	int disk_lock_fd;
+	/* --disk-buffer's messages in and out (diskbuf.h): supervised, what
+	 * the supervisor reads after a kill -9 to count what was kept. */
+	struct diskbuf_tally disk_tally;
 };
 
 /* The privileged half of receiver_open: sockets, tracer, balancer. A
