@@ -40,7 +40,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
             libmicrohttpd-dev libcurl4-openssl-dev \
-            systemd systemd-container groff-base man-db linux-perf
+            systemd systemd-container groff-base man-db linux-perf python3-pip
 # What `make image` and the container tests need besides (make deps installs
 # them too; `make image` installs only these): podman runs on runc here
 # (lab/containers.conf says why), debootstrap makes a base with no registry.
@@ -250,7 +250,15 @@ $(PROMTOOL):
 	$(call msg,FETCH,$@)
 	$(Q)lab/promtool-setup.sh $(OUTPUT)/prometheus >/dev/null
 
-integration: all $(PROMTOOL)
+# kubernetes-validate (PyPI: Kubernetes' schemas and a validator), the oracle
+# for dist/kubernetes/ in test_container_deploy.py: into build/, not system-wide.
+K8S_VALIDATE := $(OUTPUT)/kubernetes-validate/kubernetes_validate/__init__.py
+$(K8S_VALIDATE):
+	$(call msg,FETCH,$(OUTPUT)/kubernetes-validate)
+	$(Q)PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install -q --disable-pip-version-check --target $(OUTPUT)/kubernetes-validate \
+		kubernetes-validate==1.37.0 >/dev/null
+
+integration: all $(PROMTOOL) $(K8S_VALIDATE)
 	$(Q)$(PYTHON) -m pytest -q tests $(PYTEST_ARGS)
 
 test: deps
@@ -290,7 +298,8 @@ test-sanitize: deps
 	$(Q)$(ASAN_MAKE) unit
 	$(Q)ln -sfn ../$(OUTPUT)/prometheus build-asan/prometheus
 	$(Q)SYSLOGRX_BUILD=$(CURDIR)/build-asan $(PYTHON) -m pytest -q tests \
-		--ignore=tests/integration/test_install.py --ignore=tests/integration/test_container.py $(PYTEST_ARGS)
+		--ignore=tests/integration/test_install.py --ignore=tests/integration/test_container.py \
+		--ignore=tests/integration/test_container_deploy.py $(PYTEST_ARGS)
 	$(Q)$(TSAN_MAKE) all
 	$(Q)$(TSAN_MAKE) build-tsan/test_window && build-tsan/test_window
 	$(Q)ln -sfn ../$(OUTPUT)/prometheus build-tsan/prometheus
@@ -337,8 +346,9 @@ image: container-deps
 	$(Q)podman image ls --format '  SIZE     {{.Repository}}:{{.Tag}} {{.Size}}' $(IMAGE)
 
 # The image's tests build their own image from build/ (BINARIES=tree).
-test-container: container-deps all
-	$(Q)$(PYTHON) -m pytest -q tests/integration/test_container.py $(PYTEST_ARGS)
+test-container: container-deps all $(K8S_VALIDATE)
+	$(Q)$(PYTHON) -m pytest -q tests/integration/test_container.py \
+		tests/integration/test_container_deploy.py $(PYTEST_ARGS)
 
 # ---- install (dist/: what an installed system gets besides the binaries) ---
 PREFIX     ?= /usr/local

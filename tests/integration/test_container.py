@@ -366,3 +366,53 @@ def test_restart_loses_only_what_no_socket_was_bound_for(image, containers, vol,
     assert len(seqs) == len(set(seqs)) == t1["received"] + t2["received"]
     assert total - len(seqs) == (lost + t1["kernel_drops"]["total"] + t2["kernel_drops"]["total"]
                                  + t1["abandoned"] + t2["abandoned"])
+
+
+def test_sc4s_env_file_through_podman_env_file(image, containers, vol, tmp_path):
+    """SC4S's env_file as SC4S's own unit hands it over (podman --env-file):
+    the entrypoint gives its UDP settings to syslogrx's --env-file, which
+    maps them (the port to 0.0.0.0:PORT, the sockets) and lists the others
+    as ignored."""
+    port = free_udp_port()
+    env_file = tmp_path / "env_file"
+    env_file.write_text(f"SC4S_LISTEN_DEFAULT_UDP_PORT={port}\n"
+                        "SC4S_SOURCE_LISTEN_UDP_SOCKETS=3\n"
+                        "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL=https://splunk.example:8088\n")
+    name = run(containers, image, vol, "--output", "null", "--summary", f"{VOL}/s.json",
+               opts=["--env-file", str(env_file)])
+    log = wait_ready(name, 1)
+    assert f"ready on 0.0.0.0:{port}" in log, log
+    assert "SC4S_SOURCE_LISTEN_UDP_SOCKETS=3 -> --sockets 3" in log, log
+    assert len(list(udp_rows(port))) == 3
+    code, log = stop(name)
+    assert code == 0, log
+    ef = read_json(vol / "s.json")["config"]["env_file"]
+    assert {(m["name"], m["flag"]) for m in ef["mapped"]} == {
+        ("SC4S_LISTEN_DEFAULT_UDP_PORT", "--listen"), ("SC4S_SOURCE_LISTEN_UDP_SOCKETS", "--sockets")}
+    assert ef["ignored"] == ["SC4S_DEST_SPLUNK_HEC_DEFAULT_URL"], ef
+
+
+def test_syslogrx_variables_and_the_default_address(image, containers, vol, netns):
+    """SYSLOGRX_NAME=VALUE is the setting `name = value` (a --config file the
+    entrypoint writes; the command line still wins). With no address named
+    anywhere, the image listens on 0.0.0.0:5514 (in the test's own network
+    namespace: the host's 5514 may be anybody's)."""
+    port = free_udp_port()
+    name = run(containers, image, vol, "--output", "null", "--threads", "1",
+               opts=["-e", f"SYSLOGRX_LISTEN=127.0.0.1:{port}", "-e", "SYSLOGRX_SOCKETS=2",
+                     "-e", "SYSLOGRX_THREADS=2"])
+    log = wait_ready(name, 1)
+    assert f"ready on 127.0.0.1:{port}" in log, log
+    assert len(list(udp_rows(port))) == 2
+    # SYSLOGRX_THREADS=2 is under the command line's --threads 1.
+    pid = container_pid(name)
+    workers = [t for t in os.listdir(f"/proc/{pid}/task")
+               if open(f"/proc/{pid}/task/{t}/comm").read().startswith("worker")]
+    assert len(workers) == 1, workers
+    code, log = stop(name)
+    assert code == 0, log
+
+    name = run(containers, image, vol, "--output", "null", net=f"ns:/run/netns/{netns}")
+    log = wait_ready(name, 1)
+    assert "ready on 0.0.0.0:5514" in log, log
+    assert len(list(udp_rows(5514, pid=container_pid(name)))) == 4
