@@ -69,6 +69,10 @@ def image(pytestconfig):
         pytest.skip(f"podman cannot make a base image inside this chroot: {r.stderr.strip()}")
     assert r.returncode == 0, r.stderr
     base = r.stdout.strip()
+    if in_chroot():
+        probe = podman("run", "--rm", "--network=host", base, "true", check=False)
+        if probe.returncode != 0:
+            pytest.skip(f"podman cannot run a container inside this chroot: {probe.stderr.strip()}")
     t0 = time.monotonic()
     podman("build", "-q", "-f", "dist/Containerfile", "--build-arg", f"BASE={base}",
            "--build-arg", "BINARIES=tree", "-t", TAG, ROOT, timeout=900)

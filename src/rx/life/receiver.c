@@ -646,6 +646,9 @@ static void leave_the_port(struct receiver *r)
 		if (g->socks[i].fd < 0 || g->socks[i].away)
 			continue;
 		err = socket_group_connect_away(g, i);
+		/* The summary says what each socket was while receiving (live,
+		 * spare), not "retiring". */
+		g->socks[i].away = 0;
 		if (err)
 			pr_warn("stop: connect() of socket %u away from the port: %s; what "
 				"arrives before its close is freed uncounted\n",
