@@ -377,14 +377,15 @@ def test_sc4s_env_file_through_podman_env_file(image, containers, vol, tmp_path)
     """SC4S's env_file as SC4S's own unit hands it over (podman --env-file):
     the entrypoint gives its UDP settings to syslogrx's --env-file, which
     maps them (the port to 0.0.0.0:PORT, the sockets) and lists the others
-    as ignored."""
+    as ignored. With a read-only root, as the DaemonSet runs it: the file
+    goes to /tmp (podman's tmpfs there)."""
     port = free_udp_port()
     env_file = tmp_path / "env_file"
     env_file.write_text(f"SC4S_LISTEN_DEFAULT_UDP_PORT={port}\n"
                         "SC4S_SOURCE_LISTEN_UDP_SOCKETS=3\n"
                         "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL=https://splunk.example:8088\n")
     name = run(containers, image, vol, "--output", "null", "--summary", f"{VOL}/s.json",
-               opts=["--env-file", str(env_file)])
+               opts=["--env-file", str(env_file), "--read-only"])
     log = wait_ready(name, 1)
     assert f"ready on 0.0.0.0:{port}" in log, log
     assert "SC4S_SOURCE_LISTEN_UDP_SOCKETS=3 -> --sockets 3" in log, log
