@@ -119,6 +119,10 @@ int receiver_start(struct receiver *r);
 /* Stops reading, drains kernel queues and the window, flushes the sink.
  * Returns the first worker/output error, 0 if none. */
 int receiver_stop(struct receiver *r);
+/* Returns once every socket lookup (and BPF program run) that started
+ * before has finished (an RCU grace period; 200 ms where membarrier is
+ * refused). */
+void receiver_grace_period(void);
 /* Frees everything, detaching BPF. */
 void receiver_close(struct receiver *r);
 
