@@ -189,7 +189,9 @@ def test_reconnect_backs_off_50_ms_doubling_to_2_s(tmp_path, procs):
     /proc/net/snmp. Attempt k after the first message can come no sooner
     than the sum of the backoffs before it (a sleep is never early, so this
     cannot flake on a loaded machine; a retry loop without backoff fails it
-    at once). Then a server appears: "connected again", the message arrives."""
+    at once). The cap bounds the wait from above too: two attempts at the
+    cap take 4 s, well under the 9.6 s of a backoff that kept doubling.
+    Then a server appears: "connected again", the message arrives."""
     ns = netns_name("tcpbackoff")
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
@@ -215,8 +217,8 @@ def test_reconnect_backs_off_50_ms_doubling_to_2_s(tmp_path, procs):
                         f".sendto(b'<13>waited for the server', ('127.0.0.1', {uport}))"],
                        check=True, timeout=30)
         seen, times = base, []
-        deadline = time.monotonic() + 30
-        while len(times) < 8:
+        deadline = time.monotonic() + 40
+        while len(times) < 10:
             n = opens()
             now = time.monotonic()
             times += [now] * (n - seen)
@@ -230,6 +232,10 @@ def test_reconnect_backs_off_50_ms_doubling_to_2_s(tmp_path, procs):
             backoff = min(backoff * 2, 2000)
         # Reached the cap: 50+100+...+1600, then 2 s: the 8th is >= 5.15 s in.
         assert times[7] - t0 >= 5.15
+        # The cap is an upper bound too: the 9th and 10th attempts come 2 s
+        # after the one before (4 s for both), not 3.2 s and 6.4 s (9.6 s)
+        # as doubling on would have them. 3 s of slack for a loaded machine.
+        assert times[9] - times[7] < 2 * 2.0 + 3.0, [round(x - t0, 3) for x in times]
         # A server appears: the next attempt connects and the message arrives.
         server = Proc(["ip", "netns", "exec", ns, "python3", "-c",
                        "import socket, sys\n"
