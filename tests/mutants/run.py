@@ -9,6 +9,7 @@ error of the table, not a kill: the run says so and exits 2.
 
     tests/mutants/run.py                 every mutant
     MUTANTS=id1,id2 tests/mutants/run.py  some (or: run.py id1 id2)
+    MUTANTS_TABLE=FILE tests/mutants/run.py  another table
     tests/mutants/run.py --list          the table, checked against the tree
 
 The clean copy is made once from the working tree (tracked and new files,
@@ -25,7 +26,8 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-TABLE = os.path.join(ROOT, "tests", "mutants", "mutants.txt")
+# MUTANTS_TABLE: another table (a scratch one while writing a test).
+TABLE = os.environ.get("MUTANTS_TABLE") or os.path.join(ROOT, "tests", "mutants", "mutants.txt")
 FIELDS = ("id", "file", "from", "to", "kill", "why")
 UNIT_TIMEOUT = 120
 PYTEST_TIMEOUT = 900
