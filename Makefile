@@ -7,6 +7,8 @@
 #                   TSan build in build-tsan/ (the threaded paths); BPF stays build/'s
 #   make bench      benchmarks (ratios against a reference measured in the same run)
 #   make soak       10 minutes under rotation and destination restarts (not in CI)
+#   make mutants    plant each bug of tests/mutants/mutants.txt, check its tests catch it
+#                   (MUTANTS=id1,id2 for some; not part of make test)
 #   make format     clang-format every C file in place (.clang-format)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
 #   make install    syslogrx, udpdrops, udpbalance, their man pages, the systemd units, example
@@ -135,7 +137,7 @@ test_window_LIBS  := -lpthread -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 
-.PHONY: image test-container container-deps
+.PHONY: image test-container container-deps mutants
 .PHONY: all run test test-sanitize sanitize-unit unit integration fuzz bench soak deps clean vmlinux demo sc4s-table sc4s-replica format install install-lab
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -310,6 +312,11 @@ bench: deps
 	$(Q)$(MAKE) all
 	$(Q)$(PYTHON) lab/bench.py $(BENCH_ARGS)
 	$(Q)$(PYTHON) lab/bench_otlp.py
+
+# Each deliberate one-line bug of the table in a clean copy of the tree: its
+# tests must fail. Prints killed/survived per mutant, the score and the time.
+mutants: all
+	$(Q)$(PYTHON) tests/mutants/run.py
 
 # Long run, not in CI: RSS flat and the books closed to the message under
 # file rotation (SIGHUP) and TCP destination restarts with --disk-buffer.
