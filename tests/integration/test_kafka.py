@@ -223,6 +223,9 @@ def test_json_value_is_the_line_without_newline(broker, tmp_path, procs):
     objs = [json.loads(v) for v in values]
     assert [o["raw"].encode() for o in objs] == msgs        # one partition: in order
     assert all(o["source"] == f"127.0.0.1:{src[1]}" for o in objs)
+    # The sender is a record header too, as json's "source" has it.
+    headers = broker.consume(topic, fmt="%h\\n").splitlines()
+    assert headers == [f"source=127.0.0.1:{src[1]}".encode()] * len(msgs)
     # Same lines as the file output, but for the fields that differ per run.
     ref_objs = [json.loads(l) for l in out_file.read_bytes().splitlines()]
     assert [list(o) for o in objs] == [list(o) for o in ref_objs]     # same keys, same order
