@@ -68,6 +68,7 @@ struct sink_otlp {
 	char errbuf[CURL_ERROR_SIZE];
 	enum otlp_encoding enc;
 	bool gzip;
+	bool original; /* --otlp-original */
 	double drain_timeout;
 	uint64_t drain_deadline; /* mono ns while draining, else 0 */
 	struct slot slots[OTLP_SLOTS];
@@ -385,6 +386,7 @@ static int otlp_produce_msg(struct sink *sk, const char *data, size_t len,
 		.observed_ns = meta->recv_realtime_ns,
 		.src = meta->src,
 		.src_len = meta->src_len,
+		.original = k->original,
 	};
 	char *d;
 
@@ -616,6 +618,7 @@ struct sink *sink_otlp_open(const struct config *c)
 	snprintf(k->base.name, sizeof(k->base.name), "otlp:%s", c->output_arg);
 	k->enc = c->otlp_json ? OTLP_JSON : OTLP_PROTOBUF;
 	k->gzip = c->otlp_gzip;
+	k->original = c->otlp_original;
 	k->drain_timeout = c->drain_timeout;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		err = -ENOMEM;
