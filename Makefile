@@ -36,7 +36,7 @@ VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 # Debian packages the build, the tests and the lab need.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest \
-            python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
+            python3-matplotlib python3-pip syslog-ng-core procps librdkafka-dev kcat maven clang-format \
             libmicrohttpd-dev libcurl4-openssl-dev \
             systemd systemd-container groff-base man-db linux-perf
 
@@ -236,7 +236,19 @@ $(PROMTOOL):
 	$(call msg,FETCH,$@)
 	$(Q)lab/promtool-setup.sh $(OUTPUT)/prometheus >/dev/null
 
-integration: all $(PROMTOOL)
+# The official protobuf runtime and OpenTelemetry's generated classes from
+# PyPI, for tests/integration/test_otlp_strict.py: a strict decoder (it
+# rejects a string that is not UTF-8) as the oracle for the OTLP encoder.
+# Pinned; into build/pyproto only, never system-wide.
+PYPROTO := $(OUTPUT)/pyproto/.complete
+PYPROTO_PKGS := opentelemetry-proto==1.45.2 protobuf==7.36.2
+$(PYPROTO):
+	$(call msg,PIP,$(dir $@))
+	$(Q)rm -rf $(dir $@) && $(PYTHON) -m pip install --quiet --disable-pip-version-check \
+		--no-warn-script-location --root-user-action=ignore --target $(dir $@) $(PYPROTO_PKGS) && touch $@
+pyproto: $(PYPROTO)
+
+integration: all $(PROMTOOL) $(PYPROTO)
 	$(Q)$(PYTHON) -m pytest -q tests $(PYTEST_ARGS)
 
 test: deps
@@ -269,7 +281,7 @@ TSAN_INTEGRATION := tests/integration/test_live_resize.py tests/integration/test
 	tests/integration/test_disk_buffer.py \
 	tests/integration/test_window_shutdown.py tests/integration/test_hostile_input.py
 test-sanitize: deps
-	$(Q)$(MAKE) all $(FUZZERS) $(PROMTOOL)
+	$(Q)$(MAKE) all $(FUZZERS) $(PROMTOOL) $(PYPROTO)
 	$(Q)$(MAKE) fuzz
 	$(Q)$(ASAN_MAKE) all
 	$(Q)$(ASAN_MAKE) unit
