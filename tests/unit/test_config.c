@@ -292,8 +292,8 @@ static void test_otlp(void **state)
 	assert_int_equal(PARSE(&c, "--output", "otlp:https://[::1]:4318/otlp/v1/logs",
 			       "--otlp-encoding", "json", "--otlp-compression", "none",
 			       "--otlp-header", "Authorization=Bearer a=b", "--otlp-header",
-			       "X-Scope-OrgID=t1", "--otlp-ca", "/dev/null", "--timezone",
-			       "-05:30", "--otlp-original"),
+			       "X-Scope-OrgID=t1", "--otlp-ca", "/dev/null", "--timezone", "-05:30",
+			       "--otlp-original"),
 			 0);
 	assert_true(c.otlp_original);
 	assert_string_equal(c.output_arg, "https://[::1]:4318/otlp/v1/logs");

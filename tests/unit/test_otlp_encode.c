@@ -321,7 +321,9 @@ static void test_original(void **state)
 	assert_true(has(&e_sd, "\x2a\x1f\x3a\x1d", 4));
 	assert_true(has(&e_sd, IN(bad)));
 	encode(&e_sd, OTLP_JSON, IN(bad), RECV, 0);
-	assert_true(has(&e_sd, IN("\"body\":{\"bytesValue\":\"PDE0PjEgLSBoIGEgLSAtIFt4QDEgdj0i6SJdIG0=\"}")));
+	assert_true(
+		has(&e_sd,
+		    IN("\"body\":{\"bytesValue\":\"PDE0PjEgLSBoIGEgLSAtIFt4QDEgdj0i6SJdIG0=\"}")));
 	original = false;
 }
 
@@ -381,7 +383,8 @@ int main(void)
 		cmocka_unit_test(test_5424_json),     cmocka_unit_test(test_5424_protobuf),
 		cmocka_unit_test(test_3164_time),     cmocka_unit_test(test_3164_json),
 		cmocka_unit_test(test_3164_protobuf), cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_not_utf8), cmocka_unit_test(test_not_utf8_sd), cmocka_unit_test(test_original),      cmocka_unit_test(test_frame),
+		cmocka_unit_test(test_not_utf8),      cmocka_unit_test(test_not_utf8_sd),
+		cmocka_unit_test(test_original),      cmocka_unit_test(test_frame),
 		cmocka_unit_test(test_response),
 	};
 
