@@ -65,9 +65,10 @@ struct config {
 	double drain_timeout; /* seconds to wait for outstanding deliveries at exit */
 	/* --output otlp:URL (output_arg is the URL, with /v1/logs added when it
 	 * has no path) and its flags */
-	bool otlp_gzip;	    /* --otlp-compression gzip (default) | none */
-	bool otlp_json;	    /* --otlp-encoding json; protobuf by default */
-	bool otlp_original; /* --otlp-original: the body is the datagram as it came */
+	bool otlp_gzip; /* --otlp-compression gzip (default) | none */
+	bool otlp_json; /* --otlp-encoding json; protobuf by default */
+	/* --otlp-original: the body is the datagram as it came */
+	bool otlp_original;
 	char otlp_ca[PATH_MAX], otlp_cert[PATH_MAX], otlp_key[PATH_MAX];
 	unsigned int otlp_nr_headers; /* --otlp-header KEY=VALUE, in order */
 	char otlp_headers[CONFIG_MAX_OTLP_HEADERS][CONFIG_OTLP_HEADER_LEN];
