@@ -21,14 +21,7 @@
 #include "syslog/msgtime.h"
 #include "syslog/otlp_encode.h"
 #include "syslog/syslog_parse.h"
-
-#define CHECK(cond)                                                                              \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                                 \
-		}                                                                                \
-	} while (0)
+#include "fuzz_check.h"
 
 typedef const unsigned char *cursor;
 
@@ -68,18 +61,7 @@ static bool well_formed(const unsigned char *s, size_t n)
 
 static uint64_t varint(cursor *p, cursor end)
 {
-	uint64_t v = 0;
-
-	for (int shift = 0; shift < 64; shift += 7) {
-		CHECK(*p < end);
-		unsigned char c = *(*p)++;
-
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return v;
-	}
-	CHECK(0);
-	return 0;
+	return get_varint(p, end);
 }
 
 /* A length-delimited field's payload: [*p, *p + len) inside end. */

@@ -22,14 +22,7 @@
 #include "syslog/otlp_encode.h"
 #include "syslog/sd.h"
 #include "syslog/syslog_parse.h"
-
-#define CHECK(cond)                                                                              \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                                 \
-		}                                                                                \
-	} while (0)
+#include "fuzz_check.h"
 
 static void check_inside(const struct syslog_str *s, const char *data, size_t len)
 {
@@ -156,21 +149,6 @@ static void check_rfc5424(const char *s, size_t n, const struct syslog_msg *in,
 	CHECK(!!m.timestamp.p == !!in->timestamp.p);
 	if (in_r == SYSLOG_OK_5424)
 		CHECK(same(&m.timestamp, &in->timestamp) && m.bom == in->bom);
-}
-
-static uint64_t get_varint(const unsigned char **p, const unsigned char *end)
-{
-	uint64_t v = 0;
-
-	for (int shift = 0; *p < end && shift < 64; shift += 7) {
-		unsigned char c = *(*p)++;
-
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return v;
-	}
-	CHECK(0);
-	return 0;
 }
 
 static void check_otlp(const char *data, size_t size, const struct syslog_msg *m,
