@@ -327,6 +327,24 @@ static void test_original(void **state)
 	original = false;
 }
 
+/* The most bad bytes cost: an SD value of 0xff only, every byte U+FFFD (3
+ * bytes in protobuf, 6 in JSON) and the datagram again as the body. */
+static void test_bad_bytes_bound(void **state)
+{
+	char in[512];
+	size_t n = 0;
+
+	n += sprintf(in, "<14>1 - h a - - [a b=\"");
+	memset(in + n, 0xff, sizeof(in) - n - 2);
+	memcpy(in + sizeof(in) - 2, "\"]", 2);
+	original = true;
+	for (int enc = 0; enc < 2; enc++) {
+		encode(&e_sd, enc ? OTLP_JSON : OTLP_PROTOBUF, in, sizeof(in), RECV, 0);
+		assert_true(e_sd.len > (enc ? 6 : 3) * (sizeof(in) - n - 2)); /* all replaced */
+	}
+	original = false;
+}
+
 static void test_frame(void **state)
 {
 	char buf[OTLP_FRAME_MAX];
@@ -384,8 +402,8 @@ int main(void)
 		cmocka_unit_test(test_3164_time),     cmocka_unit_test(test_3164_json),
 		cmocka_unit_test(test_3164_protobuf), cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_not_utf8),      cmocka_unit_test(test_not_utf8_sd),
-		cmocka_unit_test(test_original),      cmocka_unit_test(test_frame),
-		cmocka_unit_test(test_response),
+		cmocka_unit_test(test_original),      cmocka_unit_test(test_bad_bytes_bound),
+		cmocka_unit_test(test_frame),	      cmocka_unit_test(test_response),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
