@@ -366,9 +366,9 @@ static void test_max_len(void **state)
 		struct sockaddr_in6 s6 = { .sin6_family = AF_INET6 };
 
 		inet_pton(AF_INET6, "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255", &s6.sin6_addr);
-		n = rfc5424_from(in, sizeof(in), (struct sockaddr *)&s6, sizeof(s6), 0, big);
+		n = rfc5424_from(in, sizeof(in), (struct sockaddr *)&s6, sizeof(s6), 0, out);
 		assert_true(n <= format_max_len(FORMAT_RFC5424, sizeof(in)));
-		n = rfc5424_from("", 0, (struct sockaddr *)&s6, sizeof(s6), 0, big);
+		n = rfc5424_from("", 0, (struct sockaddr *)&s6, sizeof(s6), 0, out);
 		assert_true(n <= format_max_len(FORMAT_RFC5424, 0));
 	}
 	memset(in, '\n', sizeof(in));
