@@ -81,6 +81,7 @@ def test_every_sequence_through_the_collector(collector, syslogrx, encoding, com
     summ = rx.summary
     tot, o = summ["totals"], summ["otlp"]
     assert o["encoding"] == encoding and o["compression"] == compression
+    assert o["original"] is False
     assert summ["config"]["timezone"] == (tz or "UTC")
     assert o["failed"]["total"] == 0 and o["undelivered"] == 0 and o["in_flight"] == 0
     assert o["records"] == tot["written"] == tot["received"]
@@ -505,6 +506,7 @@ def test_original_through_the_collector(collector, syslogrx, encoding):
     tot, o = rx.summary["totals"], rx.summary["otlp"]
     assert tot["received"] + tot["kernel_drops"]["total"] == len(ORIGINALS)
     assert o["records"] == tot["written"] == tot["received"] and o["failed"]["total"] == 0
+    assert o["original"] is True
     recs = sink.wait_records(o["records"])
     assert len(recs) == o["records"]
     bodies = [r["body"].encode() if isinstance(r["body"], str) else r["body"] for r in recs]

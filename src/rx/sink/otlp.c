@@ -660,6 +660,7 @@ int sink_otlp_stats(struct sink *s, struct sink_otlp_stats *out)
 	out->url = k->url;
 	out->encoding = k->enc == OTLP_JSON ? "json" : "protobuf";
 	out->compression = k->gzip ? "gzip" : "none";
+	out->original = k->original;
 #define LOAD(f) out->f = __atomic_load_n(&k->f, __ATOMIC_RELAXED)
 	LOAD(requests);
 	LOAD(records);
