@@ -253,8 +253,20 @@ $(K8S_VALIDATE):
 	$(Q)PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install -q --disable-pip-version-check --target $(OUTPUT)/kubernetes-validate \
 		kubernetes-validate==1.37.0 >/dev/null
 
+# The official protobuf runtime and OpenTelemetry's generated classes from
+# PyPI, for tests/integration/test_otlp_strict.py: a strict decoder (it
+# rejects a string that is not UTF-8) as the oracle for the OTLP encoder.
+# Pinned; into build/pyproto only, never system-wide.
+PYPROTO := $(OUTPUT)/pyproto/.complete
+PYPROTO_PKGS := opentelemetry-proto==1.45.2 protobuf==7.36.2
+$(PYPROTO):
+	$(call msg,PIP,$(dir $@))
+	$(Q)rm -rf $(dir $@) && $(PYTHON) -m pip install --quiet --disable-pip-version-check \
+		--no-warn-script-location --root-user-action=ignore --target $(dir $@) $(PYPROTO_PKGS) && touch $@
+pyproto: $(PYPROTO)
+
 # --durations=10: pytest ends with the 10 slowest tests (set-up and tear-down apart).
-integration: all $(PROMTOOL) $(K8S_VALIDATE)
+integration: all $(PROMTOOL) $(K8S_VALIDATE) $(PYPROTO)
 	$(Q)$(PYTHON) -m pytest -q --durations=10 tests $(PYTEST_ARGS)
 
 # After each phase, the seconds since make started (a failed phase too).
@@ -295,7 +307,7 @@ TSAN_INTEGRATION := tests/integration/test_live_resize.py tests/integration/test
 	tests/integration/test_disk_buffer.py \
 	tests/integration/test_window_shutdown.py tests/integration/test_hostile_input.py
 test-sanitize: deps
-	$(Q)$(MAKE) all $(FUZZERS) $(PROMTOOL)
+	$(Q)$(MAKE) all $(FUZZERS) $(PROMTOOL) $(PYPROTO)
 	$(Q)$(MAKE) fuzz
 	$(Q)$(ASAN_MAKE) all
 	$(Q)$(ASAN_MAKE) unit

@@ -224,6 +224,9 @@ def test_json_value_is_the_line_without_newline(broker, tmp_path, procs):
     objs = [json.loads(v) for v in values]
     assert [o["raw"].encode() for o in objs] == msgs        # one partition: in order
     assert all(o["source"] == f"127.0.0.1:{src[1]}" for o in objs)
+    # The sender is a record header too, as json's "source" has it.
+    headers = broker.consume(topic, fmt="%h\\n").splitlines()
+    assert headers == [f"source=127.0.0.1:{src[1]}".encode()] * len(msgs)
     # Same lines as the file output, but for the fields that differ per run.
     ref_objs = [json.loads(l) for l in out_file.read_bytes().splitlines()]
     assert [list(o) for o in objs] == [list(o) for o in ref_objs]     # same keys, same order
@@ -231,6 +234,29 @@ def test_json_value_is_the_line_without_newline(broker, tmp_path, procs):
         for f in ("source", "received", "socket"):
             a.pop(f), b.pop(f)
     assert objs == ref_objs
+
+
+def test_json_values_are_utf8_whatever_the_bytes(broker, tmp_path, procs):
+    """Bytes that are not UTF-8 (in an SD value, a 3164 body, a malformed
+    datagram) make valid UTF-8 json values: Python's strict decoder reads
+    each one, every bad byte a U+FFFD."""
+    topic = "rt-json-bad"
+    broker.create_topic(topic, partitions=1)
+    port = free_udp_port()
+    msgs = [b'<14>1 2026-11-26T10:00:00Z h a - - [x@1 v="a\xe9b"] sd',
+            b"<13>Nov 26 10:00:00 host app: caf\xe9 \xff\xfe",
+            b"<999>\xc3\x28 malformed"]
+    rx = Syslogrx(tmp_path, "--output", dest(broker, topic), "--format", "json",
+                  "--balance", "hash", port=port, sequences=False)
+    procs.append(rx)
+    with bound_sock() as s:
+        send_from(s, ("127.0.0.1", port), msgs, rate=1000)
+    summary, err = stop_ok(rx)
+    assert summary["totals"]["received"] == summary["kafka"]["delivered"] == len(msgs)
+    objs = [json.loads(v.decode("utf-8")) for _, _, v in broker.records(topic)]
+    assert [o["raw"] for o in objs] == [m.decode("utf-8", "replace") for m in msgs]
+    assert objs[0]["sd"] == {"x@1": {"v": "a\ufffdb"}}
+    assert objs[1]["msg"] == "caf\ufffd \ufffd\ufffd"
 
 
 def test_unknown_topic_is_an_error_at_start(broker):

@@ -280,6 +280,7 @@ static void write_otlp(struct json_writer *w, const struct snapshot *s)
 	jw_string(w, "url", o->url);
 	jw_string(w, "encoding", o->encoding);
 	jw_string(w, "compression", o->compression);
+	jw_bool(w, "original", o->original);
 	jw_u64(w, "batches", o->requests);
 	jw_u64(w, "records", o->records);
 	jw_u64(w, "bytes_raw", o->bytes_raw);

@@ -81,6 +81,7 @@ enum {
 	OPT_OTLP_HEADER,
 	OPT_OTLP_HEADER_FILE,
 	OPT_TIMEZONE,
+	OPT_OTLP_ORIGINAL = 950, /* the datagram as it came, in OTLP */
 };
 
 /* Files of settings (--config, --env-file); their own range, so flags added above never collide. */
@@ -138,6 +139,8 @@ static const struct argp_option options[] = {
 	  "otlp output: an HTTP header on every request, repeatable (e.g. Content-Language=en; a secret: --otlp-header-file)" },
 	{ "otlp-header-file", OPT_OTLP_HEADER_FILE, "FILE", 0,
 	  "otlp output: HTTP headers from FILE, one KEY=VALUE a line; FILE not a symlink, not group/world writable" },
+	{ "otlp-original", OPT_OTLP_ORIGINAL, NULL, 0,
+	  "otlp output: the body is the datagram as it came (what Splunk's HEC exporter makes _raw), not MSG" },
 	{ "timezone", OPT_TIMEZONE, "ZONE", 0,
 	  "Zone of RFC 3164 stamps without one, for the normalised time: UTC | +HH:MM | -HH:MM | an IANA name (default UTC)" },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
@@ -548,6 +551,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (header_file_read(arg, add_header_line, c, ps->err, ps->errlen))
 			return EINVAL;
 		break;
+	case OPT_OTLP_ORIGINAL:
+		c->otlp_original = true;
+		break;
 	case OPT_TIMEZONE:
 		if (parse_timezone(c, arg))
 			FAIL("--timezone %s: expected UTC, +HH:MM, -HH:MM or a zone of "
@@ -715,6 +721,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		     c->otlp_key[0] || c->otlp_nr_headers))
 			FAIL("--otlp-compression, -encoding, -ca, -cert, -key and -header need "
 			     "--output otlp:URL");
+		if (c->output != OUTPUT_OTLP && c->otlp_original)
+			FAIL("--otlp-original needs --output otlp:URL (the other outputs carry the "
+			     "datagram already: --format raw, and json's \"raw\")");
 		if (c->output == OUTPUT_OTLP && c->format != FORMAT_RAW)
 			FAIL("--format %s does not apply to --output otlp: each message is one OTLP "
 			     "log record (see --otlp-encoding)",
@@ -1016,6 +1025,7 @@ static const struct restart_field {
 	STRING("otlp-cert", otlp_cert),
 	STRING("otlp-key", otlp_key),
 	FIELD("otlp-header", otlp_nr_headers),
+	FIELD("otlp-original", otlp_original),
 	STRING("timezone", timezone),
 	STRING("metrics", metrics),
 	STRING("user", user),

@@ -67,6 +67,8 @@ struct config {
 	 * has no path) and its flags */
 	bool otlp_gzip; /* --otlp-compression gzip (default) | none */
 	bool otlp_json; /* --otlp-encoding json; protobuf by default */
+	/* --otlp-original: the body is the datagram as it came */
+	bool otlp_original;
 	char otlp_ca[PATH_MAX], otlp_cert[PATH_MAX], otlp_key[PATH_MAX];
 	unsigned int otlp_nr_headers; /* --otlp-header KEY=VALUE, in order */
 	char otlp_headers[CONFIG_MAX_OTLP_HEADERS][CONFIG_OTLP_HEADER_LEN];
