@@ -3,8 +3,8 @@
  * libFuzzer target: the OTLP encoder on any datagram. The first input byte
  * picks --otlp-original and an IPv4 or IPv6 sender; the rest is the datagram.
  * The protobuf record is decoded here against the LogRecord schema (field
- * numbers and wire types of opentelemetry-proto's logs.proto and
- * common.proto), every message consuming exactly its length, and every
+ * numbers and wire types of the opentelemetry-proto LogRecord and
+ * AnyValue messages), every message consuming exactly its length, and every
  * string field is checked with a UTF-8 validator written from the Unicode
  * standard's table of well-formed byte sequences (Table 3-7), not with the
  * encoder's own; with --otlp-original the body must be the datagram, byte
