@@ -115,6 +115,14 @@ const char *tracer_reason_name(const struct tracer *t, uint32_t reason)
 	return "UNKNOWN";
 }
 
+int tracer_reason_value(const struct tracer *t, const char *name)
+{
+	for (int i = 0; i < TRACER_MAX_REASONS; i++)
+		if (!strcmp(t->names[i], name))
+			return i;
+	return -1;
+}
+
 void tracer_close(struct tracer *t)
 {
 	if (!t)

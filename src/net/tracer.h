@@ -68,6 +68,9 @@ int tracer_for_each_no_socket(struct tracer *t,
 /* "SOCKET_RCVBUFF": the running kernel's enum skb_drop_reason name without
  * its SKB_DROP_REASON_ prefix; "REASON_<n>" if unknown. Never NULL. */
 const char *tracer_reason_name(const struct tracer *t, uint32_t reason);
+/* The reverse, for a reason below TRACER_MAX_REASONS: its value, or -1 when
+ * the running kernel has no reason of that name. */
+int tracer_reason_value(const struct tracer *t, const char *name);
 
 /* Deletes the counters of sockets that are gone (cookies sorted ascending),
  * so the maps do not fill with the dead. A live socket's counts would

@@ -170,6 +170,8 @@ def test_scrape_equals_summary_under_drops(syslogrx):
             sock["so_meminfo_drops"]
         scraped = {dict(l)["reason"]: v for l, v in
                    series(m, "syslogrx_socket_kernel_drops_total", socket=i).items()}
+        # The reasons the alerts watch are there from the start, at 0.
+        assert scraped.pop("PROTO_MEM") == 0
         summary_reasons = {k: v for k, v in sock["kernel_drops"].items() if k != "total"}
         assert scraped == summary_reasons, (i, scraped, summary_reasons)
         assert sock["kernel_drops"]["total"] > 0
@@ -184,12 +186,45 @@ def test_scrape_equals_summary_under_drops(syslogrx):
     assert value(m, "syslogrx_selection_failures_total") == t["selection_failures"]
     assert value(m, "syslogrx_tracer_map_full_total") == t["tracer_map_full"]
     assert value(m, "syslogrx_output_errors_total") == 0
-    assert series(m, "syslogrx_no_socket_drops_total") == {}
+    assert series(m, "syslogrx_no_socket_drops_total") == {(("reason", "NO_SOCKET"),): 0}
     assert value(m, "syslogrx_sequence_gaps") == s["loss"]["missing"]
     w = s["window"]
     assert value(m, "syslogrx_window_hwm_messages") == w["hwm"] > 0
     assert value(m, "syslogrx_window_size_messages") == w["size"]
     assert abs(value(m, "syslogrx_window_full_seconds_total") - w["full_seconds"]) <= 0.0011
+
+
+# Every counter series the alerting rules watch, as a scrape right after the
+# start must show it: at 0 (dist/syslogrx-alerts.yml: increase() sees a first
+# burst only as a step from an earlier sample of the same series).
+AT_START = [("syslogrx_socket_kernel_drops_total", dict(reason="SOCKET_RCVBUFF")),
+            ("syslogrx_socket_kernel_drops_total", dict(reason="PROTO_MEM")),
+            ("syslogrx_socket_so_meminfo_drops_total", {}),
+            ("syslogrx_no_socket_drops_total", dict(reason="NO_SOCKET")),
+            ("syslogrx_window_full_seconds_total", {}),
+            ("syslogrx_output_errors_total", {}),
+            ("syslogrx_discarded_total", {}),
+            ("syslogrx_written_total", {}),
+            ("syslogrx_window_messages", {}),
+            ("syslogrx_selection_failures_total", {}),
+            ("syslogrx_tracer_map_full_total", {})]
+
+
+def test_series_the_alerts_watch_are_at_zero_from_the_start(syslogrx):
+    port, mport = free_udp_port(), free_tcp_port()
+    rx = syslogrx("--sockets", "3", "--balance", "random", "--metrics", str(mport), port=port)
+    m = parse(scrape(mport))
+    for name, labels in AT_START:
+        got = series(m, name, **labels)
+        # per socket where the family is per socket, else one series
+        want = 3 if name.startswith("syslogrx_socket_") else 1
+        assert len(got) == want and set(got.values()) == {0}, (name, labels, got)
+        if want == 3:
+            assert {dict(l)["socket"] for l in got} == {"0", "1", "2"}, (name, got)
+    # Nothing else was dropped, so the books are still closed.
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    assert rx.summary["totals"]["kernel_drops"]["total"] == 0
 
 
 def test_metrics_flag_refusals(tmp_path):

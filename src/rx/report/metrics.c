@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <argp.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
+#include "common/array.h"
 #include "common/sockaddr.h"
 #include "rx/report/metrics.h"
 #include "rx/report/snapshot.h"
@@ -29,14 +31,32 @@ static void one(struct prom_text *p, const char *name, enum prom_type type, cons
 	prom_u64(p, name, NULL, v);
 }
 
-/* A series per reason with a non-zero count; the family is always there. */
+/*
+ * The reasons the alerting rules watch have a series from the start, at 0:
+ * Prometheus's increase() sees a first drop only as a step from an earlier
+ * sample, so a series that appeared with its first burst would never fire.
+ * Other reasons appear once their count is non-zero.
+ */
+static const char *const socket_reasons_at_start[] = { "SOCKET_RCVBUFF", "PROTO_MEM" };
+static const char *const no_socket_reasons_at_start[] = { "NO_SOCKET" };
+
+/* A series per reason with a non-zero count or named in at_start; the
+ * family is always there. */
 static void by_reason(struct prom_text *p, struct receiver *r, const char *name,
-		      const struct prom_labels *base, const uint64_t *counts)
+		      const struct prom_labels *base, const uint64_t *counts,
+		      const char *const *at_start, size_t n_at_start)
 {
+	bool shown[TRACER_MAX_REASONS] = {};
 	struct prom_labels l;
 
+	for (size_t i = 0; i < n_at_start; i++) {
+		int k = tracer_reason_value(r->tracer, at_start[i]);
+
+		if (k >= 0) /* a kernel without that reason: nothing to show */
+			shown[k] = true;
+	}
 	for (unsigned int k = 0; k < TRACER_MAX_REASONS; k++) {
-		if (!counts[k])
+		if (!counts[k] && !shown[k])
 			continue;
 		l = *base;
 		prom_label(&l, "reason", snapshot_reason_name(r, k));
@@ -76,7 +96,8 @@ static void write_sockets(struct prom_text *p, struct receiver *r, const struct 
 	for (unsigned int i = 0; i < s->n; i++) {
 		prom_labels_init(&l);
 		prom_label_u64(&l, "socket", i);
-		by_reason(p, r, "syslogrx_socket_kernel_drops_total", &l, s->socks[i].st.by_reason);
+		by_reason(p, r, "syslogrx_socket_kernel_drops_total", &l, s->socks[i].st.by_reason,
+			  socket_reasons_at_start, ARRAY_SIZE(socket_reasons_at_start));
 	}
 }
 
@@ -276,7 +297,8 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		prom_family(
 			p, "syslogrx_no_socket_drops_total", PROM_COUNTER,
 			"Datagrams for our port dropped with no socket to take them, per reason.");
-		by_reason(p, r, "syslogrx_no_socket_drops_total", &none, s.no_socket_by_reason);
+		by_reason(p, r, "syslogrx_no_socket_drops_total", &none, s.no_socket_by_reason,
+			  no_socket_reasons_at_start, ARRAY_SIZE(no_socket_reasons_at_start));
 		one(p, "syslogrx_tracer_map_full_total", PROM_COUNTER,
 		    "Drop counts lost because a tracer map was full.", s.tracer_map_full);
 	}
