@@ -190,10 +190,18 @@ int http_metrics_start(struct http_metrics *h, http_metrics_fill_fn fill, void *
 	/* One internal thread polls and answers: scrapes are rare and small. */
 	/* MHD_USE_ITC: stopped by its own pipe, never by shutdown() on the
 	 * listening socket, which another process may share (a hand-over). */
-	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC, 0,
-				  NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)16,
-				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_END);
+	/* Anyone who can connect must not hold the scrapes off: a few
+	 * connections per client address (the rest are closed at accept), a
+	 * bound on them all, each closed after HTTP_METRICS_IDLE_S without a
+	 * byte, and a small memory pool each (a request is one line and a few
+	 * headers). */
+	h->mhd = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC, 0, NULL, NULL,
+		on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)HTTP_METRICS_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned int)HTTP_METRICS_MAX_PER_ADDRESS, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned int)HTTP_METRICS_IDLE_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)HTTP_METRICS_CONNECTION_MEMORY, MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!h->mhd) {
 		pr_warn("%s %s: the HTTP server (libmicrohttpd) did not start\n", h->flag,

@@ -17,6 +17,14 @@
 #include "common/prom_text.h"
 #include "common/sockaddr.h"
 
+/* What any client that can connect may hold (docs/metrics.md): connections
+ * per client address, in all, seconds a connection may stay idle, and bytes
+ * of memory pool per connection. */
+#define HTTP_METRICS_MAX_PER_ADDRESS 4
+#define HTTP_METRICS_MAX_CONNECTIONS 64
+#define HTTP_METRICS_IDLE_S 5
+#define HTTP_METRICS_CONNECTION_MEMORY (16 * 1024)
+
 /* Writes the exposition text; 0, or -errno to answer 500. */
 typedef int (*http_metrics_fill_fn)(struct prom_text *p, void *ctx);
 
