@@ -108,6 +108,13 @@ struct tracer_sender_totals {
 /* 0, -ENOENT when senders were not counted, or -errno. */
 int tracer_sender_totals(struct tracer *t, struct tracer_sender_totals *out);
 
+/* tracer_sender_totals and tracer_for_each_sender from one read of the
+ * map (out or fn may be NULL). */
+int tracer_read_senders(struct tracer *t, struct tracer_sender_totals *out,
+			int (*fn)(const uint8_t addr[16], uint32_t reason, uint64_t count,
+				  void *ctx),
+			void *ctx);
+
 /* Counts lost because a map was full (0 if none was ever lost). */
 uint64_t tracer_map_full(struct tracer *t);
 

@@ -22,6 +22,7 @@
 #include "net/libbpf_log.h"
 #include "rx/report/advice_measure.h"
 #include "rx/report/metrics.h"
+#include "rx/report/sender_cache.h"
 #include "rx/settings/preflight.h"
 #include "rx/life/receiver.h"
 #include "rx/life/resize.h"
@@ -121,6 +122,7 @@ static bool upgrade(struct receiver *r)
 static void run(struct receiver *r, struct config *cfg)
 {
 	double start = mono_ns() / 1e9, next_stats = start + cfg->stats_interval;
+	double next_senders = start + SENDER_CACHE_REFRESH_S;
 	struct stats_line sl = {};
 	bool stats = cfg->stats_interval > 0 && !stats_line_init(&sl, r->group.n);
 
@@ -147,6 +149,10 @@ static void run(struct receiver *r, struct config *cfg)
 			usr2_requested = 0;
 			if (upgrade(r))
 				break;
+		}
+		if (now >= next_senders) {
+			sender_cache_refresh(r);
+			next_senders = now + SENDER_CACHE_REFRESH_S;
 		}
 		if (stats && now >= next_stats) {
 			stats_line_print(&sl, r, stderr);
@@ -260,6 +266,12 @@ int main(int argc, char **argv)
 	pr_info("listening on %s: %u sockets, %u threads, balance %s by %s (%s)\n", r->group.listen,
 		r->group.n, cfg.threads, balance_policy_name(cfg.balance),
 		r->balance_runs ? r->balance_runs : "?", r->balance_why);
+	/* What scrapes show per sender, read here and every few seconds. */
+	if (sender_cache_open(r)) {
+		pr_warn("out of memory\n");
+		goto cleanup;
+	}
+	sender_cache_refresh(r);
 	if (metrics && metrics_start(metrics, r))
 		goto cleanup;
 	/* Say where the messages go: a newcomer should not have to guess. And
@@ -330,6 +342,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "syslogrx: pid %d done after the hand-over\n", (int)getpid());
 cleanup:
 	http_metrics_close(metrics); /* before what a scrape reads is freed */
+	sender_cache_close(r);
 	receiver_close(r);
 	return ret;
 }

@@ -189,11 +189,10 @@ static void write_disk_buffer(struct prom_text *p, const struct snapshot *s)
  * (a forged source address moves a sender between the top and the rest,
  * never adds a series). Which senders are in the top changes over time.
  */
-static void write_senders(struct prom_text *p, struct receiver *r, const struct snapshot *s)
+static void write_senders(struct prom_text *p, const struct snapshot *s)
 {
 	const struct snapshot_senders *ss = &s->senders;
-	size_t top = r->cfg->senders_top < ss->view.n ? r->cfg->senders_top : ss->view.n;
-	uint64_t rest_rx, rest_drop;
+	size_t top = ss->top;
 	char addr[INET6_ADDRSTRLEN];
 	struct prom_labels l;
 
@@ -217,16 +216,15 @@ static void write_senders(struct prom_text *p, struct receiver *r, const struct 
 				 ss->view.rows[i].dropped);
 		}
 	}
-	sender_view_sum(&ss->view, top, &rest_rx, &rest_drop);
 	one(p, "syslogrx_senders_rest_received_total", PROM_COUNTER,
 	    "Datagrams read from senders outside the top, evicted ones included.",
-	    rest_rx + ss->received_evicted);
+	    ss->rest_received + ss->received_evicted);
 	if (ss->traced)
 		one(p, "syslogrx_senders_rest_kernel_drops_total", PROM_COUNTER,
 		    "Kernel drops of senders outside the top, evicted and unattributed included.",
-		    rest_drop + ss->drops_evicted + ss->drops.unattributed);
+		    ss->rest_dropped + ss->drops_evicted + ss->drops.unattributed);
 	one(p, "syslogrx_senders_tracked", PROM_GAUGE, "Senders in the per-sender tables now.",
-	    ss->view.n);
+	    ss->tracked);
 	prom_family(p, "syslogrx_senders_evicted_total", PROM_COUNTER,
 		    "Per-sender entries given to another sender (table=workers|kernel).");
 	prom_labels_init(&l);
@@ -253,7 +251,7 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 	struct snapshot s;
 	int err;
 
-	err = snapshot_take(r, &s);
+	err = snapshot_take_scrape(r, &s);
 	if (err)
 		return err;
 	prom_labels_init(&none);
@@ -314,7 +312,7 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 	if (s.have_disk)
 		write_disk_buffer(p, &s);
 	if (s.senders.on)
-		write_senders(p, r, &s);
+		write_senders(p, &s);
 	snapshot_free(&s);
 	return p->error;
 }
