@@ -13,6 +13,8 @@
 #ifndef SYSLOGRX_HTTP_METRICS_H
 #define SYSLOGRX_HTTP_METRICS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/socket.h>
 #include "common/prom_text.h"
 #include "common/sockaddr.h"
@@ -27,6 +29,12 @@
 
 /* Writes the exposition text; 0, or -errno to answer 500. */
 typedef int (*http_metrics_fill_fn)(struct prom_text *p, void *ctx);
+
+/* GET /healthz (ready false) or /readyz (true): writes a few lines of text
+ * saying why into buf (len bytes, NUL-terminated) and returns the status,
+ * 200 or 503. Called on the server's thread, like the fill callback. */
+typedef unsigned int (*http_health_fn)(bool ready, char *buf, size_t len, void *ctx);
+#define HTTP_HEALTH_BODY 1024
 
 struct http_metrics;
 
@@ -48,7 +56,10 @@ int http_metrics_fd(const struct http_metrics *h);
 void http_metrics_quiesce(struct http_metrics *h);
 /* The address bound ("127.0.0.1:9464"), the port resolved if 0 was asked. */
 const char *http_metrics_address(const struct http_metrics *h);
-/* Starts serving. 0 or -errno (logged). */
+/* Serves /healthz and /readyz from fn too; before http_metrics_start. */
+void http_metrics_set_health(struct http_metrics *h, http_health_fn fn, void *ctx);
+/* Starts serving (fill NULL: /healthz and /readyz only, --health). 0 or
+ * -errno (logged). */
 int http_metrics_start(struct http_metrics *h, http_metrics_fill_fn fill, void *ctx);
 /* Stops the thread (waiting for a scrape in progress) and closes. NULL ok. */
 void http_metrics_close(struct http_metrics *h);

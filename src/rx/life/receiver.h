@@ -96,6 +96,7 @@ struct receiver {
 	/* --metrics' listening socket, handed over with the group's (an
 	 * upgrade, a supervisor's children, systemd's fd store); -1: none. */
 	int metrics_fd;
+	int health_fd; /* --health's, the same way */
 	/* Adopted: the pipe on which the process before us waits for "ready". */
 	bool ready_pending;
 	int ready_fd;
