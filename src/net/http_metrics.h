@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * --metrics ADDR:PORT: GET /metrics in the Prometheus text format, served by
- * libmicrohttpd (one internal thread of its own), for syslogrx and the tools.
+ * libmicrohttpd (one internal thread of its own), for syslogrx and the tools;
+ * with a health callback also /healthz and /readyz (syslogrx's --health
+ * serves those alone).
  * The caller's fill callback writes the text on that thread at each scrape;
  * it must only read (relaxed loads, BPF map lookups, getsockopt), never take
  * a lock a receiving thread waits on.
