@@ -3,13 +3,16 @@ or on --health's alone. Ready flips to 503 when the destination (a real
 syslog-ng behind --output tcp:) goes down and the input window fills, and back
 to 200 when it comes back, while healthz stays 200: a destination that is down
 is no reason to restart the receiver. healthz goes 503 when a worker thread
-stops turning its loop (stopped with ptrace, that thread alone), and back."""
+stops turning its loop (stopped with ptrace, that thread alone), and back.
+The --health socket goes with an upgrade (kill -USR2)."""
 import ctypes
 import os
+import socket
 import urllib.error
 import urllib.request
 
 from conftest import binary, free_udp_port, run_cmd, send_udp, wait_until
+from rx_watch import Receiver, listen_for, wait_gone
 from test_metrics import free_tcp_port, scrape
 from test_tcp_forward import SyslogNg
 
@@ -109,3 +112,22 @@ def test_health_flag_refusals():
                      "--duration", "0.1"])
         assert r.returncode == 2, r.stderr
         assert f"--health {bad}: expected PORT or ADDR:PORT" in r.stderr
+
+
+def test_health_socket_goes_with_an_upgrade(tmp_path):
+    """--health's listening socket is handed over like the metrics one: no
+    'Address already in use' after kill -USR2, and the new process answers
+    on the same port once the old one is gone."""
+    hport = free_tcp_port()
+    rx = Receiver(tmp_path, listen_for(socket.AF_INET), "--health", f"127.0.0.1:{hport}")
+    assert get(hport, "/readyz") == (200, "ready\n")
+    assert rx.upgrade() is not None, "".join(rx.lines)
+    wait_gone(rx.olds[-1], 60)      # only the new one serves now
+    assert get(hport, "/readyz") == (200, "ready\n")
+    assert get(hport, "/healthz") == (200, "ok\n")
+    # The one listening now is the new process's socket, handed over.
+    listeners = run_cmd(["ss", "-Htlnp", f"sport = :{hport}"]).stdout
+    assert f"pid={rx.pid}," in listeners and f"pid={rx.olds[-1]}," not in listeners, listeners
+    rc, err, _ = rx.stop()
+    assert rc == 0, err
+    assert "Address already in use" not in err and "upgrade failed" not in err
