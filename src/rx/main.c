@@ -155,6 +155,7 @@ static void run(struct receiver *r, struct config *cfg)
 				break;
 		}
 		health_tick(&health);
+		health_watchdog(&health);
 		if (now >= next_senders) {
 			sender_cache_refresh(r);
 			next_senders = now + SENDER_CACHE_REFRESH_S;

@@ -4,14 +4,16 @@ syslog-ng behind --output tcp:) goes down and the input window fills, and back
 to 200 when it comes back, while healthz stays 200: a destination that is down
 is no reason to restart the receiver. healthz goes 503 when a worker thread
 stops turning its loop (stopped with ptrace, that thread alone), and back.
-The --health socket goes with an upgrade (kill -USR2)."""
+The --health socket goes with an upgrade (kill -USR2). Under systemd's
+WatchdogSec= the pings stop while a thread is stuck."""
 import ctypes
 import os
+import select
 import socket
 import urllib.error
 import urllib.request
 
-from conftest import binary, free_udp_port, run_cmd, send_udp, wait_until
+from conftest import Proc, binary, free_udp_port, run_cmd, send_udp, wait_until
 from rx_watch import Receiver, listen_for, wait_gone
 from test_metrics import free_tcp_port, scrape
 from test_tcp_forward import SyslogNg
@@ -131,3 +133,52 @@ def test_health_socket_goes_with_an_upgrade(tmp_path):
     rc, err, _ = rx.stop()
     assert rc == 0, err
     assert "Address already in use" not in err and "upgrade failed" not in err
+
+
+def test_watchdog_pings_while_alive(tmp_path, procs):
+    """Under systemd with WatchdogSec= ($WATCHDOG_USEC, here 1 s): WATCHDOG=1
+    to $NOTIFY_SOCKET (a stand-in socket of the test) every half of it while
+    every thread turns; none while a worker is stopped; again once it runs."""
+    uport, hport = free_udp_port(), free_tcp_port()
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(tmp_path / "notify"))
+    env = dict(os.environ, NOTIFY_SOCKET=str(tmp_path / "notify"), WATCHDOG_USEC="1000000")
+    rx = Proc([binary("syslogrx"), "--listen", f"127.0.0.1:{uport}", "--sockets", "2",
+               "--threads", "2", "--output", "null", "--health", str(hport)], env=env)
+    procs.append(rx)
+
+    def pings(timeout):
+        """WATCHDOG=1 messages within timeout seconds (the first ends it)."""
+        got = 0
+        while select.select([notify], [], [], timeout)[0]:
+            got += b"WATCHDOG=1" in notify.recv(4096)
+            if got:
+                break
+        return got
+
+    try:
+        wait_until(lambda: pings(1.0), "a first WATCHDOG=1", 30)
+        assert pings(2.0), "the pings go on"
+        tid = thread_named(rx.p.pid, "worker 0")
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+        assert libc.ptrace(PTRACE_SEIZE, tid, None, None) == 0, os.strerror(ctypes.get_errno())
+        try:
+            assert libc.ptrace(PTRACE_INTERRUPT, tid, None, None) == 0
+            os.waitpid(tid, WALL)
+            wait_until(lambda: get(hport, "/healthz")[0] == 503, "healthz 503",
+                       HEALTH_STALL_S + 20)
+            # The pings queued meanwhile (two a second while it was alive)
+            # drain away; then none for 3 s (6 periods).
+            for _ in range(2 * (HEALTH_STALL_S + 20) + 10):
+                if not pings(3.0):
+                    break
+            else:
+                raise AssertionError("the pings went on with a worker stopped")
+        finally:
+            libc.ptrace(PTRACE_DETACH, tid, None, None)
+        wait_until(lambda: pings(1.0), "WATCHDOG=1 again", 30)
+    finally:
+        notify.close()
+    rc, _, err = rx.stop()
+    assert rc == 0, err

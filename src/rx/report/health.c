@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "common/clock.h"
+#include "common/sd_notify.h"
 #include "common/signals.h"
 #include "rx/path/diskbuf.h"
 #include "rx/report/health.h"
@@ -56,7 +58,7 @@ static void say(struct text *t, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (t->used + 1 >= t->len)
+	if (t->used + 1 >= t->len) /* full, or no text wanted (len 0) */
 		return;
 	va_start(ap, fmt);
 	n = vsnprintf(t->buf + t->used, t->len - t->used, fmt, ap);
@@ -134,6 +136,35 @@ static bool ready(struct health *h, uint64_t now, struct text *t)
 		return false;
 	}
 	return true;
+}
+
+bool health_alive(struct health *h)
+{
+	struct text none = { NULL, 0, 0 }; /* say() writes nothing */
+	bool alive;
+
+	pthread_mutex_lock(&h->r->report_lock);
+	alive = !stuck_threads(h, mono_ns(), &none);
+	pthread_mutex_unlock(&h->r->report_lock);
+	return alive;
+}
+
+void health_watchdog(struct health *h)
+{
+	const char *usec = getenv("WATCHDOG_USEC");
+	uint64_t now = mono_ns();
+
+	if (!h->watchdog_ns) { /* first call: WatchdogSec= asked, or never */
+		h->watchdog_ns = usec && sd_notify_enabled() ? strtoull(usec, NULL, 10) * 1000 : 0;
+		if (!h->watchdog_ns)
+			h->watchdog_ns = UINT64_MAX;
+	}
+	if (h->watchdog_ns == UINT64_MAX || now - h->pinged_ns < h->watchdog_ns / 2)
+		return;
+	h->pinged_ns = now;
+	/* A stuck thread: no ping, and systemd restarts us at WatchdogSec. */
+	if (health_alive(h))
+		sd_notify_fd("WATCHDOG=1", -1);
 }
 
 unsigned int health_answer(bool readyz, char *buf, size_t len, void *ctx)

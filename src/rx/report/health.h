@@ -13,6 +13,8 @@
  * its bounds. Not ready (503) while starting, while stopping, and while the
  * output has written nothing for READY_STALL_S with the input window full
  * (no disk buffer) or the disk buffer full: what arrives now will be dropped.
+ *
+ * Under systemd, the unit's WatchdogSec= asks the same as healthz.
  */
 #ifndef SYSLOGRX_HEALTH_H
 #define SYSLOGRX_HEALTH_H
@@ -33,11 +35,18 @@ struct health {
 	uint64_t main_beat_ns;
 	uint64_t written, written_ns;
 	uint64_t dropped, dropped_ns;
+	/* health_watchdog's: WatchdogSec= in ns (UINT64_MAX: none), last ping */
+	uint64_t watchdog_ns, pinged_ns;
 };
 
 void health_init(struct health *h, struct receiver *r);
 /* The main thread, at each turn of its loop. */
 void health_tick(struct health *h);
+/* What /healthz answers 200 to: no thread stuck. */
+bool health_alive(struct health *h);
+/* Under systemd with WatchdogSec= ($WATCHDOG_USEC): "WATCHDOG=1" every half
+ * of it while health_alive; the main thread, at each turn of its loop. */
+void health_watchdog(struct health *h);
 /* An http_health_fn (net/http_metrics.h); ctx is a struct health. */
 unsigned int health_answer(bool ready, char *buf, size_t len, void *ctx);
 
