@@ -6,6 +6,7 @@ is no reason to restart the receiver. healthz goes 503 when a worker thread
 stops turning its loop (stopped with ptrace, that thread alone), and back.
 The --health socket goes with an upgrade (kill -USR2). Under systemd's
 WatchdogSec= the pings stop while a thread is stuck."""
+import contextlib
 import ctypes
 import os
 import select
@@ -73,6 +74,22 @@ PTRACE_DETACH, PTRACE_SEIZE, PTRACE_INTERRUPT = 17, 0x4206, 0x4207
 WALL = 0x40000000
 
 
+@contextlib.contextmanager
+def thread_stopped(pid, name):
+    """That thread alone stopped (PTRACE_SEIZE + PTRACE_INTERRUPT: no group
+    stop; the others run), until the block ends."""
+    tid = thread_named(pid, name)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+    assert libc.ptrace(PTRACE_SEIZE, tid, None, None) == 0, os.strerror(ctypes.get_errno())
+    try:
+        assert libc.ptrace(PTRACE_INTERRUPT, tid, None, None) == 0
+        os.waitpid(tid, WALL)
+        yield tid
+    finally:
+        libc.ptrace(PTRACE_DETACH, tid, None, None)
+
+
 def thread_named(pid, name):
     for tid in os.listdir(f"/proc/{pid}/task"):
         with open(f"/proc/{pid}/task/{tid}/comm") as f:
@@ -86,22 +103,13 @@ def test_healthz_names_a_thread_that_stopped(syslogrx):
     rx = syslogrx("--sockets", "2", "--threads", "2", "--metrics", str(mport), port=uport)
     assert get(mport, "/healthz") == (200, "ok\n")
     assert get(mport, "/readyz") == (200, "ready\n")
-    tid = thread_named(rx.p.pid, "worker 1")
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
-    # That thread alone stops (PTRACE_INTERRUPT: no group stop); the rest run.
-    assert libc.ptrace(PTRACE_SEIZE, tid, None, None) == 0, os.strerror(ctypes.get_errno())
-    try:
-        assert libc.ptrace(PTRACE_INTERRUPT, tid, None, None) == 0
-        os.waitpid(tid, WALL)
+    with thread_stopped(rx.p.pid, "worker 1"):
         status, body = wait_until(lambda: (lambda g: g if g[0] == 503 else None)(
             get(mport, "/healthz")), "healthz 503 with a worker stopped", HEALTH_STALL_S + 20)
         assert body.startswith("worker 1: no turn of its loop for "), body
         assert "worker 0" not in body and "main" not in body, body
         # The other threads answer meanwhile: the scrape too.
         assert "syslogrx_build_info" in scrape(mport)
-    finally:
-        libc.ptrace(PTRACE_DETACH, tid, None, None)
     wait_until(lambda: get(mport, "/healthz") == (200, "ok\n"), "healthz 200 again", 30)
     rc, _, err = rx.stop()
     assert rc == 0, err
@@ -159,13 +167,7 @@ def test_watchdog_pings_while_alive(tmp_path, procs):
     try:
         wait_until(lambda: pings(1.0), "a first WATCHDOG=1", 30)
         assert pings(2.0), "the pings go on"
-        tid = thread_named(rx.p.pid, "worker 0")
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
-        assert libc.ptrace(PTRACE_SEIZE, tid, None, None) == 0, os.strerror(ctypes.get_errno())
-        try:
-            assert libc.ptrace(PTRACE_INTERRUPT, tid, None, None) == 0
-            os.waitpid(tid, WALL)
+        with thread_stopped(rx.p.pid, "worker 0"):
             wait_until(lambda: get(hport, "/healthz")[0] == 503, "healthz 503",
                        HEALTH_STALL_S + 20)
             # The pings queued meanwhile (two a second while it was alive)
@@ -175,8 +177,6 @@ def test_watchdog_pings_while_alive(tmp_path, procs):
                     break
             else:
                 raise AssertionError("the pings went on with a worker stopped")
-        finally:
-            libc.ptrace(PTRACE_DETACH, tid, None, None)
         wait_until(lambda: pings(1.0), "WATCHDOG=1 again", 30)
     finally:
         notify.close()
