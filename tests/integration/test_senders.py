@@ -320,6 +320,10 @@ def test_forged_addresses_bounded(syslogrx):
     assert r.returncode == 0, r.stderr
     sent = int(r.stdout)
     wait_drained(port)
+    # Scrapes show the per-sender rows of the last refresh (every 5 s):
+    # wait for one that saw the flood (both tables full).
+    wait_until(lambda: scraped_tracked(mport) >= table,
+               "a refresh of the per-sender rows after the flood", 30)
     during = sender_series(scrape(mport))
     # The kernel's table kept its size and memory: the LRU is preallocated.
     now = [m for m in map_info("sender_drops") if m["id"] == mine[0]["id"]]
