@@ -44,7 +44,8 @@ def test_ready_follows_the_destination(syslogrx, tmp_path):
                       "--health", str(hport), port=uport)
         line = rx.p.stderr.readline().decode()
         assert f"health on http://127.0.0.1:{hport}/healthz and /readyz" in line, line
-        assert get(hport, "/readyz") == (200, "ready\n")
+        # "starting" until the workers and the output run, then ready.
+        wait_until(lambda: get(hport, "/readyz") == (200, "ready\n"), "readyz 200", 30)
         assert get(hport, "/healthz") == (200, "ok\n")
         assert get(hport, "/metrics")[0] == 404
 
@@ -102,7 +103,7 @@ def test_healthz_names_a_thread_that_stopped(syslogrx):
     uport, mport = free_udp_port(), free_tcp_port()
     rx = syslogrx("--sockets", "2", "--threads", "2", "--metrics", str(mport), port=uport)
     assert get(mport, "/healthz") == (200, "ok\n")
-    assert get(mport, "/readyz") == (200, "ready\n")
+    wait_until(lambda: get(mport, "/readyz") == (200, "ready\n"), "readyz 200", 30)
     with thread_stopped(rx.p.pid, "worker 1"):
         status, body = wait_until(lambda: (lambda g: g if g[0] == 503 else None)(
             get(mport, "/healthz")), "healthz 503 with a worker stopped", HEALTH_STALL_S + 20)
@@ -130,10 +131,10 @@ def test_health_socket_goes_with_an_upgrade(tmp_path):
     on the same port once the old one is gone."""
     hport = free_tcp_port()
     rx = Receiver(tmp_path, listen_for(socket.AF_INET), "--health", f"127.0.0.1:{hport}")
-    assert get(hport, "/readyz") == (200, "ready\n")
+    wait_until(lambda: get(hport, "/readyz") == (200, "ready\n"), "readyz 200", 30)
     assert rx.upgrade() is not None, "".join(rx.lines)
     wait_gone(rx.olds[-1], 60)      # only the new one serves now
-    assert get(hport, "/readyz") == (200, "ready\n")
+    wait_until(lambda: get(hport, "/readyz") == (200, "ready\n"), "the new one ready", 30)
     assert get(hport, "/healthz") == (200, "ok\n")
     # The one listening now is the new process's socket, handed over.
     listeners = run_cmd(["ss", "-Htlnp", f"sport = :{hport}"]).stdout
