@@ -82,6 +82,7 @@ enum {
 	OPT_OTLP_HEADER_FILE,
 	OPT_TIMEZONE,
 	OPT_OTLP_ORIGINAL = 950, /* the datagram as it came, in OTLP */
+	OPT_HEALTH = 980, /* the health endpoints */
 };
 
 /* Files of settings (--config, --env-file); their own range, so flags added above never collide. */
@@ -144,7 +145,9 @@ static const struct argp_option options[] = {
 	{ "timezone", OPT_TIMEZONE, "ZONE", 0,
 	  "Zone of RFC 3164 stamps without one, for the normalised time: UTC | +HH:MM | -HH:MM | an IANA name (default UTC)" },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
-	  "Serve Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1)" },
+	  "Serve Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1); /healthz and /readyz too" },
+	{ "health", OPT_HEALTH, "ADDR:PORT", 0,
+	  "Serve only /healthz and /readyz at http://ADDR:PORT (a port alone: 127.0.0.1), e.g. without --metrics" },
 	{ "ordered", OPT_ORDERED, "MS", OPTION_ARG_OPTIONAL,
 	  "Write each flow in the order the kernel received it, holding a message at most MS ms for late batches (default 5)" },
 	{ "disk-buffer", OPT_DISK_BUFFER, "DIR", 0,
@@ -602,14 +605,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (parse_seconds(arg, 0.01, 86400.0, &c->stats_interval))
 			FAIL("--stats-interval %s: expected seconds, e.g. 1 or 0.5", arg);
 		break;
-	case OPT_METRICS: {
+	case OPT_METRICS:
+	case OPT_HEALTH: {
 		struct sockaddr_storage addr;
 		socklen_t len;
+		bool m = key == OPT_METRICS;
+		char *dst = m ? c->metrics : c->health;
 
+		_Static_assert(sizeof(c->metrics) == sizeof(c->health), "one size for both");
 		if (strlen(arg) >= sizeof(c->metrics) || http_metrics_parse(arg, &addr, &len))
-			FAIL("--metrics %s: expected PORT or ADDR:PORT, e.g. 9464 or 127.0.0.1:9464",
-			     arg);
-		snprintf(c->metrics, sizeof(c->metrics), "%s", arg);
+			FAIL("--%s %s: expected PORT or ADDR:PORT, e.g. %s or 127.0.0.1:%s",
+			     m ? "metrics" : "health", arg, m ? "9464" : "9465",
+			     m ? "9464" : "9465");
+		snprintf(dst, sizeof(c->metrics), "%s", arg);
 		break;
 	}
 	case OPT_SENDERS:
@@ -1028,6 +1036,7 @@ static const struct restart_field {
 	FIELD("otlp-original", otlp_original),
 	STRING("timezone", timezone),
 	STRING("metrics", metrics),
+	STRING("health", health),
 	STRING("user", user),
 	STRING("env-file", env_file),
 	FIELD("ordered", ordered),

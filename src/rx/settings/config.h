@@ -76,6 +76,7 @@ struct config {
 	enum tz_kind tz_kind; /* what it is */
 	long tz_offset;	      /* TZ_FIXED: seconds east of UTC */
 	char metrics[128];    /* --metrics ADDR:PORT, "" = none */
+	char health[128];     /* --health ADDR:PORT (/healthz, /readyz only), "" = none */
 	char user[64];	      /* --user: run as this user once started; "" = stay */
 	/* Files of settings: env-file < config file < command line. */
 	char config_file[PATH_MAX]; /* --config, "" = none */
