@@ -24,8 +24,11 @@
 
 typedef unsigned char u8;
 
-#define FIXED_RFC5424 64 /* "<191>1 " + converted stamp + "- " x5 + BOM + '\n' */
-#define FIXED_JSON 512	 /* keys, numbers, source, received, time_unix_nano */
+/* " [syslogrx@32473 listener=\"NAME\"]" or ",\"listener\":\"NAME\"" at most */
+#define FIXED_LISTENER (40 + FORMAT_LISTENER_MAX)
+/* "<191>1 " + converted stamp + "- " x5 + BOM + '\n', the listener's SD */
+#define FIXED_RFC5424 (64 + FIXED_LISTENER)
+#define FIXED_JSON (512 + FIXED_LISTENER) /* keys, numbers, source, received, ... */
 
 static const struct {
 	const char *name;
@@ -384,6 +387,12 @@ static char *format_json(char *d, const char *data, size_t len, const struct sys
 		}
 		d = PUT_LIT(d, ",\"socket\":");
 		d = put_u64(d, meta->socket_index);
+		if (meta->listener) {
+			d = PUT_LIT(d, ",\"listener\":\"");
+			d = put_str(d, meta->listener,
+				    strnlen(meta->listener, FORMAT_LISTENER_MAX));
+			*d++ = '"';
+		}
 		d = PUT_LIT(d, ",\"received\":\"");
 		d = put_utc_us(d, meta->recv_realtime_ns);
 		*d++ = '"';
@@ -407,13 +416,31 @@ static char *put_field(char *d, const struct syslog_str *v)
 	return d;
 }
 
+/* The receiver's own SD element: which --listen the message came by. */
+static char *put_listener_sd(char *d, const struct msg_meta *meta)
+{
+	d = PUT_LIT(d, "[syslogrx@32473 listener=\"");
+	d = put_str(d, meta->listener, strnlen(meta->listener, FORMAT_LISTENER_MAX));
+	return PUT_LIT(d, "\"]");
+}
+
 static char *format_rfc5424(char *d, const char *data, size_t len, const struct syslog_msg *m,
 			    enum syslog_parse_result r, const struct msg_meta *meta,
 			    unsigned int flags)
 {
+	bool listener = meta && meta->listener;
+
 	*d++ = '<';
 	d = put_u64(d, m->pri >= 0 ? m->pri : 13);
 	d = PUT_LIT(d, ">1 ");
+	if (r == SYSLOG_MALFORMED && listener) {
+		d = PUT_LIT(d, "- - - - - ");
+		d = put_listener_sd(d, meta);
+		*d++ = ' ';
+		d = put_line(d, data, len, flags);
+		*d++ = '\n';
+		return d;
+	}
 	if (r == SYSLOG_MALFORMED) {
 		d = PUT_LIT(d, "- - - - - - ");
 		d = put_line(d, data, len, flags);
@@ -437,8 +464,10 @@ static char *format_rfc5424(char *d, const char *data, size_t len, const struct 
 	else if (m->structured_data.p) /* its own '\\' escapes kept */
 		d = put_escaped(d, m->structured_data.p, m->structured_data.len, sd_clean,
 				escape_ctl);
-	else
+	else if (!listener)
 		*d++ = '-';
+	if (listener)
+		d = put_listener_sd(d, meta);
 	if (m->msg.p || m->bom) {
 		*d++ = ' ';
 		if (m->bom)

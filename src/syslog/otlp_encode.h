@@ -20,7 +20,9 @@
  *                         a map of its params, each param its own key),
  *                         net.transport "IP.UDP", net.peer.ip, net.peer.port
  *                         (a string, as the collector writes it); a
- *                         malformed datagram has syslogrx.malformed true.
+ *                         malformed datagram has syslogrx.malformed true;
+ *                         syslogrx.listener: the --listen it came by, when
+ *                         records name it.
  * A request is ExportLogsServiceRequest { ResourceLogs { ScopeLogs {
  *   scope { name "syslogrx" }, logRecords... } } }.
  */
@@ -43,6 +45,7 @@ struct otlp_rec {
 	uint64_t observed_ns;	    /* received */
 	const struct sockaddr *src; /* may be NULL */
 	socklen_t src_len;
+	const char *listener; /* msg_meta.listener: NULL, or [a-z0-9_.-]{1,32} */
 };
 
 /* Worst case of one record of a datagram of len bytes, either encoding. */

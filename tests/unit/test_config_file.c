@@ -77,6 +77,21 @@ static void test_config_file_and_command_line(void **state)
 	assert_string_equal(c.config_file, conf_path);
 }
 
+/* One listen line per listener; the command line's --listen replace the
+ * file's as a whole. */
+static void test_listen_lines(void **state)
+{
+	write_file(conf_path, "listen = 127.0.0.1:5514\nlisten = cisco_asa=127.0.0.1:5000\n");
+	assert_int_equal(PARSE("--config", conf_path), 0);
+	assert_int_equal(c.nr_listeners, 2);
+	assert_string_equal(c.listeners[0].name, "5514");
+	assert_string_equal(c.listeners[1].name, "cisco_asa");
+	assert_int_equal(PARSE("--config", conf_path, "--listen", "x=[::1]:6000"), 0);
+	assert_int_equal(c.nr_listeners, 1);
+	assert_string_equal(c.listeners[0].name, "x");
+	assert_string_equal(c.listen, "[::1]:6000");
+}
+
 static void test_flag_without_value(void **state)
 {
 	write_file(conf_path, "no-trace = no\nverbose = yes\n");
@@ -338,6 +353,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_supervise_with_a_resize_pool_is_refused, teardown),
 		cmocka_unit_test_teardown(test_reread_names_what_needs_a_restart, teardown),
 		cmocka_unit_test_teardown(test_reread_errors_name_file_and_line, teardown),
+		cmocka_unit_test_teardown(test_listen_lines, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

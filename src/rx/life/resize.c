@@ -302,6 +302,10 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 {
 	int err;
 
+	if (receiver_single_only(r)) {
+		pr_warn("SIGHUP: sockets and threads not resized: %s\n", receiver_single_only(r));
+		return -EOPNOTSUPP;
+	}
 	pthread_mutex_lock(&r->report_lock);
 	err = resize_locked(r, req);
 	pthread_mutex_unlock(&r->report_lock);

@@ -187,7 +187,13 @@ static int start_new(struct receiver *r, char *const argv[], int ledger_fd, bool
 int receiver_upgrade(struct receiver *r, char *const argv[], pid_t *child)
 {
 	/* Under systemd, a sibling: the service manager's child (spawn). */
-	int err = start_new(r, argv, -1, sd_notify_enabled(), child);
+	int err;
+
+	if (receiver_single_only(r)) {
+		pr_warn("SIGUSR2: %s\n", receiver_single_only(r));
+		return -EOPNOTSUPP;
+	}
+	err = start_new(r, argv, -1, sd_notify_enabled(), child);
 
 	if (!err)
 		r->handed_over = true;
@@ -337,6 +343,14 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
 	r->metrics_fd = -1;
+	if (cfg->nr_listeners > 1) {
+		pr_warn("%s: several --listen cannot take over one group's sockets (not done "
+			"yet); %s\n",
+			h->from_fdstore ? "systemd's fd store" : "upgrade",
+			h->from_fdstore ? "systemctl stop, then start, empties the store" :
+					  "the old process goes on");
+		return -EINVAL;
+	}
 	if (parse_host_port(cfg->listen, &addr, &addrlen)) {
 		pr_warn("--listen %s: not an ADDR:PORT\n", cfg->listen);
 		return -EINVAL;
@@ -378,6 +392,11 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 			r->group.listen);
 		return -EINVAL;
 	}
+	r->lis[0] = (struct rx_listener){ .name = cfg->listeners[0].name,
+					  .port = socket_group_port(&r->group),
+					  .n = r->group.n };
+	snprintf(r->lis[0].listen, sizeof(r->lis[0].listen), "%s", r->group.listen);
+	r->nr_lis = 1;
 	if (h->threads > live)
 		h->threads = live;
 	err = receiver_set_slots(r, live, h->threads);
@@ -465,6 +484,10 @@ int upgrade_fdstore_put(struct receiver *r)
 
 	if (!sd_notify_enabled())
 		return 0;
+	if (receiver_single_only(r)) {
+		pr_info("sockets not put in systemd's fd store: %s\n", receiver_single_only(r));
+		return sd_notify_fd("READY=1", -1);
+	}
 	if (r->cbpf) {
 		/* The store gives fds back by name, not in the group's join order,
 		 * which classic BPF picks by: a restart binds anew. */

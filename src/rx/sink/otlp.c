@@ -385,6 +385,7 @@ static int otlp_produce_msg(struct sink *sk, const char *data, size_t len,
 		.observed_ns = meta->recv_realtime_ns,
 		.src = meta->src,
 		.src_len = meta->src_len,
+		.listener = meta->listener,
 	};
 	char *d;
 
