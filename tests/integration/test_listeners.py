@@ -1,0 +1,315 @@
+"""Several listeners in one receiver (--listen [NAME=]ADDR:PORT, repeated):
+each its own reuseport group, books closed per listener, every record named
+after its listener, SC4S's per-vendor ports from its env_file, and what is
+refused with several listeners (a resize, an upgrade, --supervise).
+
+Drops are made structurally, not by speed: the receiver is held (SIGSTOP)
+while three sysloggen flows, one per listener, send at once; listener "b"
+(the second: its own balancer and tracer, not the receiver's first)
+gets far more than its sockets' buffers hold, "a" and "c" fewer datagrams
+than one socket's buffer holds (so they cannot drop). Then it runs again,
+reads its queues empty, and stops.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+from conftest import (Proc, binary, free_udp_port, netns_name, read_json, udp_rows,
+                      wait_for_udp_port, wait_until)
+
+NOBODY = 65534
+# uid 65534 with an empty bounding set: no capability at all (classic BPF
+# spreads, SO_MEMINFO counts the drops).
+NOTHING = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+           "--inh-caps=-all", "--bounding-set=-all"]
+RCVBUF = 65536        # each socket's buffer: a few dozen datagrams of 256 bytes
+FLOOD = 3000          # to "b": past its 2 x RCVBUF many times over
+FEW = 20              # to "a" and "c": with the end markers, fits one buffer
+
+
+@pytest.fixture
+def nobody_dir():
+    """A directory uid 65534 writes its summary and output into."""
+    d = tempfile.mkdtemp(prefix="srx-listeners-")
+    os.chown(d, NOBODY, NOBODY)
+    yield Path(d)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def start(argv, prefix=()):
+    """syslogrx started and ready; what it said before ready is kept."""
+    rx = Proc(list(prefix) + [binary("syslogrx")] + [str(a) for a in argv])
+    early = ""
+    while True:
+        line = rx.p.stderr.readline().decode()
+        early += line
+        if not line or "ready on" in line:
+            break
+    if "ready on" not in line:
+        rc, _, err = rx.stop()
+        raise AssertionError(f"syslogrx did not start (exit {rc}): {early}{err}")
+    rx.early = early
+    return rx
+
+
+def read_until(rx, text):
+    """stderr lines up to the one with text (all of them, joined)."""
+    seen = ""
+    while text not in seen:
+        line = rx.p.stderr.readline().decode()
+        assert line, f"exited before saying {text!r}: {seen}"
+        seen += line
+    return seen
+
+
+def drops_by_inode(ports):
+    """{inode: (drops, queued bytes)} of the sockets on these ports (/proc/net/udp, udp6)."""
+    rows = {}
+    for port in ports:
+        for f in udp_rows(port):
+            rows[int(f[9])] = (int(f[12]), int(f[4].split(":")[1], 16))
+    return rows
+
+
+def send_all(flows):
+    """One sysloggen per (target, run id, count), all at once; their JSON summaries."""
+    out = {}
+
+    def one(target, run, count):
+        r = subprocess.run([binary("sysloggen"), "--target", target, "--rate", "0",
+                            "--count", str(count), "--size", "256", "--run-id", run,
+                            "--json"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        out[run] = json.loads(r.stdout.strip().splitlines()[-1])
+
+    threads = [threading.Thread(target=one, args=f) for f in flows]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=150)
+    assert len(out) == len(flows), out
+    return out
+
+
+def held_burst(rx, ports):
+    """Holds the receiver, sends the three flows, lets it go; returns
+    (sysloggen summaries, /proc drops per inode while it was held)."""
+    pa, pb, pc = ports
+    os.kill(rx.p.pid, signal.SIGSTOP)
+    try:
+        sent = send_all([(f"127.0.0.1:{pa}", "a", FEW), (f"127.0.0.1:{pb}", "b", FLOOD),
+                         (f"[::1]:{pc}", "c", FEW)])
+        held = drops_by_inode(ports)
+    finally:
+        os.kill(rx.p.pid, signal.SIGCONT)
+    return sent, held
+
+
+def check_books(s, sent, held, out_path, ports):
+    """Per listener: sent = received + kernel drops + abandoned, drops only on
+    "b"; per socket, the drops /proc/net/udp counted; every record names the
+    listener its flow was sent to."""
+    lis = {l["name"]: l for l in s["listeners"]}
+    assert sorted(lis) == ["a", "b", "c"], lis
+    assert [lis[n]["listen"] for n in "abc"] == [
+        f"127.0.0.1:{ports[0]}", f"127.0.0.1:{ports[1]}", f"[::1]:{ports[2]}"]
+    for name in "abc":
+        l = lis[name]
+        assert l["sockets"] == 2, l
+        assert sent[name]["failed"] == 0, sent[name]
+        assert sent[name]["datagrams"] == l["received"] + l["kernel_drops"] + l["abandoned"], \
+            (name, sent[name], l)
+        assert l["abandoned"] == 0, l
+    assert lis["b"]["kernel_drops"] > 0, lis["b"]
+    assert lis["a"]["kernel_drops"] == 0 and lis["c"]["kernel_drops"] == 0, lis
+    # Per socket, against the kernel's own table.
+    by_name = {}
+    for sock in s["sockets"]:
+        assert sock["kernel_drops"]["total"] == held[sock["inode"]][0], (sock, held)
+        assert sock["so_meminfo_drops"] == held[sock["inode"]][0], sock
+        by_name.setdefault(sock["listener"], []).append(sock)
+    # "b"'s one flow was spread (random: its own program on its own group),
+    # not hashed onto one socket: each of its sockets filled and dropped.
+    assert all(x["received"] > 0 and x["kernel_drops"]["total"] > 0 for x in by_name["b"]), \
+        by_name["b"]
+    for name in "abc":
+        assert sum(x["kernel_drops"]["total"] for x in by_name[name]) == lis[name]["kernel_drops"]
+        assert sum(x["received"] for x in by_name[name]) == lis[name]["received"]
+    assert sum(held[i][0] for i in held) == sum(l["kernel_drops"] for l in lis.values())
+    # Each record, read by Python's own JSON parser, names its listener: the
+    # one its run id was sent to.
+    counts = {"a": 0, "b": 0, "c": 0}
+    with open(out_path, encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            run = rec["raw"].split("run=", 1)[1][0]
+            assert rec["listener"] == run, rec
+            counts[run] += 1
+    assert counts == {n: lis[n]["received"] for n in "abc"}, (counts, lis)
+
+
+def run_three(d, prefix=(), extra=()):
+    ports = (free_udp_port(), free_udp_port(), free_udp_port(socket.AF_INET6))
+    out = d / "out.json"
+    rx = start(["--listen", f"a=127.0.0.1:{ports[0]}", "--listen", f"b=127.0.0.1:{ports[1]}",
+                "--listen", f"c=[::1]:{ports[2]}", "--sockets", "2", "--threads", "2",
+                "--rcvbuf", RCVBUF, "--format", "json", "--output", f"file:{out}",
+                "--summary", d / "s.json"] + list(extra), prefix)
+    try:
+        for p in ports:
+            wait_for_udp_port(p, count=2)
+        sent, held = held_burst(rx, ports)
+        # Running again: it reads every queue empty, then stops.
+        wait_until(lambda: all(q == 0 for _, q in drops_by_inode(ports).values()),
+                   "the receive queues read empty")
+        rc, _, err = rx.stop()
+    finally:
+        if rx.p.poll() is None:
+            rx.p.kill()
+            rx.p.wait()
+    assert rc == 0, err
+    return read_json(d / "s.json"), sent, held, out, ports, rx.early + err
+
+
+def test_three_listeners_books_close_per_listener(tmp_path):
+    """Two IPv4 listeners and one IPv6, eBPF balancers and tracers, one flow
+    each at once, drops on "b" only."""
+    s, sent, held, out, ports, err = run_three(tmp_path)
+    assert s["balancer"]["runs"] == "eBPF", s["balancer"]
+    check_books(s, sent, held, out, ports)
+    # Per listener: the stats of the summary's listeners and its pre-flight.
+    checks = {(c["check"], c.get("listener")) for c in s["preflight"]}
+    assert {("port", n) for n in "abc"} <= checks, checks
+    assert {("rcvbuf", n) for n in "abc"} <= checks, checks
+    # The advice names the listener it is for: only "b" lost anything.
+    assert s["advice"] and {a.get("listener") for a in s["advice"]} == {"b"}, s["advice"]
+    assert "advice (listener b):" in err, err
+
+
+def test_three_listeners_as_user_nobody(nobody_dir):
+    """Bound as root, run as nobody (--user): the same books."""
+    s, sent, held, out, ports, _ = run_three(nobody_dir, extra=["--user", "nobody"])
+    check_books(s, sent, held, out, ports)
+
+
+def test_three_listeners_without_privilege(nobody_dir):
+    """uid 65534 with no capability: classic BPF spreads each listener,
+    SO_MEMINFO counts the drops; the same books."""
+    s, sent, held, out, ports, _ = run_three(nobody_dir, prefix=NOTHING)
+    assert s["balancer"]["runs"] == "classic BPF", s["balancer"]
+    check_books(s, sent, held, out, ports)
+
+
+def test_metrics_and_stats_per_listener(tmp_path, procs):
+    """/metrics labels every socket series with its listener and has a
+    series per listener; the stats line gives each listener's counts."""
+    pa, pb = free_udp_port(), free_udp_port()
+    with socket.socket() as t:  # a TCP port free on loopback
+        t.bind(("127.0.0.1", 0))
+        mport = t.getsockname()[1]
+    rx = start(["--listen", f"x=127.0.0.1:{pa}", "--listen", f"y=127.0.0.1:{pb}",
+                "--sockets", "1", "--threads", "1", "--output", "null",
+                "--metrics", f"127.0.0.1:{mport}", "--stats-interval", "0.2"])
+    procs.append(rx)
+    send_all([(f"127.0.0.1:{pa}", "x", 7), (f"127.0.0.1:{pb}", "y", 5)])
+
+    def scrape():
+        return urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5).read().decode()
+
+    text = wait_until(lambda: (lambda t: t if 'syslogrx_listener_received_total{listener="x"} 10' in t
+                               and 'syslogrx_listener_received_total{listener="y"} 8' in t
+                               else None)(scrape()), "per-listener series")
+    assert 'syslogrx_socket_received_total{socket="0",listener="x"} 10' in text, text
+    assert 'syslogrx_socket_received_total{socket="1",listener="y"} 8' in text, text
+    line = read_until(rx, " x rx=").splitlines()[-1]
+    assert " | y rx=" in line, line
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+
+
+def test_lifecycle_refused_with_several_listeners(tmp_path, procs):
+    """What several listeners do not do yet is refused with the reason: a
+    USR2 upgrade and a SIGHUP resize leave the receiver running as it was
+    (it still receives on every listener); --supervise does not start."""
+    pa, pb = free_udp_port(), free_udp_port()
+    conf = tmp_path / "rx.conf"
+    conf.write_text(f"listen = a=127.0.0.1:{pa}\nlisten = b=127.0.0.1:{pb}\nsockets = 2\n")
+    rx = start(["--config", conf, "--output", "null", "--summary", tmp_path / "s.json"])
+    procs.append(rx)
+    read_until(rx, "a live resize, a USR2 upgrade and systemd's fd store are not done yet")
+    os.kill(rx.p.pid, signal.SIGUSR2)
+    seen = read_until(rx, "upgrade failed")
+    assert "SIGUSR2: with several --listen" in seen, seen
+    conf.write_text(f"listen = a=127.0.0.1:{pa}\nlisten = b=127.0.0.1:{pb}\nsockets = 3\n")
+    os.kill(rx.p.pid, signal.SIGHUP)
+    seen = read_until(rx, "resize failed")
+    assert "SIGHUP: sockets and threads not resized: with several --listen" in seen, seen
+    sent = send_all([(f"127.0.0.1:{pa}", "a", 10), (f"127.0.0.1:{pb}", "b", 10)])
+    wait_until(lambda: all(q == 0 for _, q in drops_by_inode((pa, pb)).values()), "queues empty")
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    s = read_json(tmp_path / "s.json")
+    assert {l["name"]: l["received"] for l in s["listeners"]} == {
+        "a": sent["a"]["datagrams"], "b": sent["b"]["datagrams"]}, s["listeners"]
+    assert [len([x for x in s["sockets"] if x["listener"] == n]) for n in "ab"] == [2, 2]
+    r = subprocess.run([binary("syslogrx"), "--listen", f"127.0.0.1:{pa}", "--listen",
+                        f"127.0.0.1:{pb}", "--supervise"], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 2 and "--supervise and several --listen" in r.stderr, r.stderr
+
+
+@pytest.fixture
+def netns():
+    ns = netns_name(f"lis-{uuid.uuid4().hex[:6]}")
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"], check=True)
+    yield ns
+    subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+def test_sc4s_env_file_per_vendor_ports(tmp_path, procs, netns):
+    """SC4S_LISTEN_DEFAULT_UDP_PORT=P1,P2 and SC4S_LISTEN_CISCO_ASA_UDP_PORT=P3
+    (SC4S listens on 0.0.0.0: in a namespace of the test's own) give three
+    named listeners, and each receives its own flow."""
+    p1, p2, p3 = 5514, 5515, 5000
+    env = tmp_path / "env_file"
+    env.write_text(f"SC4S_LISTEN_DEFAULT_UDP_PORT={p1},{p2}\n"
+                   f"SC4S_LISTEN_CISCO_ASA_UDP_PORT={p3}\n"
+                   f"SC4S_LISTEN_CISCO_ASA_TCP_PORT={p3}\n")
+    out = tmp_path / "out.json"
+    rx = start(["--env-file", env, "--sockets", "1", "--threads", "1", "--format", "json",
+                "--output", f"file:{out}", "--summary", tmp_path / "s.json"],
+               prefix=["ip", "netns", "exec", netns])
+    procs.append(rx)
+    for line in rx.early.splitlines():
+        if "--env-file" in line:
+            assert line.startswith(f"syslogrx: --env-file {env}:"), line
+    assert f"--env-file {env}:3: SC4S_LISTEN_CISCO_ASA_TCP_PORT ignored (not a UDP listener)" \
+        in rx.early
+    names = {p1: "default_5514", p2: "default_5515", p3: "cisco_asa"}
+    for port, name in names.items():
+        r = subprocess.run(["ip", "netns", "exec", netns, binary("sysloggen"), "--target",
+                            f"127.0.0.1:{port}", "--count", "5", "--run-id", name, "--json"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+    wait_until(lambda: out.exists() and len(out.read_text().splitlines()) == 3 * 8,
+               "24 records written")
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    s = read_json(tmp_path / "s.json")
+    assert [(l["name"], l["listen"], l["received"]) for l in s["listeners"]] == [
+        ("default_5514", "0.0.0.0:5514", 8), ("default_5515", "0.0.0.0:5515", 8),
+        ("cisco_asa", "0.0.0.0:5000", 8)]
+    for line in out.read_text().splitlines():
+        rec = json.loads(line)
+        assert f"run={rec['listener']} " in rec["raw"], rec
