@@ -313,3 +313,32 @@ def test_sc4s_env_file_per_vendor_ports(tmp_path, procs, netns):
     for line in out.read_text().splitlines():
         rec = json.loads(line)
         assert f"run={rec['listener']} " in rec["raw"], rec
+
+
+def test_kafka_header_names_the_listener(tmp_path, procs):
+    """--output kafka: each record carries a "listener" header (read back by
+    kcat from a real broker) naming the listener its datagram came by."""
+    from kafka_broker import KafkaBroker
+    b = KafkaBroker(host="127.0.0.1", auto_create=False, partitions=1)
+    try:
+        b.start()
+        b.warm_up()
+        b.create_topic("lis", partitions=1)
+        pa, pb = free_udp_port(), free_udp_port(socket.AF_INET6)
+        rx = start(["--listen", f"edge=127.0.0.1:{pa}", "--listen", f"v6=[::1]:{pb}",
+                    "--sockets", "1", "--threads", "1", "--output",
+                    f"kafka:{b.bootstrap}/lis", "--summary", tmp_path / "s.json"])
+        procs.append(rx)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s4, \
+                socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s6:
+            for i in range(5):
+                s4.sendto(f"<13>to edge {i}".encode(), ("127.0.0.1", pa))
+                s6.sendto(f"<13>to v6 {i}".encode(), ("::1", pb))
+        b.wait_records("lis", 10)
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+        got = sorted(b.consume("lis", fmt="%h\\t%s\\n").decode().splitlines())
+        assert got == sorted([f"listener=edge\t<13>to edge {i}" for i in range(5)] +
+                             [f"listener=v6\t<13>to v6 {i}" for i in range(5)]), got
+    finally:
+        b.close()

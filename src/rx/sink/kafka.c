@@ -152,12 +152,26 @@ static int kafka_produce(struct sink *s, const char *msg, size_t len, const char
 	/* F_COPY: librdkafka puts the payload in the same allocation as its own
 	 * per-message header, so copying costs no extra malloc, and the batch
 	 * buffer is free to be reused at once. */
-	if (!rd_kafka_produce(k->rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)msg, len,
-			      keylen ? key : NULL, keylen, opaque)) {
+	if (s->listener_now) {
+		/* Named listeners: a "listener" header a consumer can route on. */
+		err = rd_kafka_producev(k->rk, RD_KAFKA_V_RKT(k->rkt),
+					RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
+					RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+					RD_KAFKA_V_VALUE((void *)msg, len),
+					RD_KAFKA_V_KEY(keylen ? key : NULL, keylen),
+					RD_KAFKA_V_HEADER("listener", s->listener_now, -1),
+					RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+		if (!err) {
+			BUMP(k->in_flight, 1);
+			return 0;
+		}
+	} else if (!rd_kafka_produce(k->rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY,
+				     (void *)msg, len, keylen ? key : NULL, keylen, opaque)) {
 		BUMP(k->in_flight, 1);
 		return 0;
+	} else {
+		err = rd_kafka_last_error();
 	}
-	err = rd_kafka_last_error();
 	if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
 		return -EAGAIN;
 	count_failure(k, err);

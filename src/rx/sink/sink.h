@@ -84,6 +84,9 @@ struct sink {
 	 * NULL when records name none (one unnamed listener). */
 	const struct listener_spec *listeners;
 	unsigned int nr_listeners;
+	/* The listener of the message being produced (msg_meta.listener), set
+	 * by the output stage before each produce; NULL = none. */
+	const char *listener_now;
 };
 
 /* Opens the sink the config names; NULL + errno, having logged why. */
