@@ -139,6 +139,23 @@ int socket_group_open(struct socket_group *g, const char *listen, unsigned int n
 	return 0;
 }
 
+/* Room for n more entries at g->n, closed (fd -1), marked with listener. */
+static int grow_for(struct socket_group *g, unsigned int n, unsigned int listener)
+{
+	struct group_socket *socks = realloc(g->socks, (g->n + n) * sizeof(*socks));
+
+	if (!socks)
+		return -ENOMEM;
+	g->socks = socks;
+	g->cap = g->n + n;
+	memset(g->socks + g->n, 0, n * sizeof(*socks));
+	for (unsigned int i = 0; i < n; i++) {
+		g->socks[g->n + i].fd = -1;
+		g->socks[g->n + i].listener = listener;
+	}
+	return 0;
+}
+
 int socket_group_append(struct socket_group *g, const char *listen, unsigned int n, uint64_t rcvbuf,
 			unsigned int listener, char *bound, size_t boundlen)
 {
@@ -146,7 +163,6 @@ int socket_group_append(struct socket_group *g, const char *listen, unsigned int
 	socklen_t addrlen;
 	struct bind_to to = { &addr, &addrlen, bound, boundlen, true };
 	unsigned int first = g->n;
-	struct group_socket *socks;
 	int err;
 
 	if (parse_host_port(listen, &addr, &addrlen)) {
@@ -155,16 +171,9 @@ int socket_group_append(struct socket_group *g, const char *listen, unsigned int
 		return -EINVAL;
 	}
 	format_host_port((struct sockaddr *)&addr, bound, boundlen);
-	socks = realloc(g->socks, (g->n + n) * sizeof(*socks));
-	if (!socks)
-		return -ENOMEM;
-	g->socks = socks;
-	g->cap = g->n + n;
-	memset(g->socks + first, 0, n * sizeof(*socks));
-	for (unsigned int i = 0; i < n; i++) {
-		g->socks[first + i].fd = -1;
-		g->socks[first + i].listener = listener;
-	}
+	err = grow_for(g, n, listener);
+	if (err)
+		return err;
 	/* Counted as they open: a close on error closes what is open. */
 	for (unsigned int i = 0; i < n; i++) {
 		err = open_one_at(g, first + i, rcvbuf, &to);
@@ -191,6 +200,41 @@ void socket_group_close(struct socket_group *g)
 	g->cap = 0;
 }
 
+/* One handed-over socket: ours, close-on-exec, its identity read back. */
+static int adopt_socket(struct group_socket *s, int fd)
+{
+	socklen_t sl = sizeof(s->rcvbuf);
+	struct stat st;
+
+	s->fd = fd;
+	/* Ours from now on, and no child of ours inherits it by accident. */
+	if (fcntl(s->fd, F_SETFD, FD_CLOEXEC) ||
+	    getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf, &sl))
+		return -errno;
+	sl = sizeof(s->cookie);
+	if (getsockopt(s->fd, SOL_SOCKET, SO_COOKIE, &s->cookie, &sl) || fstat(s->fd, &st))
+		return -errno;
+	s->inode = st.st_ino;
+	return 0;
+}
+
+int socket_group_adopt_more(struct socket_group *g, const int *fds, unsigned int n,
+			    unsigned int listener)
+{
+	unsigned int first = g->n;
+	int err = grow_for(g, n, listener);
+
+	if (err)
+		return err;
+	for (unsigned int i = 0; i < n; i++) {
+		err = adopt_socket(&g->socks[first + i], fds[i]);
+		g->n++;
+		if (err)
+			return err;
+	}
+	return (int)first;
+}
+
 int socket_group_adopt(struct socket_group *g, const int *fds, unsigned int n)
 {
 	memset(g, 0, sizeof(*g));
@@ -205,20 +249,11 @@ int socket_group_adopt(struct socket_group *g, const int *fds, unsigned int n)
 		return -errno;
 	format_host_port((struct sockaddr *)&g->addr, g->listen, sizeof(g->listen));
 	for (unsigned int i = 0; i < n; i++) {
-		struct group_socket *s = &g->socks[i];
-		socklen_t sl = sizeof(s->rcvbuf);
-		struct stat st;
+		int err = adopt_socket(&g->socks[i], fds[i]);
 
-		s->fd = fds[i];
 		g->n++;
-		/* Ours from now on, and no child of ours inherits it by accident. */
-		if (fcntl(s->fd, F_SETFD, FD_CLOEXEC) ||
-		    getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf, &sl))
-			return -errno;
-		sl = sizeof(s->cookie);
-		if (getsockopt(s->fd, SOL_SOCKET, SO_COOKIE, &s->cookie, &sl) || fstat(s->fd, &st))
-			return -errno;
-		s->inode = st.st_ino;
+		if (err)
+			return err;
 	}
 	return 0;
 }

@@ -55,6 +55,10 @@ int socket_group_append(struct socket_group *g, const char *listen, unsigned int
 /* The group from sockets handed over by another process (already checked by
  * cookie), in the order given; they become close-on-exec. 0 or -errno. */
 int socket_group_adopt(struct socket_group *g, const int *fds, unsigned int n);
+/* Another listener's handed-over sockets after those adopted, marked with
+ * `listener`; the first index or -errno. */
+int socket_group_adopt_more(struct socket_group *g, const int *fds, unsigned int n,
+			    unsigned int listener);
 void socket_group_close(struct socket_group *g);
 
 /*

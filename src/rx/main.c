@@ -317,7 +317,8 @@ int main(int argc, char **argv)
 		receiver_say_ready(r);
 		handover_free(&h);
 		fprintf(stderr, "syslogrx: pid %d took over %s (%s): %u sockets, %u threads\n",
-			(int)getpid(), r->group.listen, how, r->live, r->threads);
+			(int)getpid(), listen_text(r, listens, sizeof(listens)), how, r->live,
+			r->threads);
 	}
 	if (!r->supervised)
 		upgrade_fdstore_put(r);

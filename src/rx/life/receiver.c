@@ -143,6 +143,16 @@ static int setup_balancer(struct receiver *r, int probe_err)
 	return err;
 }
 
+int receiver_listener_cbpf(struct receiver *r, struct rx_listener *l)
+{
+	int err = 0;
+
+	l->cbpf = true;
+	for (unsigned int i = 0; i < l->n && !err; i++)
+		err = cbpf_order_join(&l->join_order, l->first + i);
+	return err ? err : cbpf_balancer_attach(r->group.socks[l->first].fd, l->n);
+}
+
 /* Listener k >= 1: the same spreading as listener 0 (r->balance_runs says
  * which, decided there), over its own run of sockets, all in selection (a
  * live resize acts on listener 0 only, so it has no spares). */
@@ -155,11 +165,7 @@ static int spread_listener(struct receiver *r, struct rx_listener *l)
 	if (r->cfg->balance == BALANCE_HASH)
 		return 0;
 	if (r->cbpf) {
-		l->cbpf = true;
-		for (unsigned int i = 0; i < l->n && !err; i++)
-			err = cbpf_order_join(&l->join_order, l->first + i);
-		if (!err)
-			err = cbpf_balancer_attach(g->socks[l->first].fd, l->n);
+		err = receiver_listener_cbpf(r, l);
 		if (err)
 			pr_warn("--listen %s: SO_ATTACH_REUSEPORT_CBPF: %s\n", l->listen,
 				strerror(-err));
@@ -255,9 +261,9 @@ const char *receiver_single_only(const struct receiver *r)
 {
 	if (r->nr_lis <= 1)
 		return NULL;
-	return "with several --listen, a live resize, a USR2 upgrade and systemd's fd store "
-	       "are not done yet (each listener's group would have to be handed over and "
-	       "resized on its own): restart to apply a change";
+	return "with several --listen, a live resize and systemd's fd store are not done yet "
+	       "(each listener's group would have to be resized and stored on its own): "
+	       "kill -USR2 or a restart applies a change";
 }
 
 /* --ordered: the kernel stamps each datagram on arrival (SO_TIMESTAMPNS),
@@ -809,6 +815,7 @@ void receiver_close(struct receiver *r)
 		if ((l->balancer || l->cbpf) && !r->handed_over && !r->supervised)
 			balancer_detach(r->group.socks[l->first].fd);
 		cbpf_order_free(&l->join_order);
+		free(l->steered_base);
 		balancer_close(l->balancer);
 		tracer_close(l->tracer);
 	}

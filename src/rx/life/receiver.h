@@ -37,6 +37,10 @@ struct rx_listener {
 	bool cbpf;
 	struct cbpf_order join_order;
 	struct tracer *tracer;
+	/* Adopted: the map's steered counts per slot at the hand-over (the
+	 * process before steered those); NULL = none. */
+	uint64_t *steered_base;
+	uint64_t failures_base;
 };
 
 struct receiver {
@@ -174,6 +178,9 @@ int receiver_steered(struct receiver *r, uint64_t *per_socket, uint64_t *failure
 /* "live", "spare", "retiring" (connected away, not yet drained) or "closed". */
 const char *receiver_socket_state(const struct receiver *r, unsigned int idx);
 
+/* Listener l (not 0): classic BPF over its sockets, which are its group's
+ * join order (no resize moves them). 0 or -errno. */
+int receiver_listener_cbpf(struct receiver *r, struct rx_listener *l);
 /* Listener k's tracer (listener 0's is r->tracer), or NULL. */
 struct tracer *receiver_listener_tracer(const struct receiver *r, unsigned int k);
 /* Several listeners: what they do not do yet (a resize, an upgrade, the fd

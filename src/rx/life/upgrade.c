@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sd_notify.h"
+#include "rx/life/handover_listeners.h"
 #include "rx/life/upgrade.h"
 
 extern char **environ;
@@ -56,6 +57,8 @@ static int build(struct receiver *r, struct handover *h)
 		err = tracer_export(r->tracer, add_tracer_obj, h);
 	if (!err && r->metrics_fd >= 0)
 		err = handover_add(h, HANDOVER_TCP, "metrics", NULL, r->metrics_fd, -1);
+	if (!err)
+		err = handover_listeners_build(r, h);
 	return err;
 }
 
@@ -187,13 +190,7 @@ static int start_new(struct receiver *r, char *const argv[], int ledger_fd, bool
 int receiver_upgrade(struct receiver *r, char *const argv[], pid_t *child)
 {
 	/* Under systemd, a sibling: the service manager's child (spawn). */
-	int err;
-
-	if (receiver_single_only(r)) {
-		pr_warn("SIGUSR2: %s\n", receiver_single_only(r));
-		return -EOPNOTSUPP;
-	}
-	err = start_new(r, argv, -1, sd_notify_enabled(), child);
+	int err = start_new(r, argv, -1, sd_notify_enabled(), child);
 
 	if (!err)
 		r->handed_over = true;
@@ -343,12 +340,9 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
 	r->metrics_fd = -1;
-	if (cfg->nr_listeners > 1) {
-		pr_warn("%s: several --listen cannot take over one group's sockets (not done "
-			"yet); %s\n",
-			h->from_fdstore ? "systemd's fd store" : "upgrade",
-			h->from_fdstore ? "systemctl stop, then start, empties the store" :
-					  "the old process goes on");
+	if (cfg->nr_listeners > 1 && h->from_fdstore) {
+		pr_warn("systemd's fd store: several --listen cannot take over one group's "
+			"sockets (not done yet); systemctl stop, then start, empties the store\n");
 		return -EINVAL;
 	}
 	if (parse_host_port(cfg->listen, &addr, &addrlen)) {
@@ -368,8 +362,10 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	if (!fds)
 		return -ENOMEM;
 	/* Slots in order first (group socket k = slot k), then the spares. */
+	/* Listener 0's: the other listeners' slots start at HANDOVER_LISTENER_SLOTS. */
 	for (unsigned int i = 0; i < h->n; i++)
-		if (h->items[i].kind == HANDOVER_SOCK && h->items[i].slot >= 0)
+		if (h->items[i].kind == HANDOVER_SOCK && h->items[i].slot >= 0 &&
+		    h->items[i].slot < HANDOVER_LISTENER_SLOTS)
 			live++;
 	for (unsigned int k = 0; k < live; k++)
 		for (unsigned int i = 0; i < h->n; i++)
@@ -446,6 +442,11 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 				balancer_get_live(r->balancer), live);
 			err = -EXDEV;
 		}
+		if (err)
+			return err;
+	}
+	if (!h->from_fdstore) {
+		err = handover_listeners_adopt(r, cfg, h);
 		if (err)
 			return err;
 	}

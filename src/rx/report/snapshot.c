@@ -105,8 +105,8 @@ static void other_steered(struct receiver *r, uint64_t *steered, uint64_t *failu
 		    balancer_read(l->balancer, now, &f))
 			continue;
 		for (unsigned int i = 0; i < l->n; i++)
-			steered[l->first + i] = now[i];
-		*failures += f;
+			steered[l->first + i] = now[i] - (l->steered_base ? l->steered_base[i] : 0);
+		*failures += f - l->failures_base;
 	}
 }
 
