@@ -167,13 +167,7 @@ def check_books(s, sent, held, out_path, ports):
     assert sum(held[i][0] for i in held) == sum(l["kernel_drops"] for l in lis.values())
     # Each record, read by Python's own JSON parser, names its listener: the
     # one its run id was sent to.
-    counts = {"a": 0, "b": 0, "c": 0}
-    with open(out_path, encoding="utf-8") as f:
-        for line in f:
-            rec = json.loads(line)
-            run = rec["raw"].split("run=", 1)[1][0]
-            assert rec["listener"] == run, rec
-            counts[run] += 1
+    counts = records_per_listener(out_path)
     assert counts == {n: lis[n]["received"] for n in "abc"}, (counts, lis)
 
 
@@ -265,11 +259,12 @@ def test_lifecycle_refused_with_several_listeners(tmp_path, procs):
     conf.write_text(f"listen = a=127.0.0.1:{pa}\nlisten = b=127.0.0.1:{pb}\nsockets = 2\n")
     rx = start(["--config", conf, "--output", "null", "--summary", tmp_path / "s.json"])
     procs.append(rx)
-    read_until(rx, "with several --listen, a live resize and systemd's fd store are not done yet")
+    read_until(rx, "with several --listen, a live change of --sockets and systemd's fd store")
     conf.write_text(f"listen = a=127.0.0.1:{pa}\nlisten = b=127.0.0.1:{pb}\nsockets = 3\n")
     os.kill(rx.p.pid, signal.SIGHUP)
-    seen = read_until(rx, "resize failed")
-    assert "SIGHUP: sockets and threads not resized: with several --listen" in seen, seen
+    seen = read_until(rx, "resized to 2 sockets, 2 threads", fail="resize failed")
+    assert "SIGHUP: --sockets 3 not applied: with several --listen, a live change of " \
+        "--sockets and systemd's fd store are not done yet" in seen, seen
     sent = send_all([(f"127.0.0.1:{pa}", "a", 10), (f"127.0.0.1:{pb}", "b", 10)])
     wait_until(lambda: all(q == 0 for _, q in drops_by_inode((pa, pb)).values()), "queues empty")
     rc, _, err = stop(rx)
@@ -360,6 +355,81 @@ def test_kafka_header_names_the_listener(tmp_path, procs):
         b.close()
 
 
+def start_flows(ports, flows, rate=10000, count=20000):
+    """One paced sysloggen flow per listener (run ids a, b, c), in threads
+    that fill flows[run] with its JSON summary; returns the threads."""
+    def one(run, target):
+        r = subprocess.run([binary("sysloggen"), "--target", target, "--rate", str(rate),
+                            "--count", str(count), "--run-id", run, "--json"],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        flows[run] = json.loads(r.stdout.strip().splitlines()[-1])
+
+    threads = [threading.Thread(target=one, args=a)
+               for a in (("a", f"127.0.0.1:{ports[0]}"), ("b", f"127.0.0.1:{ports[1]}"),
+                         ("c", f"[::1]:{ports[2]}"))]
+    for t in threads:
+        t.start()
+    return threads
+
+
+def records_per_listener(out):
+    """Records per listener in a json output, each checked to name the
+    listener its run id was sent to (Python's JSON parser reads them)."""
+    got = {"a": 0, "b": 0, "c": 0}
+    with open(out, encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            run = rec["raw"].split("run=", 1)[1][0]
+            assert rec["listener"] == run, rec
+            got[run] += 1
+    return got
+
+
+@pytest.mark.parametrize("who", ["root", "unprivileged"])
+def test_three_listeners_through_thread_resizes_under_load(tmp_path, nobody_dir, who):
+    """SIGHUP with --config changes --threads live under load (2 -> 1 -> 2)
+    with three listeners: per listener, written + kernel drops = sent."""
+    ports = (free_udp_port(), free_udp_port(), free_udp_port(socket.AF_INET6))
+    d = tmp_path if who == "root" else nobody_dir
+    conf = d / "rx.conf"
+    body = (f"listen = a=127.0.0.1:{ports[0]}\nlisten = b=127.0.0.1:{ports[1]}\n"
+            f"listen = c=[::1]:{ports[2]}\nsockets = 2\n")
+    conf.write_text(body + "threads = 2\n")
+    out = d / "out.json"
+    rx = start(["--config", conf, "--format", "json", "--output", f"file:{out}", "--summary",
+                d / "s.json"], NOTHING if who == "unprivileged" else ())
+    try:
+        for p in ports:
+            wait_for_udp_port(p, count=2)
+        flows = {}
+        senders = start_flows(ports, flows)
+        wait_until(lambda: out.exists() and out.stat().st_size > 0, "records written")
+        for threads in (1, 2):
+            conf.write_text(body + f"threads = {threads}\n")
+            os.kill(rx.p.pid, signal.SIGHUP)
+            read_until(rx, f"resized to 2 sockets, {threads} threads", fail="resize failed")
+        for t in senders:
+            t.join(timeout=150)
+        assert sorted(flows) == ["a", "b", "c"], flows
+        wait_until(lambda: all(q == 0 for _, q in drops_by_inode(ports).values()),
+                   "the receive queues read empty")
+        rc, _, err = stop(rx)
+        assert rc == 0, err
+    finally:
+        if rx.p.poll() is None:
+            rx.p.kill()
+            rx.p.wait()
+    s = read_json(d / "s.json")
+    got = records_per_listener(out)
+    for l in s["listeners"]:
+        n = l["name"]
+        assert flows[n]["failed"] == 0, flows[n]
+        assert got[n] == l["received"] and l["abandoned"] == 0, (got, l)
+        assert got[n] + l["kernel_drops"] == flows[n]["datagrams"], (n, got, l, flows[n])
+    assert s["config"]["threads"] == 2, s["config"]
+
+
 def pid_gone(pid):
     """Exited (a zombie counts: its parent may be a subreaper that reaps later)."""
     try:
@@ -390,16 +460,7 @@ def test_three_listeners_through_an_upgrade_under_load(tmp_path, nobody_dir, who
         for p in ports:
             wait_for_udp_port(p, count=2)
         flows = {}
-
-        senders = [threading.Thread(target=lambda run=run, target=target: flows.__setitem__(
-            run, json.loads(subprocess.run(
-                [binary("sysloggen"), "--target", target, "--rate", "10000", "--count", "20000",
-                 "--run-id", run, "--json"], capture_output=True, text=True,
-                timeout=120).stdout.strip().splitlines()[-1])))
-            for run, target in (("a", f"127.0.0.1:{ports[0]}"), ("b", f"127.0.0.1:{ports[1]}"),
-                                ("c", f"[::1]:{ports[2]}"))]
-        for s in senders:
-            s.start()
+        senders = start_flows(ports, flows)
         wait_until(lambda: out.exists() and out.stat().st_size > 0, "records written")
         os.kill(rx.p.pid, signal.SIGUSR2)
         said = read_until(rx, "done after the hand-over", fail="upgrade failed")
@@ -426,13 +487,7 @@ def test_three_listeners_through_an_upgrade_under_load(tmp_path, nobody_dir, who
     # The new process's drop counts go on from the old one's (the same
     # sockets, the same tracer maps or SO_MEMINFO counters).
     drops = {l["name"]: l["kernel_drops"] for l in s_new["listeners"]}
-    got = {"a": 0, "b": 0, "c": 0}
-    with open(out, encoding="utf-8") as f:
-        for line in f:
-            rec = json.loads(line)
-            run = rec["raw"].split("run=", 1)[1][0]
-            assert rec["listener"] == run, rec
-            got[run] += 1
+    got = records_per_listener(out)
     for name in "abc":
         assert flows[name]["failed"] == 0, flows[name]
         assert got[name] + drops[name] == flows[name]["datagrams"], (name, got, drops, flows[name])
