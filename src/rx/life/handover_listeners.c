@@ -117,7 +117,7 @@ static int adopt_spread(struct receiver *r, struct rx_listener *l, unsigned int 
 	if (!err && balancer_get_live(l->balancer) != l->n)
 		err = -EXDEV;
 	if (err)
-		pr_warn("upgrade: --listen %s: the balancer's map does not hold the sockets handed "
+		pr_warn("hand-over: --listen %s: the balancer's map does not hold the sockets handed "
 			"over\n",
 			l->listen);
 	return err;
@@ -138,7 +138,7 @@ static int adopt_one(struct receiver *r, const struct config *cfg, const struct 
 	l->name = cfg->listeners[k].name;
 	r->nr_lis = k + 1; /* closed by receiver_close from here on */
 	if (!n) {
-		pr_warn("upgrade: --listen %s: no socket handed over for it (adding a listener "
+		pr_warn("hand-over: --listen %s: no socket handed over for it (adding a listener "
 			"needs a restart)\n",
 			cfg->listeners[k].addr);
 		return -EINVAL;
@@ -156,7 +156,7 @@ static int adopt_one(struct receiver *r, const struct config *cfg, const struct 
 		return -EINVAL;
 	format_host_port((struct sockaddr *)&want, want_text, sizeof(want_text));
 	if (sockaddr_port(&want) && strcmp(want_text, l->listen)) {
-		pr_warn("upgrade: --listen %s, but the sockets handed over for listener %u are "
+		pr_warn("hand-over: --listen %s, but the sockets handed over for listener %u are "
 			"bound to %s\n",
 			want_text, k, l->listen);
 		return -EINVAL;
@@ -170,21 +170,56 @@ static int adopt_one(struct receiver *r, const struct config *cfg, const struct 
 	return adopt_spread(r, l, k, h);
 }
 
-int handover_listeners_adopt(struct receiver *r, const struct config *cfg, const struct handover *h)
+/* systemd's fd store names each socket's listener, not its slot: listener
+ * k's balancer map says it (with the kernel's hash, any order will do). */
+static int fdstore_slots(struct handover *h, unsigned int k, enum balance_policy balance)
+{
+	struct balancer *b = NULL;
+	unsigned int live = 0, next = 0;
+	char owner[24]; /* "balancer63" at most: k < CONFIG_MAX_LISTENERS */
+
+	if (balance != BALANCE_HASH) {
+		snprintf(owner, sizeof(owner), "balancer%u", k);
+		b = balancer_adopt_as(h, owner);
+		if (!b)
+			return -errno;
+		live = balancer_get_live(b);
+	}
+	for (unsigned int i = 0; i < h->n; i++) {
+		struct handover_item *it = &h->items[i];
+		uint64_t cookie;
+
+		if (it->kind != HANDOVER_SOCK || it->listener != k)
+			continue;
+		it->slot = -1;
+		if (!b)
+			it->slot = (int)(k * HANDOVER_LISTENER_SLOTS + next++);
+		for (unsigned int s = 0; b && s < live; s++)
+			if (!balancer_slot_cookie(b, s, &cookie) && cookie == it->id)
+				it->slot = (int)(k * HANDOVER_LISTENER_SLOTS + s);
+	}
+	balancer_close(b);
+	return 0;
+}
+
+int handover_listeners_adopt(struct receiver *r, const struct config *cfg, struct handover *h)
 {
 	int *fds = calloc(CONFIG_MAX_SOCKETS, sizeof(*fds));
 	int err = 0;
 
 	if (!fds)
 		return -ENOMEM;
+	for (unsigned int k = 1; h->from_fdstore && k < cfg->nr_listeners && !err; k++)
+		err = fdstore_slots(h, k, cfg->balance);
 	for (unsigned int k = 1; k < cfg->nr_listeners && !err; k++)
 		err = adopt_one(r, cfg, h, k, fds);
 	free(fds);
 	/* Sockets of a listener this configuration does not have. */
 	for (unsigned int i = 0; i < h->n && !err; i++) {
 		if (h->items[i].kind == HANDOVER_SOCK &&
-		    h->items[i].slot >= (int)(cfg->nr_listeners * HANDOVER_LISTENER_SLOTS)) {
-			pr_warn("upgrade: the process before had more listeners than the %u "
+		    (h->items[i].slot >= (int)(cfg->nr_listeners * HANDOVER_LISTENER_SLOTS) ||
+		     h->items[i].listener >= cfg->nr_listeners)) {
+			pr_warn("hand-over: the process before had more listeners than the %u "
 				"--listen given (removing a listener needs a restart)\n",
 				cfg->nr_listeners);
 			err = -EINVAL;

@@ -14,9 +14,6 @@
 #include "net/handover.h"
 #include "rx/life/receiver.h"
 
-/* Listener 0's slots are below this; listener k's from k times it. */
-#define HANDOVER_LISTENER_SLOTS 65536
-
 /* The old side: listeners 1.. added to h. 0 or -errno. */
 int handover_listeners_build(struct receiver *r, struct handover *h);
 
@@ -24,7 +21,6 @@ int handover_listeners_build(struct receiver *r, struct handover *h);
  * A listener with no socket handed over, or handed sockets for a listener
  * the configuration does not have, is refused (adding or removing a
  * listener needs a restart). 0 or -errno, logged. */
-int handover_listeners_adopt(struct receiver *r, const struct config *cfg,
-			     const struct handover *h);
+int handover_listeners_adopt(struct receiver *r, const struct config *cfg, struct handover *h);
 
 #endif

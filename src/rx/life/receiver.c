@@ -261,9 +261,8 @@ const char *receiver_single_only(const struct receiver *r)
 {
 	if (r->nr_lis <= 1)
 		return NULL;
-	return "with several --listen, a live change of --sockets and systemd's fd store are "
-	       "not done yet (each listener's group would have to be resized and stored on its "
-	       "own): a restart applies a --sockets change";
+	return "with several --listen, a live change of --sockets is not done yet (each "
+	       "listener's group would have to be resized on its own): a restart applies it";
 }
 
 /* --ordered: the kernel stamps each datagram on arrival (SO_TIMESTAMPNS),

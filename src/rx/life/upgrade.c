@@ -297,8 +297,8 @@ static int slots_from_map(struct receiver *r, const struct config *cfg, struct h
 		struct sockaddr_storage peer;
 		socklen_t len = sizeof(peer);
 
-		if (it->kind != HANDOVER_SOCK)
-			continue;
+		if (it->kind != HANDOVER_SOCK || it->listener)
+			continue; /* another listener's: handover_listeners.c */
 		it->slot = -1;
 		if (!getpeername(it->fd, (struct sockaddr *)&peer, &len)) {
 			close(it->fd);
@@ -340,11 +340,6 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
 	r->metrics_fd = -1;
-	if (cfg->nr_listeners > 1 && h->from_fdstore) {
-		pr_warn("systemd's fd store: several --listen cannot take over one group's "
-			"sockets (not done yet); systemctl stop, then start, empties the store\n");
-		return -EINVAL;
-	}
 	if (parse_host_port(cfg->listen, &addr, &addrlen)) {
 		pr_warn("--listen %s: not an ADDR:PORT\n", cfg->listen);
 		return -EINVAL;
@@ -377,7 +372,8 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 		return -EINVAL;
 	}
 	for (unsigned int i = 0; i < h->n; i++)
-		if (h->items[i].kind == HANDOVER_SOCK && h->items[i].slot < 0)
+		if (h->items[i].kind == HANDOVER_SOCK && h->items[i].slot < 0 &&
+		    !h->items[i].listener)
 			fds[n++] = h->items[i].fd;
 	err = socket_group_adopt(&r->group, fds, n);
 	free(fds);
@@ -445,11 +441,9 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 		if (err)
 			return err;
 	}
-	if (!h->from_fdstore) {
-		err = handover_listeners_adopt(r, cfg, h);
-		if (err)
-			return err;
-	}
+	err = handover_listeners_adopt(r, cfg, h);
+	if (err)
+		return err;
 	close_bpf_fds(h);
 	/* Ours to say, once open (or, with a disk buffer, to let DIR go). */
 	r->ready_fd = h->ready_fd;
@@ -485,10 +479,6 @@ int upgrade_fdstore_put(struct receiver *r)
 
 	if (!sd_notify_enabled())
 		return 0;
-	if (receiver_single_only(r)) {
-		pr_info("sockets not put in systemd's fd store: %s\n", receiver_single_only(r));
-		return sd_notify_fd("READY=1", -1);
-	}
 	if (r->cbpf) {
 		/* The store gives fds back by name, not in the group's join order,
 		 * which classic BPF picks by: a restart binds anew. */
