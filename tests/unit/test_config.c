@@ -100,10 +100,6 @@ static void test_listeners_refused(void **state)
 	assert_int_equal(PARSE(&c, "--listen", "abcdefghijabcdefghijabcdefghijab=127.0.0.1:5514"),
 			 0);
 	assert_int_equal(PARSE(&c, "--listen", "127.0.0.1:5514", "--listen", "127.0.0.1:5515",
-			       "--supervise"),
-			 EINVAL);
-	assert_non_null(strstr(err, "--supervise and several --listen"));
-	assert_int_equal(PARSE(&c, "--listen", "127.0.0.1:5514", "--listen", "127.0.0.1:5515",
 			       "--max-sockets", "8"),
 			 EINVAL);
 	assert_non_null(strstr(err, "--max-sockets and several --listen"));

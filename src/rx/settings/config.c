@@ -677,11 +677,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (c->nr_listeners * c->sockets > CONFIG_MAX_SOCKETS)
 			FAIL("--sockets %u for %u listeners: at most %d sockets in all", c->sockets,
 			     c->nr_listeners, CONFIG_MAX_SOCKETS);
-		/* The supervisor and its ledger keep one group. */
-		if (c->supervise && c->nr_listeners > 1)
-			FAIL("--supervise and several --listen cannot be used together yet: the "
-			     "supervisor holds and accounts for one socket group; run without "
-			     "--supervise (USR2 and systemd restarts), or one syslogrx per listener");
 		if (!c->threads)
 			c->threads = c->sockets < 2 ? c->sockets : 2;
 		if (c->threads > c->sockets)
