@@ -370,6 +370,15 @@ def start_flows(ports, flows, rate=10000, count=20000):
     return threads
 
 
+def finish_flows(senders, flows, ports):
+    """Waits for the flows to end and the receive queues to be read empty."""
+    for t in senders:
+        t.join(timeout=150)
+    assert sorted(flows) == ["a", "b", "c"], flows
+    wait_until(lambda: all(q == 0 for _, q in drops_by_inode(ports).values()),
+               "the receive queues read empty")
+
+
 def records_per_listener(out):
     """Records per listener in a json output, each checked to name the
     listener its run id was sent to (Python's JSON parser reads them)."""
@@ -406,11 +415,7 @@ def test_three_listeners_through_thread_resizes_under_load(tmp_path, nobody_dir,
             conf.write_text(body + f"threads = {threads}\n")
             os.kill(rx.p.pid, signal.SIGHUP)
             read_until(rx, f"resized to 2 sockets, {threads} threads", fail="resize failed")
-        for t in senders:
-            t.join(timeout=150)
-        assert sorted(flows) == ["a", "b", "c"], flows
-        wait_until(lambda: all(q == 0 for _, q in drops_by_inode(ports).values()),
-                   "the receive queues read empty")
+        finish_flows(senders, flows, ports)
         rc, _, err = stop(rx)
         assert rc == 0, err
     finally:
@@ -526,11 +531,7 @@ def test_three_listeners_restart_through_the_fd_store(tmp_path):
         rx2 = start(args + ["--summary", tmp_path / "s2.json"], prefix,
                     env={**os.environ, **env}, pass_fds=fds)
         store.collect()
-        for t in senders:
-            t.join(timeout=150)
-        assert sorted(flows) == ["a", "b", "c"], flows
-        wait_until(lambda: all(q == 0 for _, q in drops_by_inode(ports).values()),
-                   "the receive queues read empty")
+        finish_flows(senders, flows, ports)
         rc2, _, err2 = stop(rx2)
         assert rc2 == 0, err2
     finally:
@@ -572,11 +573,7 @@ def test_three_listeners_supervised_with_a_crash(tmp_path):
         os.kill(child, signal.SIGKILL)
         read_until(rx, "killed by signal 9")
         read_until(rx, "supervisor started receiver pid")
-        for t in senders:
-            t.join(timeout=150)
-        assert sorted(flows) == ["a", "b", "c"], flows
-        wait_until(lambda: all(q == 0 for _, q in drops_by_inode(ports).values()),
-                   "the receive queues read empty")
+        finish_flows(senders, flows, ports)
         rc, _, err = stop(rx)
         assert rc == 0, err
     finally:
