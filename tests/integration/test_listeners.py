@@ -266,6 +266,14 @@ def test_lifecycle_refused_with_several_listeners(tmp_path, procs):
     seen = read_until(rx, "resized to 2 sockets, 2 threads", fail="resize failed")
     assert "SIGHUP: --sockets 3 not applied: with several --listen, a live change of " \
         "--sockets is not done yet" in seen, seen
+    # A listener added by SIGHUP: named as needing a restart, nothing bound.
+    pc = free_udp_port()
+    conf.write_text(f"listen = a=127.0.0.1:{pa}\nlisten = b=127.0.0.1:{pb}\n"
+                    f"listen = c=127.0.0.1:{pc}\nsockets = 2\n")
+    os.kill(rx.p.pid, signal.SIGHUP)
+    seen = read_until(rx, "resized to 2 sockets, 2 threads", fail="resize failed")
+    assert f"--listen changed in {conf}: needs a restart" in seen, seen
+    assert not list(udp_rows(pc))
     sent = send_all([(f"127.0.0.1:{pa}", "a", 10), (f"127.0.0.1:{pb}", "b", 10)])
     wait_until(lambda: all(q == 0 for _, q in drops_by_inode((pa, pb)).values()), "queues empty")
     rc, _, err = stop(rx)
