@@ -165,6 +165,11 @@ int balancer_export(struct balancer *b, int (*fn)(const char *name, int fd, void
 
 struct balancer *balancer_adopt(const struct handover *h)
 {
+	return balancer_adopt_as(h, "balancer");
+}
+
+struct balancer *balancer_adopt_as(const struct handover *h, const char *owner)
+{
 	struct balancer *b = calloc(1, sizeof(*b));
 	int err = 0;
 
@@ -178,7 +183,7 @@ struct balancer *balancer_adopt(const struct handover *h)
 	}
 	/* The maps are the old process's, not new ones: nothing is loaded (that
 	 * would need CAP_BPF, long dropped), the program stays attached. */
-	err = handover_reuse_maps(b->skel->obj, "balancer", h, b->skel->maps.rodata);
+	err = handover_reuse_maps(b->skel->obj, owner, h, b->skel->maps.rodata);
 	if (err)
 		goto fail;
 	b->n = bpf_map__max_entries(b->skel->maps.socks);

@@ -67,6 +67,9 @@ int balancer_export(struct balancer *b, int (*fn)(const char *name, int fd, void
  * attached to the group of the handed-over sockets. NULL + errno, logged. */
 struct handover;
 struct balancer *balancer_adopt(const struct handover *h);
+/* The same for maps handed over under another owner name (a second
+ * listener's balancer: "balancer1"...). */
+struct balancer *balancer_adopt_as(const struct handover *h, const char *owner);
 
 /* The map's size, the most sockets that can be in selection. */
 unsigned int balancer_slots(const struct balancer *b);

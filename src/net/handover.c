@@ -290,7 +290,10 @@ int handover_receive(struct handover *h)
 
 void handover_fdname(const struct handover_item *it, char *buf, size_t len)
 {
-	if (it->kind == HANDOVER_SOCK)
+	if (it->kind == HANDOVER_SOCK && it->slot >= HANDOVER_LISTENER_SLOTS)
+		snprintf(buf, len, "srx-sock-%llu-l%d", (unsigned long long)it->id,
+			 it->slot / HANDOVER_LISTENER_SLOTS);
+	else if (it->kind == HANDOVER_SOCK)
 		snprintf(buf, len, "srx-sock-%llu", (unsigned long long)it->id);
 	else
 		snprintf(buf, len, "srx-%s-%s-%llu-%s", kind_names[it->kind], it->owner,
@@ -301,14 +304,20 @@ static int parse_fdname(struct handover_item *it, const char *name)
 {
 	char kind[8], owner[16];
 	unsigned long long id;
+	unsigned int lis;
 	int n = 0;
 
 	memset(it, 0, sizeof(*it));
 	if (sscanf(name, "srx-sock-%llu%n", &id, &n) == 1 && !name[n]) {
 		it->kind = HANDOVER_SOCK;
 		it->slot = -2;
-	} else if (sscanf(name, "srx-%7[a-z]-%15[a-z]-%llu-%n", kind, owner, &id, &n) == 3 && n &&
-		   parse_kind(kind, &it->kind)) {
+	} else if (sscanf(name, "srx-sock-%llu-l%u%n", &id, &lis, &n) == 2 && !name[n] && lis &&
+		   lis < 64) {
+		it->kind = HANDOVER_SOCK; /* another listener's: its map says its slot */
+		it->slot = -2;
+		it->listener = lis;
+	} else if (sscanf(name, "srx-%7[a-z]-%15[a-z0-9]-%llu-%n", kind, owner, &id, &n) == 3 &&
+		   n && parse_kind(kind, &it->kind)) {
 		snprintf(it->owner, sizeof(it->owner), "%s", owner);
 		snprintf(it->name, sizeof(it->name), "%s", name + n);
 	} else {

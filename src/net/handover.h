@@ -36,7 +36,14 @@ struct handover_item {
 	int fd;
 	uint64_t id; /* SO_COOKIE for a socket, the kernel's id for a map or link */
 	int slot;    /* sockets: balancer slot, -1 = spare */
+	/* sockets from systemd's fd store: the listener (0 = the first) its
+	 * name says, its slot yet to be read from that listener's map */
+	unsigned int listener;
 };
+
+/* A socket of listener k > 0 goes over as slot k * HANDOVER_LISTENER_SLOTS
+ * + its slot in that listener's group (rx/life/handover_listeners.h). */
+#define HANDOVER_LISTENER_SLOTS 65536
 
 struct handover {
 	char listen[80];

@@ -50,12 +50,23 @@ static int set_rcvbuf(int fd, uint64_t want, unsigned int idx, int *effective)
 	return sockinfo_rcvbuf(fd, effective);
 }
 
-static int open_one(struct socket_group *g, unsigned int idx, uint64_t rcvbuf)
+/* Where one listener's sockets bind: the group's own address (listener 0),
+ * or another listener's. */
+struct bind_to {
+	struct sockaddr_storage *addr;
+	socklen_t *addrlen;
+	char *text; /* normalised, updated when port 0 gets its port */
+	size_t textlen;
+	bool first; /* the listener's first socket: port 0 picks the port */
+};
+
+static int open_one_at(struct socket_group *g, unsigned int idx, uint64_t rcvbuf,
+		       struct bind_to *to)
 {
 	struct group_socket *s = &g->socks[idx];
 	int one = 1, err;
 
-	s->fd = socket(g->addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	s->fd = socket(to->addr->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s->fd < 0)
 		return -errno;
 	if (setsockopt(s->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)))
@@ -65,18 +76,38 @@ static int open_one(struct socket_group *g, unsigned int idx, uint64_t rcvbuf)
 		if (err)
 			return err;
 	}
-	if (bind(s->fd, (struct sockaddr *)&g->addr, g->addrlen))
+	if (bind(s->fd, (struct sockaddr *)to->addr, *to->addrlen))
 		return -errno;
-	if (idx == 0 && socket_group_port(g) == 0) {
+	if (to->first && sockaddr_port(to->addr) == 0) {
 		/* Port 0: the first bind picks one; the rest of the group joins it. */
-		g->addrlen = sizeof(g->addr);
-		if (getsockname(s->fd, (struct sockaddr *)&g->addr, &g->addrlen))
+		*to->addrlen = sizeof(*to->addr);
+		if (getsockname(s->fd, (struct sockaddr *)to->addr, to->addrlen))
 			return -errno;
-		format_host_port((struct sockaddr *)&g->addr, g->listen, sizeof(g->listen));
+		format_host_port((struct sockaddr *)to->addr, to->text, to->textlen);
 	}
 	return sockinfo_rcvbuf(s->fd, &s->rcvbuf)	  ?:
 		       sockinfo_cookie(s->fd, &s->cookie) ?:
 							    sockinfo_inode(s->fd, &s->inode);
+}
+
+static int open_one(struct socket_group *g, unsigned int idx, uint64_t rcvbuf)
+{
+	struct bind_to to = { &g->addr, &g->addrlen, g->listen, sizeof(g->listen), idx == 0 };
+
+	return open_one_at(g, idx, rcvbuf, &to);
+}
+
+/* One line naming what stopped a bind. */
+static void say_open_error(const char *listen, unsigned int i, int err)
+{
+	if (err == -EADDRINUSE)
+		pr_warn("--listen %s: address in use by a socket outside this group\n", listen);
+	else if (err == -EADDRNOTAVAIL)
+		pr_warn("--listen %s: no such local address\n", listen);
+	else if (err == -EACCES)
+		pr_warn("--listen %s: ports below 1024 need CAP_NET_BIND_SERVICE\n", listen);
+	else
+		pr_warn("--listen %s: socket %u: %s\n", listen, i, strerror(-err));
 }
 
 int socket_group_open(struct socket_group *g, const char *listen, unsigned int n, uint64_t rcvbuf)
@@ -100,22 +131,60 @@ int socket_group_open(struct socket_group *g, const char *listen, unsigned int n
 	for (unsigned int i = 0; i < n; i++) {
 		err = open_one(g, i, rcvbuf);
 		if (err) {
-			if (err == -EADDRINUSE)
-				pr_warn("--listen %s: address in use by a socket outside this group\n",
-					g->listen);
-			else if (err == -EADDRNOTAVAIL)
-				pr_warn("--listen %s: no such local address\n", g->listen);
-			else if (err == -EACCES)
-				pr_warn("--listen %s: ports below 1024 need CAP_NET_BIND_SERVICE\n",
-					g->listen);
-			else
-				pr_warn("--listen %s: socket %u: %s\n", g->listen, i,
-					strerror(-err));
+			say_open_error(g->listen, i, err);
 			socket_group_close(g);
 			return err;
 		}
 	}
 	return 0;
+}
+
+/* Room for n more entries at g->n, closed (fd -1), marked with listener. */
+static int grow_for(struct socket_group *g, unsigned int n, unsigned int listener)
+{
+	struct group_socket *socks = realloc(g->socks, (g->n + n) * sizeof(*socks));
+
+	if (!socks)
+		return -ENOMEM;
+	g->socks = socks;
+	g->cap = g->n + n;
+	memset(g->socks + g->n, 0, n * sizeof(*socks));
+	for (unsigned int i = 0; i < n; i++) {
+		g->socks[g->n + i].fd = -1;
+		g->socks[g->n + i].listener = listener;
+	}
+	return 0;
+}
+
+int socket_group_append(struct socket_group *g, const char *listen, unsigned int n, uint64_t rcvbuf,
+			unsigned int listener, char *bound, size_t boundlen)
+{
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	struct bind_to to = { &addr, &addrlen, bound, boundlen, true };
+	unsigned int first = g->n;
+	int err;
+
+	if (parse_host_port(listen, &addr, &addrlen)) {
+		pr_warn("--listen %s: not an ADDR:PORT (127.0.0.1:5514, [::1]:5514, 0.0.0.0:514)\n",
+			listen);
+		return -EINVAL;
+	}
+	format_host_port((struct sockaddr *)&addr, bound, boundlen);
+	err = grow_for(g, n, listener);
+	if (err)
+		return err;
+	/* Counted as they open: a close on error closes what is open. */
+	for (unsigned int i = 0; i < n; i++) {
+		err = open_one_at(g, first + i, rcvbuf, &to);
+		g->n++;
+		to.first = false;
+		if (err) {
+			say_open_error(bound, i, err);
+			return err;
+		}
+	}
+	return (int)first;
 }
 
 void socket_group_close(struct socket_group *g)
@@ -129,6 +198,41 @@ void socket_group_close(struct socket_group *g)
 	g->socks = NULL;
 	g->n = 0;
 	g->cap = 0;
+}
+
+/* One handed-over socket: ours, close-on-exec, its identity read back. */
+static int adopt_socket(struct group_socket *s, int fd)
+{
+	socklen_t sl = sizeof(s->rcvbuf);
+	struct stat st;
+
+	s->fd = fd;
+	/* Ours from now on, and no child of ours inherits it by accident. */
+	if (fcntl(s->fd, F_SETFD, FD_CLOEXEC) ||
+	    getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf, &sl))
+		return -errno;
+	sl = sizeof(s->cookie);
+	if (getsockopt(s->fd, SOL_SOCKET, SO_COOKIE, &s->cookie, &sl) || fstat(s->fd, &st))
+		return -errno;
+	s->inode = st.st_ino;
+	return 0;
+}
+
+int socket_group_adopt_more(struct socket_group *g, const int *fds, unsigned int n,
+			    unsigned int listener)
+{
+	unsigned int first = g->n;
+	int err = grow_for(g, n, listener);
+
+	if (err)
+		return err;
+	for (unsigned int i = 0; i < n; i++) {
+		err = adopt_socket(&g->socks[first + i], fds[i]);
+		g->n++;
+		if (err)
+			return err;
+	}
+	return (int)first;
 }
 
 int socket_group_adopt(struct socket_group *g, const int *fds, unsigned int n)
@@ -145,20 +249,11 @@ int socket_group_adopt(struct socket_group *g, const int *fds, unsigned int n)
 		return -errno;
 	format_host_port((struct sockaddr *)&g->addr, g->listen, sizeof(g->listen));
 	for (unsigned int i = 0; i < n; i++) {
-		struct group_socket *s = &g->socks[i];
-		socklen_t sl = sizeof(s->rcvbuf);
-		struct stat st;
+		int err = adopt_socket(&g->socks[i], fds[i]);
 
-		s->fd = fds[i];
 		g->n++;
-		/* Ours from now on, and no child of ours inherits it by accident. */
-		if (fcntl(s->fd, F_SETFD, FD_CLOEXEC) ||
-		    getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf, &sl))
-			return -errno;
-		sl = sizeof(s->cookie);
-		if (getsockopt(s->fd, SOL_SOCKET, SO_COOKIE, &s->cookie, &sl) || fstat(s->fd, &st))
-			return -errno;
-		s->inode = st.st_ino;
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -281,7 +376,12 @@ static int count_foreign(const struct udp_sock_row *r, void *ctx)
 
 int socket_group_foreign(const struct socket_group *g)
 {
-	struct foreign_ctx fc = { .g = g, .port = socket_group_port(g) };
+	return socket_group_foreign_port(g, socket_group_port(g));
+}
+
+int socket_group_foreign_port(const struct socket_group *g, uint16_t port)
+{
+	struct foreign_ctx fc = { .g = g, .port = port };
 	int err = proc_net_udp_for_each(count_foreign, &fc);
 
 	return err < 0 ? err : fc.foreign;

@@ -22,7 +22,9 @@ struct group_socket {
 	/* Closed by a live shrink (fd is then -1): SO_MEMINFO's drop count read
 	 * just before the close, for the summary. */
 	uint64_t drops_at_close;
-	int away; /* connected away: out of the group for good */
+	int away;	       /* connected away: out of the group for good */
+	unsigned int listener; /* which --listen: sockets of one listener are one
+				* kernel reuseport group, a run of indexes */
 };
 
 struct socket_group {
@@ -41,9 +43,22 @@ struct socket_group {
  * our group), having logged one line that names the problem.
  */
 int socket_group_open(struct socket_group *g, const char *listen, unsigned int n, uint64_t rcvbuf);
+/*
+ * Another listener's sockets after those open: n sockets on `listen`, at
+ * indexes [g->n, g->n + n), marked with `listener`. They form their own
+ * reuseport group in the kernel (another address or port). bound gets the
+ * normalised address (the port the kernel picked for port 0). Returns the
+ * first index or -errno, logged as socket_group_open does.
+ */
+int socket_group_append(struct socket_group *g, const char *listen, unsigned int n, uint64_t rcvbuf,
+			unsigned int listener, char *bound, size_t boundlen);
 /* The group from sockets handed over by another process (already checked by
  * cookie), in the order given; they become close-on-exec. 0 or -errno. */
 int socket_group_adopt(struct socket_group *g, const int *fds, unsigned int n);
+/* Another listener's handed-over sockets after those adopted, marked with
+ * `listener`; the first index or -errno. */
+int socket_group_adopt_more(struct socket_group *g, const int *fds, unsigned int n,
+			    unsigned int listener);
 void socket_group_close(struct socket_group *g);
 
 /*
@@ -85,5 +100,7 @@ uint16_t socket_group_port(const struct socket_group *g);
  * same user could join our reuseport group and receive part of the traffic.
  */
 int socket_group_foreign(const struct socket_group *g);
+/* The same for any port (another listener's): sockets of g are not foreign. */
+int socket_group_foreign_port(const struct socket_group *g, uint16_t port);
 
 #endif

@@ -244,6 +244,11 @@ int tracer_export(struct tracer *t, int (*fn)(int is_link, const char *name, int
 
 struct tracer *tracer_adopt(const struct handover *h)
 {
+	return tracer_adopt_as(h, "tracer");
+}
+
+struct tracer *tracer_adopt_as(const struct handover *h, const char *owner)
+{
 	const struct bpf_object_skeleton *sk;
 	struct tracer *t = tracer_new();
 	int err;
@@ -254,19 +259,19 @@ struct tracer *tracer_adopt(const struct handover *h)
 	 * maps, the same attached programs; nothing is loaded or attached. */
 	/* A process built without per-sender maps hands none over: its
 	 * programs go on without them, and so do we. */
-	if (handover_find(h, HANDOVER_MAP, "tracer", "sender_drops") < 0 ||
-	    handover_find(h, HANDOVER_MAP, "tracer", "sender_stats") < 0) {
+	if (handover_find(h, HANDOVER_MAP, owner, "sender_drops") < 0 ||
+	    handover_find(h, HANDOVER_MAP, owner, "sender_stats") < 0) {
 		bpf_map__set_autocreate(t->skel->maps.sender_drops, false);
 		bpf_map__set_autocreate(t->skel->maps.sender_stats, false);
 	}
-	err = handover_reuse_maps(t->skel->obj, "tracer", h, t->skel->maps.rodata);
+	err = handover_reuse_maps(t->skel->obj, owner, h, t->skel->maps.rodata);
 	if (err)
 		goto fail;
 	t->senders = bpf_map__autocreate(t->skel->maps.sender_drops) &&
 		     bpf_map__max_entries(t->skel->maps.sender_drops) > 1;
 	sk = t->skel->skeleton;
 	for (int i = 0; i < sk->prog_cnt && i < TRACER_MAX_LINKS; i++) {
-		int fd = handover_find(h, HANDOVER_LINK, "tracer", sk->progs[i].name);
+		int fd = handover_find(h, HANDOVER_LINK, owner, sk->progs[i].name);
 
 		if (fd < 0 && *sk->progs[i].prog == t->skel->progs.on_sock_recv_length)
 			continue; /* loaded only when asked */

@@ -40,6 +40,8 @@ int tracer_export(struct tracer *t, int (*fn)(int is_link, const char *name, int
  * uncounted. NULL + errno, logged. */
 struct handover;
 struct tracer *tracer_adopt(const struct handover *h);
+/* The same for objects handed over under another owner name ("tracer1"...). */
+struct tracer *tracer_adopt_as(const struct handover *h, const char *owner);
 
 struct tracer_sock_stats {
 	uint64_t total;				/* all drops with this socket as rx_sk */

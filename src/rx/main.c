@@ -170,6 +170,21 @@ static void run(struct receiver *r, struct config *cfg)
 		stats_line_free(&sl);
 }
 
+/* Where it listens: "127.0.0.1:5514" with one listener; with several (or one
+ * named), "NAME=ADDR:PORT" each, ", " between them. */
+static const char *listen_text(const struct receiver *r, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (!r->cfg->listener_names || !r->nr_lis)
+		return r->group.listen;
+	buf[0] = '\0';
+	for (unsigned int k = 0; k < r->nr_lis && used < len; k++)
+		used += snprintf(buf + used, len - used, "%s%s=%s", k ? ", " : "", r->lis[k].name,
+				 r->lis[k].listen);
+	return buf;
+}
+
 /* A second signal while stopping: leave now, and say what is left behind. */
 static void *force_watch(void *arg)
 {
@@ -219,7 +234,8 @@ int main(int argc, char **argv)
 	static struct preflight pf;
 	static struct advice adv;
 	struct handover h;
-	char err_msg[256], where[PATH_MAX + 16], summary[PATH_MAX + 16], spread[384] = "";
+	char err_msg[512], where[PATH_MAX + 16], summary[PATH_MAX + 16], spread[384] = "";
+	static char listens[CONFIG_MAX_LISTENERS * 120];
 	const char *summary_path = cfg.summary;
 	pthread_t watcher;
 	bool watching;
@@ -285,9 +301,10 @@ int main(int argc, char **argv)
 	}
 	preflight_sockets(&pf, &cfg, &r->group);
 	r->preflight = &pf;
-	pr_info("listening on %s: %u sockets, %u threads, balance %s by %s (%s)\n", r->group.listen,
-		r->group.n, cfg.threads, balance_policy_name(cfg.balance),
-		r->balance_runs ? r->balance_runs : "?", r->balance_why);
+	pr_info("listening on %s: %u sockets, %u threads, balance %s by %s (%s)\n",
+		listen_text(r, listens, sizeof(listens)), r->group.n, cfg.threads,
+		balance_policy_name(cfg.balance), r->balance_runs ? r->balance_runs : "?",
+		r->balance_why);
 	/* What scrapes show per sender, read here and every few seconds. */
 	if (sender_cache_open(r)) {
 		pr_warn("out of memory\n");
@@ -315,13 +332,14 @@ int main(int argc, char **argv)
 			 "; drops from SO_MEMINFO (reasons need CAP_BPF and CAP_PERFMON)");
 	if (cfg.output == OUTPUT_NULL)
 		fprintf(stderr, "syslogrx: ready on %s, discarding messages (--output null)%s\n",
-			r->group.listen, spread);
+			listen_text(r, listens, sizeof(listens)), spread);
 	else if (cfg.output == OUTPUT_OTLP)
 		fprintf(stderr, "syslogrx: ready on %s, exporting OTLP log records to %s%s\n",
-			r->group.listen, config_output_name(&cfg, where, sizeof(where)), spread);
+			listen_text(r, listens, sizeof(listens)),
+			config_output_name(&cfg, where, sizeof(where)), spread);
 	else
 		fprintf(stderr, "syslogrx: ready on %s, writing %s lines to %s%s\n",
-			r->group.listen, format_name(cfg.format),
+			listen_text(r, listens, sizeof(listens)), format_name(cfg.format),
 			config_output_name(&cfg, where, sizeof(where)), spread);
 	if (metrics)
 		fprintf(stderr, "syslogrx: metrics on http://%s/metrics\n",
@@ -331,6 +349,8 @@ int main(int argc, char **argv)
 			http_metrics_address(health_http));
 	if (!adopted)
 		receiver_say_identity(&cfg);
+	if (receiver_single_only(r))
+		fprintf(stderr, "syslogrx: %s\n", receiver_single_only(r));
 
 	err = receiver_start(r);
 	if (err)
@@ -343,7 +363,8 @@ int main(int argc, char **argv)
 		receiver_say_ready(r);
 		handover_free(&h);
 		fprintf(stderr, "syslogrx: pid %d took over %s (%s): %u sockets, %u threads\n",
-			(int)getpid(), r->group.listen, how, r->live, r->threads);
+			(int)getpid(), listen_text(r, listens, sizeof(listens)), how, r->live,
+			r->threads);
 	}
 	if (!r->supervised)
 		upgrade_fdstore_put(r);

@@ -24,10 +24,12 @@
 
 typedef unsigned char u8;
 
+/* " [syslogrx@32473 listener=\"NAME\"]" or ",\"listener\":\"NAME\"" at most */
+#define FIXED_LISTENER (40 + FORMAT_LISTENER_MAX)
 /* "<191>1 " + converted stamp + "- " x5 + BOM + '\n' (64), the sender's
- * address as HOSTNAME (45) and [origin ip="ADDR"] (59) */
-#define FIXED_RFC5424 192
-#define FIXED_JSON 512 /* keys, numbers, source, received, time_unix_nano */
+ * address as HOSTNAME (45), [origin ip="ADDR"] (59) and the listener's SD */
+#define FIXED_RFC5424 (192 + FIXED_LISTENER)
+#define FIXED_JSON (512 + FIXED_LISTENER) /* keys, numbers, source, received, ... */
 
 static const struct {
 	const char *name;
@@ -386,6 +388,12 @@ static char *format_json(char *d, const char *data, size_t len, const struct sys
 		}
 		d = PUT_LIT(d, ",\"socket\":");
 		d = put_u64(d, meta->socket_index);
+		if (meta->listener) {
+			d = PUT_LIT(d, ",\"listener\":\"");
+			d = put_str(d, meta->listener,
+				    strnlen(meta->listener, FORMAT_LISTENER_MAX));
+			*d++ = '"';
+		}
 		d = PUT_LIT(d, ",\"received\":\"");
 		d = put_utc_us(d, meta->recv_realtime_ns);
 		*d++ = '"';
@@ -407,6 +415,14 @@ static char *put_field(char *d, const struct syslog_str *v)
 	}
 	*d++ = ' ';
 	return d;
+}
+
+/* The receiver's own SD element: which --listen the message came by. */
+static char *put_listener_sd(char *d, const struct msg_meta *meta)
+{
+	d = PUT_LIT(d, "[syslogrx@32473 listener=\"");
+	d = put_str(d, meta->listener, strnlen(meta->listener, FORMAT_LISTENER_MAX));
+	return PUT_LIT(d, "\"]");
 }
 
 /* The sender's address as text ("1.2.3.4", "2001:db8::1"); n 0 when there is none. */
@@ -485,12 +501,12 @@ static char *sd_message_elems(char *d, const struct syslog_str *sd, unsigned int
 }
 
 /*
- * The SD field: the receiver's own elements first (the sender's origin; more
- * join here, each a small function like sd_origin), then the message's own;
- * "-" when there is none.
+ * The SD field: the sender's origin first, then the message's own elements,
+ * then which --listen it came by (when records name it); "-" when there is
+ * none.
  */
 static char *put_sd_field(char *d, const struct syslog_str *sd, const struct sender_ip *src,
-			  unsigned int flags)
+			  const struct msg_meta *meta, unsigned int flags)
 {
 	char *start = d;
 
@@ -498,6 +514,8 @@ static char *put_sd_field(char *d, const struct syslog_str *sd, const struct sen
 		d = sd_origin(d, src, sd, flags);
 	if (sd->p)
 		d = src->n ? sd_message_elems(d, sd, flags) : put_sd_text(d, sd->p, sd->len, flags);
+	if (meta && meta->listener)
+		d = put_listener_sd(d, meta);
 	if (d == start)
 		*d++ = '-';
 	return d;
@@ -529,7 +547,7 @@ static char *format_rfc5424(char *d, const char *data, size_t len, const struct 
 		*d++ = ' ';
 		d = put_hostname(d, &none, &src);
 		d = PUT_LIT(d, "- - - ");
-		d = put_sd_field(d, &none, &src, flags);
+		d = put_sd_field(d, &none, &src, meta, flags);
 		*d++ = ' ';
 		d = put_line(d, data, len, flags);
 		*d++ = '\n';
@@ -547,7 +565,7 @@ static char *format_rfc5424(char *d, const char *data, size_t len, const struct 
 	d = put_field(d, &m->app_name);
 	d = put_field(d, &m->procid);
 	d = put_field(d, &m->msgid);
-	d = put_sd_field(d, &m->structured_data, &src, flags);
+	d = put_sd_field(d, &m->structured_data, &src, meta, flags);
 	if (m->msg.p || m->bom) {
 		*d++ = ' ';
 		if (m->bom)

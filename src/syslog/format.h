@@ -26,6 +26,7 @@
  *            malformed                 always: true or false
  *            source                    "1.2.3.4:514" or "[::1]:514" (meta->src)
  *            socket                    meta->socket_index
+ *            listener                  meta->listener, when set
  *            received                  "2026-11-22T03:12:00.123456Z" (UTC)
  *            raw                       always: the whole datagram
  *          source, socket and received need meta; absent when meta is NULL.
@@ -57,6 +58,9 @@
  *            lost ("- - - - - - " without a sender).
  *          The receive time is meta->recv_realtime_ns, or the clock when
  *          meta is NULL.
+ *          - meta->listener set: the SD element
+ *            [syslogrx@32473 listener="NAME"] follows the message's own SD
+ *            (or stands for its '-'; a malformed message's too).
  */
 #ifndef SYSLOGRX_FORMAT_H
 #define SYSLOGRX_FORMAT_H
@@ -79,7 +83,13 @@ struct msg_meta {
 	uint64_t recv_realtime_ns; /* when received (CLOCK_REALTIME) */
 	uint32_t socket_index;	   /* which socket of the group */
 	long tz_gmtoff; /* --timezone at recv time, seconds east of UTC (RFC 3164 stamps) */
+	/* The --listen it came by, NULL = not written: up to FORMAT_LISTENER_MAX
+	 * bytes of [a-z0-9_.-] (rx/settings/listeners.h checks it), so no
+	 * format escapes it. */
+	const char *listener;
 };
+
+#define FORMAT_LISTENER_MAX 32
 
 /* Worst-case bytes format_message() writes for a datagram of len bytes (including the trailing '\n'). */
 size_t format_max_len(enum out_format fmt, size_t len);

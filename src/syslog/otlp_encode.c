@@ -149,6 +149,8 @@ static void make_plan(struct plan *p, const struct otlp_rec *rec)
 		add_str(p, "net.peer.ip", ip, iplen);
 		add_str(p, "net.peer.port", colon + 1, n - (colon + 1 - p->peer));
 	}
+	if (rec->listener)
+		add_str(p, "syslogrx.listener", rec->listener, strnlen(rec->listener, 32));
 }
 
 /* ---- protobuf ---------------------------------------------------------------- */

@@ -22,7 +22,9 @@
  *                         a map of its params, each param its own key),
  *                         net.transport "IP.UDP", net.peer.ip, net.peer.port
  *                         (a string, as the collector writes it); a
- *                         malformed datagram has syslogrx.malformed true.
+ *                         malformed datagram has syslogrx.malformed true;
+ *                         syslogrx.listener: the --listen it came by, when
+ *                         records name it.
  * Every protobuf string is valid UTF-8 (proto3 requires it; a strict decoder
  * rejects the whole request otherwise): invalid sequences in attribute
  * values, SD-IDs, param names and values are replaced with U+FFFD, one per
@@ -51,6 +53,7 @@ struct otlp_rec {
 	const struct sockaddr *src; /* may be NULL */
 	socklen_t src_len;
 	bool original; /* --otlp-original: the body is the datagram as it came */
+	const char *listener; /* msg_meta.listener: NULL, or [a-z0-9_.-]{1,32} */
 };
 
 /* Worst case of one record of a datagram of len bytes, either encoding. */

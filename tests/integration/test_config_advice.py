@@ -104,8 +104,12 @@ def test_env_file_sc4s_mapping_and_warnings(tmp_path, procs, netns):
     assert f"{env}:2: SC4S_LISTEN_DEFAULT_UDP_PORT={port} -> --listen 0.0.0.0:{port}" in err
     assert f"{env}:3: SC4S_SOURCE_LISTEN_UDP_SOCKETS=4 -> --sockets 4" in err
     assert f"SC4S_SOURCE_UDP_SO_RCVBUFF={so_rcvbuff} -> --rcvbuf {2 * so_rcvbuff}" in err
-    assert "ignored (not for a UDP receiver): SC4S_DEST_SPLUNK_HEC_DEFAULT_URL, SC4S_USE_NAME_CACHE" in err
-    assert "precedence: env-file < --config < command line" in err
+    assert f"--env-file {env}:1: SC4S_DEST_SPLUNK_HEC_DEFAULT_URL ignored (not for a UDP receiver)" in err
+    assert f"--env-file {env}:9: SC4S_USE_NAME_CACHE ignored (not for a UDP receiver)" in err
+    # Every line about the file names it and the line it is about.
+    env_lines = [l for l in err.splitlines() if "--env-file" in l]
+    assert env_lines and all(re.search(rf"^syslogrx: --env-file {re.escape(str(env))}:\d+: ", l)
+                             for l in env_lines), env_lines
     # Where SC4S would misbehave silently.
     warnings = [l for l in err.splitlines() if "--env-file" in l and "WARNING" in l]
     assert any("SC4S_EBPF_NO_SOCKETS=16 but SC4S_SOURCE_LISTEN_UDP_SOCKETS=4" in w for w in warnings), err

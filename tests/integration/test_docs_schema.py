@@ -164,7 +164,8 @@ def test_running_summary_and_scrape_are_in_the_table(procs, tmp_path):
                    "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL=https://splunk:8088\n")
     port, mport = free_udp_port(), free_tcp_port()
     summary = tmp_path / "s.json"
-    p, lines = start_until(procs, "metrics on", "--listen", f"127.0.0.1:{port}",
+    # A named listener: the listener keys and labels are in the run too.
+    p, lines = start_until(procs, "metrics on", "--listen", f"main=127.0.0.1:{port}",
                            "--env-file", env, "--ordered", "--sequences",
                      "--threads", "2", "--metrics", mport, "--summary", summary,
                      "--output", "null")
@@ -177,7 +178,8 @@ def test_running_summary_and_scrape_are_in_the_table(procs, tmp_path):
     assert s["totals"]["received"] == gen["datagrams"] - s["totals"]["kernel_drops"]["total"]
     assert s["config"]["env_file"]["warnings"] and s["config"]["env_file"]["ignored"]
     check_run(s, text, ["version", "listen", "balance", "config", "elapsed_seconds", "sockets",
-                        "totals", "window", "loss", "ordering", "preflight", "senders"])
+                        "totals", "window", "loss", "ordering", "preflight", "senders",
+                        "listeners"])
 
 
 def test_disk_buffer_summary_and_scrape_are_in_the_table(procs, tmp_path):

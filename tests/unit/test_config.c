@@ -46,6 +46,70 @@ static void test_defaults(void **state)
 	assert_string_equal(c.summary, "");
 }
 
+/* --listen, repeated: one listener each, named or after its port. */
+static void test_listeners(void **state)
+{
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--listen", "127.0.0.1:5514"), 0);
+	assert_int_equal(c.nr_listeners, 1);
+	assert_string_equal(c.listeners[0].name, "5514");
+	assert_false(c.listener_names); /* one unnamed listener: records as they were */
+	assert_int_equal(PARSE(&c, "--listen", "edge=127.0.0.1:5514"), 0);
+	assert_string_equal(c.listen, "127.0.0.1:5514");
+	assert_string_equal(c.listeners[0].name, "edge");
+	assert_true(c.listener_names);
+	assert_int_equal(PARSE(&c, "--listen", "127.0.0.1:5514", "--listen",
+			       "cisco_asa=0.0.0.0:5000", "--listen", "v6.a-1=[::1]:5514",
+			       "--sockets", "2"),
+			 0);
+	assert_int_equal(c.nr_listeners, 3);
+	assert_string_equal(c.listen, "127.0.0.1:5514");
+	assert_string_equal(c.listeners[0].name, "5514");
+	assert_string_equal(c.listeners[1].name, "cisco_asa");
+	assert_string_equal(c.listeners[1].addr, "0.0.0.0:5000");
+	assert_string_equal(c.listeners[2].name, "v6.a-1");
+	assert_string_equal(c.listeners[2].addr, "[::1]:5514");
+	assert_true(c.listener_names);
+}
+
+static void test_listeners_refused(void **state)
+{
+	static const struct {
+		const char *a, *b, *want;
+	} bad[] = {
+		{ "127.0.0.1:5514", "127.0.0.1:5514", "one address and port in two listeners" },
+		{ "0.0.0.0:5514", "x=127.0.0.1:5514", "one address and port in two listeners" },
+		{ "[::]:5514", "x=[::1]:5514", "one address and port in two listeners" },
+		{ "127.0.0.1:5514", "[::1]:5514", "both named '5514'" },
+		{ "a=127.0.0.1:5514", "a=127.0.0.1:5515", "both named 'a'" },
+		{ "Cisco=127.0.0.1:5514", "127.0.0.1:5515", "--listen Cisco=127.0.0.1:5514: name" },
+		{ "_x=127.0.0.1:5514", "127.0.0.1:5515", "--listen _x=127.0.0.1:5514: name" },
+		{ "a b=127.0.0.1:5514", "127.0.0.1:5515", "name 'a b'" },
+		{ "=127.0.0.1:5514", "127.0.0.1:5515", "a NAME= of 1 to 32" },
+		{ "abcdefghijabcdefghijabcdefghijabc=127.0.0.1:5514", "127.0.0.1:5515",
+		  "a NAME= of 1 to 32" },
+		{ "a=localhost:5514", "127.0.0.1:5515", "not [NAME=]ADDR:PORT" },
+	};
+	struct config c;
+
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(PARSE(&c, "--listen", (char *)bad[i].a, "--listen",
+				       (char *)bad[i].b),
+				 EINVAL);
+		if (!strstr(err, bad[i].want))
+			fail_msg("--listen %s --listen %s: '%s' lacks '%s'", bad[i].a, bad[i].b,
+				 err, bad[i].want);
+	}
+	/* 32 bytes is the most a name takes */
+	assert_int_equal(PARSE(&c, "--listen", "abcdefghijabcdefghijabcdefghijab=127.0.0.1:5514"),
+			 0);
+	assert_int_equal(PARSE(&c, "--listen", "127.0.0.1:5514", "--listen", "127.0.0.1:5515",
+			       "--max-sockets", "8"),
+			 EINVAL);
+	assert_non_null(strstr(err, "--max-sockets and several --listen"));
+}
+
 static void test_every_flag(void **state)
 {
 	struct config c;
@@ -617,6 +681,8 @@ int main(void)
 		cmocka_unit_test(test_disk_buffer),
 		cmocka_unit_test(test_input_flags),
 		cmocka_unit_test(test_senders),
+		cmocka_unit_test(test_listeners),
+		cmocka_unit_test(test_listeners_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -77,6 +77,67 @@ static void test_config_file_and_command_line(void **state)
 	assert_string_equal(c.config_file, conf_path);
 }
 
+/* One listen line per listener; the command line's --listen replace the
+ * file's as a whole. */
+static void test_listen_lines(void **state)
+{
+	write_file(conf_path, "listen = 127.0.0.1:5514\nlisten = cisco_asa=127.0.0.1:5000\n");
+	assert_int_equal(PARSE("--config", conf_path), 0);
+	assert_int_equal(c.nr_listeners, 2);
+	assert_string_equal(c.listeners[0].name, "5514");
+	assert_string_equal(c.listeners[1].name, "cisco_asa");
+	assert_int_equal(PARSE("--config", conf_path, "--listen", "x=[::1]:6000"), 0);
+	assert_int_equal(c.nr_listeners, 1);
+	assert_string_equal(c.listeners[0].name, "x");
+	assert_string_equal(c.listen, "[::1]:6000");
+}
+
+/* SC4S's per-vendor UDP ports: a listener each, named after the vendor; a
+ * comma list, a listener per port; TCP and TLS left out, by line. */
+static void test_env_file_vendor_ports(void **state)
+{
+	write_file(env_path, "SC4S_LISTEN_CISCO_ASA_UDP_PORT=5000\n"
+			     "SC4S_LISTEN_DEFAULT_UDP_PORT=514,5514\n"
+			     "SC4S_LISTEN_CISCO_ASA_TCP_PORT=5000\n"
+			     "SC4S_LISTEN_DEFAULT_TLS_PORT=6514\n");
+	assert_int_equal(PARSE("--env-file", env_path), 0);
+	assert_int_equal(c.nr_listeners, 3);
+	/* DEFAULT first, wherever it is written */
+	assert_string_equal(c.listeners[0].name, "default_514");
+	assert_string_equal(c.listeners[0].addr, "0.0.0.0:514");
+	assert_string_equal(c.listeners[1].name, "default_5514");
+	assert_string_equal(c.listeners[1].addr, "0.0.0.0:5514");
+	assert_string_equal(c.listeners[2].name, "cisco_asa");
+	assert_string_equal(c.listeners[2].addr, "0.0.0.0:5000");
+	assert_true(c.listener_names);
+	assert_string_equal(row("SC4S_LISTEN_DEFAULT_UDP_PORT")->became,
+			    "default_514=0.0.0.0:514, default_5514=0.0.0.0:5514");
+	assert_int_equal(row("SC4S_LISTEN_DEFAULT_UDP_PORT")->line, 2);
+	assert_int_equal(row("SC4S_LISTEN_CISCO_ASA_UDP_PORT")->line, 1);
+	assert_int_equal(c.env.nr_skipped, 2);
+	assert_string_equal(c.env.skipped[0].name, "SC4S_LISTEN_CISCO_ASA_TCP_PORT");
+	assert_int_equal(c.env.skipped[0].line, 3);
+	assert_true(c.env.skipped[0].listener);
+	assert_int_equal(c.env.skipped[1].line, 4);
+	/* one DEFAULT port: one unnamed listener, records as before */
+	teardown(NULL);
+	write_file(env_path, "SC4S_LISTEN_DEFAULT_UDP_PORT=5514\n");
+	assert_int_equal(PARSE("--env-file", env_path), 0);
+	assert_int_equal(c.nr_listeners, 1);
+	assert_false(c.listener_names);
+	/* errors carry the same prefix as every other line */
+	teardown(NULL);
+	write_file(env_path, "\nSC4S_LISTEN_DEFAULT_UDP_PORT=514,x\n");
+	assert_int_not_equal(PARSE("--env-file", env_path), 0);
+	assert_true(!strncmp(err, "--env-file ", 11));
+	assert_non_null(strstr(err, ":2: SC4S_LISTEN_DEFAULT_UDP_PORT=514,x: expected a port"));
+	teardown(NULL);
+	write_file(env_path, "SC4S_LISTEN_A_UDP_PORT=514\nSC4S_LISTEN_B_UDP_PORT=514\n");
+	assert_int_not_equal(PARSE("--env-file", env_path), 0);
+	assert_true(!strncmp(err, "--env-file ", 11));
+	assert_non_null(strstr(err, ":2: SC4S_LISTEN_B_UDP_PORT=514: expected a port no other"));
+}
+
 static void test_flag_without_value(void **state)
 {
 	write_file(conf_path, "no-trace = no\nverbose = yes\n");
@@ -356,6 +417,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_supervise_with_a_resize_pool_is_refused, teardown),
 		cmocka_unit_test_teardown(test_reread_names_what_needs_a_restart, teardown),
 		cmocka_unit_test_teardown(test_reread_errors_name_file_and_line, teardown),
+		cmocka_unit_test_teardown(test_listen_lines, teardown),
+		cmocka_unit_test_teardown(test_env_file_vendor_ports, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

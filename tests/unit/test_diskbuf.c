@@ -84,6 +84,7 @@ static struct batch *make_batch(unsigned int k)
 
 		memcpy(b->data + r->off, msg, len);
 		r->sock = k % 4;
+		r->listener = (k + i) % 3; /* which --listen: read back as written */
 		r->truncated = i == 1;
 		r->recv_ns = 1700000000000000000ULL + k * 1000 + i;
 		memset(&r->src, 0, sizeof(r->src));
@@ -116,6 +117,7 @@ static void assert_batch(const struct batch *b, unsigned int k)
 		assert_int_equal(b->recs[i].off, want->recs[i].off);
 		assert_int_equal(b->recs[i].len, want->recs[i].len);
 		assert_int_equal(b->recs[i].sock, want->recs[i].sock);
+		assert_int_equal(b->recs[i].listener, want->recs[i].listener);
 		assert_int_equal(b->recs[i].truncated, want->recs[i].truncated);
 		assert_int_equal(b->recs[i].recv_ns, want->recs[i].recv_ns);
 		assert_int_equal(b->recs[i].src_len, want->recs[i].src_len);
@@ -634,12 +636,12 @@ struct fdesc {
 	uint32_t len, sock, truncated, src_len;
 	uint64_t recv_ns;
 	uint8_t src[28];
-	uint32_t zero;
+	uint32_t listener;
 };
 
 _Static_assert(sizeof(struct fhdr) == REC_HDR && sizeof(struct fdesc) == DESC, "on-disk sizes");
 
-enum forgery { F_SRC_LEN, F_FAMILY_LEN, F_MSG_LEN, F_COUNT, F_SOCK, F_NR };
+enum forgery { F_SRC_LEN, F_FAMILY_LEN, F_MSG_LEN, F_COUNT, F_SOCK, F_LISTENER, F_NR };
 
 /* A record a forger writes: CRCs computed as the writer does, one field a
  * writer never writes. n messages of 1 byte unless the forgery says. */
@@ -674,6 +676,9 @@ static size_t forge(enum forgery f, char **out)
 		break;
 	case F_SOCK:
 		m[1].sock = 1u << 30;
+		break;
+	case F_LISTENER: /* past the listeners a record can name */
+		m[1].listener = WINDOW_MAX_LISTENERS;
 		break;
 	default:
 		break;

@@ -231,6 +231,47 @@ static void test_year_rollover(void **state)
 		   "<13>1 2019-12-31T23:59:59+05:30 h a - - - x\n");
 }
 
+static size_t json_of(const char *in, const struct msg_meta *meta, char *out);
+
+/* The listener's name: a JSON key after socket, an SD element of the
+ * receiver's own after the message's SD (or for its '-'), malformed too. */
+static void test_listener_named(void **state)
+{
+	struct msg_meta meta = { .recv_realtime_ns = NS(0, 1), .listener = "cisco_asa" };
+	const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "<13>1 2026-01-01T00:00:00Z h a - - - x",
+		  "<13>1 2026-01-01T00:00:00Z h a - - [syslogrx@32473 listener=\"cisco_asa\"] x\n" },
+		{ "<13>1 2026-01-01T00:00:00Z h a - - [x@1 a=\"b\"] x",
+		  "<13>1 2026-01-01T00:00:00Z h a - - [x@1 a=\"b\"][syslogrx@32473 "
+		  "listener=\"cisco_asa\"] x\n" },
+		{ "<13>1 2026-01-01T00:00:00Z h a - - -",
+		  "<13>1 2026-01-01T00:00:00Z h a - - "
+		  "[syslogrx@32473 listener=\"cisco_asa\"]\n" },
+		{ "<999>junk",
+		  "<13>1 - - - - - [syslogrx@32473 listener=\"cisco_asa\"] <999>junk\n" },
+	};
+	char out[1024];
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct syslog_msg m;
+		enum syslog_parse_result r = syslog_parse(cases[i].in, strlen(cases[i].in), &m);
+
+		n = format_message(out, FORMAT_RFC5424, cases[i].in, strlen(cases[i].in), &m, r,
+				   &meta);
+		check_line(cases[i].in, "rfc5424", out, n, cases[i].want,
+			   format_max_len(FORMAT_RFC5424, strlen(cases[i].in)));
+	}
+	n = json_of("x", &meta, out);
+	check_line("listener", "json", out, n,
+		   "{\"version\":0,\"msg\":\"x\",\"malformed\":false,\"socket\":0,"
+		   "\"listener\":\"cisco_asa\",\"received\":\"1970-01-01T00:00:00.000001Z\","
+		   "\"raw\":\"x\"}\n",
+		   format_max_len(FORMAT_JSON, 1));
+}
+
 static size_t json_of(const char *in, const struct msg_meta *meta, char *out)
 {
 	struct syslog_msg m;
@@ -459,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_json_meta),      cmocka_unit_test(test_max_len),
 		cmocka_unit_test(test_sd_controls),    cmocka_unit_test(test_format_from_name),
 		cmocka_unit_test(test_same_as_escape), cmocka_unit_test(test_origin),
+		cmocka_unit_test(test_listener_named),
 	};
 
 	/* rfc5424 of RFC 3164 stamps uses the local offset: make it a known one */

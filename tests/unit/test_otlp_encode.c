@@ -32,6 +32,7 @@ struct enc {
 
 static bool original; /* --otlp-original */
 static struct sockaddr_in src4 = { .sin_family = AF_INET, .sin_port = 0x409c /* 40000 */ };
+static const char *listener; /* the record's listener name, NULL = none */
 
 static void encode(struct enc *e, enum otlp_encoding enc, const char *data, size_t len,
 		   uint64_t recv_ns, long gmtoff)
@@ -48,6 +49,7 @@ static void encode(struct enc *e, enum otlp_encoding enc, const char *data, size
 		.src = (const struct sockaddr *)&src4,
 		.src_len = sizeof(src4),
 		.original = original,
+		.listener = listener,
 	};
 
 	src4.sin_addr.s_addr = htonl(0x7f000001);
@@ -118,6 +120,30 @@ static void test_5424_json(void **state)
 		"{\"key\":\"net.transport\",\"value\":{\"stringValue\":\"IP.UDP\"}},"
 		"{\"key\":\"net.peer.ip\",\"value\":{\"stringValue\":\"127.0.0.1\"}},"
 		"{\"key\":\"net.peer.port\",\"value\":{\"stringValue\":\"40000\"}}]}");
+}
+
+/* A named listener: the last attribute, syslogrx.listener. */
+static void test_listener_attribute(void **state)
+{
+	static const char tail[] =
+		"{\"key\":\"net.peer.port\",\"value\":{\"stringValue\":\"40000\"}},"
+		"{\"key\":\"syslogrx.listener\",\"value\":{\"stringValue\":\"cisco_asa\"}}]}";
+	static const char pb_key[] = "\x0a\x11"
+				     "syslogrx.listener"
+				     "\x12\x0b\x0a\x09"
+				     "cisco_asa";
+	struct enc e;
+
+	listener = "cisco_asa";
+	encode(&e, OTLP_JSON, IN(msg5424), RECV, 0);
+	listener = NULL;
+	assert_true(e.len > sizeof(tail) - 1);
+	assert_memory_equal(e.buf + e.len - (sizeof(tail) - 1), tail, sizeof(tail) - 1);
+	listener = "cisco_asa";
+	encode(&e, OTLP_PROTOBUF, IN(msg5424), RECV, 0);
+	listener = NULL;
+	/* KeyValue { key 1, value 2 AnyValue { string_value 1 } } */
+	assert_non_null(memmem(e.buf, e.len, pb_key, sizeof(pb_key) - 1));
 }
 
 static void test_5424_protobuf(void **state)
@@ -404,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_not_utf8),      cmocka_unit_test(test_not_utf8_sd),
 		cmocka_unit_test(test_original),      cmocka_unit_test(test_bad_bytes_bound),
 		cmocka_unit_test(test_frame),	      cmocka_unit_test(test_response),
+		cmocka_unit_test(test_listener_attribute),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

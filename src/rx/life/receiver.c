@@ -143,6 +143,129 @@ static int setup_balancer(struct receiver *r, int probe_err)
 	return err;
 }
 
+int receiver_listener_cbpf(struct receiver *r, struct rx_listener *l)
+{
+	int err = 0;
+
+	l->cbpf = true;
+	for (unsigned int i = 0; i < l->n && !err; i++)
+		err = cbpf_order_join(&l->join_order, l->first + i);
+	return err ? err : cbpf_balancer_attach(r->group.socks[l->first].fd, l->n);
+}
+
+/* Listener k >= 1: the same spreading as listener 0 (r->balance_runs says
+ * which, decided there), over its own run of sockets, all in selection (a
+ * live resize acts on listener 0 only, so it has no spares). */
+static int spread_listener(struct receiver *r, struct rx_listener *l)
+{
+	struct socket_group *g = &r->group;
+	uint64_t *cookies;
+	int err = 0;
+
+	if (r->cfg->balance == BALANCE_HASH)
+		return 0;
+	if (r->cbpf) {
+		err = receiver_listener_cbpf(r, l);
+		if (err)
+			pr_warn("--listen %s: SO_ATTACH_REUSEPORT_CBPF: %s\n", l->listen,
+				strerror(-err));
+		return err;
+	}
+	l->balancer = balancer_open(r->cfg->balance, l->n);
+	if (!l->balancer)
+		return -errno;
+	cookies = calloc(l->n, sizeof(*cookies));
+	if (!cookies)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < l->n && !err; i++) {
+		cookies[i] = g->socks[l->first + i].cookie;
+		err = balancer_set_socket(l->balancer, i, g->socks[l->first + i].fd);
+	}
+	if (!err)
+		err = balancer_verify_live(l->balancer, cookies, l->n);
+	if (!err) {
+		balancer_set_live(l->balancer, l->n);
+		err = balancer_attach(l->balancer, g->socks[l->first].fd);
+	}
+	if (err)
+		pr_warn("--listen %s: balancer: %s\n", l->listen, strerror(-err));
+	free(cookies);
+	return err;
+}
+
+/* Listeners 1..: tracer first when the port is known (no drop between bind
+ * and attach uncounted), sockets, spreading. Listener 0 is open. */
+static int open_more_listeners(struct receiver *r, int probe_err)
+{
+	const struct config *cfg = r->cfg;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	int first, err, foreign;
+
+	for (unsigned int k = 1; k < cfg->nr_listeners; k++) {
+		struct rx_listener *l = &r->lis[k];
+		/* Drops per sender are counted by listener 0's tracer only; a
+		 * supervisor counts what each child took from every listener. */
+		struct tracer_opts topts = { .count_reads = cfg->supervise };
+
+		l->name = cfg->listeners[k].name;
+		r->nr_lis = k + 1; /* closed by receiver_close from here on */
+		if (cfg->trace && !r->drops_meminfo &&
+		    !parse_host_port(cfg->listeners[k].addr, &addr, &addrlen) &&
+		    sockaddr_port(&addr)) {
+			topts.port = sockaddr_port(&addr);
+			l->tracer = tracer_open(&topts);
+			if (!l->tracer) {
+				pr_warn("--listen %s: tracer: %s\n", cfg->listeners[k].addr,
+					strerror(errno));
+				return -errno;
+			}
+		}
+		first = socket_group_append(&r->group, cfg->listeners[k].addr, cfg->sockets,
+					    cfg->rcvbuf, k, l->listen, sizeof(l->listen));
+		if (first < 0)
+			return first;
+		l->first = first;
+		l->n = cfg->sockets;
+		if (!parse_host_port(l->listen, &addr, &addrlen))
+			l->port = sockaddr_port(&addr);
+		if (cfg->trace && !r->drops_meminfo && !l->tracer) {
+			topts.port = l->port;
+			l->tracer = tracer_open(&topts);
+			if (!l->tracer)
+				return -errno;
+		}
+		err = spread_listener(r, l);
+		if (err)
+			return err;
+	}
+	/* Every listener bound: a socket on one of our ports that is none of
+	 * ours could join a group and take part of its traffic. */
+	for (unsigned int k = 0; k < r->nr_lis; k++) {
+		foreign = socket_group_foreign_port(&r->group, r->lis[k].port);
+		if (foreign > 0) {
+			pr_warn("--listen %s: %d other socket(s) already bound to this port; "
+				"refusing to share the reuseport group\n",
+				r->lis[k].listen, foreign);
+			return -EADDRINUSE;
+		}
+	}
+	return 0;
+}
+
+struct tracer *receiver_listener_tracer(const struct receiver *r, unsigned int k)
+{
+	return k == 0 ? r->tracer : k < r->nr_lis ? r->lis[k].tracer : NULL;
+}
+
+const char *receiver_single_only(const struct receiver *r)
+{
+	if (r->nr_lis <= 1)
+		return NULL;
+	return "with several --listen, a live change of --sockets is not done yet (each "
+	       "listener's group would have to be resized on its own): a restart applies it";
+}
+
 /* --ordered: the kernel stamps each datagram on arrival (SO_TIMESTAMPNS),
  * and a reorder stage sits between the input window and the output. */
 static int setup_ordered(struct receiver *r)
@@ -250,6 +373,11 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 	err = socket_group_open(&r->group, cfg->listen, pool_size(cfg), cfg->rcvbuf);
 	if (err)
 		return err;
+	r->lis[0] = (struct rx_listener){ .name = cfg->listeners[0].name,
+					  .port = socket_group_port(&r->group),
+					  .n = r->group.n };
+	snprintf(r->lis[0].listen, sizeof(r->lis[0].listen), "%s", r->group.listen);
+	r->nr_lis = 1;
 	err = receiver_set_slots(r, cfg->sockets, cfg->threads);
 	if (err)
 		return err;
@@ -267,7 +395,8 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 		if (err)
 			return err;
 	}
-	return setup_balancer(r, probe_err);
+	err = setup_balancer(r, probe_err);
+	return err ? err : open_more_listeners(r, probe_err);
 }
 
 int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads)
@@ -482,6 +611,9 @@ int receiver_grow_counters(struct receiver *r)
 
 static bool in_selection(const struct receiver *r, unsigned int idx)
 {
+	/* Another listener's sockets are all in its selection. */
+	if (r->group.socks[idx].listener)
+		return true;
 	for (unsigned int k = 0; k < r->live; k++)
 		if (r->slot_sock[k] == idx)
 			return true;
@@ -509,6 +641,9 @@ int receiver_workers_resume(struct receiver *r)
 	 * selection or a shrink in progress would feed. */
 	for (unsigned int k = 0; k < r->live; k++)
 		r->order[n++] = r->slot_sock[k];
+	for (unsigned int i = 0; i < r->group.n; i++)
+		if (r->group.socks[i].fd >= 0 && r->group.socks[i].listener)
+			r->order[n++] = i;
 	for (unsigned int i = 0; i < r->group.n; i++)
 		if (r->group.socks[i].fd >= 0 && !in_selection(r, i))
 			r->order[n++] = i;
@@ -730,6 +865,16 @@ void receiver_close(struct receiver *r)
 	cbpf_order_free(&r->join_order);
 	balancer_close(r->balancer);
 	tracer_close(r->tracer);
+	for (unsigned int k = 1; k < r->nr_lis; k++) {
+		struct rx_listener *l = &r->lis[k];
+
+		if ((l->balancer || l->cbpf) && !r->handed_over && !r->supervised)
+			balancer_detach(r->group.socks[l->first].fd);
+		cbpf_order_free(&l->join_order);
+		free(l->steered_base);
+		balancer_close(l->balancer);
+		tracer_close(l->tracer);
+	}
 	socket_group_close(&r->group);
 	free(r->counters);
 	free(r->workers);
@@ -759,7 +904,8 @@ int receiver_traced(struct receiver *r, unsigned int i, struct tracer_sock_stats
 		}
 		return sockinfo_meminfo(s->fd, &st->total, NULL);
 	}
-	if (!r->tracer)
+	if (!receiver_listener_tracer(r, r->group.socks[i].listener))
 		return -ENOENT;
-	return tracer_read_socket(r->tracer, r->group.socks[i].cookie, st);
+	return tracer_read_socket(receiver_listener_tracer(r, r->group.socks[i].listener),
+				  r->group.socks[i].cookie, st);
 }

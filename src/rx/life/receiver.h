@@ -27,8 +27,30 @@
 
 struct sender_cache;
 
+/* One --listen: its own reuseport group in the kernel, a run of sockets
+ * [first, first + n) of the receiver's group, its own balancer and tracer.
+ * Listener 0's balancer, classic BPF program and tracer are the receiver's
+ * own fields (a resize and an upgrade act on them); the others' are here. */
+struct rx_listener {
+	const char *name; /* the config's, validated */
+	char listen[80];  /* normalised, the port the kernel picked for port 0 */
+	uint16_t port;
+	unsigned int first, n;
+	struct balancer *balancer; /* listeners 1..: eBPF, or NULL */
+	bool cbpf;
+	struct cbpf_order join_order;
+	struct tracer *tracer;
+	/* Adopted: the map's steered counts per slot at the hand-over (the
+	 * process before steered those); NULL = none. */
+	uint64_t *steered_base;
+	uint64_t failures_base;
+};
+
 struct receiver {
 	const struct config *cfg;
+	/* --listen, in the config's order; one unless several were given. */
+	struct rx_listener lis[CONFIG_MAX_LISTENERS];
+	unsigned int nr_lis;
 	struct socket_group group;
 	struct balancer *balancer; /* eBPF; NULL for --balance hash or classic BPF */
 	/* --balance random without CAP_BPF: a classic BPF program spreads
@@ -169,6 +191,15 @@ void receiver_credit_steered(struct receiver *r);
 int receiver_steered(struct receiver *r, uint64_t *per_socket, uint64_t *failures);
 /* "live", "spare", "retiring" (connected away, not yet drained) or "closed". */
 const char *receiver_socket_state(const struct receiver *r, unsigned int idx);
+
+/* Listener l (not 0): classic BPF over its sockets, which are its group's
+ * join order (no resize moves them). 0 or -errno. */
+int receiver_listener_cbpf(struct receiver *r, struct rx_listener *l);
+/* Listener k's tracer (listener 0's is r->tracer), or NULL. */
+struct tracer *receiver_listener_tracer(const struct receiver *r, unsigned int k);
+/* Several listeners: what they do not do yet (a resize, an upgrade, the fd
+ * store), said with the reason when asked for; NULL with one listener. */
+const char *receiver_single_only(const struct receiver *r);
 
 /* Messages taken from the kernel and not yet processed by the output stage. */
 uint64_t receiver_in_flight(struct receiver *r);

@@ -286,8 +286,17 @@ static int resize_locked(struct receiver *r, const struct resize_request *req)
 
 int receiver_resize(struct receiver *r, const struct resize_request *req)
 {
+	struct resize_request threads_only = *req;
 	int err;
 
+	/* Several listeners: the threads change live (they read every
+	 * listener's sockets); the sockets of each group do not, yet. */
+	if (receiver_single_only(r) && req->sockets != r->live) {
+		pr_warn("SIGHUP: --sockets %u not applied: %s\n", req->sockets,
+			receiver_single_only(r));
+		threads_only.sockets = r->live;
+		req = &threads_only;
+	}
 	pthread_mutex_lock(&r->report_lock);
 	err = resize_locked(r, req);
 	pthread_mutex_unlock(&r->report_lock);

@@ -108,7 +108,9 @@ static uint64_t group_reads(struct receiver *held, const struct receiver *shared
 	if (!held->tracer)
 		return __atomic_load_n(&shared->taken, __ATOMIC_ACQUIRE);
 	for (unsigned int i = 0; i < held->group.n; i++)
-		if (!tracer_socket_reads(held->tracer, held->group.socks[i].cookie, &n))
+		if (!tracer_socket_reads(receiver_listener_tracer(held,
+								  held->group.socks[i].listener),
+					 held->group.socks[i].cookie, &n))
 			sum += n;
 	return sum;
 }

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sd_notify.h"
+#include "rx/life/handover_listeners.h"
 #include "rx/life/upgrade.h"
 
 extern char **environ;
@@ -58,6 +59,8 @@ static int build(struct receiver *r, struct handover *h)
 		err = handover_add(h, HANDOVER_TCP, "metrics", NULL, r->metrics_fd, -1);
 	if (!err && r->health_fd >= 0)
 		err = handover_add(h, HANDOVER_TCP, "health", NULL, r->health_fd, -1);
+	if (!err)
+		err = handover_listeners_build(r, h);
 	return err;
 }
 
@@ -296,8 +299,8 @@ static int slots_from_map(struct receiver *r, const struct config *cfg, struct h
 		struct sockaddr_storage peer;
 		socklen_t len = sizeof(peer);
 
-		if (it->kind != HANDOVER_SOCK)
-			continue;
+		if (it->kind != HANDOVER_SOCK || it->listener)
+			continue; /* another listener's: handover_listeners.c */
 		it->slot = -1;
 		if (!getpeername(it->fd, (struct sockaddr *)&peer, &len)) {
 			close(it->fd);
@@ -357,8 +360,10 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	if (!fds)
 		return -ENOMEM;
 	/* Slots in order first (group socket k = slot k), then the spares. */
+	/* Listener 0's: the other listeners' slots start at HANDOVER_LISTENER_SLOTS. */
 	for (unsigned int i = 0; i < h->n; i++)
-		if (h->items[i].kind == HANDOVER_SOCK && h->items[i].slot >= 0)
+		if (h->items[i].kind == HANDOVER_SOCK && h->items[i].slot >= 0 &&
+		    h->items[i].slot < HANDOVER_LISTENER_SLOTS)
 			live++;
 	for (unsigned int k = 0; k < live; k++)
 		for (unsigned int i = 0; i < h->n; i++)
@@ -370,7 +375,8 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 		return -EINVAL;
 	}
 	for (unsigned int i = 0; i < h->n; i++)
-		if (h->items[i].kind == HANDOVER_SOCK && h->items[i].slot < 0)
+		if (h->items[i].kind == HANDOVER_SOCK && h->items[i].slot < 0 &&
+		    !h->items[i].listener)
 			fds[n++] = h->items[i].fd;
 	err = socket_group_adopt(&r->group, fds, n);
 	free(fds);
@@ -381,6 +387,11 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 			r->group.listen);
 		return -EINVAL;
 	}
+	r->lis[0] = (struct rx_listener){ .name = cfg->listeners[0].name,
+					  .port = socket_group_port(&r->group),
+					  .n = r->group.n };
+	snprintf(r->lis[0].listen, sizeof(r->lis[0].listen), "%s", r->group.listen);
+	r->nr_lis = 1;
 	if (h->threads > live)
 		h->threads = live;
 	err = receiver_set_slots(r, live, h->threads);
@@ -433,6 +444,9 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 		if (err)
 			return err;
 	}
+	err = handover_listeners_adopt(r, cfg, h);
+	if (err)
+		return err;
 	close_bpf_fds(h);
 	/* Ours to say, once open (or, with a disk buffer, to let DIR go). */
 	r->ready_fd = h->ready_fd;

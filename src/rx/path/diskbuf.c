@@ -74,8 +74,8 @@ _Static_assert(sizeof(struct rec_hdr) == 40, "record header is 40 bytes on disk"
 struct disk_msg {
 	uint32_t len, sock, truncated, src_len;
 	uint64_t recv_ns;
-	uint8_t src[28]; /* sockaddr_in6, or sockaddr_in in its first 16 */
-	uint32_t zero;
+	uint8_t src[28];   /* sockaddr_in6, or sockaddr_in in its first 16 */
+	uint32_t listener; /* which --listen, by position (0 with one) */
 };
 _Static_assert(sizeof(struct disk_msg) == 56, "message descriptor is 56 bytes on disk");
 _Static_assert(sizeof(struct sockaddr_in6) == 28, "sockaddr_in6 fits the descriptor");
@@ -220,7 +220,7 @@ static bool desc_ok(const struct disk_msg *m)
 	sa_family_t fam;
 
 	if (m->len > DISKBUF_MSG_MAX || m->sock >= REUSEPORT_MAX_SOCKETS || m->truncated > 1 ||
-	    m->zero || m->src_len > sizeof(m->src))
+	    m->listener >= WINDOW_MAX_LISTENERS || m->src_len > sizeof(m->src))
 		return false;
 	if (!m->src_len)
 		return true;
@@ -1137,6 +1137,7 @@ static struct qrec *encode(const struct batch *b, bool copy)
 		memset(&m[i], 0, sizeof(m[i]));
 		m[i].len = r->len;
 		m[i].sock = r->sock;
+		m[i].listener = r->listener;
 		m[i].truncated = r->truncated;
 		m[i].src_len = r->src_len > sizeof(m[i].src) ? sizeof(m[i].src) : r->src_len;
 		m[i].recv_ns = r->recv_ns;
@@ -1293,6 +1294,7 @@ static int unpack(struct diskbuf *d, const struct rec_hdr *h, struct batch *b)
 		r->off = off;
 		r->len = m[i].len;
 		r->sock = m[i].sock;
+		r->listener = m[i].listener;
 		r->truncated = m[i].truncated;
 		r->recv_ns = m[i].recv_ns;
 		r->src_len = m[i].src_len;

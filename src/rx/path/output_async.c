@@ -180,6 +180,7 @@ static void process_batch_async(struct output_stage *o, struct batch *b)
 			a.msg = o->buf;
 			a.keylen = message_key(o, r, &m, res, keybuf, sizeof(keybuf), &a.key);
 		}
+		o->sink->listener_now = meta.listener;
 		produce_one(o, t, &a);
 		output_msg_done(o, NULL);
 	}

@@ -43,6 +43,10 @@ enum syslog_parse_result output_msg_take(struct output_stage *o, const struct ba
 		.recv_realtime_ns = r->recv_ns,
 		.socket_index = r->sock,
 		.tz_gmtoff = tz_gmtoff(o, r->recv_ns),
+		/* Read back from a disk buffer by an older setup: no name. */
+		.listener = r->listener < o->sink->nr_listeners ?
+				    o->sink->listeners[r->listener].name :
+				    NULL,
 	};
 	return res;
 }

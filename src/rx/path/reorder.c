@@ -265,6 +265,7 @@ static int write_top(struct reorder *ro)
 		return -ENOMEM;
 	memcpy(ro->ob->data + o->off, hb->b->data + r->off, r->len);
 	o->sock = r->sock;
+	o->listener = r->listener;
 	o->truncated = r->truncated;
 	o->recv_ns = r->recv_ns;
 	o->src = r->src;

@@ -44,7 +44,11 @@ struct msg_rec {
 	uint64_t recv_ns;	 /* CLOCK_REALTIME, per recvmmsg call */
 	struct sockaddr_in6 src; /* sender; an IPv4 sender as sockaddr_in */
 	socklen_t src_len;
+	uint32_t listener; /* which --listen (< WINDOW_MAX_LISTENERS) */
 };
+
+/* Listeners a record can name (config's CONFIG_MAX_LISTENERS). */
+#define WINDOW_MAX_LISTENERS 64
 
 struct batch {
 	struct batch *next;

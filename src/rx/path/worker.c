@@ -160,6 +160,7 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32
 		}
 		memcpy(b->data + r->off, w->buf + (size_t)i * WORKER_SLOT_BYTES, len);
 		r->sock = idx;
+		r->listener = sh->group->socks[idx].listener;
 		r->truncated = !!(m->msg_hdr.msg_flags & MSG_TRUNC);
 		r->recv_ns = now;
 		if (w->ctrl) {

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "net/sysctl.h"
+#include <stdio.h>
 #include "common/sockaddr.h"
 #include "rx/report/advice_measure.h"
 #include "rx/report/snapshot.h"
@@ -46,6 +47,40 @@ static void measure_senders(struct receiver *r, struct advice_senders *as)
 		as->worst_offered = ss.view.rows[0].dropped + ss.view.rows[0].received;
 	}
 	snapshot_senders_free(&ss);
+}
+
+/* Named listeners: the rules over each listener's sockets on their own, and
+ * each line says which listener it is for. The selection failures and the
+ * senders (listener 0's tracer) go with listener 0. */
+static void advise_per_listener(struct receiver *r, const struct advice_input *all,
+				const struct advice_sock *socks, struct advice *out)
+{
+	struct advice_sock *mine = calloc(all->nsocks ? all->nsocks : 1, sizeof(*mine));
+	struct advice one;
+
+	if (!mine)
+		return;
+	for (unsigned int k = 0; k < r->nr_lis; k++) {
+		struct advice_input in = *all;
+
+		in.nsocks = 0;
+		for (unsigned int i = 0; i < all->nsocks; i++)
+			if (r->group.socks[i].listener == k)
+				mine[in.nsocks++] = socks[i];
+		in.socks = mine;
+		if (k) {
+			in.selection_failures = 0;
+			memset(&in.senders, 0, sizeof(in.senders));
+		}
+		advice_compute(&in, &one);
+		for (unsigned int i = 0; i < one.n && out->n < ADVICE_MAX; i++) {
+			out->items[out->n] = one.items[i];
+			snprintf(out->items[out->n].listener, sizeof(out->items[0].listener), "%s",
+				 r->lis[k].name);
+			out->n++;
+		}
+	}
+	free(mine);
 }
 
 int advice_measure(struct receiver *r, struct advice *out)
@@ -122,7 +157,10 @@ int advice_measure(struct receiver *r, struct advice *out)
 	sysctl_read_u64("net.core.rmem_max", &in.rmem_max);
 	if (sysctl_read("net.ipv4.udp_mem", in.udp_mem, 3) != 3)
 		memset(in.udp_mem, 0, sizeof(in.udp_mem));
-	advice_compute(&in, out);
+	if (c->listener_names && r->nr_lis)
+		advise_per_listener(r, &in, socks, out);
+	else
+		advice_compute(&in, out);
 	free(socks);
 	free(busy);
 	free(steered);

@@ -8,6 +8,15 @@
 #include "rx/report/metrics.h"
 #include "rx/report/snapshot.h"
 
+/* socket="I", and listener="NAME" when the listeners are named. */
+static void socket_labels(struct prom_labels *l, const struct snapshot *s, unsigned int i)
+{
+	prom_labels_init(l);
+	prom_label_u64(l, "socket", i);
+	if (s->listener_names && s->socks[i].listener < s->nr_lis)
+		prom_label(l, "listener", s->lis[s->socks[i].listener].name);
+}
+
 /* Families of one sample per socket: socket="I". */
 static void per_socket(struct prom_text *p, const struct snapshot *s, const char *name,
 		       enum prom_type type, const char *help, size_t off)
@@ -16,13 +25,45 @@ static void per_socket(struct prom_text *p, const struct snapshot *s, const char
 
 	prom_family(p, name, type, help);
 	for (unsigned int i = 0; i < s->n; i++) {
-		prom_labels_init(&l);
-		prom_label_u64(&l, "socket", i);
+		socket_labels(&l, s, i);
 		prom_u64(p, name, &l, *(const uint64_t *)((const char *)&s->socks[i] + off));
 	}
 }
 
 #define SOCK_FIELD(f) offsetof(struct snapshot_socket, f)
+
+/* Families of one sample per named listener: listener="NAME". */
+static void per_listener(struct prom_text *p, const struct snapshot *s, const char *name,
+			 enum prom_type type, const char *help, size_t off)
+{
+	struct prom_labels l;
+
+	prom_family(p, name, type, help);
+	for (unsigned int k = 0; k < s->nr_lis; k++) {
+		prom_labels_init(&l);
+		prom_label(&l, "listener", s->lis[k].name);
+		prom_u64(p, name, &l, *(const uint64_t *)((const char *)&s->lis[k] + off));
+	}
+}
+
+#define LIS_FIELD(f) offsetof(struct snapshot_listener, f)
+
+/* Each listener's books, when they are named. */
+static void write_listeners(struct prom_text *p, const struct snapshot *s)
+{
+	per_listener(p, s, "syslogrx_listener_received_total", PROM_COUNTER,
+		     "Datagrams read from the listener's sockets.", LIS_FIELD(received));
+	per_listener(p, s, "syslogrx_listener_abandoned_total", PROM_COUNTER,
+		     "The listener's datagrams still queued when the exit drain ran out of time.",
+		     LIS_FIELD(abandoned));
+	per_listener(p, s, "syslogrx_listener_so_meminfo_drops_total", PROM_COUNTER,
+		     "The kernel's own drop counters of the listener's sockets (SO_MEMINFO).",
+		     LIS_FIELD(so_meminfo_drops));
+	if (s->traced)
+		per_listener(p, s, "syslogrx_listener_kernel_drops_total", PROM_COUNTER,
+			     "Datagrams the kernel dropped for the listener's sockets.",
+			     LIS_FIELD(kernel_drops));
+}
 
 static void one(struct prom_text *p, const char *name, enum prom_type type, const char *help,
 		uint64_t v)
@@ -94,8 +135,7 @@ static void write_sockets(struct prom_text *p, struct receiver *r, const struct 
 	prom_family(p, "syslogrx_socket_kernel_drops_total", PROM_COUNTER,
 		    "Datagrams the kernel dropped for the socket, per drop reason (tracer).");
 	for (unsigned int i = 0; i < s->n; i++) {
-		prom_labels_init(&l);
-		prom_label_u64(&l, "socket", i);
+		socket_labels(&l, s, i);
 		by_reason(p, r, "syslogrx_socket_kernel_drops_total", &l, s->socks[i].st.by_reason,
 			  socket_reasons_at_start, ARRAY_SIZE(socket_reasons_at_start));
 	}
@@ -261,6 +301,8 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 	prom_u64(p, "syslogrx_build_info", &l, 1);
 
 	write_sockets(p, r, &s);
+	if (s.listener_names)
+		write_listeners(p, &s);
 
 	one(p, "syslogrx_window_messages", PROM_GAUGE, "Messages in the input window now.",
 	    s.window.msgs);

@@ -30,6 +30,7 @@ static void take_socket(struct receiver *r, unsigned int i, struct snapshot_sock
 	const struct group_socket *g = &r->group.socks[i];
 	const struct sock_counters *sc = &r->counters[i];
 
+	ss->listener = g->listener;
 	ss->cookie = g->cookie;
 	ss->inode = g->inode;
 	ss->rcvbuf = g->rcvbuf;
@@ -94,10 +95,72 @@ void snapshot_senders_free(struct snapshot_senders *ss)
 	sender_view_free(&ss->view);
 }
 
+/* What listeners 1.. steered, by their own maps: slot k is their socket
+ * first + k (no resize moves them). */
+static void other_steered(struct receiver *r, uint64_t *steered, uint64_t *failures)
+{
+	for (unsigned int k = 1; k < r->nr_lis; k++) {
+		const struct rx_listener *l = &r->lis[k];
+		uint64_t now[l->n ? l->n : 1], f = 0;
+
+		if (!l->balancer || balancer_slots(l->balancer) != l->n ||
+		    balancer_read(l->balancer, now, &f))
+			continue;
+		for (unsigned int i = 0; i < l->n; i++)
+			steered[l->first + i] = now[i] - (l->steered_base ? l->steered_base[i] : 0);
+		*failures += f - l->failures_base;
+	}
+}
+
+/* The sums per listener, and each listener's no-socket drops. */
+static int take_listeners(struct receiver *r, struct snapshot *s)
+{
+	unsigned int nl = r->nr_lis ? r->nr_lis : 1;
+
+	s->lis = calloc(nl, sizeof(*s->lis));
+	if (!s->lis)
+		return -ENOMEM;
+	s->nr_lis = nl;
+	s->listener_names = r->cfg->listener_names && r->nr_lis;
+	for (unsigned int k = 0; k < nl; k++) {
+		s->lis[k].name = r->nr_lis ? r->lis[k].name : NULL;
+		s->lis[k].listen = r->nr_lis ? r->lis[k].listen : r->group.listen;
+	}
+	for (unsigned int i = 0; i < s->n; i++) {
+		const struct snapshot_socket *ss = &s->socks[i];
+		struct snapshot_listener *l = &s->lis[ss->listener < nl ? ss->listener : 0];
+
+		l->sockets += strcmp(ss->state, "closed") != 0;
+		l->received += ss->received;
+		l->bytes += ss->bytes;
+		l->truncated += ss->truncated;
+		l->empty += ss->empty;
+		l->abandoned += ss->abandoned;
+		l->steered += ss->steered;
+		l->kernel_drops += ss->traced ? ss->st.total : 0;
+		l->so_meminfo_drops += ss->so_meminfo_drops;
+	}
+	for (unsigned int k = 1; k < r->nr_lis; k++) {
+		struct snapshot_listener *l = &s->lis[k];
+		struct snapshot one_port = { 0 };
+		struct no_socket_ctx c = { &one_port, r->lis[k].port };
+
+		if (!r->lis[k].tracer)
+			continue;
+		s->tracer_map_full += tracer_map_full(r->lis[k].tracer);
+		tracer_for_each_no_socket(r->lis[k].tracer, add_no_socket, &c);
+		l->no_socket_drops = one_port.no_socket_drops;
+		s->no_socket_drops += one_port.no_socket_drops;
+		for (unsigned int i = 0; i < TRACER_MAX_REASONS; i++)
+			s->no_socket_by_reason[i] += one_port.no_socket_by_reason[i];
+	}
+	return 0;
+}
+
 static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 {
 	unsigned int n = r->group.n;
-	uint64_t *steered = NULL;
+	uint64_t *steered = NULL, ns0;
 	struct seqtrack *seq;
 	int err;
 
@@ -116,6 +179,8 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 		s->have_selection = !receiver_steered(r, steered, &s->selection_failures);
 		if (!s->have_selection)
 			s->selection_failures = 0;
+		else
+			other_steered(r, steered, &s->selection_failures);
 	}
 	s->traced = r->tracer != NULL || r->drops_meminfo;
 	s->drops_match_so_meminfo = true;
@@ -145,6 +210,12 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 		s->tracer_map_full = tracer_map_full(r->tracer);
 		tracer_for_each_no_socket(r->tracer, add_no_socket, &c);
 	}
+	ns0 = s->no_socket_drops; /* listener 0's port's, before the others' */
+	if (take_listeners(r, s)) {
+		snapshot_free(s);
+		return -ENOMEM;
+	}
+	s->lis[0].no_socket_drops = ns0;
 	/* Before the output stage starts (a scrape right after bind) its
 	 * counts are not there yet: zero. */
 	if (__atomic_load_n(&r->out_ready, __ATOMIC_ACQUIRE))
@@ -201,6 +272,9 @@ void snapshot_free(struct snapshot *s)
 {
 	free(s->socks);
 	s->socks = NULL;
+	free(s->lis);
+	s->lis = NULL;
+	s->nr_lis = 0;
 	snapshot_senders_free(&s->senders);
 	s->n = 0;
 }

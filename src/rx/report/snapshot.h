@@ -27,6 +27,7 @@
 
 struct snapshot_socket {
 	const char *state;		/* receiver_socket_state: live, spare, closed */
+	unsigned int listener;		/* index into snapshot.lis */
 	uint64_t cookie, inode, rcvbuf; /* set at open */
 	uint64_t received, bytes, truncated, empty, abandoned;
 	bool have_steered; /* a balancer (not --balance hash) */
@@ -65,9 +66,22 @@ struct snapshot_senders {
 int snapshot_senders_take(struct receiver *r, struct snapshot_senders *ss);
 void snapshot_senders_free(struct snapshot_senders *ss);
 
+/* One --listen's books: the sums over its sockets, and what its tracer
+ * counted for its port with no socket to take it. */
+struct snapshot_listener {
+	const char *name;
+	const char *listen; /* normalised ADDR:PORT */
+	unsigned int sockets;
+	uint64_t received, bytes, truncated, empty, abandoned, steered;
+	uint64_t kernel_drops, so_meminfo_drops, no_socket_drops;
+};
+
 struct snapshot {
 	unsigned int n;
 	struct snapshot_socket *socks;
+	unsigned int nr_lis;
+	struct snapshot_listener *lis;
+	bool listener_names; /* reports name the listeners (several, or one named) */
 	/* the sums over sockets */
 	uint64_t received, bytes, truncated, empty, abandoned;
 	bool have_selection; /* a balancer */

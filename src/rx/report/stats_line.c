@@ -68,16 +68,58 @@ static void worst_sender(struct stats_line *s, struct receiver *r, char *buf, si
 	s->last_senders = ss.view;
 }
 
+struct stats_cols {
+	char text[4096];
+	size_t used;
+	uint64_t rx, drops; /* in the interval, over the columns written */
+};
+
+/* The columns of listener k's sockets (every socket with one listener). */
+static void socket_cols(struct stats_line *s, struct receiver *r, unsigned int k,
+			struct stats_cols *c)
+{
+	char *cols = c->text;
+	size_t used = 0;
+
+	cols[0] = '\0';
+	c->rx = c->drops = 0;
+	for (unsigned int i = 0; i < r->group.n; i++) {
+		uint64_t rx = __atomic_load_n(&r->counters[i].received, __ATOMIC_RELAXED);
+		struct tracer_sock_stats st;
+		uint64_t drops = 0, queued = 0;
+
+		if (r->group.socks[i].fd < 0 || r->group.socks[i].listener != k)
+			continue; /* closed by a live shrink, or another listener's */
+		if (!receiver_traced(r, i, &st))
+			drops = st.total;
+		sockinfo_meminfo(r->group.socks[i].fd, NULL, &queued);
+		if (used < sizeof(c->text))
+			used += snprintf(cols + used, sizeof(c->text) - used,
+					 " s%u rx=%llu drop=%llu q=%llu", i,
+					 (unsigned long long)(rx - s->last_received[i]),
+					 (unsigned long long)(drops - s->last_drops[i]),
+					 (unsigned long long)queued);
+		c->rx += rx - s->last_received[i];
+		c->drops += drops - s->last_drops[i];
+		s->last_received[i] = rx;
+		s->last_drops[i] = drops;
+	}
+	c->used = used < sizeof(c->text) ? used : sizeof(c->text) - 1;
+}
+
 /* One line per interval: totals, then per socket received/dropped in the
- * interval and bytes queued now. Each counter is read once, so the totals
- * are the sum of the columns. When drops happened in the interval, the
- * sender that lost the most in it is named after them. */
+ * interval and bytes queued now; with named listeners, each listener's
+ * received and dropped before its sockets. Each counter is read once, so the
+ * totals are the sum of the columns. When drops happened in the interval,
+ * the sender that lost the most in it is named after them. */
 void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 {
-	char cols[4096], worst[INET6_ADDRSTRLEN + 64] = "";
+	static struct stats_cols c;
+	char cols[8192], worst[INET6_ADDRSTRLEN + 64] = "";
 	size_t used = 0;
 	struct window_stats ws;
 	uint64_t now, rx_sum = 0, drop_sum = 0;
+	unsigned int nl = r->nr_lis ? r->nr_lis : 1;
 	double secs;
 
 	now = mono_ns();
@@ -85,27 +127,16 @@ void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 	s->last_ns = now;
 	window_get_stats(&r->window, &ws);
 	cols[0] = '\0';
-
-	for (unsigned int i = 0; i < r->group.n; i++) {
-		uint64_t rx = __atomic_load_n(&r->counters[i].received, __ATOMIC_RELAXED);
-		struct tracer_sock_stats st;
-		uint64_t drops = 0, queued = 0;
-
-		if (r->group.socks[i].fd < 0)
-			continue; /* closed by a live shrink */
-		if (!receiver_traced(r, i, &st))
-			drops = st.total;
-		sockinfo_meminfo(r->group.socks[i].fd, NULL, &queued);
-		if (used < sizeof(cols))
+	for (unsigned int k = 0; k < nl; k++) {
+		socket_cols(s, r, k, &c);
+		rx_sum += c.rx;
+		drop_sum += c.drops;
+		if (r->cfg->listener_names && used < sizeof(cols))
 			used += snprintf(cols + used, sizeof(cols) - used,
-					 " s%u rx=%llu drop=%llu q=%llu", i,
-					 (unsigned long long)(rx - s->last_received[i]),
-					 (unsigned long long)(drops - s->last_drops[i]),
-					 (unsigned long long)queued);
-		rx_sum += rx - s->last_received[i];
-		drop_sum += drops - s->last_drops[i];
-		s->last_received[i] = rx;
-		s->last_drops[i] = drops;
+					 "%s %s rx=%llu drop=%llu:", k ? " |" : "", r->lis[k].name,
+					 (unsigned long long)c.rx, (unsigned long long)c.drops);
+		if (used < sizeof(cols))
+			used += snprintf(cols + used, sizeof(cols) - used, "%s", c.text);
 	}
 	if (drop_sum)
 		worst_sender(s, r, worst, sizeof(worst));

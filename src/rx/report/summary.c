@@ -112,6 +112,8 @@ static void write_preflight(struct json_writer *w, const struct preflight *p)
 
 		jw_object_begin(w, NULL);
 		jw_string(w, "check", c->check);
+		if (c->listener[0])
+			jw_string(w, "listener", c->listener);
 		jw_bool(w, "ok", c->ok);
 		jw_string(w, "message", c->message);
 		write_string_or_null(w, "fix", c->fix);
@@ -132,6 +134,8 @@ static void write_advice(struct json_writer *w, const struct advice *a)
 		const struct advice_item *it = &a->items[i];
 
 		jw_object_begin(w, NULL);
+		if (it->listener[0])
+			jw_string(w, "listener", it->listener);
 		if (it->flag[0])
 			jw_string(w, "flag", it->flag);
 		else if (it->sysctl[0])
@@ -409,6 +413,44 @@ static void write_senders(struct json_writer *w, struct receiver *r, const struc
 	jw_object_end(w);
 }
 
+/* "listeners": each --listen's books, when records name them (several, or
+ * one named): sent to it = received + kernel_drops + abandoned (+ what a
+ * sender's own host dropped, which no receiver sees). */
+static void write_listeners(struct json_writer *w, struct receiver *r, const struct snapshot *s)
+{
+	if (!r->cfg->listener_names)
+		return;
+	jw_array_begin(w, "listeners");
+	for (unsigned int k = 0; k < s->nr_lis; k++) {
+		const struct snapshot_listener *l = &s->lis[k];
+
+		jw_object_begin(w, NULL);
+		write_string_or_null(w, "name", l->name);
+		jw_string(w, "listen", l->listen);
+		jw_u64(w, "sockets", l->sockets);
+		jw_u64(w, "received", l->received);
+		jw_u64(w, "bytes", l->bytes);
+		jw_u64(w, "truncated", l->truncated);
+		jw_u64(w, "empty", l->empty);
+		jw_u64(w, "abandoned", l->abandoned);
+		if (s->have_selection)
+			jw_u64(w, "steered", l->steered);
+		else
+			jw_null(w, "steered");
+		if (s->traced)
+			jw_u64(w, "kernel_drops", l->kernel_drops);
+		else
+			jw_null(w, "kernel_drops");
+		jw_u64(w, "so_meminfo_drops", l->so_meminfo_drops);
+		if (s->traced && !r->drops_meminfo)
+			jw_u64(w, "no_socket_drops", l->no_socket_drops);
+		else
+			jw_null(w, "no_socket_drops");
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+}
+
 int summary_write(struct receiver *r, const char *path)
 {
 	const struct config *c = r->cfg;
@@ -447,6 +489,8 @@ int summary_write(struct receiver *r, const char *path)
 
 		jw_object_begin(&w, NULL);
 		jw_u64(&w, "index", i);
+		if (c->listener_names && ss->listener < s.nr_lis)
+			write_string_or_null(&w, "listener", s.lis[ss->listener].name);
 		jw_string(&w, "state", ss->state);
 		jw_u64(&w, "cookie", ss->cookie);
 		jw_u64(&w, "inode", ss->inode);
@@ -477,6 +521,7 @@ int summary_write(struct receiver *r, const char *path)
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);
+	write_listeners(&w, r, &s);
 
 	jw_object_begin(&w, "totals");
 	jw_u64(&w, "received", s.received);

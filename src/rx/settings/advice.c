@@ -331,12 +331,16 @@ void advice_print(const struct advice *a)
 	for (unsigned int i = 0; i < a->n; i++) {
 		const struct advice_item *it = &a->items[i];
 
+		char who[48] = "";
+
+		if (it->listener[0])
+			snprintf(who, sizeof(who), " (listener %s)", it->listener);
 		if (it->flag[0])
-			pr_warn("advice: %s %s: %s\n", it->flag, it->value, it->why);
+			pr_warn("advice%s: %s %s: %s\n", who, it->flag, it->value, it->why);
 		else if (it->sysctl[0])
-			pr_warn("advice: sysctl -w %s=\"%s\": %s\n", it->sysctl, it->value,
+			pr_warn("advice%s: sysctl -w %s=\"%s\": %s\n", who, it->sysctl, it->value,
 				it->why);
 		else
-			pr_warn("advice: report a bug (%s): %s\n", it->bug, it->why);
+			pr_warn("advice%s: report a bug (%s): %s\n", who, it->bug, it->why);
 	}
 }

@@ -76,7 +76,7 @@ struct advice_input {
 	struct advice_senders senders;
 };
 
-#define ADVICE_MAX 6
+#define ADVICE_MAX 12
 
 /* Exactly one of flag, sysctl, bug is set. */
 struct advice_item {
@@ -85,6 +85,7 @@ struct advice_item {
 	char bug[32];	 /* "selection_failures" */
 	char value[64];	 /* "8M", "random", "1 2 3" */
 	char why[512];
+	char listener[33]; /* the --listen it is for, when named; "" = all */
 };
 
 struct advice {

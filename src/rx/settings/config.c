@@ -89,7 +89,8 @@ enum {
 enum { OPT_CONFIG = 1024, OPT_ENV_FILE, OPT_KEY_MAX };
 
 static const struct argp_option options[] = {
-	{ "listen", OPT_LISTEN, "ADDR:PORT", 0, "Address to receive on (default 127.0.0.1:5514)" },
+	{ "listen", OPT_LISTEN, "[NAME=]ADDR:PORT", 0,
+	  "Address to receive on (default 127.0.0.1:5514); repeat it for several listeners, each its own group of --sockets; NAME (default: the PORT) is in every record" },
 	{ "sockets", OPT_SOCKETS, "N", 0, "SO_REUSEPORT sockets in the group (default 4)" },
 	{ "threads", OPT_THREADS, "M", 0,
 	  "Worker threads, M <= N; each owns N/M sockets (default 2, or N if less)" },
@@ -196,6 +197,8 @@ static void config_defaults(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
 	snprintf(c->listen, sizeof(c->listen), "127.0.0.1:5514");
+	snprintf(c->listeners[0].addr, sizeof(c->listeners[0].addr), "%s", c->listen);
+	c->nr_listeners = 1;
 	c->sockets = 4;
 	c->threads = 0; /* not given: 2, or --sockets if fewer (ARGP_KEY_END) */
 	c->balance = BALANCE_RANDOM;
@@ -445,11 +448,22 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	uint64_t v;
 
 	switch (key) {
-	case OPT_LISTEN:
-		if (strlen(arg) >= sizeof(c->listen))
-			FAIL("--listen %s: too long", arg);
-		snprintf(c->listen, sizeof(c->listen), "%s", arg);
+	case OPT_LISTEN: {
+		struct listener_spec spec;
+		char why[160];
+
+		if (listener_spec_parse(arg, &spec, why, sizeof(why)))
+			FAIL("--listen %s: %s", arg, why);
+		/* A layer's listeners replace a lower layer's (or the default)
+		 * as a whole; within one layer they add up. */
+		if (ps->set_by[OPT_LISTEN] != ps->layer)
+			c->nr_listeners = 0;
+		if (c->nr_listeners == CONFIG_MAX_LISTENERS)
+			FAIL("--listen %s: at most %d listeners", arg, CONFIG_MAX_LISTENERS);
+		c->listeners[c->nr_listeners++] = spec;
+		snprintf(c->listen, sizeof(c->listen), "%s", c->listeners[0].addr);
 		break;
+	}
 	case OPT_SOCKETS:
 		if (parse_u64(arg, 1, CONFIG_MAX_SOCKETS, &v))
 			FAIL("--sockets %s: expected a number from 1 to %d", arg,
@@ -702,6 +716,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		/* Settings still to come from other layers may make it whole. */
 		if (!ps->final)
 			break;
+		if (listener_specs_check(c->listeners, c->nr_listeners, ps->err, ps->errlen))
+			return EINVAL;
+		c->listener_names = listener_names_shown(c->listeners, c->nr_listeners);
+		if (c->nr_listeners > 1 && c->max_sockets > c->sockets)
+			FAIL("--max-sockets and several --listen cannot be used together yet: a "
+			     "live resize acts on one socket group");
+		if (c->nr_listeners * c->sockets > CONFIG_MAX_SOCKETS)
+			FAIL("--sockets %u for %u listeners: at most %d sockets in all", c->sockets,
+			     c->nr_listeners, CONFIG_MAX_SOCKETS);
 		if (!c->threads)
 			c->threads = c->sockets < 2 ? c->sockets : 2;
 		if (c->threads > c->sockets)
@@ -1062,6 +1085,10 @@ unsigned int config_restart_changes(const struct config *a, const struct config 
 		const char *pa = (const char *)a + f->off, *pb = (const char *)b + f->off;
 		bool differ = f->string ? strcmp(pa, pb) : memcmp(pa, pb, f->size);
 
+		if (!strcmp(f->flag, "listen") && !differ)
+			differ = a->nr_listeners != b->nr_listeners ||
+				 memcmp(a->listeners, b->listeners,
+					a->nr_listeners * sizeof(a->listeners[0]));
 		if (!strcmp(f->flag, "kafka-opt") && !differ)
 			for (unsigned int k = 0; k < a->kafka_nr_opts && !differ; k++)
 				differ = strcmp(a->kafka_opts[k], b->kafka_opts[k]);

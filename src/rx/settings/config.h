@@ -10,6 +10,7 @@
 #include "syslog/seqtrack.h"
 #include "bpf/balancer.h"
 #include "rx/settings/env_file.h"
+#include "rx/settings/listeners.h"
 
 /* --kafka-key: what a Kafka record's key is (it picks the partition). */
 enum kafka_key { KAFKA_KEY_NONE, KAFKA_KEY_SOURCE, KAFKA_KEY_HOSTNAME, KAFKA_KEY_APP };
@@ -33,7 +34,11 @@ enum output_kind { OUTPUT_NULL, OUTPUT_STDOUT, OUTPUT_FILE, OUTPUT_TCP, OUTPUT_K
 enum tz_kind { TZ_UTC, TZ_FIXED, TZ_NAMED };
 
 struct config {
-	char listen[128];
+	char listen[LISTENER_ADDR_MAX]; /* the first listener's ADDR:PORT */
+	/* --listen, repeatable: one SO_REUSEPORT group each (--sockets each) */
+	unsigned int nr_listeners;
+	struct listener_spec listeners[CONFIG_MAX_LISTENERS];
+	bool listener_names; /* records carry the name (listener_names_shown) */
 	unsigned int sockets;
 	unsigned int threads;
 	unsigned int max_sockets; /* --max-sockets: pool bound at start (0 = sockets) */

@@ -10,10 +10,11 @@
 #include "net/sysctl.h"
 #include "rx/settings/config_file.h"
 #include "rx/settings/env_file.h"
+#include "rx/settings/listeners.h"
 
-/* The SC4S settings that apply to a UDP receiver, in the order applied. */
+/* The SC4S settings that apply to a UDP receiver, in the order applied
+ * (after the SC4S_LISTEN_<NAME>_UDP_PORT ones, read apart). */
 enum sc4s_key {
-	K_PORT,
 	K_SOCKETS,
 	K_EBPF,
 	K_EBPF_SOCKETS,
@@ -25,13 +26,9 @@ enum sc4s_key {
 };
 
 static const char *const key_names[K_NR] = {
-	[K_PORT] = "SC4S_LISTEN_DEFAULT_UDP_PORT",
-	[K_SOCKETS] = "SC4S_SOURCE_LISTEN_UDP_SOCKETS",
-	[K_EBPF] = "SC4S_ENABLE_EBPF",
-	[K_EBPF_SOCKETS] = "SC4S_EBPF_NO_SOCKETS",
-	[K_RCVBUF] = "SC4S_SOURCE_UDP_SO_RCVBUFF",
-	[K_IW_USE] = "SC4S_SOURCE_UDP_IW_USE",
-	[K_IW_SIZE] = "SC4S_SOURCE_UDP_IW_SIZE",
+	[K_SOCKETS] = "SC4S_SOURCE_LISTEN_UDP_SOCKETS", [K_EBPF] = "SC4S_ENABLE_EBPF",
+	[K_EBPF_SOCKETS] = "SC4S_EBPF_NO_SOCKETS",	[K_RCVBUF] = "SC4S_SOURCE_UDP_SO_RCVBUFF",
+	[K_IW_USE] = "SC4S_SOURCE_UDP_IW_USE",		[K_IW_SIZE] = "SC4S_SOURCE_UDP_IW_SIZE",
 	[K_FETCH] = "SC4S_SOURCE_UDP_FETCH_LIMIT",
 };
 
@@ -41,14 +38,87 @@ static const char *const key_names[K_NR] = {
 #define SC4S_MSG_BYTES 1024ULL
 #define DEFAULT_WINDOW_BYTES (64ULL << 20)
 
+#define LISTEN_PREFIX "SC4S_LISTEN_"
+#define UDP_SUFFIX "_UDP_PORT"
+
+struct env_setting {
+	bool set;
+	char value[128];
+	unsigned int line;
+};
+
 struct env_read {
 	struct env_map *m;
+	struct env_setting k[K_NR];
+	/* SC4S_LISTEN_<NAME>_UDP_PORT, DEFAULT first, then in file order */
+	unsigned int nr_ports;
 	struct {
-		bool set;
-		char value[64];
-		unsigned int line;
-	} k[K_NR];
+		char vendor[64]; /* NAME as written */
+		struct env_setting s;
+	} ports[ENV_PORTS_MAX];
 };
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* SC4S_LISTEN_<NAME>_UDP_PORT: the last one of a name wins, as in a shell. */
+static int collect_port(struct env_read *rd, const char *name, const char *value, unsigned int line,
+			char *err, size_t errlen)
+{
+	size_t vl = strlen(name) - strlen(LISTEN_PREFIX) - strlen(UDP_SUFFIX);
+	char vendor[64];
+	unsigned int i;
+
+	if (!vl || vl >= sizeof(vendor) || strlen(value) >= sizeof(rd->ports[0].s.value)) {
+		snprintf(err, errlen, "%s: name or value too long", name);
+		return -EINVAL;
+	}
+	memcpy(vendor, name + strlen(LISTEN_PREFIX), vl);
+	vendor[vl] = '\0';
+	for (i = 0; i < rd->nr_ports; i++)
+		if (!strcmp(rd->ports[i].vendor, vendor))
+			break;
+	if (i == rd->nr_ports) {
+		if (rd->nr_ports == ENV_PORTS_MAX) {
+			snprintf(err, errlen, "%s: more than %d SC4S_LISTEN_*_UDP_PORT settings",
+				 name, ENV_PORTS_MAX);
+			return -EINVAL;
+		}
+		rd->nr_ports++;
+		/* DEFAULT is the first listener, wherever it is written. */
+		if (!strcmp(vendor, "DEFAULT") && i) {
+			memmove(&rd->ports[1], &rd->ports[0], i * sizeof(rd->ports[0]));
+			i = 0;
+		}
+	}
+	snprintf(rd->ports[i].vendor, sizeof(rd->ports[i].vendor), "%s", vendor);
+	rd->ports[i].s.set = true;
+	snprintf(rd->ports[i].s.value, sizeof(rd->ports[i].s.value), "%s", value);
+	rd->ports[i].s.line = line;
+	return 0;
+}
+
+/* A setting left out: by line (the first ENV_SKIP_MAX), and by name in
+ * the summary's list, as long as it has room. */
+static void skip(struct env_map *m, const char *name, unsigned int line, bool listener)
+{
+	size_t len = strlen(m->ignored);
+
+	if (m->nr_skipped < ENV_SKIP_MAX) {
+		snprintf(m->skipped[m->nr_skipped].name, sizeof(m->skipped[0].name), "%s", name);
+		m->skipped[m->nr_skipped].line = line;
+		m->skipped[m->nr_skipped].listener = listener;
+	}
+	m->nr_skipped++;
+	if (len + strlen(name) + 3 < sizeof(m->ignored)) {
+		snprintf(m->ignored + len, sizeof(m->ignored) - len, "%s%s", len ? ", " : "", name);
+		m->nr_ignored++;
+	}
+}
 
 static int collect(const char *name, const char *value, bool has_value, unsigned int line,
 		   void *ctx, char *err, size_t errlen)
@@ -56,6 +126,13 @@ static int collect(const char *name, const char *value, bool has_value, unsigned
 	struct env_read *rd = ctx;
 	struct env_map *m = rd->m;
 
+	if (!strncmp(name, LISTEN_PREFIX, strlen(LISTEN_PREFIX))) {
+		if (ends_with(name, UDP_SUFFIX))
+			return collect_port(rd, name, value, line, err, errlen);
+		/* TCP, TLS, RFC 6587...: a listener syslogrx has no use for. */
+		skip(m, name, line, true);
+		return 0;
+	}
 	for (int i = 0; i < K_NR; i++) {
 		if (strcmp(name, key_names[i]))
 			continue;
@@ -68,35 +145,38 @@ static int collect(const char *name, const char *value, bool has_value, unsigned
 		rd->k[i].line = line;
 		return 0;
 	}
-	/* Listed by name, as long as the line has room. */
-	if (strlen(m->ignored) + strlen(name) + 3 < sizeof(m->ignored)) {
-		size_t len = strlen(m->ignored);
-
-		snprintf(m->ignored + len, sizeof(m->ignored) - len, "%s%s", len ? ", " : "", name);
-		m->nr_ignored++;
-	}
+	skip(m, name, line, false);
 	return 0;
 }
 
-__attribute__((format(printf, 2, 3))) static void warn(struct env_map *m, const char *fmt, ...)
+/* A warning about the setting on line `line`. */
+__attribute__((format(printf, 3, 4))) static void warn(struct env_map *m, unsigned int line,
+						       const char *fmt, ...)
 {
 	va_list ap;
 
 	if (m->nr_warnings >= ENV_WARN_MAX)
 		return;
+	m->warning_line[m->nr_warnings] = line;
 	va_start(ap, fmt);
 	vsnprintf(m->warnings[m->nr_warnings++], sizeof(m->warnings[0]), fmt, ap);
 	va_end(ap);
 }
 
-static struct env_mapping *row(struct env_read *rd, enum sc4s_key k)
+static struct env_mapping *row_of(struct env_read *rd, const char *name,
+				  const struct env_setting *s)
 {
 	struct env_mapping *r = &rd->m->rows[rd->m->n++];
 
-	snprintf(r->name, sizeof(r->name), "%s", key_names[k]);
-	snprintf(r->value, sizeof(r->value), "%s", rd->k[k].value);
-	r->line = rd->k[k].line;
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	snprintf(r->value, sizeof(r->value), "%s", s->value);
+	r->line = s->line;
 	return r;
+}
+
+static struct env_mapping *row(struct env_read *rd, enum sc4s_key k)
+{
+	return row_of(rd, key_names[k], &rd->k[k]);
 }
 
 /* yes/no as SC4S writes them (and true/false, 1/0). */
@@ -130,43 +210,108 @@ static int give(struct emit_ctx *e, struct env_mapping *r, const char *flag, con
 	msg[0] = '\0';
 	ret = e->emit(flag, value, e->ctx, msg, sizeof(msg));
 	if (ret)
-		snprintf(e->err, e->errlen, "%s:%u: %s=%s: %s", e->path, r->line, r->name, r->value,
-			 msg[0] ? msg : "invalid");
+		snprintf(e->err, e->errlen, "--env-file %s:%u: %s=%s: %s", e->path, r->line,
+			 r->name, r->value, msg[0] ? msg : "invalid");
 	return ret;
 }
 
 static int bad(struct emit_ctx *e, struct env_mapping *r, const char *what)
 {
-	snprintf(e->err, e->errlen, "%s:%u: %s=%s: expected %s", e->path, r->line, r->name,
-		 r->value, what);
+	snprintf(e->err, e->errlen, "--env-file %s:%u: %s=%s: expected %s", e->path, r->line,
+		 r->name, r->value, what);
 	return -EINVAL;
+}
+
+/* SC4S_LISTEN_<NAME>_UDP_PORT=P[,P...]: a listener per port on every
+ * address, as SC4S listens. Named after the vendor in lowercase
+ * (cisco_asa), NAME_PORT each for a list; left unnamed when the file has
+ * just one DEFAULT port, so that records stay as one --listen writes them. */
+static int map_ports(struct env_read *rd, struct emit_ctx *e)
+{
+	bool named = rd->nr_ports > 1 || strchr(rd->ports[0].s.value, ',') ||
+		     strcmp(rd->ports[0].vendor, "DEFAULT");
+	char name[64], arg[128], list[128];
+	static bool taken[65536]; /* ports mapped so far: one listener each */
+	uint64_t port;
+	int ret;
+
+	memset(taken, 0, sizeof(taken));
+	for (unsigned int i = 0; i < rd->nr_ports; i++) {
+		struct env_mapping *r = row_of(rd, "", &rd->ports[i].s);
+		bool several = strchr(r->value, ',') != NULL;
+		char *save = NULL, *tok;
+		size_t used = 0;
+
+		snprintf(r->name, sizeof(r->name), "%s%s%s", LISTEN_PREFIX, rd->ports[i].vendor,
+			 UDP_SUFFIX);
+		snprintf(r->flag, sizeof(r->flag), "--listen");
+		snprintf(list, sizeof(list), "%s", r->value);
+		for (size_t k = 0; rd->ports[i].vendor[k] && k + 1 < sizeof(name); k++) {
+			char ch = rd->ports[i].vendor[k];
+
+			name[k] = ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch;
+			name[k + 1] = '\0';
+		}
+		for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			char lname[96];
+			char msg[384] = "";
+
+			if (parse_u64(tok, 1, 65535, &port))
+				return bad(e, r, "a port from 1 to 65535, or a comma list of them");
+			if (taken[port])
+				return bad(e, r, "a port no other SC4S_LISTEN_*_UDP_PORT has");
+			taken[port] = true;
+			snprintf(lname, sizeof(lname), several ? "%s_%llu" : "%s", name,
+				 (unsigned long long)port);
+			if (named && !listener_name_valid(lname))
+				return bad(e, r,
+					   "a NAME of A-Z, 0-9 and _ that makes a listener name of "
+					   "at most 32 characters");
+			if (named)
+				snprintf(arg, sizeof(arg), "%s=0.0.0.0:%llu", lname,
+					 (unsigned long long)port);
+			else
+				snprintf(arg, sizeof(arg), "0.0.0.0:%llu",
+					 (unsigned long long)port);
+			ret = e->emit("listen", arg, e->ctx, msg, sizeof(msg));
+			if (ret) {
+				snprintf(e->err, e->errlen, "--env-file %s:%u: %s=%s: %s", e->path,
+					 r->line, r->name, r->value, msg[0] ? msg : "invalid");
+				return ret;
+			}
+			if (used < sizeof(r->became))
+				used += snprintf(r->became + used, sizeof(r->became) - used, "%s%s",
+						 used ? ", " : "", arg);
+		}
+		if (!used)
+			return bad(e, r, "a port from 1 to 65535, or a comma list of them");
+	}
+	return 0;
 }
 
 int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map *out, char *err,
 		   size_t errlen)
 {
 	struct emit_ctx e = { path, emit, ctx, err, errlen };
-	struct env_read rd = { .m = out };
 	struct env_mapping *r;
 	uint64_t v, sockets = 1, rmem_max = 0;
 	bool iw_use = false, yes;
 	char buf[64];
 	int ret;
 
-	memset(out, 0, sizeof(*out));
-	ret = config_file_read(path, collect, &rd, err, errlen);
-	if (ret)
-		return ret;
+	static struct env_read rd; /* large; one parse at a time */
+	char msg[384];
 
-	if (rd.k[K_PORT].set) {
-		r = row(&rd, K_PORT);
-		if (parse_u64(r->value, 1, 65535, &v))
-			return bad(&e, r, "a port from 1 to 65535");
-		/* SC4S listens on every address. */
-		snprintf(buf, sizeof(buf), "0.0.0.0:%llu", (unsigned long long)v);
-		if ((ret = give(&e, r, "listen", buf)))
-			return ret;
+	memset(out, 0, sizeof(*out));
+	memset(&rd, 0, sizeof(rd));
+	rd.m = out;
+	ret = config_file_read(path, collect, &rd, msg, sizeof(msg));
+	if (ret) {
+		snprintf(err, errlen, "--env-file %s", msg);
+		return ret;
 	}
+	if (rd.nr_ports && (ret = map_ports(&rd, &e)))
+		return ret;
 	if (rd.k[K_SOCKETS].set) {
 		r = row(&rd, K_SOCKETS);
 		if ((ret = give(&e, r, "sockets", r->value)))
@@ -189,7 +334,7 @@ int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map
 		snprintf(r->became, sizeof(r->became),
 			 "no flag: syslogrx's balancer always covers all --sockets");
 		if (v != sockets)
-			warn(out,
+			warn(out, r->line,
 			     "%s=%llu but %s=%llu%s: SC4S's eBPF program would pick among %llu "
 			     "sockets of a group of %llu: %s",
 			     key_names[K_EBPF_SOCKETS], (unsigned long long)v, key_names[K_SOCKETS],
@@ -213,7 +358,7 @@ int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map
 			if ((ret = give(&e, r, "rcvbuf", buf)))
 				return ret;
 			if (!sysctl_read_u64("net.core.rmem_max", &rmem_max) && v > rmem_max)
-				warn(out,
+				warn(out, r->line,
 				     "%s=%llu is above net.core.rmem_max (%llu): SC4S's syslog-ng "
 				     "would get %llu bytes (2 x rmem_max), not %llu, silently; syslogrx "
 				     "asks for --rcvbuf %llu with SO_RCVBUFFORCE (CAP_NET_ADMIN); fix "
@@ -251,7 +396,7 @@ int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map
 				 " (and --window-bytes %s: 1 KB a message, as SC4S counts)", buf);
 		}
 		if (!iw_use)
-			warn(out,
+			warn(out, r->line,
 			     "%s is set without %s=yes: SC4S's template leaves it out and "
 			     "syslog-ng keeps its default window, silently; syslogrx applies it",
 			     key_names[K_IW_SIZE], key_names[K_IW_USE]);
@@ -268,7 +413,7 @@ int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map
 			snprintf(r->became + strlen(r->became),
 				 sizeof(r->became) - strlen(r->became), " (syslogrx's most)");
 		if (!iw_use)
-			warn(out,
+			warn(out, r->line,
 			     "%s is set without %s=yes: SC4S's template leaves it out, "
 			     "silently; syslogrx applies it as --batch",
 			     key_names[K_FETCH], key_names[K_IW_USE]);
@@ -289,11 +434,15 @@ void env_file_report(const struct env_map *m, const char *path)
 								       "command line)") :
 				"");
 	}
-	if (m->nr_ignored)
-		fprintf(stderr, "syslogrx: --env-file %s: ignored (not for a UDP receiver): %s\n",
-			path, m->ignored);
+	for (unsigned int i = 0; i < m->nr_skipped && i < ENV_SKIP_MAX; i++)
+		fprintf(stderr, "syslogrx: --env-file %s:%u: %s ignored (%s)\n", path,
+			m->skipped[i].line, m->skipped[i].name,
+			m->skipped[i].listener ? "not a UDP listener" : "not for a UDP receiver");
+	if (m->nr_skipped > ENV_SKIP_MAX)
+		fprintf(stderr,
+			"syslogrx: --env-file %s:%u: and %u more settings after it ignored\n", path,
+			m->skipped[ENV_SKIP_MAX - 1].line, m->nr_skipped - ENV_SKIP_MAX);
 	for (unsigned int i = 0; i < m->nr_warnings; i++)
-		pr_warn("--env-file %s: WARNING: %s\n", path, m->warnings[i]);
-	fprintf(stderr, "syslogrx: --env-file %s: precedence: env-file < --config < command line\n",
-		path);
+		pr_warn("--env-file %s:%u: WARNING: %s\n", path, m->warning_line[i],
+			m->warnings[i]);
 }

@@ -10,6 +10,9 @@
 #include "net/sysctl.h"
 #include "rx/settings/preflight.h"
 
+/* The listener the checks being added are for ("" = all); one thread. */
+static const char *for_listener = "";
+
 static struct preflight_check *add(struct preflight *p, const char *check, bool ok)
 {
 	struct preflight_check *c;
@@ -19,6 +22,7 @@ static struct preflight_check *add(struct preflight *p, const char *check, bool 
 	c = &p->checks[p->n++];
 	memset(c, 0, sizeof(*c));
 	snprintf(c->check, sizeof(c->check), "%s", check);
+	snprintf(c->listener, sizeof(c->listener), "%s", for_listener);
 	c->ok = ok;
 	return c;
 }
@@ -27,6 +31,7 @@ static struct preflight_check *add(struct preflight *p, const char *check, bool 
 __attribute__((format(printf, 3, 4))) static void say(struct preflight_check *c, const char *fix,
 						      const char *fmt, ...)
 {
+	char who[48] = "";
 	va_list ap;
 
 	if (!c)
@@ -35,13 +40,16 @@ __attribute__((format(printf, 3, 4))) static void say(struct preflight_check *c,
 	vsnprintf(c->message, sizeof(c->message), fmt, ap);
 	va_end(ap);
 	snprintf(c->fix, sizeof(c->fix), "%s", c->ok ? "" : fix);
+	if (c->listener[0])
+		snprintf(who, sizeof(who), " (listener %s)", c->listener);
 	if (c->ok)
-		pr_info("pre-flight %s: ok: %s\n", c->check, c->message);
+		pr_info("pre-flight %s%s: ok: %s\n", c->check, who, c->message);
 	else
-		pr_warn("pre-flight %s: WARNING: %s; fix: %s\n", c->check, c->message, c->fix);
+		pr_warn("pre-flight %s%s: WARNING: %s; fix: %s\n", c->check, who, c->message,
+			c->fix);
 }
 
-static void check_port(struct preflight *p, const struct config *cfg)
+static void check_port(struct preflight *p, const char *listen)
 {
 	struct sockaddr_storage addr;
 	socklen_t len;
@@ -50,7 +58,7 @@ static void check_port(struct preflight *p, const struct config *cfg)
 	char fix[192];
 	bool ok;
 
-	if (parse_host_port(cfg->listen, &addr, &len))
+	if (parse_host_port(listen, &addr, &len))
 		return; /* the bind will name the bad address */
 	port = sockaddr_port(&addr);
 	sysctl_read_u64("net.ipv4.ip_unprivileged_port_start", &start);
@@ -93,7 +101,11 @@ static void check_window_memory(struct preflight *p, const struct config *cfg)
 void preflight_before(struct preflight *p, const struct config *cfg)
 {
 	memset(p, 0, sizeof(*p));
-	check_port(p, cfg);
+	for (unsigned int k = 0; k < cfg->nr_listeners; k++) {
+		for_listener = cfg->listener_names ? cfg->listeners[k].name : "";
+		check_port(p, cfg->listeners[k].addr);
+	}
+	for_listener = "";
 	check_window_memory(p, cfg);
 }
 
@@ -169,18 +181,25 @@ static void check_udp_mem(struct preflight *p, const struct socket_group *g, uin
 
 void preflight_sockets(struct preflight *p, const struct config *cfg, const struct socket_group *g)
 {
-	uint64_t smallest = UINT64_MAX, total = 0;
+	uint64_t total = 0;
 
 	if (!g->n)
 		return;
-	for (unsigned int i = 0; i < g->n; i++) {
-		uint64_t b = g->socks[i].rcvbuf;
+	/* Each listener's smallest buffer (its sockets are bound apart). */
+	for (unsigned int k = 0; k < cfg->nr_listeners; k++) {
+		uint64_t smallest = UINT64_MAX;
 
-		total += b;
-		if (b < smallest)
-			smallest = b;
+		for (unsigned int i = 0; i < g->n; i++)
+			if (g->socks[i].listener == k && (uint64_t)g->socks[i].rcvbuf < smallest)
+				smallest = g->socks[i].rcvbuf;
+		if (smallest == UINT64_MAX)
+			continue;
+		for_listener = cfg->listener_names ? cfg->listeners[k].name : "";
+		check_rcvbuf(p, cfg, smallest);
 	}
-	check_rcvbuf(p, cfg, smallest);
+	for_listener = "";
+	for (unsigned int i = 0; i < g->n; i++)
+		total += g->socks[i].rcvbuf;
 	check_udp_mem(p, g, total);
 }
 

@@ -12,13 +12,15 @@
 #include "net/socket_group.h"
 #include "rx/settings/config.h"
 
-#define PREFLIGHT_MAX 8
+/* port and rcvbuf per listener, and the checks made once */
+#define PREFLIGHT_MAX (3 * CONFIG_MAX_LISTENERS + 6)
 
 struct preflight_check {
 	char check[24]; /* "port", "window_memory", "rcvbuf", "udp_mem" */
 	bool ok;
 	char message[384];
-	char fix[192]; /* the sysctl or flag that fixes it; "" when ok */
+	char fix[192];	   /* the sysctl or flag that fixes it; "" when ok */
+	char listener[33]; /* the --listen it is for, when named; "" = all */
 };
 
 struct preflight {

@@ -167,26 +167,30 @@ static int kafka_produce(struct sink *s, const char *msg, size_t len, const char
 
 	/* F_COPY: librdkafka puts the payload in the same allocation as its own
 	 * per-message header, so copying costs no extra malloc, and the batch
-	 * buffer is free to be reused at once. The header is copied too. */
-	if (srclen)
-		err = rd_kafka_producev(k->rk, RD_KAFKA_V_RKT(k->rkt),
-					RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
-					RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-					RD_KAFKA_V_VALUE((void *)msg, len),
-					RD_KAFKA_V_KEY(keylen ? key : NULL, keylen),
-					RD_KAFKA_V_HEADER(SOURCE_HEADER, src, (ssize_t)srclen),
-					RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
-	else
-		err = rd_kafka_producev(k->rk, RD_KAFKA_V_RKT(k->rkt),
-					RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
-					RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-					RD_KAFKA_V_VALUE((void *)msg, len),
-					RD_KAFKA_V_KEY(keylen ? key : NULL, keylen),
-					RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+	 * buffer is free to be reused at once. The headers are copied too: the
+	 * sender ("source") and, with named listeners, the "listener" a consumer
+	 * can route on. librdkafka owns them once producev succeeds. */
+	rd_kafka_headers_t *hdrs = NULL;
+
+	if (srclen || s->listener_now) {
+		hdrs = rd_kafka_headers_new(2);
+		if (srclen)
+			rd_kafka_header_add(hdrs, SOURCE_HEADER, -1, src, (ssize_t)srclen);
+		if (s->listener_now)
+			rd_kafka_header_add(hdrs, "listener", -1, s->listener_now, -1);
+	}
+	err = rd_kafka_producev(k->rk, RD_KAFKA_V_RKT(k->rkt),
+				RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
+				RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+				RD_KAFKA_V_VALUE((void *)msg, len),
+				RD_KAFKA_V_KEY(keylen ? key : NULL, keylen), RD_KAFKA_V_HEADERS(hdrs),
+				RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
 	if (!err) {
 		BUMP(k->in_flight, 1);
 		return 0;
 	}
+	if (hdrs)
+		rd_kafka_headers_destroy(hdrs);
 	if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
 		return -EAGAIN;
 	count_failure(k, err);

@@ -396,6 +396,7 @@ static int otlp_produce_msg(struct sink *sk, const char *data, size_t len,
 		.src = meta->src,
 		.src_len = meta->src_len,
 		.original = k->original,
+		.listener = meta->listener,
 	};
 	char *d;
 

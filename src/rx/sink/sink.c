@@ -41,5 +41,9 @@ struct sink *sink_open(const struct config *c)
 	}
 	s->tz_kind = c->tz_kind;
 	s->tz_offset = c->tz_offset;
+	if (c->listener_names) {
+		s->listeners = c->listeners;
+		s->nr_listeners = c->nr_listeners;
+	}
 	return s;
 }

@@ -81,6 +81,13 @@ struct sink {
 	 * still lose it and the sink would resend it (tcp: its replay of a
 	 * connection's last second). The disk buffer keeps a record that long. */
 	uint64_t settle_ns;
+	/* The --listen names a record's listener index picks (msg_meta.listener);
+	 * NULL when records name none (one unnamed listener). */
+	const struct listener_spec *listeners;
+	unsigned int nr_listeners;
+	/* The listener of the message being produced (msg_meta.listener), set
+	 * by the output stage before each produce; NULL = none. */
+	const char *listener_now;
 };
 
 /* Opens the sink the config names; NULL + errno, having logged why. */
