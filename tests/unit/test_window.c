@@ -57,6 +57,61 @@ static void test_bound_counts_batches(void **state)
 	window_destroy(&w);
 }
 
+/* A batch received into slots: n of 64 slots of 1024 bytes filled, pushed. */
+static struct batch *push_received(struct window *w, uint32_t n)
+{
+	struct batch *b;
+
+	assert_int_equal(window_reserve(w, 64, &(const int){ 0 }, 0), 64);
+	b = window_batch_get(w);
+	assert_non_null(b);
+	assert_int_equal(batch_slots(b, 64, 1024), 0);
+	assert_true(b->data_cap >= 64 * 1024);
+	for (uint32_t i = 0; i < n; i++) {
+		b->recs[i].off = i * 1024;
+		b->recs[i].len = 1000;
+		memset(b->data + i * 1024, 'x', 1000);
+		b->used += 1000;
+	}
+	b->count = n;
+	batch_trim(b, (size_t)n * 1024);
+	window_push(w, b, 64);
+	return b;
+}
+
+/* A batch handed over short of its slots (a burst's end) counts in the
+ * byte bound what it holds, not the 64 slots it was read with; a full one
+ * keeps its area, and a trimmed one gets its slots back when reused. */
+static void test_short_read_counts_what_it_holds(void **state)
+{
+	const size_t head = sizeof(struct batch) + 64 * sizeof(struct msg_rec);
+	struct window w;
+	struct window_stats st;
+	struct batch *b;
+
+	assert_int_equal(window_init(&w, 100000, 64ULL << 20, 64), 0);
+	b = push_received(&w, 2);
+	window_get_stats(&w, &st);
+	assert_int_equal(st.held_mem, head + 2 * 1024);
+	assert_int_equal(st.bytes, 2000);
+	assert_ptr_equal(window_pop(&w, 0), b);
+	assert_memory_equal(b->data + 1024, (char[1000]){ [0 ... 999] = 'x' }, 1000);
+	window_release(&w, b);
+	/* the same batch from the pool, full this time */
+	assert_ptr_equal(push_received(&w, 64), b);
+	window_get_stats(&w, &st);
+	assert_int_equal(st.held_mem, head + 64 * 1024);
+	assert_int_equal(st.bytes, 64000);
+	assert_ptr_equal(window_pop(&w, 0), b);
+	window_release(&w, b);
+	/* past half full: not worth a realloc, kept whole */
+	push_received(&w, 40);
+	window_get_stats(&w, &st);
+	assert_int_equal(st.held_mem, head + 64 * 1024);
+	window_release(&w, window_pop(&w, 0));
+	window_destroy(&w);
+}
+
 static void test_pool_bounded_by_size(void **state)
 {
 	struct window w;
@@ -210,6 +265,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bound_counts_batches),
+		cmocka_unit_test(test_short_read_counts_what_it_holds),
 		cmocka_unit_test(test_pool_bounded_by_size),
 		cmocka_unit_test(test_pool_expires_when_idle),
 		cmocka_unit_test(test_threads),
