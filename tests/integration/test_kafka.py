@@ -201,14 +201,14 @@ def test_json_value_is_the_line_without_newline(broker, tmp_path, procs):
     out_file = tmp_path / "ref.log"
     msgs = sample_messages(500)
     # The same messages through --output file: the reference lines.
-    ref = Syslogrx(tmp_path, "--output", f"file:{out_file}", "--format", "json", "--balance",
+    ref = Syslogrx(tmp_path, "--output", f"file:{out_file}", "--format", "json", "--json-raw", "--balance",
                    "hash", "--rcvbuf", "8M", port=port, summary=False)
     procs.append(ref)
     with bound_sock() as s:
         send_from(s, ("127.0.0.1", port), msgs, rate=20000)
     rc, _, err = ref.stop()
     assert rc == 0, err
-    rx = Syslogrx(tmp_path, "--output", dest(broker, topic), "--format", "json",
+    rx = Syslogrx(tmp_path, "--output", dest(broker, topic), "--format", "json", "--json-raw",
                   "--balance", "hash", "--rcvbuf", "8M", port=port)
     procs.append(rx)
     with bound_sock() as s:

@@ -2,6 +2,7 @@
 
 Each test sends a known number of datagrams and checks the summary's exact
 counts and per-socket distribution (needs root: CI runs as root)."""
+import json
 import socket
 import threading
 import statistics
@@ -202,6 +203,30 @@ def test_every_size_arrives_byte_exact(syslogrx, tmp_path, buffer):
     else:
         got = sink.frames()
     assert got == msgs
+
+
+@pytest.mark.parametrize("json_raw", [False, True])
+def test_json_carries_the_message_once(syslogrx, tmp_path, json_raw):
+    """json by default: the text once, as msg (raw only for a malformed
+    datagram, its only copy); --json-raw adds the whole datagram to every
+    line. Judged by Python's JSON and UTF-8 decoders."""
+    port = free_udp_port()
+    out = tmp_path / "out.json"
+    rx = syslogrx("--sockets", "1", "--threads", "1", "--format", "json", "--output",
+                  f"file:{out}", *(["--json-raw"] if json_raw else []), port=port)
+    msgs = [b"<13>1 2026-11-22T03:12:00Z host app 7 - - caf\xc3\xa9 \"quoted\"",
+            b"<14>Oct 11 22:14:15 host app[7]: tab\there", b"<999>malformed"]
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for m in msgs:
+            s.sendto(m, ("127.0.0.1", port))
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    objs = [json.loads(l.decode("utf-8")) for l in out.read_bytes().splitlines()]
+    assert [o.get("msg") for o in objs] == ["caf\u00e9 \"quoted\"", "tab\there", None]
+    assert [o["malformed"] for o in objs] == [False, False, True]
+    want_raw = [m.decode() for m in msgs] if json_raw else [None, None, msgs[2].decode()]
+    assert [o.get("raw") for o in objs] == want_raw
+    assert list(objs[0])[-1] == ("raw" if json_raw else "received")
 
 
 @pytest.mark.parametrize("fmt,output", [("raw", "file"), ("raw", "null"), ("json", "null"),
