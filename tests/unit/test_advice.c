@@ -12,7 +12,7 @@ static const struct advice_item *find(const struct advice *a, const char *name)
 {
 	for (unsigned int i = 0; i < a->n; i++)
 		if (!strcmp(a->items[i].flag, name) || !strcmp(a->items[i].sysctl, name) ||
-		    !strcmp(a->items[i].bug, name))
+		    !strcmp(a->items[i].bug, name) || !strcmp(a->items[i].limit, name))
 			return &a->items[i];
 	return NULL;
 }
@@ -213,6 +213,55 @@ static void test_window_full_wants_window(void **state)
 	assert_null(find(&a, "--rcvbuf"));
 }
 
+/* The window was full because the output stage's thread could not keep up
+ * (running or waiting to run 9.5 of the 10 s traffic came): the advice names the output
+ * stage's CPU and what costs less, never a larger window. An output thread
+ * mostly waiting (a slow destination) still gets the window. */
+static void test_output_cpu_is_named_not_window(void **state)
+{
+	static const struct {
+		enum out_format format;
+		bool json_raw;
+		const char *value, *says;
+	} cases[] = {
+		{ FORMAT_JSON, true, "without --json-raw", "about half the bytes" },
+		{ FORMAT_JSON, false, "--format raw", "raw lines cost the least" },
+		{ FORMAT_RFC5424, false, "--format raw", "raw lines cost the least" },
+		{ FORMAT_RAW, false, "", "a CPU of its own" },
+	};
+	struct advice_sock s[4] = {};
+	uint64_t busy[2] = { 100000000, 100000000 };
+	struct advice_input in = base(s, busy);
+	const struct advice_item *it;
+	struct advice a;
+
+	s[0] = (struct advice_sock){
+		.received = 20000, .rcvbuf = 212992, .drops = 3000, .drops_rcvbuf = 3000
+	};
+	in.window_hwm = 10000;
+	in.window_full_seconds = 6.7;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		in.format = cases[i].format;
+		in.json_raw = cases[i].json_raw;
+		in.output_busy_seconds = 9.5;
+		advice_compute(&in, &a);
+		it = find(&a, "output_cpu");
+		assert_non_null(it);
+		assert_string_equal(it->value, cases[i].value);
+		assert_non_null(strstr(it->why,
+				       "output stage's thread was on a CPU or waiting for one "
+				       "9.500 of the 10.000 s traffic came (95%)"));
+		assert_non_null(strstr(it->why, cases[i].says));
+		assert_null(find(&a, "--window"));
+		assert_null(find(&a, "--rcvbuf"));
+		/* the same, with the output thread mostly waiting: the window */
+		in.output_busy_seconds = 2.0;
+		advice_compute(&in, &a);
+		assert_null(find(&a, "output_cpu"));
+		assert_non_null(find(&a, "--window"));
+	}
+}
+
 static void test_untraced_gives_no_drop_advice(void **state)
 {
 	struct advice_sock s[4] = { { .drops = 10, .drops_rcvbuf = 10 } };
@@ -336,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_proto_mem_wants_udp_mem),
 		cmocka_unit_test(test_selection_failures_are_a_bug),
 		cmocka_unit_test(test_window_full_wants_window),
+		cmocka_unit_test(test_output_cpu_is_named_not_window),
 		cmocka_unit_test(test_untraced_gives_no_drop_advice),
 		cmocka_unit_test(test_one_sender_on_hash_wants_random),
 		cmocka_unit_test(test_many_senders_a_little_wants_rcvbuf),
