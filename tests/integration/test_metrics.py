@@ -84,10 +84,15 @@ def caps_of_threads(pid):
     return caps
 
 
+COST_NS = 2_000_000
+
+
 def test_scrape_equals_summary_under_drops(syslogrx):
     port, mport = free_udp_port(), free_tcp_port()
+    # Workers of 2 ms a message (at most 1,000/s for both): any sender
+    # overflows their 64K queues, the drops are structural.
     rx = syslogrx("--sockets", "4", "--threads", "2", "--balance", "random", "--rcvbuf", "64K",
-                  "--cost-ns", "20000", "--metrics", str(mport), port=port)
+                  "--cost-ns", str(COST_NS), "--metrics", str(mport), port=port)
     # A port alone binds loopback.
     line = rx.p.stderr.readline().decode()
     assert f"metrics on http://127.0.0.1:{mport}/metrics" in line, line
@@ -109,9 +114,11 @@ def test_scrape_equals_summary_under_drops(syslogrx):
 
     th = threading.Thread(target=scraper)
     th.start()
+    t0 = time.monotonic()
     try:
         r = run_cmd([binary("sysloggen"), "--target", f"127.0.0.1:{port}", "--count", "60000",
                      "--rate", "200000", "--size", "200", "--json"], timeout=60)
+        sending = time.monotonic() - t0
     finally:
         done.set()
         th.join(timeout=30)
@@ -153,7 +160,12 @@ def test_scrape_equals_summary_under_drops(syslogrx):
     check_with_promtool(text)
 
     drops = t["kernel_drops"]["total"]
-    assert drops > sent * 0.2, "the load must be more than the receiver takes"
+    # At most what two 2 ms workers read while the sender sent (a batch
+    # each besides) and what the four queues held (each datagram takes more
+    # than its 200 bytes): the rest was dropped, at any machine's speed.
+    can_take = sending * 2 * 1e9 / COST_NS + 2 * 64 + sum(k["rcvbuf"] // 200 + 1
+                                                            for k in s["sockets"])
+    assert drops >= sent - can_take, (drops, sent, can_take)
     assert t["received"] + drops == sent
 
     # Per socket and per reason: the scrape is the summary.

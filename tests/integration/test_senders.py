@@ -177,30 +177,34 @@ def test_no_trace_counts_received_only(syslogrx):
     assert snd["received"] == rx.summary["totals"]["received"] == 500
 
 
-@pytest.fixture
-def netns6():
-    """A netns with lo up and two extra IPv6 addresses on it, deleted on every path."""
+@pytest.fixture(params=[("fd00:25::2", "fd00:25::3"), ("fd00:1::5", "fd00:193::5")],
+                ids=["interface-ids-differ", "only-the-prefix-differs"])
+def netns6(request):
+    """A netns with lo up and two extra IPv6 addresses on it, deleted on every
+    path: once differing in the interface ID, once only above it (the same
+    low 64 bits: two senders, two rows)."""
     ns = netns_name("senders-v6")
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
         subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
-        for a in ("fd00:25::2", "fd00:25::3"):
+        for a in request.param:
             subprocess.run(["ip", "-n", ns, "addr", "add", f"{a}/128", "dev", "lo", "nodad"],
                            check=True)
-        yield ns
+        yield ns, request.param
     finally:
         subprocess.run(["ip", "netns", "del", ns], check=False)
 
 
 def test_two_senders_ipv6(syslogrx, netns6):
+    ns, (a, b) = netns6
     port = free_udp_port(socket.AF_INET6)
     rx = syslogrx("--sockets", "2", "--threads", "1", "--rcvbuf", "64K", "--cost-ns", "100000",
-                  listen=f"[::1]:{port}", netns=netns6)
-    sent = rounds(port, "fd00:25::2", "fd00:25::3", netns=netns6)
-    proc_drops = sum(d for _, d in port_rows(port, netns6))
+                  listen=f"[::1]:{port}", netns=ns)
+    sent = rounds(port, a, b, netns=ns)
+    proc_drops = sum(d for _, d in port_rows(port, ns))
     rc, _, err = rx.stop()
     assert rc == 0, err
-    check_attribution(rx.summary, sent, "fd00:25::2", "fd00:25::3", proc_drops)
+    check_attribution(rx.summary, sent, a, b, proc_drops)
 
 
 # ---- udpdrops on syslog-ng ------------------------------------------------------

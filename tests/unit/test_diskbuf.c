@@ -16,6 +16,7 @@
 #include <zlib.h>
 #include "common/crc32_fast.h"
 #include "rx/path/diskbuf.h"
+#include "rx/path/diskbuf_lock.h"
 
 #define REC_HDR 40
 #define DESC 56
@@ -573,7 +574,7 @@ static void test_cursor(void **state)
 	struct diskbuf *d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
 	struct batch *b1 = new_batch(8), *b2 = new_batch(8);
 	struct diskbuf_stats st;
-	uint64_t msgs = 0, all = 0;
+	uint64_t msgs = 0, all = 0, off;
 	char path[300];
 	int fd;
 
@@ -594,11 +595,15 @@ static void test_cursor(void **state)
 	read_range(d, 20, 30);
 	diskbuf_close(d);
 
-	/* A damaged cursor: from the start. */
+	/* A damaged cursor: from the start. Damaged where it still looks like
+	 * an offset inside the segment (one byte lower), so only its CRC can
+	 * tell. */
 	snprintf(path, sizeof(path), "%s/cursor", dir);
 	fd = open(path, O_RDWR);
 	assert_true(fd >= 0);
-	assert_int_equal(pwrite(fd, "x", 1, 9), 1);
+	assert_int_equal(pread(fd, &off, sizeof(off), 8), sizeof(off));
+	off--;
+	assert_int_equal(pwrite(fd, &off, sizeof(off), 8), sizeof(off));
 	close(fd);
 	d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
 	diskbuf_get_stats(d, &st);
@@ -639,16 +644,19 @@ static void test_torn_tail(void **state)
 	free_batch(b);
 }
 
-/* One flipped byte inside record 4's data, one inside record 7's header. */
+/* One flipped byte inside record 4's data, one inside record 7's header's
+ * length, one in record 2's receive time (that only the header CRC covers). */
 static void test_flipped_bytes(void **state)
 {
 	struct diskbuf *d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
 	struct batch *b = new_batch(8);
 	struct diskbuf_stats st;
-	uint64_t off4 = SEG_HDR, off7 = SEG_HDR;
+	uint64_t off2 = SEG_HDR, off4 = SEG_HDR, off7 = SEG_HDR;
 	char path[128], c;
 	int fd;
 
+	for (unsigned int k = 0; k < 2; k++)
+		off2 += record_bytes(k);
 	for (unsigned int k = 0; k < 4; k++)
 		off4 += record_bytes(k);
 	for (unsigned int k = 0; k < 7; k++)
@@ -660,22 +668,27 @@ static void test_flipped_bytes(void **state)
 	assert_true(fd >= 0);
 	off4 += record_bytes(4) - 3; /* in the message bytes */
 	off7 += 8;		     /* the payload length */
+	off2 += 32;		     /* first_ns */
 	assert_int_equal(pread(fd, &c, 1, off4), 1);
 	c ^= 0x20;
 	assert_int_equal(pwrite(fd, &c, 1, off4), 1);
 	assert_int_equal(pread(fd, &c, 1, off7), 1);
 	c ^= 0x01;
 	assert_int_equal(pwrite(fd, &c, 1, off7), 1);
+	assert_int_equal(pread(fd, &c, 1, off2), 1);
+	c ^= 0x01;
+	assert_int_equal(pwrite(fd, &c, 1, off2), 1);
 	close(fd);
 
 	d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
-	read_range(d, 0, 4);
+	read_range(d, 0, 2);
+	read_range(d, 3, 4);
 	read_range(d, 5, 7);
 	read_range(d, 8, 10);
 	assert_int_equal(diskbuf_read(d, b), 0);
 	diskbuf_get_stats(d, &st);
-	assert_int_equal(st.corrupt_records, 2);
-	assert_int_equal(st.corrupt_bytes, record_bytes(4) + record_bytes(7));
+	assert_int_equal(st.corrupt_records, 3);
+	assert_int_equal(st.corrupt_bytes, record_bytes(2) + record_bytes(4) + record_bytes(7));
 	diskbuf_close(d);
 	free_batch(b);
 }
@@ -897,6 +910,32 @@ static void test_dir_created_0700(void **state)
 	diskbuf_close(d);
 }
 
+/* DIR that is a symbolic link, to a folder that passes the owner and mode
+ * checks: refused by the buffer and by its lock, nothing made in the target. */
+static void test_dir_link_refused(void **state)
+{
+	char target[128], link[128];
+	struct diskbuf_opts o = { .dir = link, .max_bytes = 16 << 20, .sync_ms = 1000 };
+	DIR *dd;
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(target, sizeof(target), "%s/target", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	assert_int_equal(mkdir(target, 0700), 0);
+	assert_int_equal(symlink(target, link), 0);
+	errno = 0;
+	assert_null(diskbuf_open(&o));
+	assert_int_equal(errno, ELOOP);
+	assert_int_equal(diskbuf_lock_take(link, NULL, NULL, 0), -ELOOP);
+	dd = opendir(target);
+	assert_non_null(dd);
+	while ((e = readdir(dd)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(dd);
+	assert_int_equal(n, 0);
+}
+
 /* crc32_fast is zlib's crc32, at every length, offset and starting value. */
 static void test_crc32_fast(void **state)
 {
@@ -932,6 +971,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_forged_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_planted_files_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_created_0700, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_link_refused, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "common/json_writer.h"
 #include "common/log.h"
+#include "common/no_follow.h"
 #include "common/sockaddr.h"
 #include "net/sockinfo.h"
 #include "rx/report/snapshot.h"
@@ -281,6 +282,7 @@ static void write_otlp(struct json_writer *w, const struct snapshot *s)
 	jw_string(w, "url", o->url);
 	jw_string(w, "encoding", o->encoding);
 	jw_string(w, "compression", o->compression);
+	jw_bool(w, "original", o->original);
 	jw_u64(w, "batches", o->requests);
 	jw_u64(w, "records", o->records);
 	jw_u64(w, "bytes_raw", o->bytes_raw);
@@ -343,7 +345,7 @@ static void write_sender_reasons(struct json_writer *w, struct receiver *r,
 }
 
 /*
- * "senders" (issue 25): the top --senders-top by drops, then one row for the
+ * "senders" (--senders): the top --senders-top by drops, then one row for the
  * rest. received = the rows' received + rest.received + evicted.received;
  * dropped = the rows' dropped + rest.dropped + evicted.dropped +
  * unattributed_drops (the per-socket totals, when only our sockets use the
@@ -422,10 +424,10 @@ int summary_write(struct receiver *r, const char *path)
 	err = snapshot_take(r, &s);
 	if (err)
 		return err;
-	f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	f = strcmp(path, "-") ? fopen_private(path) : stdout;
 	if (!f) {
 		err = -errno;
-		pr_warn("--summary %s: %s\n", path, strerror(errno));
+		pr_warn("--summary %s: %s\n", path, no_follow_strerror(errno));
 		snapshot_free(&s);
 		return err;
 	}

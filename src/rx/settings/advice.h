@@ -2,7 +2,7 @@
 /*
  * Advice after a loss: from what a run measured, the setting that would have
  * held its load. Pure rules (advice_compute) over measurements gathered from
- * a stopped receiver (advice_measure, in rx/advice_measure.c), so that the
+ * a stopped receiver (advice_measure, in rx/report/advice_measure.c), so that the
  * rules are tested on synthetic inputs.
  *
  * The rules, in order:
@@ -16,9 +16,10 @@
  *    from the queue's high-water mark plus the bytes that did not fit, or a
  *    larger window when the output stage made the workers wait, unless the
  *    output stage's thread was running or waiting to run (never asleep)
- *    for most of the time traffic came: then its CPU is the limit (a larger window only delays the loss), and the advice
- *    names it (kind "limit": output_cpu) with what makes it cheaper.
- *  - per sender (--senders with the tracer, issue 25): one sender with most
+ *    for most of the time traffic came: then its CPU is the limit (a
+ *    larger window only delays the loss), and the advice names it (kind
+ *    "limit": output_cpu) with what makes it cheaper.
+ *  - per sender (--senders with the tracer): one sender with most
  *    of the drops on a hashed group is one flow the kernel's hash put on one
  *    socket: --balance random; many senders each losing a little is the
  *    queue, not a sender: a larger --rcvbuf.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * kafka:BROKERS/TOPIC sink: an async sink over librdkafka (see sink.h and
- * sink_kafka.h). Everything here runs on the output stage's thread: produce,
+ * kafka.h). Everything here runs on the output stage's thread: produce,
  * poll and drain, and so the delivery reports (librdkafka serves them from
  * rd_kafka_poll in the caller's thread) and the counters they update. Only
  * log_cb comes from librdkafka's own threads, and it only logs.
@@ -18,6 +18,9 @@
 #include "common/array.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/net_text.h"
+#include "common/redact.h"
+#include "common/sockaddr.h"
 #include "rx/settings/config.h"
 #include "rx/sink/kafka.h"
 
@@ -108,12 +111,13 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
 	struct sink_kafka *k = opaque;
-	char fatal[256];
+	char fatal[256], shown[4 * 256];
 
 	if (err == RD_KAFKA_RESP_ERR__FATAL) {
 		rd_kafka_fatal_error(rk, fatal, sizeof(fatal));
+		net_text_log(shown, sizeof(shown), fatal, strlen(fatal));
 		pr_warn("%s: fatal producer error: %s; every message from now on is counted as failed\n",
-			k->base.name, fatal);
+			k->base.name, shown);
 		return;
 	}
 	/* Transient (broker down, reconnecting): librdkafka retries. Say it once
@@ -121,16 +125,21 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 	if (err == (int)k->last_error)
 		return;
 	k->last_error = err;
+	/* reason may quote a broker: made safe before it is a log line */
+	net_text_log(shown, sizeof(shown), reason, strlen(reason));
 	pr_warn("%s: %s (%s); retrying, the input window holds what arrives meanwhile\n",
-		k->base.name, rd_kafka_err2name(err), reason);
+		k->base.name, rd_kafka_err2name(err), shown);
 }
 
 static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
+	char shown[1024];
+
+	net_text_log(shown, sizeof(shown), buf, strlen(buf));
 	if (level <= LOG_ERR)
-		pr_info("librdkafka: %s: %s\n", fac, buf);
+		pr_info("librdkafka: %s: %s\n", fac, shown);
 	else
-		pr_debug("librdkafka: %s: %s\n", fac, buf);
+		pr_debug("librdkafka: %s: %s\n", fac, shown);
 }
 
 static int kafka_write(struct sink *s, const char *buf, size_t len)
@@ -143,21 +152,41 @@ static int kafka_reopen(struct sink *s)
 	return 0;
 }
 
+/* The record's "source" header: the sender as json's "source" has it
+ * ("1.2.3.4:514", "[::1]:514"), for a consumer whatever --format is. */
+#define SOURCE_HEADER "source"
+
 static int kafka_produce(struct sink *s, const char *msg, size_t len, const char *key,
-			 size_t keylen, void *opaque)
+			 size_t keylen, const struct msg_meta *meta, void *opaque)
 {
 	struct sink_kafka *k = (struct sink_kafka *)s;
+	char src[SOCKADDR_STRLEN];
+	size_t srclen =
+		meta && meta->src ? sockaddr_format(src, sizeof(src), meta->src, meta->src_len) : 0;
 	rd_kafka_resp_err_t err;
 
 	/* F_COPY: librdkafka puts the payload in the same allocation as its own
 	 * per-message header, so copying costs no extra malloc, and the batch
-	 * buffer is free to be reused at once. */
-	if (!rd_kafka_produce(k->rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)msg, len,
-			      keylen ? key : NULL, keylen, opaque)) {
+	 * buffer is free to be reused at once. The header is copied too. */
+	if (srclen)
+		err = rd_kafka_producev(k->rk, RD_KAFKA_V_RKT(k->rkt),
+					RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
+					RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+					RD_KAFKA_V_VALUE((void *)msg, len),
+					RD_KAFKA_V_KEY(keylen ? key : NULL, keylen),
+					RD_KAFKA_V_HEADER(SOURCE_HEADER, src, (ssize_t)srclen),
+					RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+	else
+		err = rd_kafka_producev(k->rk, RD_KAFKA_V_RKT(k->rkt),
+					RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
+					RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+					RD_KAFKA_V_VALUE((void *)msg, len),
+					RD_KAFKA_V_KEY(keylen ? key : NULL, keylen),
+					RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+	if (!err) {
 		BUMP(k->in_flight, 1);
 		return 0;
 	}
-	err = rd_kafka_last_error();
 	if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
 		return -EAGAIN;
 	count_failure(k, err);
@@ -229,6 +258,10 @@ static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *val, con
 
 	if (rd_kafka_conf_set(conf, key, val, errstr, sizeof(errstr)) == RD_KAFKA_CONF_OK)
 		return 0;
+	/* sasl.password, ssl.key.password, *.client.secret ...: never shown */
+	if (strstr(key, "password") || strstr(key, "secret") || strstr(key, "key") ||
+	    strstr(key, "token"))
+		val = REDACTED;
 	if (flag)
 		pr_warn("%s %s=%s: %s\n", flag, key, val, errstr);
 	else
