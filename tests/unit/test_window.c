@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The input window's memory: the byte bound counts what the held batches
- * take, and the pool of recycled batches is bounded by the window's size and
- * by time since last use. */
+ * take (a batch received short of its slots: what it holds), the pool of
+ * recycled batches is bounded by the window's size and by time since last
+ * use, and the receive slot follows the typical datagram. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -9,6 +10,7 @@
 #include <cmocka.h>
 #include <pthread.h>
 #include <string.h>
+#include "rx/path/recv_slot.h"
 #include "rx/path/window.h"
 
 #define CAP 8
@@ -296,11 +298,67 @@ static void test_threads(void **state)
 	window_destroy(&tw);
 }
 
+/* The receive slot (recv_slot.h) follows the typical datagram: what a
+ * batch takes per message is about what its datagrams hold, and an
+ * occasional long one does not make every slot 64 KiB. */
+/* reads x (64 datagrams, all of len bytes but `big` of 65507) */
+static void feed(struct recv_slot *s, unsigned int reads, size_t len, unsigned int big)
+{
+	for (unsigned int r = 0; r < reads; r++) {
+		unsigned int over = (len > s->size ? 64 - big : 0) + (65507 > s->size ? big : 0);
+		size_t longest = big ? 65507 : len;
+		size_t fit = len <= s->size ? len : 0;
+
+		recv_slot_update(s, 64, over, longest, fit);
+	}
+}
+
+static void test_follows_the_typical_datagram(void **state)
+{
+	struct recv_slot s;
+
+	recv_slot_init(&s);
+	assert_int_equal(s.size, 2048);
+	/* 1000-byte datagrams: 1024 after a quiet while, not before */
+	feed(&s, RECV_SLOT_DECAY_READS - 1, 1000, 0);
+	assert_int_equal(s.size, 2048);
+	feed(&s, 1, 1000, 0);
+	assert_int_equal(s.size, 1024);
+	/* one 64 KiB datagram in every read: copied past the slots, the slot stays */
+	feed(&s, 3 * RECV_SLOT_DECAY_READS, 1000, 1);
+	assert_int_equal(s.size, 1024);
+	/* 9 of 64 too long (more than an eighth): grows at once to hold them */
+	feed(&s, 1, 1000, 9);
+	assert_int_equal(s.size, 65536);
+	/* and back down once they stop */
+	feed(&s, RECV_SLOT_DECAY_READS, 1000, 0);
+	assert_int_equal(s.size, 1024);
+	/* 1500-byte datagrams, all too long: 1536 at once */
+	feed(&s, 1, 1500, 0);
+	assert_int_equal(s.size, 1536);
+	/* tiny ones: never below RECV_SLOT_ROUND */
+	feed(&s, RECV_SLOT_DECAY_READS, 10, 0);
+	assert_int_equal(s.size, RECV_SLOT_ROUND);
+}
+
+/* A short read (a low rate) with one datagram too long grows: the batch is
+ * cut to what it holds anyway (batch_trim). */
+static void test_short_read_grows(void **state)
+{
+	struct recv_slot s;
+
+	recv_slot_init(&s);
+	recv_slot_update(&s, 2, 1, 5000, 100);
+	assert_int_equal(s.size, 5120);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bound_counts_batches),
 		cmocka_unit_test(test_short_read_counts_what_it_holds),
+		cmocka_unit_test(test_follows_the_typical_datagram),
+		cmocka_unit_test(test_short_read_grows),
 		cmocka_unit_test(test_message_bound_is_exact),
 		cmocka_unit_test(test_pool_bounded_by_size),
 		cmocka_unit_test(test_pool_expires_when_idle),

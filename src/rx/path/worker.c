@@ -15,16 +15,11 @@
 #include "rx/path/senders.h"
 #include "rx/path/worker.h"
 
+_Static_assert(RECV_SLOT_MAX == WORKER_SLOT_BYTES, "a slot and its overflow hold any datagram");
+
 #define POLL_MS 100
 #define COALESCE_MIN_US 50
 #define COALESCE_MAX_US 2000
-/* The receive slot in the batch (struct worker's slot): it starts at
- * SLOT_START, grows at once to the longest datagram read (rounded up to
- * SLOT_ROUND), and shrinks to the longest of the last SLOT_DECAY_READS
- * reads. */
-#define SLOT_START 2048
-#define SLOT_ROUND 256
-#define SLOT_DECAY_READS 64
 /* Bound on datagrams counted as abandoned per socket at exit. */
 #define ABANDON_MAX 1000000
 
@@ -117,31 +112,11 @@ static void deliver(const struct worker_shared *sh, struct batch *b, uint32_t ro
 	diskbuf_append_batch(sh->disk, b, batch_put, sh->window);
 }
 
-/* The slot that holds a datagram of len bytes. */
-static size_t slot_for(size_t len)
-{
-	size_t slot = (len + SLOT_ROUND - 1) / SLOT_ROUND * SLOT_ROUND;
-
-	return slot < SLOT_ROUND ? SLOT_ROUND : slot > WORKER_SLOT_BYTES ? WORKER_SLOT_BYTES : slot;
-}
-
-/* The slot follows what arrives: up at once, down after a quiet while. */
-static void adapt_slot(struct worker *w, size_t longest)
-{
-	if (longest > w->slot_seen)
-		w->slot_seen = longest;
-	if (longest <= w->slot && ++w->slot_reads < SLOT_DECAY_READS)
-		return;
-	w->slot = slot_for(w->slot_seen);
-	w->slot_seen = 0;
-	w->slot_reads = 0;
-}
-
 /* recvmmsg's iovecs: datagram i into slot i of b, its bytes past the slot
  * into the worker's overflow; b NULL: all into the overflow (read to count). */
 static void aim_iovecs(struct worker *w, struct batch *b, uint32_t want)
 {
-	size_t slot = b ? w->slot : 0;
+	size_t slot = b ? w->slot.size : 0;
 
 	for (uint32_t i = 0; i < want; i++) {
 		w->iov[2 * i] = (struct iovec){ b ? b->data + i * slot : NULL, slot };
@@ -162,15 +137,20 @@ static void aim_iovecs(struct worker *w, struct batch *b, uint32_t want)
  */
 static ssize_t place(struct worker *w, struct batch *b, int n)
 {
-	size_t slot = w->slot, end = (size_t)n * slot, tail = 0, longest = 0;
+	size_t slot = w->slot.size, end = (size_t)n * slot, tail = 0, longest = 0, fit = 0;
+	unsigned int over = 0;
 
 	for (int i = 0; i < n; i++) {
 		size_t len = w->msgs[i].msg_len;
 
 		if (len > WORKER_SLOT_BYTES)
 			len = WORKER_SLOT_BYTES;
-		if (len > slot)
+		if (len > slot) {
 			tail += len;
+			over++;
+		} else if (len > fit) {
+			fit = len;
+		}
 		if (len > longest)
 			longest = len;
 	}
@@ -196,7 +176,7 @@ static ssize_t place(struct worker *w, struct batch *b, int n)
 		b->used += len;
 	}
 	b->count = n;
-	adapt_slot(w, longest);
+	recv_slot_update(&w->slot, n, over, longest, fit);
 	return end;
 }
 
@@ -219,7 +199,7 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32
 	 * nothing came): the kernel writes into it. */
 	if (!b)
 		b = w->spare = window_batch_get(sh->window);
-	if (!b || batch_slots(b, want, w->slot))
+	if (!b || batch_slots(b, want, w->slot.size))
 		return -ENOMEM;
 	aim_iovecs(w, b, want);
 	n = recvmmsg(sh->group->socks[idx].fd, w->msgs, want, flags, NULL);
@@ -501,7 +481,7 @@ static int worker_setup(struct worker *w)
 		w->socks[w->nsocks++] = sh->order ? sh->order[s] : s;
 	w->pause_max_us = pause_ceiling_us(w);
 	w->pause_us = COALESCE_MIN_US;
-	w->slot = SLOT_START;
+	recv_slot_init(&w->slot);
 
 	w->epfd = -1;
 	if (w->nsocks == 1) {
