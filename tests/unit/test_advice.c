@@ -260,6 +260,25 @@ static void test_output_cpu_is_named_not_window(void **state)
 		assert_null(find(&a, "output_cpu"));
 		assert_non_null(find(&a, "--window"));
 	}
+	/* measured (loggen at 234,000/s, json --json-raw): full 5.0 s, the
+	 * output thread busy 6.05 of 10 s: its CPU */
+	in.window_full_seconds = 5.0;
+	in.output_busy_seconds = 6.05;
+	advice_compute(&in, &a);
+	assert_non_null(find(&a, "output_cpu"));
+	assert_null(find(&a, "--window"));
+	/* busy less than the window was full: it slept (a slow destination) */
+	in.window_full_seconds = 7.0;
+	in.output_busy_seconds = 5.5;
+	advice_compute(&in, &a);
+	assert_null(find(&a, "output_cpu"));
+	assert_non_null(find(&a, "--window"));
+	/* a short stall (full 1 s) in a run where the thread was busy 4 of 10 s */
+	in.window_full_seconds = 1.0;
+	in.output_busy_seconds = 4.0;
+	advice_compute(&in, &a);
+	assert_null(find(&a, "output_cpu"));
+	assert_non_null(find(&a, "--window"));
 }
 
 static void test_untraced_gives_no_drop_advice(void **state)

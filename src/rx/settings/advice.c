@@ -110,7 +110,8 @@ static bool advise_output_cpu(const struct advice_input *in, struct advice *a, u
 	const char *fix;
 
 	if (in->active_seconds <= 0 ||
-	    in->output_busy_seconds < ADVICE_OUTPUT_CPU_BOUND * in->active_seconds)
+	    in->output_busy_seconds < ADVICE_OUTPUT_BUSY_FULL * in->window_full_seconds ||
+	    in->output_busy_seconds < ADVICE_OUTPUT_BUSY_ACTIVE * in->active_seconds)
 		return false;
 	fix = in->format == FORMAT_JSON && in->json_raw ? "without --json-raw" :
 	      in->format != FORMAT_RAW			? "--format raw" :

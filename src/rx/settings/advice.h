@@ -16,7 +16,8 @@
  *    from the queue's high-water mark plus the bytes that did not fit, or a
  *    larger window when the output stage made the workers wait, unless the
  *    output stage's thread was running or waiting to run (never asleep)
- *    for most of the time traffic came: then its CPU is the limit (a
+ *    for as long as the window was full and half the time traffic came:
+ *    then its CPU is the limit (a
  *    larger window only delays the loss), and the advice names it (kind
  *    "limit": output_cpu) with what makes it cheaper.
  *  - per sender (--senders with the tracer): one sender with most
@@ -61,10 +62,15 @@ struct advice_senders {
 #define ADVICE_MANY_SENDERS 4
 #define ADVICE_THIN_SHARE 0.25
 #define ADVICE_THIN_LOSS 0.1
-/* The output stage's thread running or runnable for at least this share of
- * the time traffic came: its CPU, not the window, held the workers back (a
- * thread waiting for a slow destination sleeps instead). */
-#define ADVICE_OUTPUT_CPU_BOUND 0.75
+/* The output stage's thread running or runnable (never asleep) for at least
+ * ADVICE_OUTPUT_BUSY_FULL of the time the window was full and at least
+ * ADVICE_OUTPUT_BUSY_ACTIVE of the time traffic came: its CPU, not the
+ * window, held the workers back (a thread waiting for a slow destination
+ * sleeps in its writes instead). Only totals are measured, not the busy time
+ * inside the full periods: a busy output thread whose destination also
+ * stalled is read as CPU-bound. */
+#define ADVICE_OUTPUT_BUSY_FULL 0.9
+#define ADVICE_OUTPUT_BUSY_ACTIVE 0.5
 
 struct advice_input {
 	unsigned int nsocks; /* socket i belongs to worker i % nworkers */
