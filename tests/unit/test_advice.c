@@ -213,10 +213,29 @@ static void test_window_full_wants_window(void **state)
 	assert_null(find(&a, "--rcvbuf"));
 }
 
+/* With the window full for `full` s and the output thread busy `busy` s:
+ * the output stage's CPU is named (and no larger window), or the window is. */
+static const struct advice_item *full_and_busy(struct advice_input *in, struct advice *a,
+					       double full, double busy, bool cpu)
+{
+	in->window_full_seconds = full;
+	in->output_busy_seconds = busy;
+	advice_compute(in, a);
+	if (cpu) {
+		assert_null(find(a, "--window"));
+		assert_null(find(a, "--rcvbuf"));
+		assert_non_null(find(a, "output_cpu"));
+	} else {
+		assert_null(find(a, "output_cpu"));
+		assert_non_null(find(a, "--window"));
+	}
+	return find(a, "output_cpu");
+}
+
 /* The window was full because the output stage's thread could not keep up
- * (running or waiting to run 9.5 of the 10 s traffic came): the advice names the output
- * stage's CPU and what costs less, never a larger window. An output thread
- * mostly waiting (a slow destination) still gets the window. */
+ * (running or waiting to run 9.5 of the 10 s traffic came): the advice names
+ * the output stage's CPU and what costs less, never a larger window. An
+ * output thread mostly asleep (a slow destination) still gets the window. */
 static void test_output_cpu_is_named_not_window(void **state)
 {
 	static const struct {
@@ -239,46 +258,23 @@ static void test_output_cpu_is_named_not_window(void **state)
 		.received = 20000, .rcvbuf = 212992, .drops = 3000, .drops_rcvbuf = 3000
 	};
 	in.window_hwm = 10000;
-	in.window_full_seconds = 6.7;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		in.format = cases[i].format;
 		in.json_raw = cases[i].json_raw;
-		in.output_busy_seconds = 9.5;
-		advice_compute(&in, &a);
-		it = find(&a, "output_cpu");
-		assert_non_null(it);
+		it = full_and_busy(&in, &a, 6.7, 9.5, true);
 		assert_string_equal(it->value, cases[i].value);
 		assert_non_null(strstr(it->why,
 				       "output stage's thread was on a CPU or waiting for one "
 				       "9.500 of the 10.000 s traffic came (95%)"));
 		assert_non_null(strstr(it->why, cases[i].says));
-		assert_null(find(&a, "--window"));
-		assert_null(find(&a, "--rcvbuf"));
-		/* the same, with the output thread mostly waiting: the window */
-		in.output_busy_seconds = 2.0;
-		advice_compute(&in, &a);
-		assert_null(find(&a, "output_cpu"));
-		assert_non_null(find(&a, "--window"));
+		full_and_busy(&in, &a, 6.7, 2.0, false); /* mostly asleep */
 	}
-	/* measured (loggen at 234,000/s, json --json-raw): full 5.0 s, the
-	 * output thread busy 6.05 of 10 s: its CPU */
-	in.window_full_seconds = 5.0;
-	in.output_busy_seconds = 6.05;
-	advice_compute(&in, &a);
-	assert_non_null(find(&a, "output_cpu"));
-	assert_null(find(&a, "--window"));
+	/* measured (loggen at 234,000/s, json --json-raw): full 5.0 s, busy 6.05 */
+	full_and_busy(&in, &a, 5.0, 6.05, true);
 	/* busy less than the window was full: it slept (a slow destination) */
-	in.window_full_seconds = 7.0;
-	in.output_busy_seconds = 5.5;
-	advice_compute(&in, &a);
-	assert_null(find(&a, "output_cpu"));
-	assert_non_null(find(&a, "--window"));
+	full_and_busy(&in, &a, 7.0, 5.5, false);
 	/* a short stall (full 1 s) in a run where the thread was busy 4 of 10 s */
-	in.window_full_seconds = 1.0;
-	in.output_busy_seconds = 4.0;
-	advice_compute(&in, &a);
-	assert_null(find(&a, "output_cpu"));
-	assert_non_null(find(&a, "--window"));
+	full_and_busy(&in, &a, 1.0, 4.0, false);
 }
 
 static void test_untraced_gives_no_drop_advice(void **state)
