@@ -33,6 +33,15 @@ SYSLOGRX_FILE = "syslogrx raw, file"
 SYSLOGRX_JSON_FILE = "syslogrx json, file"
 DRAINRX = "drainrx"
 ORDER = (SYSLOGRX_NULL, SYSLOGRX_FILE, SYSLOGRX_JSON_FILE, DRAINRX)
+# json with the whole datagram in every line too (--json-raw): lab/json_cost.py
+SYSLOGRX_JSON_RAW_FILE = "syslogrx json --json-raw, file"
+
+
+class SyslogrxJsonRaw(runner.SyslogrxBench):
+    """syslogrx json with --json-raw."""
+
+    def argv(self):
+        return super().argv() + ["--json-raw"]
 
 
 def receiver(name, port, workdir):
@@ -46,6 +55,8 @@ def receiver(name, port, workdir):
     spec = dict(base, receiver="syslogrx", mode="random", sockets=4, threads=2,
                 format="json" if "json" in name else "raw",
                 output="null" if "null" in name else "file")
+    if name == SYSLOGRX_JSON_RAW_FILE:
+        return SyslogrxJsonRaw(spec, port, workdir), 1
     return runner.SyslogrxBench(spec, port, workdir), 1
 
 

@@ -335,7 +335,8 @@ static char *json_sd(char *d, const struct syslog_str *sd)
 }
 
 static char *format_json(char *d, const char *data, size_t len, const struct syslog_msg *m,
-			 enum syslog_parse_result r, const struct msg_meta *meta)
+			 enum syslog_parse_result r, const struct msg_meta *meta,
+			 unsigned int flags)
 {
 	uint64_t time_ns;
 
@@ -398,6 +399,10 @@ static char *format_json(char *d, const char *data, size_t len, const struct sys
 		d = put_utc_us(d, meta->recv_realtime_ns);
 		*d++ = '"';
 	}
+	/* Without raw, a parsed message is in the output once (as msg); a
+	 * malformed one has no msg: raw is its only copy. */
+	if ((flags & FORMAT_F_JSON_NO_RAW) && r != SYSLOG_MALFORMED)
+		return PUT_LIT(d, "}\n");
 	d = PUT_LIT(d, ",\"raw\":\"");
 	d = put_json(d, data, len);
 	return PUT_LIT(d, "\"}\n");
@@ -588,7 +593,7 @@ size_t format_message_flags(char *dst, enum out_format fmt, unsigned int flags, 
 		*d++ = '\n';
 		break;
 	case FORMAT_JSON:
-		d = format_json(d, data, len, m, r, meta);
+		d = format_json(d, data, len, m, r, meta, flags);
 		break;
 	case FORMAT_RFC5424:
 		d = format_rfc5424(d, data, len, m, r, meta, flags);

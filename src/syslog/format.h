@@ -28,7 +28,8 @@
  *            socket                    meta->socket_index
  *            listener                  meta->listener, when set
  *            received                  "2026-11-22T03:12:00.123456Z" (UTC)
- *            raw                       always: the whole datagram
+ *            raw                       the whole datagram: always, but with
+ *                                      FORMAT_F_JSON_NO_RAW only when malformed
  *          source, socket and received need meta; absent when meta is NULL.
  *          On a malformed datagram only pri/facility/severity (if valid),
  *          malformed, the meta keys and raw are written.
@@ -106,6 +107,9 @@ size_t format_message(char *dst, enum out_format fmt, const char *data, size_t l
 
 /* --no-escape-control: control bytes written as received (raw, rfc5424). */
 #define FORMAT_F_EXACT_CONTROL 1u
+/* json: no "raw" key but for a malformed datagram (the receiver's default;
+ * --json-raw writes it for every message). */
+#define FORMAT_F_JSON_NO_RAW 2u
 
 /* format_message() with FORMAT_F_* flags (format_message's are 0). */
 size_t format_message_flags(char *dst, enum out_format fmt, unsigned int flags, const char *data,

@@ -202,14 +202,14 @@ def test_json_value_is_the_line_without_newline(broker, tmp_path, procs):
     out_file = tmp_path / "ref.log"
     msgs = sample_messages(500)
     # The same messages through --output file: the reference lines.
-    ref = Syslogrx(tmp_path, "--output", f"file:{out_file}", "--format", "json", "--balance",
+    ref = Syslogrx(tmp_path, "--output", f"file:{out_file}", "--format", "json", "--json-raw", "--balance",
                    "hash", "--rcvbuf", "8M", port=port, summary=False)
     procs.append(ref)
     with bound_sock() as s:
         send_from(s, ("127.0.0.1", port), msgs, rate=20000)
     rc, _, err = ref.stop()
     assert rc == 0, err
-    rx = Syslogrx(tmp_path, "--output", dest(broker, topic), "--format", "json",
+    rx = Syslogrx(tmp_path, "--output", dest(broker, topic), "--format", "json", "--json-raw",
                   "--balance", "hash", "--rcvbuf", "8M", port=port)
     procs.append(rx)
     with bound_sock() as s:
@@ -246,7 +246,7 @@ def test_json_values_are_utf8_whatever_the_bytes(broker, tmp_path, procs):
     msgs = [b'<14>1 2026-11-26T10:00:00Z h a - - [x@1 v="a\xe9b"] sd',
             b"<13>Nov 26 10:00:00 host app: caf\xe9 \xff\xfe",
             b"<999>\xc3\x28 malformed"]
-    rx = Syslogrx(tmp_path, "--output", dest(broker, topic), "--format", "json",
+    rx = Syslogrx(tmp_path, "--output", dest(broker, topic), "--format", "json", "--json-raw",
                   "--balance", "hash", port=port, sequences=False)
     procs.append(rx)
     with bound_sock() as s:

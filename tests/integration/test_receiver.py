@@ -2,8 +2,10 @@
 
 Each test sends a known number of datagrams and checks the summary's exact
 counts and per-socket distribution (needs root: CI runs as root)."""
+import json
 import os
 import socket
+import threading
 import statistics
 import subprocess
 import sys
@@ -177,6 +179,108 @@ def test_file_output_is_byte_exact(syslogrx, tmp_path):
     assert out.read_bytes() == (b"<13>one\n<14>two\\nlines\nback\\\\slash\nnul\\0byte\n"
                                 b"trailing\\n\n")
     assert rx.summary["totals"]["written"] == 5
+
+
+def mixed_sizes():
+    """Datagrams whose sizes cross the receive slot both ways: runs of short
+    ones, then long ones (up to IPv4's largest, 65507) among them, then short
+    again; each says its index and is filled with a letter (nothing raw
+    escapes)."""
+    sizes = [100] * 150 + [1000, 2047, 2048, 2049, 3000, 65507, 9000, 300, 40000, 5] * 8 \
+        + [257, 256, 255] * 100 + [1500] * 100
+    msgs = []
+    for i, n in enumerate(sizes):
+        head = b"<13>m%06d " % i
+        msgs.append((head + bytes([97 + i % 26]) * n)[:n] if n >= len(head) else b"x" * n)
+    return msgs
+
+
+class TcpSink:
+    """A TCP server that keeps every byte of its one connection: the
+    destination a disk buffer needs, read back frame by frame."""
+
+    def __init__(self):
+        self.srv = socket.socket()
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(1)
+        self.port = self.srv.getsockname()[1]
+        self.data = bytearray()
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        conn, _ = self.srv.accept()
+        with conn:
+            while chunk := conn.recv(1 << 20):
+                self.data += chunk
+
+    def frames(self):
+        """RFC 6587 octet counting: LEN SP MSG, back to back."""
+        self.t.join(30)
+        assert not self.t.is_alive(), "the receiver did not close its connection"
+        self.srv.close()
+        out, d = [], bytes(self.data)
+        while d:
+            n, _, d = d.partition(b" ")
+            out.append(d[:int(n)])
+            d = d[int(n):]
+        return out
+
+
+@pytest.mark.parametrize("buffer", ["none", "reliable", "spill"])
+def test_every_size_arrives_byte_exact(syslogrx, tmp_path, buffer):
+    """Datagrams are received straight into the batch's slots, a longer one
+    moved past them: what reaches the output, through the window or the disk
+    buffer's records and hand-off, is each datagram, whole, in order."""
+    port = free_udp_port()
+    args = ["--sockets", "1", "--threads", "1", "--rcvbuf", BIG]
+    if buffer == "none":
+        out = tmp_path / "out.log"
+        args += ["--output", f"file:{out}"]
+    else:
+        sink = TcpSink()
+        args += ["--output", f"tcp:127.0.0.1:{sink.port}",
+                 "--disk-buffer", str(tmp_path / "buf"), "--disk-buffer-mode", buffer]
+    rx = syslogrx(*args, port=port, sequences=False)
+    msgs = mixed_sizes()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+        for m in msgs:
+            s.sendto(m, ("127.0.0.1", port))
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    assert rx.summary["totals"]["written"] == len(msgs)
+    if buffer == "none":
+        got = out.read_bytes().split(b"\n")
+        assert got[-1] == b""
+        got = got[:-1]
+    else:
+        got = sink.frames()
+    assert got == msgs
+
+
+@pytest.mark.parametrize("json_raw", [False, True])
+def test_json_carries_the_message_once(syslogrx, tmp_path, json_raw):
+    """json by default: the text once, as msg (raw only for a malformed
+    datagram, its only copy); --json-raw adds the whole datagram to every
+    line. Judged by Python's JSON and UTF-8 decoders."""
+    port = free_udp_port()
+    out = tmp_path / "out.json"
+    rx = syslogrx("--sockets", "1", "--threads", "1", "--format", "json", "--output",
+                  f"file:{out}", *(["--json-raw"] if json_raw else []), port=port)
+    msgs = [b"<13>1 2026-11-22T03:12:00Z host app 7 - - caf\xc3\xa9 \"quoted\"",
+            b"<14>Oct 11 22:14:15 host app[7]: tab\there", b"<999>malformed"]
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for m in msgs:
+            s.sendto(m, ("127.0.0.1", port))
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    objs = [json.loads(l.decode("utf-8")) for l in out.read_bytes().splitlines()]
+    assert [o.get("msg") for o in objs] == ["caf\u00e9 \"quoted\"", "tab\there", None]
+    assert [o["malformed"] for o in objs] == [False, False, True]
+    want_raw = [m.decode() for m in msgs] if json_raw else [None, None, msgs[2].decode()]
+    assert [o.get("raw") for o in objs] == want_raw
+    assert list(objs[0])[-1] == ("raw" if json_raw else "received")
 
 
 @pytest.mark.parametrize("fmt,output", [("raw", "file"), ("raw", "null"), ("json", "null"),

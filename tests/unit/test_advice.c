@@ -12,7 +12,7 @@ static const struct advice_item *find(const struct advice *a, const char *name)
 {
 	for (unsigned int i = 0; i < a->n; i++)
 		if (!strcmp(a->items[i].flag, name) || !strcmp(a->items[i].sysctl, name) ||
-		    !strcmp(a->items[i].bug, name))
+		    !strcmp(a->items[i].bug, name) || !strcmp(a->items[i].limit, name))
 			return &a->items[i];
 	return NULL;
 }
@@ -213,6 +213,70 @@ static void test_window_full_wants_window(void **state)
 	assert_null(find(&a, "--rcvbuf"));
 }
 
+/* With the window full for `full` s and the output thread busy `busy` s:
+ * the output stage's CPU is named (and no larger window), or the window is. */
+static const struct advice_item *full_and_busy(struct advice_input *in, struct advice *a,
+					       double full, double busy, bool cpu)
+{
+	in->window_full_seconds = full;
+	in->output_busy_seconds = busy;
+	advice_compute(in, a);
+	if (cpu) {
+		assert_null(find(a, "--window"));
+		assert_null(find(a, "--rcvbuf"));
+		assert_non_null(find(a, "output_cpu"));
+	} else {
+		assert_null(find(a, "output_cpu"));
+		assert_non_null(find(a, "--window"));
+	}
+	return find(a, "output_cpu");
+}
+
+/* The window was full because the output stage's thread could not keep up
+ * (running or waiting to run 9.5 of the 10 s traffic came): the advice names
+ * the output stage's CPU and what costs less, never a larger window. An
+ * output thread mostly asleep (a slow destination) still gets the window. */
+static void test_output_cpu_is_named_not_window(void **state)
+{
+	static const struct {
+		enum out_format format;
+		bool json_raw;
+		const char *value, *says;
+	} cases[] = {
+		{ FORMAT_JSON, true, "without --json-raw", "about half the bytes" },
+		{ FORMAT_JSON, false, "--format raw", "raw lines cost the least" },
+		{ FORMAT_RFC5424, false, "--format raw", "raw lines cost the least" },
+		{ FORMAT_RAW, false, "", "a CPU of its own" },
+	};
+	struct advice_sock s[4] = {};
+	uint64_t busy[2] = { 100000000, 100000000 };
+	struct advice_input in = base(s, busy);
+	const struct advice_item *it;
+	struct advice a;
+
+	s[0] = (struct advice_sock){
+		.received = 20000, .rcvbuf = 212992, .drops = 3000, .drops_rcvbuf = 3000
+	};
+	in.window_hwm = 10000;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		in.format = cases[i].format;
+		in.json_raw = cases[i].json_raw;
+		it = full_and_busy(&in, &a, 6.7, 9.5, true);
+		assert_string_equal(it->value, cases[i].value);
+		assert_non_null(strstr(it->why,
+				       "output stage's thread was on a CPU or waiting for one "
+				       "9.500 of the 10.000 s traffic came (95%)"));
+		assert_non_null(strstr(it->why, cases[i].says));
+		full_and_busy(&in, &a, 6.7, 2.0, false); /* mostly asleep */
+	}
+	/* measured (loggen at 234,000/s, json --json-raw): full 5.0 s, busy 6.05 */
+	full_and_busy(&in, &a, 5.0, 6.05, true);
+	/* busy less than the window was full: it slept (a slow destination) */
+	full_and_busy(&in, &a, 7.0, 5.5, false);
+	/* a short stall (full 1 s) in a run where the thread was busy 4 of 10 s */
+	full_and_busy(&in, &a, 1.0, 4.0, false);
+}
+
 static void test_untraced_gives_no_drop_advice(void **state)
 {
 	struct advice_sock s[4] = { { .drops = 10, .drops_rcvbuf = 10 } };
@@ -336,6 +400,7 @@ int main(void)
 		cmocka_unit_test(test_proto_mem_wants_udp_mem),
 		cmocka_unit_test(test_selection_failures_are_a_bug),
 		cmocka_unit_test(test_window_full_wants_window),
+		cmocka_unit_test(test_output_cpu_is_named_not_window),
 		cmocka_unit_test(test_untraced_gives_no_drop_advice),
 		cmocka_unit_test(test_one_sender_on_hash_wants_random),
 		cmocka_unit_test(test_many_senders_a_little_wants_rcvbuf),

@@ -656,6 +656,13 @@ static void test_input_flags(void **state)
 	assert_non_null(strstr(err, "--sequence-flows 0"));
 	assert_int_not_equal(PARSE(&c, "--sequences", "--sequence-jump", "x"), 0);
 	assert_non_null(strstr(err, "--sequence-jump x"));
+	/* json's raw key for every message only when asked, and only for json */
+	assert_int_equal(PARSE(&c, "--format", "json"), 0);
+	assert_false(c.json_raw);
+	assert_int_equal(PARSE(&c, "--format", "json", "--json-raw"), 0);
+	assert_true(c.json_raw);
+	assert_int_not_equal(PARSE(&c, "--json-raw"), 0);
+	assert_non_null(strstr(err, "--json-raw needs --format json"));
 }
 
 int main(void)

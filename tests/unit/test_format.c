@@ -174,14 +174,17 @@ static void check_json_line(const char *name, const char *s, size_t n)
 	}
 }
 
+/* The meta of the table's json lines (META_JSON). */
+static const struct msg_meta table_meta = {
+	.src = (struct sockaddr *)&src4,
+	.src_len = sizeof(src4),
+	.recv_realtime_ns = RECV,
+	.socket_index = 3,
+};
+
 static void test_table(void **state)
 {
-	struct msg_meta meta = {
-		.src = (struct sockaddr *)&src4,
-		.src_len = sizeof(src4),
-		.recv_realtime_ns = RECV,
-		.socket_index = 3,
-	};
+	const struct msg_meta meta = table_meta;
 	static char out[16384];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -315,6 +318,52 @@ static void test_json_meta(void **state)
 		   "{\"version\":0,\"msg\":\"x\",\"malformed\":false,\"socket\":0,"
 		   "\"received\":\"2099-12-31T23:59:59.999999Z\",\"raw\":\"x\"}\n",
 		   1024);
+}
+
+/* json without raw (FORMAT_F_JSON_NO_RAW, the receiver's default): a parsed
+ * message's line is the table's json line without its raw key; a malformed
+ * one keeps raw (its only copy). Spelled out for one of each, and for every
+ * case of the table by cutting the table's own raw key. */
+static void test_json_no_raw(void **state)
+{
+	const struct msg_meta meta = table_meta;
+	static char out[16384];
+	const char *in = "<13>1 2026-11-22T03:12:00Z host app 7 - - hello";
+	struct syslog_msg m;
+	enum syslog_parse_result r = syslog_parse(in, strlen(in), &m);
+	size_t n = format_message_flags(out, FORMAT_JSON, FORMAT_F_JSON_NO_RAW, in, strlen(in), &m,
+					r, NULL);
+
+	check_line("5424 no raw", "json", out, n,
+		   "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":1,"
+		   "\"timestamp\":\"2026-11-22T03:12:00Z\",\"time_unix_nano\":1795317120000000000,"
+		   "\"hostname\":\"host\",\"app_name\":\"app\",\"procid\":\"7\",\"msg\":\"hello\","
+		   "\"malformed\":false}\n",
+		   format_max_len(FORMAT_JSON, strlen(in)));
+	in = "<999>bad";
+	r = syslog_parse(in, strlen(in), &m);
+	n = format_message_flags(out, FORMAT_JSON, FORMAT_F_JSON_NO_RAW, in, strlen(in), &m, r,
+				 NULL);
+	check_line("malformed no raw", "json", out, n,
+		   "{\"malformed\":true,\"raw\":\"<999>bad\"}\n", 1024);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct fcase *c = &cases[i];
+		const char *raw = strstr(c->json, ",\"raw\":\"");
+		char want[4096];
+
+		r = syslog_parse(c->in, c->len, &m);
+		assert_non_null(raw);
+		if (r == SYSLOG_MALFORMED)
+			snprintf(want, sizeof(want), "%s", c->json);
+		else
+			snprintf(want, sizeof(want), "%.*s}\n", (int)(raw - c->json), c->json);
+		n = format_message_flags(out, FORMAT_JSON, FORMAT_F_JSON_NO_RAW, c->in, c->len, &m,
+					 r, &meta);
+		check_line(c->name, "json no raw", out, n, want,
+			   format_max_len(FORMAT_JSON, c->len));
+		check_json_line(c->name, out, n);
+	}
 }
 
 /* RFC 5424's SD: its control bytes escaped, its own backslash escapes kept;
@@ -499,7 +548,8 @@ int main(void)
 		cmocka_unit_test(test_table),	       cmocka_unit_test(test_year_rollover),
 		cmocka_unit_test(test_json_meta),      cmocka_unit_test(test_max_len),
 		cmocka_unit_test(test_sd_controls),    cmocka_unit_test(test_format_from_name),
-		cmocka_unit_test(test_same_as_escape), cmocka_unit_test(test_origin),
+		cmocka_unit_test(test_same_as_escape), cmocka_unit_test(test_json_no_raw),
+		cmocka_unit_test(test_origin),
 		cmocka_unit_test(test_listener_named),
 	};
 

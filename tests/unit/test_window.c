@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The input window's memory: the byte bound counts what the held batches
- * take, and the pool of recycled batches is bounded by the window's size and
- * by time since last use. */
+ * take (a batch received short of its slots: what it holds), the pool of
+ * recycled batches is bounded by the window's size and by time since last
+ * use, and the receive slot follows the typical datagram. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -9,6 +10,7 @@
 #include <cmocka.h>
 #include <pthread.h>
 #include <string.h>
+#include "rx/path/recv_slot.h"
 #include "rx/path/window.h"
 
 #define CAP 8
@@ -54,6 +56,61 @@ static void test_bound_counts_batches(void **state)
 	/* the pool keeps what fits the bound and frees the rest */
 	assert_true(st.alloc_bytes <= 65536);
 	assert_true(st.pool > 0);
+	window_destroy(&w);
+}
+
+/* A batch received into slots: n of 64 slots of 1024 bytes filled, pushed. */
+static struct batch *push_received(struct window *w, uint32_t n)
+{
+	struct batch *b;
+
+	assert_int_equal(window_reserve(w, 64, &(const int){ 0 }, 0), 64);
+	b = window_batch_get(w);
+	assert_non_null(b);
+	assert_int_equal(batch_slots(b, 64, 1024), 0);
+	assert_true(b->data_cap >= 64 * 1024);
+	for (uint32_t i = 0; i < n; i++) {
+		b->recs[i].off = i * 1024;
+		b->recs[i].len = 1000;
+		memset(b->data + i * 1024, 'x', 1000);
+		b->used += 1000;
+	}
+	b->count = n;
+	batch_trim(b, (size_t)n * 1024);
+	window_push(w, b, 64);
+	return b;
+}
+
+/* A batch handed over short of its slots (a burst's end) counts in the
+ * byte bound what it holds, not the 64 slots it was read with; a full one
+ * keeps its area, and a trimmed one gets its slots back when reused. */
+static void test_short_read_counts_what_it_holds(void **state)
+{
+	const size_t head = sizeof(struct batch) + 64 * sizeof(struct msg_rec);
+	struct window w;
+	struct window_stats st;
+	struct batch *b;
+
+	assert_int_equal(window_init(&w, 100000, 64ULL << 20, 64), 0);
+	b = push_received(&w, 2);
+	window_get_stats(&w, &st);
+	assert_int_equal(st.held_mem, head + 2 * 1024);
+	assert_int_equal(st.bytes, 2000);
+	assert_ptr_equal(window_pop(&w, 0), b);
+	assert_memory_equal(b->data + 1024, (char[1000]){ [0 ... 999] = 'x' }, 1000);
+	window_release(&w, b);
+	/* the same batch from the pool, full this time */
+	assert_ptr_equal(push_received(&w, 64), b);
+	window_get_stats(&w, &st);
+	assert_int_equal(st.held_mem, head + 64 * 1024);
+	assert_int_equal(st.bytes, 64000);
+	assert_ptr_equal(window_pop(&w, 0), b);
+	window_release(&w, b);
+	/* past half full: not worth a realloc, kept whole */
+	push_received(&w, 40);
+	window_get_stats(&w, &st);
+	assert_int_equal(st.held_mem, head + 64 * 1024);
+	window_release(&w, window_pop(&w, 0));
 	window_destroy(&w);
 }
 
@@ -241,10 +298,67 @@ static void test_threads(void **state)
 	window_destroy(&tw);
 }
 
+/* The receive slot (recv_slot.h) follows the typical datagram: what a
+ * batch takes per message is about what its datagrams hold, and an
+ * occasional long one does not make every slot 64 KiB. */
+/* reads x (64 datagrams, all of len bytes but `big` of 65507) */
+static void feed(struct recv_slot *s, unsigned int reads, size_t len, unsigned int big)
+{
+	for (unsigned int r = 0; r < reads; r++) {
+		unsigned int over = (len > s->size ? 64 - big : 0) + (65507 > s->size ? big : 0);
+		size_t longest = big ? 65507 : len;
+		size_t fit = len <= s->size ? len : 0;
+
+		recv_slot_update(s, 64, over, longest, fit);
+	}
+}
+
+static void test_follows_the_typical_datagram(void **state)
+{
+	struct recv_slot s;
+
+	recv_slot_init(&s);
+	assert_int_equal(s.size, 2048);
+	/* 1000-byte datagrams: 1024 after a quiet while, not before */
+	feed(&s, RECV_SLOT_DECAY_READS - 1, 1000, 0);
+	assert_int_equal(s.size, 2048);
+	feed(&s, 1, 1000, 0);
+	assert_int_equal(s.size, 1024);
+	/* one 64 KiB datagram in every read: copied past the slots, the slot stays */
+	feed(&s, 3 * RECV_SLOT_DECAY_READS, 1000, 1);
+	assert_int_equal(s.size, 1024);
+	/* 9 of 64 too long (more than an eighth): grows at once to hold them */
+	feed(&s, 1, 1000, 9);
+	assert_int_equal(s.size, 65536);
+	/* and back down once they stop */
+	feed(&s, RECV_SLOT_DECAY_READS, 1000, 0);
+	assert_int_equal(s.size, 1024);
+	/* 1500-byte datagrams, all too long: 1536 at once */
+	feed(&s, 1, 1500, 0);
+	assert_int_equal(s.size, 1536);
+	/* tiny ones: never below RECV_SLOT_ROUND */
+	feed(&s, RECV_SLOT_DECAY_READS, 10, 0);
+	assert_int_equal(s.size, RECV_SLOT_ROUND);
+}
+
+/* A short read (a low rate) with one datagram too long grows: the batch is
+ * cut to what it holds anyway (batch_trim). */
+static void test_short_read_grows(void **state)
+{
+	struct recv_slot s;
+
+	recv_slot_init(&s);
+	recv_slot_update(&s, 2, 1, 5000, 100);
+	assert_int_equal(s.size, 5120);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bound_counts_batches),
+		cmocka_unit_test(test_short_read_counts_what_it_holds),
+		cmocka_unit_test(test_follows_the_typical_datagram),
+		cmocka_unit_test(test_short_read_grows),
 		cmocka_unit_test(test_message_bound_is_exact),
 		cmocka_unit_test(test_pool_bounded_by_size),
 		cmocka_unit_test(test_pool_expires_when_idle),

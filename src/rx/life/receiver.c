@@ -566,8 +566,10 @@ int receiver_start(struct receiver *r)
 	};
 	err = output_stage_start(&r->out, r->reorder ? &r->ordered_window : &r->window, r->disk,
 				 r->sink, cfg->format,
-				 cfg->escape_control ? 0 : FORMAT_F_EXACT_CONTROL, cfg->output_rate,
-				 cfg->sequences ? &seq_opts : NULL, &r->reopen, &r->force);
+				 (cfg->escape_control ? 0 : FORMAT_F_EXACT_CONTROL) |
+					 (cfg->json_raw ? 0 : FORMAT_F_JSON_NO_RAW),
+				 cfg->output_rate, cfg->sequences ? &seq_opts : NULL, &r->reopen,
+				 &r->force);
 	if (err)
 		return err;
 	/* a scrape reads the output's counts from here on (snapshot_take) */

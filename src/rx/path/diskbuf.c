@@ -58,6 +58,11 @@ _Static_assert(DISKBUF_COUNT_MAX == CONFIG_MAX_BATCH, "a record is one batch");
  * bytes already wait. */
 #define GATHER_US 5000
 #define GATHER_BYTES (256u << 10)
+/* The writer's iovecs per run: a record's descriptors, then its batch's
+ * bytes in one piece, or one per message when the batch was received into
+ * slots (worker.c); pwritev_all hands the kernel IOV_MAX at a time. */
+#define WRITE_IOV (2 * (DISKBUF_COUNT_MAX + 1))
+_Static_assert(WRITE_IOV >= 1 + DISKBUF_COUNT_MAX, "any one record fits a run");
 
 struct rec_hdr {
 	uint32_t magic;
@@ -91,6 +96,8 @@ struct qrec {
 	uint32_t count;
 	uint64_t first_ns;
 	struct batch *batch; /* NULL: the bytes follow the descriptors */
+	uint32_t pieces;     /* iovecs of batch's bytes: 1 back to back, else count */
+	bool back_to_back;   /* batch's messages are, from data[0] */
 	bool keep;	     /* batch goes to the hand-off once written */
 	void (*put)(void *ctx, struct batch *b);
 	void *put_ctx;
@@ -125,6 +132,7 @@ struct diskbuf {
 	struct diskbuf_opts o;
 	char dir[PATH_MAX];
 	int dirfd;
+	struct iovec wiov[WRITE_IOV]; /* the writer thread's */
 	uint64_t seg_bytes;
 	struct seg *head, *tail; /* oldest first; tail may be writable */
 	struct seg *dead;	 /* off the list, to delete (unlock_and_reap) */
@@ -663,7 +671,7 @@ static void count_drop(struct diskbuf *d, uint32_t msgs)
 static int pwritev_all(int fd, struct iovec *iov, int cnt, uint64_t off)
 {
 	while (cnt) {
-		ssize_t n = pwritev(fd, iov, cnt, off);
+		ssize_t n = pwritev(fd, iov, cnt < IOV_MAX ? cnt : IOV_MAX, off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -712,8 +720,28 @@ static struct seg *writer_segment(struct diskbuf *d, const struct qrec *q, int *
 	return s;
 }
 
-/* Records per pwritev: two iovecs each (descriptors, bytes), far below IOV_MAX. */
+/* Records per pwritev. */
 #define RUN_MAX 64
+
+/* The iovecs of q's record into iov: its header and descriptors, then the
+ * messages' bytes (in place in the batch, or after the descriptors). */
+static int rec_iovecs(const struct qrec *q, struct iovec *iov)
+{
+	const struct batch *b = q->batch;
+	int n = 0;
+
+	iov[n++] = (struct iovec){ (void *)q->bytes, b ? q->head_len : q->len };
+	if (!b || !b->used)
+		return n;
+	if (q->back_to_back) {
+		iov[n++] = (struct iovec){ b->data, b->used };
+		return n;
+	}
+	for (uint32_t i = 0; i < b->count; i++)
+		if (b->recs[i].len)
+			iov[n++] = (struct iovec){ b->data + b->recs[i].off, b->recs[i].len };
+	return n;
+}
 
 /* Gives the batches of run[0, n) back to their owners (outside the lock),
  * but those kept for the hand-off if they were written (!err). */
@@ -837,7 +865,7 @@ static void handoff_put(struct diskbuf *d, struct batch *gone)
 static void write_run(struct diskbuf *d, int *sealed)
 {
 	struct qrec *run[RUN_MAX], *q = d->q_head;
-	struct iovec iov[2 * RUN_MAX];
+	struct iovec *iov = d->wiov;
 	struct seg *s = writer_segment(d, q, sealed);
 	size_t n = 0, bytes = 0;
 	int niov = 0, err = s ? 0 : -EIO;
@@ -847,12 +875,12 @@ static void write_run(struct diskbuf *d, int *sealed)
 		q = d->q_head;
 		if (n && s->size + bytes + q->len > d->seg_bytes)
 			break;
+		if (n && niov + 1 + (q->batch ? q->pieces : 0) > WRITE_IOV)
+			break;
 		d->q_head = q->next;
 		run[n++] = q;
 		bytes += q->len;
-		iov[niov++] = (struct iovec){ q->bytes, q->batch ? q->head_len : q->len };
-		if (q->batch && q->batch->used)
-			iov[niov++] = (struct iovec){ q->batch->data, q->batch->used };
+		niov += rec_iovecs(q, iov + niov);
 	} while (s && n < RUN_MAX && d->q_head);
 	if (!d->q_head)
 		d->q_tail = NULL;
@@ -1111,8 +1139,10 @@ static uint64_t rec_len(const struct batch *b)
 }
 
 /* b as a record: header (but its seq and header CRC) and descriptors, with
- * a copy of the messages' bytes after them only if copy. NULL if b is not
- * laid out back to back (batch_add does that) or out of memory. */
+ * a copy of the messages' bytes after them only if copy. b's messages may
+ * be back to back (batch_add, a record read back) or in receive slots with
+ * gaps (worker.c): on disk they are back to back either way. NULL if out of
+ * memory. */
 static struct qrec *encode(const struct batch *b, bool copy)
 {
 	size_t dlen = (size_t)b->count * sizeof(struct disk_msg);
@@ -1121,6 +1151,8 @@ static struct qrec *encode(const struct batch *b, bool copy)
 	struct rec_hdr *h;
 	struct disk_msg *m;
 	uint64_t off = 0;
+	bool back_to_back = true;
+	uint32_t pcrc = 0; /* the payload's CRC, in pieces: the same as over it whole */
 
 	if (!q)
 		return NULL;
@@ -1129,10 +1161,7 @@ static struct qrec *encode(const struct batch *b, bool copy)
 	for (uint32_t i = 0; i < b->count; i++) {
 		const struct msg_rec *r = &b->recs[i];
 
-		if (r->off != off) {
-			free(q);
-			return NULL;
-		}
+		back_to_back = back_to_back && r->off == off;
 		off += r->len;
 		memset(&m[i], 0, sizeof(m[i]));
 		m[i].len = r->len;
@@ -1142,19 +1171,28 @@ static struct qrec *encode(const struct batch *b, bool copy)
 		m[i].src_len = r->src_len > sizeof(m[i].src) ? sizeof(m[i].src) : r->src_len;
 		m[i].recv_ns = r->recv_ns;
 		memcpy(m[i].src, &r->src, m[i].src_len);
+		pcrc = crc32_fast(pcrc, &m[i], sizeof(m[i]));
 	}
-	if (off != b->used) {
-		free(q);
-		return NULL;
+	if (back_to_back) {
+		if (copy)
+			memcpy(q->bytes + head, b->data, b->used);
+		pcrc = crc32_fast(pcrc, b->data, b->used);
+	} else {
+		char *to = q->bytes + head;
+
+		for (uint32_t i = 0; i < b->count; i++) {
+			const struct msg_rec *r = &b->recs[i];
+
+			if (copy)
+				to = mempcpy(to, b->data + r->off, r->len);
+			pcrc = crc32_fast(pcrc, b->data + r->off, r->len);
+		}
 	}
-	if (copy)
-		memcpy(q->bytes + head, b->data, b->used);
 	memset(h, 0, sizeof(*h));
 	h->magic = REC_MAGIC;
 	h->count = b->count;
 	h->len = dlen + b->used;
-	/* The payload's CRC, in two pieces: the same as over it whole. */
-	h->crc = crc32_fast(crc(m, dlen), b->data, b->used);
+	h->crc = pcrc;
 	h->first_ns = b->recs[0].recv_ns;
 	q->next = NULL;
 	q->len = rec_len(b);
@@ -1162,6 +1200,8 @@ static struct qrec *encode(const struct batch *b, bool copy)
 	q->count = b->count;
 	q->first_ns = h->first_ns;
 	q->batch = NULL;
+	q->pieces = back_to_back ? 1 : b->count;
+	q->back_to_back = back_to_back;
 	return q;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/signals.h"
@@ -8,6 +9,21 @@
 #include "rx/path/output_async.h"
 #include "rx/path/output_source.h"
 #include "rx/path/output_sync.h"
+
+/* This thread's time running or runnable (the scheduler's schedstat: on a
+ * CPU, then waiting in its run queue): on a machine shared with the sender a
+ * thread that never sleeps still waits to run. Its CPU time alone if the
+ * kernel does not say. */
+static uint64_t busy_ns(void)
+{
+	unsigned long long run = 0, wait = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "re");
+	int n = f ? fscanf(f, "%llu %llu", &run, &wait) : 0;
+
+	if (f)
+		fclose(f);
+	return n == 2 ? run + wait : clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
 
 static void *output_main(void *arg)
 {
@@ -23,6 +39,7 @@ static void *output_main(void *arg)
 	 * server has it all): held disk records are done. */
 	if (!flag_get(o->force))
 		output_source_free(o, true);
+	o->busy_ns = busy_ns();
 	return NULL;
 }
 

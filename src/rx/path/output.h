@@ -40,6 +40,9 @@ struct held_rec;
 
 struct output_stage {
 	pthread_t thread;
+	/* The thread's time on a CPU or waiting for one (not asleep), set as
+	 * it ends: how busy the output stage was (the advice's). */
+	uint64_t busy_ns;
 	struct window *window;
 	struct sink *sink;
 	enum out_format format;

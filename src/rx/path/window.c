@@ -250,6 +250,51 @@ struct msg_rec *batch_add(struct batch *b, size_t len)
 	return r;
 }
 
+int batch_slots(struct batch *b, uint32_t n, size_t slot)
+{
+	size_t need = (size_t)n * slot ?: 1;
+
+	b->used = 0;
+	if (b->data_cap >= need)
+		return 0;
+	/* Nothing to keep: a fresh area, not a realloc's copy. */
+	free(b->data);
+	b->data_cap = 0;
+	b->data = malloc(need);
+	if (!b->data)
+		return -ENOMEM;
+	b->data_cap = need;
+	return 0;
+}
+
+int batch_grow(struct batch *b, size_t need)
+{
+	char *p;
+
+	if (b->data_cap >= need)
+		return 0;
+	p = realloc(b->data, need);
+	if (!p)
+		return -ENOMEM;
+	b->data = p;
+	b->data_cap = need;
+	return 0;
+}
+
+void batch_trim(struct batch *b, size_t end)
+{
+	char *p;
+
+	/* Half or more in use: not worth a realloc per batch under load. */
+	if (end >= b->data_cap / 2)
+		return;
+	p = realloc(b->data, end ?: 1);
+	if (!p)
+		return; /* still valid, counted at its old size */
+	b->data = p;
+	b->data_cap = end ?: 1;
+}
+
 void window_push(struct window *w, struct batch *b, uint32_t reserved)
 {
 	pthread_mutex_lock(&w->lock);

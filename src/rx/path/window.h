@@ -22,6 +22,8 @@
  * for pool_idle_ns (WINDOW_POOL_IDLE_NS) is freed. So
  *   allocated <= max_bytes + (2 * workers + 1) * WINDOW_BATCH_MAX(batch_cap)
  * where WINDOW_BATCH_MAX is one batch at its largest (every datagram 64 KiB).
+ * A batch a worker received into is counted at its data area's size, cut to
+ * what it holds after a short read (batch_trim).
  * A reliable disk buffer's hand-off (diskbuf.h) holds written batches for
  * the output in the window's place, within the same max_msgs and max_bytes
  * (the window itself holds none then): the bound is the same.
@@ -56,7 +58,7 @@ struct batch {
 	uint32_t cap;	/* room in recs */
 	struct msg_rec *recs;
 	char *data;
-	size_t used; /* bytes in data */
+	size_t used; /* message bytes in data (the sum of recs' len) */
 	size_t data_cap;
 	uint64_t disk_seg; /* 0: from the window; else read back from this
 					 * disk buffer segment (rx/path/diskbuf.h), */
@@ -67,8 +69,10 @@ struct batch {
 /* What a batch takes: header, records, data buffer. */
 #define BATCH_MEM(b) \
 	(sizeof(struct batch) + (size_t)(b)->cap * sizeof(struct msg_rec) + (b)->data_cap)
-/* One batch at its largest: batch_cap datagrams of 64 KiB (the data buffer
- * grows by doubling from 16 KiB, so up to twice that). */
+/* One batch at its largest: batch_cap datagrams of 64 KiB (batch_add's data
+ * buffer grows by doubling from 16 KiB, so up to twice that; a received
+ * batch has batch_cap slots of at most 64 KiB plus, past them, a copy of
+ * each datagram longer than its slot: also under twice). */
 #define WINDOW_BATCH_MAX(batch_cap) \
 	(sizeof(struct batch) + (size_t)(batch_cap) * (sizeof(struct msg_rec) + 2 * 65536))
 
@@ -129,6 +133,20 @@ struct batch *window_batch_get(struct window *w);
 void window_batch_put(struct window *w, struct batch *b);
 /* Reserves room in b for one more message of len bytes; returns its record. */
 struct msg_rec *batch_add(struct batch *b, size_t len);
+
+/*
+ * A worker receives straight into a batch (recvmmsg's iovecs point into
+ * b->data): n slots of slot bytes, message i at i * slot, so the data area
+ * has gaps and b->used counts message bytes, not the area's extent (never
+ * batch_add to such a batch). batch_slots makes room for n slots (what b
+ * held is not kept: it is fresh from the pool); batch_grow makes the area
+ * hold need bytes, keeping them (a datagram longer than its slot goes to
+ * the tail); batch_trim gives back what a short read left unused, so the
+ * byte bound (BATCH_MEM) counts what the batch holds. 0 or -ENOMEM.
+ */
+int batch_slots(struct batch *b, uint32_t n, size_t slot);
+int batch_grow(struct batch *b, size_t need);
+void batch_trim(struct batch *b, size_t end);
 
 /* Hands a filled batch to the output stage; `reserved` is what the worker
  * reserved for it (b->count <= reserved; the rest is given back). */

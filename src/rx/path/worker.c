@@ -15,6 +15,8 @@
 #include "rx/path/senders.h"
 #include "rx/path/worker.h"
 
+_Static_assert(RECV_SLOT_MAX == WORKER_SLOT_BYTES, "a slot and its overflow hold any datagram");
+
 #define POLL_MS 100
 #define COALESCE_MIN_US 50
 #define COALESCE_MAX_US 2000
@@ -110,26 +112,96 @@ static void deliver(const struct worker_shared *sh, struct batch *b, uint32_t ro
 	diskbuf_append_batch(sh->disk, b, batch_put, sh->window);
 }
 
-/*
- * One recvmmsg of at most `want` datagrams from socket idx into a batch
- * pushed to the window, where `room` is reserved for it; room 0: the batch
- * goes to the disk buffer. Returns datagrams read, 0 if none (EAGAIN or
- * timeout), or -errno.
- */
-static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32_t room, int flags)
+/* recvmmsg's iovecs: datagram i into slot i of b, its bytes past the slot
+ * into the worker's overflow; b NULL: all into the overflow (read to count). */
+static void aim_iovecs(struct worker *w, struct batch *b, uint32_t want)
 {
-	const struct worker_shared *sh = w->sh;
-	struct sock_counters *sc = &sh->counters[idx];
-	struct batch *b;
-	uint64_t now, busy, bytes = 0, trunc = 0, empty = 0;
-	int n;
+	size_t slot = b ? w->slot.size : 0;
 
 	for (uint32_t i = 0; i < want; i++) {
+		w->iov[2 * i] = (struct iovec){ b ? b->data + i * slot : NULL, slot };
+		w->iov[2 * i + 1] = (struct iovec){ w->buf + (size_t)i * WORKER_SLOT_BYTES,
+						    WORKER_SLOT_BYTES - slot };
 		w->msgs[i].msg_hdr.msg_namelen = sizeof(w->addrs[i]);
 		w->msgs[i].msg_hdr.msg_flags = 0;
 		if (w->ctrl)
 			w->msgs[i].msg_hdr.msg_controllen = WORKER_CTRL_BYTES;
 	}
+}
+
+/*
+ * The records of the n datagrams received into b's slots: each stays where
+ * the kernel wrote it, but one longer than its slot, whose bytes are split
+ * between the slot and the overflow: it is copied whole to the batch's tail.
+ * Returns the bytes of b->data in use, or -ENOMEM (b is left empty).
+ */
+static ssize_t place(struct worker *w, struct batch *b, int n)
+{
+	size_t slot = w->slot.size, end = (size_t)n * slot, tail = 0, longest = 0, fit = 0;
+	unsigned int over = 0;
+
+	for (int i = 0; i < n; i++) {
+		size_t len = w->msgs[i].msg_len;
+
+		if (len > WORKER_SLOT_BYTES)
+			len = WORKER_SLOT_BYTES;
+		if (len > slot) {
+			tail += len;
+			over++;
+		} else if (len > fit) {
+			fit = len;
+		}
+		if (len > longest)
+			longest = len;
+	}
+	if (tail && batch_grow(b, end + tail)) {
+		b->count = 0;
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++) {
+		struct msg_rec *r = &b->recs[i];
+		size_t len = w->msgs[i].msg_len;
+
+		if (len > WORKER_SLOT_BYTES)
+			len = WORKER_SLOT_BYTES;
+		r->off = (size_t)i * slot;
+		r->len = len;
+		if (len > slot) {
+			memcpy(b->data + end, b->data + r->off, slot);
+			memcpy(b->data + end + slot, w->buf + (size_t)i * WORKER_SLOT_BYTES,
+			       len - slot);
+			r->off = end;
+			end += len;
+		}
+		b->used += len;
+	}
+	b->count = n;
+	recv_slot_update(&w->slot, n, over, longest, fit);
+	return end;
+}
+
+/*
+ * One recvmmsg of at most `want` datagrams from socket idx straight into a
+ * batch pushed to the window, where `room` is reserved for it; room 0: the
+ * batch goes to the disk buffer. Returns datagrams read, 0 if none (EAGAIN
+ * or timeout), or -errno.
+ */
+static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32_t room, int flags)
+{
+	const struct worker_shared *sh = w->sh;
+	struct sock_counters *sc = &sh->counters[idx];
+	struct batch *b = w->spare;
+	uint64_t now, busy, bytes = 0, trunc = 0, empty = 0;
+	ssize_t end;
+	int n;
+
+	/* The batch is taken before the read (and kept for the next one if
+	 * nothing came): the kernel writes into it. */
+	if (!b)
+		b = w->spare = window_batch_get(sh->window);
+	if (!b || batch_slots(b, want, w->slot.size))
+		return -ENOMEM;
+	aim_iovecs(w, b, want);
 	n = recvmmsg(sh->group->socks[idx].fd, w->msgs, want, flags, NULL);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
@@ -142,23 +214,18 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32
 		__atomic_fetch_add(sh->taken, n, __ATOMIC_RELAXED);
 
 	busy = mono_ns();
-	b = window_batch_get(sh->window);
-	if (!b)
+	end = place(w, b, n);
+	if (end < 0)
 		return -ENOMEM;
+	w->spare = NULL;
 	now = clock_ns(CLOCK_REALTIME);
 	if (!w->first_ns)
 		w->first_ns = now;
 	w->last_ns = now;
 	for (int i = 0; i < n; i++) {
 		const struct mmsghdr *m = &w->msgs[i];
-		size_t len = m->msg_len > WORKER_SLOT_BYTES ? WORKER_SLOT_BYTES : m->msg_len;
-		struct msg_rec *r = batch_add(b, len);
+		struct msg_rec *r = &b->recs[i];
 
-		if (!r) {
-			deliver(sh, b, room);
-			return -ENOMEM;
-		}
-		memcpy(b->data + r->off, w->buf + (size_t)i * WORKER_SLOT_BYTES, len);
 		r->sock = idx;
 		r->listener = sh->group->socks[idx].listener;
 		r->truncated = !!(m->msg_hdr.msg_flags & MSG_TRUNC);
@@ -171,10 +238,11 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32
 		}
 		memcpy(&r->src, &w->addrs[i], sizeof(r->src));
 		r->src_len = m->msg_hdr.msg_namelen;
-		bytes += len;
 		trunc += r->truncated;
-		empty += len == 0;
+		empty += r->len == 0;
 	}
+	bytes = b->used;
+	batch_trim(b, end);
 	count_senders(w, n);
 	spend_cpu(w, sh->cost_ns[sh->nr_cost_ns > 1 ? w->id : 0], n, (uint32_t)n == room);
 	deliver(sh, b, room);
@@ -197,6 +265,7 @@ static void count_abandoned(struct worker *w, unsigned int idx)
 	uint64_t left = ABANDON_MAX;
 	int n;
 
+	aim_iovecs(w, NULL, w->sh->batch); /* the batch read into last is not ours now */
 	while (left && (n = recvmmsg(w->sh->group->socks[idx].fd, w->msgs, w->sh->batch,
 				     MSG_DONTWAIT, NULL)) > 0) {
 		__atomic_fetch_add(&sc->abandoned, n, __ATOMIC_RELAXED);
@@ -381,6 +450,9 @@ static void *worker_main(void *arg)
 	/* A regroup leaves the queues to the next set of threads. */
 	if (!w->error && flag_get(w->sh->stop))
 		final_drain(w);
+	if (w->spare)
+		window_batch_put(w->sh->window, w->spare);
+	w->spare = NULL;
 	return NULL;
 }
 
@@ -390,7 +462,7 @@ static int worker_setup(struct worker *w)
 	struct timeval tv = { .tv_sec = 0, .tv_usec = POLL_MS * 1000 };
 
 	w->msgs = calloc(sh->batch, sizeof(*w->msgs));
-	w->iov = calloc(sh->batch, sizeof(*w->iov));
+	w->iov = calloc(2 * (size_t)sh->batch, sizeof(*w->iov));
 	w->addrs = calloc(sh->batch, sizeof(*w->addrs));
 	w->buf = malloc((size_t)sh->batch * WORKER_SLOT_BYTES);
 	unsigned int nr = sh->order ? sh->nr_order : sh->group->n;
@@ -406,16 +478,15 @@ static int worker_setup(struct worker *w)
 			w->msgs[i].msg_hdr.msg_control = w->ctrl + (size_t)i * WORKER_CTRL_BYTES;
 	}
 	for (unsigned int i = 0; i < sh->batch; i++) {
-		w->iov[i].iov_base = w->buf + (size_t)i * WORKER_SLOT_BYTES;
-		w->iov[i].iov_len = WORKER_SLOT_BYTES;
-		w->msgs[i].msg_hdr.msg_iov = &w->iov[i];
-		w->msgs[i].msg_hdr.msg_iovlen = 1;
+		w->msgs[i].msg_hdr.msg_iov = &w->iov[2 * i];
+		w->msgs[i].msg_hdr.msg_iovlen = 2;
 		w->msgs[i].msg_hdr.msg_name = &w->addrs[i];
 	}
 	for (unsigned int s = w->id; s < nr; s += sh->nr_workers)
 		w->socks[w->nsocks++] = sh->order ? sh->order[s] : s;
 	w->pause_max_us = pause_ceiling_us(w);
 	w->pause_us = COALESCE_MIN_US;
+	recv_slot_init(&w->slot);
 
 	w->epfd = -1;
 	if (w->nsocks == 1) {

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "net/socket_group.h"
+#include "rx/path/recv_slot.h"
 #include "rx/path/window.h"
 
 struct diskbuf;
@@ -66,8 +67,10 @@ struct worker {
 	unsigned int *socks; /* indexes into the group */
 	int epfd;
 	struct mmsghdr *msgs;
-	struct iovec *iov;
-	char *buf; /* batch x WORKER_SLOT_BYTES */
+	struct iovec *iov;     /* two per datagram: its slot in the batch, then overflow */
+	char *buf;	       /* batch x WORKER_SLOT_BYTES: the slots' overflow */
+	struct batch *spare;   /* taken from the window, not yet read into */
+	struct recv_slot slot; /* each datagram's room in the batch */
 	struct sockaddr_in6 *addrs;
 	char *ctrl;		   /* --ordered: batch x WORKER_CTRL_BYTES of cmsg room */
 	unsigned int pause_us;	   /* the current pause after a small read */

@@ -149,6 +149,9 @@ int advice_measure(struct receiver *r, struct advice *out)
 		.window_bytes = ws.size_bytes,
 		.window_hwm = ws.hwm,
 		.window_full_seconds = ws.full_seconds,
+		.output_busy_seconds = r->out.busy_ns / 1e9,
+		.format = c->format,
+		.json_raw = c->json_raw,
 		.page_size = sysconf(_SC_PAGESIZE),
 	};
 	if (r->balancer)

@@ -140,6 +140,8 @@ static void write_advice(struct json_writer *w, const struct advice *a)
 			jw_string(w, "flag", it->flag);
 		else if (it->sysctl[0])
 			jw_string(w, "sysctl", it->sysctl);
+		else if (it->limit[0])
+			jw_string(w, "limit", it->limit);
 		else
 			jw_string(w, "bug", it->bug);
 		jw_string(w, "value", it->value);

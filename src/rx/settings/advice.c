@@ -52,6 +52,8 @@ add(struct advice *a, const char *kind, const char *name, const char *value, con
 		snprintf(it->flag, sizeof(it->flag), "%s", name);
 	else if (!strcmp(kind, "sysctl"))
 		snprintf(it->sysctl, sizeof(it->sysctl), "%s", name);
+	else if (!strcmp(kind, "limit"))
+		snprintf(it->limit, sizeof(it->limit), "%s", name);
 	else
 		snprintf(it->bug, sizeof(it->bug), "%s", name);
 	snprintf(it->value, sizeof(it->value), "%s", value);
@@ -99,12 +101,45 @@ struct worker_load {
 	double busy_s;
 };
 
+/* The output stage's one thread was running or waiting to run nearly all
+ * the time traffic came while the window was full: it formats and writes more slowly than the
+ * input arrives, and a larger window only delays the loss. What costs less
+ * per message: one copy of it in json, or raw. */
+static bool advise_output_cpu(const struct advice_input *in, struct advice *a, uint64_t drops)
+{
+	const char *fix;
+
+	if (in->active_seconds <= 0 ||
+	    in->output_busy_seconds < ADVICE_OUTPUT_BUSY_FULL * in->window_full_seconds ||
+	    in->output_busy_seconds < ADVICE_OUTPUT_BUSY_ACTIVE * in->active_seconds)
+		return false;
+	fix = in->format == FORMAT_JSON && in->json_raw ? "without --json-raw" :
+	      in->format != FORMAT_RAW			? "--format raw" :
+							  "";
+	add(a, "limit", "output_cpu", fix,
+	    "the window was full for %.3f s and %llu datagrams were dropped: the output "
+	    "stage's thread was on a CPU or waiting for one %.3f of the %.3f s traffic came "
+	    "(%.0f%%), so it "
+	    "formats and writes more slowly than the input arrives; a larger window only "
+	    "delays the loss. %s",
+	    in->window_full_seconds, (unsigned long long)drops, in->output_busy_seconds,
+	    in->active_seconds, 100 * in->output_busy_seconds / in->active_seconds,
+	    in->format == FORMAT_JSON && in->json_raw ?
+		    "json without --json-raw writes each message once (about half the bytes)" :
+	    in->format != FORMAT_RAW ? "raw lines cost the least to format" :
+				       "raw is already the cheapest format: the output stage needs "
+				       "a CPU of its own (fewer --threads than CPUs)");
+	return true;
+}
+
 /* A burst the workers kept up with on average: more room to hold it. */
 static void advise_room(const struct advice_input *in, struct advice *a, uint64_t drops)
 {
 	uint64_t need = 0, hwm = 0, dropped = 0, rcvbuf, now = 0;
 	char v[32], cur[32];
 
+	if (in->window_full_seconds > 0 && advise_output_cpu(in, a, drops))
+		return;
 	if (in->window_full_seconds > 0) {
 		/* The output stage made the workers wait: the kernel queues filled
 		 * behind a full window. The window must hold what was dropped too. */
@@ -340,6 +375,9 @@ void advice_print(const struct advice *a)
 		else if (it->sysctl[0])
 			pr_warn("advice%s: sysctl -w %s=\"%s\": %s\n", who, it->sysctl, it->value,
 				it->why);
+		else if (it->limit[0])
+			pr_warn("advice: the limit is %s%s%s: %s\n", it->limit,
+				it->value[0] ? ", try " : "", it->value, it->why);
 		else
 			pr_warn("advice%s: report a bug (%s): %s\n", who, it->bug, it->why);
 	}

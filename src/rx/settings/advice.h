@@ -14,7 +14,12 @@
  *    --balance random when the kernel's hash put one flow on one worker's
  *    socket. Below (it kept up on average): a burst: a larger --rcvbuf, sized
  *    from the queue's high-water mark plus the bytes that did not fit, or a
- *    larger window when the output stage made the workers wait.
+ *    larger window when the output stage made the workers wait, unless the
+ *    output stage's thread was running or waiting to run (never asleep)
+ *    for as long as the window was full and half the time traffic came:
+ *    then its CPU is the limit (a
+ *    larger window only delays the loss), and the advice names it (kind
+ *    "limit": output_cpu) with what makes it cheaper.
  *  - per sender (--senders with the tracer): one sender with most
  *    of the drops on a hashed group is one flow the kernel's hash put on one
  *    socket: --balance random; many senders each losing a little is the
@@ -26,6 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "bpf/balancer.h"
+#include "syslog/format.h"
 
 struct advice_sock {
 	uint64_t received;	  /* datagrams read */
@@ -56,6 +62,15 @@ struct advice_senders {
 #define ADVICE_MANY_SENDERS 4
 #define ADVICE_THIN_SHARE 0.25
 #define ADVICE_THIN_LOSS 0.1
+/* The output stage's thread running or runnable (never asleep) for at least
+ * ADVICE_OUTPUT_BUSY_FULL of the time the window was full and at least
+ * ADVICE_OUTPUT_BUSY_ACTIVE of the time traffic came: its CPU, not the
+ * window, held the workers back (a thread waiting for a slow destination
+ * sleeps in its writes instead). Only totals are measured, not the busy time
+ * inside the full periods: a busy output thread whose destination also
+ * stalled is read as CPU-bound. */
+#define ADVICE_OUTPUT_BUSY_FULL 0.9
+#define ADVICE_OUTPUT_BUSY_ACTIVE 0.5
 
 struct advice_input {
 	unsigned int nsocks; /* socket i belongs to worker i % nworkers */
@@ -70,6 +85,9 @@ struct advice_input {
 	uint64_t window, window_bytes; /* the bounds in force */
 	uint64_t window_hwm;	       /* most messages held */
 	double window_full_seconds;    /* time workers waited for room */
+	double output_busy_seconds;    /* output thread on a CPU or waiting for one; 0 = unknown */
+	enum out_format format;	       /* what the output stage formats */
+	bool json_raw;		       /* json with raw in every line (--json-raw) */
 	uint64_t rmem_max;	       /* net.core.rmem_max, 0 = unknown */
 	uint64_t udp_mem[3];	       /* net.ipv4.udp_mem, pages; 0 = unknown */
 	uint64_t page_size;
@@ -78,11 +96,12 @@ struct advice_input {
 
 #define ADVICE_MAX 12
 
-/* Exactly one of flag, sysctl, bug is set. */
+/* Exactly one of flag, sysctl, bug, limit is set. */
 struct advice_item {
 	char flag[24];	 /* "--rcvbuf" */
 	char sysctl[40]; /* "net.ipv4.udp_mem" */
 	char bug[32];	 /* "selection_failures" */
+	char limit[24];	 /* "output_cpu": what held the load; value: what helps */
 	char value[64];	 /* "8M", "random", "1 2 3" */
 	char why[512];
 	char listener[33]; /* the --listen it is for, when named; "" = all */

@@ -73,6 +73,7 @@ enum {
 	OPT_SEQUENCE_FLOWS,
 	OPT_SEQUENCE_JUMP,
 	OPT_NO_ESCAPE_CONTROL,
+	OPT_JSON_RAW,
 	OPT_OTLP_COMPRESSION = 900, /* the OTLP output, then --timezone */
 	OPT_OTLP_ENCODING,
 	OPT_OTLP_CA,
@@ -165,6 +166,8 @@ static const struct argp_option options[] = {
 	  "Senders by drops shown in the summary and /metrics; the rest are one total (default 20)" },
 	{ "no-escape-control", OPT_NO_ESCAPE_CONTROL, NULL, 0,
 	  "raw/rfc5424: write control bytes (ESC, tab, DEL...) as received, not as rsyslog's #033" },
+	{ "json-raw", OPT_JSON_RAW, NULL, 0,
+	  "json: write the whole datagram as \"raw\" for every message (default: only when malformed; msg has the text)" },
 	{ "sequences", OPT_SEQUENCES, NULL, 0,
 	  "Lab knob: count sysloggen/loggen sequence markers into the summary's loss section (off: no marker is read)" },
 	{ "sequence-flows", OPT_SEQUENCE_FLOWS, "N", 0,
@@ -700,6 +703,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_ESCAPE_CONTROL:
 		c->escape_control = false;
 		break;
+	case OPT_JSON_RAW:
+		c->json_raw = true;
+		break;
 	case OPT_SEQUENCE_FLOWS:
 		if (parse_u64(arg, 1, 1000000, &v))
 			FAIL("--sequence-flows %s: expected flows from 1 to 1000000", arg);
@@ -752,9 +758,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		     c->otlp_key[0] || c->otlp_nr_headers))
 			FAIL("--otlp-compression, -encoding, -ca, -cert, -key and -header need "
 			     "--output otlp:URL");
+		if (c->json_raw && c->format != FORMAT_JSON)
+			FAIL("--json-raw needs --format json");
 		if (c->output != OUTPUT_OTLP && c->otlp_original)
 			FAIL("--otlp-original needs --output otlp:URL (the other outputs carry the "
-			     "datagram already: --format raw, and json's \"raw\")");
+			     "datagram already: --format raw, and json's \"raw\" with --json-raw)");
 		if (c->output == OUTPUT_OTLP && c->format != FORMAT_RAW)
 			FAIL("--format %s does not apply to --output otlp: each message is one OTLP "
 			     "log record (see --otlp-encoding)",
@@ -1068,6 +1076,7 @@ static const struct restart_field {
 	FIELD("senders-top", senders_top),
 	FIELD("sequences", sequences),
 	FIELD("no-escape-control", escape_control),
+	FIELD("json-raw", json_raw),
 	FIELD("sequence-flows", sequence_flows),
 	FIELD("sequence-jump", sequence_jump),
 };

@@ -96,6 +96,7 @@ struct config {
 	int disk_buffer_mode;		  /* enum diskbuf_mode: 0 spill, 1 reliable */
 	unsigned int disk_buffer_sync_ms; /* fdatasync interval; 0 = every batch */
 	bool escape_control; /* raw/rfc5424: controls as #033 (--no-escape-control: off) */
+	bool json_raw;	     /* json: "raw" for every message (--json-raw), else malformed only */
 	/* --sequences: lab-only marker accounting, off by default */
 	bool sequences;
 	uint32_t sequence_flows; /* --sequence-flows: seqtrack's flows_max */
