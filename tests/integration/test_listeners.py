@@ -178,7 +178,7 @@ def run_three(d, prefix=(), extra=()):
     out = d / "out.json"
     rx = start(["--listen", f"a=127.0.0.1:{ports[0]}", "--listen", f"b=127.0.0.1:{ports[1]}",
                 "--listen", f"c=[::1]:{ports[2]}", "--sockets", "2", "--threads", "2",
-                "--rcvbuf", RCVBUF, "--format", "json", "--output", f"file:{out}",
+                "--rcvbuf", RCVBUF, "--format", "json", "--json-raw", "--output", f"file:{out}",
                 "--summary", d / "s.json"] + list(extra), prefix)
     try:
         for p in ports:
@@ -304,7 +304,7 @@ def test_sc4s_env_file_per_vendor_ports(tmp_path, procs, netns):
                    f"SC4S_LISTEN_CISCO_ASA_UDP_PORT={p3}\n"
                    f"SC4S_LISTEN_CISCO_ASA_TCP_PORT={p3}\n")
     out = tmp_path / "out.json"
-    rx = start(["--env-file", env, "--sockets", "1", "--threads", "1", "--format", "json",
+    rx = start(["--env-file", env, "--sockets", "1", "--threads", "1", "--format", "json", "--json-raw",
                 "--output", f"file:{out}", "--summary", tmp_path / "s.json"],
                prefix=["ip", "netns", "exec", netns])
     procs.append(rx)
@@ -417,7 +417,7 @@ def test_three_listeners_through_thread_resizes_under_load(tmp_path, nobody_dir,
             f"listen = c=[::1]:{ports[2]}\nsockets = 2\n")
     conf.write_text(body + "threads = 2\n")
     out = d / "out.json"
-    rx = start(["--config", conf, "--format", "json", "--output", f"file:{out}", "--summary",
+    rx = start(["--config", conf, "--format", "json", "--json-raw", "--output", f"file:{out}", "--summary",
                 d / "s.json"], NOTHING if who == "unprivileged" else ())
     try:
         for p in ports:
@@ -469,7 +469,7 @@ def test_three_listeners_through_an_upgrade_under_load(tmp_path, nobody_dir, who
     extra = ["--user", "nobody"] if who == "user-nobody" else []
     rx = start(["--listen", f"a=127.0.0.1:{ports[0]}", "--listen", f"b=127.0.0.1:{ports[1]}",
                 "--listen", f"c=[::1]:{ports[2]}", "--sockets", "2", "--threads", "2",
-                "--format", "json", "--output", f"file:{out}", "--summary",
+                "--format", "json", "--json-raw", "--output", f"file:{out}", "--summary",
                 d / "s.json"] + extra, prefix)
     new = None
     try:
@@ -524,7 +524,7 @@ def test_three_listeners_restart_through_the_fd_store(tmp_path):
     out = tmp_path / "out.json"
     args = ["--listen", f"a=127.0.0.1:{ports[0]}", "--listen", f"b=127.0.0.1:{ports[1]}",
             "--listen", f"c=[::1]:{ports[2]}", "--sockets", "2", "--threads", "2",
-            "--format", "json", "--output", f"file:{out}"]
+            "--format", "json", "--json-raw", "--output", f"file:{out}"]
     rx1 = rx2 = None
     try:
         rx1 = start(args + ["--summary", tmp_path / "s1.json"],
@@ -576,7 +576,7 @@ def test_three_listeners_supervised_with_a_crash(tmp_path):
     out = tmp_path / "out.json"
     rx = start(["--listen", f"a=127.0.0.1:{ports[0]}", "--listen", f"b=127.0.0.1:{ports[1]}",
                 "--listen", f"c=[::1]:{ports[2]}", "--sockets", "2", "--threads", "2",
-                "--supervise", "--format", "json", "--output", f"file:{out}",
+                "--supervise", "--format", "json", "--json-raw", "--output", f"file:{out}",
                 "--summary", tmp_path / "s.json"])
     try:
         child = int(read_until(rx, "supervisor started receiver pid").split("receiver pid ")[1]
