@@ -80,7 +80,28 @@ struct sink {
 	 * still lose it and the sink would resend it (tcp: its replay of a
 	 * connection's last second). The disk buffer keeps a record that long. */
 	uint64_t settle_ns;
+	/* Network sinks: 1 while the destination cannot be reached (the last
+	 * connection or delivery attempt failed and none has worked since).
+	 * The output thread writes it, a scrape reads it (relaxed atomics). */
+	int down;
 };
+
+static inline void sink_set_down(struct sink *s, bool down)
+{
+	__atomic_store_n(&s->down, down, __ATOMIC_RELAXED);
+}
+
+static inline bool sink_is_down(const struct sink *s)
+{
+	return __atomic_load_n(&s->down, __ATOMIC_RELAXED);
+}
+
+/*
+ * Text a destination sent (an error message, a TLS peer's name, a library's
+ * error that may quote either) made fit for a log line: every control byte
+ * as "#ooo" (common/escape), cut to fit dst. Returns dst.
+ */
+const char *sink_log_text(char *dst, size_t size, const char *src);
 
 /* Opens the sink the config names; NULL + errno, having logged why. */
 struct sink *sink_open(const struct config *c);
