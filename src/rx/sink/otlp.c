@@ -23,6 +23,7 @@
 #include "common/log.h"
 #include "rx/settings/config.h"
 #include "rx/sink/otlp.h"
+#include "rx/sink/tls.h"
 #include "syslog/msgtime.h"
 #include "syslog/otlp_encode.h"
 
@@ -679,6 +680,18 @@ struct sink *sink_otlp_open(const struct config *c)
 	err = setup_curl(k, c);
 	if (err)
 		goto fail;
+	if (c->otlp_ca[0] || c->otlp_cert[0]) {
+		err = tls_files_check(&(struct tls_files){
+			.ca = c->otlp_ca[0] ? c->otlp_ca : "",
+			.cert = c->otlp_cert,
+			.key = c->otlp_key,
+			.ca_flag = "--otlp-ca",
+			.cert_flag = "--otlp-cert",
+			.key_flag = "--otlp-key",
+		});
+		if (err)
+			goto fail;
+	}
 	err = probe(k, c);
 	if (err && err != -EAGAIN)
 		goto fail;

@@ -56,35 +56,48 @@ static const char *openssl_text(char *buf, size_t size)
 	return sink_log_text(buf, size, raw);
 }
 
-static int load_files(struct tls_client *tc, const struct config *c)
+/* Loads the PEM files into ctx; on error logs the flag that named the file. */
+static int load_files(SSL_CTX *ctx, const struct tls_files *f)
 {
 	char why[512];
 
-	if (c->tls_ca[0] ? !SSL_CTX_load_verify_locations(tc->ctx, c->tls_ca, NULL) :
-			   !SSL_CTX_set_default_verify_paths(tc->ctx)) {
-		pr_warn("--tls-ca %s: no CA certificate could be read from it (PEM expected): %s\n",
-			c->tls_ca[0] ? c->tls_ca : "(the system's)",
+	if (f->ca[0] ? !SSL_CTX_load_verify_locations(ctx, f->ca, NULL) :
+		       !SSL_CTX_set_default_verify_paths(ctx)) {
+		pr_warn("%s %s: no CA certificate could be read from it (PEM expected): %s\n",
+			f->ca_flag, f->ca[0] ? f->ca : "(the system's)",
 			openssl_text(why, sizeof(why)));
 		return -EINVAL;
 	}
-	if (!c->tls_cert[0])
+	if (!f->cert[0])
 		return 0;
-	if (SSL_CTX_use_certificate_chain_file(tc->ctx, c->tls_cert) != 1) {
-		pr_warn("--tls-cert %s: no certificate could be read from it (PEM expected): %s\n",
-			c->tls_cert, openssl_text(why, sizeof(why)));
+	if (SSL_CTX_use_certificate_chain_file(ctx, f->cert) != 1) {
+		pr_warn("%s %s: no certificate could be read from it (PEM expected): %s\n",
+			f->cert_flag, f->cert, openssl_text(why, sizeof(why)));
 		return -EINVAL;
 	}
-	if (SSL_CTX_use_PrivateKey_file(tc->ctx, c->tls_key, SSL_FILETYPE_PEM) != 1) {
-		pr_warn("--tls-key %s: no private key could be read from it (PEM expected): %s\n",
-			c->tls_key, openssl_text(why, sizeof(why)));
+	if (SSL_CTX_use_PrivateKey_file(ctx, f->key, SSL_FILETYPE_PEM) != 1) {
+		pr_warn("%s %s: no private key could be read from it (PEM expected): %s\n",
+			f->key_flag, f->key, openssl_text(why, sizeof(why)));
 		return -EINVAL;
 	}
-	if (SSL_CTX_check_private_key(tc->ctx) != 1) {
-		pr_warn("--tls-key %s: not the key of --tls-cert %s: %s\n", c->tls_key, c->tls_cert,
-			openssl_text(why, sizeof(why)));
+	if (SSL_CTX_check_private_key(ctx) != 1) {
+		pr_warn("%s %s: not the key of %s %s: %s\n", f->key_flag, f->key, f->cert_flag,
+			f->cert, openssl_text(why, sizeof(why)));
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int tls_files_check(const struct tls_files *f)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	int err;
+
+	if (!ctx)
+		return -ENOMEM;
+	err = load_files(ctx, f);
+	SSL_CTX_free(ctx);
+	return err;
 }
 
 struct tls_client *tls_client_new(const struct config *c, const char *host)
@@ -104,7 +117,14 @@ struct tls_client *tls_client_new(const struct config *c, const char *host)
 		goto fail;
 	SSL_CTX_set_min_proto_version(tc->ctx, TLS1_2_VERSION);
 	SSL_CTX_set_verify(tc->ctx, SSL_VERIFY_PEER, NULL);
-	err = load_files(tc, c);
+	err = load_files(tc->ctx, &(struct tls_files){
+					  .ca = c->tls_ca,
+					  .cert = c->tls_cert,
+					  .key = c->tls_key,
+					  .ca_flag = "--tls-ca",
+					  .cert_flag = "--tls-cert",
+					  .key_flag = "--tls-key",
+				  });
 	if (err)
 		goto fail;
 	return tc;

@@ -16,6 +16,18 @@
 struct tls_client;  /* the context: CA, client certificate, the name to verify */
 struct tls_session; /* one connection's */
 
+/* PEM files and the flags that named them (for the errors). ca "" is the
+ * system's CAs; cert "" is none (and key with it). */
+struct tls_files {
+	const char *ca, *cert, *key;
+	const char *ca_flag, *cert_flag, *key_flag;
+};
+
+/* Reads the files as a TLS client would: 0, or -EINVAL having logged which
+ * flag's file is wrong and why (the otlp output checks its own with it:
+ * curl would only say so once a collector answers). */
+int tls_files_check(const struct tls_files *f);
+
 /*
  * Reads --tls-ca, --tls-cert and --tls-key; host is the HOST of
  * tls:HOST:PORT, the name verified unless --tls-name says another.
