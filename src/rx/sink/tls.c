@@ -39,6 +39,7 @@ struct tls_client {
 struct tls_session {
 	SSL *ssl;
 	int fd;
+	char refused_cn[128]; /* the common name of the certificate refused, raw */
 };
 
 /* OpenSSL's oldest queued error as escaped text (its queue emptied). */
@@ -75,12 +76,14 @@ static int load_files(SSL_CTX *ctx, const struct tls_files *f)
 			f->cert_flag, f->cert, openssl_text(why, sizeof(why)));
 		return -EINVAL;
 	}
-	if (SSL_CTX_use_PrivateKey_file(ctx, f->key, SSL_FILETYPE_PEM) != 1) {
+	/* OpenSSL checks the key against the certificate as it loads it */
+	if (SSL_CTX_use_PrivateKey_file(ctx, f->key, SSL_FILETYPE_PEM) != 1 &&
+	    ERR_GET_REASON(ERR_peek_error()) != X509_R_KEY_VALUES_MISMATCH) {
 		pr_warn("%s %s: no private key could be read from it (PEM expected): %s\n",
 			f->key_flag, f->key, openssl_text(why, sizeof(why)));
 		return -EINVAL;
 	}
-	if (SSL_CTX_check_private_key(ctx) != 1) {
+	if (ERR_peek_error() || SSL_CTX_check_private_key(ctx) != 1) {
 		pr_warn("%s %s: not the key of %s %s: %s\n", f->key_flag, f->key, f->cert_flag,
 			f->cert, openssl_text(why, sizeof(why)));
 		return -EINVAL;
@@ -100,6 +103,33 @@ int tls_files_check(const struct tls_files *f)
 	return err;
 }
 
+/* OpenSSL's verdict on each certificate of the chain: kept as it is; on a
+ * refusal the common name of the server's own certificate (the chain's
+ * leaf) is noted for the log (the peer's text as it sent it: escaped when
+ * logged). */
+static int on_verify(int ok, X509_STORE_CTX *x)
+{
+	SSL *ssl = X509_STORE_CTX_get_ex_data(x, SSL_get_ex_data_X509_STORE_CTX_idx());
+	struct tls_session *ts = ssl ? SSL_get_app_data(ssl) : NULL;
+	X509 *cert = X509_STORE_CTX_get0_cert(x);
+	X509_NAME *name = cert ? X509_get_subject_name(cert) : NULL;
+	int i = name ? X509_NAME_get_index_by_NID(name, NID_commonName, -1) : -1;
+
+	if (ok || !ts || ts->refused_cn[0])
+		return ok;
+	if (i >= 0) {
+		const ASN1_STRING *cn = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, i));
+		int len = ASN1_STRING_length(cn);
+
+		if (len >= (int)sizeof(ts->refused_cn))
+			len = sizeof(ts->refused_cn) - 1;
+		memcpy(ts->refused_cn, ASN1_STRING_get0_data(cn), len);
+		/* a NUL inside ends the name here: what follows is not shown */
+		ts->refused_cn[len] = '\0';
+	}
+	return ok;
+}
+
 struct tls_client *tls_client_new(const struct config *c, const char *host)
 {
 	struct tls_client *tc = calloc(1, sizeof(*tc));
@@ -116,7 +146,7 @@ struct tls_client *tls_client_new(const struct config *c, const char *host)
 	if (!tc->ctx)
 		goto fail;
 	SSL_CTX_set_min_proto_version(tc->ctx, TLS1_2_VERSION);
-	SSL_CTX_set_verify(tc->ctx, SSL_VERIFY_PEER, NULL);
+	SSL_CTX_set_verify(tc->ctx, SSL_VERIFY_PEER, on_verify);
 	err = load_files(tc->ctx, &(struct tls_files){
 					  .ca = c->tls_ca,
 					  .cert = c->tls_cert,
@@ -152,29 +182,21 @@ static void set_io_timeout(int fd, int seconds)
 
 /* Why the handshake failed, for the log: the verification's verdict with
  * the subject the server showed, or OpenSSL's error. */
-static int handshake_error(struct tls_client *tc, SSL *ssl, int ret, char *why, size_t whylen)
+static int handshake_error(struct tls_client *tc, struct tls_session *ts, int ret, char *why,
+			   size_t whylen)
 {
-	long vr = SSL_get_verify_result(ssl);
-	int e = SSL_get_error(ssl, ret);
+	long vr = SSL_get_verify_result(ts->ssl);
+	int e = SSL_get_error(ts->ssl, ret);
 
 	if (vr != X509_V_OK) {
-		X509 *peer = SSL_get1_peer_certificate(ssl);
-		char subject[256] = "", safe[256];
+		bool name = vr == X509_V_ERR_HOSTNAME_MISMATCH ||
+			    vr == X509_V_ERR_IP_ADDRESS_MISMATCH;
+		char safe[4 * sizeof(ts->refused_cn)];
 
-		if (peer) {
-			X509_NAME_oneline(X509_get_subject_name(peer), subject, sizeof(subject));
-			X509_free(peer);
-		}
-		sink_log_text(safe, sizeof(safe), subject);
-		snprintf(
-			why, whylen, "the server's certificate (subject %s) is refused: %s%s%s",
-			safe[0] ? safe : "(none)", X509_verify_cert_error_string(vr),
-			vr == X509_V_ERR_HOSTNAME_MISMATCH || vr == X509_V_ERR_IP_ADDRESS_MISMATCH ?
-				": it is not for " :
-				"",
-			vr == X509_V_ERR_HOSTNAME_MISMATCH || vr == X509_V_ERR_IP_ADDRESS_MISMATCH ?
-				tc->name :
-				"");
+		sink_log_text(safe, sizeof(safe), ts->refused_cn);
+		snprintf(why, whylen, "the server's certificate (CN %s) is refused: %s%s%s",
+			 safe[0] ? safe : "(none)", X509_verify_cert_error_string(vr),
+			 name ? ": it is not for " : "", name ? tc->name : "");
 		ERR_clear_error();
 		return -EPROTO;
 	}
@@ -204,10 +226,12 @@ int tls_session_start(struct tls_client *tc, int fd, struct tls_session **out, c
 	ts->fd = fd;
 	ts->ssl = SSL_new(tc->ctx);
 	if (!ts->ssl || !SSL_set_fd(ts->ssl, fd)) {
+		SSL_free(ts->ssl);
 		free(ts);
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
+	SSL_set_app_data(ts->ssl, ts);
 	if (tc->name_is_ip) {
 		X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ts->ssl), tc->name);
 	} else {
@@ -220,7 +244,7 @@ int tls_session_start(struct tls_client *tc, int fd, struct tls_session **out, c
 	ret = SSL_connect(ts->ssl);
 	set_io_timeout(fd, 0);
 	if (ret != 1) {
-		err = handshake_error(tc, ts->ssl, ret, why, whylen);
+		err = handshake_error(tc, ts, ret, why, whylen);
 		SSL_free(ts->ssl);
 		free(ts);
 		return err;
