@@ -307,10 +307,12 @@ static int check_metadata(struct sink_kafka *k, const struct config *c)
 		/* on_error says the same thing again otherwise */
 		k->last_error = RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN;
 		pr_warn("--output kafka:%s/%s: no broker of %s answered within %d s (%s); starting "
-			"anyway: librdkafka retries with backoff (up to 1 s), the input window%s "
-			"holds what arrives meanwhile\n",
+			"anyway: librdkafka retries with backoff (up to 1 s), %s what arrives "
+			"meanwhile\n",
 			k->brokers, k->topic, k->brokers, METADATA_TIMEOUT_MS / 1000,
-			rd_kafka_err2str(err), c->disk_buffer[0] ? " and the disk buffer" : "");
+			rd_kafka_err2str(err),
+			c->disk_buffer[0] ? "the input window and the disk buffer hold" :
+					    "the input window holds");
 		return -EAGAIN;
 	}
 	if (md->topic_cnt < 1) {

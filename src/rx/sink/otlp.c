@@ -624,10 +624,11 @@ static int probe(struct sink_otlp *k, const struct config *c)
 		k->last_error = rc == CURLE_OK ? -status : (long)rc;
 		sink_set_down(&k->base, true);
 		pr_warn("--output otlp:%s: the collector is not reachable yet (%s); starting "
-			"anyway: retrying with backoff (%d ms doubling to %d ms), the input window%s "
-			"holds what arrives meanwhile\n",
+			"anyway: retrying with backoff (%d ms doubling to %d ms), %s what arrives "
+			"meanwhile\n",
 			k->url, transient_text(k, rc, status), BACKOFF_MIN_MS, BACKOFF_MAX_MS,
-			c->disk_buffer[0] ? " and the disk buffer" : "");
+			c->disk_buffer[0] ? "the input window and the disk buffer hold" :
+					    "the input window holds");
 		return -EAGAIN;
 	}
 	if (rc != CURLE_OK) {
