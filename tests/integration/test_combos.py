@@ -267,6 +267,18 @@ def test_upgrade_with_tcp_output(tmp_path, disk, user):
         shutil.rmtree(tmp_path, ignore_errors=True)
 
 
+def tls_destination():
+    """A started syslog-ng TLS source (its own PKI in a folder all can read)
+    and syslogrx's flags for it; (server, flags, folder)."""
+    work = pathlib.Path(tempfile.mkdtemp(prefix="srx-tls-combo-"))
+    os.chmod(work, 0o755)               # nobody reads the PKI, syslog-ng root's dir
+    pki = Pki(work / "pki")
+    os.chmod(work / "pki", 0o755)
+    sng = SyslogNgTls(work, pki, peer_verify="required-trusted").start()
+    return sng, ["--output", f"tls:127.0.0.1:{sng.port}", "--tls-ca", pki.path("ca.pem"),
+                 "--tls-cert", pki.path("client.pem"), "--tls-key", pki.path("client.key")], work
+
+
 def tls_flows(lines):
     flows = {}
     for m in lines:
@@ -283,18 +295,12 @@ def test_upgrade_with_tls_output(tmp_path, disk, user):
     source, two upgrades under load: each process makes its own session
     (the new one reads the certificate files again, as nobody with --user)
     and ends it with close_notify; nothing lost, nothing twice."""
-    work = pathlib.Path(tempfile.mkdtemp(prefix="srx-tls-combo-"))
-    os.chmod(work, 0o755)               # nobody reads the PKI, syslog-ng root's dir
-    pki = Pki(work / "pki")
-    os.chmod(work / "pki", 0o755)
-    sng = SyslogNgTls(work, pki, peer_verify="required-trusted").start()
+    sng, extra, work = tls_destination()
     if user:
         tmp_path = work / "rx"
         tmp_path.mkdir()
         os.chown(tmp_path, NOBODY, NOBODY)
     listen = listen_for(socket.AF_INET)
-    extra = ["--output", f"tls:127.0.0.1:{sng.port}", "--tls-ca", pki.path("ca.pem"),
-             "--tls-cert", pki.path("client.pem"), "--tls-key", pki.path("client.key")]
     if disk:
         extra += ["--disk-buffer", str(tmp_path / "db"), "--disk-buffer-mode", disk]
     if user:
@@ -327,7 +333,7 @@ def test_upgrade_with_tls_output(tmp_path, disk, user):
 
 # ---- destination down at start x upgrade x disk buffer --------------------------------
 
-@pytest.mark.parametrize("kind", ["tls-reliable", "otlp"])
+@pytest.mark.parametrize("kind", ["tls-reliable-user-nobody", "otlp"])
 def test_upgrade_while_the_destination_is_down_is_refused_then_works(tmp_path, kind):
     """Started with the destination down, under load: kill -USR2 is refused
     with the reason (the old process would wait for the destination to
@@ -336,10 +342,17 @@ def test_upgrade_while_the_destination_is_down_is_refused_then_works(tmp_path, k
     work = pathlib.Path(tempfile.mkdtemp(prefix="srx-down-up-"))
     extra = []
     if kind.startswith("tls"):
+        # as nobody: the PKI readable by all, syslogrx's folder nobody's
+        os.chmod(work, 0o755)
         pki = Pki(work / "pki")
+        os.chmod(work / "pki", 0o755)
         dest = SyslogNgTls(work, pki)
+        tmp_path = work / "rx"
+        tmp_path.mkdir()
+        os.chown(tmp_path, NOBODY, NOBODY)
         extra = ["--output", f"tls:127.0.0.1:{dest.port}", "--tls-ca", pki.path("ca.pem"),
-                 "--disk-buffer", str(work / "db"), "--disk-buffer-mode", "reliable"]
+                 "--disk-buffer", str(tmp_path / "db"), "--disk-buffer-mode", "reliable",
+                 "--user", "nobody"]
         up_again = "connected again"
     else:
         sink = LogSink()
@@ -725,15 +738,17 @@ def test_upgrade_as_user_nobody_with_metrics(tmp_path):
 
 # ---- live resize x outputs x disk buffer x --ordered x --user -----------------------
 
-@pytest.mark.parametrize("kind", ["tcp", "tcp-disk-spill", "tcp-disk-reliable", "kafka", "ordered",
-                                  "user-nobody", "roundrobin", "leastloaded"])
+@pytest.mark.parametrize("kind", ["tcp", "tcp-disk-spill", "tcp-disk-reliable", "tls", "kafka",
+                                  "ordered", "user-nobody", "roundrobin", "leastloaded"])
 def test_live_resize_with(request, tmp_path, kind):
     """4 -> 8 -> 2 -> 6 -> 4 under load (--max-sockets 8), with each: nothing
     lost, nothing twice. With --user the same cycle works: a shrink parks
     spares, a grow takes them back (past the pool, see the next test)."""
     where = tmp_path
-    extra, sink, topic = [], None, None
-    if kind.startswith("tcp"):
+    extra, sink, topic, sng = [], None, None, None
+    if kind == "tls":
+        sng, extra, tls_work = tls_destination()
+    elif kind.startswith("tcp"):
         sink = FrameSink()
         extra = ["--output", f"tcp:127.0.0.1:{sink.port}"]
         if "disk" in kind:
@@ -763,11 +778,19 @@ def test_live_resize_with(request, tmp_path, kind):
                 time.sleep(0.1)
         try:
             sent, err, final = run_load(rx, listen, resizes)
+            if sng:
+                tls_lines = sng.wait_lines(final["totals"]["written"])
         finally:
             if sink:
                 sink.close()
+            if sng:
+                sng.stop()
+                shutil.rmtree(tls_work, ignore_errors=True)
         assert final["config"]["sockets"] == 4
-        if sink:
+        if sng:
+            assert len(tls_lines) == final["totals"]["written"]
+            seen = tls_flows(tls_lines)
+        elif sink:
             seen = sink.flows()
             assert len(sink.msgs) == final["totals"]["written"]
         elif topic:
@@ -815,13 +838,15 @@ def test_resize_as_user_past_the_pool_is_refused_with_the_reason(tmp_path):
 
 # ---- supervisor x --ordered x kafka ---------------------------------------------------
 
-@pytest.mark.parametrize("kind", ["ordered", "kafka", "hash", "roundrobin", "leastloaded"])
+@pytest.mark.parametrize("kind", ["ordered", "kafka", "tls", "hash", "roundrobin", "leastloaded"])
 def test_supervisor_upgrade_with(request, tmp_path, kind):
     """kill -USR2 of the supervisor under load with --ordered (the stopping
     child's reorder stage writes what it holds) or the Kafka output (it
     delivers what it holds before it exits): nothing lost, nothing twice."""
-    topic = None
-    if kind == "kafka":
+    topic, sng = None, None
+    if kind == "tls":
+        sng, extra, tls_work = tls_destination()
+    elif kind == "kafka":
         b = request.getfixturevalue("broker")
         topic = "i19-supervised"
         b.create_topic(topic, partitions=3)
@@ -839,11 +864,22 @@ def test_supervisor_upgrade_with(request, tmp_path, kind):
         os.kill(rx.p.pid, signal.SIGUSR2)
         rx.wait_line("started receiver pid", started)
         time.sleep(0.3)
-    sent, err, final = run_load(rx, listen, upgrade)
+    try:
+        sent, err, final = run_load(rx, listen, upgrade)
+        if sng:
+            sup = read_json(f"{rx.summary_path}.supervisor")
+            tls_lines = sng.wait_lines(sum(c["written"] for c in sup["children"]))
+    finally:
+        if sng:
+            sng.stop()
+            shutil.rmtree(tls_work, ignore_errors=True)
     sup = read_json(f"{rx.summary_path}.supervisor")
     assert sup["upgrades"] == 1 and sup["restarts"] == 0 and len(sup["children"]) == 2, sup
     first = read_json(f"{rx.summary_path}.{sup['children'][0]['pid']}")
-    if topic:
+    if sng:
+        assert len(tls_lines) == sum(c["written"] for c in sup["children"])
+        seen = tls_flows(tls_lines)
+    elif topic:
         recs = b.records(topic)
         assert len(recs) == sum(s["kafka"]["delivered"] for s in (first, final)) == \
             sum(c["written"] for c in sup["children"])

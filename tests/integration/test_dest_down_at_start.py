@@ -122,14 +122,18 @@ def otlp_values(sink):
     return out
 
 
-@pytest.mark.parametrize("disk", DISK, ids=["window", "disk-spill", "disk-reliable"])
+@pytest.mark.parametrize("disk", DISK + ["ordered"],
+                         ids=["window", "disk-spill", "disk-reliable", "window-ordered"])
 def test_otlp_collector_down_at_start(collector_down, tmp_path, procs, disk):
     col, sink = collector_down
     port, mport = free_udp_port(), free_tcp_port()
+    ordered = disk == "ordered"
+    disk = None if ordered else disk
     # without a disk buffer the window holds all; with one, it spills
     window = 60000 if not disk else 10000
     rx = start_rx(tmp_path, procs, "rx", port,
-                  *rx_args(f"otlp:{col.url}", mport, disk and (tmp_path / "db", disk), window))
+                  *rx_args(f"otlp:{col.url}", mport, disk and (tmp_path / "db", disk), window),
+                  *(["--ordered=100"] if ordered else []))
     assert "the collector is not reachable yet" in rx.early_err, rx.early_err
     send_all(port, "otlpdown")
     held_while_down(mport, disk)
@@ -140,7 +144,10 @@ def test_otlp_collector_down_at_start(collector_down, tmp_path, procs, disk):
     rc, _, err = rx.stop(timeout=90)
     assert rc == 0, err
     tot, o = rx.summary["totals"], rx.summary["otlp"]
-    check_every_sequence(seqs_of(otlp_values(sink), "otlpdown"))
+    seqs = seqs_of(otlp_values(sink), "otlpdown")
+    check_every_sequence(seqs)
+    if ordered:                      # the one flow, in the order it was sent
+        assert seqs == list(range(SENT))
     assert tot["kernel_drops"]["total"] == 0 and tot["received"] == SENT
     assert o["records"] == SENT and o["failed"]["total"] == 0 and o["undelivered"] == 0
     assert rx.summary["output_up"] is True

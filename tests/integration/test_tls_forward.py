@@ -64,11 +64,16 @@ def send(port, msgs, per_ms=20):
             s.sendto(m, ("127.0.0.1", port))
 
 
-def test_every_message_arrives_byte_exact_with_a_client_certificate(syslogrx, tmp_path, pki):
+@pytest.mark.parametrize("ordered", [False, True], ids=["random", "ordered"])
+def test_every_message_arrives_byte_exact_with_a_client_certificate(syslogrx, tmp_path, pki,
+                                                                     ordered):
+    """With --ordered the one flow, spread over two sockets, arrives in the
+    order it was sent."""
     sng = SyslogNgTls(tmp_path, pki, peer_verify="required-trusted").start()
     try:
         port = free_udp_port()
         rx = syslogrx("--sockets", "2", "--threads", "2", "--rcvbuf", "16M",
+                      *(["--ordered=100"] if ordered else []),
                       *tls_args(pki, sng.port), port=port)
         msgs = messages()
         send(port, msgs)
@@ -81,7 +86,10 @@ def test_every_message_arrives_byte_exact_with_a_client_certificate(syslogrx, tm
     assert t["kernel_drops"]["total"] == 0 and t["received"] == t["written"] == N
     assert rx.summary["output_up"] is True
     assert len(lines) == N
-    assert sorted(lines) == sorted(msgs)
+    if ordered:
+        assert lines == msgs
+    else:
+        assert sorted(lines) == sorted(msgs)
 
 
 def test_config_file_keys(syslogrx, tmp_path, pki):
