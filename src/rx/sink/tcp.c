@@ -65,6 +65,7 @@ struct sink_tcp {
 	struct tls_client *tls;	     /* tls:HOST:PORT, else NULL */
 	struct tls_session *session; /* with tls, while fd is connected */
 	char why[512];		     /* why the last connection attempt failed */
+	bool said_down;		     /* the outage is logged already */
 	int backoff_ms;
 	struct sent_buf cur;		    /* the frames being sent, built from lines */
 	struct sent_buf hist[REPLAY_SLOTS]; /* recently sent, oldest at hist_next */
@@ -145,9 +146,10 @@ static int ensure_connected(struct sink_tcp *t)
 		int err = try_connect(t);
 
 		if (!err) {
-			if (t->backoff_ms)
+			if (t->backoff_ms || t->said_down)
 				pr_warn("%s: connected again\n", t->base.name);
 			sink_set_down(&t->base, false);
+			t->said_down = false;
 			t->backoff_ms = 0;
 			t->reconnects++;
 			return 0;
@@ -155,7 +157,7 @@ static int ensure_connected(struct sink_tcp *t)
 		sink_set_down(&t->base, true);
 		if (t->base.abort && flag_get(t->base.abort))
 			return err;
-		if (!t->backoff_ms)
+		if (!t->backoff_ms && !t->said_down)
 			pr_warn("%s: %s; retrying with backoff (%d ms doubling to %d ms), the input "
 				"window holds what arrives meanwhile\n",
 				t->base.name, t->why, BACKOFF_MIN_MS, BACKOFF_MAX_MS);
@@ -392,7 +394,8 @@ struct sink *sink_tcp_open(const struct config *c)
 	}
 	if (err) {
 		sink_set_down(&t->base, true);
-		pr_warn("%s: not reachable yet (%s); will retry\n", t->base.name, t->why);
+		pr_warn("%s: not reachable yet; will retry (%s)\n", t->base.name, t->why);
+		t->said_down = true; /* once: the retries do not say it again */
 	}
 	return &t->base;
 }
