@@ -9,7 +9,11 @@
 #   make soak       10 minutes under rotation and destination restarts (not in CI)
 #   make format     clang-format every C file in place (.clang-format)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
-#   make install    binaries, systemd unit, man page, example config, alert rules (PREFIX, DESTDIR)
+#   make install    syslogrx, udpdrops, udpbalance, their man pages, the systemd units, example
+#                   config, alert rules, logrotate and sysctl.d files (PREFIX, DESTDIR)
+#   make install-lab  the lab tools (sysloggen, drainrx) into $(LIBEXECDIR)/syslogrx
+#   make image      the container image localhost/syslogrx:VERSION with podman (dist/Containerfile)
+#   make test-container  the image's tests alone (make test runs them with the rest)
 #   make V=1        show full commands
 #
 # Layout the rules rely on (add a file, not a rule):
@@ -35,10 +39,14 @@ VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 
 # Debian packages the build, the tests and the lab need.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
-            pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest \
+            pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest python3-yaml \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
             libmicrohttpd-dev libcurl4-openssl-dev libssl-dev \
-            systemd systemd-container groff-base man-db linux-perf
+            systemd systemd-container groff-base man-db linux-perf logrotate python3-pip
+# What `make image` and the container tests need besides (make deps installs
+# them too; `make image` installs only these): podman runs on runc here
+# (lab/containers.conf says why), debootstrap makes a base with no registry.
+CONTAINER_PKGS := podman runc debootstrap
 
 ifeq ($(V),1)
 	Q =
@@ -53,7 +61,7 @@ endif
 # Only goals that compile straight away check at parse time: the jobs that run
 # `deps` first (run, test, bench, soak, the SC4S tables) build in a sub-make,
 # which parses this file again once clang is there.
-DEPS_FIRST_GOALS := deps clean format run test test-sanitize bench soak sc4s-table sc4s-replica
+DEPS_FIRST_GOALS := deps container-deps image clean format run test test-sanitize bench soak sc4s-table sc4s-replica
 ifeq ($(filter $(DEPS_FIRST_GOALS),$(MAKECMDGOALS)),)
 ifeq ($(shell command -v $(CLANG) 2>/dev/null),)
 $(error $(CLANG) is not installed: run `make deps` (as root) first, or `make run` / `make test`, which do)
@@ -129,7 +137,8 @@ test_window_LIBS  := -lpthread -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 
-.PHONY: all run test test-sanitize sanitize-unit unit integration fuzz bench soak deps clean vmlinux demo sc4s-table sc4s-replica format install
+.PHONY: image test-container container-deps
+.PHONY: all run test test-sanitize sanitize-unit unit integration fuzz bench soak deps clean vmlinux demo sc4s-table sc4s-replica format install install-lab
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -137,16 +146,23 @@ all: $(APPS) $(TESTS)
 
 # ---- set-up -----------------------------------------------------------------
 # Installs only what is missing; a no-op on a machine that has it all.
-deps:
-	@missing=$$(for p in $(DEB_PKGS); do \
+define install_missing
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
 	done); \
-	command -v java >/dev/null || missing="$$missing default-jre-headless"; \
+	$(2) \
 	if [ -n "$$missing" ]; then \
 		echo "  DEPS     installing:" $$missing; \
 		if [ "$$(id -u)" != 0 ]; then echo "make deps: root is needed to install:" $$missing >&2; exit 1; fi; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(DEB_PKGS) $(CONTAINER_PKGS),command -v java >/dev/null || missing="$$missing default-jre-headless";)
+
+container-deps:
+	$(call install_missing,$(CONTAINER_PKGS))
 
 # ---- BPF --------------------------------------------------------------------
 $(sort $(OUTPUT) $(SKEL_OUTPUT)):
@@ -163,18 +179,9 @@ $(SKEL_OUTPUT)/%.skel.h: $(SKEL_OUTPUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # ---- user space -------------------------------------------------------------
+# One compile rule for src/, tools/ and tests/: X.c -> $(OUTPUT)/X.o.
 # Every user object waits for the skeletons: the first build has no .d files yet.
-$(OUTPUT)/src/%.o: src/%.c | $(SKELS)
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
-
-$(OUTPUT)/tools/%.o: tools/%.c | $(SKELS)
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
-
-$(OUTPUT)/tests/%.o: tests/%.c | $(SKELS)
+$(OUTPUT)/%.o: %.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -238,15 +245,31 @@ $(PROMTOOL):
 	$(call msg,FETCH,$@)
 	$(Q)lab/promtool-setup.sh $(OUTPUT)/prometheus >/dev/null
 
-integration: all $(PROMTOOL)
-	$(Q)$(PYTHON) -m pytest -q tests $(PYTEST_ARGS)
+# kubernetes-validate (PyPI: Kubernetes' schemas and a validator), the oracle
+# for dist/kubernetes/ in test_container_deploy.py: into build/, not system-wide.
+K8S_VALIDATE := $(OUTPUT)/kubernetes-validate/kubernetes_validate/__init__.py
+$(K8S_VALIDATE):
+	$(call msg,FETCH,$(OUTPUT)/kubernetes-validate)
+	$(Q)PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install -q --disable-pip-version-check --target $(OUTPUT)/kubernetes-validate \
+		kubernetes-validate==1.37.0 >/dev/null
 
+# --durations=10: pytest ends with the 10 slowest tests (set-up and tear-down apart).
+integration: all $(PROMTOOL) $(K8S_VALIDATE)
+	$(Q)$(PYTHON) -m pytest -q --durations=10 tests $(PYTEST_ARGS)
+
+# After each phase, the seconds since make started (a failed phase too).
+# "+": the line runs a sub-make (under make -n too), as a literal $(MAKE) would.
+TEST_T0    := $(shell date +%s)
+test_time   = printf '  TIME     %-24s %5d s\n' "$(strip $(1))" $$(( $$(date +%s) - $(TEST_T0) ))
+test_phase  = $(MAKE) $(1) && $(call test_time,$(firstword $(1))) || \
+	{ $(call test_time,$(firstword $(1)) FAILED); exit 1; }
 test: deps
-	$(Q)$(MAKE) all $(FUZZERS)
-	$(Q)$(MAKE) unit
-	$(Q)$(MAKE) fuzz
-	$(Q)$(MAKE) sanitize-unit
-	$(Q)$(MAKE) integration
+	$(Q)+$(call test_phase,all $(FUZZERS))
+	$(Q)+$(call test_phase,unit)
+	$(Q)+$(call test_phase,fuzz)
+	$(Q)+$(call test_phase,sanitize-unit)
+	$(Q)+$(call test_phase,integration)
+	$(Q)+$(call test_time,make test: all passed)
 
 # ---- sanitizers (clang; libclang-rt-14-dev has their runtimes) ----------------
 # The same sources with AddressSanitizer + UndefinedBehaviorSanitizer into
@@ -266,7 +289,8 @@ sanitize-unit: $(SKELS)
 # Units, fuzzer and integration tests under ASan + UBSan, then the threaded
 # paths under TSan: the window's and the snapshot's units, and syslogrx
 # itself through a live resize, metrics scrapes and the output stage.
-# (test_install is left out: it checks that `make install` ships build/.)
+# (test_install and test_container are left out: they check what `make install`
+# and the image ship, which is build/'s.)
 TSAN_INTEGRATION := tests/integration/test_live_resize.py tests/integration/test_metrics.py \
 	tests/integration/test_disk_buffer.py \
 	tests/integration/test_window_shutdown.py tests/integration/test_hostile_input.py
@@ -277,7 +301,8 @@ test-sanitize: deps
 	$(Q)$(ASAN_MAKE) unit
 	$(Q)ln -sfn ../$(OUTPUT)/prometheus build-asan/prometheus
 	$(Q)SYSLOGRX_BUILD=$(CURDIR)/build-asan $(PYTHON) -m pytest -q tests \
-		--ignore=tests/integration/test_install.py $(PYTEST_ARGS)
+		--ignore=tests/integration/test_install.py --ignore=tests/integration/test_container.py \
+		--ignore=tests/integration/test_container_deploy.py $(PYTEST_ARGS)
 	$(Q)$(TSAN_MAKE) all
 	$(Q)$(TSAN_MAKE) build-tsan/test_window && build-tsan/test_window
 	$(Q)ln -sfn ../$(OUTPUT)/prometheus build-tsan/prometheus
@@ -304,21 +329,58 @@ sc4s-replica: deps
 	$(Q)$(MAKE) all
 	$(Q)$(PYTHON) lab/sweep --preset sc4s-replica --out results/sc4s-replica-$$(date +%Y%m%d-%H%M%S)
 
+# ---- container image (dist/Containerfile, docs/container.md) ---------------
+VERSION        := $(shell sed -n 's/.*argp_program_version = "syslogrx \(.*\)";/\1/p' src/rx/settings/config.c)
+IMAGE          ?= localhost/syslogrx:$(VERSION)
+# The base both stages start from; where it cannot be pulled, IMAGE_LOCAL_BASE
+# is made once with debootstrap and kept in podman's storage.
+IMAGE_BASE     ?= docker.io/library/debian:bookworm
+IMAGE_LOCAL_BASE ?= localhost/syslogrx-base:bookworm
+# source: compile in the build stage; tree: copy build/'s binaries.
+IMAGE_BINARIES ?= source
+# The project's podman settings (runc, ulimits), never the host's.
+export CONTAINERS_CONF := $(CURDIR)/lab/containers.conf
+
+image: container-deps
+	$(call msg,IMAGE,$(IMAGE))
+	$(Q)base=$$(lab/container-base.sh $(IMAGE_BASE) $(IMAGE_LOCAL_BASE)) && \
+		podman build -q -f dist/Containerfile --build-arg BASE=$$base \
+			--build-arg BINARIES=$(IMAGE_BINARIES) -t $(IMAGE) . >/dev/null
+	$(Q)podman image ls --format '  SIZE     {{.Repository}}:{{.Tag}} {{.Size}}' $(IMAGE)
+
+# The image's tests build their own image from build/ (BINARIES=tree).
+test-container: container-deps all $(K8S_VALIDATE)
+	$(Q)$(PYTHON) -m pytest -q tests/integration/test_container.py \
+		tests/integration/test_container_deploy.py $(PYTEST_ARGS)
+
 # ---- install (dist/: what an installed system gets besides the binaries) ---
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec
 MANDIR     ?= $(PREFIX)/share/man
 DOCDIR     ?= $(PREFIX)/share/doc/syslogrx
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSCTLDIR  ?= $(PREFIX)/lib/sysctl.d
 SYSCONFDIR ?= /etc
 
-# An existing syslogrx.conf is the admin's: kept, the example goes to DOCDIR too.
-install: $(APPS)
+# What an operator runs; the lab tools (a paced sender, a drain-only
+# receiver) are not on PATH: `make install-lab`.
+INSTALL_BINS := $(OUTPUT)/syslogrx $(OUTPUT)/udpdrops $(OUTPUT)/udpbalance
+LAB_BINS     := $(OUTPUT)/sysloggen $(OUTPUT)/drainrx
+MAN8         := $(patsubst $(OUTPUT)/%,dist/%.8,$(INSTALL_BINS))
+
+# An existing syslogrx.conf or logrotate file is the admin's: kept (the
+# example config goes to DOCDIR too).
+install: $(INSTALL_BINS)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR) \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/syslogrx
-	$(Q)install -m 0755 $(APPS) $(DESTDIR)$(BINDIR)/
-	$(Q)install -m 0644 dist/syslogrx.8 $(DESTDIR)$(MANDIR)/man8/syslogrx.8
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/syslogrx \
+		$(DESTDIR)$(SYSCONFDIR)/logrotate.d $(DESTDIR)$(SYSCTLDIR)
+	$(Q)install -m 0755 $(INSTALL_BINS) $(DESTDIR)$(BINDIR)/
+	$(Q)install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
+	$(Q)install -m 0644 dist/sysctl.d/60-syslogrx.conf $(DESTDIR)$(SYSCTLDIR)/60-syslogrx.conf
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/logrotate.d/syslogrx ] || \
+		install -m 0644 dist/logrotate/syslogrx $(DESTDIR)$(SYSCONFDIR)/logrotate.d/syslogrx
 	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		dist/syslogrx.service.in > $(DESTDIR)$(UNITDIR)/syslogrx.service
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/syslogrx.service
@@ -328,8 +390,14 @@ install: $(APPS)
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/syslogrx-unprivileged.service
 	$(Q)install -m 0644 dist/syslogrx.conf $(DESTDIR)$(DOCDIR)/syslogrx.conf.example
 	$(Q)install -m 0644 dist/syslogrx-alerts.yml $(DESTDIR)$(DOCDIR)/syslogrx-alerts.yml
+	$(Q)install -m 0644 LICENSE $(DESTDIR)$(DOCDIR)/LICENSE
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf ] || \
 		install -m 0644 dist/syslogrx.conf $(DESTDIR)$(SYSCONFDIR)/syslogrx/syslogrx.conf
+
+install-lab: $(LAB_BINS)
+	$(call msg,INSTALL,$(DESTDIR)$(LIBEXECDIR)/syslogrx)
+	$(Q)install -d $(DESTDIR)$(LIBEXECDIR)/syslogrx
+	$(Q)install -m 0755 $(LAB_BINS) $(DESTDIR)$(LIBEXECDIR)/syslogrx/
 
 format:
 	$(call msg,FORMAT,src tools tests bpf)

@@ -7,7 +7,7 @@
  * without it (no socket, bad checksum, a socket closing) we count per
  * {destination port, reason} if the skb holds a UDP datagram.
  *
- * With count_senders (issue 25) a socket drop is counted once more per
+ * With count_senders (--senders) a socket drop is counted once more per
  * {source address, reason} in the LRU map sender_drops, read from the skb's
  * IP header (IPv4 as ::ffff:a.b.c.d); sender_stats says what that map
  * holds of them (include/bpf/tracer.h).
@@ -46,7 +46,7 @@
 /* Set by user space before load; 0 = any. */
 const volatile __u32 filter_port = 0;	   /* local port, host order */
 const volatile __u64 filter_netns = 0;	   /* netns inode number */
-const volatile bool count_senders = false; /* drops per source address (issue 25) */
+const volatile bool count_senders = false; /* drops per source address (--senders) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);

@@ -142,7 +142,9 @@ def versions():
     if "(" in ng and ")" in ng:
         ng = "syslog-ng " + ng[ng.index("(") + 1:ng.index(")")]
     rs = "rsyslog " + rs.split()[1] if len(rs.split()) > 1 else rs
-    return {"syslog-ng": ng, "rsyslog": rs}
+    oc = first_line([peers.otelcol_path(), "--version"])  # "otelcol-syslogrx version 0.165.0"
+    oc = "OpenTelemetry Collector " + oc.split()[-1] if " version " in oc else oc
+    return {"syslog-ng": ng, "rsyslog": rs, "otelcol": oc}
 
 
 def receivers_text(vers):
@@ -151,8 +153,11 @@ def receivers_text(vers):
             f"recvmmsg and count, nothing else; {vers['syslog-ng']} (Debian) in the SC4S layout: "
             "4 so-reuseport network() sources, 2 worker threads, fetch limit 1000, file "
             f"destination; {vers['rsyslog']} (Debian's package, unpacked) imudp: 2 threads, "
-            "batch 128, omfile. Every receive buffer is 32M effective (what SO_RCVBUF "
-            "reports).")
+            f"batch 128, omfile; {vers['otelcol']} with contrib's syslog receiver (UDP, "
+            "rfc3164, its defaults: one socket, one reader) into the nop exporter, written = "
+            "records it accepted (lab/otelcol/peer-builder-config.yaml). Every receive buffer "
+            "is 32M effective (what SO_RCVBUF reports) but the collector's, which has no "
+            "option for it: the system's default, measured.")
 
 
 def notes(a, rmem_note):
@@ -258,11 +263,12 @@ def main(argv):
         print(f"bench: {peers.SYSLOG_NG} is missing: apt-get install syslog-ng-core",
               file=sys.stderr)
         return 1
-    try:
-        peers.rsyslog_ensure()
-    except peers.ReceiverError as e:
-        print(f"bench: rsyslog: {e}", file=sys.stderr)
-        return 1
+    for name, ensure in (("rsyslog", peers.rsyslog_ensure), ("otelcol", peers.otelcol_ensure)):
+        try:
+            ensure()
+        except peers.ReceiverError as e:
+            print(f"bench: {name}: {e}", file=sys.stderr)
+            return 1
     have_loggen = shutil.which("loggen") is not None
 
     meta = {"argv": argv, "quick": a.quick, "machine": machine(), "sender": "sysloggen",
@@ -353,7 +359,8 @@ def main(argv):
 
         if have_loggen:
             who = [report.SYSLOGRX_RAW] if a.quick else \
-                [report.SYSLOGRX_RAW, report.DRAINRX, report.SYSLOG_NG, report.RSYSLOG]
+                [report.SYSLOGRX_RAW, report.DRAINRX, report.SYSLOG_NG, report.RSYSLOG,
+                 report.OTELCOL]
             for name in who:
                 trial("loggen", name, CPU_RATE, sender="loggen")
         else:

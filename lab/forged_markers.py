@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""forged_markers: issue 19's datagrams against one syslogrx, what they cost.
+"""forged_markers: forged sequence markers against one syslogrx, what they cost.
 
 20,000 sysloggen-style markers, each a new flow number at seq=16777215, sent
 to a syslogrx (--sockets 1 --output null, the flags given after the binary);

@@ -27,7 +27,7 @@ set -eu
 BUILDER_VERSION=v0.165.0
 TOOLCHAIN=go1.26.8
 root=$(cd "$(dirname "$0")/.." && pwd)
-conf=$root/lab/otelcol/builder-config.yaml
+conf=${OTELCOL_CONF:-$root/lab/otelcol/builder-config.yaml}
 DEST=${1:-$root/build/otelcol}
 mkdir -p "$DEST"
 DEST=$(cd "$DEST" && pwd)

@@ -13,7 +13,7 @@ Every 5 s each receiver's RSS is sampled. The books, to the message:
   tcp   sent = received + kernel drops; received = written + disk_buffer.dropped;
         every written sequence number at syslog-ng (duplicates allowed)
   RSS   flat after the first minute: the last sample within 5% of the first
-        sample after the first minute (issue 24's target).
+        sample after the first minute (the soak's target).
 
 USAGE: lab/soak.py [--rate N] [--duration S] [--rotate S] [--restart S] [--out DIR]
 """
@@ -112,7 +112,7 @@ def start_gen(port, rate, duration, run):
 
 
 def rss_flat(samples, skip_s=60):
-    """Issue 24's target: the RSS at the end within 5 % of its value after
+    """The soak's target: the RSS at the end within 5 % of its value after
     the first minute (the window's pool of batches is bounded by size and
     idle time: what grows past that is a leak)."""
     after = [kb for t, kb in samples if t >= skip_s]

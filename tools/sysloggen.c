@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * sysloggen: paced UDP syslog sender whose every message carries a run id, a
- * flow id and a sequence number (include/msgfmt.h), so a receiver can close
- * the books on each one (include/seqtrack.h). Optionally monitors the
+ * flow id and a sequence number (syslog/msgfmt.h), so a receiver can close
+ * the books on each one (syslog/seqtrack.h). Optionally monitors the
  * receiver's process like Fluent Bit's performance tools.
  */
 #include <argp.h>

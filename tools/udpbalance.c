@@ -6,7 +6,7 @@
  *
  * The group's sockets are found by inode (/proc/net/udp{,6} rows on the port,
  * /proc/PID/fd links), copied into this process with pidfd_getfd, placed in
- * the REUSEPORT_SOCKARRAY of src/balancer.c (slot i = socket i, verified by
+ * the REUSEPORT_SOCKARRAY of src/net/balancer.c (slot i = socket i, verified by
  * cookie), and the program is attached to the group through one of them. The
  * copies are closed right after: a copy kept open would keep a socket alive
  * after its owner closed it. Detaching at exit borrows a socket again.

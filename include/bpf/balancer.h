@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared between bpf/balancer.bpf.c and its user side, src/balancer.c. */
-#ifndef SYSLOGRX_REUSEPORT_H
-#define SYSLOGRX_REUSEPORT_H
+/* Shared between bpf/balancer.bpf.c and its user side, src/net/balancer.c. */
+#ifndef SYSLOGRX_BPF_BALANCER_H
+#define SYSLOGRX_BPF_BALANCER_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>

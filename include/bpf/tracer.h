@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared between bpf/tracer.bpf.c and its user side, src/tracer.c.
+ * Shared between bpf/tracer.bpf.c and its user side, src/net/tracer.c.
  *
  * Every counter lives in a per-CPU map and is summed by user space; keys are
  * hashed byte by byte, so their padding is explicit and always zero.
  */
-#ifndef SYSLOGRX_DROPS_H
-#define SYSLOGRX_DROPS_H
+#ifndef SYSLOGRX_BPF_TRACER_H
+#define SYSLOGRX_BPF_TRACER_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
@@ -49,7 +49,7 @@ struct drops_sock_info {
 _Static_assert(sizeof(struct drops_sock_info) == 32, "drops_sock_info layout");
 
 /*
- * Drops per sender (issue 25): an LRU per-CPU hash keyed by the source
+ * Drops per sender (--senders): an LRU per-CPU hash keyed by the source
  * address and reason, max_entries set by user space (--senders), so a sender
  * forging many addresses costs at most that map's fixed memory. An evicted
  * entry takes its counts with it: `sender_stats` says how much that was.

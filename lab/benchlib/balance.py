@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The bench's balancing phase (issue 14): what leastloaded and --ordered cost
+"""The bench's balancing phase: what leastloaded and --ordered cost
 against random, and what leastloaded buys next to a noisy neighbour.
 
   cpu      syslogrx (4 sockets, 2 threads, file output, raw) under the same
@@ -15,7 +15,7 @@ against random, and what leastloaded buys next to a noisy neighbour.
            NEIGHBOUR_COST_NS per message (--cost-ns); random against
            leastloaded at NEIGHBOUR_RATE/s: drops and each worker's share.
 
-  spread   what spreads one flow, and what it costs per message, issue 22:
+  spread   what spreads one flow, and what it costs per message:
            eBPF random, classic BPF random (syslogrx started by root without
            CAP_BPF and CAP_SYS_ADMIN in its bounding set: the SK_REUSEPORT
            load fails, classic BPF runs) and the kernel's hash, all with
@@ -53,7 +53,7 @@ NEIGHBOUR_SECONDS = 8
 HOG = "while True: pass"
 
 VARIANTS = [("random", []), ("leastloaded", []), ("random", ["--ordered"])]
-# (label, --balance, the command's prefix): issue 22's comparison.
+# (label, --balance, the command's prefix): the spread phase's comparison.
 NO_BPF = ["setpriv", "--bounding-set=-bpf,-sys_admin,-perfmon"]
 SPREADS = [("eBPF random", "random", []), ("classic BPF random", "random", NO_BPF),
            ("hash", "hash", [])]

@@ -24,8 +24,9 @@ SYSLOGRX_NOTRACE = "syslogrx raw --no-trace"
 DRAINRX = "drainrx"
 SYSLOG_NG = "syslog-ng"
 RSYSLOG = "rsyslog"
+OTELCOL = "otelcol syslog"
 SYSLOGRX_NAMES = (SYSLOGRX_RAW, SYSLOGRX_JSON, SYSLOGRX_NOTRACE)
-PEER_NAMES = (SYSLOG_NG, RSYSLOG)
+PEER_NAMES = (SYSLOG_NG, RSYSLOG, OTELCOL)
 RECEIVER_ORDER = SYSLOGRX_NAMES + (DRAINRX,) + PEER_NAMES
 
 # The targets syslogrx is held to.
@@ -319,7 +320,7 @@ LEASTLOADED_VS_RANDOM_MAX = 1.15
 
 
 def cost_targets(drain=None, balance=None, diskbuf=None):
-    """The per-message cost targets (issue 24), each {target, value, status},
+    """The per-message cost targets (docs/performance.md), each {target, value, status},
     from the same run's drain trials (benchlib/capacity.py: dicts with
     receiver, per_core, error), balance summary (benchlib/balance.py's
     summarize: ratio_to_random, cpu_us) and disk buffer medians ({"none",

@@ -2,7 +2,8 @@
 """One trial of the benchmark: a fresh receiver on a fresh loopback port, the
 load from the sender, a settle, a stop, and what each part measured.
 
-The peers (syslog-ng in the SC4S layout, rsyslog imudp), the sender, the
+The peers (syslog-ng in the SC4S layout, rsyslog imudp, the OpenTelemetry
+Collector's syslog receiver), the sender, the
 output count and the settle are lab/sweeplib's: the bench adds syslogrx's
 --format/--no-trace, the drain-only reference (build/drainrx) and the CPU
 split into user and system time.
@@ -13,7 +14,8 @@ Where each number comes from (nothing is estimated):
                        kernel's SO_MEMINFO counter); others: udpdrops --pid
                        --port running alongside (same tracer)
   written              syslogrx: its summary; drainrx: datagrams it read;
-                       peers: lines of the output file with the sender's marker
+                       peers: lines of the output file with the sender's marker;
+                       the collector: the records it accepted (its own counter)
   user/sys ticks       /proc/PID/stat utime/stime, before the load and after
                        the settle (the receiver is fresh, so every message it
                        received was handled inside that window)
@@ -94,6 +96,9 @@ def receiver_spec(name):
                                     threads=2)
     if name == report.RSYSLOG:
         return peers.Rsyslog, dict(base, receiver="rsyslog", mode="hash", sockets=1, threads=2)
+    if name == report.OTELCOL:
+        return peers.OtelcolSyslog, dict(base, receiver="otelcol", mode="hash", sockets=1,
+                                         threads=1)
     raise ValueError(f"unknown receiver {name}")
 
 
@@ -173,6 +178,7 @@ def run_trial(spec, workdir, log=None):
                 drops.wait_line_after(time.time()))
             drops.stop(signal.SIGINT)
             drops = None
+        accepted = rx.accepted()
         rc = rx.stop()
         if isinstance(rx, peers.Syslogrx):
             if rc != 0:
@@ -188,6 +194,8 @@ def run_trial(spec, workdir, log=None):
             t["received"] = t["written"] = res["received"]
             own = sum(s.get("drops", 0) for s in res.get("per_socket", []))
             t["kernel_drops"] = max(t["kernel_drops"], own)
+        elif accepted is not None:
+            t["received"] = t["written"] = accepted
         else:
             t["written"], _ = cells.count_output(rx.output, spec["sender"])
             t["received"] = t["written"]

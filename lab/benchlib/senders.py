@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The bench's per-sender phase (issue 25): what counting per sender costs.
+"""The bench's per-sender phase (--senders): what counting per sender costs.
 
   bpf     syslogrx (2 sockets, 1 thread, rcvbuf 64K, --cost-ns 20000) under a
           load it cannot take (sysloggen, one flow, DROP_RATE/s, DROP_COUNT

@@ -8,7 +8,9 @@ Where each number comes from (nothing is estimated):
   kernel_drops         syslogrx: its summary (its tracer); peers: udpdrops
                        --pid --port --json running alongside (same tracer)
   written, delivered   lines of the output file carrying the sender's marker,
-                       and the distinct sequence numbers among them
+                       and the distinct sequence numbers among them; the
+                       OpenTelemetry Collector (no file output): the records
+                       its syslog receiver accepted, its own counter, for both
   cpu_pct              receiver's utime+stime (/proc/PID/stat) over the load
   peak_rss_kb          VmHWM (/proc/PID/status) at the end
 """
@@ -17,12 +19,12 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import threading
 import time
 
 from . import peers
+from .ports import free_udp_port  # noqa: F401 (the cells' and the bench's port)
 
 BUILD = peers.BUILD
 HZ = os.sysconf("SC_CLK_TCK")
@@ -30,12 +32,6 @@ HZ = os.sysconf("SC_CLK_TCK")
 SYSLOGGEN_SEQ = re.compile(rb"seq@32473 run=\S+ (flow=\d+ seq=\d+)")
 SYSLOGGEN_END = re.compile(rb"seq@32473 run=\S+ flow=\d+ end=\d+ ")
 LOGGEN_MARK = re.compile(rb"seq: (\d+),")
-
-
-def free_udp_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class CellError(Exception):
@@ -182,7 +178,7 @@ def settle(rx, port, timeout=10.0):
     deadline = time.monotonic() + timeout
     last_size, stable_since = -1, None
     while time.monotonic() < deadline:
-        size = os.path.getsize(rx.output) if os.path.exists(rx.output) else 0
+        size = rx.progress()
         now = time.monotonic()
         if peers.udp_queued(port) == 0 and size == last_size:
             if stable_since is None:
@@ -255,10 +251,15 @@ def run_cell(spec, workdir, log=None):
             cell["steered_min"], cell["steered_max"] = min(steered), max(steered)
             cell["selection_failures"] = final[-1]["selection_failures"]
             balance = None
+        accepted = rx.accepted()
         rc = rx.stop()
         if rc not in (0, None) and spec["receiver"] == "syslogrx":
             raise CellError(f"syslogrx exited with {rc}: {rx.stderr_text().strip()[-300:]}")
-        if spec["receiver"] != "syslogrx":
+        if accepted is not None:
+            # no sequence check here: what it accepted counts as delivered
+            cell["written"] = cell["delivered"] = accepted
+            cell["end_markers"] = 0
+        elif spec["receiver"] != "syslogrx":
             cell["written"], cell["delivered"], cell["end_markers"] = count_output(
                 rx.output, spec["sender"], ends=True)
         if spec["receiver"] == "syslogrx":

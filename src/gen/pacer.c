@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Schedule arithmetic for sysloggen; see include/pacer.h. */
+/* Schedule arithmetic for sysloggen; see gen/pacer.h. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Per-second process monitor; columns documented in include/procmon.h. */
+/* Per-second process monitor; columns documented in gen/procmon.h. */
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* /proc/PID readers for resource monitors; see include/procstat.h. */
+/* /proc/PID readers for resource monitors; see gen/procstat.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

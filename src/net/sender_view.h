@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-sender rows for a report (issue 25): what each source address had
+ * Per-sender rows for a report (--senders): what each source address had
  * received and dropped, merged from the tracer's per-sender drops and, in
  * syslogrx, its workers' received counts; ordered worst first. Its size is
  * bounded by the tables it is built from (fixed at start), never by traffic.

@@ -47,7 +47,7 @@ int socket_group_adopt(struct socket_group *g, const int *fds, unsigned int n);
 void socket_group_close(struct socket_group *g);
 
 /*
- * A live resize (the order is the one that loses nothing; see DESIGN.md):
+ * A live resize (the order is the one that loses nothing; see docs/operating.md):
  *
  * socket_group_add() opens one more socket joining the group, at index g->n.
  * It may move g->socks: nobody may hold a pointer into it meanwhile. Without

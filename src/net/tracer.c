@@ -243,7 +243,7 @@ struct tracer *tracer_adopt(const struct handover *h)
 		return NULL;
 	/* The counters go on from where the old process left them: the same
 	 * maps, the same attached programs; nothing is loaded or attached. */
-	/* A process from before issue 25 hands no per-sender maps over: its
+	/* A process built without per-sender maps hands none over: its
 	 * programs go on without them, and so do we. */
 	if (handover_find(h, HANDOVER_MAP, "tracer", "sender_drops") < 0 ||
 	    handover_find(h, HANDOVER_MAP, "tracer", "sender_stats") < 0) {

@@ -80,7 +80,7 @@ int tracer_forget_sockets(struct tracer *t, const uint64_t *cookies, size_t n);
 int tracer_socket_reads(struct tracer *t, uint64_t cookie, uint64_t *reads);
 
 /*
- * Socket drops per sender (issue 25), kept in an LRU map of opts.senders
+ * Socket drops per sender (--senders), kept in an LRU map of opts.senders
  * entries: addr is 16 bytes, IPv4 as ::ffff:a.b.c.d (include/bpf/tracer.h).
  * fn gets each {address, reason} with a non-zero count, each key once, in
  * key order. -ENOENT when senders were not counted.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Output formats (see include/format.h). The hot path copies runs of bytes
+ * Output formats (see syslog/format.h). The hot path copies runs of bytes
  * that need no escaping with memcpy, found 16 bytes at a time (the scanner
  * of common/bytescan.h, the parser's too), and hands
  * only the bytes that do to escape_line()/escape_json(): the output is

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* sysloggen's datagrams; layout in include/msgfmt.h. */
+/* sysloggen's datagrams; layout in syslog/msgfmt.h. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

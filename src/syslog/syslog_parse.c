@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Syslog parser (see include/syslog_parse.h for what is accepted).
+ * Syslog parser (see syslog/syslog_parse.h for what is accepted).
  * Every read goes through a bounds check against n, the datagram's length
  * after its trailing '\n' '\r' NUL are stripped: nothing past data[len).
  */

@@ -52,6 +52,7 @@ class LogSink:
     def __init__(self, answer=None, tls=None):
         self.lock = threading.Lock()
         self.requests = []
+        self.headers = []             # each request's HTTP headers, in order
         self.answer = answer
         sink = self
 
@@ -69,6 +70,7 @@ class LogSink:
                 with sink.lock:
                     idx = len(sink.requests)
                     sink.requests.append((time.monotonic(), recs, body))
+                    sink.headers.append(dict(self.headers))
                 scripted = sink.answer(idx, body) if sink.answer else None
                 status, headers, out = scripted or (200, {}, None)
                 if out is None:

@@ -1,6 +1,6 @@
 """Features together (issue 19): every pair an operator runs, under load, with
 the books closed: sent = written + counted drops, to the message; what is not
-supported together is refused at start (docs/i19-combos.md keeps the matrix).
+supported together is refused at start (docs/combinations.md keeps the matrix).
 
 Upgrade in place (kill -USR2) with --metrics (the listening socket is handed
 over, scrapes answered throughout), with the TCP and the Kafka outputs, with a

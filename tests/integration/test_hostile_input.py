@@ -101,7 +101,7 @@ def test_forged_markers_with_sequences_off_cost_nothing(syslogrx):
     s, _, grew = run(syslogrx, sequences=False)
     # nothing read, nothing kept: the loss section says so and nothing else
     assert s["loss"] == {"sequences": False}
-    # the receiver's own bound: the window (docs/i19-input.md)
+    # the receiver's own bound: the window (docs/security.md)
     assert grew <= window_bound(), grew
 
 
@@ -126,7 +126,7 @@ def test_forged_markers_with_sequences_on_are_bounded(syslogrx):
 
 
 def window_bound(threads=1, batch=64):
-    """The documented bound (docs/i19-input.md, src/rx/path/window.h) for this
+    """The documented bound (docs/security.md, src/rx/path/window.h) for this
     test's flags: the window's batches, window_bytes + (2 threads + 1) batches
     at their largest, plus each worker's receive slots (batch x 64 KiB)."""
     batch_max = 256 + batch * (64 + 2 * 65536)   # header, records, data

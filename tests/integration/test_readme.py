@@ -1,5 +1,5 @@
-"""The README's runnable blocks run as written, and the manual's links lead
-somewhere.
+"""The README's runnable blocks run as written (the links of README.md and
+docs/: tests/lab/test_docs_links.py).
 
 Every ```sh runnable block of README.md runs with bash -e in a scratch
 directory that holds a symlink to each top-level entry of the project (so
@@ -110,32 +110,3 @@ def test_runnable_block(index, tmp_path):
     for line in expected:
         assert line in out.splitlines(), \
             f"block {index} did not print {line!r}:\n--- stdout\n{out}--- stderr\n{err}"
-
-
-def anchors(page):
-    """GitHub's anchors for a page's headings: lower case, punctuation out,
-    spaces to hyphens."""
-    heads = re.findall(r"^#+ (.*)$", re.sub(r"^```.*?^```$", "", open(page).read(),
-                                             flags=re.M | re.S), re.M)
-    return {re.sub(r"[^a-z0-9 _-]", "", h.lower()).replace(" ", "-") for h in heads}
-
-
-def test_manual_links_lead_somewhere():
-    """Every relative link of the README and docs/ names a file that exists,
-    and its #anchor a heading of that file."""
-    pages = [README] + [os.path.join(DOCS, f) for f in sorted(os.listdir(DOCS))
-                        if f.endswith(".md")]
-    assert len(pages) >= 10
-    broken, checked = [], 0
-    for page in pages:
-        for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", open(page).read()):
-            if "://" in target:
-                continue
-            path = os.path.join(os.path.dirname(page), target) if target else page
-            checked += 1
-            if not os.path.exists(path):
-                broken.append(f"{os.path.relpath(page, ROOT)}: {target}")
-            elif anchor and path.endswith(".md") and anchor not in anchors(path):
-                broken.append(f"{os.path.relpath(page, ROOT)}: {target}#{anchor}")
-    assert checked >= 30, checked
-    assert not broken, broken

@@ -16,8 +16,9 @@ import time
 
 import pytest
 
-from conftest import wait_until
+from conftest import read_json, wait_until
 from rx_watch import SEQ, Receiver, config_text, listen_for, under_load
+from test_combos import FrameSink
 
 
 NOBODY = 65534
@@ -140,3 +141,42 @@ def test_supervised_receiver_does_not_resize_passes_sighup_on_child_refuses_usr2
     assert rx.out.read_bytes() == b"<13>after rotation\n"
     assert final["config"]["sockets"] == 2 and len(final["sockets"]) == 2
     assert final["totals"]["received"] == final["totals"]["written"] == 2     # one child, both
+
+
+def test_kill_9_twice_with_a_reliable_disk_buffer_counts_the_disk_as_kept(tmp_path):
+    """A reliable disk buffer puts every message on disk before the output
+    sees it: a child killed with -9 loses none of those, and a child that
+    only resends what an earlier one left on disk (taken 0, written > 0) is
+    not a negative loss that wraps to 2^64 - n."""
+    count = 1000
+    sink = FrameSink()
+    listen = listen_for(socket.AF_INET)
+    host, port = listen.rsplit(":", 1)
+    rx = Receiver(tmp_path, listen, "--supervise", "--rcvbuf", "4M",
+                  "--output", f"tcp:127.0.0.1:{sink.port}", "--disk-buffer", str(tmp_path / "db"),
+                  "--disk-buffer-mode", "reliable", settings={"sockets": 1, "threads": 1})
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for i in range(count):
+                s.sendto(b"<13>m%05d" % i, (host, int(port)))
+        wait_until(lambda: len(sink.msgs) >= count, "every message delivered once")
+        rx.kill_child()
+        # the last batch was never settled (no later write): the next child
+        # sends it again from the disk, and is killed while at it or after
+        wait_until(lambda: len(sink.msgs) > count, "the next child resending from the disk")
+        rx.kill_child()
+        rc, err, final = rx.stop()
+    finally:
+        sink.close()
+    assert rc == 0, err
+    sup = read_json(f"{rx.summary_path}.supervisor")
+    first, second, last = sup["children"]
+    assert sup["restarts"] == 2 and sup["window_lost"] == 0, sup
+    assert [c["window_lost"] for c in sup["children"]] == [0, 0, 0], sup
+    assert first["taken"] == first["disk_buffer_written"] == count, first
+    assert second["taken"] == 0 == last["taken"] and second["written"] > 0, sup
+    assert second["disk_buffer_replayed"] >= second["written"], second
+    assert len(sink.msgs) == sum(c["written"] for c in sup["children"])
+    assert {bytes(m) for m in sink.msgs} == {b"<13>m%05d" % i for i in range(count)}
+    assert final["disk_buffer"]["msgs"] == 0
+    assert "the 1000 it put on the disk buffer are kept" in err, err

@@ -447,3 +447,45 @@ def test_unit_holds_a_disk_buffer(tmp_path):
             conn.close()
         finally:
             c.stop()
+
+
+def test_logrotate_renames_and_the_unit_reopens(installed):
+    """The shipped logrotate file, run by logrotate in the container against
+    the running unit: messages.log is renamed, the postrotate's `systemctl
+    kill --signal=HUP` makes syslogrx open a new one. Every line is in exactly
+    one file: those written before the rotation in messages.log.1, those sent
+    after it in messages.log, none lost, none twice, the same process."""
+    dest, port = installed
+    c = Container(dest, f"srxlr-{uuid.uuid4().hex[:8]}")
+    try:
+        c.start_unit(port)
+        pid = c.run("systemctl", "show", "-p", "MainPID", "--value", "syslogrx").stdout.strip()
+        n = 100
+        for i in range(n):
+            send(port, b"<13>srxlr before %d" % i)
+        wait_until(lambda: c.read_log().count("srxlr before") == n, "the lines before", 30)
+
+        # The installed file, as logrotate.d holds it: root's, 0644.
+        conf = (dest / "etc/logrotate.d/syslogrx").read_text()
+        c.run("sh", "-c", 'umask 022 && printf "%s" "$1" > /run/syslogrx.logrotate', "sh", conf)
+        r = c.run("logrotate", "-v", "-f", "-s", "/run/logrotate.state", "/run/syslogrx.logrotate")
+        assert "error" not in (r.stdout + r.stderr).lower(), r.stdout + r.stderr
+        # logrotate returns after the postrotate's kill: the file comes back
+        # once syslogrx has handled the SIGHUP.
+        wait_until(lambda: c.run("test", "-e", "/var/log/syslogrx/messages.log",
+                                 check=False).returncode == 0, "a new messages.log", 30)
+        for i in range(n):
+            send(port, b"<13>srxlr after %d" % i)
+        wait_until(lambda: c.read_log().count("srxlr after") == n, "the lines after", 30)
+
+        # Sorted: balance = random spreads the lines over 4 sockets (no --ordered).
+        assert sorted(c.read_log("messages.log.1").splitlines()) == \
+            sorted(f"<13>srxlr before {i}" for i in range(n))
+        assert sorted(c.read_log().splitlines()) == sorted(f"<13>srxlr after {i}" for i in range(n))
+        assert c.run("systemctl", "show", "-p", "MainPID", "--value",
+                     "syslogrx").stdout.strip() == pid
+        c.run("systemctl", "stop", "syslogrx")
+        s = read_json_from(c, "/var/log/syslogrx/summary.json")
+        assert s["totals"]["received"] == 2 * n and s["totals"]["written"] == 2 * n, s["totals"]
+    finally:
+        c.stop()

@@ -6,7 +6,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <argp.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "common/redact.h"
 #include "rx/settings/config.h"
 
 static char err[256];
@@ -341,6 +346,95 @@ static void test_tls(void **state)
 	assert_int_not_equal(PARSE(&c, "--output", "tls:"), 0);
 }
 
+static void test_redact(void **state)
+{
+	char b[128];
+
+	assert_string_equal(redact_url(b, sizeof(b), "http://svc:S3cretPass@h:4318/v1/logs"),
+			    "http://svc:***@h:4318/v1/logs");
+	assert_string_equal(redact_url(b, sizeof(b), "https://T0ken@h:4318"), "https://***@h:4318");
+	/* the last '@' of the authority ends the userinfo; one in the path is not it */
+	assert_string_equal(redact_url(b, sizeof(b), "http://a:p@ss@h:1/x@y"),
+			    "http://a:***@h:1/x@y");
+	assert_string_equal(redact_url(b, sizeof(b), "http://h:1/x@y"), "http://h:1/x@y");
+	assert_string_equal(redact_url(b, sizeof(b), "127.0.0.1:514"), "127.0.0.1:514");
+	assert_string_equal(redact_header(b, sizeof(b), "Authorization=Bearer T0ken"),
+			    "Authorization=***");
+	assert_string_equal(redact_header(b, sizeof(b), "T0ken"), "***");
+
+	/* the summary's and the logs' output name */
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--output", "otlp:http://svc:S3cretPass@h:4318"), 0);
+	assert_string_equal(c.output_arg, "http://svc:S3cretPass@h:4318/v1/logs"); /* for curl */
+	assert_string_equal(config_output_name(&c, b, sizeof(b)),
+			    "otlp:http://svc:***@h:4318/v1/logs");
+	assert_int_not_equal(PARSE(&c, "--output", "otlp:ftp://svc:S3cretPass@h:1"), 0);
+	assert_null(strstr(err, "S3cretPass"));
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/* --otlp-header-file: KEY=VALUE lines; a link, a group/world-writable file
+ * refused; an error never shows a value. */
+static void test_otlp_header_file(void **state)
+{
+	char dir[] = "/tmp/test_config.XXXXXX", path[64], link[64];
+	struct config c;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/headers", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	write_file(path,
+		   "# the collector's token\n\nAuthorization=Bearer T0ken\r\nX-Scope-OrgID=t1\n",
+		   0600);
+	assert_int_equal(PARSE(&c, "--output", "otlp:http://h:1", "--otlp-header-file", path,
+			       "--otlp-header", "X-Extra=1"),
+			 0);
+	assert_int_equal(c.otlp_nr_headers, 3);
+	assert_string_equal(c.otlp_headers[0], "Authorization=Bearer T0ken");
+	assert_string_equal(c.otlp_headers[1], "X-Scope-OrgID=t1");
+	assert_string_equal(c.otlp_headers[2], "X-Extra=1");
+
+	assert_int_equal(chmod(path, 0620), 0);
+	assert_int_not_equal(PARSE(&c, "--output", "otlp:http://h:1", "--otlp-header-file", path),
+			     0);
+	assert_non_null(strstr(err, "--otlp-header-file"));
+	assert_non_null(strstr(err, "writable by group or others (mode 0620): refused"));
+	assert_int_equal(chmod(path, 0602), 0);
+	assert_int_not_equal(PARSE(&c, "--output", "otlp:http://h:1", "--otlp-header-file", path),
+			     0);
+	assert_non_null(strstr(err, "(mode 0602)"));
+	assert_int_equal(chmod(path, 0600), 0);
+
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_not_equal(PARSE(&c, "--output", "otlp:http://h:1", "--otlp-header-file", link),
+			     0);
+	assert_non_null(strstr(err, "it is a symbolic link: refused"));
+
+	write_file(path, "X-Ok=1\nAuthorization Bearer S3cret\n", 0600);
+	assert_int_not_equal(PARSE(&c, "--output", "otlp:http://h:1", "--otlp-header-file", path),
+			     0);
+	assert_non_null(strstr(err, ":2 ***: expected KEY=VALUE"));
+	assert_null(strstr(err, "S3cret"));
+	write_file(path, "Bad Key=S3cret\n", 0600);
+	assert_int_not_equal(PARSE(&c, "--output", "otlp:http://h:1", "--otlp-header-file", path),
+			     0);
+	assert_null(strstr(err, "S3cret"));
+
+	unlink(link);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_otlp_bad(void **state)
 {
 	static const char *const cases[][3] = {
@@ -351,8 +445,8 @@ static void test_otlp_bad(void **state)
 		  "--output otlp:http://h/v1/logs" }, /* port */
 		{ "--otlp-encoding", "xml", "--otlp-encoding xml" },
 		{ "--otlp-compression", "zstd", "--otlp-compression zstd" },
-		{ "--otlp-header", "NoEquals", "--otlp-header NoEquals" },
-		{ "--otlp-header", "A:b=c", "--otlp-header A:b=c" },
+		{ "--otlp-header", "NoEquals", "--otlp-header ***: expected KEY=VALUE" },
+		{ "--otlp-header", "A:b=c", "--otlp-header A:b=***: expected KEY=VALUE" },
 		{ "--otlp-ca", "/nonexistent/ca.pem", "--otlp-ca /nonexistent/ca.pem" },
 		{ "--timezone", "Mars/Olympus", "--timezone Mars/Olympus" },
 		{ "--timezone", "+25:00", "--timezone +25:00" },
@@ -397,8 +491,9 @@ static void test_kafka_bad(void **state)
 		{ "--output", "kafka:h:1/bad topic", "--output kafka:h:1/bad topic" },
 		{ "--output", "kafka:h:1/..", "--output kafka:h:1/.." },
 		{ "--kafka-key", "pid", "--kafka-key pid" },
-		{ "--kafka-opt", "acks", "--kafka-opt acks" },
-		{ "--kafka-opt", "=1", "--kafka-opt =1" },
+		/* the value may be a secret (sasl.password=...): never shown */
+		{ "--kafka-opt", "acks", "--kafka-opt ***: expected KEY=VALUE" },
+		{ "--kafka-opt", "=1", "--kafka-opt =***: expected KEY=VALUE" },
 		{ "--drain-timeout", "-1", "--drain-timeout -1" },
 		{ "--drain-timeout", "5000", "--drain-timeout 5000" },
 	};
@@ -546,6 +641,8 @@ int main(void)
 		cmocka_unit_test(test_otlp),
 		cmocka_unit_test(test_tls),
 		cmocka_unit_test(test_otlp_bad),
+		cmocka_unit_test(test_redact),
+		cmocka_unit_test(test_otlp_header_file),
 		cmocka_unit_test(test_kafka_bad),
 		cmocka_unit_test(test_disk_buffer),
 		cmocka_unit_test(test_input_flags),

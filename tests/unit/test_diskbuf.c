@@ -16,6 +16,7 @@
 #include <zlib.h>
 #include "common/crc32_fast.h"
 #include "rx/path/diskbuf.h"
+#include "rx/path/diskbuf_lock.h"
 
 #define REC_HDR 40
 #define DESC 56
@@ -781,6 +782,32 @@ static void test_dir_created_0700(void **state)
 	diskbuf_close(d);
 }
 
+/* DIR that is a symbolic link, to a folder that passes the owner and mode
+ * checks: refused by the buffer and by its lock, nothing made in the target. */
+static void test_dir_link_refused(void **state)
+{
+	char target[128], link[128];
+	struct diskbuf_opts o = { .dir = link, .max_bytes = 16 << 20, .sync_ms = 1000 };
+	DIR *dd;
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(target, sizeof(target), "%s/target", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	assert_int_equal(mkdir(target, 0700), 0);
+	assert_int_equal(symlink(target, link), 0);
+	errno = 0;
+	assert_null(diskbuf_open(&o));
+	assert_int_equal(errno, ELOOP);
+	assert_int_equal(diskbuf_lock_take(link, NULL, NULL, 0), -ELOOP);
+	dd = opendir(target);
+	assert_non_null(dd);
+	while ((e = readdir(dd)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(dd);
+	assert_int_equal(n, 0);
+}
+
 /* crc32_fast is zlib's crc32, at every length, offset and starting value. */
 static void test_crc32_fast(void **state)
 {
@@ -815,6 +842,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_forged_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_planted_files_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_created_0700, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_link_refused, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -335,6 +335,7 @@ static int open_disk_buffer(struct receiver *r)
 		.max_bytes = cfg->disk_buffer_size,
 		.sync_ms = cfg->disk_buffer_sync_ms,
 		.mode = cfg->disk_buffer_mode,
+		.tally = &r->disk_tally,
 	};
 	int fd;
 
@@ -610,10 +611,64 @@ int receiver_steered(struct receiver *r, uint64_t *per_socket, uint64_t *failure
 	return err;
 }
 
+void receiver_grace_period(void)
+{
+	int err = socket_group_rcu_grace_period();
+
+	if (err) {
+		/* nohz_full kernels refuse MEMBARRIER_CMD_GLOBAL: a grace period
+		 * is far shorter than this on any kernel we know. */
+		pr_warn("membarrier: %s; waiting 200 ms for an RCU grace period instead\n",
+			strerror(-err));
+		nanosleep(&(struct timespec){ 0, 200000000L }, NULL);
+	}
+}
+
+/*
+ * A final stop, without the eBPF balancer: no process reads these sockets
+ * after us, so they leave the port before the final drain. Connected away
+ * (socket_group_connect_away), a socket takes nothing more; once the last
+ * one has left, a datagram for the port finds no socket and the kernel
+ * counts it (Udp NoPorts, the tracer's NO_SOCKET), as after the exit. What
+ * they hold is the drain's: none is freed uncounted by the close. (With
+ * the eBPF balancer a socket that leaves would fail its selections while
+ * the others leave; there the tracer counts what the close frees.)
+ */
+static void leave_the_port(struct receiver *r)
+{
+	struct socket_group *g = &r->group;
+	unsigned int left = 0;
+
+	if (r->balancer || r->handed_over || r->supervised || r->queues_kept || !g->socks)
+		return;
+	for (unsigned int i = 0; i < g->n; i++) {
+		int err;
+
+		if (g->socks[i].fd < 0 || g->socks[i].away)
+			continue;
+		err = socket_group_connect_away(g, i);
+		/* The summary says what each socket was while receiving (live,
+		 * spare), not "retiring". */
+		g->socks[i].away = 0;
+		if (err)
+			pr_warn("stop: connect() of socket %u away from the port: %s; what "
+				"arrives before its close is freed uncounted\n",
+				i, strerror(-err));
+		else
+			left++;
+	}
+	/* A lookup that found a socket before its connect() may still be
+	 * queueing to it: after this, the drain sees all there is. */
+	if (left)
+		receiver_grace_period();
+}
+
 int receiver_stop(struct receiver *r)
 {
 	int err = 0, e;
 
+	if (!flag_get(&r->stop))
+		leave_the_port(r);
 	flag_set(&r->stop, 1);
 	err = join_workers(r);
 	r->stop_ns = mono_ns();

@@ -16,6 +16,7 @@
 #include "net/balancer.h"
 #include "net/cbpf_balancer.h"
 #include "rx/settings/config.h"
+#include "rx/path/diskbuf.h"
 #include "rx/path/output.h"
 #include "rx/path/reorder.h"
 #include "rx/sink/sink.h"
@@ -58,10 +59,10 @@ struct receiver {
 	volatile int force;	    /* second signal: exit now */
 	volatile int reopen;	    /* SIGHUP */
 	uint64_t start_ns, stop_ns; /* CLOCK_MONOTONIC */
-	/* Set by the front end for the summary, NULL = none (issue 12). */
+	/* Set by the front end for the summary, NULL = none. */
 	const struct preflight *preflight;
 	const struct advice *advice;
-	/* Live resize (rx/resize.c). Slot k of the balancer's map (or, with
+	/* Live resize (rx/life/resize.c). Slot k of the balancer's map (or, with
 	 * hash, the k-th socket in the group) is group socket slot_sock[k], for
 	 * k < live; other open sockets are spares (out of selection, still read). */
 	unsigned int live;	 /* sockets in selection */
@@ -98,6 +99,9 @@ struct receiver {
 	 * the buffer's last write. */
 	bool disk_locked;
 	int disk_lock_fd;
+	/* --disk-buffer's messages in and out (diskbuf.h): supervised, what
+	 * the supervisor reads after a kill -9 to count what was kept. */
+	struct diskbuf_tally disk_tally;
 };
 
 /* The privileged half of receiver_open: sockets, tracer, balancer. A
@@ -115,10 +119,14 @@ int receiver_start(struct receiver *r);
 /* Stops reading, drains kernel queues and the window, flushes the sink.
  * Returns the first worker/output error, 0 if none. */
 int receiver_stop(struct receiver *r);
+/* Returns once every socket lookup (and BPF program run) that started
+ * before has finished (an RCU grace period; 200 ms where membarrier is
+ * refused). */
+void receiver_grace_period(void);
 /* Frees everything, detaching BPF. */
 void receiver_close(struct receiver *r);
 
-/* The two halves of receiver_open, for rx/upgrade.c, which takes the sockets
+/* The two halves of receiver_open, for rx/life/upgrade.c, which takes the sockets
  * and BPF objects from an old process instead: slots [0, live) are group
  * sockets [0, live); then counters, window, capabilities dropped, sink. */
 int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads);
@@ -141,7 +149,7 @@ void receiver_say_identity(const struct config *cfg);
  * summary. 0 or -errno, logged. */
 int receiver_use_cbpf(struct receiver *r, const char *why);
 
-/* Live resize primitives (used by rx/resize.c): stop the workers without
+/* Live resize primitives (used by rx/life/resize.c): stop the workers without
  * the final drain (the kernel queues keep what arrives meanwhile), and start
  * r->threads of them over the open sockets, those in selection first. */
 int receiver_workers_pause(struct receiver *r);

@@ -20,20 +20,6 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-static int grace_period(void)
-{
-	int err = socket_group_rcu_grace_period();
-
-	if (err) {
-		/* nohz_full kernels refuse MEMBARRIER_CMD_GLOBAL: a grace period
-		 * is far shorter than this on any kernel we know. */
-		pr_warn("membarrier: %s; waiting 200 ms for an RCU grace period instead\n",
-			strerror(-err));
-		sleep_ms(200);
-	}
-	return 0;
-}
-
 static bool is_spare(const struct receiver *r, unsigned int idx)
 {
 	return !strcmp(receiver_socket_state(r, idx), "spare");
@@ -141,7 +127,7 @@ static void shrink_to_spares(struct receiver *r, unsigned int want)
 		/* The retiring sockets hold indices [want, live): a program for
 		 * want sockets never picks them, nor the spares past them. */
 		if (!attach_cbpf(r, want))
-			grace_period();
+			receiver_grace_period();
 		return;
 	}
 	balancer_set_live(r->balancer, want);
@@ -151,7 +137,7 @@ static void shrink_to_spares(struct receiver *r, unsigned int want)
 		if (err)
 			pr_warn("resize: emptying balancer slot %u: %s\n", k, strerror(-err));
 	}
-	grace_period();
+	receiver_grace_period();
 	/* The counts of the retired slots are final now. */
 	receiver_credit_steered(r);
 }
@@ -175,7 +161,7 @@ static int shrink_prepare(struct receiver *r, unsigned int want)
 	}
 	/* A lookup that found a retiring socket before its connect() may still
 	 * be queueing to it: after this, nothing more arrives on them. */
-	grace_period();
+	receiver_grace_period();
 	for (unsigned int waited = 0;; waited++) {
 		unsigned int busy = 0;
 

@@ -16,6 +16,7 @@
 #include "common/caps.h"
 #include "common/json_writer.h"
 #include "common/log.h"
+#include "common/no_follow.h"
 #include "common/sd_notify.h"
 #include "net/http_metrics.h"
 #include "rx/life/receiver.h"
@@ -28,6 +29,7 @@ struct child_rec {
 	pid_t pid;
 	int status; /* as waitpid gives it */
 	uint64_t taken, written, discarded, lost;
+	uint64_t disk_written, disk_replayed; /* --disk-buffer: put on disk, read from it */
 	double replace_ms; /* death noticed -> successor ready; < 0: not replaced */
 };
 
@@ -111,14 +113,38 @@ static uint64_t group_reads(struct receiver *held, const struct receiver *shared
 	return sum;
 }
 
+/* a - b, or 0: no figure of the ledger can wrap. */
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/*
+ * What a crashed child lost: what it took from the kernel and neither
+ * wrote nor discarded from its window, nor put on the disk buffer (nor
+ * counted dropped there, the buffer full). What it wrote from the disk (an
+ * earlier child's records, or its own) is not of its window: its replayed
+ * messages are taken out of what it wrote. What reached the disk is kept
+ * for the next child, never lost, whatever the mode: with a reliable buffer
+ * every message goes there first, so only a batch still in a worker's hand
+ * or in the writer's queue is lost.
+ */
+static uint64_t child_lost(const struct child_rec *c, const struct receiver *shared)
+{
+	uint64_t dropped = __atomic_load_n(&shared->disk_tally.dropped, __ATOMIC_RELAXED);
+	uint64_t from_window = minus(c->written + c->discarded, c->disk_replayed);
+
+	return minus(minus(minus(c->taken, from_window), c->disk_written), dropped);
+}
+
 static void write_summary(const char *path, const struct child_rec *c, unsigned int n,
 			  uint64_t lost_total, unsigned int restarts, unsigned int upgrades)
 {
 	struct json_writer w;
-	FILE *f = fopen(path, "w");
+	FILE *f = fopen_private(path);
 
 	if (!f) {
-		pr_warn("--summary %s: %s\n", path, strerror(errno));
+		pr_warn("--summary %s: %s\n", path, no_follow_strerror(errno));
 		return;
 	}
 	jw_init(&w, f, true);
@@ -142,6 +168,8 @@ static void write_summary(const char *path, const struct child_rec *c, unsigned 
 		jw_u64(&w, "written", c[i].written);
 		jw_u64(&w, "discarded", c[i].discarded);
 		jw_u64(&w, "window_lost", c[i].lost);
+		jw_u64(&w, "disk_buffer_written", c[i].disk_written);
+		jw_u64(&w, "disk_buffer_replayed", c[i].disk_replayed);
 		if (c[i].replace_ms >= 0)
 			jw_double(&w, "replaced_ms", c[i].replace_ms, 1);
 		else
@@ -255,13 +283,16 @@ int supervise(const struct config *cfg, int argc, char **argv)
 		if (nrec < MAX_CHILDREN)
 			nrec++;
 		struct child_rec *c = &recs[nrec - 1];
+		char kept[80] = "";
 
 		c->pid = child;
 		c->status = status;
-		c->taken = held.tracer ? group_reads(&held, shared) - reads_before :
+		c->taken = held.tracer ? minus(group_reads(&held, shared), reads_before) :
 					 group_reads(&held, shared);
-		c->written = shared->out.counts.written;
-		c->discarded = shared->out.counts.discarded;
+		c->written = __atomic_load_n(&shared->out.counts.written, __ATOMIC_RELAXED);
+		c->discarded = __atomic_load_n(&shared->out.counts.discarded, __ATOMIC_RELAXED);
+		c->disk_written = __atomic_load_n(&shared->disk_tally.written, __ATOMIC_RELAXED);
+		c->disk_replayed = __atomic_load_n(&shared->disk_tally.replayed, __ATOMIC_RELAXED);
 		c->replace_ms = -1;
 		if (stop_requested) {
 			ret = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
@@ -277,17 +308,21 @@ int supervise(const struct config *cfg, int argc, char **argv)
 		upgrading = false;
 		/* Not asked to stop: a crash. Its window and whatever it had
 		 * formatted and not yet written are gone; the kernel queues are not. */
-		c->lost = c->taken - c->written - c->discarded;
+		c->lost = child_lost(c, shared);
 		lost_total += c->lost;
 		restarts++;
+		if (cfg->disk_buffer[0])
+			snprintf(kept, sizeof(kept),
+				 "; the %llu it put on the disk buffer are kept",
+				 (unsigned long long)c->disk_written);
 		if (WIFSIGNALED(status))
 			pr_warn("supervisor: receiver pid %d killed by signal %d: %llu message(s) "
-				"in its window lost\n",
-				(int)child, WTERMSIG(status), (unsigned long long)c->lost);
+				"in its window lost%s\n",
+				(int)child, WTERMSIG(status), (unsigned long long)c->lost, kept);
 		else
 			pr_warn("supervisor: receiver pid %d exited with status %d: %llu "
-				"message(s) in its window lost\n",
-				(int)child, WEXITSTATUS(status), (unsigned long long)c->lost);
+				"message(s) in its window lost%s\n",
+				(int)child, WEXITSTATUS(status), (unsigned long long)c->lost, kept);
 	}
 out:
 	if (cfg->summary[0] && nrec) {

@@ -2,7 +2,7 @@
 /*
  * syslogrx --supervise: a process that holds the sockets, the balancer and
  * the tracer (it creates them, with the privileges, then drops them all) and
- * runs the receiver as a child on them (rx/upgrade.c's hand-over). It never
+ * runs the receiver as a child on them (rx/life/upgrade.c's hand-over). It never
  * parses or writes. A child that dies (a crash, kill -9) is replaced at once
  * from the same sockets: what the kernel queued meanwhile is received, and
  * what was in the dead child's input window is counted as lost, by number,

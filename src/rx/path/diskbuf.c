@@ -34,6 +34,7 @@
 #include "common/clock.h"
 #include "common/crc32_fast.h"
 #include "common/log.h"
+#include "common/no_follow.h"
 #include "bpf/balancer.h"
 #include "rx/path/diskbuf.h"
 #include "rx/path/worker.h"
@@ -112,6 +113,12 @@ struct seg {
 	uint64_t first_ns;
 	bool writable; /* the segment appends go to */
 };
+
+#define TALLY(d, field, n)                                                               \
+	do {                                                                             \
+		if ((d)->o.tally)                                                        \
+			__atomic_fetch_add(&(d)->o.tally->field, (n), __ATOMIC_RELAXED); \
+	} while (0)
 
 struct diskbuf {
 	pthread_mutex_t lock;
@@ -488,6 +495,7 @@ static int seg_recover(struct diskbuf *d, uint64_t id, const char *name)
 		d->msgs += h.count;
 		d->batches++;
 		d->st.recovered_msgs += h.count;
+		TALLY(d, recovered, h.count);
 		if (h.seq >= d->next_seq)
 			d->next_seq = h.seq + 1;
 	}
@@ -647,6 +655,7 @@ static void sync_fd(int fd)
 static void count_drop(struct diskbuf *d, uint32_t msgs)
 {
 	d->st.dropped_msgs += msgs;
+	TALLY(d, dropped, msgs);
 	d->st.dropped_batches++;
 }
 
@@ -880,6 +889,7 @@ static void write_run(struct diskbuf *d, int *sealed)
 			d->msgs += q->count;
 			d->batches++;
 			d->st.written_msgs += q->count;
+			TALLY(d, written, q->count);
 			d->st.written_batches++;
 			d->st.written_bytes += q->len;
 			d->dirty = true;
@@ -1003,10 +1013,12 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 		pr_warn("--disk-buffer %s: %s\n", d->dir, strerror(errno));
 		goto fail;
 	}
-	d->dirfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* DIR itself is never followed: a link would lead the checks below to
+	 * its target, and our files into it. */
+	d->dirfd = open_dir_no_follow(d->dir);
 	if (d->dirfd < 0) {
-		err = -errno;
-		pr_warn("--disk-buffer %s: %s\n", d->dir, strerror(errno));
+		err = d->dirfd;
+		pr_warn("--disk-buffer %s: %s\n", d->dir, no_follow_strerror(-err));
 		goto fail;
 	}
 	err = dir_check(d, created);
@@ -1304,6 +1316,7 @@ static void rec_out(struct diskbuf *d, struct seg *s, uint64_t off, uint64_t len
 	d->unread -= d->unread ? 1 : 0;
 	d->next_ns = first_ns;
 	d->st.replayed_msgs += count;
+	TALLY(d, replayed, count);
 }
 
 struct batch *diskbuf_take(struct diskbuf *d)

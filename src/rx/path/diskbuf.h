@@ -66,6 +66,21 @@ enum diskbuf_mode {
 	DISKBUF_RELIABLE, /* every batch, before the output sees it */
 };
 
+/*
+ * What the buffer took in and gave out, in messages, kept where its owner
+ * says (the struct receiver: for a supervised receiver, memory the
+ * supervisor shares, so that it can tell after a kill -9 what reached the
+ * disk). Each is bumped (atomic, relaxed) as soon as it is so: written
+ * after the record's pwrite returned, so a kill -9 between the two counts
+ * one record short (it is recovered by the next run all the same).
+ */
+struct diskbuf_tally {
+	uint64_t recovered; /* found in DIR at open */
+	uint64_t written;   /* appended to a segment: on disk */
+	uint64_t replayed;  /* handed to the output */
+	uint64_t dropped;   /* the buffer full, or a write failed */
+};
+
 struct diskbuf_opts {
 	const char *dir;
 	uint64_t max_bytes;	/* the cap on all segment files together */
@@ -76,6 +91,7 @@ struct diskbuf_opts {
 	uid_t owner;
 	/* The hand-off's bounds; 0: none (records are always read back). */
 	uint64_t handoff_msgs, handoff_bytes;
+	struct diskbuf_tally *tally; /* or NULL */
 };
 
 #define DISKBUF_MSG_MAX 65536u	/* bytes of one message: a datagram's receive slot */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/no_follow.h"
 #include "common/parse_num.h"
 #include "rx/path/diskbuf_lock.h"
 
@@ -49,14 +50,16 @@ int diskbuf_lock_take(const char *dir, diskbuf_lock_wait_fn on_wait, void *ctx, 
 		pr_warn("--disk-buffer %s: %s\n", dir, strerror(-err));
 		return err;
 	}
-	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	fd = dirfd < 0 ? -1 :
-			 openat(dirfd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	dirfd = open_dir_no_follow(dir);
+	if (dirfd < 0) {
+		pr_warn("--disk-buffer %s: %s\n", dir, no_follow_strerror(-dirfd));
+		return dirfd;
+	}
+	fd = openat(dirfd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	err = fd < 0 ? -errno : 0;
-	if (dirfd >= 0)
-		close(dirfd);
+	close(dirfd);
 	if (err) {
-		pr_warn("--disk-buffer %s/%s: %s\n", dir, LOCK_NAME, strerror(-err));
+		pr_warn("--disk-buffer %s/%s: %s\n", dir, LOCK_NAME, no_follow_strerror(-err));
 		return err;
 	}
 	while (flock(fd, LOCK_EX | LOCK_NB)) {

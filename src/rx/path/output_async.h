@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The output stage's loop for asynchronous sinks (Kafka): src/rx/output_async.c. */
+/* The output stage's loop for asynchronous sinks (Kafka): src/rx/path/output_async.c. */
 #ifndef SYSLOGRX_OUTPUT_ASYNC_H
 #define SYSLOGRX_OUTPUT_ASYNC_H
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Where the output stage's batches come from and go back to: the input
- * window, then the disk buffer (--disk-buffer, rx/diskbuf.h). Batches read
+ * window, then the disk buffer (--disk-buffer, rx/path/diskbuf.h). Batches read
  * back from disk are recycled through the window's free list but never hold
  * window room; they are marked done on disk only once written (stream
  * sinks: after the buffer holding them is written) or acknowledged (Kafka).

@@ -10,6 +10,7 @@
 #include <time.h>
 #include "common/signals.h"
 #include "common/log.h"
+#include "common/no_follow.h"
 #include "rx/path/output_msg.h"
 #include "rx/path/output_source.h"
 #include "rx/path/output_sync.h"
@@ -85,7 +86,7 @@ static void reopen(struct output_stage *o)
 	err = o->sink->ops->reopen(o->sink);
 	if (err)
 		pr_warn("%s: reopen failed: %s (still writing to the old one)\n", o->sink->name,
-			strerror(-err));
+			no_follow_strerror(-err));
 	flag_set((volatile int *)o->reopen, 0);
 }
 

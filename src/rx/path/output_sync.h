@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The output stage's loop for stream sinks (null, stdout, file, tcp): src/rx/output_sync.c. */
+/* The output stage's loop for stream sinks (null, stdout, file, tcp): src/rx/path/output_sync.c. */
 #ifndef SYSLOGRX_OUTPUT_SYNC_H
 #define SYSLOGRX_OUTPUT_SYNC_H
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Datagrams received per source address, counted by one worker (issue 25).
+ * Datagrams received per source address, counted by one worker (--senders).
  *
  * A fixed-size open-addressing table, allocated once: a sender is looked up
  * in a window of SENDERS_PROBE slots from its hash; a new sender takes an

@@ -13,7 +13,7 @@
  * max_bytes or more, so it can overshoot by one batch per worker. One lock
  * round trip moves a whole batch.
  *
- * Memory (the bound docs/i19-input.md gives operators): the batches alive
+ * Memory (the bound docs/security.md gives operators): the batches alive
  * at once are those held (< max_bytes + one batch per worker; the one the
  * output stage writes is held until released), one being filled per worker,
  * one read back from a disk buffer, and the pool of recycled ones. A batch
@@ -55,7 +55,7 @@ struct batch {
 	size_t used; /* bytes in data */
 	size_t data_cap;
 	uint64_t disk_seg; /* 0: from the window; else read back from this
-					 * disk buffer segment (rx/diskbuf.h), */
+					 * disk buffer segment (rx/path/diskbuf.h), */
 	uint64_t disk_off; /* at this offset */
 	size_t counted;	   /* its bytes in window.alloc_bytes (batch_mem when counted) */
 };

@@ -73,7 +73,7 @@ struct worker {
 	unsigned int pause_us;	   /* the current pause after a small read */
 	unsigned int pause_max_us; /* its ceiling, from the sockets' rcvbuf */
 	int error;		   /* -errno that ended the thread, 0 if none */
-	/* For the sizing advice (rx/advice.c), final once it is joined: when
+	/* For the sizing advice (rx/settings/advice.c), final once it is joined: when
 	 * datagrams came, and the time spent handling what was read (from
 	 * recvmmsg's return to the window push: its drain rate when busy). */
 	uint64_t first_ns, last_ns; /* CLOCK_REALTIME of its first and last read */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What rx/advice.c's rules need, gathered from a stopped receiver. */
+/* What rx/settings/advice.c's rules need, gathered from a stopped receiver. */
 #ifndef SYSLOGRX_ADVICE_MEASURE_H
 #define SYSLOGRX_ADVICE_MEASURE_H
 

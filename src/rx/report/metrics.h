@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * syslogrx's --metrics: the snapshot (rx/snapshot.h) as Prometheus text,
+ * syslogrx's --metrics: the snapshot (rx/report/snapshot.h) as Prometheus text,
  * served by net/http_metrics on its own thread. Metric names and units are
  * listed in README.md ("Metrics").
  */

@@ -39,7 +39,7 @@ struct snapshot_socket {
 };
 
 /*
- * Per sender (--senders, issue 25). Once the receiver has stopped:
+ * Per sender (--senders). Once the receiver has stopped:
  *   received = the view's received + received_evicted, and
  *   the sockets' kernel drops = the view's dropped + drops_evicted +
  *   drops.unattributed, when only our sockets use the port.

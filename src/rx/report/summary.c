@@ -4,6 +4,7 @@
 #include <string.h>
 #include "common/json_writer.h"
 #include "common/log.h"
+#include "common/no_follow.h"
 #include "common/sockaddr.h"
 #include "net/sockinfo.h"
 #include "rx/report/snapshot.h"
@@ -341,7 +342,7 @@ static void write_sender_reasons(struct json_writer *w, struct receiver *r,
 }
 
 /*
- * "senders" (issue 25): the top --senders-top by drops, then one row for the
+ * "senders" (--senders): the top --senders-top by drops, then one row for the
  * rest. received = the rows' received + rest.received + evicted.received;
  * dropped = the rows' dropped + rest.dropped + evicted.dropped +
  * unattributed_drops (the per-socket totals, when only our sockets use the
@@ -420,10 +421,10 @@ int summary_write(struct receiver *r, const char *path)
 	err = snapshot_take(r, &s);
 	if (err)
 		return err;
-	f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	f = strcmp(path, "-") ? fopen_private(path) : stdout;
 	if (!f) {
 		err = -errno;
-		pr_warn("--summary %s: %s\n", path, strerror(errno));
+		pr_warn("--summary %s: %s\n", path, no_follow_strerror(errno));
 		snapshot_free(&s);
 		return err;
 	}

@@ -2,7 +2,7 @@
 /*
  * Advice after a loss: from what a run measured, the setting that would have
  * held its load. Pure rules (advice_compute) over measurements gathered from
- * a stopped receiver (advice_measure, in rx/advice_measure.c), so that the
+ * a stopped receiver (advice_measure, in rx/report/advice_measure.c), so that the
  * rules are tested on synthetic inputs.
  *
  * The rules, in order:
@@ -15,7 +15,7 @@
  *    socket. Below (it kept up on average): a burst: a larger --rcvbuf, sized
  *    from the queue's high-water mark plus the bytes that did not fit, or a
  *    larger window when the output stage made the workers wait.
- *  - per sender (--senders with the tracer, issue 25): one sender with most
+ *  - per sender (--senders with the tracer): one sender with most
  *    of the drops on a hashed group is one flow the kernel's hash put on one
  *    socket: --balance random; many senders each losing a little is the
  *    queue, not a sender: a larger --rcvbuf.

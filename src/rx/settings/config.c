@@ -8,9 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "common/array.h"
+#include "common/redact.h"
 #include "net/balancer.h"
 #include "rx/settings/config.h"
 #include "rx/settings/config_file.h"
+#include "rx/settings/header_file.h"
 #include "common/parse_num.h"
 #include "net/http_metrics.h"
 
@@ -58,25 +60,26 @@ enum {
 	OPT_MAX_SOCKETS,
 	OPT_SHRINK_NAIVE,
 	OPT_SUPERVISE,
-	OPT_METRICS, /* issue 12: metrics */
+	OPT_METRICS, /* the Prometheus endpoint */
 	OPT_USER = 400,
-	OPT_ORDERED = 600, /* issue 14's block */
+	OPT_ORDERED = 600, /* ordering by arrival stamp */
 	OPT_DISK_BUFFER = 700,
 	OPT_DISK_BUFFER_SIZE,
 	OPT_DISK_BUFFER_MODE,
 	OPT_DISK_BUFFER_SYNC,
-	OPT_SENDERS = 800, /* issue 25's block */
+	OPT_SENDERS = 800, /* per-sender accounting */
 	OPT_SENDERS_TOP,
-	OPT_SEQUENCES = 850, /* issue 19's input block */
+	OPT_SEQUENCES = 850, /* input: sequence accounting, control bytes */
 	OPT_SEQUENCE_FLOWS,
 	OPT_SEQUENCE_JUMP,
 	OPT_NO_ESCAPE_CONTROL,
-	OPT_OTLP_COMPRESSION = 900, /* issue 23: OTLP output */
+	OPT_OTLP_COMPRESSION = 900, /* the OTLP output, then --timezone */
 	OPT_OTLP_ENCODING,
 	OPT_OTLP_CA,
 	OPT_OTLP_CERT,
 	OPT_OTLP_KEY,
 	OPT_OTLP_HEADER,
+	OPT_OTLP_HEADER_FILE,
 	OPT_TIMEZONE,
 	OPT_TLS_CA = 950, /* the tls output */
 	OPT_TLS_CERT,
@@ -84,7 +87,7 @@ enum {
 	OPT_TLS_NAME,
 };
 
-/* Files of settings (issue 12); their own range, so flags added above never collide. */
+/* Files of settings (--config, --env-file); their own range, so flags added above never collide. */
 enum { OPT_CONFIG = 1024, OPT_ENV_FILE, OPT_KEY_MAX };
 
 static const struct argp_option options[] = {
@@ -144,7 +147,9 @@ static const struct argp_option options[] = {
 	{ "tls-name", OPT_TLS_NAME, "NAME", 0,
 	  "tls output: the name the server's certificate must hold (default: HOST of tls:HOST:PORT)" },
 	{ "otlp-header", OPT_OTLP_HEADER, "KEY=VALUE", 0,
-	  "otlp output: an HTTP header on every request, repeatable (e.g. Authorization=Bearer ...)" },
+	  "otlp output: an HTTP header on every request, repeatable (e.g. Content-Language=en; a secret: --otlp-header-file)" },
+	{ "otlp-header-file", OPT_OTLP_HEADER_FILE, "FILE", 0,
+	  "otlp output: HTTP headers from FILE, one KEY=VALUE a line; FILE not a symlink, not group/world writable" },
 	{ "timezone", OPT_TIMEZONE, "ZONE", 0,
 	  "Zone of RFC 3164 stamps without one, for the normalised time: UTC | +HH:MM | -HH:MM | an IANA name (default UTC)" },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
@@ -399,6 +404,40 @@ static int parse_cost_ns(struct config *c, const char *arg)
 	return 0;
 }
 
+/* One KEY=VALUE header, from a flag or a --otlp-header-file line (where
+ * names it). An error never shows the value: it is a secret as often as
+ * not (Authorization=Bearer ...). */
+static int add_otlp_header(struct config *c, const char *kv, const char *where, char *err,
+			   size_t errlen)
+{
+	const char *eq = strchr(kv, '=');
+	char shown[64];
+
+	if (c->otlp_nr_headers >= CONFIG_MAX_OTLP_HEADERS) {
+		snprintf(err, errlen, "%s: at most %d headers", where, CONFIG_MAX_OTLP_HEADERS);
+		return -EINVAL;
+	}
+	if (!eq || eq == kv || strlen(kv) >= CONFIG_OTLP_HEADER_LEN || memchr(kv, ':', eq - kv) ||
+	    memchr(kv, ' ', eq - kv)) {
+		snprintf(err, errlen,
+			 "%s %s: expected KEY=VALUE (shorter than %d bytes, no ':' in KEY)", where,
+			 eq && eq - kv < 48 ? redact_header(shown, sizeof(shown), kv) : REDACTED,
+			 CONFIG_OTLP_HEADER_LEN);
+		return -EINVAL;
+	}
+	if (strpbrk(kv, "\r\n")) {
+		snprintf(err, errlen, "%s: a header cannot hold a line break", where);
+		return -EINVAL;
+	}
+	snprintf(c->otlp_headers[c->otlp_nr_headers++], CONFIG_OTLP_HEADER_LEN, "%s", kv);
+	return 0;
+}
+
+static int add_header_line(const char *kv, const char *where, void *ctx, char *err, size_t errlen)
+{
+	return add_otlp_header(ctx, kv, where, err, errlen);
+}
+
 #define FAIL(...)                                           \
 	do {                                                \
 		snprintf(ps->err, ps->errlen, __VA_ARGS__); \
@@ -409,6 +448,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	struct parse_state *ps = state->input;
 	struct config *c = ps->c;
+	char shown[sizeof(c->output_arg)];
 	uint64_t v;
 
 	switch (key) {
@@ -459,11 +499,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (parse_output(c, arg))
 			FAIL("--output %s: expected null, stdout, file:PATH, tcp:HOST:PORT, "
 			     "kafka:HOST:PORT[,HOST:PORT...]/TOPIC or otlp:http[s]://HOST:PORT[/PATH]",
-			     arg);
+			     redact_url(shown, sizeof(shown), arg));
 		if (c->output == OUTPUT_OTLP && parse_otlp_url(c))
 			FAIL("--output %s: expected otlp:http://HOST:PORT[/PATH] or "
 			     "otlp:https://HOST:PORT[/PATH]",
-			     arg);
+			     redact_url(shown, sizeof(shown), arg));
 		if (c->output == OUTPUT_KAFKA && parse_kafka_dest(c))
 			FAIL("--output %s: expected kafka:HOST:PORT[,HOST:PORT...]/TOPIC "
 			     "(topic: 1-249 of a-z A-Z 0-9 . _ -)",
@@ -475,10 +515,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_KAFKA_OPT:
 		if (c->kafka_nr_opts >= CONFIG_MAX_KAFKA_OPTS)
-			FAIL("--kafka-opt %s: at most %d --kafka-opt flags", arg,
-			     CONFIG_MAX_KAFKA_OPTS);
+			FAIL("--kafka-opt %s: at most %d --kafka-opt flags",
+			     redact_header(shown, sizeof(shown), arg), CONFIG_MAX_KAFKA_OPTS);
 		if (!strchr(arg, '=') || arg[0] == '=' || strlen(arg) >= CONFIG_KAFKA_OPT_LEN)
-			FAIL("--kafka-opt %s: expected KEY=VALUE (shorter than %d bytes)", arg,
+			FAIL("--kafka-opt %s: expected KEY=VALUE (shorter than %d bytes)",
+			     strlen(arg) < 64 ? redact_header(shown, sizeof(shown), arg) : REDACTED,
 			     CONFIG_KAFKA_OPT_LEN);
 		snprintf(c->kafka_opts[c->kafka_nr_opts++], CONFIG_KAFKA_OPT_LEN, "%s", arg);
 		break;
@@ -533,21 +574,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		snprintf(c->tls_name, sizeof(c->tls_name), "%s", arg);
 		break;
 	}
-	case OPT_OTLP_HEADER: {
-		const char *eq = strchr(arg, '=');
-
-		if (c->otlp_nr_headers >= CONFIG_MAX_OTLP_HEADERS)
-			FAIL("--otlp-header %s: at most %d --otlp-header flags", arg,
-			     CONFIG_MAX_OTLP_HEADERS);
-		if (!eq || eq == arg || strlen(arg) >= CONFIG_OTLP_HEADER_LEN ||
-		    memchr(arg, ':', eq - arg) || memchr(arg, ' ', eq - arg))
-			FAIL("--otlp-header %s: expected KEY=VALUE (shorter than %d bytes, no ':' in KEY)",
-			     arg, CONFIG_OTLP_HEADER_LEN);
-		if (strpbrk(arg, "\r\n"))
-			FAIL("--otlp-header: a header cannot hold a line break");
-		snprintf(c->otlp_headers[c->otlp_nr_headers++], CONFIG_OTLP_HEADER_LEN, "%s", arg);
+	case OPT_OTLP_HEADER:
+		if (add_otlp_header(c, arg, "--otlp-header", ps->err, ps->errlen))
+			return EINVAL;
 		break;
-	}
+	case OPT_OTLP_HEADER_FILE:
+		if (header_file_read(arg, add_header_line, c, ps->err, ps->errlen))
+			return EINVAL;
+		break;
 	case OPT_TIMEZONE:
 		if (parse_timezone(c, arg))
 			FAIL("--timezone %s: expected UTC, +HH:MM, -HH:MM or a zone of "
@@ -761,8 +795,12 @@ const char *config_output_name(const struct config *c, char *buf, size_t len)
 		[OUTPUT_TLS] = "tls",
 	};
 
+	char shown[sizeof(c->output_arg)];
+
+	/* a URL's userinfo is a secret: never in the summary or a log line */
 	if (c->output_arg[0])
-		snprintf(buf, len, "%s:%s", kinds[c->output], c->output_arg);
+		snprintf(buf, len, "%s:%s", kinds[c->output],
+			 redact_url(shown, sizeof(shown), c->output_arg));
 	else
 		snprintf(buf, len, "%s", kinds[c->output]);
 	return buf;

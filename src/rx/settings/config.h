@@ -92,20 +92,20 @@ struct config {
 	char config_file[PATH_MAX]; /* --config, "" = none */
 	char env_file[PATH_MAX];    /* --env-file (or env-file in the config file) */
 	struct env_map env;	    /* what the env-file mapped, for the summary */
-	/* --ordered[=MS] (issue 14): merge by the kernel's arrival stamp */
+	/* --ordered[=MS]: merge by the kernel's arrival stamp */
 	bool ordered;
 	uint64_t ordered_hold_ms; /* most a message is held for late batches */
-	/* --disk-buffer (rx/diskbuf.h): "" = none */
+	/* --disk-buffer (rx/path/diskbuf.h): "" = none */
 	char disk_buffer[PATH_MAX];
 	uint64_t disk_buffer_size;	  /* bytes, all segment files together */
 	int disk_buffer_mode;		  /* enum diskbuf_mode: 0 spill, 1 reliable */
 	unsigned int disk_buffer_sync_ms; /* fdatasync interval; 0 = every batch */
 	bool escape_control; /* raw/rfc5424: controls as #033 (--no-escape-control: off) */
-	/* --sequences (issue 19): lab-only marker accounting, off by default */
+	/* --sequences: lab-only marker accounting, off by default */
 	bool sequences;
 	uint32_t sequence_flows; /* --sequence-flows: seqtrack's flows_max */
 	uint64_t sequence_jump;	 /* --sequence-jump: seqtrack's jump_max */
-	/* Per sender (issue 25): table entries (tracer LRU and each worker's
+	/* Per sender (--senders): table entries (tracer LRU and each worker's
 	 * table), 0 = not counted; senders in the summary's and /metrics' top. */
 	uint32_t senders;
 	unsigned int senders_top;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include "common/array.h"
 #include "common/log.h"
+#include "common/no_follow.h"
 #include "rx/settings/paths_check.h"
 
 enum want_kind {
@@ -17,13 +18,16 @@ enum want_kind {
 	WANT_DIR,    /* a folder to create, read and write in */
 };
 
-/* 0 or an errno: what the user would get. Runs in the checking child. */
+/* 0 or an errno: what the user would get (ELOOP: a symbolic link, which
+ * syslogrx never follows). Runs in the checking child. */
 static int check_one(const char *path, enum want_kind kind)
 {
 	char copy[PATH_MAX];
 	struct stat st;
 
-	if (!stat(path, &st)) {
+	if (!lstat(path, &st)) {
+		if (S_ISLNK(st.st_mode))
+			return ELOOP; /* never followed: opened with O_NOFOLLOW */
 		if (kind == WANT_DIR && !S_ISDIR(st.st_mode))
 			return ENOTDIR;
 		if (kind != WANT_DIR && S_ISDIR(st.st_mode))
@@ -65,7 +69,7 @@ static void child_checks(const struct config *cfg, const struct caps_user *user)
 			pr_warn("%s%s%s: %s (syslogrx writes it as %s; checked before starting)\n",
 				wants[i].flag,
 				wants[i].flag[strlen(wants[i].flag) - 1] == ':' ? "" : " ",
-				wants[i].path, strerror(err), as);
+				wants[i].path, no_follow_strerror(err), as);
 			_exit(2);
 		}
 	}

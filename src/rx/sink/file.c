@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include "common/log.h"
+#include "common/no_follow.h"
 #include "rx/settings/config.h"
 #include "rx/sink/sink.h"
 
@@ -123,11 +124,10 @@ static int file_write(struct sink *s, const char *buf, size_t len)
 	return err;
 }
 
+/* A symlink is refused at start and at each SIGHUP's reopen alike. */
 static int open_path(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-
-	return fd < 0 ? -errno : fd;
+	return open_no_follow(path, O_WRONLY | O_CREAT | O_APPEND, 0640);
 }
 
 static int file_reopen(struct sink *s)
@@ -190,7 +190,7 @@ struct sink *sink_file_open(const struct config *c)
 		f->fd = open_path(f->path);
 		if (f->fd < 0) {
 			err = f->fd;
-			pr_warn("--output file:%s: %s\n", f->path, strerror(-err));
+			pr_warn("--output file:%s: %s\n", f->path, no_follow_strerror(-err));
 			free(f);
 			errno = -err;
 			return NULL;

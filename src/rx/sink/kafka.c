@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * kafka:BROKERS/TOPIC sink: an async sink over librdkafka (see sink.h and
- * sink_kafka.h). Everything here runs on the output stage's thread: produce,
+ * kafka.h). Everything here runs on the output stage's thread: produce,
  * poll and drain, and so the delivery reports (librdkafka serves them from
  * rd_kafka_poll in the caller's thread) and the counters they update. Only
  * log_cb comes from librdkafka's own threads, and it only logs.
@@ -18,6 +18,8 @@
 #include "common/array.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/net_text.h"
+#include "common/redact.h"
 #include "rx/settings/config.h"
 #include "rx/sink/kafka.h"
 
@@ -113,12 +115,13 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
 	struct sink_kafka *k = opaque;
-	char fatal[256], text[512];
+	char fatal[256], shown[4 * 256];
 
 	if (err == RD_KAFKA_RESP_ERR__FATAL) {
 		rd_kafka_fatal_error(rk, fatal, sizeof(fatal));
+		net_text_log(shown, sizeof(shown), fatal, strlen(fatal));
 		pr_warn("%s: fatal producer error: %s; every message from now on is counted as failed\n",
-			k->base.name, sink_log_text(text, sizeof(text), fatal));
+			k->base.name, shown);
 		return;
 	}
 	/* Transient (broker down, reconnecting): librdkafka retries. Say it once
@@ -130,18 +133,21 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 					  k->last_error == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN))
 		return;
 	k->last_error = err;
+	/* reason may quote a broker: made safe before it is a log line */
+	net_text_log(shown, sizeof(shown), reason, strlen(reason));
 	pr_warn("%s: %s (%s); retrying, the input window holds what arrives meanwhile\n",
-		k->base.name, rd_kafka_err2name(err), sink_log_text(text, sizeof(text), reason));
+		k->base.name, rd_kafka_err2name(err), shown);
 }
 
 static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
-	char text[512];
+	char shown[1024];
 
+	net_text_log(shown, sizeof(shown), buf, strlen(buf));
 	if (level <= LOG_ERR)
-		pr_info("librdkafka: %s: %s\n", fac, sink_log_text(text, sizeof(text), buf));
+		pr_info("librdkafka: %s: %s\n", fac, shown);
 	else
-		pr_debug("librdkafka: %s: %s\n", fac, sink_log_text(text, sizeof(text), buf));
+		pr_debug("librdkafka: %s: %s\n", fac, shown);
 }
 
 static int kafka_write(struct sink *s, const char *buf, size_t len)
@@ -240,6 +246,10 @@ static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *val, con
 
 	if (rd_kafka_conf_set(conf, key, val, errstr, sizeof(errstr)) == RD_KAFKA_CONF_OK)
 		return 0;
+	/* sasl.password, ssl.key.password, *.client.secret ...: never shown */
+	if (strstr(key, "password") || strstr(key, "secret") || strstr(key, "key") ||
+	    strstr(key, "token"))
+		val = REDACTED;
 	if (flag)
 		pr_warn("%s %s=%s: %s\n", flag, key, val, errstr);
 	else

@@ -20,7 +20,10 @@
 #include <zlib.h>
 #include "common/signals.h"
 #include "common/clock.h"
+#include "common/escape.h"
 #include "common/log.h"
+#include "common/net_text.h"
+#include "common/redact.h"
 #include "rx/settings/config.h"
 #include "rx/sink/otlp.h"
 #include "rx/sink/tls.h"
@@ -37,6 +40,7 @@
 #define REQUEST_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 2000
 #define RESP_MAX 4096
+#define OTLP_MESSAGE_MAX 256 /* of a partial success's errorMessage, as sent */
 
 struct run {
 	void *opaque;
@@ -66,6 +70,7 @@ struct sink_otlp {
 	CURL *curl;
 	struct curl_slist *headers;
 	char url[PATH_MAX];
+	char shown_url[PATH_MAX]; /* for logs, the summary, metrics: userinfo as *** */
 	char errbuf[CURL_ERROR_SIZE];
 	enum otlp_encoding enc;
 	bool gzip;
@@ -237,18 +242,13 @@ static bool transient_status(long st)
 	return st == 429 || st == 502 || st == 503 || st == 504;
 }
 
-/* The error message of a non-2xx answer, for the log: the body as text,
- * cut at the first control byte (protobuf's google.rpc.Status shows its
- * message that way too). */
+/* The error message of a non-2xx answer, for the log: the body as the
+ * collector sent it, made safe to show (common/net_text.h). */
 static const char *answer_text(struct sink_otlp *k)
 {
 	static char text[160];
-	size_t j = 0;
 
-	for (size_t i = 0; i < k->resp_len && j + 1 < sizeof(text); i++)
-		if (isprint((unsigned char)k->resp[i]))
-			text[j++] = k->resp[i];
-	text[j] = '\0';
+	net_text_log(text, sizeof(text), k->resp, k->resp_len);
 	return text;
 }
 
@@ -267,12 +267,13 @@ static long timeout_ms(struct sink_otlp *k)
  * hold the server's words, printable bytes only). */
 static const char *transient_text(struct sink_otlp *k, CURLcode rc, long status)
 {
-	static char why[CURL_ERROR_SIZE + 32];
+	static char why[4 * CURL_ERROR_SIZE];
+	const char *said = k->errbuf[0] ? k->errbuf : curl_easy_strerror(rc);
 
 	if (rc == CURLE_OK)
 		snprintf(why, sizeof(why), "HTTP %ld", status);
-	else
-		sink_log_text(why, sizeof(why), k->errbuf[0] ? k->errbuf : curl_easy_strerror(rc));
+	else /* curl's words may quote the peer (its certificate's names) */
+		net_text_log(why, sizeof(why), said, strlen(said));
 	return why;
 }
 
@@ -314,7 +315,7 @@ static enum send_result send_slot(struct sink_otlp *k, struct slot *s)
 	__atomic_store_n(&k->last_status, status, __ATOMIC_RELAXED);
 	if (rc == CURLE_OK && status >= 200 && status < 300) {
 		uint64_t rejected = 0;
-		char msg[SINK_OTLP_REASON_LEN - 16], name[SINK_OTLP_REASON_LEN];
+		char msg[OTLP_MESSAGE_MAX], name[SINK_OTLP_REASON_LEN];
 
 		if (k->last_error)
 			pr_warn("%s: delivering again\n", k->base.name);
@@ -329,11 +330,20 @@ static enum send_result send_slot(struct sink_otlp *k, struct slot *s)
 		BUMP(k->bytes_raw, raw);
 		BUMP(k->bytes_sent, len);
 		if (rejected) {
-			snprintf(name, sizeof(name), "rejected: %s", msg[0] ? msg : "(no message)");
+			/* The collector's words, made safe once (common/net_text.h):
+			 * the label is cut on a character boundary, the log line has
+			 * no control byte. */
+			char shown[ESCAPE_LINE_MAX(OTLP_MESSAGE_MAX)];
+			size_t pre = strlen("rejected: ");
+
+			memcpy(name, "rejected: ", pre);
+			if (!net_text_label(name + pre, sizeof(name) - pre, msg, strlen(msg)))
+				snprintf(name + pre, sizeof(name) - pre, "(no message)");
+			net_text_log(shown, sizeof(shown), msg, strlen(msg));
 			if (count_failure(k, name, rejected))
 				pr_warn("%s: the collector rejected %llu of %u records: %s; such "
 					"records are counted as failed\n",
-					k->base.name, (unsigned long long)rejected, s->nrec, msg);
+					k->base.name, (unsigned long long)rejected, s->nrec, shown);
 		}
 		slot_complete(k, s, s->nrec - rejected, SINK_FAILED);
 		return SEND_DONE;
@@ -603,7 +613,6 @@ static int probe(struct sink_otlp *k, const struct config *c)
 	static const char empty_json[] = "{}";
 	const char *body = k->enc == OTLP_JSON ? empty_json : "";
 	size_t len = k->enc == OTLP_JSON ? sizeof(empty_json) - 1 : 0;
-	char why[CURL_ERROR_SIZE + 32];
 	CURLcode rc;
 	long status = 0;
 
@@ -626,28 +635,29 @@ static int probe(struct sink_otlp *k, const struct config *c)
 		pr_warn("--output otlp:%s: the collector is not reachable yet (%s); starting "
 			"anyway: retrying with backoff (%d ms doubling to %d ms), %s what arrives "
 			"meanwhile\n",
-			k->url, transient_text(k, rc, status), BACKOFF_MIN_MS, BACKOFF_MAX_MS,
+			k->shown_url, transient_text(k, rc, status), BACKOFF_MIN_MS, BACKOFF_MAX_MS,
 			c->disk_buffer[0] ? "the input window and the disk buffer hold" :
 					    "the input window holds");
 		return -EAGAIN;
 	}
 	if (rc != CURLE_OK) {
 		bool tls = rc != CURLE_URL_MALFORMAT && rc != CURLE_UNSUPPORTED_PROTOCOL;
+		const char *said = k->errbuf[0] ? k->errbuf : curl_easy_strerror(rc);
+		char why[4 * CURL_ERROR_SIZE];
 
-		pr_warn("--output otlp:%s: cannot reach the collector: %s%s%s%s\n", k->url,
-			sink_log_text(why, sizeof(why),
-				      k->errbuf[0] ? k->errbuf : curl_easy_strerror(rc)),
-			tls && c->otlp_ca[0] ? " (TLS: check --otlp-ca " : "",
+		net_text_log(why, sizeof(why), said, strlen(said)); /* may quote the peer */
+		pr_warn("--output otlp:%s: cannot reach the collector: %s%s%s%s\n", k->shown_url,
+			why, tls && c->otlp_ca[0] ? " (TLS: check --otlp-ca " : "",
 			tls && c->otlp_ca[0] ? c->otlp_ca : "", tls && c->otlp_ca[0] ? ")" : "");
 		if (tls && c->otlp_ca[0])
 			pr_warn("--output otlp:%s: the server's certificate is not signed by a CA "
 				"in --otlp-ca %s\n",
-				k->url, c->otlp_ca);
+				k->shown_url, c->otlp_ca);
 		return tls ? -EPROTO : -EINVAL;
 	}
 	pr_warn("--output otlp:%s: the collector answered an empty export with HTTP %ld "
 		"(is %s its OTLP/HTTP logs path?)\n",
-		k->url, status, k->url);
+		k->shown_url, status, k->shown_url);
 	return -EPROTO;
 }
 
@@ -660,7 +670,8 @@ struct sink *sink_otlp_open(const struct config *c)
 		return NULL;
 	k->base.ops = &otlp_ops;
 	snprintf(k->url, sizeof(k->url), "%s", c->output_arg);
-	snprintf(k->base.name, sizeof(k->base.name), "otlp:%s", c->output_arg);
+	redact_url(k->shown_url, sizeof(k->shown_url), k->url);
+	config_output_name(c, k->base.name, sizeof(k->base.name)); /* userinfo as *** */
 	k->enc = c->otlp_json ? OTLP_JSON : OTLP_PROTOBUF;
 	k->gzip = c->otlp_gzip;
 	k->drain_timeout = c->drain_timeout;
@@ -696,7 +707,7 @@ struct sink *sink_otlp_open(const struct config *c)
 	err = probe(k, c);
 	if (err && err != -EAGAIN)
 		goto fail;
-	pr_info("otlp: exporting logs to %s (%s, %s)\n", k->url,
+	pr_info("otlp: exporting logs to %s (%s, %s)\n", k->shown_url,
 		k->enc == OTLP_JSON ? "json" : "protobuf", k->gzip ? "gzip" : "uncompressed");
 	return &k->base;
 fail:
@@ -713,7 +724,7 @@ int sink_otlp_stats(struct sink *s, struct sink_otlp_stats *out)
 	if (!s || s->ops != &otlp_ops)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
-	out->url = k->url;
+	out->url = k->shown_url;
 	out->encoding = k->enc == OTLP_JSON ? "json" : "protobuf";
 	out->compression = k->gzip ? "gzip" : "none";
 #define LOAD(f) out->f = __atomic_load_n(&k->f, __ATOMIC_RELAXED)

@@ -2,9 +2,7 @@
 /* Picks the sink for --output: each destination lives in its own file. */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include "common/escape.h"
 #include "common/log.h"
 #include "rx/settings/config.h"
 #include "rx/sink/sink.h"
@@ -45,24 +43,4 @@ struct sink *sink_open(const struct config *c)
 	s->tz_kind = c->tz_kind;
 	s->tz_offset = c->tz_offset;
 	return s;
-}
-
-const char *sink_log_text(char *dst, size_t size, const char *src)
-{
-	size_t out = 0;
-
-	if (!size)
-		return dst;
-	/* byte by byte: as much as fits, never half an escape */
-	for (; *src; src++) {
-		char one[ESCAPE_LINE_MAX(1)];
-		size_t n = escape_ctl(one, src, 1);
-
-		if (out + n >= size)
-			break;
-		memcpy(dst + out, one, n);
-		out += n;
-	}
-	dst[out] = '\0';
-	return dst;
 }

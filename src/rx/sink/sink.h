@@ -96,13 +96,6 @@ static inline bool sink_is_down(const struct sink *s)
 	return __atomic_load_n(&s->down, __ATOMIC_RELAXED);
 }
 
-/*
- * Text a destination sent (an error message, a TLS peer's name, a library's
- * error that may quote either) made fit for a log line: every control byte
- * as "#ooo" (common/escape), cut to fit dst. Returns dst.
- */
-const char *sink_log_text(char *dst, size_t size, const char *src);
-
 /* Opens the sink the config names; NULL + errno, having logged why. */
 struct sink *sink_open(const struct config *c);
 

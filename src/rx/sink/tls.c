@@ -6,7 +6,7 @@
  * and hold the expected name (a DNS name, or an IP address in its
  * subjectAltName): OpenSSL checks both during the handshake, which fails
  * otherwise. Nothing the server or OpenSSL says reaches a log line raw: a
- * certificate subject is the peer's own text (sink_log_text escapes it).
+ * certificate subject is the peer's own text (net_text_log escapes it).
  *
  * After the handshake the socket is non-blocking: a TLS 1.3 server sends
  * session tickets we must read (and drop) to see whether it closed, and
@@ -25,6 +25,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include "common/log.h"
+#include "common/net_text.h"
 #include "rx/sink/sink.h"
 #include "rx/sink/tls.h"
 
@@ -54,7 +55,8 @@ static const char *openssl_text(char *buf, size_t size)
 	}
 	ERR_error_string_n(e, raw, sizeof(raw));
 	ERR_clear_error();
-	return sink_log_text(buf, size, raw);
+	net_text_log(buf, size, raw, strlen(raw));
+	return buf;
 }
 
 /* Loads the PEM files into ctx; on error logs the flag that named the file. */
@@ -193,7 +195,7 @@ static int handshake_error(struct tls_client *tc, struct tls_session *ts, int re
 			    vr == X509_V_ERR_IP_ADDRESS_MISMATCH;
 		char safe[4 * sizeof(ts->refused_cn)];
 
-		sink_log_text(safe, sizeof(safe), ts->refused_cn);
+		net_text_log(safe, sizeof(safe), ts->refused_cn, strlen(ts->refused_cn));
 		snprintf(why, whylen, "the server's certificate (CN %s) is refused: %s%s%s",
 			 safe[0] ? safe : "(none)", X509_verify_cert_error_string(vr),
 			 name ? ": it is not for " : "", name ? tc->name : "");
