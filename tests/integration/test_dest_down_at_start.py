@@ -232,6 +232,9 @@ def test_kafka_broker_down_at_start(broker_down, tmp_path, procs, disk):
     send_all(port, "kafkadown")
     held_while_down(mport, disk)
     b.start()
+    # syslogrx's producer creates the topic (auto-create) once it reaches
+    # the broker: until then there is nothing to read
+    b.wait_topic("downstart", 1, timeout=120)
     b.wait_records("downstart", SENT, timeout=180)
     wait_until(lambda: value(metrics(mport), "syslogrx_output_up") == 1, "output up again")
     rc, _, err = rx.stop(timeout=90)
@@ -262,6 +265,7 @@ def test_kafka_reliable_kill9_while_broker_down(broker_down, tmp_path, procs):
     a.p.wait(timeout=10)
     rb = start_rx(tmp_path, procs, "b", u2, *rx_args(out, m2, (buf, "reliable"), 10000))
     b.start()
+    b.wait_topic("killdown", 1, timeout=120)
     b.wait_records("killdown", SENT, timeout=180)
     wait_until(lambda: value(metrics(m2), "syslogrx_disk_buffer_messages") == 0,
                "the disk buffer emptied")
