@@ -7,6 +7,8 @@
 #                   TSan build in build-tsan/ (the threaded paths); BPF stays build/'s
 #   make bench      benchmarks (ratios against a reference measured in the same run)
 #   make soak       10 minutes under rotation and destination restarts (not in CI)
+#   make mutants    plant each bug of tests/mutants/mutants.txt, check its tests catch it
+#                   (MUTANTS=id1,id2 for some; not part of make test)
 #   make format     clang-format every C file in place (.clang-format)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
 #   make install    syslogrx, udpdrops, udpbalance, their man pages, the systemd units, example
@@ -137,7 +139,7 @@ test_window_LIBS  := -lpthread -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 
-.PHONY: image test-container container-deps
+.PHONY: image test-container container-deps mutants
 .PHONY: all run test test-sanitize sanitize-unit unit integration fuzz bench soak deps clean vmlinux demo sc4s-table sc4s-replica format install install-lab
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -253,8 +255,20 @@ $(K8S_VALIDATE):
 	$(Q)PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install -q --disable-pip-version-check --target $(OUTPUT)/kubernetes-validate \
 		kubernetes-validate==1.37.0 >/dev/null
 
+# The official protobuf runtime and OpenTelemetry's generated classes from
+# PyPI, for tests/integration/test_otlp_strict.py: a strict decoder (it
+# rejects a string that is not UTF-8) as the oracle for the OTLP encoder.
+# Pinned; into build/pyproto only, never system-wide.
+PYPROTO := $(OUTPUT)/pyproto/.complete
+PYPROTO_PKGS := opentelemetry-proto==1.45.2 protobuf==7.36.2
+$(PYPROTO):
+	$(call msg,PIP,$(dir $@))
+	$(Q)rm -rf $(dir $@) && $(PYTHON) -m pip install --quiet --disable-pip-version-check \
+		--no-warn-script-location --root-user-action=ignore --target $(dir $@) $(PYPROTO_PKGS) && touch $@
+pyproto: $(PYPROTO)
+
 # --durations=10: pytest ends with the 10 slowest tests (set-up and tear-down apart).
-integration: all $(PROMTOOL) $(K8S_VALIDATE)
+integration: all $(PROMTOOL) $(K8S_VALIDATE) $(PYPROTO)
 	$(Q)$(PYTHON) -m pytest -q --durations=10 tests $(PYTEST_ARGS)
 
 # After each phase, the seconds since make started (a failed phase too).
@@ -295,7 +309,7 @@ TSAN_INTEGRATION := tests/integration/test_live_resize.py tests/integration/test
 	tests/integration/test_disk_buffer.py \
 	tests/integration/test_window_shutdown.py tests/integration/test_hostile_input.py
 test-sanitize: deps
-	$(Q)$(MAKE) all $(FUZZERS) $(PROMTOOL)
+	$(Q)$(MAKE) all $(FUZZERS) $(PROMTOOL) $(PYPROTO)
 	$(Q)$(MAKE) fuzz
 	$(Q)$(ASAN_MAKE) all
 	$(Q)$(ASAN_MAKE) unit
@@ -312,6 +326,11 @@ bench: deps
 	$(Q)$(MAKE) all
 	$(Q)$(PYTHON) lab/bench.py $(BENCH_ARGS)
 	$(Q)$(PYTHON) lab/bench_otlp.py
+
+# Each deliberate one-line bug of the table in a clean copy of the tree: its
+# tests must fail. Prints killed/survived per mutant, the score and the time.
+mutants: all
+	$(Q)$(PYTHON) tests/mutants/run.py
 
 # Long run, not in CI: RSS flat and the books closed to the message under
 # file rotation (SIGHUP) and TCP destination restarts with --disk-buffer.

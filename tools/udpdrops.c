@@ -422,7 +422,8 @@ static int cmp_no_socket(const void *a, const void *b)
 	return x->reason < y->reason ? -1 : x->reason > y->reason;
 }
 
-/* Per sender: the table, then its totals (read after, so at least as new). */
+/* Per sender: the table, then its totals (read after, so at least as new),
+ * from one read of the map. */
 static int collect_senders(struct tracer *t, struct report *rep)
 {
 	const struct tracer_sender_totals *tt = &rep->sender_totals;
@@ -432,9 +433,7 @@ static int collect_senders(struct tracer *t, struct report *rep)
 	rep->have_senders = false;
 	if (!env.senders)
 		return 0;
-	err = sender_view_add_tracer(&rep->senders, t);
-	if (!err)
-		err = tracer_sender_totals(t, &rep->sender_totals);
+	err = sender_view_add_tracer(&rep->senders, t, &rep->sender_totals);
 	if (err) {
 		pr_warn("cannot read the per-sender drops: %s\n", strerror(-err));
 		return err;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <stdint.h>
 #include <string.h>
 #include "common/escape.h"
 
@@ -95,6 +96,53 @@ size_t utf8_seq_len(const unsigned char *s, size_t avail)
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return n;
+}
+
+/* Bytes of s below 0x80 from its start, 8 at a time while they last. */
+static size_t ascii_run(const unsigned char *s, size_t len)
+{
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, s + i, 8);
+		if (w & 0x8080808080808080ULL)
+			break;
+	}
+	while (i < len && s[i] < 0x80)
+		i++;
+	return i;
+}
+
+size_t utf8_repair(char *dst, const char *src, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t i = 0, out = 0;
+
+	while (i < len) {
+		size_t k = ascii_run(s + i, len - i);
+
+		while (i + k < len && s[i + k] >= 0x80) {
+			size_t n = utf8_seq_len(s + i + k, len - i - k);
+
+			if (!n)
+				break;
+			k += n;
+			k += ascii_run(s + i + k, len - i - k);
+		}
+		if (dst)
+			memcpy(dst + out, s + i, k);
+		out += k;
+		i += k;
+		if (i < len) { /* one byte of an invalid sequence */
+			if (dst)
+				memcpy(dst + out, "\xef\xbf\xbd", 3);
+			out += 3;
+			i++;
+		}
+	}
+	return out;
 }
 
 size_t escape_json(char *dst, const char *src, size_t len)

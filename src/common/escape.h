@@ -45,4 +45,13 @@ size_t escape_json(char *dst, const char *src, size_t len);
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid/truncated. */
 size_t utf8_seq_len(const unsigned char *s, size_t avail);
 
+/*
+ * src as valid UTF-8, for a protobuf string: valid sequences (NUL included)
+ * kept, every byte of an invalid sequence replaced by U+FFFD (EF BF BD), as
+ * escape_json() replaces it. Writes at dst (at most UTF8_REPAIR_MAX(len)
+ * bytes) unless dst is NULL; returns the length either way.
+ */
+#define UTF8_REPAIR_MAX(len) (3 * (len))
+size_t utf8_repair(char *dst, const char *src, size_t len);
+
 #endif

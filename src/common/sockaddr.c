@@ -111,6 +111,38 @@ size_t sockaddr_format(char *buf, size_t cap, const struct sockaddr *sa, socklen
 	return n;
 }
 
+size_t sockaddr_format_ip(char *buf, size_t cap, const struct sockaddr *sa, socklen_t len)
+{
+	char tmp[INET6_ADDRSTRLEN], *d = tmp;
+	const unsigned char *a4 = NULL;
+	size_t n;
+
+	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		a4 = (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr;
+	} else if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(a6))
+			a4 = a6->s6_addr + 12;
+		else if (!inet_ntop(AF_INET6, a6, tmp, sizeof(tmp)))
+			return 0;
+		else
+			d += strlen(tmp);
+	} else {
+		return 0;
+	}
+	for (int k = 0; a4 && k < 4; k++) {
+		d = put_dec(d, a4[k]);
+		if (k < 3)
+			*d++ = '.';
+	}
+	n = d - tmp;
+	if (n > cap)
+		return 0;
+	memcpy(buf, tmp, n);
+	return n;
+}
+
 void format_host_port(const struct sockaddr *sa, char *buf, size_t len)
 {
 	socklen_t salen = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :

@@ -25,6 +25,11 @@ int parse_host_port(const char *s, struct sockaddr_storage *addr, socklen_t *len
  */
 size_t sockaddr_format(char *buf, size_t cap, const struct sockaddr *sa, socklen_t len);
 
+/* The address alone: "1.2.3.4", "2001:db8::1" (an IPv4-mapped IPv6 one as
+ * "1.2.3.4"), no NUL added. 0 as sockaddr_format() has it, or when it does not
+ * fit cap. At most INET6_ADDRSTRLEN - 1 bytes. */
+size_t sockaddr_format_ip(char *buf, size_t cap, const struct sockaddr *sa, socklen_t len);
+
 /* The same for messages and summaries: always a NUL-terminated string, "?"
  * for what is not an IPv4/IPv6 address. */
 void format_host_port(const struct sockaddr *sa, char *buf, size_t len);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +17,10 @@ struct http_metrics {
 	int fd;	       /* ours until MHD starts on it */
 	int listen_fd; /* the listening socket, for a hand-over */
 	struct MHD_Daemon *mhd;
-	http_metrics_fill_fn fill;
+	http_metrics_fill_fn fill; /* NULL: no /metrics here (--health) */
 	void *ctx;
+	http_health_fn health; /* NULL: no /healthz, /readyz */
+	void *health_ctx;
 	char flag[32];
 	char address[SOCKADDR_STRLEN];
 };
@@ -143,12 +146,26 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, cha
 	return ret;
 }
 
+/* /healthz, /readyz: the callback's verdict and its few lines of why. */
+static enum MHD_Result answer_health(struct http_metrics *h, struct MHD_Connection *c, bool ready)
+{
+	char *body = malloc(HTTP_HEALTH_BODY);
+	unsigned int status;
+
+	if (!body)
+		return MHD_NO;
+	status = h->health(ready, body, HTTP_HEALTH_BODY, h->health_ctx);
+	return answer(c, status, body, strlen(body), MHD_RESPMEM_MUST_FREE, "text/plain");
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **state)
 {
-	static char not_found[] = "not found: the metrics are at /metrics\n";
-	static char bad_method[] = "method not allowed: GET /metrics\n";
+	static char not_found[] = "not found: GET /metrics, /healthz or /readyz\n";
+	static char metrics_only[] = "not found: the metrics are at /metrics\n";
+	static char health_only[] = "not found: GET /healthz or /readyz\n";
+	static char bad_method[] = "method not allowed: GET /metrics, /healthz or /readyz\n";
 	static char failed[] = "the metrics could not be written\n";
 	struct http_metrics *h = cls;
 	struct prom_text p;
@@ -157,14 +174,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	int err;
 
 	/* MHD names its thread "MHD-single"; ours says what it serves. */
-	pthread_setname_np(pthread_self(), "metrics");
+	pthread_setname_np(pthread_self(), h->fill ? "metrics" : "health");
 
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, bad_method, strlen(bad_method),
 			      MHD_RESPMEM_PERSISTENT, "text/plain");
-	if (strcmp(url, "/metrics"))
-		return answer(c, MHD_HTTP_NOT_FOUND, not_found, strlen(not_found),
+	if (h->health && (!strcmp(url, "/healthz") || !strcmp(url, "/readyz")))
+		return answer_health(h, c, !strcmp(url, "/readyz"));
+	if (!h->fill) /* --health: nothing else here */
+		return answer(c, MHD_HTTP_NOT_FOUND, health_only, strlen(health_only),
 			      MHD_RESPMEM_PERSISTENT, "text/plain");
+	if (strcmp(url, "/metrics"))
+		return answer(c, MHD_HTTP_NOT_FOUND, h->health ? not_found : metrics_only,
+			      strlen(h->health ? not_found : metrics_only), MHD_RESPMEM_PERSISTENT,
+			      "text/plain");
 	prom_text_init(&p);
 	err = h->fill(&p, h->ctx);
 	body = err ? NULL : prom_text_take(&p, &len);
@@ -190,10 +213,18 @@ int http_metrics_start(struct http_metrics *h, http_metrics_fill_fn fill, void *
 	/* One internal thread polls and answers: scrapes are rare and small. */
 	/* MHD_USE_ITC: stopped by its own pipe, never by shutdown() on the
 	 * listening socket, which another process may share (a hand-over). */
-	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC, 0,
-				  NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)16,
-				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_END);
+	/* Anyone who can connect must not hold the scrapes off: a few
+	 * connections per client address (the rest are closed at accept), a
+	 * bound on them all, each closed after HTTP_METRICS_IDLE_S without a
+	 * byte, and a small memory pool each (a request is one line and a few
+	 * headers). */
+	h->mhd = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC, 0, NULL, NULL,
+		on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)HTTP_METRICS_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned int)HTTP_METRICS_MAX_PER_ADDRESS, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned int)HTTP_METRICS_IDLE_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)HTTP_METRICS_CONNECTION_MEMORY, MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!h->mhd) {
 		pr_warn("%s %s: the HTTP server (libmicrohttpd) did not start\n", h->flag,
@@ -202,6 +233,12 @@ int http_metrics_start(struct http_metrics *h, http_metrics_fill_fn fill, void *
 	}
 	h->fd = -1; /* MHD's now: MHD_stop_daemon closes it */
 	return 0;
+}
+
+void http_metrics_set_health(struct http_metrics *h, http_health_fn fn, void *ctx)
+{
+	h->health = fn;
+	h->health_ctx = ctx;
 }
 
 void http_metrics_close(struct http_metrics *h)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * --metrics ADDR:PORT: GET /metrics in the Prometheus text format, served by
- * libmicrohttpd (one internal thread of its own), for syslogrx and the tools.
+ * libmicrohttpd (one internal thread of its own), for syslogrx and the tools;
+ * with a health callback also /healthz and /readyz (syslogrx's --health
+ * serves those alone).
  * The caller's fill callback writes the text on that thread at each scrape;
  * it must only read (relaxed loads, BPF map lookups, getsockopt), never take
  * a lock a receiving thread waits on.
@@ -13,12 +15,28 @@
 #ifndef SYSLOGRX_HTTP_METRICS_H
 #define SYSLOGRX_HTTP_METRICS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/socket.h>
 #include "common/prom_text.h"
 #include "common/sockaddr.h"
 
+/* What any client that can connect may hold (docs/metrics.md): connections
+ * per client address, in all, seconds a connection may stay idle, and bytes
+ * of memory pool per connection. */
+#define HTTP_METRICS_MAX_PER_ADDRESS 4
+#define HTTP_METRICS_MAX_CONNECTIONS 64
+#define HTTP_METRICS_IDLE_S 5
+#define HTTP_METRICS_CONNECTION_MEMORY (16 * 1024)
+
 /* Writes the exposition text; 0, or -errno to answer 500. */
 typedef int (*http_metrics_fill_fn)(struct prom_text *p, void *ctx);
+
+/* GET /healthz (ready false) or /readyz (true): writes a few lines of text
+ * saying why into buf (len bytes, NUL-terminated) and returns the status,
+ * 200 or 503. Called on the server's thread, like the fill callback. */
+typedef unsigned int (*http_health_fn)(bool ready, char *buf, size_t len, void *ctx);
+#define HTTP_HEALTH_BODY 1024
 
 struct http_metrics;
 
@@ -40,7 +58,10 @@ int http_metrics_fd(const struct http_metrics *h);
 void http_metrics_quiesce(struct http_metrics *h);
 /* The address bound ("127.0.0.1:9464"), the port resolved if 0 was asked. */
 const char *http_metrics_address(const struct http_metrics *h);
-/* Starts serving. 0 or -errno (logged). */
+/* Serves /healthz and /readyz from fn too; before http_metrics_start. */
+void http_metrics_set_health(struct http_metrics *h, http_health_fn fn, void *ctx);
+/* Starts serving (fill NULL: /healthz and /readyz only, --health). 0 or
+ * -errno (logged). */
 int http_metrics_start(struct http_metrics *h, http_metrics_fill_fn fill, void *ctx);
 /* Stops the thread (waiting for a scrape in progress) and closes. NULL ok. */
 void http_metrics_close(struct http_metrics *h);

@@ -64,9 +64,10 @@ static void merge_row(struct sender_row *a, const struct sender_row *b)
 	}
 }
 
-int sender_view_add_tracer(struct sender_view *v, struct tracer *t)
+int sender_view_add_tracer(struct sender_view *v, struct tracer *t,
+			   struct tracer_sender_totals *totals)
 {
-	return tracer_for_each_sender(t, add_drops, v);
+	return tracer_read_senders(t, totals, add_drops, v);
 }
 
 static int cmp_addr(const void *a, const void *b)

@@ -36,9 +36,11 @@ int sender_view_add(struct sender_view *v, const uint8_t addr[16], uint64_t rece
 /* Appends drops of one reason. 0 or -ENOMEM. */
 int sender_view_add_drops(struct sender_view *v, const uint8_t addr[16], uint32_t reason,
 			  uint64_t count);
-/* Adds the tracer's drops per sender and reason. 0, -ENOENT when the
- * tracer does not count senders, or -errno. */
-int sender_view_add_tracer(struct sender_view *v, struct tracer *t);
+/* Adds the tracer's drops per sender and reason, and fills totals (NULL:
+ * not wanted) from the same read. 0, -ENOENT when the tracer does not count
+ * senders, or -errno. */
+int sender_view_add_tracer(struct sender_view *v, struct tracer *t,
+			   struct tracer_sender_totals *totals);
 /* Merges the rows of each address, then orders them: most dropped first,
  * then most received, then by address (a stable order for tests). */
 void sender_view_finish(struct sender_view *v);

@@ -4,6 +4,7 @@
  * summed here, when asked, never per packet.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,14 @@ const char *tracer_reason_name(const struct tracer *t, uint32_t reason)
 		if (t->extra[i].value == reason)
 			return t->extra[i].name;
 	return "UNKNOWN";
+}
+
+int tracer_reason_value(const struct tracer *t, const char *name)
+{
+	for (int i = 0; i < TRACER_MAX_REASONS; i++)
+		if (!strcmp(t->names[i], name))
+			return i;
+	return -1;
 }
 
 void tracer_close(struct tracer *t)
@@ -287,14 +296,20 @@ static size_t percpu_stride(size_t value_size)
 	return (value_size + 7) & ~(size_t)7;
 }
 
-/*
- * Calls fn for every key of a per-CPU map with its nr_cpus values. Entries are
- * never deleted while we walk, so get_next_key cannot restart from the start.
- */
-static int walk_percpu_map(struct tracer *t, struct bpf_map *map,
-			   int (*fn)(struct tracer *t, const void *key, const void *values,
-				     void *ctx),
-			   void *ctx)
+/* Keys per bpf_map_lookup_batch call: every map of a socket's counts fits
+ * in one call (sockets x reasons), so a read costs the same few calls however
+ * many keys it holds; the per-sender map, larger, is read in chunks of it. */
+#define BATCH_KEYS 1024
+/* The kernel's own "not supported" (not in the UAPI headers), as a kernel
+ * without batch lookups for a map type answers. */
+#define KERNEL_ENOTSUPP 524
+
+/* One key at a time (kernels without batch lookups for the map type).
+ * Entries are never deleted while we walk, so get_next_key cannot restart. */
+static int walk_percpu_map_by_key(struct tracer *t, struct bpf_map *map,
+				  int (*fn)(struct tracer *t, const void *key, const void *values,
+					    void *ctx),
+				  void *ctx)
 {
 	size_t key_size = bpf_map__key_size(map);
 	size_t stride = percpu_stride(bpf_map__value_size(map));
@@ -326,6 +341,56 @@ static int walk_percpu_map(struct tracer *t, struct bpf_map *map,
 		err = -errno;
 out:
 	free(key);
+	free(values);
+	return err;
+}
+
+/*
+ * Calls fn for every key of a per-CPU map with its nr_cpus values, read
+ * BATCH_KEYS keys per system call. The walk goes bucket by bucket, so an LRU
+ * eviction meanwhile can show a key twice or miss one, never loop; callers
+ * that need each key once merge duplicates.
+ */
+static int walk_percpu_map(struct tracer *t, struct bpf_map *map,
+			   int (*fn)(struct tracer *t, const void *key, const void *values,
+				     void *ctx),
+			   void *ctx)
+{
+	size_t key_size = bpf_map__key_size(map);
+	size_t stride = percpu_stride(bpf_map__value_size(map)) * t->nr_cpus;
+	uint32_t chunk = BATCH_KEYS, count;
+	uint64_t in_batch = 0, out_batch = 0; /* the kernel's cursor (a bucket) */
+	int fd = bpf_map__fd(map), err = 0, rc;
+	char *keys, *values;
+	bool first = true, done = false;
+
+	keys = calloc(chunk, key_size);
+	values = calloc(chunk, stride);
+	if (!keys || !values) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!done && !err) {
+		count = chunk;
+		rc = bpf_map_lookup_batch(fd, first ? NULL : &in_batch, &out_batch, keys, values,
+					  &count, NULL);
+		if (rc && errno == ENOENT) {
+			done = true; /* the last keys came with it */
+		} else if (rc && first &&
+			   (errno == EINVAL || errno == EOPNOTSUPP || errno == KERNEL_ENOTSUPP)) {
+			err = walk_percpu_map_by_key(t, map, fn, ctx);
+			goto out;
+		} else if (rc) {
+			err = -errno; /* ENOSPC: a bucket longer than a chunk */
+			break;
+		}
+		for (uint32_t i = 0; i < count && !err; i++)
+			err = fn(t, keys + i * key_size, values + i * stride, ctx);
+		in_batch = out_batch;
+		first = false;
+	}
+out:
+	free(keys);
 	free(values);
 	return err;
 }
@@ -648,35 +713,15 @@ static int read_senders(struct tracer *t, struct sender_vec *sv)
 	return 0;
 }
 
-int tracer_for_each_sender(struct tracer *t,
-			   int (*fn)(const uint8_t addr[16], uint32_t reason, uint64_t count,
-				     void *ctx),
-			   void *ctx)
-{
-	struct sender_vec sv = {};
-	int err = read_senders(t, &sv);
-
-	for (size_t i = 0; !err && i < sv.n; i++)
-		if (sv.v[i].count)
-			err = fn(sv.v[i].key.addr, sv.v[i].key.reason, sv.v[i].count, ctx);
-	free(sv.v);
-	return err;
-}
-
-int tracer_sender_totals(struct tracer *t, struct tracer_sender_totals *out)
+/* out's sums from the stats map, and its entries from rows already read. */
+static void sender_totals(struct tracer *t, const struct sender_vec *sv,
+			  struct tracer_sender_totals *out)
 {
 	int fd = bpf_map__fd(t->skel->maps.sender_stats);
 	uint64_t sums[DROPS_SENDERS_NR] = {}, *values;
-	struct sender_vec sv = {};
-	int err;
 
-	memset(out, 0, sizeof(*out));
-	if (!t->senders)
-		return -ENOENT;
 	values = calloc(t->nr_cpus, sizeof(*values));
-	if (!values)
-		return -ENOMEM;
-	for (uint32_t slot = 0; slot < DROPS_SENDERS_NR; slot++)
+	for (uint32_t slot = 0; values && slot < DROPS_SENDERS_NR; slot++)
 		if (!bpf_map_lookup_elem(fd, &slot, values))
 			sums[slot] = sum_u64(t, values, sizeof(uint64_t));
 	free(values);
@@ -684,13 +729,43 @@ int tracer_sender_totals(struct tracer *t, struct tracer_sender_totals *out)
 	out->attributed = sums[DROPS_SENDERS_ATTRIBUTED];
 	out->inserts = sums[DROPS_SENDERS_INSERTS];
 	out->unattributed = sums[DROPS_SENDERS_UNATTRIBUTED];
-	err = read_senders(t, &sv);
-	for (size_t i = 0; !err && i < sv.n; i++) {
+	for (size_t i = 0; i < sv->n; i++) {
 		out->entries++;
-		out->in_table += sv.v[i].count;
+		out->in_table += sv->v[i].count;
 	}
+}
+
+int tracer_read_senders(struct tracer *t, struct tracer_sender_totals *out,
+			int (*fn)(const uint8_t addr[16], uint32_t reason, uint64_t count,
+				  void *ctx),
+			void *ctx)
+{
+	struct sender_vec sv = {};
+	int err;
+
+	if (out)
+		memset(out, 0, sizeof(*out));
+	err = read_senders(t, &sv);
+	if (!err && out)
+		sender_totals(t, &sv, out);
+	for (size_t i = 0; !err && fn && i < sv.n; i++)
+		if (sv.v[i].count)
+			err = fn(sv.v[i].key.addr, sv.v[i].key.reason, sv.v[i].count, ctx);
 	free(sv.v);
 	return err;
+}
+
+int tracer_for_each_sender(struct tracer *t,
+			   int (*fn)(const uint8_t addr[16], uint32_t reason, uint64_t count,
+				     void *ctx),
+			   void *ctx)
+{
+	return tracer_read_senders(t, NULL, fn, ctx);
+}
+
+int tracer_sender_totals(struct tracer *t, struct tracer_sender_totals *out)
+{
+	return tracer_read_senders(t, out, NULL, NULL);
 }
 
 uint64_t tracer_map_full(struct tracer *t)

@@ -68,6 +68,9 @@ int tracer_for_each_no_socket(struct tracer *t,
 /* "SOCKET_RCVBUFF": the running kernel's enum skb_drop_reason name without
  * its SKB_DROP_REASON_ prefix; "REASON_<n>" if unknown. Never NULL. */
 const char *tracer_reason_name(const struct tracer *t, uint32_t reason);
+/* The reverse, for a reason below TRACER_MAX_REASONS: its value, or -1 when
+ * the running kernel has no reason of that name. */
+int tracer_reason_value(const struct tracer *t, const char *name);
 
 /* Deletes the counters of sockets that are gone (cookies sorted ascending),
  * so the maps do not fill with the dead. A live socket's counts would
@@ -104,6 +107,13 @@ struct tracer_sender_totals {
 };
 /* 0, -ENOENT when senders were not counted, or -errno. */
 int tracer_sender_totals(struct tracer *t, struct tracer_sender_totals *out);
+
+/* tracer_sender_totals and tracer_for_each_sender from one read of the
+ * map (out or fn may be NULL). */
+int tracer_read_senders(struct tracer *t, struct tracer_sender_totals *out,
+			int (*fn)(const uint8_t addr[16], uint32_t reason, uint64_t count,
+				  void *ctx),
+			void *ctx);
 
 /* Counts lost because a map was full (0 if none was ever lost). */
 uint64_t tracer_map_full(struct tracer *t);

@@ -21,7 +21,9 @@
 #include "net/http_metrics.h"
 #include "net/libbpf_log.h"
 #include "rx/report/advice_measure.h"
+#include "rx/report/health.h"
 #include "rx/report/metrics.h"
+#include "rx/report/sender_cache.h"
 #include "rx/settings/preflight.h"
 #include "rx/life/receiver.h"
 #include "rx/sink/sink.h"
@@ -33,8 +35,10 @@
 
 static char **main_argv;
 static int main_argc;
-static pid_t successor;		     /* the process we handed over to (USR2) */
-static struct http_metrics *metrics; /* --metrics, or NULL */
+static pid_t successor;			 /* the process we handed over to (USR2) */
+static struct http_metrics *metrics;	 /* --metrics, or NULL */
+static struct http_metrics *health_http; /* --health, or NULL */
+static struct health health;		 /* what /healthz and /readyz answer from */
 
 static void say_needs_restart(const char *flag, void *ctx)
 {
@@ -118,6 +122,7 @@ static bool upgrade(struct receiver *r)
 	if (receiver_upgrade(r, main_argv, &successor) == 0) {
 		/* It serves the metrics socket now: scrapes go to it. */
 		http_metrics_quiesce(metrics);
+		http_metrics_quiesce(health_http);
 		fprintf(stderr, "syslogrx: pid %d handed over to pid %d; draining its window\n",
 			(int)getpid(), (int)successor);
 		/* Under systemd the new process is the service now. */
@@ -133,6 +138,7 @@ static bool upgrade(struct receiver *r)
 static void run(struct receiver *r, struct config *cfg)
 {
 	double start = mono_ns() / 1e9, next_stats = start + cfg->stats_interval;
+	double next_senders = start + SENDER_CACHE_REFRESH_S;
 	struct stats_line sl = {};
 	bool stats = cfg->stats_interval > 0 && !stats_line_init(&sl, r->group.n);
 
@@ -159,6 +165,12 @@ static void run(struct receiver *r, struct config *cfg)
 			usr2_requested = 0;
 			if (upgrade(r))
 				break;
+		}
+		health_tick(&health);
+		health_watchdog(&health);
+		if (now >= next_senders) {
+			sender_cache_refresh(r);
+			next_senders = now + SENDER_CACHE_REFRESH_S;
 		}
 		if (stats && now >= next_stats) {
 			stats_line_print(&sl, r, stderr);
@@ -189,6 +201,27 @@ static void *force_watch(void *arg)
 	return NULL;
 }
 
+/*
+ * --metrics or --health: bound before the capabilities go (a port below
+ * 1024), served after; or handed over by the process before us (h), which
+ * still serves it. Nothing asked: *out NULL (a socket handed over for it is
+ * closed: turned off by this version's flags). -1 + errno, logged.
+ */
+static int open_listener(const char *flag, const char *arg, const struct handover *h,
+			 struct http_metrics **out)
+{
+	int fd = h ? handover_find(h, HANDOVER_TCP, flag + 2, "-") : -ENOENT;
+
+	*out = NULL;
+	if (!arg[0]) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	*out = fd >= 0 ? http_metrics_adopt(flag, arg, fd) : http_metrics_open(flag, arg);
+	return *out ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	static struct receiver r_own;
@@ -202,7 +235,7 @@ int main(int argc, char **argv)
 	const char *summary_path = cfg.summary;
 	pthread_t watcher;
 	bool watching;
-	int err, ret = 1, adopted, mfd;
+	int err, ret = 1, adopted;
 
 	log_prog = "syslogrx";
 	argp_err_exit_status = 2;
@@ -244,16 +277,10 @@ int main(int argc, char **argv)
 	}
 	/* Bound before the capabilities go (a port below 1024), served after;
 	 * or handed over by the process before us, which still serves it. */
-	mfd = adopted ? handover_find(&h, HANDOVER_TCP, "metrics", "-") : -ENOENT;
-	if (cfg.metrics[0]) {
-		metrics = mfd >= 0 ? http_metrics_adopt("--metrics", cfg.metrics, mfd) :
-				     http_metrics_open("--metrics", cfg.metrics);
-		if (!metrics) {
-			ret = errno == EINVAL || errno == EADDRINUSE ? 2 : 1;
-			goto cleanup;
-		}
-	} else if (mfd >= 0) {
-		close(mfd); /* metrics turned off by this version's flags */
+	if (open_listener("--metrics", cfg.metrics, adopted ? &h : NULL, &metrics) ||
+	    open_listener("--health", cfg.health, adopted ? &h : NULL, &health_http)) {
+		ret = errno == EINVAL || errno == EADDRINUSE ? 2 : 1;
+		goto cleanup;
 	}
 	preflight_before(&pf, &cfg);
 	err = adopted ? receiver_adopt(r, &cfg, &h) : receiver_open(r, &cfg);
@@ -263,6 +290,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	r->metrics_fd = http_metrics_fd(metrics); /* handed over with the sockets */
+	r->health_fd = http_metrics_fd(health_http);
 	if (ledger) {
 		r->supervised = true;
 		r->queues_kept = &ledger->queues_kept;
@@ -272,8 +300,23 @@ int main(int argc, char **argv)
 	pr_info("listening on %s: %u sockets, %u threads, balance %s by %s (%s)\n", r->group.listen,
 		r->group.n, cfg.threads, balance_policy_name(cfg.balance),
 		r->balance_runs ? r->balance_runs : "?", r->balance_why);
-	if (metrics && metrics_start(metrics, r))
+	/* What scrapes show per sender, read here and every few seconds. */
+	if (sender_cache_open(r)) {
+		pr_warn("out of memory\n");
 		goto cleanup;
+	}
+	sender_cache_refresh(r);
+	health_init(&health, r);
+	if (metrics) {
+		http_metrics_set_health(metrics, health_answer, &health);
+		if (metrics_start(metrics, r))
+			goto cleanup;
+	}
+	if (health_http) {
+		http_metrics_set_health(health_http, health_answer, &health);
+		if (http_metrics_start(health_http, NULL, NULL))
+			goto cleanup;
+	}
 	/* Say where the messages go: a newcomer should not have to guess. And
 	 * when what spreads is not what a privileged start runs, say so, and why. */
 	if (r->cbpf)
@@ -295,6 +338,9 @@ int main(int argc, char **argv)
 	if (metrics)
 		fprintf(stderr, "syslogrx: metrics on http://%s/metrics\n",
 			http_metrics_address(metrics));
+	if (health_http)
+		fprintf(stderr, "syslogrx: health on http://%s/healthz and /readyz\n",
+			http_metrics_address(health_http));
 	if (!adopted)
 		receiver_say_identity(&cfg);
 
@@ -342,6 +388,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "syslogrx: pid %d done after the hand-over\n", (int)getpid());
 cleanup:
 	http_metrics_close(metrics); /* before what a scrape reads is freed */
+	http_metrics_close(health_http);
+	sender_cache_close(r);
 	receiver_close(r);
 	return ret;
 }

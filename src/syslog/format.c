@@ -24,8 +24,10 @@
 
 typedef unsigned char u8;
 
-#define FIXED_RFC5424 64 /* "<191>1 " + converted stamp + "- " x5 + BOM + '\n' */
-#define FIXED_JSON 512	 /* keys, numbers, source, received, time_unix_nano */
+/* "<191>1 " + converted stamp + "- " x5 + BOM + '\n' (64), the sender's
+ * address as HOSTNAME (45) and [origin ip="ADDR"] (59) */
+#define FIXED_RFC5424 192
+#define FIXED_JSON 512 /* keys, numbers, source, received, time_unix_nano */
 
 static const struct {
 	const char *name;
@@ -407,15 +409,128 @@ static char *put_field(char *d, const struct syslog_str *v)
 	return d;
 }
 
+/* The sender's address as text ("1.2.3.4", "2001:db8::1"); n 0 when there is none. */
+struct sender_ip {
+	char ip[INET6_ADDRSTRLEN];
+	size_t n;
+};
+
+static void sender_of(struct sender_ip *s, const struct msg_meta *meta)
+{
+	s->n = meta && meta->src ?
+		       sockaddr_format_ip(s->ip, sizeof(s->ip), meta->src, meta->src_len) :
+		       0;
+}
+
+/* STRUCTURED-DATA text as it goes out: its own '\\' escapes kept, control
+ * bytes as "#ooo" unless the output is byte-exact. */
+static char *put_sd_text(char *d, const char *s, size_t n, unsigned int flags)
+{
+	if (flags & FORMAT_F_EXACT_CONTROL)
+		return put_str(d, s, n);
+	return put_escaped(d, s, n, sd_clean, escape_ctl);
+}
+
+static bool is_origin(const struct syslog_str *id)
+{
+	return id->len == 6 && !memcmp(id->p, "origin", 6);
+}
+
+/*
+ * [origin ip="ADDR"] (RFC 5424 7.2.1), ADDR the address the datagram came
+ * from. An SD-ID appears once in a message (RFC 5424 6.3.2) and "ip" may
+ * repeat, so a message's own origin element gives its params to this one:
+ * theirs first, the sender's ip last, so a reader that keeps the last ip
+ * (syslog-ng's ${.SDATA.origin.ip}) has the address the kernel saw, not one
+ * a sender wrote.
+ */
+static char *sd_origin(char *d, const struct sender_ip *src, const struct syslog_str *sd,
+		       unsigned int flags)
+{
+	struct sd_iter it, params;
+	struct syslog_str id, name, raw;
+
+	d = PUT_LIT(d, "[origin");
+	sd_iter_init(&it, sd);
+	while (sd_next_elem(&it, &id, &params)) {
+		if (!is_origin(&id))
+			continue;
+		while (sd_next_param(&params, &name, &raw)) {
+			*d++ = ' ';
+			d = put_sd_text(d, name.p, name.len, flags);
+			d = PUT_LIT(d, "=\"");
+			d = put_sd_text(d, raw.p, raw.len, flags);
+			*d++ = '"';
+		}
+	}
+	d = PUT_LIT(d, " ip=\"");
+	d = put_str(d, src->ip, src->n);
+	return PUT_LIT(d, "\"]");
+}
+
+/* The message's own elements as received, but its origin (merged above). */
+static char *sd_message_elems(char *d, const struct syslog_str *sd, unsigned int flags)
+{
+	struct sd_iter it, params;
+	struct syslog_str id;
+	const char *start;
+
+	sd_iter_init(&it, sd);
+	for (start = it.p; sd_next_elem(&it, &id, &params); start = it.p)
+		if (!is_origin(&id))
+			d = put_sd_text(d, start, it.p - start, flags);
+	if (it.p && it.p < it.end) /* not an element: kept, nothing is lost */
+		d = put_sd_text(d, it.p, it.end - it.p, flags);
+	return d;
+}
+
+/*
+ * The SD field: the receiver's own elements first (the sender's origin; more
+ * join here, each a small function like sd_origin), then the message's own;
+ * "-" when there is none.
+ */
+static char *put_sd_field(char *d, const struct syslog_str *sd, const struct sender_ip *src,
+			  unsigned int flags)
+{
+	char *start = d;
+
+	if (src->n)
+		d = sd_origin(d, src, sd, flags);
+	if (sd->p)
+		d = src->n ? sd_message_elems(d, sd, flags) : put_sd_text(d, sd->p, sd->len, flags);
+	if (d == start)
+		*d++ = '-';
+	return d;
+}
+
+/* HOSTNAME: the message's, else the sender's address (as syslog-ng fills it). */
+static char *put_hostname(char *d, const struct syslog_str *v, const struct sender_ip *src)
+{
+	if (v->p || !src->n)
+		return put_field(d, v);
+	d = put_str(d, src->ip, src->n);
+	*d++ = ' ';
+	return d;
+}
+
 static char *format_rfc5424(char *d, const char *data, size_t len, const struct syslog_msg *m,
 			    enum syslog_parse_result r, const struct msg_meta *meta,
 			    unsigned int flags)
 {
+	static const struct syslog_str none;
+	struct sender_ip src;
+
+	sender_of(&src, meta);
 	*d++ = '<';
 	d = put_u64(d, m->pri >= 0 ? m->pri : 13);
 	d = PUT_LIT(d, ">1 ");
 	if (r == SYSLOG_MALFORMED) {
-		d = PUT_LIT(d, "- - - - - - ");
+		*d++ = '-';
+		*d++ = ' ';
+		d = put_hostname(d, &none, &src);
+		d = PUT_LIT(d, "- - - ");
+		d = put_sd_field(d, &none, &src, flags);
+		*d++ = ' ';
 		d = put_line(d, data, len, flags);
 		*d++ = '\n';
 		return d;
@@ -428,17 +543,11 @@ static char *format_rfc5424(char *d, const char *data, size_t len, const struct 
 	} else {
 		d = PUT_LIT(d, "- ");
 	}
-	d = put_field(d, &m->hostname);
+	d = put_hostname(d, &m->hostname, &src);
 	d = put_field(d, &m->app_name);
 	d = put_field(d, &m->procid);
 	d = put_field(d, &m->msgid);
-	if (m->structured_data.p && (flags & FORMAT_F_EXACT_CONTROL))
-		d = put_str(d, m->structured_data.p, m->structured_data.len);
-	else if (m->structured_data.p) /* its own '\\' escapes kept */
-		d = put_escaped(d, m->structured_data.p, m->structured_data.len, sd_clean,
-				escape_ctl);
-	else
-		*d++ = '-';
+	d = put_sd_field(d, &m->structured_data, &src, flags);
 	if (m->msg.p || m->bom) {
 		*d++ = ' ';
 		if (m->bom)

@@ -36,6 +36,13 @@
  *          for what is absent, MSG escaped as raw is so it stays one line, SD's
  *          control bytes as "#ooo" (escape_ctl: its '\\' escapes kept) (an
  *          RFC 5424 BOM is written back before it).
+ *          - the sender (meta->src): SD starts with [origin ip="ADDR"]
+ *            (RFC 5424 7.2.1; "1.2.3.4", "2001:db8::1", an IPv4-mapped
+ *            address as IPv4), the message's own elements after it; a
+ *            message's own origin element is merged into it, its params
+ *            first and the sender's ip last. A message without a HOSTNAME
+ *            gets ADDR as HOSTNAME, as syslog-ng fills it. Without meta or
+ *            its address, neither.
  *          - no PRI: <13> (user.notice, as syslog-ng and rsyslog do)
  *          - RFC 5424 input: header fields as received.
  *          - RFC 3164 input: an RFC 3339 stamp is kept; a BSD stamp is
@@ -45,8 +52,9 @@
  *            fractions are cut to 6 digits; the offset is Z for Cisco's
  *            "UTC"/"GMT", else the receiver's local UTC offset (TZ) at the
  *            receive time, like syslog-ng. MSGID and SD are '-'.
- *          - malformed: "<PRI or 13>1 - - - - - - " then the whole raw
- *            datagram escaped as raw is, as MSG: nothing is lost.
+ *          - malformed: "<PRI or 13>1 - ADDR - - - [origin ip="ADDR"] " then
+ *            the whole raw datagram escaped as raw is, as MSG: nothing is
+ *            lost ("- - - - - - " without a sender).
  *          The receive time is meta->recv_realtime_ns, or the clock when
  *          meta is NULL.
  */

@@ -62,6 +62,7 @@ struct attr {
 	enum attr_kind kind;
 	const char *s;
 	size_t n;
+	size_t utf8_n; /* A_STR: its length as valid UTF-8 (utf8_repair) */
 	uint64_t i;
 };
 
@@ -79,7 +80,9 @@ struct plan {
 
 static void add_str(struct plan *p, const char *key, const char *s, size_t n)
 {
-	p->a[p->n++] = (struct attr){ .key = key, .kind = A_STR, .s = s, .n = n };
+	p->a[p->n++] = (struct attr){
+		.key = key, .kind = A_STR, .s = s, .n = n, .utf8_n = utf8_repair(NULL, s, n)
+	};
 }
 
 static void add_field(struct plan *p, const char *key, const struct syslog_str *v)
@@ -91,6 +94,13 @@ static void add_field(struct plan *p, const char *key, const struct syslog_str *
 static void add_int(struct plan *p, const char *key, uint64_t v)
 {
 	p->a[p->n++] = (struct attr){ .key = key, .kind = A_INT, .i = v };
+}
+
+/* A body goes out as a string when it is valid UTF-8 without NUL, else as
+ * bytesValue: byte for byte either way. */
+static bool is_text(const char *s, size_t n)
+{
+	return !memchr(s, '\0', n) && utf8_repair(NULL, s, n) == n;
 }
 
 static void make_plan(struct plan *p, const struct otlp_rec *rec)
@@ -120,7 +130,11 @@ static void make_plan(struct plan *p, const struct otlp_rec *rec)
 		p->body = m->msg.p;
 		p->body_len = m->msg.len;
 	}
-	p->body_bytes = p->body && (m->flags & (SYSLOG_F_INVALID_UTF8 | SYSLOG_F_HAS_NUL));
+	if (rec->original) {
+		p->body = rec->data;
+		p->body_len = rec->len;
+	}
+	p->body_bytes = p->body && !is_text(p->body, p->body_len);
 	add_str(p, "net.transport", "IP.UDP", 6);
 	n = rec->src ? sockaddr_format(p->peer, sizeof(p->peer), rec->src, rec->src_len) : 0;
 	if (n) {
@@ -192,7 +206,7 @@ static size_t anyvalue_size(const struct attr *a)
 {
 	switch (a->kind) {
 	case A_STR:
-		return ld_size(a->n);
+		return ld_size(a->utf8_n);
 	case A_INT:
 		return 1 + vlen(a->i);
 	case A_BOOL:
@@ -213,7 +227,8 @@ static char *put_kv(char *d, char tag, const struct attr *a)
 	d = put_ld_head(d, TAG_LD(2), anyvalue_size(a));
 	switch (a->kind) {
 	case A_STR:
-		return put_ld(d, TAG_LD(1), a->s, a->n);
+		d = put_ld_head(d, TAG_LD(1), a->utf8_n);
+		return d + utf8_repair(d, a->s, a->n);
 	case A_INT:
 		*d++ = TAG_VARINT(3);
 		return put_varint(d, a->i);
@@ -227,9 +242,22 @@ static char *put_kv(char *d, char tag, const struct attr *a)
 
 /* structured_data: KeyValue{ "structured_data", AnyValue{ kvlist{ KeyValue{
  * SD-ID, AnyValue{ kvlist{ KeyValue{ name, AnyValue{ string } }... } } }... } } } */
+/* Every SD-ID, param name and value goes out as valid UTF-8 (the parser
+ * takes names of PRINTUSASCII already; the encoder does not rely on it). */
+static size_t utf8_len(const struct syslog_str *v)
+{
+	return utf8_repair(NULL, v->p, v->len);
+}
+
+static char *put_ld_utf8(char *d, char tag, const struct syslog_str *v)
+{
+	d = put_ld_head(d, tag, utf8_len(v));
+	return d + utf8_repair(d, v->p, v->len);
+}
+
 static size_t param_kv_size(const struct syslog_str *name, const struct syslog_str *raw)
 {
-	return ld_size(name->len) + ld_size(ld_size(sd_unescaped_len(raw)));
+	return ld_size(utf8_len(name)) + ld_size(ld_size(sd_unescape_utf8(NULL, raw)));
 }
 
 static size_t elem_kvl_size(struct sd_iter params)
@@ -244,7 +272,7 @@ static size_t elem_kvl_size(struct sd_iter params)
 
 static size_t elem_kv_size(const struct syslog_str *id, struct sd_iter params)
 {
-	return ld_size(id->len) + ld_size(ld_size(elem_kvl_size(params)));
+	return ld_size(utf8_len(id)) + ld_size(ld_size(elem_kvl_size(params)));
 }
 
 static size_t sd_kvl_size(const struct syslog_str *sd)
@@ -281,17 +309,17 @@ static char *put_sd(char *d, const struct syslog_str *sd)
 		size_t ekvl = elem_kvl_size(params);
 
 		d = put_ld_head(d, TAG_LD(1), elem_kv_size(&id, params));
-		d = put_ld(d, TAG_LD(1), id.p, id.len);
+		d = put_ld_utf8(d, TAG_LD(1), &id);
 		d = put_ld_head(d, TAG_LD(2), ld_size(ekvl));
 		d = put_ld_head(d, TAG_LD(6), ekvl);
 		while (sd_next_param(&params, &name, &raw)) {
-			size_t ulen = sd_unescaped_len(&raw);
+			size_t ulen = sd_unescape_utf8(NULL, &raw);
 
 			d = put_ld_head(d, TAG_LD(1), param_kv_size(&name, &raw));
-			d = put_ld(d, TAG_LD(1), name.p, name.len);
+			d = put_ld_utf8(d, TAG_LD(1), &name);
 			d = put_ld_head(d, TAG_LD(2), ld_size(ulen));
 			d = put_ld_head(d, TAG_LD(1), ulen);
-			d += sd_unescape(d, &raw);
+			d += sd_unescape_utf8(d, &raw);
 		}
 	}
 	return d;

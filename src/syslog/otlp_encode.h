@@ -12,8 +12,10 @@
  *   severityNumber/Text   from the PRI's severity, as the collector's syslog
  *                         receiver maps it: emerg 21, alert 19, crit 18,
  *                         err 17, warning 13, notice 10, info 9, debug 5
- *   body                  MSG (string; bytesValue when not valid UTF-8); a
- *                         malformed datagram's body is the whole datagram
+ *   body                  MSG; a malformed datagram's body is the whole
+ *                         datagram, and so is every body with original set
+ *                         (--otlp-original). A string when it is valid UTF-8
+ *                         without NUL, else bytesValue: byte for byte.
  *   attributes            the collector syslog receiver's names: priority,
  *                         facility, version (5424), hostname, appname,
  *                         proc_id, msg_id, structured_data (a map of SD-ID to
@@ -21,12 +23,17 @@
  *                         net.transport "IP.UDP", net.peer.ip, net.peer.port
  *                         (a string, as the collector writes it); a
  *                         malformed datagram has syslogrx.malformed true.
+ * Every protobuf string is valid UTF-8 (proto3 requires it; a strict decoder
+ * rejects the whole request otherwise): invalid sequences in attribute
+ * values, SD-IDs, param names and values are replaced with U+FFFD, one per
+ * byte, as the json format and OTLP/JSON (escape_json) replace them.
  * A request is ExportLogsServiceRequest { ResourceLogs { ScopeLogs {
  *   scope { name "syslogrx" }, logRecords... } } }.
  */
 #ifndef SYSLOGRX_OTLP_ENCODE_H
 #define SYSLOGRX_OTLP_ENCODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -43,6 +50,7 @@ struct otlp_rec {
 	uint64_t observed_ns;	    /* received */
 	const struct sockaddr *src; /* may be NULL */
 	socklen_t src_len;
+	bool original; /* --otlp-original: the body is the datagram as it came */
 };
 
 /* Worst case of one record of a datagram of len bytes, either encoding. */

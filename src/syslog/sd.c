@@ -2,6 +2,7 @@
 /* STRUCTURED-DATA walker (see sd.h). The syntax was checked by the parser;
  * every step still stays inside [p, end) whatever the bytes are. */
 #include <string.h>
+#include "common/escape.h"
 #include "syslog/sd.h"
 
 void sd_iter_init(struct sd_iter *it, const struct syslog_str *sd)
@@ -63,26 +64,18 @@ bool sd_next_param(struct sd_iter *it, struct syslog_str *name, struct syslog_st
 	return true;
 }
 
-size_t sd_unescaped_len(const struct syslog_str *raw)
+/* Run by run between escapes: an escape stands for an ASCII byte, which no
+ * multi-byte sequence spans, so this is utf8_repair() of the unescaped value. */
+size_t sd_unescape_utf8(char *dst, const struct syslog_str *raw)
 {
-	size_t n = raw->len;
+	const char *p = raw->p, *end = raw->p + raw->len, *run = p;
+	size_t out = 0;
 
-	for (uint32_t i = 0; i + 1 < raw->len; i++)
-		if (raw->p[i] == '\\' && is_escaped(raw->p[i + 1])) {
-			n--;
-			i++;
+	for (; p < end; p++) {
+		if (*p == '\\' && p + 1 < end && is_escaped(p[1])) {
+			out += utf8_repair(dst ? dst + out : NULL, run, p - run);
+			run = ++p; /* the escaped byte starts the next run */
 		}
-	return n;
-}
-
-size_t sd_unescape(char *dst, const struct syslog_str *raw)
-{
-	char *d = dst;
-
-	for (uint32_t i = 0; i < raw->len; i++) {
-		if (raw->p[i] == '\\' && i + 1 < raw->len && is_escaped(raw->p[i + 1]))
-			i++;
-		*d++ = raw->p[i];
 	}
-	return d - dst;
+	return out + utf8_repair(dst ? dst + out : NULL, run, end - run);
 }

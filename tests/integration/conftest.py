@@ -144,6 +144,20 @@ def udp_rows(port=None, pid="self"):
                     yield fields
 
 
+def queued_bytes(port, pid="self"):
+    """Bytes in the receive queues of every socket bound to port (the
+    rx_queue column of /proc/net/udp{,6}, in pid's namespace)."""
+    return sum(int(f[4].split(":")[1], 16) for f in udp_rows(port, pid))
+
+
+def wait_queues_empty(port, pid="self", timeout=60):
+    """Until every socket on port has an empty receive queue: all that
+    reached them was read. The event a test waits for after its sender
+    ended, instead of a sleep."""
+    wait_until(lambda: queued_bytes(port, pid) == 0, f"the queues on port {port} empty",
+               timeout)
+
+
 def wait_for_udp_port(port, timeout=10.0, count=1):
     """Wait until `count` UDP sockets are bound to `port` (any address, v4 or v6)."""
     deadline = time.monotonic() + timeout

@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 
-from conftest import binary, free_udp_port, read_json
+from conftest import binary, free_udp_port, read_json, wait_queues_empty, wait_until
 
 RATE = 50_000
 SEQ = re.compile(rb"seq@32473 run=\S+ flow=(\d+) seq=(\d+)")
@@ -189,17 +189,27 @@ def stop_load(gen):
     return summary
 
 
+def output_size(rx):
+    try:
+        return os.path.getsize(rx.out)
+    except FileNotFoundError:
+        return 0
+
+
 def under_load(rx, listen, actions, rate=RATE):
     """Runs actions() while sysloggen sends to listen, then stops the load and
     the receiver (exit 0). Returns (sysloggen's summary, stderr, final summary)."""
     gen = start_load(listen, rate)
     try:
-        time.sleep(0.3)
+        # The load reaches the output before the actions and again after them.
+        wait_until(lambda: output_size(rx) > 0, "the load in the output file")
         actions()
-        time.sleep(0.3)
+        after = output_size(rx)
+        wait_until(lambda: output_size(rx) > after, "the load in the output after the actions")
     finally:
         sent = stop_load(gen)
-    time.sleep(0.5)     # the last datagrams reach the queues before SIGTERM
+    # Every datagram sent is read from the queues before SIGTERM.
+    wait_queues_empty(int(listen.rsplit(":", 1)[1]), rx.pid)
     rc, err, final = rx.stop()
     assert rc == 0, err
     return sent, err, final

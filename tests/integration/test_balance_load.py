@@ -45,25 +45,31 @@ SLOW_COST_NS = 50000
 RCVBUF = 8 << 20
 SIZE = 500
 BATCH = 64          # syslogrx's default --batch: read before its cost is spent
+# For random: a worker slow enough (0.5 ms a message, at most 2,000/s) and
+# queues small enough (1M) that half of any sender's 300,000 overflow them.
+RANDOM_SLOW_COST_NS = 500000
+RANDOM_RCVBUF = 1 << 20
 
 
-def slow_can_take(g):
+def slow_can_take(g, cost_ns=SLOW_COST_NS, rcvbuf=RCVBUF):
     """At most what the slow worker could read while the sender sent, plus
     what its two queues could hold when the sender stopped."""
     sending_s = g["sent"] / g["achieved_rate"]
-    return sending_s * 1e9 / SLOW_COST_NS + BATCH + len(SLOW) * RCVBUF / SIZE
+    return sending_s * 1e9 / cost_ns + BATCH + len(SLOW) * rcvbuf / SIZE
 
 
 def test_leastloaded_steers_away_from_a_slow_worker(syslogrx):
-    cost = f"1000,{SLOW_COST_NS}"
-    rnd, g = run(syslogrx, "random", cost, 60000, 5)
+    rnd, g = run(syslogrx, "random", f"1000,{RANDOM_SLOW_COST_NS}", 60000, 5,
+                 rcvbuf=str(RANDOM_RCVBUF))
     drops = [k["kernel_drops"]["total"] for k in rnd["sockets"]]
     steered = [k["steered"] for k in rnd["sockets"]]
     # random: about half to the slow worker's sockets, which must overflow by
     # at least what it could not take; the kernel says which sockets dropped.
-    floor = sum(steered[i] for i in SLOW) - slow_can_take(g)
+    # The floor is positive unless the sender managed under about 4,100/s.
+    floor = sum(steered[i] for i in SLOW) - slow_can_take(g, RANDOM_SLOW_COST_NS, RANDOM_RCVBUF)
     assert floor > 0, ("the sender fell too far short to overload the slow worker", g)
     assert sum(drops[i] for i in SLOW) >= floor, (drops, steered, floor)
+    cost = f"1000,{SLOW_COST_NS}"
     # The fast worker (1 us a message) is never the one that overflows.
     assert sum(drops[i] for i in FAST) == 0, drops
 

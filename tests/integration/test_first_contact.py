@@ -3,8 +3,11 @@ and a message sent to a syslogrx started with no flags appearing on its stdout."
 import os
 import signal
 import socket
+import subprocess
+import sys
 
-from conftest import ROOT, Proc, binary, free_udp_port, read_json, run_cmd, wait_for_udp_port
+from conftest import (ROOT, Proc, binary, free_udp_port, netns_name, read_json, run_cmd,
+                      wait_for_udp_port)
 
 
 def test_make_without_clang_says_make_deps():
@@ -78,6 +81,29 @@ def test_default_output_shows_the_message_and_says_so(procs):
     rc, out, err = rx.stop(signal.SIGINT)
     assert rc == 0, err
     assert sorted(out.splitlines()) == ["<13>Nov 23 01:00:00 host app: hello", "<14>second"]
+
+
+def test_no_flag_listens_on_127_0_0_1_5514(procs):
+    """No flag at all: 127.0.0.1:5514, raw lines on stdout. In a network
+    namespace of its own, where 5514 is surely free and the message comes
+    from inside it."""
+    ns = netns_name("default-listen")
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
+        rx = Proc(["ip", "netns", "exec", ns, binary("syslogrx")])
+        procs.append(rx)
+        ready = rx.p.stderr.readline().decode()
+        assert ready == "syslogrx: ready on 127.0.0.1:5514, writing raw lines to stdout\n"
+        subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c",
+                        "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+                        ".sendto(b'<13>default', ('127.0.0.1', 5514))"], check=True, timeout=30)
+        line = rx.p.stdout.readline().decode()
+        rc, out, err = rx.stop(signal.SIGINT)
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+    assert rc == 0, err
+    assert line + out == "<13>default\n"
 
 
 def test_null_output_says_it_discards():

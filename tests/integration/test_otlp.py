@@ -81,6 +81,7 @@ def test_every_sequence_through_the_collector(collector, syslogrx, encoding, com
     summ = rx.summary
     tot, o = summ["totals"], summ["otlp"]
     assert o["encoding"] == encoding and o["compression"] == compression
+    assert o["original"] is False
     assert summ["config"]["timezone"] == (tz or "UTC")
     assert o["failed"]["total"] == 0 and o["undelivered"] == 0 and o["in_flight"] == 0
     assert o["records"] == tot["written"] == tot["received"]
@@ -468,3 +469,48 @@ def test_ordered_keeps_a_spread_flow_in_order(collector, syslogrx):
     recs = sink.wait_records(len(msgs))
     assert [r["body"] for r in recs] == [m.split(b": ", 1)[1].decode() for m in msgs]
 
+
+
+ORIGINALS = [
+    HELD_5424,
+    HELD_3164,
+    b"<13>Nov 26 10:00:00 host app: caf\xe9 \xff not UTF-8",
+    b'<14>1 2026-11-26T10:00:00Z h a - - [x@1 v="\xe9"] bad byte in SD',
+    b"<13>1 - h a - - - a NUL\x00inside",
+    b"<999>malformed\nline",
+    b"<14>1 - h a - - - \xef\xbb\xbfBOM, caf\xc3\xa9, tab\t, ESC\x1b[0m, CRLF\r\n",
+    b"no PRI at all",
+]
+
+
+@pytest.mark.parametrize("encoding", ["protobuf", "json"])
+def test_original_through_the_collector(collector, syslogrx, encoding):
+    """--otlp-original: every datagram comes out of the real collector as
+    its record's body, byte for byte (a string, or bytesValue when it is not
+    UTF-8 text), with the parsed attributes beside it."""
+    col, sink = collector
+    port = free_udp_port()
+    rx = syslogrx("--output", f"otlp:{col.url}", "--otlp-encoding", encoding, "--otlp-original",
+                  port=port, sequences=False)
+    send(port, ORIGINALS)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    tot, o = rx.summary["totals"], rx.summary["otlp"]
+    assert tot["received"] + tot["kernel_drops"]["total"] == len(ORIGINALS)
+    assert o["records"] == tot["written"] == tot["received"] and o["failed"]["total"] == 0
+    assert o["original"] is True
+    recs = sink.wait_records(o["records"])
+    assert len(recs) == o["records"]
+    bodies = [r["body"].encode() if isinstance(r["body"], str) else r["body"] for r in recs]
+    if tot["kernel_drops"]["total"] == 0:
+        assert sorted(bodies) == sorted(ORIGINALS)
+    assert set(bodies) <= set(ORIGINALS)
+    by_body = dict(zip(bodies, recs))
+    if HELD_5424 in by_body:
+        a = by_body[HELD_5424]["attributes"]
+        assert a["hostname"] == "mymachine.example.com" and a["msg_id"] == "ID47"
+        assert isinstance(by_body[HELD_5424]["body"], str)
+    # not UTF-8 text: bytesValue, never a string with U+FFFD
+    for d in ORIGINALS[2:5]:
+        if d in by_body:
+            assert isinstance(by_body[d]["body"], bytes), d

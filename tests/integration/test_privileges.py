@@ -140,7 +140,8 @@ UNPRIV = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-
 ])
 def test_without_capabilities_it_spreads_and_counts(flags, says):
     """No capability: random by classic BPF, drops from SO_MEMINFO, said on
-    the ready line (tests/integration/test_unprivileged.py: what they do)."""
+    the ready line (test_receiver.py::test_unprivileged_says_which_capability:
+    the capability named)."""
     port = free_udp_port()
     r = run_cmd(UNPRIV + [binary("syslogrx"), "--listen", f"127.0.0.1:{port}",
                           "--duration", "0.3", "--output", "null"] + flags, timeout=20)

@@ -98,7 +98,7 @@ def test_readme_is_short_and_has_runnable_blocks():
     # fresh-machine runs the first `make TARGET` of the README besides make test.
     makes = [l.split("#")[0].strip() for l in lines if re.match(r"^\s*make [a-z0-9-]+", l)]
     assert makes[:2] == ["make run", "make test"], makes
-    assert len(runnable_blocks()) == 6
+    assert len(runnable_blocks()) == 7
 
 
 @pytest.mark.parametrize("index", range(len(runnable_blocks())))

@@ -2,8 +2,11 @@
 
 Each test sends a known number of datagrams and checks the summary's exact
 counts and per-socket distribution (needs root: CI runs as root)."""
+import os
 import socket
 import statistics
+import subprocess
+import sys
 
 import pytest
 
@@ -83,6 +86,57 @@ def test_roundrobin_gives_exact_equal_shares(syslogrx):
     assert_nothing_lost(rx.summary, sent)
     assert per_socket(rx.summary, "received") == [10_000] * 8
     assert per_socket(rx.summary, "steered") == [10_000] * 8
+
+
+# One sender pinned to a CPU: waits for a line on stdin so that both start
+# together, sends COUNT datagrams, prints how many.
+PINNED_SENDER = r"""
+import socket, sys
+port, count = int(sys.argv[1]), int(sys.argv[2])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+msg = b"<13>two cpus " + b"x" * 100
+print("ready", flush=True)
+sys.stdin.readline()
+for _ in range(count):
+    s.sendto(msg, ("127.0.0.1", port))
+print(count, flush=True)
+"""
+
+
+def test_roundrobin_exact_with_senders_on_two_cpus(syslogrx):
+    """Senders on CPU 0 and CPU 1 at once: loopback runs the reuseport
+    program on the sender's CPU, so two copies of it pick sockets at the same
+    time. One position shared by all CPUs (an atomic add) keeps the shares
+    exactly equal; a per-CPU or unlocked position does not."""
+    if len(os.sched_getaffinity(0) & {0, 1}) < 2:
+        pytest.skip("needs CPUs 0 and 1")
+    port = free_udp_port()
+    rx = syslogrx("--sockets", "8", "--threads", "2", "--balance", "roundrobin",
+                  "--rcvbuf", BIG, port=port)
+    per_sender = 100_000
+    senders = [subprocess.Popen(["taskset", "-c", str(cpu), sys.executable, "-c",
+                                 PINNED_SENDER, str(port), str(per_sender)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+               for cpu in (0, 1)]
+    try:
+        for p in senders:
+            assert p.stdout.readline().strip() == "ready"
+        for p in senders:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        sent = sum(int(p.communicate(timeout=120)[0].strip()) for p in senders)
+    finally:
+        for p in senders:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert sent == 2 * per_sender
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    assert_nothing_lost(rx.summary, sent)
+    assert per_socket(rx.summary, "steered") == [sent // 8] * 8
+    assert per_socket(rx.summary, "received") == [sent // 8] * 8
 
 
 def test_ipv6(syslogrx):

@@ -22,7 +22,8 @@ import urllib.request
 
 import pytest
 
-from conftest import Proc, binary, free_udp_port, netns_name, udp_rows
+from conftest import Proc, binary, free_udp_port, netns_name, udp_rows, wait_until
+from test_metrics import free_tcp_port
 
 
 # Sends from one source address: "burst" as fast as it can; "paced": each
@@ -177,30 +178,34 @@ def test_no_trace_counts_received_only(syslogrx):
     assert snd["received"] == rx.summary["totals"]["received"] == 500
 
 
-@pytest.fixture
-def netns6():
-    """A netns with lo up and two extra IPv6 addresses on it, deleted on every path."""
+@pytest.fixture(params=[("fd00:25::2", "fd00:25::3"), ("fd00:1::5", "fd00:193::5")],
+                ids=["interface-ids-differ", "only-the-prefix-differs"])
+def netns6(request):
+    """A netns with lo up and two extra IPv6 addresses on it, deleted on every
+    path: once differing in the interface ID, once only above it (the same
+    low 64 bits: two senders, two rows)."""
     ns = netns_name("senders-v6")
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
         subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
-        for a in ("fd00:25::2", "fd00:25::3"):
+        for a in request.param:
             subprocess.run(["ip", "-n", ns, "addr", "add", f"{a}/128", "dev", "lo", "nodad"],
                            check=True)
-        yield ns
+        yield ns, request.param
     finally:
         subprocess.run(["ip", "netns", "del", ns], check=False)
 
 
 def test_two_senders_ipv6(syslogrx, netns6):
+    ns, (a, b) = netns6
     port = free_udp_port(socket.AF_INET6)
     rx = syslogrx("--sockets", "2", "--threads", "1", "--rcvbuf", "64K", "--cost-ns", "100000",
-                  listen=f"[::1]:{port}", netns=netns6)
-    sent = rounds(port, "fd00:25::2", "fd00:25::3", netns=netns6)
-    proc_drops = sum(d for _, d in port_rows(port, netns6))
+                  listen=f"[::1]:{port}", netns=ns)
+    sent = rounds(port, a, b, netns=ns)
+    proc_drops = sum(d for _, d in port_rows(port, ns))
     rc, _, err = rx.stop()
     assert rc == 0, err
-    check_attribution(rx.summary, sent, "fd00:25::2", "fd00:25::3", proc_drops)
+    check_attribution(rx.summary, sent, a, b, proc_drops)
 
 
 # ---- udpdrops on syslog-ng ------------------------------------------------------
@@ -319,6 +324,10 @@ def test_forged_addresses_bounded(syslogrx):
     assert r.returncode == 0, r.stderr
     sent = int(r.stdout)
     wait_drained(port)
+    # Scrapes show the per-sender rows of the last refresh (every 5 s):
+    # wait for one that saw the flood (both tables full).
+    wait_until(lambda: scraped_tracked(mport) >= table,
+               "a refresh of the per-sender rows after the flood", 30)
     during = sender_series(scrape(mport))
     # The kernel's table kept its size and memory: the LRU is preallocated.
     now = [m for m in map_info("sender_drops") if m["id"] == mine[0]["id"]]
@@ -384,3 +393,96 @@ def test_advice_one_sender_on_hash(syslogrx):
     s = rx.summary
     assert all(k["received"] for k in s["sockets"]), s["sockets"]
     assert not [a for a in s["advice"] if a.get("flag") == "--balance"], s["advice"]
+
+
+# ---- the cost of a scrape ------------------------------------------------------
+
+def metrics_thread(pid):
+    """The thread that answers scrapes (named "metrics" at its first)."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            if f.read().strip() == "metrics":
+                return int(tid)
+    raise AssertionError("no thread named metrics")
+
+
+def bpf_calls_of_one_scrape(procs, tid, mport):
+    """bpf() system calls the metrics thread made while answering one scrape,
+    counted by strace attached to that thread alone."""
+    st = Proc(["strace", "-c", "-e", "trace=bpf", "-p", str(tid)])
+    procs.append(st)
+    attached = st.p.stderr.readline().decode()
+    assert "attached" in attached, attached
+    text = scrape(mport)
+    assert "syslogrx_senders_tracked" in text
+    st.p.send_signal(signal.SIGINT)
+    rc, _, err = st.stop()
+    rows = [l.split() for l in err.splitlines() if l.split()[-1:] == ["bpf"]]
+    assert len(rows) == 1, err
+    return int(rows[0][3])
+
+
+def kernel_senders(map_id):
+    """(keys, distinct source addresses) in the kernel's per-sender map, as
+    bpftool dumps it (a key: the 16-byte address, then the reason)."""
+    r = subprocess.run(["bpftool", "-j", "map", "dump", "id", str(map_id)], capture_output=True,
+                       text=True, check=True, timeout=120)
+    keys = json.loads(r.stdout)
+    return len(keys), len({tuple(k["key"][:16]) for k in keys})
+
+
+def scraped_tracked(mport):
+    for line in scrape(mport).splitlines():
+        if line.startswith("syslogrx_senders_tracked "):
+            return int(float(line.split()[1]))
+    raise AssertionError("no syslogrx_senders_tracked")
+
+
+# n datagrams, one from each source address 127.0.0.0 + first + i.
+FORGE_FROM = r"""
+import socket, sys
+port, n, first = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+msg = b"<13>forged " + b"x" * 100
+for i in range(first, first + n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.%d.%d.%d" % (i >> 16, (i >> 8) & 255, i & 255), 0))
+    s.sendto(msg, ("127.0.0.1", port))
+    s.close()
+"""
+
+
+def test_scrape_cost_does_not_grow_with_senders(syslogrx, procs):
+    """A scrape makes the same number of bpf() calls with 10 senders in the
+    kernel's per-sender map as with thousands of forged ones: the tables are
+    read every few seconds by the main thread, not by each scrape."""
+    port, mport = free_udp_port(), free_tcp_port()
+    before = {m["id"] for m in map_info("sender_drops")}
+    # Slow workers (1,000 datagrams/s each) and a small buffer: most of each
+    # burst is dropped.
+    rx = syslogrx("--sockets", "2", "--threads", "2", "--rcvbuf", "16K", "--cost-ns", "1000000",
+                  "--senders", "16384", "--senders-top", "5", "--metrics", str(mport), port=port)
+    mine = [m for m in map_info("sender_drops") if m["id"] not in before]
+    assert len(mine) == 1, mine
+    scrape(mport)
+    tid = metrics_thread(rx.p.pid)
+    calls = {}
+    for phase in ("ten", "forged"):
+        if phase == "ten":      # 10 senders, a burst of 300 each
+            for i in range(10):
+                send("burst", f"127.3.0.{i + 1}", "127.0.0.1", port, 300)
+        else:                   # 5,000 forged addresses, one datagram each
+            r = subprocess.run([sys.executable, "-c", FORGE_FROM, str(port), "5000",
+                                str(4 << 16)], capture_output=True, text=True, timeout=300)
+            assert r.returncode == 0, r.stderr
+        wait_drained(port)
+        keys, addresses = kernel_senders(mine[0]["id"])
+        # What scrapes show is refreshed every few seconds: wait for the
+        # refresh that has every address the kernel's map holds.
+        wait_until(lambda: scraped_tracked(mport) >= addresses,
+                   "a refresh of what scrapes show per sender", 30)
+        calls[phase] = (bpf_calls_of_one_scrape(procs, tid, mport), keys)
+    (ten, ten_keys), (forged, forged_keys) = calls["ten"], calls["forged"]
+    assert 1 <= ten_keys <= 40 and forged_keys >= 1100, calls
+    assert ten == forged > 0, calls
+    rc, _, err = rx.stop()
+    assert rc == 0, err

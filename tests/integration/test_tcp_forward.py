@@ -9,7 +9,8 @@ import socket
 import subprocess
 import time
 
-from conftest import Proc, binary, free_udp_port, netns_name, run_cmd, sysloggen, wait_until
+from conftest import (Proc, binary, free_udp_port, netns_name, run_cmd, sysloggen,
+                      wait_queues_empty, wait_until)
 from test_metrics import parse, scrape, value
 
 
@@ -58,6 +59,14 @@ log {{ source(s_tcp); destination(d_file); }};
         return self.out.read_bytes().splitlines() if self.out.exists() else []
 
 
+def established_to(port):
+    """A TCP connection to 127.0.0.1:port is established (/proc/net/tcp)."""
+    with open("/proc/net/tcp") as f:
+        next(f)
+        return any(int(x[2].rsplit(":", 1)[1], 16) == port and x[3] == "01"
+                   for x in (line.split() for line in f))
+
+
 def wait_lines(server, n, timeout=20):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and len(server.lines()) < n:
@@ -89,8 +98,9 @@ def test_forward_every_message(syslogrx, tmp_path):
 
 
 def test_server_restart_loses_nothing_that_fits_in_the_window(syslogrx, tmp_path):
-    """syslog-ng stopped for ~2 s mid-stream and started again: the window
-    (100,000) holds what arrives meanwhile and it is all forwarded."""
+    """syslog-ng stopped mid-stream and started again once syslogrx has seen
+    the connection end: the window (100,000) holds what arrives meanwhile and
+    it is all forwarded."""
     tport, uport = free_tcp_port(), free_udp_port()
     sng = SyslogNg(tmp_path, tport)
     sng.start()
@@ -101,12 +111,16 @@ def test_server_restart_loses_nothing_that_fits_in_the_window(syslogrx, tmp_path
                                 "--rate", "5000", "--duration", "5", "--size", "300",
                                 "--format", "rfc5424"], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
-        time.sleep(1.5)
-        sng.stop()            # a clean restart, as a package upgrade does
-        time.sleep(2)
+        # Events: messages reached syslog-ng; it stops (a clean restart, as a
+        # package upgrade does); syslogrx has seen the connection end (none
+        # established to the port any more) while the load goes on; it starts
+        # again; the load ends and the queues are read empty.
+        wait_lines(sng, 1000)
+        sng.stop()
+        wait_until(lambda: not established_to(tport), "the connection to syslog-ng gone")
         sng.start()
         assert gen.wait(timeout=30) == 0
-        time.sleep(1)
+        wait_queues_empty(uport)
         rc, _, err = rx.stop()
         assert rc == 0, err
         t = rx.summary["totals"]
@@ -189,7 +203,9 @@ def test_reconnect_backs_off_50_ms_doubling_to_2_s(tmp_path, procs):
     /proc/net/snmp. Attempt k after the first message can come no sooner
     than the sum of the backoffs before it (a sleep is never early, so this
     cannot flake on a loaded machine; a retry loop without backoff fails it
-    at once). Then a server appears: "connected again", the message arrives."""
+    at once). The cap bounds the wait from above too: two attempts at the
+    cap take 4 s, well under the 9.6 s of a backoff that kept doubling.
+    Then a server appears: "connected again", the message arrives."""
     ns = netns_name("tcpbackoff")
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
@@ -215,8 +231,8 @@ def test_reconnect_backs_off_50_ms_doubling_to_2_s(tmp_path, procs):
                         f".sendto(b'<13>waited for the server', ('127.0.0.1', {uport}))"],
                        check=True, timeout=30)
         seen, times = base, []
-        deadline = time.monotonic() + 30
-        while len(times) < 8:
+        deadline = time.monotonic() + 40
+        while len(times) < 10:
             n = opens()
             now = time.monotonic()
             times += [now] * (n - seen)
@@ -230,6 +246,10 @@ def test_reconnect_backs_off_50_ms_doubling_to_2_s(tmp_path, procs):
             backoff = min(backoff * 2, 2000)
         # Reached the cap: 50+100+...+1600, then 2 s: the 8th is >= 5.15 s in.
         assert times[7] - t0 >= 5.15
+        # The cap is an upper bound too: the 9th and 10th attempts come 2 s
+        # after the one before (4 s for both), not 3.2 s and 6.4 s (9.6 s)
+        # as doubling on would have them. 3 s of slack for a loaded machine.
+        assert times[9] - times[7] < 2 * 2.0 + 3.0, [round(x - t0, 3) for x in times]
         # A server appears: the next attempt connects and the message arrives.
         server = Proc(["ip", "netns", "exec", ns, "python3", "-c",
                        "import socket, sys\n"

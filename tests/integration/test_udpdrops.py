@@ -10,7 +10,8 @@ import uuid
 
 import pytest
 
-from conftest import Proc, binary, netns_name, free_udp_port, send_udp, udp_rows, wait_for_udp_port
+from conftest import (Proc, binary, netns_name, free_udp_port, send_udp, udp_rows,
+                      wait_for_udp_port, wait_until)
 
 # A receiver holding `n` sockets on one port with a small queue, reading
 # nothing; prints {"port", "pid", "socks": [{"inode", "cookie", "rcvbuf"}]}.
@@ -209,3 +210,78 @@ def test_netns_filter(procs):
         assert inside.stop()[0] == 0 and outside.stop()[0] == 0
     finally:
         subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+# Two sockets of one reuseport group with room for everything sent (4 MiB),
+# reading nothing until asked. Socket 0 has a classic BPF socket filter that
+# drops every datagram (SO_ATTACH_FILTER, "ret #0"): the kernel counts those
+# as SOCKET_FILTER drops of socket 0. Each line on stdin: socket 1 is read
+# dry and the number read so far is printed.
+FILTERED_RECEIVER = r"""
+import ctypes, json, os, socket, struct, sys
+port = int(sys.argv[1])
+socks = []
+for i in range(2):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    s.bind(("127.0.0.1", port))
+    port = s.getsockname()[1]
+    socks.append(s)
+prog = ctypes.create_string_buffer(struct.pack("HBBI", 0x06, 0, 0, 0))  # BPF_RET|BPF_K 0
+socks[0].setsockopt(socket.SOL_SOCKET, 26, struct.pack("HL", 1, ctypes.addressof(prog)))
+socks[1].setblocking(False)
+print(json.dumps({"port": port, "inodes": [os.fstat(s.fileno()).st_ino for s in socks]}),
+      flush=True)
+read = 0
+for _ in sys.stdin:
+    while True:
+        try:
+            socks[1].recv(65536)
+            read += 1
+        except BlockingIOError:
+            break
+    print(read, flush=True)
+"""
+
+
+def test_socket_filter_drops_are_attributed_per_socket(procs):
+    """A socket filter's drops (SOCKET_FILTER) belong to the socket whose
+    filter dropped them, under that reason, exactly as many as the kernel's
+    own counter says; the group's other socket has none and nothing is "no
+    socket". Sent from 64 source ports so that the kernel's hash gives both
+    sockets some: filtered + read on the other = sent."""
+    recv = Proc([sys.executable, "-c", FILTERED_RECEIVER, "0"], stdin=subprocess.PIPE)
+    procs.append(recv)
+    hello = json.loads(recv.p.stdout.readline())
+    port, (inode0, inode1) = hello["port"], hello["inodes"]
+    ud = start_udpdrops(procs, "--port", str(port), "--json", "--interval", "0.2",
+                        "--count", "300")
+    sent = 0
+    for _ in range(64):
+        sent += send_udp("127.0.0.1", port, 10)
+
+    def read_on_1():
+        recv.p.stdin.write(b"\n")
+        recv.p.stdin.flush()
+        return int(recv.p.stdout.readline())
+
+    def all_accounted():
+        n = read_on_1()
+        return (n, proc_drops(inode0)) if n + proc_drops(inode0) == sent else None
+
+    read1, filtered = wait_until(all_accounted, "filtered + read == sent")
+    assert filtered > 0 and read1 > 0, (filtered, read1)
+    assert proc_drops(inode1) == 0
+
+    def report_with_the_drops():
+        report = json.loads(ud.p.stdout.readline())
+        rows = {r["inode"]: r for r in report["sockets"]}
+        return report if rows[inode0]["drops"]["total"] == filtered else None
+
+    report = wait_until(report_with_the_drops, "udpdrops counting the filter's drops")
+    rows = {r["inode"]: r for r in report["sockets"]}
+    assert rows[inode0]["drops"] == {"total": filtered, "SOCKET_FILTER": filtered}
+    assert rows[inode1]["drops"] == {"total": 0}
+    assert report["no_socket"] == {}
+    assert ud.stop()[0] == 0

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import binary, sysloggen
+from conftest import binary, sysloggen, wait_queues_empty, wait_until
 from rx_watch import RATE, Receiver, listen_for, seqs_in_output, under_load
 
 
@@ -81,17 +81,23 @@ def test_20_upgrades_under_load_lose_nothing(tmp_path, family):
 
 
 def test_old_window_drained_on_upgrade_with_slow_output(tmp_path):
-    """The output takes 20,000/s of a 30,000/s load: the old process holds a
-    backlog in its window when it hands over, and writes all of it."""
+    """The output takes 10,000/s of a 30,000/s load: once the old process's
+    stats line shows more than 5,000 held in its window, it hands over, and
+    writes all of that backlog."""
     listen = listen_for(socket.AF_INET)
     rx = Receiver(tmp_path, listen, "--rcvbuf", "16M",
-                  "--window", "200000", "--output-rate", "20000",
+                  "--window", "200000", "--output-rate", "10000", "--stats-interval", "0.1",
                   settings={"sockets": 4, "threads": 2})
 
+    def held_in_window():
+        with rx.cond:
+            lines = list(rx.lines)
+        held = [int(m.group(1)) for m in (re.search(r" window (\d+)/", l) for l in lines) if m]
+        return max(held, default=0)
+
     def upgrade_with_a_backlog():
-        time.sleep(1.2)
+        wait_until(lambda: held_in_window() > 5_000, "a backlog of 5,000 in the window")
         assert rx.upgrade() is not None
-        time.sleep(0.7)
 
     sent, err, final = under_load(rx, listen, upgrade_with_a_backlog, rate=30_000)
     old = rx.old_summaries()[0]
@@ -111,8 +117,15 @@ def test_tracer_counts_after_upgrades(tmp_path):
                   settings={"sockets": 2, "threads": 1})
     assert rx.upgrade() and rx.upgrade()
     port = int(listen.rsplit(":", 1)[1])
-    gen = sysloggen(port, "--rate", "0", "--count", "100000", "--size", "200", "--end-markers", "0")
-    time.sleep(0.5)
+    # Held (SIGSTOP) while the burst comes: what the two 256K queues cannot
+    # hold is dropped however fast this machine is.
+    os.kill(rx.pid, signal.SIGSTOP)
+    try:
+        gen = sysloggen(port, "--rate", "0", "--count", "100000", "--size", "200",
+                        "--end-markers", "0")
+    finally:
+        os.kill(rx.pid, signal.SIGCONT)
+    wait_queues_empty(port, rx.pid)
     rc, err, final = rx.stop()
     assert rc == 0, err
     t = final["totals"]

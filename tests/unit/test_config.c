@@ -289,7 +289,7 @@ static void test_otlp(void **state)
 	assert_int_equal(PARSE(&c, "--output", "otlp:http://127.0.0.1:4318"), 0);
 	assert_int_equal(c.output, OUTPUT_OTLP);
 	assert_string_equal(c.output_arg, "http://127.0.0.1:4318/v1/logs");
-	assert_true(c.otlp_gzip && !c.otlp_json && !c.otlp_nr_headers);
+	assert_true(c.otlp_gzip && !c.otlp_json && !c.otlp_nr_headers && !c.otlp_original);
 	assert_string_equal(c.timezone, "UTC");
 	assert_int_equal(c.tz_kind, TZ_UTC);
 	assert_int_equal(PARSE(&c, "--output", "otlp:http://h:1/"), 0);
@@ -297,9 +297,10 @@ static void test_otlp(void **state)
 	assert_int_equal(PARSE(&c, "--output", "otlp:https://[::1]:4318/otlp/v1/logs",
 			       "--otlp-encoding", "json", "--otlp-compression", "none",
 			       "--otlp-header", "Authorization=Bearer a=b", "--otlp-header",
-			       "X-Scope-OrgID=t1", "--otlp-ca", "/dev/null", "--timezone",
-			       "-05:30"),
+			       "X-Scope-OrgID=t1", "--otlp-ca", "/dev/null", "--timezone", "-05:30",
+			       "--otlp-original"),
 			 0);
+	assert_true(c.otlp_original);
 	assert_string_equal(c.output_arg, "https://[::1]:4318/otlp/v1/logs");
 	assert_true(!c.otlp_gzip && c.otlp_json);
 	assert_int_equal(c.otlp_nr_headers, 2);
@@ -475,6 +476,10 @@ static void test_otlp_bad(void **state)
 	assert_non_null(strstr(err, "--otlp-cert and --otlp-key go together"));
 	assert_int_not_equal(PARSE(&c, "--output", "otlp:http://h:1", "--format", "json"), 0);
 	assert_non_null(strstr(err, "--format json does not apply to --output otlp"));
+	assert_int_not_equal(PARSE(&c, "--otlp-original"), 0);
+	assert_non_null(strstr(err, "--otlp-original needs --output otlp:URL"));
+	assert_int_not_equal(PARSE(&c, "--output", "tcp:127.0.0.1:601", "--otlp-original"), 0);
+	assert_non_null(strstr(err, "--otlp-original needs --output otlp:URL"));
 }
 
 static void test_kafka_bad(void **state)

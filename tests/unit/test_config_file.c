@@ -89,6 +89,23 @@ static void test_flag_without_value(void **state)
 	assert_non_null(strstr(err, ":1: --no-trace takes no value"));
 }
 
+/* otlp-original in a file: on with an OTLP output, refused (naming the file,
+ * its line and the flag) without one. */
+static void test_otlp_original(void **state)
+{
+	write_file(conf_path, "output = otlp:http://127.0.0.1:4318\notlp-original = yes\n");
+	assert_int_equal(PARSE("--config", conf_path), 0);
+	assert_true(c.otlp_original);
+	teardown(NULL);
+	write_file(conf_path, "output = otlp:http://127.0.0.1:4318\notlp-original = no\n");
+	assert_int_equal(PARSE("--config", conf_path), 0);
+	assert_false(c.otlp_original);
+	teardown(NULL);
+	write_file(conf_path, "otlp-original\n");
+	assert_int_not_equal(PARSE("--config", conf_path, "--output", "null"), 0);
+	assert_non_null(strstr(err, "--otlp-original needs --output otlp:URL"));
+}
+
 static void test_unknown_name_names_file_and_line(void **state)
 {
 	char want[128];
@@ -326,6 +343,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_config_file_and_command_line, teardown),
 		cmocka_unit_test_teardown(test_flag_without_value, teardown),
+		cmocka_unit_test_teardown(test_otlp_original, teardown),
 		cmocka_unit_test_teardown(test_unknown_name_names_file_and_line, teardown),
 		cmocka_unit_test_teardown(test_bad_value_names_file_line_and_flag, teardown),
 		cmocka_unit_test_teardown(test_missing_file, teardown),

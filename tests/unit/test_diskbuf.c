@@ -458,7 +458,7 @@ static void test_cursor(void **state)
 	struct diskbuf *d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
 	struct batch *b1 = new_batch(8), *b2 = new_batch(8);
 	struct diskbuf_stats st;
-	uint64_t msgs = 0, all = 0;
+	uint64_t msgs = 0, all = 0, off;
 	char path[300];
 	int fd;
 
@@ -479,11 +479,15 @@ static void test_cursor(void **state)
 	read_range(d, 20, 30);
 	diskbuf_close(d);
 
-	/* A damaged cursor: from the start. */
+	/* A damaged cursor: from the start. Damaged where it still looks like
+	 * an offset inside the segment (one byte lower), so only its CRC can
+	 * tell. */
 	snprintf(path, sizeof(path), "%s/cursor", dir);
 	fd = open(path, O_RDWR);
 	assert_true(fd >= 0);
-	assert_int_equal(pwrite(fd, "x", 1, 9), 1);
+	assert_int_equal(pread(fd, &off, sizeof(off), 8), sizeof(off));
+	off--;
+	assert_int_equal(pwrite(fd, &off, sizeof(off), 8), sizeof(off));
 	close(fd);
 	d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
 	diskbuf_get_stats(d, &st);
@@ -524,16 +528,19 @@ static void test_torn_tail(void **state)
 	free_batch(b);
 }
 
-/* One flipped byte inside record 4's data, one inside record 7's header. */
+/* One flipped byte inside record 4's data, one inside record 7's header's
+ * length, one in record 2's receive time (that only the header CRC covers). */
 static void test_flipped_bytes(void **state)
 {
 	struct diskbuf *d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
 	struct batch *b = new_batch(8);
 	struct diskbuf_stats st;
-	uint64_t off4 = SEG_HDR, off7 = SEG_HDR;
+	uint64_t off2 = SEG_HDR, off4 = SEG_HDR, off7 = SEG_HDR;
 	char path[128], c;
 	int fd;
 
+	for (unsigned int k = 0; k < 2; k++)
+		off2 += record_bytes(k);
 	for (unsigned int k = 0; k < 4; k++)
 		off4 += record_bytes(k);
 	for (unsigned int k = 0; k < 7; k++)
@@ -545,22 +552,27 @@ static void test_flipped_bytes(void **state)
 	assert_true(fd >= 0);
 	off4 += record_bytes(4) - 3; /* in the message bytes */
 	off7 += 8;		     /* the payload length */
+	off2 += 32;		     /* first_ns */
 	assert_int_equal(pread(fd, &c, 1, off4), 1);
 	c ^= 0x20;
 	assert_int_equal(pwrite(fd, &c, 1, off4), 1);
 	assert_int_equal(pread(fd, &c, 1, off7), 1);
 	c ^= 0x01;
 	assert_int_equal(pwrite(fd, &c, 1, off7), 1);
+	assert_int_equal(pread(fd, &c, 1, off2), 1);
+	c ^= 0x01;
+	assert_int_equal(pwrite(fd, &c, 1, off2), 1);
 	close(fd);
 
 	d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
-	read_range(d, 0, 4);
+	read_range(d, 0, 2);
+	read_range(d, 3, 4);
 	read_range(d, 5, 7);
 	read_range(d, 8, 10);
 	assert_int_equal(diskbuf_read(d, b), 0);
 	diskbuf_get_stats(d, &st);
-	assert_int_equal(st.corrupt_records, 2);
-	assert_int_equal(st.corrupt_bytes, record_bytes(4) + record_bytes(7));
+	assert_int_equal(st.corrupt_records, 3);
+	assert_int_equal(st.corrupt_bytes, record_bytes(2) + record_bytes(4) + record_bytes(7));
 	diskbuf_close(d);
 	free_batch(b);
 }

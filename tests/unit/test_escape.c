@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <iconv.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +89,112 @@ static void test_escape_json(void **state)
 	check_json("\xf4\x90\x80\x80", 4, "\\ufffd\\ufffd\\ufffd\\ufffd"); /* > U+10FFFF */
 }
 
+/*
+ * The oracle: glibc's iconv, a strict UTF-8 decoder written by others
+ * (overlongs, surrogates and code points past U+10FFFF refused). The n bytes
+ * at s are exactly one character if iconv turns them into one UTF-32 unit.
+ */
+static bool iconv_one_char(iconv_t cd, const unsigned char *s, size_t n)
+{
+	char in[4], out[16], *ip = in, *op = out;
+	size_t il = n, ol = sizeof(out);
+
+	memcpy(in, s, n);
+	iconv(cd, NULL, NULL, NULL, NULL);
+	if (iconv(cd, &ip, &il, &op, &ol) == (size_t)-1)
+		return false;
+	return il == 0 && sizeof(out) - ol == 4;
+}
+
+/* The length of the character at s by the oracle, 0 if none starts there. */
+static size_t oracle_len(iconv_t cd, const unsigned char *s, size_t avail)
+{
+	for (size_t n = 1; n <= 4 && n <= avail; n++)
+		if (iconv_one_char(cd, s, n))
+			return n;
+	return 0;
+}
+
+/* What escape_json must write for s (no byte below 0x20, no '"' or '\\'):
+ * each character the oracle accepts as it is, each other byte as U+FFFD. */
+static size_t oracle_json(iconv_t cd, const unsigned char *s, size_t len, char *out)
+{
+	char *o = out;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = oracle_len(cd, s + i, len - i);
+
+		if (n) {
+			memcpy(o, s + i, n);
+			o += n;
+			i += n;
+		} else {
+			memcpy(o, "\\ufffd", 6);
+			o += 6;
+			i++;
+		}
+	}
+	return o - out;
+}
+
+/*
+ * Every lead byte 0x80..0xff, every second byte, and third and fourth bytes
+ * from the values where the rules change, each sequence cut at every length:
+ * escape_json writes what the oracle says, and utf8_seq_len agrees with it.
+ */
+static void test_json_utf8_against_iconv(void **state)
+{
+	static const unsigned char tail[] = { 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0 };
+	iconv_t cd = iconv_open("UTF-32LE", "UTF-8");
+	unsigned char s[4];
+	char got[64], want[64];
+
+	assert_true(cd != (iconv_t)-1);
+	for (unsigned int b0 = 0x80; b0 <= 0xff; b0++)
+		for (unsigned int b1 = 0; b1 <= 0xff; b1++)
+			for (size_t t2 = 0; t2 < sizeof(tail); t2++)
+				for (size_t t3 = 0; t3 < sizeof(tail); t3++) {
+					s[0] = b0, s[1] = b1, s[2] = tail[t2], s[3] = tail[t3];
+					if (b1 < 0x20 || b1 == '"' || b1 == '\\')
+						continue; /* ASCII escapes: test_escape_json */
+					for (size_t len = 1; len <= 4; len++) {
+						size_t n = escape_json(got, (const char *)s, len);
+						size_t w = oracle_json(cd, s, len, want);
+
+						if (n != w || memcmp(got, want, n))
+							fail_msg(
+								"escape_json(%02x %02x %02x %02x, %zu): "
+								"got '%.*s' want '%.*s'",
+								b0, b1, s[2], s[3], len, (int)n,
+								got, (int)w, want);
+						assert_int_equal(utf8_seq_len(s, len),
+								 oracle_len(cd, s, len));
+					}
+				}
+	iconv_close(cd);
+}
+
+/* The edges by name: 3- and 4-byte overlongs, surrogates, past U+10FFFF,
+ * and the first and last valid sequence beside each. */
+static void test_json_utf8_edges(void **state)
+{
+	check_json("\xe0\x80\xaf", 3, "\\ufffd\\ufffd\\ufffd"); /* '/' overlong in 3 */
+	check_json("\xe0\x9f\xbf", 3, "\\ufffd\\ufffd\\ufffd"); /* U+07FF overlong */
+	check_json("\xe0\xa0\x80", 3, "\xe0\xa0\x80");		/* U+0800, first 3-byte */
+	check_json("\xf0\x80\x80\xaf", 4, "\\ufffd\\ufffd\\ufffd\\ufffd"); /* '/' overlong in 4 */
+	check_json("\xf0\x8f\xbf\xbf", 4, "\\ufffd\\ufffd\\ufffd\\ufffd"); /* U+FFFF overlong */
+	check_json("\xf0\x90\x80\x80", 4, "\xf0\x90\x80\x80");	/* U+10000, first 4-byte */
+	check_json("\xed\x9f\xbf", 3, "\xed\x9f\xbf");		/* U+D7FF */
+	check_json("\xed\xa0\x80", 3, "\\ufffd\\ufffd\\ufffd"); /* U+D800 */
+	check_json("\xed\xbf\xbf", 3, "\\ufffd\\ufffd\\ufffd"); /* U+DFFF */
+	check_json("\xee\x80\x80", 3, "\xee\x80\x80");		/* U+E000 */
+	check_json("\xf4\x8f\xbf\xbf", 4, "\xf4\x8f\xbf\xbf");	/* U+10FFFF */
+	check_json("\xf4\x90\x80\x80", 4, "\\ufffd\\ufffd\\ufffd\\ufffd"); /* U+110000 */
+	check_json("\xf7\xbf\xbf\xbf", 4, "\\ufffd\\ufffd\\ufffd\\ufffd"); /* U+1FFFFF */
+	check_json("\xc3\xc3\xa9", 3, "\\ufffd\xc3\xa9"); /* lead, not continuation */
+	check_json("\xe2\x82", 2, "\\ufffd\\ufffd");	  /* cut short */
+}
+
 static void test_json_writer(void **state)
 {
 	char *buf = NULL;
@@ -142,9 +250,13 @@ static void test_json_writer_pretty(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_escape_line),	   cmocka_unit_test(test_escape_line_ctl),
-		cmocka_unit_test(test_escape_json),	   cmocka_unit_test(test_json_writer),
+		cmocka_unit_test(test_escape_line),
+		cmocka_unit_test(test_escape_line_ctl),
+		cmocka_unit_test(test_escape_json),
+		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_json_writer_pretty),
+		cmocka_unit_test(test_json_utf8_edges),
+		cmocka_unit_test(test_json_utf8_against_iconv),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,7 +45,7 @@ static const struct fcase cases[] = {
 	  "\"app_name\":\"su\",\"msgid\":\"ID47\",\"msg\":\"'su root' failed for lonvick on /dev/pts/8\","
 	  "\"malformed\":false" META_JSON ",\"raw\":\"<34>1 2003-10-11T22:14:15.003Z "
 	  "mymachine.example.com su - ID47 - \xEF\xBB\xBF'su root' failed for lonvick on /dev/pts/8\"}\n",
-	  "<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - "
+	  "<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 [origin ip=\"127.0.0.1\"] "
 	  "\xEF\xBB\xBF'su root' failed for lonvick on /dev/pts/8\n" },
 	{ "RFC 5424 SD with escapes, two elements",
 	  IN("<165>1 2003-10-11T22:14:15.003Z h evntslog - ID47 [a@1 k=\"x\\\"y\\]z\\\\\"][b@2 c=\"d\"]"),
@@ -57,7 +57,7 @@ static const struct fcase cases[] = {
 	  "\"malformed\":false" META_JSON ",\"raw\":\"<165>1 2003-10-11T22:14:15.003Z h evntslog - "
 	  "ID47 [a@1 k=\\\"x\\\\\\\"y\\\\]z\\\\\\\\\\\"][b@2 c=\\\"d\\\"]\"}\n",
 	  /* SD goes out as received: its backslashes are RFC 5424's own escapes */
-	  "<165>1 2003-10-11T22:14:15.003Z h evntslog - ID47 [a@1 k=\"x\\\"y\\]z\\\\\"][b@2 c=\"d\"]\n" },
+	  "<165>1 2003-10-11T22:14:15.003Z h evntslog - ID47 [origin ip=\"127.0.0.1\"][a@1 k=\"x\\\"y\\]z\\\\\"][b@2 c=\"d\"]\n" },
 	{ "RFC 5424 newline inside MSG, trailing newline",
 	  IN("<14>1 2023-10-11T22:14:15Z h a p m - one\ntwo\n"),
 	  "<14>1 2023-10-11T22:14:15Z h a p m - one\\ntwo\\n\n",
@@ -65,12 +65,12 @@ static const struct fcase cases[] = {
 	  "\"hostname\":\"h\",\"app_name\":\"a\",\"procid\":\"p\",\"msgid\":\"m\",\"msg\":\"one\\ntwo\","
 	  "\"malformed\":false" META_JSON
 	  ",\"raw\":\"<14>1 2023-10-11T22:14:15Z h a p m - one\\ntwo\\n\"}\n",
-	  "<14>1 2023-10-11T22:14:15Z h a p m - one\\ntwo\n" },
+	  "<14>1 2023-10-11T22:14:15Z h a p m [origin ip=\"127.0.0.1\"] one\\ntwo\n" },
 	{ "RFC 5424 BOM and nothing else", IN("<14>1 - - - - - - \xEF\xBB\xBF"),
 	  "<14>1 - - - - - - \xEF\xBB\xBF\n",
 	  "{\"pri\":14,\"facility\":1,\"severity\":6,\"version\":1,\"malformed\":false" META_JSON
 	  ",\"raw\":\"<14>1 - - - - - - \xEF\xBB\xBF\"}\n",
-	  "<14>1 - - - - - - \xEF\xBB\xBF\n" },
+	  "<14>1 - 127.0.0.1 - - - [origin ip=\"127.0.0.1\"] \xEF\xBB\xBF\n" },
 	{ "RFC 3164 quotes, backslash, newline",
 	  IN("<13>Oct 11 22:14:15 host app[7]: say \"hi\" C:\\temp\nline2\n"),
 	  "<13>Oct 11 22:14:15 host app[7]: say \"hi\" C:\\\\temp\\nline2\\n\n",
@@ -78,14 +78,14 @@ static const struct fcase cases[] = {
 	  "\"hostname\":\"host\",\"app_name\":\"app\",\"procid\":\"7\","
 	  "\"msg\":\"say \\\"hi\\\" C:\\\\temp\\nline2\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<13>Oct 11 22:14:15 host app[7]: say \\\"hi\\\" C:\\\\temp\\nline2\\n\"}\n",
-	  "<13>1 2026-10-11T22:14:15+05:30 host app 7 - - say \"hi\" C:\\\\temp\\nline2\n" },
+	  "<13>1 2026-10-11T22:14:15+05:30 host app 7 - [origin ip=\"127.0.0.1\"] say \"hi\" C:\\\\temp\\nline2\n" },
 	{ "RFC 3164 NUL and invalid UTF-8, single-digit day",
 	  IN("<13>Oct  1 08:00:01 host app: a\0b\xff\r\n"),
 	  "<13>Oct  1 08:00:01 host app: a\\0b\xff\\r\\n\n",
 	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"timestamp\":\"Oct  1 08:00:01\",\"time_unix_nano\":1790841601000000000,"
 	  "\"hostname\":\"host\",\"app_name\":\"app\",\"msg\":\"a\\u0000b\\ufffd\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<13>Oct  1 08:00:01 host app: a\\u0000b\\ufffd\\r\\n\"}\n",
-	  "<13>1 2026-10-01T08:00:01+05:30 host app - - - a\\0b\xff\n" },
+	  "<13>1 2026-10-01T08:00:01+05:30 host app - - [origin ip=\"127.0.0.1\"] a\\0b\xff\n" },
 	{ "RFC 3164 valid UTF-8",
 	  IN("<13>Oct 11 22:14:15 host app: caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80"),
 	  "<13>Oct 11 22:14:15 host app: caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80\n",
@@ -94,7 +94,7 @@ static const struct fcase cases[] = {
 	  "\xf0\x9f\x98\x80\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<13>Oct 11 22:14:15 host app: "
 	  "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80\"}\n",
-	  "<13>1 2026-10-11T22:14:15+05:30 host app - - - caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac "
+	  "<13>1 2026-10-11T22:14:15+05:30 host app - - [origin ip=\"127.0.0.1\"] caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac "
 	  "\xf0\x9f\x98\x80\n" },
 	{ "RFC 3164 ISO timestamp kept", IN("<34>2023-10-11T22:14:15.003+02:00 host app: msg"),
 	  "<34>2023-10-11T22:14:15.003+02:00 host app: msg\n",
@@ -102,7 +102,7 @@ static const struct fcase cases[] = {
 	  "\"timestamp\":\"2023-10-11T22:14:15.003+02:00\",\"time_unix_nano\":1697055255003000000,\"hostname\":\"host\",\"app_name\":\"app\","
 	  "\"msg\":\"msg\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<34>2023-10-11T22:14:15.003+02:00 host app: msg\"}\n",
-	  "<34>1 2023-10-11T22:14:15.003+02:00 host app - - - msg\n" },
+	  "<34>1 2023-10-11T22:14:15.003+02:00 host app - - [origin ip=\"127.0.0.1\"] msg\n" },
 	{ "RFC 3164 year and nanoseconds cut to microseconds",
 	  IN("<13>Dec  1 2023 00:00:00.123456789 h a: x"),
 	  "<13>Dec  1 2023 00:00:00.123456789 h a: x\n",
@@ -110,7 +110,7 @@ static const struct fcase cases[] = {
 	  "\"timestamp\":\"Dec  1 2023 00:00:00.123456789\",\"time_unix_nano\":1701388800123456789,\"hostname\":\"h\",\"app_name\":\"a\","
 	  "\"msg\":\"x\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<13>Dec  1 2023 00:00:00.123456789 h a: x\"}\n",
-	  "<13>1 2023-12-01T00:00:00.123456+05:30 h a - - - x\n" },
+	  "<13>1 2023-12-01T00:00:00.123456+05:30 h a - - [origin ip=\"127.0.0.1\"] x\n" },
 	{ "Cisco IOS, UTC",
 	  IN("<189>123: *Mar  1 18:48:50.483 UTC: %SYS-5-CONFIG_I: Configured from console"),
 	  "<189>123: *Mar  1 18:48:50.483 UTC: %SYS-5-CONFIG_I: Configured from console\n",
@@ -118,26 +118,26 @@ static const struct fcase cases[] = {
 	  "\"timestamp\":\"Mar  1 18:48:50.483 UTC\",\"time_unix_nano\":1772390930483000000,\"app_name\":\"%SYS-5-CONFIG_I\","
 	  "\"msg\":\"Configured from console\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<189>123: *Mar  1 18:48:50.483 UTC: %SYS-5-CONFIG_I: Configured from console\"}\n",
-	  "<189>1 2026-03-01T18:48:50.483Z - %SYS-5-CONFIG_I - - - Configured from console\n" },
+	  "<189>1 2026-03-01T18:48:50.483Z 127.0.0.1 %SYS-5-CONFIG_I - - [origin ip=\"127.0.0.1\"] Configured from console\n" },
 	{ "no PRI, no header", IN("Use the BFG!"), "Use the BFG!\n",
 	  "{\"version\":0,\"msg\":\"Use the BFG!\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"Use the BFG!\"}\n",
-	  "<13>1 - - - - - - Use the BFG!\n" },
+	  "<13>1 - 127.0.0.1 - - - [origin ip=\"127.0.0.1\"] Use the BFG!\n" },
 	{ "malformed: bad PRI, newline", IN("<999>bad\nline"), "<999>bad\\nline\n",
 	  "{\"malformed\":true" META_JSON ",\"raw\":\"<999>bad\\nline\"}\n",
-	  "<13>1 - - - - - - <999>bad\\nline\n" },
+	  "<13>1 - 127.0.0.1 - - - [origin ip=\"127.0.0.1\"] <999>bad\\nline\n" },
 	{ "malformed: truncated 5424 header keeps its PRI",
 	  IN("<34>1 2003-10-11T22:14:15.003Z host app\n"),
 	  "<34>1 2003-10-11T22:14:15.003Z host app\\n\n",
 	  "{\"pri\":34,\"facility\":4,\"severity\":2,\"malformed\":true" META_JSON
 	  ",\"raw\":\"<34>1 2003-10-11T22:14:15.003Z host app\\n\"}\n",
-	  "<34>1 - - - - - - <34>1 2003-10-11T22:14:15.003Z host app\\n\n" },
+	  "<34>1 - 127.0.0.1 - - - [origin ip=\"127.0.0.1\"] <34>1 2003-10-11T22:14:15.003Z host app\\n\n" },
 	{ "malformed: empty", IN(""), "\n", "{\"malformed\":true" META_JSON ",\"raw\":\"\"}\n",
-	  "<13>1 - - - - - - \n" },
+	  "<13>1 - 127.0.0.1 - - - [origin ip=\"127.0.0.1\"] \n" },
 	{ "malformed: all escapes at once", IN("<>\\\"\0\r\n\x01\xc0"),
 	  "<>\\\\\"\\0\\r\\n#001\xc0\n",
 	  "{\"malformed\":true" META_JSON ",\"raw\":\"<>\\\\\\\"\\u0000\\r\\n\\u0001\\ufffd\"}\n",
-	  "<13>1 - - - - - - <>\\\\\"\\0\\r\\n#001\xc0\n" },
+	  "<13>1 - 127.0.0.1 - - - [origin ip=\"127.0.0.1\"] <>\\\\\"\\0\\r\\n#001\xc0\n" },
 	/* a terminal escape sequence, tab and DEL: as rsyslog writes them */
 	{ "controls: ESC, tab, DEL", IN("<13>1 - h a - - - \x1b[2J\x1b]0;pwned\x07\tend\x7f"),
 	  "<13>1 - h a - - - #033[2J#033]0;pwned#007#011end#177\n",
@@ -145,7 +145,7 @@ static const struct fcase cases[] = {
 	  "\"app_name\":\"a\",\"msg\":\"\\u001b[2J\\u001b]0;pwned\\u0007\\tend\x7f\","
 	  "\"malformed\":false" META_JSON
 	  ",\"raw\":\"<13>1 - h a - - - \\u001b[2J\\u001b]0;pwned\\u0007\\tend\x7f\"}\n",
-	  "<13>1 - h a - - - #033[2J#033]0;pwned#007#011end#177\n" },
+	  "<13>1 - h a - - [origin ip=\"127.0.0.1\"] #033[2J#033]0;pwned#007#011end#177\n" },
 };
 
 static struct sockaddr_in src4;
@@ -296,6 +296,54 @@ static void test_sd_controls(void **state)
 		   "<13>1 - h a - - [x@1 k=\"a\x1b[0m\\\"\t\"] m\x1b\n", sizeof(out));
 }
 
+static size_t rfc5424_from(const char *in, size_t len, const struct sockaddr *sa, socklen_t salen,
+			   unsigned int flags, char *out)
+{
+	struct msg_meta meta = { .src = sa, .src_len = salen, .recv_realtime_ns = RECV };
+	struct syslog_msg m;
+	enum syslog_parse_result r = syslog_parse(in, len, &m);
+
+	return format_message_flags(out, FORMAT_RFC5424, flags, in, len, &m, r, &meta);
+}
+
+/* The sender: [origin ip=] first, HOSTNAME when the message has none; a
+ * message's own origin element merged into it, the sender's ip last. */
+static void test_origin(void **state)
+{
+	struct sockaddr_in6 src6 = { .sin6_family = AF_INET6, .sin6_port = htons(514) };
+	static const char own[] =
+		"<13>1 - h a - - [x@1 a=\"b\"][origin software=\"fw\\]\" ip=\"10.9.9.9\"][y@2 c=\"\x1b\"] m";
+	char out[1024];
+	size_t n;
+
+	inet_pton(AF_INET6, "2001:db8::5", &src6.sin6_addr);
+	n = rfc5424_from("<13>1 - - a - - - m", 19, (struct sockaddr *)&src6, sizeof(src6), 0, out);
+	check_line("ipv6", "rfc5424", out, n,
+		   "<13>1 - 2001:db8::5 a - - [origin ip=\"2001:db8::5\"] m\n", sizeof(out));
+	n = rfc5424_from(own, sizeof(own) - 1, (struct sockaddr *)&src4, sizeof(src4), 0, out);
+	check_line("own origin", "rfc5424", out, n,
+		   "<13>1 - h a - - [origin software=\"fw\\]\" ip=\"10.9.9.9\" ip=\"127.0.0.1\"]"
+		   "[x@1 a=\"b\"][y@2 c=\"#033\"] m\n",
+		   sizeof(out));
+	n = rfc5424_from(own, sizeof(own) - 1, (struct sockaddr *)&src4, sizeof(src4),
+			 FORMAT_F_EXACT_CONTROL, out);
+	check_line("own origin exact", "rfc5424", out, n,
+		   "<13>1 - h a - - [origin software=\"fw\\]\" ip=\"10.9.9.9\" ip=\"127.0.0.1\"]"
+		   "[x@1 a=\"b\"][y@2 c=\"\x1b\"] m\n",
+		   sizeof(out));
+	/* a dual-stack socket's IPv4-mapped sender is its IPv4 address */
+	inet_pton(AF_INET6, "::ffff:192.0.2.7", &src6.sin6_addr);
+	n = rfc5424_from("<13>Oct 11 22:14:15 app: m", 26, (struct sockaddr *)&src6, sizeof(src6),
+			 0, out);
+	check_line(
+		"v4-mapped", "rfc5424", out, n,
+		"<13>1 2026-10-11T22:14:15+05:30 192.0.2.7 app - - [origin ip=\"192.0.2.7\"] m\n",
+		sizeof(out));
+	/* no usable sender: '-' as before */
+	n = rfc5424_from("<13>1 - - a - - - m", 19, (struct sockaddr *)&src4, 4, 0, out);
+	check_line("short src", "rfc5424", out, n, "<13>1 - - a - - - m\n", sizeof(out));
+}
+
 /* Worst cases reach but never pass format_max_len. */
 static void test_max_len(void **state)
 {
@@ -313,6 +361,16 @@ static void test_max_len(void **state)
 	assert_int_equal(n, format_max_len(FORMAT_RAW, sizeof(in)));
 	n = format_message(big, FORMAT_RFC5424, in, sizeof(in), &m, r, NULL);
 	assert_true(n <= format_max_len(FORMAT_RFC5424, sizeof(in)));
+	{
+		/* the longest sender address, as HOSTNAME and in [origin ip=] */
+		struct sockaddr_in6 s6 = { .sin6_family = AF_INET6 };
+
+		inet_pton(AF_INET6, "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255", &s6.sin6_addr);
+		n = rfc5424_from(in, sizeof(in), (struct sockaddr *)&s6, sizeof(s6), 0, out);
+		assert_true(n <= format_max_len(FORMAT_RFC5424, sizeof(in)));
+		n = rfc5424_from("", 0, (struct sockaddr *)&s6, sizeof(s6), 0, out);
+		assert_true(n <= format_max_len(FORMAT_RFC5424, 0));
+	}
 	memset(in, '\n', sizeof(in));
 	r = syslog_parse(in, sizeof(in), &m);
 	n = format_message_flags(out, FORMAT_RAW, FORMAT_F_EXACT_CONTROL, in, sizeof(in), &m, r,
@@ -400,7 +458,7 @@ int main(void)
 		cmocka_unit_test(test_table),	       cmocka_unit_test(test_year_rollover),
 		cmocka_unit_test(test_json_meta),      cmocka_unit_test(test_max_len),
 		cmocka_unit_test(test_sd_controls),    cmocka_unit_test(test_format_from_name),
-		cmocka_unit_test(test_same_as_escape),
+		cmocka_unit_test(test_same_as_escape), cmocka_unit_test(test_origin),
 	};
 
 	/* rfc5424 of RFC 3164 stamps uses the local offset: make it a known one */

@@ -30,6 +30,7 @@ struct enc {
 	size_t len;
 };
 
+static bool original; /* --otlp-original */
 static struct sockaddr_in src4 = { .sin_family = AF_INET, .sin_port = 0x409c /* 40000 */ };
 
 static void encode(struct enc *e, enum otlp_encoding enc, const char *data, size_t len,
@@ -46,6 +47,7 @@ static void encode(struct enc *e, enum otlp_encoding enc, const char *data, size
 		.observed_ns = recv_ns,
 		.src = (const struct sockaddr *)&src4,
 		.src_len = sizeof(src4),
+		.original = original,
 	};
 
 	src4.sin_addr.s_addr = htonl(0x7f000001);
@@ -279,6 +281,70 @@ static void test_not_utf8(void **state)
 		       "5900ca22a4683fea18");
 }
 
+static struct enc e_sd;
+
+static bool has(const struct enc *e, const char *bytes, size_t n)
+{
+	return memmem(e->buf, e->len, bytes, n) != NULL;
+}
+
+/* Invalid UTF-8 in an SD value: U+FFFD per bad byte in the protobuf string
+ * (escapes undone first, valid sequences kept); the body, valid, stays a string. */
+static void test_not_utf8_sd(void **state)
+{
+	static const char in[] = "<14>1 - h a - - [x@1 v=\"a\xe9\\\"\xc3\xa9\xc3\"] ok";
+	/* KeyValue{ "v", AnyValue{ string "a" FFFD '"' "é" FFFD } } */
+	static const char value[] = "\x0a\x01v\x12\x0c\x0a\x0a"
+				    "a\xef\xbf\xbd\"\xc3\xa9\xef\xbf\xbd";
+
+	encode(&e_sd, OTLP_PROTOBUF, IN(in), RECV, 0);
+	assert_true(has(&e_sd, value, sizeof(value) - 1));
+	assert_true(has(&e_sd, "\x2a\x04\x0a\x02ok", 6)); /* body: string_value "ok" */
+	encode(&e_sd, OTLP_JSON, IN(in), RECV, 0);
+	assert_true(has(&e_sd, IN("{\"key\":\"v\",\"value\":{\"stringValue\":"
+				  "\"a\\ufffd\\\"\xc3\xa9\\ufffd\"}}")));
+}
+
+/* --otlp-original: the body is the datagram, a string when it is valid
+ * UTF-8 without NUL, else bytesValue; the attributes are unchanged. */
+static void test_original(void **state)
+{
+	static const char bad[] = "<14>1 - h a - - [x@1 v=\"\xe9\"] m";
+
+	original = true;
+	encode(&e_sd, OTLP_JSON, IN("<14>1 - h a - - [x@1 v=\"\\\"\"] m\tn"), RECV, 0);
+	assert_true(has(&e_sd, IN(",\"body\":{\"stringValue\":"
+				  "\"<14>1 - h a - - [x@1 v=\\\"\\\\\\\"\\\"] m\\tn\"},")));
+	assert_true(has(&e_sd, IN("{\"key\":\"appname\",\"value\":{\"stringValue\":\"a\"}}")));
+	encode(&e_sd, OTLP_PROTOBUF, IN(bad), RECV, 0);
+	/* body: AnyValue{ bytes_value (7): the datagram } */
+	assert_true(has(&e_sd, "\x2a\x1f\x3a\x1d", 4));
+	assert_true(has(&e_sd, IN(bad)));
+	encode(&e_sd, OTLP_JSON, IN(bad), RECV, 0);
+	assert_true(
+		has(&e_sd,
+		    IN("\"body\":{\"bytesValue\":\"PDE0PjEgLSBoIGEgLSAtIFt4QDEgdj0i6SJdIG0=\"}")));
+	original = false;
+}
+
+/* The most bad bytes cost: an SD value of 0xff only, every byte U+FFFD (3
+ * bytes in protobuf, 6 in JSON) and the datagram again as the body. */
+static void test_bad_bytes_bound(void **state)
+{
+	char in[512];
+	size_t n = 0;
+
+	n += sprintf(in, "<14>1 - h a - - [a b=\"");
+	memset(in + n, 0xff, sizeof(in) - n - 2);
+	memcpy(in + sizeof(in) - 2, "\"]", 2);
+	original = true;
+	for (int enc = 0; enc < 2; enc++) {
+		encode(&e_sd, enc ? OTLP_JSON : OTLP_PROTOBUF, in, sizeof(in), RECV, 0);
+		assert_true(e_sd.len > (enc ? 6 : 3) * (sizeof(in) - n - 2)); /* all replaced */
+	}
+	original = false;
+}
+
 static void test_frame(void **state)
 {
 	char buf[OTLP_FRAME_MAX];
@@ -335,8 +401,9 @@ int main(void)
 		cmocka_unit_test(test_5424_json),     cmocka_unit_test(test_5424_protobuf),
 		cmocka_unit_test(test_3164_time),     cmocka_unit_test(test_3164_json),
 		cmocka_unit_test(test_3164_protobuf), cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_not_utf8),      cmocka_unit_test(test_frame),
-		cmocka_unit_test(test_response),
+		cmocka_unit_test(test_not_utf8),      cmocka_unit_test(test_not_utf8_sd),
+		cmocka_unit_test(test_original),      cmocka_unit_test(test_bad_bytes_bound),
+		cmocka_unit_test(test_frame),	      cmocka_unit_test(test_response),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -111,6 +111,34 @@ static void test_first_seen_late(void **state)
 	seqtrack_free(t);
 }
 
+/* The start of the window: a first message that arrives after its successor
+ * (or after a later one) is reordered, not lost, at 0 and above it, and with
+ * a window too small to grow over the first number seen. */
+static void test_first_message_after_its_successor(void **state)
+{
+	struct seqtrack_opts small = { .window_bits = 64 };
+	struct seqtrack *t = seqtrack_new();
+
+	feed(t, "r1", 0, 1);
+	feed(t, "r1", 0, 0); /* 0 after 1: reordered */
+	expect_totals(t, 2, 0, 0, 1, 1);
+	feed(t, "r1", 1, 7);
+	feed(t, "r1", 1, 5);
+	feed(t, "r1", 1, 6);
+	feed(t, "r1", 1, 3); /* 4 never came: one missing; 0..2 too */
+	expect_totals(t, 6, 4, 0, 4, 2);
+	seqtrack_free(t);
+
+	t = seqtrack_new_opts(&small);
+	feed(t, "r1", 0, 100); /* the window is [37, 101) */
+	feed(t, "r1", 0, 40);
+	feed(t, "r1", 0, 37);
+	expect_totals(t, 3, 98, 0, 2, 1);
+	feed(t, "r1", 0, 36); /* below the window: untracked, still missing */
+	expect_totals(t, 3, 98, 0, 2, 1);
+	seqtrack_free(t);
+}
+
 static void test_duplicates(void **state)
 {
 	struct seqtrack *t = seqtrack_new();
@@ -534,6 +562,7 @@ int main(void)
 		cmocka_unit_test(test_in_order),
 		cmocka_unit_test(test_implausible_jumps),
 		cmocka_unit_test(test_gaps),
+		cmocka_unit_test(test_first_message_after_its_successor),
 		cmocka_unit_test(test_first_seen_late),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_reordered),

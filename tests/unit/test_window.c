@@ -57,6 +57,41 @@ static void test_bound_counts_batches(void **state)
 	window_destroy(&w);
 }
 
+/* The message bound is exact: --window N holds N messages, the (N+1)th
+ * reserve waits for room (the wait is the time the window was full) and gets
+ * none while nothing is released. */
+static void test_message_bound_is_exact(void **state)
+{
+	struct window w;
+	struct window_stats st;
+	struct batch *b;
+	uint32_t held = 0;
+
+	assert_int_equal(window_init(&w, 10, 1 << 20, CAP), 0);
+	for (int i = 0; i < 10; i++) {
+		assert_int_equal(window_reserve(&w, 1, &(const int){ 0 }, 0), 1);
+		window_unreserve(&w, 1);
+		push(&w, 1, 10);
+		held++;
+	}
+	window_get_stats(&w, &st);
+	assert_int_equal(st.msgs, 10);
+	assert_true(st.full_seconds == 0);
+	/* full: waits its 20 ms (a timed wait is never early), gets nothing */
+	assert_int_equal(window_reserve(&w, 1, &(const int){ 0 }, 20), 0);
+	window_get_stats(&w, &st);
+	assert_true(st.full_seconds >= 0.019);
+	assert_int_equal(st.msgs, held);
+	b = window_pop(&w, 0);
+	assert_non_null(b);
+	window_release(&w, b);
+	assert_int_equal(window_reserve(&w, 5, &(const int){ 0 }, 0), 1); /* room for one */
+	window_unreserve(&w, 1);
+	while ((b = window_pop(&w, 0)))
+		window_release(&w, b);
+	window_destroy(&w);
+}
+
 static void test_pool_bounded_by_size(void **state)
 {
 	struct window w;
@@ -210,6 +245,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bound_counts_batches),
+		cmocka_unit_test(test_message_bound_is_exact),
 		cmocka_unit_test(test_pool_bounded_by_size),
 		cmocka_unit_test(test_pool_expires_when_idle),
 		cmocka_unit_test(test_threads),

@@ -231,6 +231,7 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 	pthread_mutex_init(&r->report_lock, NULL);
 	r->cfg = cfg;
 	r->metrics_fd = -1;
+	r->health_fd = -1;
 	/* Can eBPF be loaded here at all? If not, classic BPF and SO_MEMINFO
 	 * take over, said once each, with no failed load logged first. */
 	probe_err = cfg->balance != BALANCE_HASH || cfg->trace ? balancer_probe() : 0;

@@ -25,6 +25,8 @@
 #include "rx/path/window.h"
 #include "rx/path/worker.h"
 
+struct sender_cache;
+
 struct receiver {
 	const struct config *cfg;
 	struct socket_group group;
@@ -89,9 +91,13 @@ struct receiver {
 	 * worker of that id first starts and kept across resizes; NULL = off. */
 	struct sender_table **senders; /* CONFIG_MAX_SOCKETS entries */
 	unsigned int nr_senders;       /* tables made, read with an acquire load */
+	/* What scrapes show of them (rx/report/sender_cache.h), made and
+	 * refreshed by the front end; NULL: a scrape reads the tables. */
+	struct sender_cache *sender_cache;
 	/* --metrics' listening socket, handed over with the group's (an
 	 * upgrade, a supervisor's children, systemd's fd store); -1: none. */
 	int metrics_fd;
+	int health_fd; /* --health's, the same way */
 	/* Adopted: the pipe on which the process before us waits for "ready". */
 	bool ready_pending;
 	int ready_fd;

@@ -200,7 +200,7 @@ static void keep_child_summary(const struct config *cfg, pid_t pid)
 int supervise(const struct config *cfg, int argc, char **argv)
 {
 	static struct receiver held;
-	struct http_metrics *metrics = NULL;
+	struct http_metrics *metrics = NULL, *health = NULL;
 	struct child_rec *recs = calloc(MAX_CHILDREN, sizeof(*recs));
 	char **child_argv = calloc(argc + 1, sizeof(*child_argv));
 	unsigned int nrec = 0, restarts = 0, upgrades = 0, failed = 0;
@@ -235,6 +235,14 @@ int supervise(const struct config *cfg, int argc, char **argv)
 			goto out;
 		}
 		held.metrics_fd = http_metrics_fd(metrics);
+	}
+	if (cfg->health[0]) { /* --health: the same */
+		health = http_metrics_open("--health", cfg->health);
+		if (!health) {
+			ret = errno == EINVAL || errno == EADDRINUSE ? 2 : 1;
+			goto out;
+		}
+		held.health_fd = http_metrics_fd(health);
 	}
 	/* The sockets are bound and held: become --user now (or drop every
 	 * capability), before any child. A child cannot switch user any more
@@ -335,6 +343,7 @@ out:
 	held.handed_over = false;
 	receiver_close(&held);
 	http_metrics_close(metrics);
+	http_metrics_close(health);
 	free(recs);
 	free(child_argv);
 	return ret;

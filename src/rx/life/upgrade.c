@@ -56,6 +56,8 @@ static int build(struct receiver *r, struct handover *h)
 		err = tracer_export(r->tracer, add_tracer_obj, h);
 	if (!err && r->metrics_fd >= 0)
 		err = handover_add(h, HANDOVER_TCP, "metrics", NULL, r->metrics_fd, -1);
+	if (!err && r->health_fd >= 0)
+		err = handover_add(h, HANDOVER_TCP, "health", NULL, r->health_fd, -1);
 	return err;
 }
 
@@ -337,6 +339,7 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
 	r->metrics_fd = -1;
+	r->health_fd = -1;
 	if (parse_host_port(cfg->listen, &addr, &addrlen)) {
 		pr_warn("--listen %s: not an ADDR:PORT\n", cfg->listen);
 		return -EINVAL;

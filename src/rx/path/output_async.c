@@ -125,7 +125,7 @@ static int produce_call(struct output_stage *o, struct batch_track *t, const str
 	if (o->sink->ops->produce_msg)
 		return o->sink->ops->produce_msg(o->sink, a->data, a->data_len, a->m, a->res,
 						 a->meta, t);
-	return o->sink->ops->produce(o->sink, a->msg, a->len, a->key, a->keylen, t);
+	return o->sink->ops->produce(o->sink, a->msg, a->len, a->key, a->keylen, a->meta, t);
 }
 
 /* Hands one message to the sink, waiting (serving reports) while its queue

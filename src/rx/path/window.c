@@ -374,3 +374,8 @@ void window_peek_stats(struct window *w, struct window_stats *out)
 	} while ((seq & 1) || seq != __atomic_load_n(&w->full_seq, __ATOMIC_RELAXED));
 	out->full_seconds = (full_ns + (waiting && now > since ? now - since : 0)) / 1e9;
 }
+
+bool window_peek_full(struct window *w)
+{
+	return __atomic_load_n(&w->waiting, __ATOMIC_RELAXED) > 0;
+}

@@ -147,5 +147,8 @@ void window_get_stats(struct window *w, struct window_stats *out);
  * (a metrics scrape never makes a worker wait): each number is consistent on
  * its own, not with the others; full_seconds never goes backwards. */
 void window_peek_stats(struct window *w, struct window_stats *out);
+/* Whether a worker waits for room now (the window is full), without the
+ * lock. */
+bool window_peek_full(struct window *w);
 
 #endif

@@ -320,6 +320,7 @@ static void loop_one_socket(struct worker *w)
 	int n;
 
 	while (!leaving(sh)) {
+		__atomic_store_n(&w->beat_ns, mono_ns(), __ATOMIC_RELAXED);
 		/* Blocks until one datagram (or SO_RCVTIMEO), then takes what is queued. */
 		n = reserve_and_read(w, w->socks[0], MSG_WAITFORONE, sh->stop, NULL);
 		if (n < 0) {
@@ -336,7 +337,10 @@ static void loop_epoll(struct worker *w)
 	struct epoll_event ev[64];
 
 	while (!leaving(sh)) {
-		int nev = epoll_wait(w->epfd, ev, 64, POLL_MS);
+		int nev;
+
+		__atomic_store_n(&w->beat_ns, mono_ns(), __ATOMIC_RELAXED);
+		nev = epoll_wait(w->epfd, ev, 64, POLL_MS);
 
 		if (nev < 0) {
 			if (errno == EINTR)
@@ -458,6 +462,7 @@ int worker_start(struct worker *w, unsigned int id, const struct worker_shared *
 	w->id = id;
 	w->sh = sh;
 	w->epfd = -1;
+	w->beat_ns = mono_ns();
 	err = worker_setup(w);
 	if (!err)
 		err = -pthread_create(&w->thread, NULL, worker_main, w);

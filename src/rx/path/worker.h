@@ -80,6 +80,9 @@ struct worker {
 	uint64_t busy_ns;	    /* CLOCK_MONOTONIC, summed over reads */
 	uint64_t cost_until_ns;	    /* --cost-makeup: the busy period's work ends here */
 	bool cost_backlog;	    /* the last read was full: the period goes on */
+	/* CLOCK_MONOTONIC of its loop's last turn, for /healthz: a turn comes
+	 * at least every POLL_MS, a full window included (a relaxed store). */
+	uint64_t beat_ns;
 };
 
 /* The largest UDP payload over IPv6 is 65527; one slot holds any datagram. */

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <argp.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
+#include "common/array.h"
 #include "common/sockaddr.h"
 #include "rx/report/metrics.h"
 #include "rx/report/snapshot.h"
@@ -29,14 +31,32 @@ static void one(struct prom_text *p, const char *name, enum prom_type type, cons
 	prom_u64(p, name, NULL, v);
 }
 
-/* A series per reason with a non-zero count; the family is always there. */
+/*
+ * The reasons the alerting rules watch have a series from the start, at 0:
+ * Prometheus's increase() sees a first drop only as a step from an earlier
+ * sample, so a series that appeared with its first burst would never fire.
+ * Other reasons appear once their count is non-zero.
+ */
+static const char *const socket_reasons_at_start[] = { "SOCKET_RCVBUFF", "PROTO_MEM" };
+static const char *const no_socket_reasons_at_start[] = { "NO_SOCKET" };
+
+/* A series per reason with a non-zero count or named in at_start; the
+ * family is always there. */
 static void by_reason(struct prom_text *p, struct receiver *r, const char *name,
-		      const struct prom_labels *base, const uint64_t *counts)
+		      const struct prom_labels *base, const uint64_t *counts,
+		      const char *const *at_start, size_t n_at_start)
 {
+	bool shown[TRACER_MAX_REASONS] = {};
 	struct prom_labels l;
 
+	for (size_t i = 0; i < n_at_start; i++) {
+		int k = tracer_reason_value(r->tracer, at_start[i]);
+
+		if (k >= 0) /* a kernel without that reason: nothing to show */
+			shown[k] = true;
+	}
 	for (unsigned int k = 0; k < TRACER_MAX_REASONS; k++) {
-		if (!counts[k])
+		if (!counts[k] && !shown[k])
 			continue;
 		l = *base;
 		prom_label(&l, "reason", snapshot_reason_name(r, k));
@@ -76,7 +96,8 @@ static void write_sockets(struct prom_text *p, struct receiver *r, const struct 
 	for (unsigned int i = 0; i < s->n; i++) {
 		prom_labels_init(&l);
 		prom_label_u64(&l, "socket", i);
-		by_reason(p, r, "syslogrx_socket_kernel_drops_total", &l, s->socks[i].st.by_reason);
+		by_reason(p, r, "syslogrx_socket_kernel_drops_total", &l, s->socks[i].st.by_reason,
+			  socket_reasons_at_start, ARRAY_SIZE(socket_reasons_at_start));
 	}
 }
 
@@ -168,11 +189,10 @@ static void write_disk_buffer(struct prom_text *p, const struct snapshot *s)
  * (a forged source address moves a sender between the top and the rest,
  * never adds a series). Which senders are in the top changes over time.
  */
-static void write_senders(struct prom_text *p, struct receiver *r, const struct snapshot *s)
+static void write_senders(struct prom_text *p, const struct snapshot *s)
 {
 	const struct snapshot_senders *ss = &s->senders;
-	size_t top = r->cfg->senders_top < ss->view.n ? r->cfg->senders_top : ss->view.n;
-	uint64_t rest_rx, rest_drop;
+	size_t top = ss->top;
 	char addr[INET6_ADDRSTRLEN];
 	struct prom_labels l;
 
@@ -196,16 +216,15 @@ static void write_senders(struct prom_text *p, struct receiver *r, const struct 
 				 ss->view.rows[i].dropped);
 		}
 	}
-	sender_view_sum(&ss->view, top, &rest_rx, &rest_drop);
 	one(p, "syslogrx_senders_rest_received_total", PROM_COUNTER,
 	    "Datagrams read from senders outside the top, evicted ones included.",
-	    rest_rx + ss->received_evicted);
+	    ss->rest_received + ss->received_evicted);
 	if (ss->traced)
 		one(p, "syslogrx_senders_rest_kernel_drops_total", PROM_COUNTER,
 		    "Kernel drops of senders outside the top, evicted and unattributed included.",
-		    rest_drop + ss->drops_evicted + ss->drops.unattributed);
+		    ss->rest_dropped + ss->drops_evicted + ss->drops.unattributed);
 	one(p, "syslogrx_senders_tracked", PROM_GAUGE, "Senders in the per-sender tables now.",
-	    ss->view.n);
+	    ss->tracked);
 	prom_family(p, "syslogrx_senders_evicted_total", PROM_COUNTER,
 		    "Per-sender entries given to another sender (table=workers|kernel).");
 	prom_labels_init(&l);
@@ -232,7 +251,7 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 	struct snapshot s;
 	int err;
 
-	err = snapshot_take(r, &s);
+	err = snapshot_take_scrape(r, &s);
 	if (err)
 		return err;
 	prom_labels_init(&none);
@@ -276,7 +295,8 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		prom_family(
 			p, "syslogrx_no_socket_drops_total", PROM_COUNTER,
 			"Datagrams for our port dropped with no socket to take them, per reason.");
-		by_reason(p, r, "syslogrx_no_socket_drops_total", &none, s.no_socket_by_reason);
+		by_reason(p, r, "syslogrx_no_socket_drops_total", &none, s.no_socket_by_reason,
+			  no_socket_reasons_at_start, ARRAY_SIZE(no_socket_reasons_at_start));
 		one(p, "syslogrx_tracer_map_full_total", PROM_COUNTER,
 		    "Drop counts lost because a tracer map was full.", s.tracer_map_full);
 	}
@@ -297,7 +317,7 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 	if (s.have_disk)
 		write_disk_buffer(p, &s);
 	if (s.senders.on)
-		write_senders(p, r, &s);
+		write_senders(p, &s);
 	snapshot_free(&s);
 	return p->error;
 }

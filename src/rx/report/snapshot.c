@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "net/sockinfo.h"
 #include "rx/path/senders.h"
+#include "rx/report/sender_cache.h"
 #include "rx/report/snapshot.h"
 
 struct no_socket_ctx {
@@ -70,9 +71,7 @@ int snapshot_senders_take(struct receiver *r, struct snapshot_senders *ss)
 		ss->received_evicted += st.evicted_received;
 	}
 	if (!err && r->tracer) {
-		err = tracer_sender_totals(r->tracer, &ss->drops);
-		if (!err)
-			err = sender_view_add_tracer(&ss->view, r->tracer);
+		err = sender_view_add_tracer(&ss->view, r->tracer, &ss->drops);
 		ss->traced = !err;
 		if (ss->drops.attributed > ss->drops.in_table)
 			ss->drops_evicted = ss->drops.attributed - ss->drops.in_table;
@@ -82,6 +81,9 @@ int snapshot_senders_take(struct receiver *r, struct snapshot_senders *ss)
 			err = 0;
 	}
 	sender_view_finish(&ss->view);
+	ss->tracked = ss->view.n;
+	ss->top = r->cfg->senders_top < ss->view.n ? r->cfg->senders_top : ss->view.n;
+	sender_view_sum(&ss->view, ss->top, &ss->rest_received, &ss->rest_dropped);
 	if (err)
 		snapshot_senders_free(ss);
 	return err;
@@ -92,7 +94,7 @@ void snapshot_senders_free(struct snapshot_senders *ss)
 	sender_view_free(&ss->view);
 }
 
-static int take_locked(struct receiver *r, struct snapshot *s)
+static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 {
 	unsigned int n = r->group.n;
 	uint64_t *steered = NULL;
@@ -168,7 +170,9 @@ static int take_locked(struct receiver *r, struct snapshot *s)
 		s->have_kafka = !sink_kafka_stats(r->sink, &s->kafka);
 	if (r->sink && r->cfg->output == OUTPUT_OTLP)
 		s->have_otlp = !sink_otlp_stats(r->sink, &s->otlp);
-	err = snapshot_senders_take(r, &s->senders);
+	err = scrape ? sender_cache_read(r, &s->senders) : -ENOENT;
+	if (err == -ENOENT) /* no cache: read the tables */
+		err = snapshot_senders_take(r, &s->senders);
 	if (err) {
 		/* The rest of the report stands without it: senders null. */
 		pr_warn("the per-sender tables could not be read: %s\n", strerror(-err));
@@ -182,7 +186,17 @@ int snapshot_take(struct receiver *r, struct snapshot *s)
 	int err;
 
 	pthread_mutex_lock(&r->report_lock);
-	err = take_locked(r, s);
+	err = take_locked(r, s, false);
+	pthread_mutex_unlock(&r->report_lock);
+	return err;
+}
+
+int snapshot_take_scrape(struct receiver *r, struct snapshot *s)
+{
+	int err;
+
+	pthread_mutex_lock(&r->report_lock);
+	err = take_locked(r, s, true);
 	pthread_mutex_unlock(&r->report_lock);
 	return err;
 }

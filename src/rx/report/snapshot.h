@@ -52,6 +52,10 @@ struct snapshot_senders {
 	uint64_t evicted;	   /* worker table slots given to another sender */
 	uint64_t received_evicted; /* what those slots held */
 	struct tracer_sender_totals drops;
+	/* The view's first top rows are shown (--senders-top, at most tracked);
+	 * the rest are summed. A scrape's view holds only those top rows. */
+	size_t tracked, top;
+	uint64_t rest_received, rest_dropped;
 	/* from drops, read apart, so never below 0: */
 	uint64_t drops_evicted;	       /* attributed - in_table */
 	uint64_t drop_entries_evicted; /* inserts - entries */
@@ -94,6 +98,10 @@ struct snapshot {
 
 /* Reads r into s (s->socks allocated). 0 or -ENOMEM. */
 int snapshot_take(struct receiver *r, struct snapshot *s);
+/* The same for a scrape: the per-sender part from the last refresh of
+ * rx/report/sender_cache.h (a constant number of system calls whatever the
+ * tables hold), the rest read now. */
+int snapshot_take_scrape(struct receiver *r, struct snapshot *s);
 void snapshot_free(struct snapshot *s);
 
 /* "SOCKET_RCVBUFF" for a reason index of the snapshot's arrays. */

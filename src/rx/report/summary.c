@@ -280,6 +280,7 @@ static void write_otlp(struct json_writer *w, const struct snapshot *s)
 	jw_string(w, "url", o->url);
 	jw_string(w, "encoding", o->encoding);
 	jw_string(w, "compression", o->compression);
+	jw_bool(w, "original", o->original);
 	jw_u64(w, "batches", o->requests);
 	jw_u64(w, "records", o->records);
 	jw_u64(w, "bytes_raw", o->bytes_raw);
@@ -352,8 +353,7 @@ static void write_senders(struct json_writer *w, struct receiver *r, const struc
 {
 	const struct snapshot_senders *ss = &s->senders;
 	const struct tracer_sender_totals *d = &ss->drops;
-	size_t top = r->cfg->senders_top < ss->view.n ? r->cfg->senders_top : ss->view.n;
-	uint64_t rest_rx, rest_drop;
+	size_t top = ss->top;
 	char addr[INET6_ADDRSTRLEN];
 
 	if (!ss->on) {
@@ -364,7 +364,7 @@ static void write_senders(struct json_writer *w, struct receiver *r, const struc
 	jw_u64(w, "table_size", r->cfg->senders);
 	jw_u64(w, "top", r->cfg->senders_top);
 	jw_bool(w, "drops_traced", ss->traced);
-	jw_u64(w, "tracked", ss->view.n);
+	jw_u64(w, "tracked", ss->tracked);
 	jw_u64(w, "received", ss->received);
 	if (ss->traced)
 		jw_u64(w, "dropped", d->attributed + d->unattributed);
@@ -391,11 +391,10 @@ static void write_senders(struct json_writer *w, struct receiver *r, const struc
 		jw_object_end(w);
 	}
 	jw_array_end(w);
-	sender_view_sum(&ss->view, top, &rest_rx, &rest_drop);
 	jw_object_begin(w, "rest");
-	jw_u64(w, "senders", ss->view.n - top);
-	jw_u64(w, "received", rest_rx);
-	jw_u64(w, "dropped", rest_drop);
+	jw_u64(w, "senders", ss->tracked - top);
+	jw_u64(w, "received", ss->rest_received);
+	jw_u64(w, "dropped", ss->rest_dropped);
 	jw_object_end(w);
 	jw_object_begin(w, "evicted");
 	jw_u64(w, "received_entries", ss->evicted);

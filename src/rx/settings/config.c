@@ -81,10 +81,12 @@ enum {
 	OPT_OTLP_HEADER,
 	OPT_OTLP_HEADER_FILE,
 	OPT_TIMEZONE,
-	OPT_TLS_CA = 950, /* the tls output */
+	OPT_OTLP_ORIGINAL = 950, /* the datagram as it came, in OTLP */
+	OPT_TLS_CA = 960, /* the tls output */
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
 	OPT_TLS_NAME,
+	OPT_HEALTH = 980, /* the health endpoints */
 };
 
 /* Files of settings (--config, --env-file); their own range, so flags added above never collide. */
@@ -150,10 +152,14 @@ static const struct argp_option options[] = {
 	  "otlp output: an HTTP header on every request, repeatable (e.g. Content-Language=en; a secret: --otlp-header-file)" },
 	{ "otlp-header-file", OPT_OTLP_HEADER_FILE, "FILE", 0,
 	  "otlp output: HTTP headers from FILE, one KEY=VALUE a line; FILE not a symlink, not group/world writable" },
+	{ "otlp-original", OPT_OTLP_ORIGINAL, NULL, 0,
+	  "otlp output: the body is the datagram as it came (what Splunk's HEC exporter makes _raw), not MSG" },
 	{ "timezone", OPT_TIMEZONE, "ZONE", 0,
 	  "Zone of RFC 3164 stamps without one, for the normalised time: UTC | +HH:MM | -HH:MM | an IANA name (default UTC)" },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
-	  "Serve Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1)" },
+	  "Serve Prometheus metrics at http://ADDR:PORT/metrics (a port alone: 127.0.0.1); /healthz and /readyz too" },
+	{ "health", OPT_HEALTH, "ADDR:PORT", 0,
+	  "Serve only /healthz and /readyz at http://ADDR:PORT (a port alone: 127.0.0.1), e.g. without --metrics" },
 	{ "ordered", OPT_ORDERED, "MS", OPTION_ARG_OPTIONAL,
 	  "Write each flow in the order the kernel received it, holding a message at most MS ms for late batches (default 5)" },
 	{ "disk-buffer", OPT_DISK_BUFFER, "DIR", 0,
@@ -582,6 +588,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (header_file_read(arg, add_header_line, c, ps->err, ps->errlen))
 			return EINVAL;
 		break;
+	case OPT_OTLP_ORIGINAL:
+		c->otlp_original = true;
+		break;
 	case OPT_TIMEZONE:
 		if (parse_timezone(c, arg))
 			FAIL("--timezone %s: expected UTC, +HH:MM, -HH:MM or a zone of "
@@ -630,14 +639,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (parse_seconds(arg, 0.01, 86400.0, &c->stats_interval))
 			FAIL("--stats-interval %s: expected seconds, e.g. 1 or 0.5", arg);
 		break;
-	case OPT_METRICS: {
+	case OPT_METRICS:
+	case OPT_HEALTH: {
 		struct sockaddr_storage addr;
 		socklen_t len;
+		bool m = key == OPT_METRICS;
+		char *dst = m ? c->metrics : c->health;
 
+		_Static_assert(sizeof(c->metrics) == sizeof(c->health), "one size for both");
 		if (strlen(arg) >= sizeof(c->metrics) || http_metrics_parse(arg, &addr, &len))
-			FAIL("--metrics %s: expected PORT or ADDR:PORT, e.g. 9464 or 127.0.0.1:9464",
-			     arg);
-		snprintf(c->metrics, sizeof(c->metrics), "%s", arg);
+			FAIL("--%s %s: expected PORT or ADDR:PORT, e.g. %s or 127.0.0.1:%s",
+			     m ? "metrics" : "health", arg, m ? "9464" : "9465",
+			     m ? "9464" : "9465");
+		snprintf(dst, sizeof(c->metrics), "%s", arg);
 		break;
 	}
 	case OPT_SENDERS:
@@ -755,6 +769,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			     "tls:HOST:PORT");
 		if (!c->tls_cert[0] != !c->tls_key[0])
 			FAIL("--tls-cert and --tls-key go together");
+		if (c->output != OUTPUT_OTLP && c->otlp_original)
+			FAIL("--otlp-original needs --output otlp:URL (the other outputs carry the "
+			     "datagram already: --format raw, and json's \"raw\")");
 		if (c->output == OUTPUT_OTLP && c->format != FORMAT_RAW)
 			FAIL("--format %s does not apply to --output otlp: each message is one OTLP "
 			     "log record (see --otlp-encoding)",
@@ -1060,8 +1077,10 @@ static const struct restart_field {
 	STRING("tls-cert", tls_cert),
 	STRING("tls-key", tls_key),
 	STRING("tls-name", tls_name),
+	FIELD("otlp-original", otlp_original),
 	STRING("timezone", timezone),
 	STRING("metrics", metrics),
+	STRING("health", health),
 	STRING("user", user),
 	STRING("env-file", env_file),
 	FIELD("ordered", ordered),

@@ -75,6 +75,8 @@ struct config {
 	 * has no path) and its flags */
 	bool otlp_gzip; /* --otlp-compression gzip (default) | none */
 	bool otlp_json; /* --otlp-encoding json; protobuf by default */
+	/* --otlp-original: the body is the datagram as it came */
+	bool otlp_original;
 	char otlp_ca[PATH_MAX], otlp_cert[PATH_MAX], otlp_key[PATH_MAX];
 	/* --output tls:HOST:PORT (RFC 5425): the CA to verify the server with
 	 * ("" = the system's), the client's certificate and key ("" = none),
@@ -87,6 +89,7 @@ struct config {
 	enum tz_kind tz_kind; /* what it is */
 	long tz_offset;	      /* TZ_FIXED: seconds east of UTC */
 	char metrics[128];    /* --metrics ADDR:PORT, "" = none */
+	char health[128];     /* --health ADDR:PORT (/healthz, /readyz only), "" = none */
 	char user[64];	      /* --user: run as this user once started; "" = stay */
 	/* Files of settings: env-file < config file < command line. */
 	char config_file[PATH_MAX]; /* --config, "" = none */

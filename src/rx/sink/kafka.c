@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/net_text.h"
 #include "common/redact.h"
+#include "common/sockaddr.h"
 #include "rx/settings/config.h"
 #include "rx/sink/kafka.h"
 
@@ -160,21 +161,41 @@ static int kafka_reopen(struct sink *s)
 	return 0;
 }
 
+/* The record's "source" header: the sender as json's "source" has it
+ * ("1.2.3.4:514", "[::1]:514"), for a consumer whatever --format is. */
+#define SOURCE_HEADER "source"
+
 static int kafka_produce(struct sink *s, const char *msg, size_t len, const char *key,
-			 size_t keylen, void *opaque)
+			 size_t keylen, const struct msg_meta *meta, void *opaque)
 {
 	struct sink_kafka *k = (struct sink_kafka *)s;
+	char src[SOCKADDR_STRLEN];
+	size_t srclen =
+		meta && meta->src ? sockaddr_format(src, sizeof(src), meta->src, meta->src_len) : 0;
 	rd_kafka_resp_err_t err;
 
 	/* F_COPY: librdkafka puts the payload in the same allocation as its own
 	 * per-message header, so copying costs no extra malloc, and the batch
-	 * buffer is free to be reused at once. */
-	if (!rd_kafka_produce(k->rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)msg, len,
-			      keylen ? key : NULL, keylen, opaque)) {
+	 * buffer is free to be reused at once. The header is copied too. */
+	if (srclen)
+		err = rd_kafka_producev(k->rk, RD_KAFKA_V_RKT(k->rkt),
+					RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
+					RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+					RD_KAFKA_V_VALUE((void *)msg, len),
+					RD_KAFKA_V_KEY(keylen ? key : NULL, keylen),
+					RD_KAFKA_V_HEADER(SOURCE_HEADER, src, (ssize_t)srclen),
+					RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+	else
+		err = rd_kafka_producev(k->rk, RD_KAFKA_V_RKT(k->rkt),
+					RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
+					RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+					RD_KAFKA_V_VALUE((void *)msg, len),
+					RD_KAFKA_V_KEY(keylen ? key : NULL, keylen),
+					RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+	if (!err) {
 		BUMP(k->in_flight, 1);
 		return 0;
 	}
-	err = rd_kafka_last_error();
 	if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
 		return -EAGAIN;
 	count_failure(k, err);

@@ -74,6 +74,7 @@ struct sink_otlp {
 	char errbuf[CURL_ERROR_SIZE];
 	enum otlp_encoding enc;
 	bool gzip;
+	bool original; /* --otlp-original */
 	double drain_timeout;
 	uint64_t drain_deadline; /* mono ns while draining, else 0 */
 	struct slot slots[OTLP_SLOTS];
@@ -409,6 +410,7 @@ static int otlp_produce_msg(struct sink *sk, const char *data, size_t len,
 		.observed_ns = meta->recv_realtime_ns,
 		.src = meta->src,
 		.src_len = meta->src_len,
+		.original = k->original,
 	};
 	char *d;
 
@@ -674,6 +676,7 @@ struct sink *sink_otlp_open(const struct config *c)
 	config_output_name(c, k->base.name, sizeof(k->base.name)); /* userinfo as *** */
 	k->enc = c->otlp_json ? OTLP_JSON : OTLP_PROTOBUF;
 	k->gzip = c->otlp_gzip;
+	k->original = c->otlp_original;
 	k->drain_timeout = c->drain_timeout;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		err = -ENOMEM;
@@ -727,6 +730,7 @@ int sink_otlp_stats(struct sink *s, struct sink_otlp_stats *out)
 	out->url = k->shown_url;
 	out->encoding = k->enc == OTLP_JSON ? "json" : "protobuf";
 	out->compression = k->gzip ? "gzip" : "none";
+	out->original = k->original;
 #define LOAD(f) out->f = __atomic_load_n(&k->f, __ATOMIC_RELAXED)
 	LOAD(requests);
 	LOAD(records);

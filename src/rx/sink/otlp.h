@@ -33,6 +33,7 @@ struct sink_otlp_stats {
 	const char *url;
 	const char *encoding;	 /* "protobuf" | "json" */
 	const char *compression; /* "gzip" | "none" */
+	bool original;		 /* --otlp-original: the body is the datagram */
 	uint64_t requests;	 /* answered 2xx */
 	uint64_t records;	 /* delivered: in a 2xx answer, not rejected */
 	uint64_t bytes_raw;	 /* request bodies before compression (2xx ones) */

@@ -40,14 +40,15 @@ struct sink_ops {
 
 	/* Async sinks only (NULL for stream sinks). */
 	/*
-	 * Queues one message (no trailing newline) with an optional key.
+	 * Queues one message (no trailing newline) with an optional key and
+	 * its meta (kafka: the sender as the record's "source" header).
 	 * 0: queued, done() will be called with opaque exactly once.
 	 * -EAGAIN: the sink's queue is full: poll() and try again.
 	 * Other -errno: not queued and never will be (a permanent error, already
 	 * counted by the sink); done() is not called.
 	 */
 	int (*produce)(struct sink *s, const char *msg, size_t len, const char *key, size_t keylen,
-		       void *opaque);
+		       const struct msg_meta *meta, void *opaque);
 	/*
 	 * Instead of produce, for an async sink that encodes each message
 	 * itself (otlp): the datagram, its parse and its meta, no formatted
