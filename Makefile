@@ -43,7 +43,7 @@ VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest python3-yaml \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
-            libmicrohttpd-dev libcurl4-openssl-dev \
+            libmicrohttpd-dev libcurl4-openssl-dev libssl-dev \
             systemd systemd-container groff-base man-db linux-perf logrotate python3-pip
 # What `make image` and the container tests need besides (make deps installs
 # them too; `make image` installs only these): podman runs on runc here
@@ -88,6 +88,8 @@ LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf 
 KAFKA_LIBS  := $(shell pkg-config --libs rdkafka 2>/dev/null || echo -lrdkafka)
 MHD_LIBS    := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 CURL_LIBS   := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
+# The tls output (RFC 5425): only syslogrx links it.
+SSL_LIBS    := $(shell pkg-config --libs openssl 2>/dev/null || echo -lssl -lcrypto)
 
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 SKELS      := $(patsubst bpf/%.bpf.c,$(SKEL_OUTPUT)/%.skel.h,$(BPF_SRCS))
@@ -108,7 +110,7 @@ APPS       := $(OUTPUT)/syslogrx $(TOOLS)
 
 # ---- Link lines: each binary's layers (in link order) and libraries ----------
 syslogrx_LAYERS   := rx net syslog common
-syslogrx_LIBS     := $(KAFKA_LIBS) $(CURL_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lz -lpthread -lm
+syslogrx_LIBS     := $(KAFKA_LIBS) $(CURL_LIBS) $(SSL_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lz -lpthread -lm
 sysloggen_LAYERS  := gen syslog common
 sysloggen_LIBS    := -lpthread -lm
 udpdrops_LAYERS   := net common

@@ -26,6 +26,7 @@
 #include "rx/report/sender_cache.h"
 #include "rx/settings/preflight.h"
 #include "rx/life/receiver.h"
+#include "rx/sink/sink.h"
 #include "rx/life/resize.h"
 #include "rx/report/stats_line.h"
 #include "rx/report/summary.h"
@@ -105,6 +106,17 @@ static bool upgrade(struct receiver *r)
 	if (r->supervised) {
 		pr_warn("SIGUSR2: a supervised receiver is not upgraded in place (its "
 			"supervisor holds the sockets); ignored\n");
+		return false;
+	}
+	/* The old process delivers what it holds before it exits: with the
+	 * destination down it would wait for it, holding DIR and the window,
+	 * while the new one waits for DIR. Refused now, nothing lost: the
+	 * operator upgrades once the output delivers again. */
+	if (r->sink && sink_is_down(r->sink)) {
+		pr_warn("SIGUSR2: %s cannot reach its destination: an upgrade now would wait for "
+			"it to drain the window; ignored, pid %d goes on (upgrade once the output "
+			"delivers again: syslogrx_output_up 1)\n",
+			r->sink->name, (int)getpid());
 		return false;
 	}
 	if (receiver_upgrade(r, main_argv, &successor) == 0) {

@@ -26,6 +26,8 @@ import pytest
 from conftest import binary, free_udp_port, read_json, run_cmd, sysloggen
 from rx_watch import Receiver, SEQ, listen_for, seqs_in_output, start_load, stop_load, wait_gone
 from test_metrics import free_tcp_port, parse
+from otel_collector import Collector, LogSink
+from tls_server import Pki, SyslogNgTls
 
 # The Kafka broker of test_kafka.py (module scope: started once here).
 from test_kafka import broker  # noqa: F401  (a fixture)
@@ -263,6 +265,136 @@ def test_upgrade_with_tcp_output(tmp_path, disk, user):
     check_books(sent, all_s, final, sink.flows(), exact=not disk)
     if user:
         shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def tls_destination():
+    """A started syslog-ng TLS source (its own PKI in a folder all can read)
+    and syslogrx's flags for it; (server, flags, folder)."""
+    work = pathlib.Path(tempfile.mkdtemp(prefix="srx-tls-combo-"))
+    os.chmod(work, 0o755)               # nobody reads the PKI, syslog-ng root's dir
+    pki = Pki(work / "pki")
+    os.chmod(work / "pki", 0o755)
+    sng = SyslogNgTls(work, pki, peer_verify="required-trusted").start()
+    return sng, ["--output", f"tls:127.0.0.1:{sng.port}", "--tls-ca", pki.path("ca.pem"),
+                 "--tls-cert", pki.path("client.pem"), "--tls-key", pki.path("client.key")], work
+
+
+def tls_flows(lines):
+    flows = {}
+    for m in lines:
+        s = SEQ.search(m)
+        assert s, m
+        flows.setdefault(int(s.group(1)), []).append(int(s.group(2)))
+    return flows
+
+
+@pytest.mark.parametrize("disk,user", [(None, None), ("reliable", "nobody")],
+                         ids=["none", "reliable-user-nobody"])
+def test_upgrade_with_tls_output(tmp_path, disk, user):
+    """The tls output (RFC 5425, a client certificate) into syslog-ng's TLS
+    source, two upgrades under load: each process makes its own session
+    (the new one reads the certificate files again, as nobody with --user)
+    and ends it with close_notify; nothing lost, nothing twice."""
+    sng, extra, work = tls_destination()
+    if user:
+        tmp_path = work / "rx"
+        tmp_path.mkdir()
+        os.chown(tmp_path, NOBODY, NOBODY)
+    listen = listen_for(socket.AF_INET)
+    if disk:
+        extra += ["--disk-buffer", str(tmp_path / "db"), "--disk-buffer-mode", disk]
+    if user:
+        extra += ["--user", user]
+    try:
+        rx = Receiver(tmp_path, listen, "--rcvbuf", "64M", *extra,
+                      settings={"sockets": 4, "threads": 2})
+
+        def upgrades():
+            for _ in range(2):
+                assert rx.upgrade() is not None, "".join(rx.lines)
+                wait_gone(rx.olds[-1], 60)
+                time.sleep(0.3)
+        sent, err, final = run_load(rx, listen, upgrades)
+        all_s = summaries(rx, final)
+        written = sum(s["totals"]["written"] for s in all_s)
+        lines = sng.wait_lines(written)
+    finally:
+        sng.stop()
+    assert len(lines) == written
+    if disk:
+        for s in all_s:
+            d = s["disk_buffer"]
+            assert d["dropped"] == 0 and d["corrupt"] == 0 and d["recovered"] == 0, d
+            assert d["written"] > 0
+        assert sorted(os.listdir(tmp_path / "db")) == ["lock"]
+    check_books(sent, all_s, final, tls_flows(lines), exact=not disk)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+# ---- destination down at start x upgrade x disk buffer --------------------------------
+
+@pytest.mark.parametrize("kind", ["tls-reliable-user-nobody", "otlp"])
+def test_upgrade_while_the_destination_is_down_is_refused_then_works(tmp_path, kind):
+    """Started with the destination down, under load: kill -USR2 is refused
+    with the reason (the old process would wait for the destination to
+    drain its window) and the process goes on; the destination comes up,
+    everything held arrives, and an upgrade then works. Books closed."""
+    work = pathlib.Path(tempfile.mkdtemp(prefix="srx-down-up-"))
+    extra = []
+    if kind.startswith("tls"):
+        # as nobody: the PKI readable by all, syslogrx's folder nobody's
+        os.chmod(work, 0o755)
+        pki = Pki(work / "pki")
+        os.chmod(work / "pki", 0o755)
+        dest = SyslogNgTls(work, pki)
+        tmp_path = work / "rx"
+        tmp_path.mkdir()
+        os.chown(tmp_path, NOBODY, NOBODY)
+        extra = ["--output", f"tls:127.0.0.1:{dest.port}", "--tls-ca", pki.path("ca.pem"),
+                 "--disk-buffer", str(tmp_path / "db"), "--disk-buffer-mode", "reliable",
+                 "--user", "nobody"]
+        up_again = "connected again"
+    else:
+        sink = LogSink()
+        dest = Collector(forward_to=sink.url)
+        extra = ["--output", f"otlp:{dest.url}", "--drain-timeout", "60"]
+        up_again = "delivering again"
+    listen = listen_for(socket.AF_INET)
+    try:
+        rx = Receiver(tmp_path, listen, "--rcvbuf", "64M", *extra,
+                      settings={"sockets": 4, "threads": 2})
+        first = rx.pid
+
+        def actions():
+            os.kill(rx.pid, signal.SIGUSR2)
+            rx.wait_line("SIGUSR2: ", 0)
+            assert rx.pid == first and rx.count("took over") == 0
+            dest.start()
+            rx.wait_line(up_again, 0, timeout=120)
+            assert rx.upgrade() is not None, "".join(rx.lines)
+            wait_gone(rx.olds[-1], 120)
+            time.sleep(0.3)
+        sent, err, final = run_load(rx, listen, actions)
+        all_s = summaries(rx, final)
+        written = sum(s["totals"]["written"] for s in all_s)
+        if kind.startswith("tls"):
+            bodies = dest.wait_lines(written, timeout=120)
+        else:
+            bodies = [r["body"].encode() for r in sink.wait_records(written, timeout=120)]
+    finally:
+        if kind.startswith("tls"):
+            dest.stop()
+        else:
+            dest.close()
+            sink.close()
+    assert f"cannot reach its destination: an upgrade now would wait for it to drain the " \
+           f"window; ignored, pid {first} goes on" in err, err
+    assert len(bodies) == written
+    if kind.startswith("tls"):
+        for s in all_s:
+            assert s["disk_buffer"]["dropped"] == 0 and s["disk_buffer"]["corrupt"] == 0
+    check_books(sent, all_s, final, tls_flows(bodies), exact=kind.startswith("tls"))
+    shutil.rmtree(work, ignore_errors=True)
 
 
 def upgraded_twice_delivered(rx, listen, section, delivered_key, records):
@@ -606,15 +738,17 @@ def test_upgrade_as_user_nobody_with_metrics(tmp_path):
 
 # ---- live resize x outputs x disk buffer x --ordered x --user -----------------------
 
-@pytest.mark.parametrize("kind", ["tcp", "tcp-disk-spill", "tcp-disk-reliable", "kafka", "ordered",
-                                  "user-nobody", "roundrobin", "leastloaded"])
+@pytest.mark.parametrize("kind", ["tcp", "tcp-disk-spill", "tcp-disk-reliable", "tls", "kafka",
+                                  "ordered", "user-nobody", "roundrobin", "leastloaded"])
 def test_live_resize_with(request, tmp_path, kind):
     """4 -> 8 -> 2 -> 6 -> 4 under load (--max-sockets 8), with each: nothing
     lost, nothing twice. With --user the same cycle works: a shrink parks
     spares, a grow takes them back (past the pool, see the next test)."""
     where = tmp_path
-    extra, sink, topic = [], None, None
-    if kind.startswith("tcp"):
+    extra, sink, topic, sng = [], None, None, None
+    if kind == "tls":
+        sng, extra, tls_work = tls_destination()
+    elif kind.startswith("tcp"):
         sink = FrameSink()
         extra = ["--output", f"tcp:127.0.0.1:{sink.port}"]
         if "disk" in kind:
@@ -644,11 +778,19 @@ def test_live_resize_with(request, tmp_path, kind):
                 time.sleep(0.1)
         try:
             sent, err, final = run_load(rx, listen, resizes)
+            if sng:
+                tls_lines = sng.wait_lines(final["totals"]["written"])
         finally:
             if sink:
                 sink.close()
+            if sng:
+                sng.stop()
+                shutil.rmtree(tls_work, ignore_errors=True)
         assert final["config"]["sockets"] == 4
-        if sink:
+        if sng:
+            assert len(tls_lines) == final["totals"]["written"]
+            seen = tls_flows(tls_lines)
+        elif sink:
             seen = sink.flows()
             assert len(sink.msgs) == final["totals"]["written"]
         elif topic:
@@ -696,13 +838,15 @@ def test_resize_as_user_past_the_pool_is_refused_with_the_reason(tmp_path):
 
 # ---- supervisor x --ordered x kafka ---------------------------------------------------
 
-@pytest.mark.parametrize("kind", ["ordered", "kafka", "hash", "roundrobin", "leastloaded"])
+@pytest.mark.parametrize("kind", ["ordered", "kafka", "tls", "hash", "roundrobin", "leastloaded"])
 def test_supervisor_upgrade_with(request, tmp_path, kind):
     """kill -USR2 of the supervisor under load with --ordered (the stopping
     child's reorder stage writes what it holds) or the Kafka output (it
     delivers what it holds before it exits): nothing lost, nothing twice."""
-    topic = None
-    if kind == "kafka":
+    topic, sng = None, None
+    if kind == "tls":
+        sng, extra, tls_work = tls_destination()
+    elif kind == "kafka":
         b = request.getfixturevalue("broker")
         topic = "i19-supervised"
         b.create_topic(topic, partitions=3)
@@ -720,11 +864,22 @@ def test_supervisor_upgrade_with(request, tmp_path, kind):
         os.kill(rx.p.pid, signal.SIGUSR2)
         rx.wait_line("started receiver pid", started)
         time.sleep(0.3)
-    sent, err, final = run_load(rx, listen, upgrade)
+    try:
+        sent, err, final = run_load(rx, listen, upgrade)
+        if sng:
+            sup = read_json(f"{rx.summary_path}.supervisor")
+            tls_lines = sng.wait_lines(sum(c["written"] for c in sup["children"]))
+    finally:
+        if sng:
+            sng.stop()
+            shutil.rmtree(tls_work, ignore_errors=True)
     sup = read_json(f"{rx.summary_path}.supervisor")
     assert sup["upgrades"] == 1 and sup["restarts"] == 0 and len(sup["children"]) == 2, sup
     first = read_json(f"{rx.summary_path}.{sup['children'][0]['pid']}")
-    if topic:
+    if sng:
+        assert len(tls_lines) == sum(c["written"] for c in sup["children"])
+        seen = tls_flows(tls_lines)
+    elif topic:
         recs = b.records(topic)
         assert len(recs) == sum(s["kafka"]["delivered"] for s in (first, final)) == \
             sum(c["written"] for c in sup["children"])

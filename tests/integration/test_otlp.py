@@ -270,14 +270,6 @@ def test_tls_wrong_ca_refused_at_start(tls_sink):
     assert len(sink.requests) == 0
 
 
-def test_collector_down_at_start_is_an_error():
-    url = f"http://127.0.0.1:{free_udp_port()}"
-    r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{free_udp_port()}",
-                 "--output", f"otlp:{url}"])
-    assert r.returncode != 0
-    assert f"--output otlp:{url}/v1/logs: cannot reach the collector" in r.stderr
-
-
 @pytest.mark.parametrize("disk", [False, True], ids=["no-disk-buffer", "disk-buffer-spill"])
 def test_collector_killed_for_10s(collector, syslogrx, tmp_path, disk):
     col, sink = collector

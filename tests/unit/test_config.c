@@ -377,6 +377,40 @@ static void test_otlp(void **state)
 	assert_int_equal(PARSE(&c, "--output", "otlp:http://h:1", "--disk-buffer", "/tmp"), 0);
 }
 
+static void test_tls(void **state)
+{
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--output", "tls:127.0.0.1:6514", "--tls-ca", "/dev/null",
+			       "--tls-cert", "/dev/null", "--tls-key", "/dev/null", "--tls-name",
+			       "syslog.example", "--disk-buffer", "/tmp"),
+			 0);
+	assert_int_equal(c.output, OUTPUT_TLS);
+	assert_string_equal(c.output_arg, "127.0.0.1:6514");
+	assert_string_equal(c.tls_ca, "/dev/null");
+	assert_string_equal(c.tls_cert, "/dev/null");
+	assert_string_equal(c.tls_key, "/dev/null");
+	assert_string_equal(c.tls_name, "syslog.example");
+	assert_true(config_output_is_network(&c));
+	/* the system's CAs, HOST as the name */
+	assert_int_equal(PARSE(&c, "--output", "tls:[::1]:6514"), 0);
+	assert_true(!c.tls_ca[0] && !c.tls_name[0]);
+
+	assert_int_not_equal(PARSE(&c, "--output", "tcp:127.0.0.1:601", "--tls-ca", "/dev/null"),
+			     0);
+	assert_non_null(strstr(err, "--tls-ca, --tls-cert, --tls-key and --tls-name need --output "
+				    "tls:HOST:PORT"));
+	assert_int_not_equal(PARSE(&c, "--output", "tls:127.0.0.1:6514", "--tls-key", "/dev/null"),
+			     0);
+	assert_non_null(strstr(err, "--tls-cert and --tls-key go together"));
+	assert_int_not_equal(
+		PARSE(&c, "--output", "tls:127.0.0.1:6514", "--tls-ca", "/nonexistent/ca.pem"), 0);
+	assert_non_null(strstr(err, "--tls-ca /nonexistent/ca.pem: cannot read it"));
+	assert_int_not_equal(PARSE(&c, "--output", "tls:127.0.0.1:6514", "--tls-name", "a b"), 0);
+	assert_non_null(strstr(err, "--tls-name a b: expected a DNS name or an IP address"));
+	assert_int_not_equal(PARSE(&c, "--output", "tls:"), 0);
+}
+
 static void test_redact(void **state)
 {
 	char b[128];
@@ -681,6 +715,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_flag_and_argument),
 		cmocka_unit_test(test_kafka),
 		cmocka_unit_test(test_otlp),
+		cmocka_unit_test(test_tls),
 		cmocka_unit_test(test_otlp_bad),
 		cmocka_unit_test(test_redact),
 		cmocka_unit_test(test_otlp_header_file),

@@ -347,6 +347,11 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		    "Sequence numbers missing from sysloggen/loggen traffic now (a late "
 		    "message fills its gap).",
 		    s.seq_gaps);
+	if (s.have_output_state)
+		one(p, "syslogrx_output_up", PROM_GAUGE,
+		    "1: the network output delivers; 0: it cannot reach its destination and "
+		    "retries (the window and the disk buffer hold what arrives).",
+		    s.output_up);
 	if (s.have_kafka)
 		write_kafka(p, &s);
 	if (s.have_otlp)

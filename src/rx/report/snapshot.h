@@ -101,6 +101,8 @@ struct snapshot {
 	uint64_t seq_gaps; /* seqtrack's missing */
 	bool have_disk;	   /* --disk-buffer */
 	struct diskbuf_stats disk;
+	bool have_output_state; /* a network output: tcp, tls, kafka, otlp */
+	bool output_up;		/* delivering, not retrying an unreachable destination */
 	bool have_kafka;
 	struct sink_kafka_stats kafka;
 	bool have_otlp;

@@ -574,6 +574,12 @@ int summary_write(struct receiver *r, const char *path)
 
 	write_loss(&w, r, &s);
 	write_ordering(&w, r);
+	/* a network output: delivering (true) or retrying a destination it
+	 * cannot reach (false) when the summary was written */
+	if (s.have_output_state)
+		jw_bool(&w, "output_up", s.output_up);
+	else
+		jw_null(&w, "output_up");
 	write_kafka(&w, &s);
 	write_otlp(&w, &s);
 	write_preflight(&w, r->preflight);

@@ -83,6 +83,10 @@ enum {
 	OPT_OTLP_HEADER_FILE,
 	OPT_TIMEZONE,
 	OPT_OTLP_ORIGINAL = 950, /* the datagram as it came, in OTLP */
+	OPT_TLS_CA = 960, /* the tls output */
+	OPT_TLS_CERT,
+	OPT_TLS_KEY,
+	OPT_TLS_NAME,
 	OPT_HEALTH = 980, /* the health endpoints */
 };
 
@@ -107,7 +111,7 @@ static const struct argp_option options[] = {
 	  "Kernel receive buffer per socket, K/M/G suffixes (default: kernel's)" },
 	{ "batch", OPT_BATCH, "N", 0, "recvmmsg batch, the fetch limit (default 64)" },
 	{ "output", OPT_OUTPUT, "DEST", 0,
-	  "null | stdout | file:PATH | tcp:HOST:PORT | kafka:HOST:PORT[,HOST:PORT...]/TOPIC | otlp:http[s]://HOST:PORT[/PATH] (default stdout)" },
+	  "null | stdout | file:PATH | tcp:HOST:PORT | tls:HOST:PORT | kafka:HOST:PORT[,HOST:PORT...]/TOPIC | otlp:http[s]://HOST:PORT[/PATH] (default stdout)" },
 	{ "format", OPT_FORMAT, "FMT", 0, "raw | json | rfc5424 (default raw)" },
 	{ "summary", OPT_SUMMARY, "PATH", 0, "Write the JSON summary here at exit" },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Exit by itself after this long" },
@@ -138,6 +142,14 @@ static const struct argp_option options[] = {
 	  "otlp output: client certificate (PEM), with --otlp-key" },
 	{ "otlp-key", OPT_OTLP_KEY, "FILE", 0,
 	  "otlp output: client private key (PEM), with --otlp-cert" },
+	{ "tls-ca", OPT_TLS_CA, "FILE", 0,
+	  "tls output: CA certificates (PEM) to verify the server (default: the system's)" },
+	{ "tls-cert", OPT_TLS_CERT, "FILE", 0,
+	  "tls output: client certificate (PEM), with --tls-key" },
+	{ "tls-key", OPT_TLS_KEY, "FILE", 0,
+	  "tls output: client private key (PEM), with --tls-cert" },
+	{ "tls-name", OPT_TLS_NAME, "NAME", 0,
+	  "tls output: the name the server's certificate must hold (default: HOST of tls:HOST:PORT)" },
 	{ "otlp-header", OPT_OTLP_HEADER, "KEY=VALUE", 0,
 	  "otlp output: an HTTP header on every request, repeatable (e.g. Content-Language=en; a secret: --otlp-header-file)" },
 	{ "otlp-header-file", OPT_OTLP_HEADER_FILE, "FILE", 0,
@@ -235,6 +247,7 @@ static int parse_output(struct config *c, const char *arg)
 		{ "null", OUTPUT_NULL, false },	  { "stdout", OUTPUT_STDOUT, false },
 		{ "file:", OUTPUT_FILE, true },	  { "tcp:", OUTPUT_TCP, true },
 		{ "kafka:", OUTPUT_KAFKA, true }, { "otlp:", OUTPUT_OTLP, true },
+		{ "tls:", OUTPUT_TLS, true },
 	};
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(kinds); i++) {
@@ -549,18 +562,39 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_OTLP_CA:
 	case OPT_OTLP_CERT:
-	case OPT_OTLP_KEY: {
+	case OPT_OTLP_KEY:
+	case OPT_TLS_CA:
+	case OPT_TLS_CERT:
+	case OPT_TLS_KEY: {
 		char *dst = key == OPT_OTLP_CA	 ? c->otlp_ca :
 			    key == OPT_OTLP_CERT ? c->otlp_cert :
-						   c->otlp_key;
+			    key == OPT_OTLP_KEY	 ? c->otlp_key :
+			    key == OPT_TLS_CA	 ? c->tls_ca :
+			    key == OPT_TLS_CERT	 ? c->tls_cert :
+						   c->tls_key;
 		const char *flag = key == OPT_OTLP_CA	? "--otlp-ca" :
 				   key == OPT_OTLP_CERT ? "--otlp-cert" :
-							  "--otlp-key";
+				   key == OPT_OTLP_KEY	? "--otlp-key" :
+				   key == OPT_TLS_CA	? "--tls-ca" :
+				   key == OPT_TLS_CERT	? "--tls-cert" :
+							  "--tls-key";
 
 		if (strlen(arg) >= PATH_MAX || access(arg, R_OK))
 			FAIL("%s %s: cannot read it: %s", flag, arg,
 			     strerror(errno ?: ENAMETOOLONG));
 		snprintf(dst, PATH_MAX, "%s", arg);
+		break;
+	}
+	case OPT_TLS_NAME: {
+		bool ok = *arg && strlen(arg) < sizeof(c->tls_name);
+
+		for (const char *p = arg; ok && *p; p++)
+			ok = isalnum((unsigned char)*p) || strchr(".-_:*", *p);
+		if (!ok)
+			FAIL("--tls-name %s: expected a DNS name or an IP address (letters, digits, "
+			     "'.', '-', '_', ':', '*'; under %zu bytes)",
+			     arg, sizeof(c->tls_name));
+		snprintf(c->tls_name, sizeof(c->tls_name), "%s", arg);
 		break;
 	}
 	case OPT_OTLP_HEADER:
@@ -760,6 +794,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			     "--output otlp:URL");
 		if (c->json_raw && c->format != FORMAT_JSON)
 			FAIL("--json-raw needs --format json");
+		if (c->output != OUTPUT_TLS &&
+		    (c->tls_ca[0] || c->tls_cert[0] || c->tls_key[0] || c->tls_name[0]))
+			FAIL("--tls-ca, --tls-cert, --tls-key and --tls-name need --output "
+			     "tls:HOST:PORT");
+		if (!c->tls_cert[0] != !c->tls_key[0])
+			FAIL("--tls-cert and --tls-key go together");
 		if (c->output != OUTPUT_OTLP && c->otlp_original)
 			FAIL("--otlp-original needs --output otlp:URL (the other outputs carry the "
 			     "datagram already: --format raw, and json's \"raw\" with --json-raw)");
@@ -772,10 +812,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (c->output == OUTPUT_OTLP && !strncmp(c->output_arg, "http://", 7) &&
 		    (c->otlp_ca[0] || c->otlp_cert[0]))
 			FAIL("--otlp-ca, --otlp-cert and --otlp-key need an https:// URL");
-		if (c->disk_buffer[0] && c->output != OUTPUT_TCP && c->output != OUTPUT_KAFKA &&
-		    c->output != OUTPUT_OTLP)
-			FAIL("--disk-buffer needs --output tcp:HOST:PORT, kafka:BROKERS/TOPIC or "
-			     "otlp:URL");
+		if (c->disk_buffer[0] && !config_output_is_network(c))
+			FAIL("--disk-buffer needs --output tcp:HOST:PORT, tls:HOST:PORT, "
+			     "kafka:BROKERS/TOPIC or otlp:URL");
 		if (!c->disk_buffer[0] && (c->disk_buffer_mode || c->disk_buffer_sync_ms != 1000 ||
 					   c->disk_buffer_size != 1ULL << 30))
 			FAIL("--disk-buffer-size, -mode and -sync need --disk-buffer DIR");
@@ -801,6 +840,7 @@ const char *config_output_name(const struct config *c, char *buf, size_t len)
 	static const char *const kinds[] = {
 		[OUTPUT_NULL] = "null", [OUTPUT_STDOUT] = "stdout", [OUTPUT_FILE] = "file",
 		[OUTPUT_TCP] = "tcp",	[OUTPUT_KAFKA] = "kafka",   [OUTPUT_OTLP] = "otlp",
+		[OUTPUT_TLS] = "tls",
 	};
 
 	char shown[sizeof(c->output_arg)];
@@ -1064,6 +1104,10 @@ static const struct restart_field {
 	STRING("otlp-cert", otlp_cert),
 	STRING("otlp-key", otlp_key),
 	FIELD("otlp-header", otlp_nr_headers),
+	STRING("tls-ca", tls_ca),
+	STRING("tls-cert", tls_cert),
+	STRING("tls-key", tls_key),
+	STRING("tls-name", tls_name),
 	FIELD("otlp-original", otlp_original),
 	STRING("timezone", timezone),
 	STRING("metrics", metrics),

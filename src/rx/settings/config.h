@@ -18,7 +18,15 @@ enum kafka_key { KAFKA_KEY_NONE, KAFKA_KEY_SOURCE, KAFKA_KEY_HOSTNAME, KAFKA_KEY
 #define CONFIG_MAX_SOCKETS REUSEPORT_MAX_SOCKETS
 #define CONFIG_MAX_BATCH 1024
 
-enum output_kind { OUTPUT_NULL, OUTPUT_STDOUT, OUTPUT_FILE, OUTPUT_TCP, OUTPUT_KAFKA, OUTPUT_OTLP };
+enum output_kind {
+	OUTPUT_NULL,
+	OUTPUT_STDOUT,
+	OUTPUT_FILE,
+	OUTPUT_TCP,
+	OUTPUT_KAFKA,
+	OUTPUT_OTLP,
+	OUTPUT_TLS, /* tcp over TLS (RFC 5425) */
+};
 
 /* --cost-ns takes one value for every thread, or one per thread. */
 #define CONFIG_MAX_COST_NS 64
@@ -75,6 +83,11 @@ struct config {
 	/* --otlp-original: the body is the datagram as it came */
 	bool otlp_original;
 	char otlp_ca[PATH_MAX], otlp_cert[PATH_MAX], otlp_key[PATH_MAX];
+	/* --output tls:HOST:PORT (RFC 5425): the CA to verify the server with
+	 * ("" = the system's), the client's certificate and key ("" = none),
+	 * the name its certificate must hold ("" = HOST) */
+	char tls_ca[PATH_MAX], tls_cert[PATH_MAX], tls_key[PATH_MAX];
+	char tls_name[256];
 	unsigned int otlp_nr_headers; /* --otlp-header KEY=VALUE, in order */
 	char otlp_headers[CONFIG_MAX_OTLP_HEADERS][CONFIG_OTLP_HEADER_LEN];
 	char timezone[64];    /* --timezone, as given ("UTC" by default) */
@@ -125,6 +138,13 @@ int config_parse(struct config *c, int argc, char **argv, unsigned int flags, ch
 
 /* The output as given: "null", "stdout", "file:PATH", "tcp:HOST:PORT", "kafka:...". */
 const char *config_output_name(const struct config *c, char *buf, size_t len);
+
+/* tcp, tls, kafka, otlp: a destination that can be down (and come back). */
+static inline bool config_output_is_network(const struct config *c)
+{
+	return c->output == OUTPUT_TCP || c->output == OUTPUT_TLS || c->output == OUTPUT_KAFKA ||
+	       c->output == OUTPUT_OTLP;
+}
 /*
  * Applies a config file (and the env-file it names, under it) over c, then
  * checks the whole: for a re-read without a command line. To re-read with

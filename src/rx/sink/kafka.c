@@ -96,6 +96,11 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 	BUMP(k->in_flight, -1);
 	if (!m->err) {
 		BUMP(k->delivered, 1);
+		if (sink_is_down(&k->base)) {
+			pr_warn("%s: delivering again\n", k->base.name);
+			sink_set_down(&k->base, false);
+			k->last_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+		}
 		res = SINK_DELIVERED;
 	} else if (k->purging && is_purge(m->err)) {
 		BUMP(k->undelivered, 1);
@@ -121,8 +126,12 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 		return;
 	}
 	/* Transient (broker down, reconnecting): librdkafka retries. Say it once
-	 * per new error, not once per reconnect attempt. */
-	if (err == (int)k->last_error)
+	 * per new error, not once per reconnect attempt; a broker's refusal is
+	 * text from the network: logged escaped. */
+	if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT)
+		sink_set_down(&k->base, true);
+	if (err == (int)k->last_error || (err == RD_KAFKA_RESP_ERR__TRANSPORT &&
+					  k->last_error == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN))
 		return;
 	k->last_error = err;
 	/* reason may quote a broker: made safe before it is a log line */
@@ -315,8 +324,13 @@ static int build_conf(rd_kafka_conf_t *conf, const struct config *c)
 	return 0;
 }
 
-/* The topic must exist (or be auto-created) and a broker must answer. */
-static int check_metadata(struct sink_kafka *k)
+/*
+ * The topic must exist (or be auto-created) where a broker answers. No
+ * broker answering is not an error: librdkafka keeps trying, produce()
+ * queues up to the window meanwhile (-EAGAIN past it), and the first
+ * delivery says "delivering again". -EAGAIN for that, 0, or a refusal.
+ */
+static int check_metadata(struct sink_kafka *k, const struct config *c)
 {
 	const struct rd_kafka_metadata *md = NULL;
 	rd_kafka_resp_err_t err;
@@ -324,10 +338,17 @@ static int check_metadata(struct sink_kafka *k)
 
 	err = rd_kafka_metadata(k->rk, 0, k->rkt, &md, METADATA_TIMEOUT_MS);
 	if (err) {
-		pr_warn("--output kafka:%s/%s: cannot reach broker(s) %s for topic '%s' within %d s: %s\n",
-			k->brokers, k->topic, k->brokers, k->topic, METADATA_TIMEOUT_MS / 1000,
-			rd_kafka_err2str(err));
-		return err == RD_KAFKA_RESP_ERR__TIMED_OUT ? -ETIMEDOUT : -ECONNREFUSED;
+		sink_set_down(&k->base, true);
+		/* on_error says the same thing again otherwise */
+		k->last_error = RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN;
+		pr_warn("--output kafka:%s/%s: no broker of %s answered within %d s (%s); starting "
+			"anyway: librdkafka retries with backoff (up to 1 s), %s what arrives "
+			"meanwhile\n",
+			k->brokers, k->topic, k->brokers, METADATA_TIMEOUT_MS / 1000,
+			rd_kafka_err2str(err),
+			c->disk_buffer[0] ? "the input window and the disk buffer hold" :
+					    "the input window holds");
+		return -EAGAIN;
 	}
 	if (md->topic_cnt < 1) {
 		ret = -ENOENT;
@@ -393,8 +414,8 @@ struct sink *sink_kafka_open(const struct config *c)
 			rd_kafka_err2str(rd_kafka_last_error()));
 		goto fail;
 	}
-	err = check_metadata(k);
-	if (err)
+	err = check_metadata(k, c);
+	if (err && err != -EAGAIN)
 		goto fail;
 	pr_info("kafka: producing to topic %s on %s\n", k->topic, k->brokers);
 	return &k->base;

@@ -26,6 +26,7 @@
 #include "common/redact.h"
 #include "rx/settings/config.h"
 #include "rx/sink/otlp.h"
+#include "rx/sink/tls.h"
 #include "syslog/msgtime.h"
 #include "syslog/otlp_encode.h"
 
@@ -82,8 +83,8 @@ struct sink_otlp {
 	size_t zcap;
 	char resp[RESP_MAX];
 	size_t resp_len;
-	long retry_after_ms;		       /* from the answer's headers, -1 none */
-	char last_error[CURL_ERROR_SIZE + 32]; /* log each new transient error once */
+	long retry_after_ms; /* from the answer's headers, -1 none */
+	long last_error;     /* log each new transient error once: curl code, or -status */
 	/* counters: output thread writes, scrapes read (relaxed atomics) */
 	uint64_t requests, records, bytes_raw, bytes_sent, retries, failed, in_flight, undelivered;
 	long last_status;
@@ -263,6 +264,20 @@ static long timeout_ms(struct sink_otlp *k)
 	return REQUEST_TIMEOUT_MS;
 }
 
+/* Why a request will be sent again, for the log (curl's error, which may
+ * hold the server's words, printable bytes only). */
+static const char *transient_text(struct sink_otlp *k, CURLcode rc, long status)
+{
+	static char why[4 * CURL_ERROR_SIZE];
+	const char *said = k->errbuf[0] ? k->errbuf : curl_easy_strerror(rc);
+
+	if (rc == CURLE_OK)
+		snprintf(why, sizeof(why), "HTTP %ld", status);
+	else /* curl's words may quote the peer (its certificate's names) */
+		net_text_log(why, sizeof(why), said, strlen(said));
+	return why;
+}
+
 /* POSTs the oldest slot once. */
 static enum send_result send_slot(struct sink_otlp *k, struct slot *s)
 {
@@ -303,7 +318,10 @@ static enum send_result send_slot(struct sink_otlp *k, struct slot *s)
 		uint64_t rejected = 0;
 		char msg[OTLP_MESSAGE_MAX], name[SINK_OTLP_REASON_LEN];
 
-		k->last_error[0] = '\0';
+		if (k->last_error)
+			pr_warn("%s: delivering again\n", k->base.name);
+		k->last_error = 0;
+		sink_set_down(&k->base, false);
 		if (otlp_parse_response(k->resp, k->resp_len, k->enc, &rejected, msg, sizeof(msg)))
 			rejected = 0; /* not a response: the status says it was taken */
 		if (rejected > s->nrec)
@@ -344,8 +362,6 @@ static enum send_result send_slot(struct sink_otlp *k, struct slot *s)
 	}
 	/* Transient: the same request again later. */
 	{
-		char why[CURL_ERROR_SIZE + 32];
-		const char *said = k->errbuf[0] ? k->errbuf : curl_easy_strerror(rc);
 		unsigned int shift = s->tries < 7 ? s->tries - 1 : 6;
 		long backoff = BACKOFF_MIN_MS << shift;
 
@@ -355,15 +371,14 @@ static enum send_result send_slot(struct sink_otlp *k, struct slot *s)
 			backoff = k->retry_after_ms < RETRY_AFTER_MAX_MS ? k->retry_after_ms :
 									   RETRY_AFTER_MAX_MS;
 		s->next_try = mono_ns() + (uint64_t)backoff * 1000000;
-		if (rc == CURLE_OK)
-			snprintf(why, sizeof(why), "HTTP %ld", status);
-		else /* curl's words may quote the peer (its certificate's names) */
-			net_text_log(why, sizeof(why), said, strlen(said));
-		if (strcmp(why, k->last_error)) {
-			snprintf(k->last_error, sizeof(k->last_error), "%s", why);
-			pr_warn("%s: %s; retrying (next in %ld ms), the input window holds what "
-				"arrives meanwhile\n",
-				k->base.name, why, backoff);
+		sink_set_down(&k->base, true);
+		/* Keyed by the error, not its text: curl's says "after N ms". */
+		if (rc == CURLE_OK ? k->last_error != -status : k->last_error != (long)rc) {
+			k->last_error = rc == CURLE_OK ? -status : (long)rc;
+			pr_warn("%s: %s; retrying with backoff (%d ms doubling to %d ms), the input "
+				"window holds what arrives meanwhile\n",
+				k->base.name, transient_text(k, rc, status), BACKOFF_MIN_MS,
+				BACKOFF_MAX_MS);
 		}
 	}
 	return SEND_RETRY;
@@ -574,7 +589,28 @@ static int setup_curl(struct sink_otlp *k, const struct config *c)
 	return 0;
 }
 
-/* An empty export request: reachable, TLS verified, the path answers OTLP. */
+/* What no wait can mend: the URL, the CA file, the client's own certificate. */
+static bool fatal_at_start(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_URL_MALFORMAT:
+	case CURLE_UNSUPPORTED_PROTOCOL:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CONNECT_ERROR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * An empty export request: reachable, TLS verified, the path answers OTLP.
+ * 0: it does. -EAGAIN: the collector is down or not ready (no answer, or
+ * 429/502/503/504): we start anyway and retry as for any outage. Another
+ * -errno: a mistake waiting cannot mend (logged): we do not start.
+ */
 static int probe(struct sink_otlp *k, const struct config *c)
 {
 	static const char empty_json[] = "{}";
@@ -592,30 +628,40 @@ static int probe(struct sink_otlp *k, const struct config *c)
 	curl_easy_setopt(k->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	curl_easy_setopt(k->curl, CURLOPT_TIMEOUT_MS, (long)REQUEST_TIMEOUT_MS);
 	rc = curl_easy_perform(k->curl);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(k->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (rc == CURLE_OK && status >= 200 && status < 300)
+		return 0;
+	if (rc == CURLE_OK ? transient_status(status) : !fatal_at_start(rc)) {
+		k->last_error = rc == CURLE_OK ? -status : (long)rc;
+		sink_set_down(&k->base, true);
+		pr_warn("--output otlp:%s: the collector is not reachable yet (%s); starting "
+			"anyway: retrying with backoff (%d ms doubling to %d ms), %s what arrives "
+			"meanwhile\n",
+			k->shown_url, transient_text(k, rc, status), BACKOFF_MIN_MS, BACKOFF_MAX_MS,
+			c->disk_buffer[0] ? "the input window and the disk buffer hold" :
+					    "the input window holds");
+		return -EAGAIN;
+	}
 	if (rc != CURLE_OK) {
-		bool tls = rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
-			   rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_SSL_CERTPROBLEM;
+		bool tls = rc != CURLE_URL_MALFORMAT && rc != CURLE_UNSUPPORTED_PROTOCOL;
 		const char *said = k->errbuf[0] ? k->errbuf : curl_easy_strerror(rc);
 		char why[4 * CURL_ERROR_SIZE];
 
 		net_text_log(why, sizeof(why), said, strlen(said)); /* may quote the peer */
-		pr_warn("--output otlp:%s: cannot reach the collector: %s%s%s\n", k->shown_url, why,
-			tls && c->otlp_ca[0] ? " (TLS: check --otlp-ca " : "",
-			tls && c->otlp_ca[0] ? c->otlp_ca : "");
+		pr_warn("--output otlp:%s: cannot reach the collector: %s%s%s%s\n", k->shown_url,
+			why, tls && c->otlp_ca[0] ? " (TLS: check --otlp-ca " : "",
+			tls && c->otlp_ca[0] ? c->otlp_ca : "", tls && c->otlp_ca[0] ? ")" : "");
 		if (tls && c->otlp_ca[0])
 			pr_warn("--output otlp:%s: the server's certificate is not signed by a CA "
 				"in --otlp-ca %s\n",
 				k->shown_url, c->otlp_ca);
-		return tls ? -EPROTO : -ECONNREFUSED;
+		return tls ? -EPROTO : -EINVAL;
 	}
-	curl_easy_getinfo(k->curl, CURLINFO_RESPONSE_CODE, &status);
-	if (status < 200 || status >= 300) {
-		pr_warn("--output otlp:%s: the collector answered an empty export with HTTP %ld "
-			"(is %s its OTLP/HTTP logs path?)\n",
-			k->shown_url, status, k->shown_url);
-		return -EPROTO;
-	}
-	return 0;
+	pr_warn("--output otlp:%s: the collector answered an empty export with HTTP %ld "
+		"(is %s its OTLP/HTTP logs path?)\n",
+		k->shown_url, status, k->shown_url);
+	return -EPROTO;
 }
 
 struct sink *sink_otlp_open(const struct config *c)
@@ -650,8 +696,20 @@ struct sink *sink_otlp_open(const struct config *c)
 	err = setup_curl(k, c);
 	if (err)
 		goto fail;
+	if (c->otlp_ca[0] || c->otlp_cert[0]) {
+		err = tls_files_check(&(struct tls_files){
+			.ca = c->otlp_ca[0] ? c->otlp_ca : "",
+			.cert = c->otlp_cert,
+			.key = c->otlp_key,
+			.ca_flag = "--otlp-ca",
+			.cert_flag = "--otlp-cert",
+			.key_flag = "--otlp-key",
+		});
+		if (err)
+			goto fail;
+	}
 	err = probe(k, c);
-	if (err)
+	if (err && err != -EAGAIN)
 		goto fail;
 	pr_info("otlp: exporting logs to %s (%s, %s)\n", k->shown_url,
 		k->enc == OTLP_JSON ? "json" : "protobuf", k->gzip ? "gzip" : "uncompressed");

@@ -15,6 +15,7 @@ static struct sink *open_kind(const struct config *c)
 	case OUTPUT_FILE:
 		return sink_file_open(c);
 	case OUTPUT_TCP:
+	case OUTPUT_TLS:
 		return sink_tcp_open(c);
 	case OUTPUT_KAFKA:
 		return sink_kafka_open(c);

@@ -88,7 +88,21 @@ struct sink {
 	/* The listener of the message being produced (msg_meta.listener), set
 	 * by the output stage before each produce; NULL = none. */
 	const char *listener_now;
+	/* Network sinks: 1 while the destination cannot be reached (the last
+	 * connection or delivery attempt failed and none has worked since).
+	 * The output thread writes it, a scrape reads it (relaxed atomics). */
+	int down;
 };
+
+static inline void sink_set_down(struct sink *s, bool down)
+{
+	__atomic_store_n(&s->down, down, __ATOMIC_RELAXED);
+}
+
+static inline bool sink_is_down(const struct sink *s)
+{
+	return __atomic_load_n(&s->down, __ATOMIC_RELAXED);
+}
 
 /* Opens the sink the config names; NULL + errno, having logged why. */
 struct sink *sink_open(const struct config *c);

@@ -16,6 +16,12 @@
  * in the last REPLAY_NS before a connection ends are sent again on the next
  * one: at least once, with possible duplicates (counted, logged), rather than
  * a silent loss.
+ *
+ * tls:HOST:PORT is the same with a TLS session on the connection (RFC 5425:
+ * the same octet-counted frames, over TLS; tls.c). A server whose
+ * certificate is refused is an outage like any other once running (the
+ * window holds, we retry); at start, when the server answers and is
+ * refused, syslogrx does not start: that is a setting to fix, not a wait.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -33,6 +39,7 @@
 #include "common/log.h"
 #include "rx/settings/config.h"
 #include "rx/sink/sink.h"
+#include "rx/sink/tls.h"
 #include "common/sockaddr.h"
 
 #define BACKOFF_MIN_MS 50
@@ -55,6 +62,10 @@ struct sink_tcp {
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	int fd;
+	struct tls_client *tls;	     /* tls:HOST:PORT, else NULL */
+	struct tls_session *session; /* with tls, while fd is connected */
+	char why[512];		     /* why the last connection attempt failed */
+	bool said_down;		     /* the outage is logged already */
 	int backoff_ms;
 	struct sent_buf cur;		    /* the frames being sent, built from lines */
 	struct sent_buf hist[REPLAY_SLOTS]; /* recently sent, oldest at hist_next */
@@ -72,22 +83,60 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-static int try_connect(struct sink_tcp *t)
+static int send_all(int fd, const char *p, size_t len)
 {
-	int one = 1;
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
 
-	t->fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (t->fd < 0)
-		return -errno;
-	setsockopt(t->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(t->fd, (struct sockaddr *)&t->addr, t->addrlen)) {
-		int err = -errno;
-
-		close(t->fd);
-		t->fd = -1;
-		return err;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= n;
 	}
 	return 0;
+}
+
+static void disconnect(struct sink_tcp *t)
+{
+	tls_session_end(t->session);
+	t->session = NULL;
+	close(t->fd);
+	t->fd = -1;
+}
+
+/* A connection, and with tls a verified session on it; else -errno, and
+ * t->why says why. */
+static int try_connect(struct sink_tcp *t)
+{
+	int one = 1, err;
+
+	t->fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (t->fd < 0) {
+		err = -errno;
+		snprintf(t->why, sizeof(t->why), "%s", strerror(-err));
+		return err;
+	}
+	setsockopt(t->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(t->fd, (struct sockaddr *)&t->addr, t->addrlen)) {
+		err = -errno;
+		snprintf(t->why, sizeof(t->why), "%s", strerror(-err));
+		disconnect(t);
+		return err;
+	}
+	if (!t->tls)
+		return 0;
+	err = tls_session_start(t->tls, t->fd, &t->session, t->why, sizeof(t->why));
+	if (err)
+		disconnect(t);
+	return err;
+}
+
+static int conn_send(struct sink_tcp *t, const char *p, size_t len)
+{
+	return t->session ? tls_session_send(t->session, p, len) : send_all(t->fd, p, len);
 }
 
 /* Connects, retrying with exponential backoff until it works or we must stop. */
@@ -97,17 +146,21 @@ static int ensure_connected(struct sink_tcp *t)
 		int err = try_connect(t);
 
 		if (!err) {
-			if (t->backoff_ms)
+			if (t->backoff_ms || t->said_down)
 				pr_warn("%s: connected again\n", t->base.name);
+			sink_set_down(&t->base, false);
+			t->said_down = false;
 			t->backoff_ms = 0;
 			t->reconnects++;
 			return 0;
 		}
+		sink_set_down(&t->base, true);
 		if (t->base.abort && flag_get(t->base.abort))
 			return err;
-		if (!t->backoff_ms)
-			pr_warn("%s: %s; retrying (the input window holds what arrives meanwhile)\n",
-				t->base.name, strerror(-err));
+		if (!t->backoff_ms && !t->said_down)
+			pr_warn("%s: %s; retrying with backoff (%d ms doubling to %d ms), the input "
+				"window holds what arrives meanwhile\n",
+				t->base.name, t->why, BACKOFF_MIN_MS, BACKOFF_MAX_MS);
 		t->backoff_ms = t->backoff_ms ? t->backoff_ms * 2 : BACKOFF_MIN_MS;
 		if (t->backoff_ms > BACKOFF_MAX_MS)
 			t->backoff_ms = BACKOFF_MAX_MS;
@@ -116,11 +169,14 @@ static int ensure_connected(struct sink_tcp *t)
 	return 0;
 }
 
-/* The server never sends us anything: readable means it closed (or reset). */
+/* The server never sends us anything: readable means it closed (or reset);
+ * over TLS, once the session's own records (tickets) are read. */
 static bool peer_closed(struct sink_tcp *t)
 {
 	struct pollfd p = { .fd = t->fd, .events = POLLIN | POLLRDHUP };
 
+	if (t->session)
+		return tls_session_closed(t->session);
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR));
 }
 
@@ -148,22 +204,6 @@ static size_t build_frames(struct sink_tcp *t, const char *buf, size_t len)
 	}
 	f->len = out;
 	return out;
-}
-
-static int send_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
 }
 
 /*
@@ -214,7 +254,7 @@ static int replay_recent(struct sink_tcp *t)
 
 		if (!h->len || h->sent_ns < since)
 			continue;
-		err = send_all(t->fd, h->data, h->len);
+		err = conn_send(t, h->data, h->len);
 		if (err)
 			return err;
 		msgs += h->msgs;
@@ -229,8 +269,7 @@ static int replay_recent(struct sink_tcp *t)
 
 static void connection_lost(struct sink_tcp *t)
 {
-	close(t->fd);
-	t->fd = -1;
+	disconnect(t);
 	if (!t->replay)
 		t->lost_ns = mono_ns();
 	t->replay = true;
@@ -260,7 +299,7 @@ static int tcp_write(struct sink *s, const char *buf, size_t len)
 			}
 			t->replay = false;
 		}
-		err = send_all(t->fd, t->cur.data, flen);
+		err = conn_send(t, t->cur.data, flen);
 		if (!err) {
 			remember_sent(t);
 			return 0;
@@ -283,6 +322,9 @@ static void tcp_close(struct sink *s)
 	struct sink_tcp *t = (struct sink_tcp *)s;
 
 	if (t->fd >= 0) {
+		/* With TLS, its close_notify first: the server then knows the
+		 * stream ended whole. */
+		tls_session_end(t->session);
 		/* Our half closed, then wait (bounded) for the server's: what we
 		 * sent is then in its hands, not in our socket buffer. */
 		shutdown(t->fd, SHUT_WR);
@@ -293,6 +335,7 @@ static void tcp_close(struct sink *s)
 			;
 		close(t->fd);
 	}
+	tls_client_free(t->tls);
 	free(t->cur.data);
 	for (unsigned int k = 0; k < REPLAY_SLOTS; k++)
 		free(t->hist[k].data);
@@ -307,25 +350,52 @@ static const struct sink_ops tcp_ops = {
 
 struct sink *sink_tcp_open(const struct config *c)
 {
+	const char *kind = c->output == OUTPUT_TLS ? "tls" : "tcp";
 	struct sink_tcp *t = calloc(1, sizeof(*t));
+	char host[INET6_ADDRSTRLEN];
+	uint8_t a16[16];
+	int err;
 
 	if (!t)
 		return NULL;
 	t->base.ops = &tcp_ops;
 	t->base.settle_ns = REPLAY_NS;
 	t->fd = -1;
-	snprintf(t->base.name, sizeof(t->base.name), "tcp:%s", c->output_arg);
+	snprintf(t->base.name, sizeof(t->base.name), "%s:%s", kind, c->output_arg);
 	if (parse_host_port(c->output_arg, &t->addr, &t->addrlen)) {
-		pr_warn("--output tcp:%s: expected tcp:HOST:PORT with a numeric address "
-			"(127.0.0.1:601, [::1]:601)\n",
-			c->output_arg);
+		pr_warn("--output %s:%s: expected %s:HOST:PORT with a numeric address "
+			"(127.0.0.1:%s, [::1]:%s)\n",
+			kind, c->output_arg, kind, c->output == OUTPUT_TLS ? "6514" : "601",
+			c->output == OUTPUT_TLS ? "6514" : "601");
 		free(t);
 		errno = EINVAL;
 		return NULL;
 	}
+	if (c->output == OUTPUT_TLS) {
+		sockaddr_addr16((struct sockaddr *)&t->addr, t->addrlen, a16);
+		format_addr16(a16, host, sizeof(host));
+		t->tls = tls_client_new(c, host);
+		if (!t->tls) {
+			err = errno;
+			free(t);
+			errno = err;
+			return NULL;
+		}
+	}
 	/* Connect now so a wrong address shows at start; a server that is not up
-	 * yet is not an error: we retry as for any outage. */
-	if (try_connect(t))
-		pr_warn("%s: not reachable yet; will retry\n", t->base.name);
+	 * yet is not an error: we retry as for any outage. A TLS server that
+	 * answers and is not trusted is: no wait mends the setting. */
+	err = try_connect(t);
+	if (err == -EPROTO) {
+		pr_warn("--output %s: %s (see --tls-ca, --tls-name)\n", t->base.name, t->why);
+		tcp_close(&t->base);
+		errno = EPROTO;
+		return NULL;
+	}
+	if (err) {
+		sink_set_down(&t->base, true);
+		pr_warn("%s: not reachable yet; will retry (%s)\n", t->base.name, t->why);
+		t->said_down = true; /* once: the retries do not say it again */
+	}
 	return &t->base;
 }
