@@ -324,12 +324,12 @@ def test_forged_addresses_bounded(syslogrx):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         mport = s.getsockname()[1]
-    before = {m["id"] for m in map_info("sender_drops")}
     # 5,000/s per worker at most: the flood outruns it however loaded the host.
     rx = syslogrx("--sockets", "2", "--threads", "2", "--rcvbuf", "16K", "--cost-ns", "200000",
                   "--senders", str(table), "--senders-top", str(top), "--metrics", str(mport),
                   port=port)
-    mine = [m for m in map_info("sender_drops") if m["id"] not in before]
+    held = map_ids_held(rx.p.pid)
+    mine = [m for m in map_info("sender_drops") if m["id"] in held]
     assert len(mine) == 1 and mine[0]["max_entries"] == table, mine
     memlock = mine[0]["bytes_memlock"]
     first = sender_series(scrape(mport))
