@@ -333,23 +333,33 @@ def descendants(root=None):
     return found
 
 
-def links_held(pids):
-    """{pid: [BPF link ids it holds an fd of]} for those of pids holding any
-    (from /proc/PID/fdinfo: Debian's bpftool shows no holder pids)."""
-    held = {}
-    for pid in pids:
+def bpf_ids_held(pid, kind):
+    """Ids of the BPF objects of a kind ("link", "map", "prog") that process
+    pid holds an fd of, in fd order (from /proc/PID/fdinfo: Debian's bpftool
+    shows no holder pids); [] when the process is gone."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fdinfo")
+    except OSError:
+        return []
+    ids = []
+    for fd in fds:
         try:
-            fds = os.listdir(f"/proc/{pid}/fdinfo")
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                m = re.search(rf"^{kind}_id:\s*(\d+)", f.read(), re.M)
         except OSError:
             continue
-        for fd in fds:
-            try:
-                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                    m = re.search(r"^link_id:\s*(\d+)", f.read(), re.M)
-            except OSError:
-                continue
-            if m:
-                held.setdefault(pid, []).append(int(m.group(1)))
+        if m:
+            ids.append(int(m.group(1)))
+    return ids
+
+
+def links_held(pids):
+    """{pid: [BPF link ids it holds an fd of]} for those of pids holding any."""
+    held = {}
+    for pid in pids:
+        ids = bpf_ids_held(pid, "link")
+        if ids:
+            held[pid] = ids
     return held
 
 

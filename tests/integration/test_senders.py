@@ -22,7 +22,8 @@ import urllib.request
 
 import pytest
 
-from conftest import Proc, binary, free_udp_port, netns_name, udp_rows, wait_until
+from conftest import (Proc, binary, bpf_ids_held, free_udp_port, netns_name, udp_rows,
+                      wait_until)
 from test_metrics import free_tcp_port
 
 
@@ -289,21 +290,6 @@ def map_info(name):
     return [m for m in json.loads(r.stdout) if m.get("name") == name]
 
 
-def map_ids_held(pid):
-    """Ids of the BPF maps process pid holds an fd of (/proc/PID/fdinfo's
-    map_id): on a shared machine, other receivers' maps are not its own."""
-    ids = set()
-    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-        try:
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                m = re.search(r"^map_id:\s*(\d+)", f.read(), re.M)
-        except OSError:
-            continue
-        if m:
-            ids.add(int(m.group(1)))
-    return ids
-
-
 # 100,000 source addresses 127.1.0.0 - 127.2.134.159, one datagram each.
 FORGER = r"""
 import socket, sys
@@ -328,7 +314,7 @@ def test_forged_addresses_bounded(syslogrx):
     rx = syslogrx("--sockets", "2", "--threads", "2", "--rcvbuf", "16K", "--cost-ns", "200000",
                   "--senders", str(table), "--senders-top", str(top), "--metrics", str(mport),
                   port=port)
-    held = map_ids_held(rx.p.pid)
+    held = set(bpf_ids_held(rx.p.pid, "map"))
     mine = [m for m in map_info("sender_drops") if m["id"] in held]
     assert len(mine) == 1 and mine[0]["max_entries"] == table, mine
     memlock = mine[0]["bytes_memlock"]
@@ -475,7 +461,7 @@ def test_scrape_cost_does_not_grow_with_senders(syslogrx, procs):
     # burst is dropped.
     rx = syslogrx("--sockets", "2", "--threads", "2", "--rcvbuf", "16K", "--cost-ns", "1000000",
                   "--senders", "16384", "--senders-top", "5", "--metrics", str(mport), port=port)
-    held = map_ids_held(rx.p.pid)
+    held = set(bpf_ids_held(rx.p.pid, "map"))
     mine = [m for m in map_info("sender_drops") if m["id"] in held]
     assert len(mine) == 1, mine
     scrape(mport)
