@@ -52,7 +52,7 @@ struct otlp_rec {
 	uint64_t observed_ns;	    /* received */
 	const struct sockaddr *src; /* may be NULL */
 	socklen_t src_len;
-	bool original; /* --otlp-original: the body is the datagram as it came */
+	bool original;	      /* --otlp-original: the body is the datagram as it came */
 	const char *listener; /* msg_meta.listener: NULL, or [a-z0-9_.-]{1,32} */
 };
 

@@ -549,8 +549,7 @@ int main(void)
 		cmocka_unit_test(test_json_meta),      cmocka_unit_test(test_max_len),
 		cmocka_unit_test(test_sd_controls),    cmocka_unit_test(test_format_from_name),
 		cmocka_unit_test(test_same_as_escape), cmocka_unit_test(test_json_no_raw),
-		cmocka_unit_test(test_origin),
-		cmocka_unit_test(test_listener_named),
+		cmocka_unit_test(test_origin),	       cmocka_unit_test(test_listener_named),
 	};
 
 	/* rfc5424 of RFC 3164 stamps uses the local offset: make it a known one */

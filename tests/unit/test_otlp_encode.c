@@ -424,12 +424,18 @@ static void test_response(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_5424_json),     cmocka_unit_test(test_5424_protobuf),
-		cmocka_unit_test(test_3164_time),     cmocka_unit_test(test_3164_json),
-		cmocka_unit_test(test_3164_protobuf), cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_not_utf8),      cmocka_unit_test(test_not_utf8_sd),
-		cmocka_unit_test(test_original),      cmocka_unit_test(test_bad_bytes_bound),
-		cmocka_unit_test(test_frame),	      cmocka_unit_test(test_response),
+		cmocka_unit_test(test_5424_json),
+		cmocka_unit_test(test_5424_protobuf),
+		cmocka_unit_test(test_3164_time),
+		cmocka_unit_test(test_3164_json),
+		cmocka_unit_test(test_3164_protobuf),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_not_utf8),
+		cmocka_unit_test(test_not_utf8_sd),
+		cmocka_unit_test(test_original),
+		cmocka_unit_test(test_bad_bytes_bound),
+		cmocka_unit_test(test_frame),
+		cmocka_unit_test(test_response),
 		cmocka_unit_test(test_listener_attribute),
 	};
 

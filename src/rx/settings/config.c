@@ -83,7 +83,7 @@ enum {
 	OPT_OTLP_HEADER_FILE,
 	OPT_TIMEZONE,
 	OPT_OTLP_ORIGINAL = 950, /* the datagram as it came, in OTLP */
-	OPT_TLS_CA = 960, /* the tls output */
+	OPT_TLS_CA = 960,	 /* the tls output */
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
 	OPT_TLS_NAME,

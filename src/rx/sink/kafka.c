@@ -188,12 +188,11 @@ static int kafka_produce(struct sink *s, const char *msg, size_t len, const char
 		if (s->listener_now)
 			rd_kafka_header_add(hdrs, "listener", -1, s->listener_now, -1);
 	}
-	err = rd_kafka_producev(k->rk, RD_KAFKA_V_RKT(k->rkt),
-				RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
-				RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-				RD_KAFKA_V_VALUE((void *)msg, len),
-				RD_KAFKA_V_KEY(keylen ? key : NULL, keylen), RD_KAFKA_V_HEADERS(hdrs),
-				RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+	err = rd_kafka_producev(
+		k->rk, RD_KAFKA_V_RKT(k->rkt), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
+		RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_VALUE((void *)msg, len),
+		RD_KAFKA_V_KEY(keylen ? key : NULL, keylen), RD_KAFKA_V_HEADERS(hdrs),
+		RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
 	if (!err) {
 		BUMP(k->in_flight, 1);
 		return 0;
