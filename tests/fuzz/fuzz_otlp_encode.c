@@ -25,35 +25,12 @@
 
 typedef const unsigned char *cursor;
 
-/* Unicode 15, Table 3-7: the well-formed UTF-8 byte sequences. */
+/* Every byte of s is in a well-formed UTF-8 sequence (Unicode's Table 3-7). */
 static bool well_formed(const unsigned char *s, size_t n)
 {
-	static const struct {
-		unsigned char lo0, hi0, lo1, hi1;
-		int len;
-	} rows[] = {
-		{ 0x00, 0x7f, 0, 0, 1 },       { 0xc2, 0xdf, 0x80, 0xbf, 2 },
-		{ 0xe0, 0xe0, 0xa0, 0xbf, 3 }, { 0xe1, 0xec, 0x80, 0xbf, 3 },
-		{ 0xed, 0xed, 0x80, 0x9f, 3 }, { 0xee, 0xef, 0x80, 0xbf, 3 },
-		{ 0xf0, 0xf0, 0x90, 0xbf, 4 }, { 0xf1, 0xf3, 0x80, 0xbf, 4 },
-		{ 0xf4, 0xf4, 0x80, 0x8f, 4 },
-	};
-	size_t i = 0;
-
-	while (i < n) {
-		size_t r = 0, nrows = sizeof(rows) / sizeof(rows[0]);
-
-		while (r < nrows && !(s[i] >= rows[r].lo0 && s[i] <= rows[r].hi0))
-			r++;
-		if (r == nrows || i + rows[r].len > n)
+	for (size_t i = 0, k; i < n; i += k)
+		if (!(k = table_3_7_len(s + i, n - i)))
 			return false;
-		if (rows[r].len > 1 && !(s[i + 1] >= rows[r].lo1 && s[i + 1] <= rows[r].hi1))
-			return false;
-		for (int k = 2; k < rows[r].len; k++)
-			if (s[i + k] < 0x80 || s[i + k] > 0xbf)
-				return false;
-		i += rows[r].len;
-	}
 	return true;
 }
 
