@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+/* The whole-configuration checks: flags that only make sense together. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "rx/settings/config_check.h"
+
+#define FAIL(...)                                   \
+	do {                                        \
+		snprintf(err, errlen, __VA_ARGS__); \
+		return EINVAL;                      \
+	} while (0)
+
+int config_check_listeners(struct config *c, char *err, size_t errlen)
+{
+	if (listener_specs_check(c->listeners, c->nr_listeners, err, errlen))
+		return EINVAL;
+	c->listener_names = listener_names_shown(c->listeners, c->nr_listeners);
+	if (c->nr_listeners * c->sockets > CONFIG_MAX_SOCKETS)
+		FAIL("--sockets %u for %u listeners: at most %d sockets in all", c->sockets,
+		     c->nr_listeners, CONFIG_MAX_SOCKETS);
+	return 0;
+}
+
+int config_check_max_sockets(const struct config *c, char *err, size_t errlen)
+{
+	if (c->nr_listeners > 1 && c->max_sockets > c->sockets)
+		FAIL("--max-sockets and several --listen cannot be used together yet: a "
+		     "live resize acts on one socket group");
+	if (c->max_sockets && c->max_sockets < c->sockets)
+		FAIL("--max-sockets %u is less than --sockets %u", c->max_sockets, c->sockets);
+	return 0;
+}
+
+int config_check_threads(struct config *c, char *err, size_t errlen)
+{
+	if (!c->threads)
+		c->threads = c->sockets < 2 ? c->sockets : 2;
+	if (c->threads > c->sockets)
+		FAIL("--threads %u is more than --sockets %u: each thread owns at least one socket",
+		     c->threads, c->sockets);
+	if (c->nr_cost_ns > 1 && c->nr_cost_ns != c->threads)
+		FAIL("--cost-ns: %u values for %u threads (give one value, or one per thread)",
+		     c->nr_cost_ns, c->threads);
+	return 0;
+}
+
+int config_check_supervise(const struct config *c, char *err, size_t errlen)
+{
+	/* The supervisor binds and holds the sockets; a child cannot add to or
+	 * close them behind its back (the next child would get the
+	 * supervisor's set). */
+	if (c->supervise && c->max_sockets > c->sockets)
+		FAIL("--supervise and --max-sockets cannot be used together: a supervised "
+		     "receiver does not resize (its supervisor holds the sockets); change "
+		     "--sockets and --threads with a restart");
+	return 0;
+}
+
+int config_check_kafka(const struct config *c, char *err, size_t errlen)
+{
+	/* Kafka flags with another output would be silently ignored. */
+	if (c->output != OUTPUT_KAFKA && (c->kafka_key != KAFKA_KEY_NONE || c->kafka_nr_opts))
+		FAIL("--kafka-key and --kafka-opt need --output kafka:BROKERS/TOPIC");
+	return 0;
+}
+
+int config_check_otlp(const struct config *c, char *err, size_t errlen)
+{
+	if (c->output != OUTPUT_OTLP && (!c->otlp_gzip || c->otlp_json || c->otlp_ca[0] ||
+					 c->otlp_cert[0] || c->otlp_key[0] || c->otlp_nr_headers))
+		FAIL("--otlp-compression, -encoding, -ca, -cert, -key and -header need "
+		     "--output otlp:URL");
+	if (c->output != OUTPUT_OTLP && c->otlp_original)
+		FAIL("--otlp-original needs --output otlp:URL (the other outputs carry the "
+		     "datagram already: --format raw, and json's \"raw\" with --json-raw)");
+	if (c->output == OUTPUT_OTLP && c->format != FORMAT_RAW)
+		FAIL("--format %s does not apply to --output otlp: each message is one OTLP "
+		     "log record (see --otlp-encoding)",
+		     format_name(c->format));
+	if (!c->otlp_cert[0] != !c->otlp_key[0])
+		FAIL("--otlp-cert and --otlp-key go together");
+	if (c->output == OUTPUT_OTLP && !strncmp(c->output_arg, "http://", 7) &&
+	    (c->otlp_ca[0] || c->otlp_cert[0]))
+		FAIL("--otlp-ca, --otlp-cert and --otlp-key need an https:// URL");
+	return 0;
+}
+
+int config_check_format(const struct config *c, char *err, size_t errlen)
+{
+	if (c->json_raw && c->format != FORMAT_JSON)
+		FAIL("--json-raw needs --format json");
+	return 0;
+}
+
+int config_check_tls(const struct config *c, char *err, size_t errlen)
+{
+	if (c->output != OUTPUT_TLS &&
+	    (c->tls_ca[0] || c->tls_cert[0] || c->tls_key[0] || c->tls_name[0]))
+		FAIL("--tls-ca, --tls-cert, --tls-key and --tls-name need --output "
+		     "tls:HOST:PORT");
+	if (!c->tls_cert[0] != !c->tls_key[0])
+		FAIL("--tls-cert and --tls-key go together");
+	return 0;
+}
+
+int config_check_disk_buffer(const struct config *c, char *err, size_t errlen)
+{
+	if (c->disk_buffer[0] && !config_output_is_network(c))
+		FAIL("--disk-buffer needs --output tcp:HOST:PORT, tls:HOST:PORT, "
+		     "kafka:BROKERS/TOPIC or otlp:URL");
+	if (!c->disk_buffer[0] && (c->disk_buffer_mode || c->disk_buffer_sync_ms != 1000 ||
+				   c->disk_buffer_size != 1ULL << 30))
+		FAIL("--disk-buffer-size, -mode and -sync need --disk-buffer DIR");
+	/* A spilled batch goes from the disk to the output, past the reorder
+	 * stage: the two would silently not compose. */
+	if (c->disk_buffer[0] && c->ordered)
+		FAIL("--ordered and --disk-buffer cannot be used together yet: batches "
+		     "spilled to disk would not pass through the ordering");
+	return 0;
+}
+
+int config_check_sequences(const struct config *c, char *err, size_t errlen)
+{
+	if (!c->sequences && (c->sequence_flows != SEQTRACK_DEF_FLOWS_MAX ||
+			      c->sequence_jump != SEQTRACK_DEF_JUMP_MAX))
+		FAIL("--sequence-flows and --sequence-jump need --sequences");
+	return 0;
+}
+
+int config_check(struct config *c, char *err, size_t errlen)
+{
+	int ret;
+
+	if ((ret = config_check_listeners(c, err, errlen)) ||
+	    (ret = config_check_max_sockets(c, err, errlen)) ||
+	    (ret = config_check_threads(c, err, errlen)) ||
+	    (ret = config_check_supervise(c, err, errlen)) ||
+	    (ret = config_check_kafka(c, err, errlen)) ||
+	    (ret = config_check_otlp(c, err, errlen)) ||
+	    (ret = config_check_format(c, err, errlen)) ||
+	    (ret = config_check_tls(c, err, errlen)) ||
+	    (ret = config_check_disk_buffer(c, err, errlen)) ||
+	    (ret = config_check_sequences(c, err, errlen)))
+		return ret;
+	return 0;
+}
