@@ -35,10 +35,11 @@
 
 static char **main_argv;
 static int main_argc;
-static pid_t successor;			 /* the process we handed over to (USR2) */
-static struct http_metrics *metrics;	 /* --metrics, or NULL */
-static struct http_metrics *health_http; /* --health, or NULL */
-static struct health health;		 /* what /healthz and /readyz answer from */
+static pid_t successor;				 /* the process we handed over to (USR2) */
+static struct http_metrics *metrics;		 /* --metrics, or NULL */
+static struct http_metrics *health_http;	 /* --health, or NULL */
+static struct health health;			 /* what /healthz and /readyz answer from */
+static char listens[CONFIG_MAX_LISTENERS * 120]; /* listen_text's, for the log lines */
 
 static void say_needs_restart(const char *flag, void *ctx)
 {
@@ -237,6 +238,115 @@ static int open_listener(const char *flag, const char *arg, const struct handove
 	return *out ? 0 : -1;
 }
 
+/* Run by a supervisor: our receiver state lives where it can read it after
+ * we are gone (what a crash lost, by number). NULL + logged on failure. */
+static struct supervisor_ledger *map_ledger(struct handover *h)
+{
+	struct supervisor_ledger *ledger;
+
+	ledger = mmap(NULL, sizeof(*ledger), PROT_READ | PROT_WRITE, MAP_SHARED, h->ledger_fd, 0);
+	if (ledger == MAP_FAILED) {
+		pr_warn("supervised: mapping the shared state: %s\n", strerror(errno));
+		return NULL;
+	}
+	close(h->ledger_fd);
+	return ledger;
+}
+
+/* What scrapes show per sender, read here and every few seconds; then
+ * --metrics and --health start serving. -1 on failure. */
+static int serve_endpoints(struct receiver *r)
+{
+	if (sender_cache_open(r)) {
+		pr_warn("out of memory\n");
+		return -1;
+	}
+	sender_cache_refresh(r);
+	health_init(&health, r);
+	if (metrics) {
+		http_metrics_set_health(metrics, health_answer, &health);
+		if (metrics_start(metrics, r))
+			return -1;
+	}
+	if (health_http) {
+		http_metrics_set_health(health_http, health_answer, &health);
+		if (http_metrics_start(health_http, NULL, NULL))
+			return -1;
+	}
+	return 0;
+}
+
+/* Say where the messages go: a newcomer should not have to guess. And when
+ * what spreads is not what a privileged start runs, say so, and why. */
+static void say_ready(const struct receiver *r, const struct config *cfg)
+{
+	char where[PATH_MAX + 16], spread[384] = "";
+
+	if (r->cbpf)
+		snprintf(spread, sizeof(spread), "; %s spread by %s (%s)",
+			 balance_policy_name(cfg->balance), r->balance_runs, r->balance_why);
+	if (r->drops_meminfo)
+		snprintf(spread + strlen(spread), sizeof(spread) - strlen(spread),
+			 "; drops from SO_MEMINFO (reasons need CAP_BPF and CAP_PERFMON)");
+	if (cfg->output == OUTPUT_NULL)
+		fprintf(stderr, "syslogrx: ready on %s, discarding messages (--output null)%s\n",
+			listen_text(r, listens, sizeof(listens)), spread);
+	else if (cfg->output == OUTPUT_OTLP)
+		fprintf(stderr, "syslogrx: ready on %s, exporting OTLP log records to %s%s\n",
+			listen_text(r, listens, sizeof(listens)),
+			config_output_name(cfg, where, sizeof(where)), spread);
+	else
+		fprintf(stderr, "syslogrx: ready on %s, writing %s lines to %s%s\n",
+			listen_text(r, listens, sizeof(listens)), format_name(cfg->format),
+			config_output_name(cfg, where, sizeof(where)), spread);
+	if (metrics)
+		fprintf(stderr, "syslogrx: metrics on http://%s/metrics\n",
+			http_metrics_address(metrics));
+	if (health_http)
+		fprintf(stderr, "syslogrx: health on http://%s/healthz and /readyz\n",
+			http_metrics_address(health_http));
+}
+
+/* Once run() returns: stop without losing what was accepted (a second
+ * signal forces it), advise, write the summary. The exit status. */
+static int finish(struct receiver *r, const struct config *cfg)
+{
+	static struct advice adv;
+	char summary[PATH_MAX + 16];
+	const char *summary_path = cfg->summary;
+	pthread_t watcher;
+	bool watching;
+	int err, ret;
+
+	if (successor) {
+		/* The new process reads the queues now: stop reading without the
+		 * final drain; what is in our window still goes to the output. */
+		receiver_workers_pause(r);
+		snprintf(summary, sizeof(summary), "%s.%d", cfg->summary, (int)getpid());
+		summary_path = summary; /* the new process writes PATH */
+	}
+
+	watching = pthread_create(&watcher, NULL, force_watch, r) == 0;
+	err = receiver_stop(r);
+	flag_set(&r->force, 1); /* ends the watcher: joined, it reads r until then */
+	if (watching)
+		pthread_join(watcher, NULL);
+	ret = err ? 1 : 0;
+	if (summary_check_drops(r))
+		ret = ret ? ret : 0; /* reported above; the run itself succeeded */
+	if (!advice_measure(r, &adv)) {
+		advice_print(&adv);
+		/* Without the tracer no drop was counted: no advice is not "none needed". */
+		if (r->tracer || r->drops_meminfo || adv.n)
+			r->advice = &adv;
+	}
+	if (cfg->summary[0] && summary_write(r, summary_path))
+		ret = 1;
+	if (successor)
+		fprintf(stderr, "syslogrx: pid %d done after the hand-over\n", (int)getpid());
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	static struct receiver r_own;
@@ -244,13 +354,8 @@ int main(int argc, char **argv)
 	struct supervisor_ledger *ledger = NULL; /* run by a supervisor: shared */
 	static struct config cfg;		 /* large: the env-file's mapping, kafka options */
 	static struct preflight pf;
-	static struct advice adv;
 	struct handover h;
-	char err_msg[512], where[PATH_MAX + 16], summary[PATH_MAX + 16], spread[384] = "";
-	static char listens[CONFIG_MAX_LISTENERS * 120];
-	const char *summary_path = cfg.summary;
-	pthread_t watcher;
-	bool watching;
+	char err_msg[512];
 	int err, ret = 1, adopted;
 
 	log_prog = "syslogrx";
@@ -280,16 +385,10 @@ int main(int argc, char **argv)
 	if (adopted < 0)
 		return 1;
 	if (adopted && h.ledger_fd >= 0) {
-		/* Run by a supervisor: our receiver state lives where it can read
-		 * it after we are gone (what a crash lost, by number). */
-		ledger = mmap(NULL, sizeof(*ledger), PROT_READ | PROT_WRITE, MAP_SHARED,
-			      h.ledger_fd, 0);
-		if (ledger == MAP_FAILED) {
-			pr_warn("supervised: mapping the shared state: %s\n", strerror(errno));
+		ledger = map_ledger(&h);
+		if (!ledger)
 			return 1;
-		}
 		r = &ledger->r;
-		close(h.ledger_fd);
 	}
 	/* Bound before the capabilities go (a port below 1024), served after;
 	 * or handed over by the process before us, which still serves it. */
@@ -317,48 +416,9 @@ int main(int argc, char **argv)
 		listen_text(r, listens, sizeof(listens)), r->group.n, cfg.threads,
 		balance_policy_name(cfg.balance), r->balance_runs ? r->balance_runs : "?",
 		r->balance_why);
-	/* What scrapes show per sender, read here and every few seconds. */
-	if (sender_cache_open(r)) {
-		pr_warn("out of memory\n");
+	if (serve_endpoints(r))
 		goto cleanup;
-	}
-	sender_cache_refresh(r);
-	health_init(&health, r);
-	if (metrics) {
-		http_metrics_set_health(metrics, health_answer, &health);
-		if (metrics_start(metrics, r))
-			goto cleanup;
-	}
-	if (health_http) {
-		http_metrics_set_health(health_http, health_answer, &health);
-		if (http_metrics_start(health_http, NULL, NULL))
-			goto cleanup;
-	}
-	/* Say where the messages go: a newcomer should not have to guess. And
-	 * when what spreads is not what a privileged start runs, say so, and why. */
-	if (r->cbpf)
-		snprintf(spread, sizeof(spread), "; %s spread by %s (%s)",
-			 balance_policy_name(cfg.balance), r->balance_runs, r->balance_why);
-	if (r->drops_meminfo)
-		snprintf(spread + strlen(spread), sizeof(spread) - strlen(spread),
-			 "; drops from SO_MEMINFO (reasons need CAP_BPF and CAP_PERFMON)");
-	if (cfg.output == OUTPUT_NULL)
-		fprintf(stderr, "syslogrx: ready on %s, discarding messages (--output null)%s\n",
-			listen_text(r, listens, sizeof(listens)), spread);
-	else if (cfg.output == OUTPUT_OTLP)
-		fprintf(stderr, "syslogrx: ready on %s, exporting OTLP log records to %s%s\n",
-			listen_text(r, listens, sizeof(listens)),
-			config_output_name(&cfg, where, sizeof(where)), spread);
-	else
-		fprintf(stderr, "syslogrx: ready on %s, writing %s lines to %s%s\n",
-			listen_text(r, listens, sizeof(listens)), format_name(cfg.format),
-			config_output_name(&cfg, where, sizeof(where)), spread);
-	if (metrics)
-		fprintf(stderr, "syslogrx: metrics on http://%s/metrics\n",
-			http_metrics_address(metrics));
-	if (health_http)
-		fprintf(stderr, "syslogrx: health on http://%s/healthz and /readyz\n",
-			http_metrics_address(health_http));
+	say_ready(r, &cfg);
 	if (!adopted)
 		receiver_say_identity(&cfg);
 	if (receiver_single_only(r))
@@ -381,32 +441,7 @@ int main(int argc, char **argv)
 	if (!r->supervised)
 		upgrade_fdstore_put(r);
 	run(r, &cfg);
-	if (successor) {
-		/* The new process reads the queues now: stop reading without the
-		 * final drain; what is in our window still goes to the output. */
-		receiver_workers_pause(r);
-		snprintf(summary, sizeof(summary), "%s.%d", cfg.summary, (int)getpid());
-		summary_path = summary; /* the new process writes PATH */
-	}
-
-	watching = pthread_create(&watcher, NULL, force_watch, r) == 0;
-	err = receiver_stop(r);
-	flag_set(&r->force, 1); /* ends the watcher: joined, it reads r until then */
-	if (watching)
-		pthread_join(watcher, NULL);
-	ret = err ? 1 : 0;
-	if (summary_check_drops(r))
-		ret = ret ? ret : 0; /* reported above; the run itself succeeded */
-	if (!advice_measure(r, &adv)) {
-		advice_print(&adv);
-		/* Without the tracer no drop was counted: no advice is not "none needed". */
-		if (r->tracer || r->drops_meminfo || adv.n)
-			r->advice = &adv;
-	}
-	if (cfg.summary[0] && summary_write(r, summary_path))
-		ret = 1;
-	if (successor)
-		fprintf(stderr, "syslogrx: pid %d done after the hand-over\n", (int)getpid());
+	ret = finish(r, &cfg);
 cleanup:
 	http_metrics_close(metrics); /* before what a scrape reads is freed */
 	http_metrics_close(health_http);

@@ -199,6 +199,77 @@ static void keep_child_summary(const struct config *cfg, pid_t pid)
 			strerror(errno));
 }
 
+/* --metrics or --health: bound here and held like the sockets; each child
+ * serves it in turn (scrapes wait in its queue while a child is replaced).
+ * 0, or the exit status. */
+static int hold_endpoint(const char *flag, const char *addr, struct http_metrics **out, int *fd)
+{
+	if (!addr[0])
+		return 0;
+	*out = http_metrics_open(flag, addr);
+	if (!*out)
+		return errno == EINVAL || errno == EADDRINUSE ? 2 : 1;
+	*fd = http_metrics_fd(*out);
+	return 0;
+}
+
+/* Binds what every child inherits (the sockets, --metrics, --health), then
+ * drops privileges. 0, or the exit status. */
+static int hold(struct receiver *held, const struct config *cfg, struct http_metrics **metrics,
+		struct http_metrics **health)
+{
+	int err = receiver_acquire(held, cfg);
+
+	if (err)
+		return (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
+	err = hold_endpoint("--metrics", cfg->metrics, metrics, &held->metrics_fd);
+	if (!err)
+		err = hold_endpoint("--health", cfg->health, health, &held->health_fd);
+	if (err)
+		return err;
+	/* The sockets are bound and held: become --user now (or drop every
+	 * capability), before any child. A child cannot switch user any more
+	 * than it needs to: it inherits the user, and no capability. */
+	return receiver_drop_privileges(held) ? 1 : 0;
+}
+
+/* What the child that exited took from the sockets, wrote, and put on the
+ * disk buffer, read from the shared state it leaves behind. */
+static void child_record(struct child_rec *c, pid_t child, int status, struct receiver *held,
+			 const struct receiver *shared, uint64_t reads_before)
+{
+	c->pid = child;
+	c->status = status;
+	c->taken = held->tracer ? minus(group_reads(held, shared), reads_before) :
+				  group_reads(held, shared);
+	c->written = __atomic_load_n(&shared->out.counts.written, __ATOMIC_RELAXED);
+	c->discarded = __atomic_load_n(&shared->out.counts.discarded, __ATOMIC_RELAXED);
+	c->disk_written = __atomic_load_n(&shared->disk_tally.written, __ATOMIC_RELAXED);
+	c->disk_replayed = __atomic_load_n(&shared->disk_tally.replayed, __ATOMIC_RELAXED);
+	c->replace_ms = -1;
+}
+
+/* Not asked to stop: a crash. Its window and whatever it had formatted and
+ * not yet written are gone; the kernel queues are not. */
+static void child_crashed(const struct config *cfg, struct child_rec *c,
+			  const struct receiver *shared)
+{
+	char kept[80] = "";
+
+	c->lost = child_lost(c, shared);
+	if (cfg->disk_buffer[0])
+		snprintf(kept, sizeof(kept), "; the %llu it put on the disk buffer are kept",
+			 (unsigned long long)c->disk_written);
+	if (WIFSIGNALED(c->status))
+		pr_warn("supervisor: receiver pid %d killed by signal %d: %llu message(s) "
+			"in its window lost%s\n",
+			(int)c->pid, WTERMSIG(c->status), (unsigned long long)c->lost, kept);
+	else
+		pr_warn("supervisor: receiver pid %d exited with status %d: %llu "
+			"message(s) in its window lost%s\n",
+			(int)c->pid, WEXITSTATUS(c->status), (unsigned long long)c->lost, kept);
+}
+
 int supervise(const struct config *cfg, int argc, char **argv)
 {
 	static struct receiver held;
@@ -223,35 +294,10 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	/* main installed common/signals (no SA_RESTART: waitpid wakes on a
 	 * signal): SIGTERM/SIGINT stop, SIGHUP and SIGUSR2 are served below. */
 
-	err = receiver_acquire(&held, cfg);
-	if (err) {
-		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
+	ret = hold(&held, cfg, &metrics, &health);
+	if (ret)
 		goto out;
-	}
-	/* --metrics: bound here and held like the sockets; each child serves
-	 * it in turn (scrapes wait in its queue while a child is replaced). */
-	if (cfg->metrics[0]) {
-		metrics = http_metrics_open("--metrics", cfg->metrics);
-		if (!metrics) {
-			ret = errno == EINVAL || errno == EADDRINUSE ? 2 : 1;
-			goto out;
-		}
-		held.metrics_fd = http_metrics_fd(metrics);
-	}
-	if (cfg->health[0]) { /* --health: the same */
-		health = http_metrics_open("--health", cfg->health);
-		if (!health) {
-			ret = errno == EINVAL || errno == EADDRINUSE ? 2 : 1;
-			goto out;
-		}
-		held.health_fd = http_metrics_fd(health);
-	}
-	/* The sockets are bound and held: become --user now (or drop every
-	 * capability), before any child. A child cannot switch user any more
-	 * than it needs to: it inherits the user, and no capability. */
-	err = receiver_drop_privileges(&held);
-	if (err)
-		goto out;
+	ret = 1;
 	ledger_fd = memfd_create("syslogrx-ledger", MFD_CLOEXEC);
 	ledger = ledger_fd >= 0 ? ledger_map(ledger_fd, &len) : NULL;
 	if (!ledger) {
@@ -292,18 +338,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 			goto out;
 		if (nrec < MAX_CHILDREN)
 			nrec++;
-		struct child_rec *c = &recs[nrec - 1];
-		char kept[80] = "";
-
-		c->pid = child;
-		c->status = status;
-		c->taken = held.tracer ? minus(group_reads(&held, shared), reads_before) :
-					 group_reads(&held, shared);
-		c->written = __atomic_load_n(&shared->out.counts.written, __ATOMIC_RELAXED);
-		c->discarded = __atomic_load_n(&shared->out.counts.discarded, __ATOMIC_RELAXED);
-		c->disk_written = __atomic_load_n(&shared->disk_tally.written, __ATOMIC_RELAXED);
-		c->disk_replayed = __atomic_load_n(&shared->disk_tally.replayed, __ATOMIC_RELAXED);
-		c->replace_ms = -1;
+		child_record(&recs[nrec - 1], child, status, &held, shared, reads_before);
 		if (stop_requested) {
 			ret = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 			break;
@@ -316,23 +351,9 @@ int supervise(const struct config *cfg, int argc, char **argv)
 			continue;
 		}
 		upgrading = false;
-		/* Not asked to stop: a crash. Its window and whatever it had
-		 * formatted and not yet written are gone; the kernel queues are not. */
-		c->lost = child_lost(c, shared);
-		lost_total += c->lost;
+		child_crashed(cfg, &recs[nrec - 1], shared);
+		lost_total += recs[nrec - 1].lost;
 		restarts++;
-		if (cfg->disk_buffer[0])
-			snprintf(kept, sizeof(kept),
-				 "; the %llu it put on the disk buffer are kept",
-				 (unsigned long long)c->disk_written);
-		if (WIFSIGNALED(status))
-			pr_warn("supervisor: receiver pid %d killed by signal %d: %llu message(s) "
-				"in its window lost%s\n",
-				(int)child, WTERMSIG(status), (unsigned long long)c->lost, kept);
-		else
-			pr_warn("supervisor: receiver pid %d exited with status %d: %llu "
-				"message(s) in its window lost%s\n",
-				(int)child, WEXITSTATUS(status), (unsigned long long)c->lost, kept);
 	}
 out:
 	if (cfg->summary[0] && nrec) {

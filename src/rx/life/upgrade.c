@@ -330,36 +330,16 @@ static bool handed(const struct handover *h, const char *owner)
 	return false;
 }
 
-int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
+/* Listener 0's sockets as the group: the slots in order first (group
+ * socket k = slot k), then the spares; *live: how many slots. */
+static int adopt_group(struct receiver *r, const struct handover *h, unsigned int *out_live)
 {
-	struct sockaddr_storage addr;
-	socklen_t addrlen;
-	char want[80];
 	unsigned int live = 0, n = 0;
-	uint64_t *cookies = NULL;
 	int *fds, err;
 
-	memset(r, 0, sizeof(*r));
-	r->cfg = cfg;
-	r->metrics_fd = -1;
-	r->health_fd = -1;
-	if (parse_host_port(cfg->listen, &addr, &addrlen)) {
-		pr_warn("--listen %s: not an ADDR:PORT\n", cfg->listen);
-		return -EINVAL;
-	}
-	format_host_port((struct sockaddr *)&addr, want, sizeof(want));
-	err = receiver_check_user_paths(r);
-	if (err)
-		return err;
-	if (h->from_fdstore) {
-		err = slots_from_map(r, cfg, h);
-		if (err)
-			return err;
-	}
 	fds = calloc(h->n + 1, sizeof(*fds));
 	if (!fds)
 		return -ENOMEM;
-	/* Slots in order first (group socket k = slot k), then the spares. */
 	/* Listener 0's: the other listeners' slots start at HANDOVER_LISTENER_SLOTS. */
 	for (unsigned int i = 0; i < h->n; i++)
 		if (h->items[i].kind == HANDOVER_SOCK && h->items[i].slot >= 0 &&
@@ -380,34 +360,18 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 			fds[n++] = h->items[i].fd;
 	err = socket_group_adopt(&r->group, fds, n);
 	free(fds);
-	if (err)
-		return err;
-	if (sockaddr_port(&addr) && strcmp(want, r->group.listen)) {
-		pr_warn("upgrade: --listen %s, but the sockets handed over are bound to %s\n", want,
-			r->group.listen);
-		return -EINVAL;
-	}
-	r->lis[0] = (struct rx_listener){ .name = cfg->listeners[0].name,
-					  .port = socket_group_port(&r->group),
-					  .n = r->group.n };
-	snprintf(r->lis[0].listen, sizeof(r->lis[0].listen), "%s", r->group.listen);
-	r->nr_lis = 1;
-	if (h->threads > live)
-		h->threads = live;
-	err = receiver_set_slots(r, live, h->threads);
-	if (err)
-		return err;
-	cfg->sockets = live;
-	cfg->threads = h->threads;
+	*out_live = live;
+	return err;
+}
 
-	if (cfg->trace && !handed(h, "tracer")) {
-		/* The old process had no tracer for want of privilege. */
-		r->drops_meminfo = true;
-	} else if (cfg->trace) {
-		r->tracer = tracer_adopt(h);
-		if (!r->tracer)
-			return -errno;
-	}
+/* The balancer handed over with the group: the kernel's hash, classic BPF
+ * (no maps), or the eBPF program with a map that holds exactly our sockets. */
+static int adopt_balancer(struct receiver *r, const struct config *cfg, const struct handover *h,
+			  unsigned int live)
+{
+	uint64_t *cookies = NULL;
+	int err;
+
 	if (cfg->balance == BALANCE_HASH) {
 		r->balance_runs = "kernel hash";
 		snprintf(r->balance_why, sizeof(r->balance_why), "--balance hash");
@@ -444,6 +408,66 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 		if (err)
 			return err;
 	}
+	return 0;
+}
+
+int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
+{
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	char want[80];
+	unsigned int live = 0;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->cfg = cfg;
+	r->metrics_fd = -1;
+	r->health_fd = -1;
+	if (parse_host_port(cfg->listen, &addr, &addrlen)) {
+		pr_warn("--listen %s: not an ADDR:PORT\n", cfg->listen);
+		return -EINVAL;
+	}
+	format_host_port((struct sockaddr *)&addr, want, sizeof(want));
+	err = receiver_check_user_paths(r);
+	if (err)
+		return err;
+	if (h->from_fdstore) {
+		err = slots_from_map(r, cfg, h);
+		if (err)
+			return err;
+	}
+	err = adopt_group(r, h, &live);
+	if (err)
+		return err;
+	if (sockaddr_port(&addr) && strcmp(want, r->group.listen)) {
+		pr_warn("upgrade: --listen %s, but the sockets handed over are bound to %s\n", want,
+			r->group.listen);
+		return -EINVAL;
+	}
+	r->lis[0] = (struct rx_listener){ .name = cfg->listeners[0].name,
+					  .port = socket_group_port(&r->group),
+					  .n = r->group.n };
+	snprintf(r->lis[0].listen, sizeof(r->lis[0].listen), "%s", r->group.listen);
+	r->nr_lis = 1;
+	if (h->threads > live)
+		h->threads = live;
+	err = receiver_set_slots(r, live, h->threads);
+	if (err)
+		return err;
+	cfg->sockets = live;
+	cfg->threads = h->threads;
+
+	if (cfg->trace && !handed(h, "tracer")) {
+		/* The old process had no tracer for want of privilege. */
+		r->drops_meminfo = true;
+	} else if (cfg->trace) {
+		r->tracer = tracer_adopt(h);
+		if (!r->tracer)
+			return -errno;
+	}
+	err = adopt_balancer(r, cfg, h, live);
+	if (err)
+		return err;
 	err = handover_listeners_adopt(r, cfg, h);
 	if (err)
 		return err;

@@ -289,18 +289,156 @@ static int map_ports(struct env_read *rd, struct emit_ctx *e)
 	return 0;
 }
 
+/* SC4S_SOURCE_LISTEN_UDP_SOCKETS, SC4S_ENABLE_EBPF, SC4S_EBPF_NO_SOCKETS:
+ * the socket group and how datagrams are spread over it. */
+static int map_sockets(struct env_read *rd, struct emit_ctx *e)
+{
+	struct env_mapping *r;
+	uint64_t v, sockets = 1;
+	bool yes;
+	int ret;
+
+	if (rd->k[K_SOCKETS].set) {
+		r = row(rd, K_SOCKETS);
+		if ((ret = give(e, r, "sockets", r->value)))
+			return ret;
+		parse_u64(r->value, 1, UINT32_MAX, &sockets);
+	}
+	if (rd->k[K_EBPF].set) {
+		r = row(rd, K_EBPF);
+		if (parse_yes(r->value, &yes))
+			return bad(e, r, "yes or no");
+		/* SC4S's eBPF program spreads datagrams at random; without it the
+		 * kernel's hash puts each flow on one socket. */
+		if ((ret = give(e, r, "balance", yes ? "random" : "hash")))
+			return ret;
+	}
+	if (rd->k[K_EBPF_SOCKETS].set) {
+		r = row(rd, K_EBPF_SOCKETS);
+		if (parse_u64(r->value, 1, UINT32_MAX, &v))
+			return bad(e, r, "a number of sockets");
+		snprintf(r->became, sizeof(r->became),
+			 "no flag: syslogrx's balancer always covers all --sockets");
+		if (v != sockets)
+			warn(rd->m, r->line,
+			     "%s=%llu but %s=%llu%s: SC4S's eBPF program would pick among %llu "
+			     "sockets of a group of %llu: %s",
+			     key_names[K_EBPF_SOCKETS], (unsigned long long)v, key_names[K_SOCKETS],
+			     (unsigned long long)sockets,
+			     rd->k[K_SOCKETS].set ? "" : " (SC4S's default)", (unsigned long long)v,
+			     (unsigned long long)sockets,
+			     v > sockets ? "datagrams aimed at the missing ones fall back to the "
+					   "kernel's hash, silently" :
+					   "the other sockets never receive, silently");
+	}
+	return 0;
+}
+
+/* SC4S_SOURCE_UDP_SO_RCVBUFF: syslog-ng's so-rcvbuf, and what the kernel
+ * caps it at. */
+static int map_rcvbuf(struct env_read *rd, struct emit_ctx *e)
+{
+	struct env_mapping *r;
+	uint64_t v, rmem_max = 0;
+	char buf[64];
+	int ret;
+
+	if (rd->k[K_RCVBUF].set) {
+		r = row(rd, K_RCVBUF);
+		if (!strcmp(r->value, "-1")) {
+			snprintf(r->became, sizeof(r->became),
+				 "no --rcvbuf: the kernel's default (net.core.rmem_default)");
+		} else {
+			if (parse_u64(r->value, 1, 1ULL << 29, &v))
+				return bad(e, r, "bytes from 1 to 536870912, or -1");
+			/* syslog-ng's so-rcvbuf(N) is SO_RCVBUF N: the kernel doubles it. */
+			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v * 2);
+			if ((ret = give(e, r, "rcvbuf", buf)))
+				return ret;
+			if (!sysctl_read_u64("net.core.rmem_max", &rmem_max) && v > rmem_max)
+				warn(rd->m, r->line,
+				     "%s=%llu is above net.core.rmem_max (%llu): SC4S's syslog-ng "
+				     "would get %llu bytes (2 x rmem_max), not %llu, silently; syslogrx "
+				     "asks for --rcvbuf %llu with SO_RCVBUFFORCE (CAP_NET_ADMIN); fix "
+				     "for SC4S: sysctl -w net.core.rmem_max=%llu",
+				     key_names[K_RCVBUF], (unsigned long long)v,
+				     (unsigned long long)rmem_max, (unsigned long long)rmem_max * 2,
+				     (unsigned long long)v * 2, (unsigned long long)v * 2,
+				     (unsigned long long)v);
+		}
+	}
+	return 0;
+}
+
+/* SC4S_SOURCE_UDP_IW_USE, _IW_SIZE, _FETCH_LIMIT: the input window and the
+ * fetch limit. */
+static int map_window(struct env_read *rd, struct emit_ctx *e)
+{
+	struct env_mapping *r;
+	bool iw_use = false;
+	uint64_t v;
+	char buf[64];
+	int ret;
+
+	if (rd->k[K_IW_USE].set) {
+		r = row(rd, K_IW_USE);
+		if (parse_yes(r->value, &iw_use))
+			return bad(e, r, "yes or no");
+		snprintf(r->became, sizeof(r->became),
+			 "no flag: syslogrx always has an input "
+			 "window (--window, --window-bytes)%s",
+			 iw_use ? "" : "; SC4S drops IW_SIZE and FETCH_LIMIT without it");
+	}
+	if (rd->k[K_IW_SIZE].set) {
+		r = row(rd, K_IW_SIZE);
+		if (parse_u64(r->value, 1, 100000000ULL, &v))
+			return bad(e, r, "messages from 1 to 100000000");
+		if ((ret = give(e, r, "window", r->value)))
+			return ret;
+		if (v * SC4S_MSG_BYTES > DEFAULT_WINDOW_BYTES) {
+			/* The window also bounds bytes: let it hold what SC4S counts on. */
+			snprintf(buf, sizeof(buf), "%llu",
+				 (unsigned long long)(v * SC4S_MSG_BYTES));
+			ret = e->emit("window-bytes", buf, e->ctx, e->err, e->errlen);
+			if (ret)
+				return bad(e, r, "a window that fits in --window-bytes' 64G");
+			snprintf(r->became + strlen(r->became),
+				 sizeof(r->became) - strlen(r->became),
+				 " (and --window-bytes %s: 1 KB a message, as SC4S counts)", buf);
+		}
+		if (!iw_use)
+			warn(rd->m, r->line,
+			     "%s is set without %s=yes: SC4S's template leaves it out and "
+			     "syslog-ng keeps its default window, silently; syslogrx applies it",
+			     key_names[K_IW_SIZE], key_names[K_IW_USE]);
+	}
+	if (rd->k[K_FETCH].set) {
+		r = row(rd, K_FETCH);
+		if (parse_u64(r->value, 1, UINT32_MAX, &v))
+			return bad(e, r, "a number of messages");
+		snprintf(buf, sizeof(buf), "%llu",
+			 (unsigned long long)(v > FETCH_MAX ? FETCH_MAX : v));
+		if ((ret = give(e, r, "batch", buf)))
+			return ret;
+		if (v > FETCH_MAX)
+			snprintf(r->became + strlen(r->became),
+				 sizeof(r->became) - strlen(r->became), " (syslogrx's most)");
+		if (!iw_use)
+			warn(rd->m, r->line,
+			     "%s is set without %s=yes: SC4S's template leaves it out, "
+			     "silently; syslogrx applies it as --batch",
+			     key_names[K_FETCH], key_names[K_IW_USE]);
+	}
+	return 0;
+}
+
 int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map *out, char *err,
 		   size_t errlen)
 {
 	struct emit_ctx e = { path, emit, ctx, err, errlen };
-	struct env_mapping *r;
-	uint64_t v, sockets = 1, rmem_max = 0;
-	bool iw_use = false, yes;
-	char buf[64];
-	int ret;
-
 	static struct env_read rd; /* large; one parse at a time */
 	char msg[384];
+	int ret;
 
 	memset(out, 0, sizeof(*out));
 	memset(&rd, 0, sizeof(rd));
@@ -312,112 +450,9 @@ int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map
 	}
 	if (rd.nr_ports && (ret = map_ports(&rd, &e)))
 		return ret;
-	if (rd.k[K_SOCKETS].set) {
-		r = row(&rd, K_SOCKETS);
-		if ((ret = give(&e, r, "sockets", r->value)))
-			return ret;
-		parse_u64(r->value, 1, UINT32_MAX, &sockets);
-	}
-	if (rd.k[K_EBPF].set) {
-		r = row(&rd, K_EBPF);
-		if (parse_yes(r->value, &yes))
-			return bad(&e, r, "yes or no");
-		/* SC4S's eBPF program spreads datagrams at random; without it the
-		 * kernel's hash puts each flow on one socket. */
-		if ((ret = give(&e, r, "balance", yes ? "random" : "hash")))
-			return ret;
-	}
-	if (rd.k[K_EBPF_SOCKETS].set) {
-		r = row(&rd, K_EBPF_SOCKETS);
-		if (parse_u64(r->value, 1, UINT32_MAX, &v))
-			return bad(&e, r, "a number of sockets");
-		snprintf(r->became, sizeof(r->became),
-			 "no flag: syslogrx's balancer always covers all --sockets");
-		if (v != sockets)
-			warn(out, r->line,
-			     "%s=%llu but %s=%llu%s: SC4S's eBPF program would pick among %llu "
-			     "sockets of a group of %llu: %s",
-			     key_names[K_EBPF_SOCKETS], (unsigned long long)v, key_names[K_SOCKETS],
-			     (unsigned long long)sockets,
-			     rd.k[K_SOCKETS].set ? "" : " (SC4S's default)", (unsigned long long)v,
-			     (unsigned long long)sockets,
-			     v > sockets ? "datagrams aimed at the missing ones fall back to the "
-					   "kernel's hash, silently" :
-					   "the other sockets never receive, silently");
-	}
-	if (rd.k[K_RCVBUF].set) {
-		r = row(&rd, K_RCVBUF);
-		if (!strcmp(r->value, "-1")) {
-			snprintf(r->became, sizeof(r->became),
-				 "no --rcvbuf: the kernel's default (net.core.rmem_default)");
-		} else {
-			if (parse_u64(r->value, 1, 1ULL << 29, &v))
-				return bad(&e, r, "bytes from 1 to 536870912, or -1");
-			/* syslog-ng's so-rcvbuf(N) is SO_RCVBUF N: the kernel doubles it. */
-			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v * 2);
-			if ((ret = give(&e, r, "rcvbuf", buf)))
-				return ret;
-			if (!sysctl_read_u64("net.core.rmem_max", &rmem_max) && v > rmem_max)
-				warn(out, r->line,
-				     "%s=%llu is above net.core.rmem_max (%llu): SC4S's syslog-ng "
-				     "would get %llu bytes (2 x rmem_max), not %llu, silently; syslogrx "
-				     "asks for --rcvbuf %llu with SO_RCVBUFFORCE (CAP_NET_ADMIN); fix "
-				     "for SC4S: sysctl -w net.core.rmem_max=%llu",
-				     key_names[K_RCVBUF], (unsigned long long)v,
-				     (unsigned long long)rmem_max, (unsigned long long)rmem_max * 2,
-				     (unsigned long long)v * 2, (unsigned long long)v * 2,
-				     (unsigned long long)v);
-		}
-	}
-	if (rd.k[K_IW_USE].set) {
-		r = row(&rd, K_IW_USE);
-		if (parse_yes(r->value, &iw_use))
-			return bad(&e, r, "yes or no");
-		snprintf(r->became, sizeof(r->became),
-			 "no flag: syslogrx always has an input "
-			 "window (--window, --window-bytes)%s",
-			 iw_use ? "" : "; SC4S drops IW_SIZE and FETCH_LIMIT without it");
-	}
-	if (rd.k[K_IW_SIZE].set) {
-		r = row(&rd, K_IW_SIZE);
-		if (parse_u64(r->value, 1, 100000000ULL, &v))
-			return bad(&e, r, "messages from 1 to 100000000");
-		if ((ret = give(&e, r, "window", r->value)))
-			return ret;
-		if (v * SC4S_MSG_BYTES > DEFAULT_WINDOW_BYTES) {
-			/* The window also bounds bytes: let it hold what SC4S counts on. */
-			snprintf(buf, sizeof(buf), "%llu",
-				 (unsigned long long)(v * SC4S_MSG_BYTES));
-			ret = e.emit("window-bytes", buf, e.ctx, err, errlen);
-			if (ret)
-				return bad(&e, r, "a window that fits in --window-bytes' 64G");
-			snprintf(r->became + strlen(r->became),
-				 sizeof(r->became) - strlen(r->became),
-				 " (and --window-bytes %s: 1 KB a message, as SC4S counts)", buf);
-		}
-		if (!iw_use)
-			warn(out, r->line,
-			     "%s is set without %s=yes: SC4S's template leaves it out and "
-			     "syslog-ng keeps its default window, silently; syslogrx applies it",
-			     key_names[K_IW_SIZE], key_names[K_IW_USE]);
-	}
-	if (rd.k[K_FETCH].set) {
-		r = row(&rd, K_FETCH);
-		if (parse_u64(r->value, 1, UINT32_MAX, &v))
-			return bad(&e, r, "a number of messages");
-		snprintf(buf, sizeof(buf), "%llu",
-			 (unsigned long long)(v > FETCH_MAX ? FETCH_MAX : v));
-		if ((ret = give(&e, r, "batch", buf)))
-			return ret;
-		if (v > FETCH_MAX)
-			snprintf(r->became + strlen(r->became),
-				 sizeof(r->became) - strlen(r->became), " (syslogrx's most)");
-		if (!iw_use)
-			warn(out, r->line,
-			     "%s is set without %s=yes: SC4S's template leaves it out, "
-			     "silently; syslogrx applies it as --batch",
-			     key_names[K_FETCH], key_names[K_IW_USE]);
-	}
+	if ((ret = map_sockets(&rd, &e)) || (ret = map_rcvbuf(&rd, &e)) ||
+	    (ret = map_window(&rd, &e)))
+		return ret;
 	return 0;
 }
 
