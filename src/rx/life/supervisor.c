@@ -281,6 +281,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	uint64_t lost_total = 0;
 	struct supervisor_ledger *ledger;
 	struct receiver *shared;
+	struct child_rec *c;
 	int ledger_fd, k = 0, ret = 1, status, err;
 	size_t len;
 	pid_t child = 0;
@@ -338,7 +339,8 @@ int supervise(const struct config *cfg, int argc, char **argv)
 			goto out;
 		if (nrec < MAX_CHILDREN)
 			nrec++;
-		child_record(&recs[nrec - 1], child, status, &held, shared, reads_before);
+		c = &recs[nrec - 1];
+		child_record(c, child, status, &held, shared, reads_before);
 		if (stop_requested) {
 			ret = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 			break;
@@ -351,8 +353,8 @@ int supervise(const struct config *cfg, int argc, char **argv)
 			continue;
 		}
 		upgrading = false;
-		child_crashed(cfg, &recs[nrec - 1], shared);
-		lost_total += recs[nrec - 1].lost;
+		child_crashed(cfg, c, shared);
+		lost_total += c->lost;
 		restarts++;
 	}
 out:
