@@ -307,6 +307,20 @@ static void say_ready(const struct receiver *r, const struct config *cfg)
 			http_metrics_address(health_http));
 }
 
+/* Started by a hand-over (kill -USR2, the fd store, a supervisor): ready now
+ * (the process before us may let go), and say from where. */
+static void say_took_over(struct receiver *r, struct handover *h)
+{
+	const char *how = h->ledger_fd >= 0 ? "supervised" :
+			  h->from_fdstore   ? "fd store" :
+					      "upgrade";
+
+	receiver_say_ready(r);
+	handover_free(h);
+	fprintf(stderr, "syslogrx: pid %d took over %s (%s): %u sockets, %u threads\n",
+		(int)getpid(), listen_text(r, listens, sizeof(listens)), how, r->live, r->threads);
+}
+
 /* Once run() returns: stop without losing what was accepted (a second
  * signal forces it), advise, write the summary. The exit status. */
 static int finish(struct receiver *r, const struct config *cfg)
@@ -427,17 +441,8 @@ int main(int argc, char **argv)
 	err = receiver_start(r);
 	if (err)
 		goto cleanup;
-	if (adopted) {
-		const char *how = h.ledger_fd >= 0 ? "supervised" :
-				  h.from_fdstore   ? "fd store" :
-						     "upgrade";
-
-		receiver_say_ready(r);
-		handover_free(&h);
-		fprintf(stderr, "syslogrx: pid %d took over %s (%s): %u sockets, %u threads\n",
-			(int)getpid(), listen_text(r, listens, sizeof(listens)), how, r->live,
-			r->threads);
-	}
+	if (adopted)
+		say_took_over(r, &h);
 	if (!r->supervised)
 		upgrade_fdstore_put(r);
 	run(r, &cfg);

@@ -61,6 +61,15 @@ static void test_listeners(void **state)
 	REFUSED(config_check_listeners(&c, err, sizeof(err)),
 		"--sockets 2049 for 2 listeners: at most 4096 sockets in all");
 	c.sockets = 8;
+	listen_on(1, "127.0.0.1:5514x");
+	REFUSED(config_check_listeners(&c, err, sizeof(err)),
+		"--listen 127.0.0.1:5514x: not [NAME=]ADDR:PORT");
+	listen_on(1, "[::1]:5514");
+	c.listeners[1].named = true;
+	snprintf(c.listeners[1].name, sizeof(c.listeners[1].name), "5514");
+	REFUSED(config_check_listeners(&c, err, sizeof(err)),
+		"--listen 127.0.0.1:5514 and --listen [::1]:5514: both named '5514' (unnamed, a "
+		"listener is named after its port: give NAME=ADDR:PORT)");
 	listen_on(1, "0.0.0.0:5514");
 	REFUSED(config_check_listeners(&c, err, sizeof(err)),
 		"--listen 127.0.0.1:5514 and --listen 0.0.0.0:5514: one address and port in two "

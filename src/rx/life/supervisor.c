@@ -270,6 +270,21 @@ static void child_crashed(const struct config *cfg, struct child_rec *c,
 			(int)c->pid, WEXITSTATUS(c->status), (unsigned long long)c->lost, kept);
 }
 
+/* A receiver runs: the first tells systemd (Type=notify) that the service
+ * is up; a later one replaced the last of recs, whose death was noticed at
+ * died (monotonic ms). */
+static void say_started(struct child_rec *recs, unsigned int nrec, pid_t child, double died)
+{
+	if (!nrec && sd_notify_enabled())
+		sd_notify_fd("READY=1", -1); /* Type=notify: the first one is up */
+	if (nrec) {
+		recs[nrec - 1].replace_ms = (mono_ns() / 1e6) - died;
+		fprintf(stderr, "syslogrx: supervisor replaced pid %d by pid %d in %.1f ms\n",
+			(int)recs[nrec - 1].pid, (int)child, recs[nrec - 1].replace_ms);
+	}
+	fprintf(stderr, "syslogrx: supervisor started receiver pid %d\n", (int)child);
+}
+
 int supervise(const struct config *cfg, int argc, char **argv)
 {
 	static struct receiver held;
@@ -326,15 +341,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 			continue;
 		}
 		failed = 0;
-		if (!nrec && sd_notify_enabled())
-			sd_notify_fd("READY=1", -1); /* Type=notify: the first one is up */
-		if (nrec) {
-			recs[nrec - 1].replace_ms = (mono_ns() / 1e6) - died;
-			fprintf(stderr,
-				"syslogrx: supervisor replaced pid %d by pid %d in %.1f ms\n",
-				(int)recs[nrec - 1].pid, (int)child, recs[nrec - 1].replace_ms);
-		}
-		fprintf(stderr, "syslogrx: supervisor started receiver pid %d\n", (int)child);
+		say_started(recs, nrec, child, died);
 		if (wait_for_child(child, &status, &upgrading, ledger))
 			goto out;
 		if (nrec < MAX_CHILDREN)
