@@ -198,6 +198,7 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 			other_steered(r, steered, &s->selection_failures);
 	}
 	s->traced = r->tracer != NULL || r->drops_meminfo;
+	s->by_reason = r->tracer != NULL;
 	s->drops_match_so_meminfo = true;
 	for (unsigned int i = 0; i < n; i++) {
 		struct snapshot_socket *ss = &s->socks[i];
@@ -307,4 +308,9 @@ void snapshot_free(struct snapshot *s)
 const char *snapshot_reason_name(struct receiver *r, unsigned int reason)
 {
 	return tracer_reason_name(r->tracer, reason);
+}
+
+int snapshot_reason_value(struct receiver *r, const char *name)
+{
+	return r->tracer ? tracer_reason_value(r->tracer, name) : -1;
 }

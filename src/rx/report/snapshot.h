@@ -101,6 +101,7 @@ struct snapshot {
 	bool have_selection; /* a balancer */
 	uint64_t selection_failures;
 	bool traced;
+	bool by_reason;	       /* the tracer runs: drops per reason, no-socket drops */
 	uint64_t kernel_drops; /* sum of the sockets' st.total */
 	uint64_t kernel_drops_by_reason[TRACER_MAX_REASONS];
 	bool drops_match_so_meminfo;
@@ -138,5 +139,8 @@ void snapshot_free(struct snapshot *s);
 
 /* "SOCKET_RCVBUFF" for a reason index of the snapshot's arrays. */
 const char *snapshot_reason_name(struct receiver *r, unsigned int reason);
+/* The index of reason "SOCKET_RCVBUFF" in the snapshot's arrays; -1: this
+ * kernel has none by that name, or no tracer runs. */
+int snapshot_reason_value(struct receiver *r, const char *name);
 
 #endif
