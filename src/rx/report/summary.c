@@ -22,7 +22,7 @@ int summary_check_drops(struct receiver *r)
 		return 0;
 	/* Only the tracer counts apart from the kernel: without it (or with
 	 * SO_MEMINFO as the count) there is nothing to compare. */
-	for (unsigned int i = 0; s.traced && !s.drops_meminfo && i < s.n; i++) {
+	for (unsigned int i = 0; s.by_reason && i < s.n; i++) {
 		const struct snapshot_socket *ss = &s.socks[i];
 
 		if (!ss->traced || !strcmp(ss->state, "closed") || !ss->have_meminfo)
