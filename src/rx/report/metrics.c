@@ -17,17 +17,36 @@ static void socket_labels(struct prom_labels *l, const struct snapshot *s, unsig
 		prom_label(l, "listener", s->lis[s->socks[i].listener].name);
 }
 
-/* Families of one sample per socket: socket="I". */
-static void per_socket(struct prom_text *p, const struct snapshot *s, const char *name,
-		       enum prom_type type, const char *help, size_t off)
+/* listener="NAME". */
+static void listener_labels(struct prom_labels *l, const struct snapshot *s, unsigned int k)
+{
+	prom_labels_init(l);
+	prom_label(l, "listener", s->lis[k].name);
+}
+
+/* A family of one sample per row of an array (the sockets, the listeners):
+ * n rows of stride bytes from rows, labelled by labels(), each the uint64_t
+ * at off in its row. */
+static void per_row(struct prom_text *p, const struct snapshot *s, const char *name,
+		    enum prom_type type, const char *help, const void *rows, size_t stride,
+		    unsigned int n,
+		    void (*labels)(struct prom_labels *, const struct snapshot *, unsigned int),
+		    size_t off)
 {
 	struct prom_labels l;
 
 	prom_family(p, name, type, help);
-	for (unsigned int i = 0; i < s->n; i++) {
-		socket_labels(&l, s, i);
-		prom_u64(p, name, &l, *(const uint64_t *)((const char *)&s->socks[i] + off));
+	for (unsigned int i = 0; i < n; i++) {
+		labels(&l, s, i);
+		prom_u64(p, name, &l, *(const uint64_t *)((const char *)rows + i * stride + off));
 	}
+}
+
+/* Families of one sample per socket: socket="I". */
+static void per_socket(struct prom_text *p, const struct snapshot *s, const char *name,
+		       enum prom_type type, const char *help, size_t off)
+{
+	per_row(p, s, name, type, help, s->socks, sizeof(*s->socks), s->n, socket_labels, off);
 }
 
 #define SOCK_FIELD(f) offsetof(struct snapshot_socket, f)
@@ -36,14 +55,7 @@ static void per_socket(struct prom_text *p, const struct snapshot *s, const char
 static void per_listener(struct prom_text *p, const struct snapshot *s, const char *name,
 			 enum prom_type type, const char *help, size_t off)
 {
-	struct prom_labels l;
-
-	prom_family(p, name, type, help);
-	for (unsigned int k = 0; k < s->nr_lis; k++) {
-		prom_labels_init(&l);
-		prom_label(&l, "listener", s->lis[k].name);
-		prom_u64(p, name, &l, *(const uint64_t *)((const char *)&s->lis[k] + off));
-	}
+	per_row(p, s, name, type, help, s->lis, sizeof(*s->lis), s->nr_lis, listener_labels, off);
 }
 
 #define LIS_FIELD(f) offsetof(struct snapshot_listener, f)
@@ -91,7 +103,7 @@ static void by_reason(struct prom_text *p, struct receiver *r, const char *name,
 	struct prom_labels l;
 
 	for (size_t i = 0; i < n_at_start; i++) {
-		int k = tracer_reason_value(r->tracer, at_start[i]);
+		int k = snapshot_reason_value(r, at_start[i]);
 
 		if (k >= 0) /* a kernel without that reason: nothing to show */
 			shown[k] = true;
@@ -127,7 +139,7 @@ static void write_sockets(struct prom_text *p, struct receiver *r, const struct 
 		per_socket(p, s, "syslogrx_socket_steered_total", PROM_COUNTER,
 			   "Datagrams the balancing BPF program sent to the socket.",
 			   SOCK_FIELD(steered));
-	if (!r->tracer) /* SO_MEMINFO's count above is all there is */
+	if (!s->by_reason) /* SO_MEMINFO's count above is all there is */
 		return;
 	per_socket(p, s, "syslogrx_socket_queue_hwm_bytes", PROM_GAUGE,
 		   "Most bytes queued on the socket, seen at enqueue (tracer).",
@@ -333,7 +345,7 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		one(p, "syslogrx_selection_failures_total", PROM_COUNTER,
 		    "Datagrams the BPF program could not place (the kernel's hash took them).",
 		    s.selection_failures);
-	if (r->tracer) {
+	if (s.by_reason) {
 		prom_family(
 			p, "syslogrx_no_socket_drops_total", PROM_COUNTER,
 			"Datagrams for our port dropped with no socket to take them, per reason.");

@@ -157,6 +157,20 @@ static int take_listeners(struct receiver *r, struct snapshot *s)
 	return 0;
 }
 
+/* What the run was: settings, the spreading, the front end's findings. */
+static void take_run(struct receiver *r, struct snapshot *s)
+{
+	s->cfg = r->cfg;
+	s->listen = r->group.listen;
+	s->balance_runs = r->balance_runs;
+	s->balance_why = r->balance_why;
+	s->balancer = r->balancer != NULL;
+	s->drops_meminfo = r->drops_meminfo;
+	s->elapsed_ns = r->stop_ns - r->start_ns;
+	s->preflight = r->preflight;
+	s->advice = r->advice;
+}
+
 static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 {
 	unsigned int n = r->group.n;
@@ -165,6 +179,7 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 	int err;
 
 	memset(s, 0, sizeof(*s));
+	take_run(r, s);
 	s->socks = calloc(n ? n : 1, sizeof(*s->socks));
 	if (r->balancer)
 		steered = calloc(n ? n : 1, sizeof(*steered));
@@ -183,6 +198,7 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 			other_steered(r, steered, &s->selection_failures);
 	}
 	s->traced = r->tracer != NULL || r->drops_meminfo;
+	s->by_reason = r->tracer != NULL;
 	s->drops_match_so_meminfo = true;
 	for (unsigned int i = 0; i < n; i++) {
 		struct snapshot_socket *ss = &s->socks[i];
@@ -232,6 +248,12 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 	if (seq) {
 		s->have_seq = true;
 		s->seq_gaps = seqtrack_missing(seq);
+		if (!scrape)
+			seqtrack_totals(seq, &s->seq);
+	}
+	if (r->reorder && !scrape) {
+		s->have_reorder = true;
+		reorder_get_stats(r->reorder, &s->reorder);
 	}
 	if (r->sink && config_output_is_network(r->cfg)) {
 		s->have_output_state = true;
@@ -286,4 +308,9 @@ void snapshot_free(struct snapshot *s)
 const char *snapshot_reason_name(struct receiver *r, unsigned int reason)
 {
 	return tracer_reason_name(r->tracer, reason);
+}
+
+int snapshot_reason_value(struct receiver *r, const char *name)
+{
+	return r->tracer ? tracer_reason_value(r->tracer, name) : -1;
 }

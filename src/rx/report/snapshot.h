@@ -20,6 +20,7 @@
 #include "net/tracer.h"
 #include "rx/path/diskbuf.h"
 #include "rx/path/output.h"
+#include "rx/path/reorder.h"
 #include "rx/life/receiver.h"
 #include "rx/sink/kafka.h"
 #include "rx/sink/otlp.h"
@@ -76,7 +77,20 @@ struct snapshot_listener {
 	uint64_t kernel_drops, so_meminfo_drops, no_socket_drops;
 };
 
+struct preflight;
+struct advice;
+
 struct snapshot {
+	/* What the run was, for the summary's head. */
+	const struct config *cfg;
+	const char *listen;	  /* the group's, normalised */
+	const char *balance_runs; /* "eBPF", "classic BPF", "kernel hash"; NULL = none */
+	const char *balance_why;
+	bool balancer;			   /* an eBPF balancer (not hash, not classic BPF) */
+	bool drops_meminfo;		   /* drops from SO_MEMINFO, exact, without reasons */
+	uint64_t elapsed_ns;		   /* start to stop: set once stopped */
+	const struct preflight *preflight; /* set by the front end, NULL = none */
+	const struct advice *advice;
 	unsigned int n;
 	struct snapshot_socket *socks;
 	unsigned int nr_lis;
@@ -87,6 +101,7 @@ struct snapshot {
 	bool have_selection; /* a balancer */
 	uint64_t selection_failures;
 	bool traced;
+	bool by_reason;	       /* the tracer runs: drops per reason, no-socket drops */
 	uint64_t kernel_drops; /* sum of the sockets' st.total */
 	uint64_t kernel_drops_by_reason[TRACER_MAX_REASONS];
 	bool drops_match_so_meminfo;
@@ -99,7 +114,11 @@ struct snapshot {
 	struct window_stats window;
 	bool have_seq;	   /* the output stage has started */
 	uint64_t seq_gaps; /* seqtrack's missing */
-	bool have_disk;	   /* --disk-buffer */
+	/* snapshot_take only (a scrape leaves them zero): */
+	struct seqtrack_totals seq; /* with have_seq */
+	bool have_reorder;	    /* --ordered */
+	struct reorder_stats reorder;
+	bool have_disk; /* --disk-buffer */
 	struct diskbuf_stats disk;
 	bool have_output_state; /* a network output: tcp, tls, kafka, otlp */
 	bool output_up;		/* delivering, not retrying an unreachable destination */
@@ -120,5 +139,8 @@ void snapshot_free(struct snapshot *s);
 
 /* "SOCKET_RCVBUFF" for a reason index of the snapshot's arrays. */
 const char *snapshot_reason_name(struct receiver *r, unsigned int reason);
+/* The index of reason "SOCKET_RCVBUFF" in the snapshot's arrays; -1: this
+ * kernel has none by that name, or no tracer runs. */
+int snapshot_reason_value(struct receiver *r, const char *name);
 
 #endif

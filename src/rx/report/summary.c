@@ -15,25 +15,27 @@
 
 int summary_check_drops(struct receiver *r)
 {
-	struct tracer_sock_stats st;
+	struct snapshot s;
 	int bad = 0;
 
-	if (!r->tracer)
+	if (snapshot_take(r, &s))
 		return 0;
-	for (unsigned int i = 0; i < r->group.n; i++) {
-		uint64_t kernel = 0;
+	/* Only the tracer counts apart from the kernel: without it (or with
+	 * SO_MEMINFO as the count) there is nothing to compare. */
+	for (unsigned int i = 0; s.by_reason && i < s.n; i++) {
+		const struct snapshot_socket *ss = &s.socks[i];
 
-		if (receiver_traced(r, i, &st) ||
-		    sockinfo_meminfo(r->group.socks[i].fd, &kernel, NULL))
+		if (!ss->traced || !strcmp(ss->state, "closed") || !ss->have_meminfo)
 			continue;
-		if (kernel != st.total) {
+		if (ss->so_meminfo_drops != ss->st.total) {
 			pr_warn("socket %u (cookie %llu): traced %llu drops, the kernel counts %llu "
 				"(SO_MEMINFO): MISMATCH\n",
-				i, (unsigned long long)r->group.socks[i].cookie,
-				(unsigned long long)st.total, (unsigned long long)kernel);
+				i, (unsigned long long)ss->cookie, (unsigned long long)ss->st.total,
+				(unsigned long long)ss->so_meminfo_drops);
 			bad++;
 		}
 	}
+	snapshot_free(&s);
 	return bad;
 }
 
@@ -44,7 +46,7 @@ static void write_reasons(struct json_writer *w, struct receiver *r, const char 
 	jw_u64(w, "total", total);
 	for (unsigned int i = 0; i < TRACER_MAX_REASONS; i++)
 		if (by_reason[i])
-			jw_u64(w, tracer_reason_name(r->tracer, i), by_reason[i]);
+			jw_u64(w, snapshot_reason_name(r, i), by_reason[i]);
 	jw_object_end(w);
 }
 
@@ -71,15 +73,15 @@ static void write_config_files(struct json_writer *w, const struct config *c)
 	jw_string(w, "path", c->env_file);
 	jw_array_begin(w, "mapped");
 	for (unsigned int i = 0; i < m->n; i++) {
-		const struct env_mapping *r = &m->rows[i];
+		const struct env_mapping *e = &m->rows[i];
 
 		jw_object_begin(w, NULL);
-		jw_string(w, "name", r->name);
-		jw_string(w, "value", r->value);
-		jw_u64(w, "line", r->line);
-		write_string_or_null(w, "flag", r->flag);
-		jw_string(w, "became", r->became);
-		write_string_or_null(w, "overridden_by", r->overridden_by);
+		jw_string(w, "name", e->name);
+		jw_string(w, "value", e->value);
+		jw_u64(w, "line", e->line);
+		write_string_or_null(w, "flag", e->flag);
+		jw_string(w, "became", e->became);
+		write_string_or_null(w, "overridden_by", e->overridden_by);
 		jw_object_end(w);
 	}
 	jw_array_end(w);
@@ -185,46 +187,44 @@ static void write_config(struct json_writer *w, const struct config *c)
 	jw_object_end(w);
 }
 
-static void write_loss(struct json_writer *w, struct receiver *r, const struct snapshot *s)
+static void write_loss(struct json_writer *w, const struct snapshot *s)
 {
-	struct seqtrack_totals t;
+	const struct seqtrack_totals *t = &s->seq;
 
 	jw_object_begin(w, "loss");
 	/* Without --sequences no marker is read: the section says so and
 	 * carries no sequence figure at all. */
-	jw_bool(w, "sequences", r->out.seq != NULL);
-	if (!r->out.seq) {
+	jw_bool(w, "sequences", s->have_seq);
+	if (!s->have_seq) {
 		jw_object_end(w);
 		return;
 	}
-	seqtrack_totals(r->out.seq, &t);
-	jw_u64(w, "flows_max", r->cfg->sequence_flows);
-	jw_u64(w, "jump_max", r->cfg->sequence_jump);
-	jw_u64(w, "sequenced", t.sequenced);
-	jw_u64(w, "received", t.received);
+	jw_u64(w, "flows_max", s->cfg->sequence_flows);
+	jw_u64(w, "jump_max", s->cfg->sequence_jump);
+	jw_u64(w, "sequenced", t->sequenced);
+	jw_u64(w, "received", t->received);
 	/* per flow: sent - received once its end marker arrived, else the gaps */
 	jw_u64(w, "missing", s->seq_gaps);
-	jw_u64(w, "duplicates", t.duplicates);
-	jw_u64(w, "reordered", t.reordered);
-	jw_u64(w, "untracked", t.untracked);
+	jw_u64(w, "duplicates", t->duplicates);
+	jw_u64(w, "reordered", t->reordered);
+	jw_u64(w, "untracked", t->untracked);
 	/* markers not believed (a jump past jump_max): in no figure above */
-	jw_u64(w, "implausible", t.implausible);
-	jw_u64(w, "flows", t.flows);
-	jw_u64(w, "flows_closed", t.flows_closed);
-	if (t.flows_closed == t.flows && t.flows)
-		jw_u64(w, "sent", t.sent);
+	jw_u64(w, "implausible", t->implausible);
+	jw_u64(w, "flows", t->flows);
+	jw_u64(w, "flows_closed", t->flows_closed);
+	if (t->flows_closed == t->flows && t->flows)
+		jw_u64(w, "sent", t->sent);
 	else
 		jw_null(w, "sent");
-	jw_u64(w, "end_markers", t.end_markers);
-	jw_u64(w, "end_markers_lost", t.end_markers_lost);
+	jw_u64(w, "end_markers", t->end_markers);
+	jw_u64(w, "end_markers_lost", t->end_markers_lost);
 	/* sent = received + kernel drops, when every datagram carried a marker
 	 * (data or end): then the missing messages and the lost end markers are
 	 * the datagrams the kernel dropped, to the last one when every flow was
 	 * closed by its end marker. */
-	if ((r->tracer || r->drops_meminfo) && t.sequenced &&
-	    t.sequenced + t.end_markers == s->out.processed)
+	if (s->traced && t->sequenced && t->sequenced + t->end_markers == s->out.processed)
 		jw_bool(w, "gaps_equal_kernel_drops",
-			s->seq_gaps + t.end_markers_lost == s->kernel_drops);
+			s->seq_gaps + t->end_markers_lost == s->kernel_drops);
 	else
 		jw_null(w, "gaps_equal_kernel_drops");
 	jw_object_end(w);
@@ -232,21 +232,20 @@ static void write_loss(struct json_writer *w, struct receiver *r, const struct s
 
 /* "ordering": --ordered's merge (null without it). late = written at once
  * because a later-stamped message of any flow was already written. */
-static void write_ordering(struct json_writer *w, struct receiver *r)
+static void write_ordering(struct json_writer *w, const struct snapshot *s)
 {
-	struct reorder_stats st;
+	const struct reorder_stats *st = &s->reorder;
 
-	if (!r->reorder) {
+	if (!s->have_reorder) {
 		jw_null(w, "ordering");
 		return;
 	}
-	reorder_get_stats(r->reorder, &st);
 	jw_object_begin(w, "ordering");
-	jw_u64(w, "hold_ms", st.hold_ns / 1000000);
-	jw_u64(w, "merged", st.merged);
-	jw_u64(w, "late", st.late);
-	jw_u64(w, "held_hwm", st.held_hwm);
-	jw_double(w, "lag_max_ms", st.lag_max_ns / 1e6, 3);
+	jw_u64(w, "hold_ms", st->hold_ns / 1000000);
+	jw_u64(w, "merged", st->merged);
+	jw_u64(w, "late", st->late);
+	jw_u64(w, "held_hwm", st->held_hwm);
+	jw_double(w, "lag_max_ms", st->lag_max_ns / 1e6, 3);
 	jw_object_end(w);
 }
 
@@ -306,17 +305,17 @@ static void write_otlp(struct json_writer *w, const struct snapshot *s)
 /* "disk_buffer": what --disk-buffer holds and did. Messages received =
  * written to the sink + discarded + disk_buffer.dropped + disk_buffer.msgs
  * (still on disk for the next run) - duplicates replayed from an earlier run. */
-static void write_disk_buffer(struct json_writer *w, struct receiver *r, const struct snapshot *s)
+static void write_disk_buffer(struct json_writer *w, const struct snapshot *s)
 {
 	const struct diskbuf_stats *d = &s->disk;
 
 	if (!s->have_disk)
 		return;
 	jw_object_begin(w, "disk_buffer");
-	jw_string(w, "dir", r->cfg->disk_buffer);
-	jw_string(w, "mode", diskbuf_mode_name(r->cfg->disk_buffer_mode));
+	jw_string(w, "dir", s->cfg->disk_buffer);
+	jw_string(w, "mode", diskbuf_mode_name(s->cfg->disk_buffer_mode));
 	jw_u64(w, "size", d->max_bytes);
-	jw_u64(w, "sync_ms", r->cfg->disk_buffer_sync_ms);
+	jw_u64(w, "sync_ms", s->cfg->disk_buffer_sync_ms);
 	jw_u64(w, "bytes", d->bytes);
 	jw_u64(w, "msgs", d->msgs);
 	jw_u64(w, "segments", d->segments);
@@ -341,8 +340,7 @@ static void write_sender_reasons(struct json_writer *w, struct receiver *r,
 	jw_object_begin(w, "kernel_drops");
 	for (int k = 0; k < SENDER_REASONS; k++)
 		if (row->reason_drops[k])
-			jw_u64(w, tracer_reason_name(r->tracer, row->reason[k]),
-			       row->reason_drops[k]);
+			jw_u64(w, snapshot_reason_name(r, row->reason[k]), row->reason_drops[k]);
 	if (row->other_drops)
 		jw_u64(w, "OTHER", row->other_drops);
 	jw_object_end(w);
@@ -367,8 +365,8 @@ static void write_senders(struct json_writer *w, struct receiver *r, const struc
 		return;
 	}
 	jw_object_begin(w, "senders");
-	jw_u64(w, "table_size", r->cfg->senders);
-	jw_u64(w, "top", r->cfg->senders_top);
+	jw_u64(w, "table_size", s->cfg->senders);
+	jw_u64(w, "top", s->cfg->senders_top);
 	jw_bool(w, "drops_traced", ss->traced);
 	jw_u64(w, "tracked", ss->tracked);
 	jw_u64(w, "received", ss->received);
@@ -418,9 +416,9 @@ static void write_senders(struct json_writer *w, struct receiver *r, const struc
 /* "listeners": each --listen's books, when records name them (several, or
  * one named): sent to it = received + kernel_drops + abandoned (+ what a
  * sender's own host dropped, which no receiver sees). */
-static void write_listeners(struct json_writer *w, struct receiver *r, const struct snapshot *s)
+static void write_listeners(struct json_writer *w, const struct snapshot *s)
 {
-	if (!r->cfg->listener_names)
+	if (!s->cfg->listener_names)
 		return;
 	jw_array_begin(w, "listeners");
 	for (unsigned int k = 0; k < s->nr_lis; k++) {
@@ -444,7 +442,7 @@ static void write_listeners(struct json_writer *w, struct receiver *r, const str
 		else
 			jw_null(w, "kernel_drops");
 		jw_u64(w, "so_meminfo_drops", l->so_meminfo_drops);
-		if (s->traced && !r->drops_meminfo)
+		if (s->traced && !s->drops_meminfo)
 			jw_u64(w, "no_socket_drops", l->no_socket_drops);
 		else
 			jw_null(w, "no_socket_drops");
@@ -453,9 +451,155 @@ static void write_listeners(struct json_writer *w, struct receiver *r, const str
 	jw_array_end(w);
 }
 
+/* The head: the format's version, where it listened, what spread the
+ * datagrams and why, the settings, how long it ran. */
+static void write_head(struct json_writer *w, const struct snapshot *s)
+{
+	jw_u64(w, "version", 1);
+	jw_string(w, "listen", s->listen);
+	jw_string(w, "balance", balance_policy_name(s->cfg->balance));
+	/* What spreads, and why that one: eBPF, classic BPF or the kernel's hash. */
+	jw_object_begin(w, "balancer");
+	write_string_or_null(w, "runs", s->balance_runs);
+	write_string_or_null(w, "why", s->balance_why);
+	jw_object_end(w);
+	write_config(w, s->cfg);
+	jw_double(w, "elapsed_seconds", s->elapsed_ns / 1e9, 3);
+}
+
+/* "sockets": one object per group socket, in group order. */
+static void write_sockets(struct json_writer *w, struct receiver *r, const struct snapshot *s)
+{
+	jw_array_begin(w, "sockets");
+	for (unsigned int i = 0; i < s->n; i++) {
+		const struct snapshot_socket *ss = &s->socks[i];
+
+		jw_object_begin(w, NULL);
+		jw_u64(w, "index", i);
+		if (s->cfg->listener_names && ss->listener < s->nr_lis)
+			write_string_or_null(w, "listener", s->lis[ss->listener].name);
+		jw_string(w, "state", ss->state);
+		jw_u64(w, "cookie", ss->cookie);
+		jw_u64(w, "inode", ss->inode);
+		jw_u64(w, "rcvbuf", ss->rcvbuf);
+		jw_u64(w, "received", ss->received);
+		jw_u64(w, "bytes", ss->bytes);
+		jw_u64(w, "truncated", ss->truncated);
+		jw_u64(w, "empty", ss->empty);
+		jw_u64(w, "abandoned", ss->abandoned);
+		if (ss->have_steered)
+			jw_u64(w, "steered", ss->steered);
+		else
+			jw_null(w, "steered");
+		if (ss->have_meminfo)
+			jw_u64(w, "so_meminfo_drops", ss->so_meminfo_drops);
+		else
+			jw_null(w, "so_meminfo_drops");
+		if (ss->traced) {
+			write_reasons(w, r, "kernel_drops", ss->st.by_reason, ss->st.total);
+			if (s->drops_meminfo) /* only the tracer watches the queue */
+				jw_null(w, "queue_hwm_bytes");
+			else
+				jw_u64(w, "queue_hwm_bytes", ss->st.queue_hwm_bytes);
+		} else {
+			jw_null(w, "kernel_drops");
+			jw_null(w, "queue_hwm_bytes");
+		}
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+}
+
+/* totals.kernel_drops and what goes with it: the tracer's per reason, the
+ * kernel's own count without reasons, or null with --no-trace. */
+static void write_total_drops(struct json_writer *w, struct receiver *r, const struct snapshot *s)
+{
+	if (s->traced && s->drops_meminfo) {
+		/* Exact per socket (the kernel's own counter), without reasons. */
+		jw_object_begin(w, "kernel_drops");
+		jw_u64(w, "total", s->kernel_drops);
+		jw_string(w, "reasons", "unavailable without CAP_BPF and CAP_PERFMON");
+		jw_object_end(w);
+		jw_string(w, "kernel_drops_source", "SO_MEMINFO");
+		jw_null(w, "kernel_drops_match_so_meminfo"); /* the same counter */
+		jw_null(w, "no_socket_drops");
+	} else if (s->traced) {
+		write_reasons(w, r, "kernel_drops", s->kernel_drops_by_reason, s->kernel_drops);
+		jw_bool(w, "kernel_drops_match_so_meminfo", s->drops_match_so_meminfo);
+		jw_u64(w, "tracer_map_full", s->tracer_map_full);
+		write_reasons(w, r, "no_socket_drops", s->no_socket_by_reason, s->no_socket_drops);
+	} else {
+		jw_null(w, "kernel_drops");
+		jw_null(w, "kernel_drops_match_so_meminfo");
+		jw_null(w, "no_socket_drops");
+	}
+}
+
+/* "totals": the sums over sockets and the output stage's counts. */
+static void write_totals(struct json_writer *w, struct receiver *r, const struct snapshot *s)
+{
+	jw_object_begin(w, "totals");
+	jw_u64(w, "received", s->received);
+	jw_u64(w, "bytes", s->bytes);
+	jw_u64(w, "written", s->out.written);
+	if (s->out.parsed)
+		jw_u64(w, "malformed", s->out.malformed);
+	else
+		jw_null(w, "malformed"); /* raw or null output: nothing parsed */
+	jw_u64(w, "truncated", s->truncated);
+	jw_u64(w, "empty", s->empty);
+	jw_u64(w, "abandoned", s->abandoned);
+	jw_u64(w, "discarded", s->out.discarded);
+	if (s->balancer)
+		jw_u64(w, "selection_failures", s->selection_failures);
+	else
+		jw_null(w, "selection_failures"); /* hash: no program to fail */
+	write_total_drops(w, r, s);
+	jw_object_end(w);
+}
+
+/* "window": the bounded hand-off between the workers and the output stage. */
+static void write_window(struct json_writer *w, const struct snapshot *s)
+{
+	jw_object_begin(w, "window");
+	jw_u64(w, "size", s->window.size);
+	jw_u64(w, "size_bytes", s->window.size_bytes);
+	jw_u64(w, "hwm", s->window.hwm);
+	/* what its batches take at exit, pool included (bounded: window.h) */
+	jw_u64(w, "allocated_bytes", s->window.alloc_bytes);
+	jw_u64(w, "pool_batches", s->window.pool);
+	jw_double(w, "full_seconds", s->window.full_seconds, 3);
+	jw_object_end(w);
+}
+
+/* The whole document, in its order of keys. */
+static void write_summary(struct json_writer *w, struct receiver *r, const struct snapshot *s)
+{
+	jw_object_begin(w, NULL);
+	write_head(w, s);
+	write_sockets(w, r, s);
+	write_listeners(w, s);
+	write_totals(w, r, s);
+	write_window(w, s);
+	write_loss(w, s);
+	write_ordering(w, s);
+	/* a network output: delivering (true) or retrying a destination it
+	 * cannot reach (false) when the summary was written */
+	if (s->have_output_state)
+		jw_bool(w, "output_up", s->output_up);
+	else
+		jw_null(w, "output_up");
+	write_kafka(w, s);
+	write_otlp(w, s);
+	write_preflight(w, s->preflight);
+	write_advice(w, s->advice);
+	write_disk_buffer(w, s);
+	write_senders(w, r, s);
+	jw_object_end(w);
+}
+
 int summary_write(struct receiver *r, const char *path)
 {
-	const struct config *c = r->cfg;
 	struct json_writer w;
 	struct snapshot s;
 	FILE *f;
@@ -471,122 +615,8 @@ int summary_write(struct receiver *r, const char *path)
 		snapshot_free(&s);
 		return err;
 	}
-
 	jw_init(&w, f, true);
-	jw_object_begin(&w, NULL);
-	jw_u64(&w, "version", 1);
-	jw_string(&w, "listen", r->group.listen);
-	jw_string(&w, "balance", balance_policy_name(c->balance));
-	/* What spreads, and why that one: eBPF, classic BPF or the kernel's hash. */
-	jw_object_begin(&w, "balancer");
-	write_string_or_null(&w, "runs", r->balance_runs);
-	write_string_or_null(&w, "why", r->balance_why);
-	jw_object_end(&w);
-	write_config(&w, c);
-	jw_double(&w, "elapsed_seconds", (r->stop_ns - r->start_ns) / 1e9, 3);
-
-	jw_array_begin(&w, "sockets");
-	for (unsigned int i = 0; i < s.n; i++) {
-		const struct snapshot_socket *ss = &s.socks[i];
-
-		jw_object_begin(&w, NULL);
-		jw_u64(&w, "index", i);
-		if (c->listener_names && ss->listener < s.nr_lis)
-			write_string_or_null(&w, "listener", s.lis[ss->listener].name);
-		jw_string(&w, "state", ss->state);
-		jw_u64(&w, "cookie", ss->cookie);
-		jw_u64(&w, "inode", ss->inode);
-		jw_u64(&w, "rcvbuf", ss->rcvbuf);
-		jw_u64(&w, "received", ss->received);
-		jw_u64(&w, "bytes", ss->bytes);
-		jw_u64(&w, "truncated", ss->truncated);
-		jw_u64(&w, "empty", ss->empty);
-		jw_u64(&w, "abandoned", ss->abandoned);
-		if (ss->have_steered)
-			jw_u64(&w, "steered", ss->steered);
-		else
-			jw_null(&w, "steered");
-		if (ss->have_meminfo)
-			jw_u64(&w, "so_meminfo_drops", ss->so_meminfo_drops);
-		else
-			jw_null(&w, "so_meminfo_drops");
-		if (ss->traced) {
-			write_reasons(&w, r, "kernel_drops", ss->st.by_reason, ss->st.total);
-			if (r->drops_meminfo) /* only the tracer watches the queue */
-				jw_null(&w, "queue_hwm_bytes");
-			else
-				jw_u64(&w, "queue_hwm_bytes", ss->st.queue_hwm_bytes);
-		} else {
-			jw_null(&w, "kernel_drops");
-			jw_null(&w, "queue_hwm_bytes");
-		}
-		jw_object_end(&w);
-	}
-	jw_array_end(&w);
-	write_listeners(&w, r, &s);
-
-	jw_object_begin(&w, "totals");
-	jw_u64(&w, "received", s.received);
-	jw_u64(&w, "bytes", s.bytes);
-	jw_u64(&w, "written", s.out.written);
-	if (s.out.parsed)
-		jw_u64(&w, "malformed", s.out.malformed);
-	else
-		jw_null(&w, "malformed"); /* raw or null output: nothing parsed */
-	jw_u64(&w, "truncated", s.truncated);
-	jw_u64(&w, "empty", s.empty);
-	jw_u64(&w, "abandoned", s.abandoned);
-	jw_u64(&w, "discarded", s.out.discarded);
-	if (r->balancer)
-		jw_u64(&w, "selection_failures", s.selection_failures);
-	else
-		jw_null(&w, "selection_failures"); /* hash: no program to fail */
-	if (s.traced && r->drops_meminfo) {
-		/* Exact per socket (the kernel's own counter), without reasons. */
-		jw_object_begin(&w, "kernel_drops");
-		jw_u64(&w, "total", s.kernel_drops);
-		jw_string(&w, "reasons", "unavailable without CAP_BPF and CAP_PERFMON");
-		jw_object_end(&w);
-		jw_string(&w, "kernel_drops_source", "SO_MEMINFO");
-		jw_null(&w, "kernel_drops_match_so_meminfo"); /* the same counter */
-		jw_null(&w, "no_socket_drops");
-	} else if (s.traced) {
-		write_reasons(&w, r, "kernel_drops", s.kernel_drops_by_reason, s.kernel_drops);
-		jw_bool(&w, "kernel_drops_match_so_meminfo", s.drops_match_so_meminfo);
-		jw_u64(&w, "tracer_map_full", s.tracer_map_full);
-		write_reasons(&w, r, "no_socket_drops", s.no_socket_by_reason, s.no_socket_drops);
-	} else {
-		jw_null(&w, "kernel_drops");
-		jw_null(&w, "kernel_drops_match_so_meminfo");
-		jw_null(&w, "no_socket_drops");
-	}
-	jw_object_end(&w);
-
-	jw_object_begin(&w, "window");
-	jw_u64(&w, "size", s.window.size);
-	jw_u64(&w, "size_bytes", s.window.size_bytes);
-	jw_u64(&w, "hwm", s.window.hwm);
-	/* what its batches take at exit, pool included (bounded: window.h) */
-	jw_u64(&w, "allocated_bytes", s.window.alloc_bytes);
-	jw_u64(&w, "pool_batches", s.window.pool);
-	jw_double(&w, "full_seconds", s.window.full_seconds, 3);
-	jw_object_end(&w);
-
-	write_loss(&w, r, &s);
-	write_ordering(&w, r);
-	/* a network output: delivering (true) or retrying a destination it
-	 * cannot reach (false) when the summary was written */
-	if (s.have_output_state)
-		jw_bool(&w, "output_up", s.output_up);
-	else
-		jw_null(&w, "output_up");
-	write_kafka(&w, &s);
-	write_otlp(&w, &s);
-	write_preflight(&w, r->preflight);
-	write_advice(&w, r->advice);
-	write_disk_buffer(&w, r, &s);
-	write_senders(&w, r, &s);
-	jw_object_end(&w);
+	write_summary(&w, r, &s);
 	jw_finish(&w);
 	snapshot_free(&s);
 	if (f != stdout && fclose(f)) {
