@@ -209,12 +209,30 @@ def test_three_listeners_books_close_per_listener(tmp_path):
     # The advice names the listener it is for: only "b" lost anything.
     assert s["advice"] and {a.get("listener") for a in s["advice"]} == {"b"}, s["advice"]
     assert "advice (listener b):" in err, err
+    check_senders(s)
+
+
+def check_senders(s):
+    """Per-sender drops count every listener's: "b" (the second) dropped
+    all of them, sent from 127.0.0.1 (as "a" was, which lost none); ::1
+    (to "c") lost none."""
+    lis = {l["name"]: l for l in s["listeners"]}
+    snd = s["senders"]
+    assert snd["drops_traced"] is True, snd
+    rows = {r["address"]: r for r in snd["rows"]}
+    assert sorted(rows) == ["127.0.0.1", "::1"], rows
+    assert rows["127.0.0.1"]["dropped"] == lis["b"]["kernel_drops"] > 0, (rows, lis)
+    assert rows["::1"]["dropped"] == 0, rows
+    assert rows["127.0.0.1"]["received"] == lis["a"]["received"] + lis["b"]["received"], rows
+    assert rows["::1"]["received"] == lis["c"]["received"], rows
+    assert snd["dropped"] == lis["b"]["kernel_drops"] and snd["complete"] is True, snd
 
 
 def test_three_listeners_as_user_nobody(nobody_dir):
     """Bound as root, run as nobody (--user): the same books."""
     s, sent, held, out, ports, _ = run_three(nobody_dir, extra=["--user", "nobody"])
     check_books(s, sent, held, out, ports)
+    check_senders(s)
 
 
 def test_three_listeners_without_privilege(nobody_dir):
@@ -246,6 +264,12 @@ def test_metrics_and_stats_per_listener(tmp_path, procs):
                                else None)(scrape()), "per-listener series")
     assert 'syslogrx_socket_received_total{socket="0",listener="x"} 10' in text, text
     assert 'syslogrx_socket_received_total{socket="1",listener="y"} 8' in text, text
+    # The no-socket drops: a series per listener's port, at 0 from the start.
+    no_socket = sorted(l for l in text.splitlines()
+                       if l.startswith("syslogrx_no_socket_drops_total"))
+    assert no_socket == ['syslogrx_no_socket_drops_total{listener="x",reason="NO_SOCKET"} 0',
+                         'syslogrx_no_socket_drops_total{listener="y",reason="NO_SOCKET"} 0'], \
+        no_socket
     line = read_until(rx, " x rx=").splitlines()[-1]
     assert " | y rx=" in line, line
     rc, _, err = stop(rx)

@@ -204,9 +204,11 @@ static int open_more_listeners(struct receiver *r, int probe_err)
 
 	for (unsigned int k = 1; k < cfg->nr_listeners; k++) {
 		struct rx_listener *l = &r->lis[k];
-		/* Drops per sender are counted by listener 0's tracer only; a
-		 * supervisor counts what each child took from every listener. */
-		struct tracer_opts topts = { .count_reads = cfg->supervise };
+		/* Each listener's tracer counts its own port's drops per sender
+		 * (its own bounded map); a supervisor counts what each child
+		 * took from every listener. */
+		struct tracer_opts topts = { .count_reads = cfg->supervise,
+					     .senders = cfg->senders };
 
 		l->name = cfg->listeners[k].name;
 		r->nr_lis = k + 1; /* closed by receiver_close from here on */
