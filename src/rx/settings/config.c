@@ -759,12 +759,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (listener_specs_check(c->listeners, c->nr_listeners, ps->err, ps->errlen))
 			return EINVAL;
 		c->listener_names = listener_names_shown(c->listeners, c->nr_listeners);
-		if (c->nr_listeners > 1 && c->max_sockets > c->sockets)
-			FAIL("--max-sockets and several --listen cannot be used together yet: a "
-			     "live resize acts on one socket group");
-		if (c->nr_listeners * c->sockets > CONFIG_MAX_SOCKETS)
-			FAIL("--sockets %u for %u listeners: at most %d sockets in all", c->sockets,
-			     c->nr_listeners, CONFIG_MAX_SOCKETS);
+		/* Each listener binds its own pool (--max-sockets) at start. */
+		if (c->nr_listeners * (c->max_sockets > c->sockets ? c->max_sockets : c->sockets) >
+		    CONFIG_MAX_SOCKETS)
+			FAIL("--sockets %u (--max-sockets %u) for %u listeners: at most %d sockets "
+			     "in all",
+			     c->sockets, c->max_sockets, c->nr_listeners, CONFIG_MAX_SOCKETS);
 		if (!c->threads)
 			c->threads = c->sockets < 2 ? c->sockets : 2;
 		if (c->threads > c->sockets)
