@@ -105,9 +105,10 @@ def drops_by_inode(ports):
 def send_all(flows):
     """One sysloggen per (target, run id, count), all at once; their JSON summaries."""
     out = {}
+    gen = binary("sysloggen")  # once: binary() copies it, not thread-safe
 
     def one(target, run, count):
-        r = subprocess.run([binary("sysloggen"), "--target", target, "--rate", "0",
+        r = subprocess.run([gen, "--target", target, "--rate", "0",
                             "--count", str(count), "--size", "256", "--run-id", run,
                             "--json"], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
@@ -209,12 +210,30 @@ def test_three_listeners_books_close_per_listener(tmp_path):
     # The advice names the listener it is for: only "b" lost anything.
     assert s["advice"] and {a.get("listener") for a in s["advice"]} == {"b"}, s["advice"]
     assert "advice (listener b):" in err, err
+    check_senders(s)
+
+
+def check_senders(s):
+    """Per-sender drops count every listener's: "b" (the second) dropped
+    all of them, sent from 127.0.0.1 (as "a" was, which lost none); ::1
+    (to "c") lost none."""
+    lis = {l["name"]: l for l in s["listeners"]}
+    snd = s["senders"]
+    assert snd["drops_traced"] is True, snd
+    rows = {r["address"]: r for r in snd["rows"]}
+    assert sorted(rows) == ["127.0.0.1", "::1"], rows
+    assert rows["127.0.0.1"]["dropped"] == lis["b"]["kernel_drops"] > 0, (rows, lis)
+    assert rows["::1"]["dropped"] == 0, rows
+    assert rows["127.0.0.1"]["received"] == lis["a"]["received"] + lis["b"]["received"], rows
+    assert rows["::1"]["received"] == lis["c"]["received"], rows
+    assert snd["dropped"] == lis["b"]["kernel_drops"] and snd["complete"] is True, snd
 
 
 def test_three_listeners_as_user_nobody(nobody_dir):
     """Bound as root, run as nobody (--user): the same books."""
     s, sent, held, out, ports, _ = run_three(nobody_dir, extra=["--user", "nobody"])
     check_books(s, sent, held, out, ports)
+    check_senders(s)
 
 
 def test_three_listeners_without_privilege(nobody_dir):
@@ -246,6 +265,12 @@ def test_metrics_and_stats_per_listener(tmp_path, procs):
                                else None)(scrape()), "per-listener series")
     assert 'syslogrx_socket_received_total{socket="0",listener="x"} 10' in text, text
     assert 'syslogrx_socket_received_total{socket="1",listener="y"} 8' in text, text
+    # The no-socket drops: a series per listener's port, at 0 from the start.
+    no_socket = sorted(l for l in text.splitlines()
+                       if l.startswith("syslogrx_no_socket_drops_total"))
+    assert no_socket == ['syslogrx_no_socket_drops_total{listener="x",reason="NO_SOCKET"} 0',
+                         'syslogrx_no_socket_drops_total{listener="y",reason="NO_SOCKET"} 0'], \
+        no_socket
     line = read_until(rx, " x rx=").splitlines()[-1]
     assert " | y rx=" in line, line
     rc, _, err = stop(rx)
@@ -253,20 +278,21 @@ def test_metrics_and_stats_per_listener(tmp_path, procs):
 
 
 def test_lifecycle_refused_with_several_listeners(tmp_path, procs):
-    """What several listeners do not do yet is said with the reason: a
-    SIGHUP --sockets change is not applied (the receiver still receives on
-    every listener, with its sockets as they were)."""
+    """What a SIGHUP cannot change with several listeners is said with the
+    reason, and nothing changes: --sockets past the pool each listener bound
+    at start, a listener added (the receiver still receives on every
+    listener, with its sockets as they were); with --balance hash, a
+    --sockets change at all (the threads still change)."""
     pa, pb = free_udp_port(), free_udp_port()
     conf = tmp_path / "rx.conf"
     conf.write_text(f"listen = a=127.0.0.1:{pa}\nlisten = b=127.0.0.1:{pb}\nsockets = 2\n")
     rx = start(["--config", conf, "--output", "null", "--summary", tmp_path / "s.json"])
     procs.append(rx)
-    read_until(rx, "with several --listen, a live change of --sockets is not done yet")
     conf.write_text(f"listen = a=127.0.0.1:{pa}\nlisten = b=127.0.0.1:{pb}\nsockets = 3\n")
     os.kill(rx.p.pid, signal.SIGHUP)
-    seen = read_until(rx, "resized to 2 sockets, 2 threads", fail="resize failed")
-    assert "SIGHUP: --sockets 3 not applied: with several --listen, a live change of " \
-        "--sockets is not done yet" in seen, seen
+    seen = read_until(rx, "resize failed, 2 sockets, 2 threads")
+    assert "resize: sockets 3 is more than the 2 each listener bound at start " \
+        "(--max-sockets); nothing changed" in seen, seen
     # A listener added by SIGHUP: named as needing a restart, nothing bound.
     pc = free_udp_port()
     conf.write_text(f"listen = a=127.0.0.1:{pa}\nlisten = b=127.0.0.1:{pb}\n"
@@ -283,6 +309,23 @@ def test_lifecycle_refused_with_several_listeners(tmp_path, procs):
     assert {l["name"]: l["received"] for l in s["listeners"]} == {
         "a": sent["a"]["datagrams"], "b": sent["b"]["datagrams"]}, s["listeners"]
     assert [len([x for x in s["sockets"] if x["listener"] == n]) for n in "ab"] == [2, 2]
+    # The kernel's hash selects every socket of a group: said at start and
+    # at a SIGHUP, which applies the threads.
+    hconf = tmp_path / "hash.conf"
+    body = f"listen = a=127.0.0.1:{pa}\nlisten = b=127.0.0.1:{pb}\nbalance = hash\n"
+    hconf.write_text(body + "sockets = 2\nthreads = 2\n")
+    rx = start(["--config", hconf, "--output", "null"])
+    procs.append(rx)
+    reason = ("with several --listen and --balance hash, a live change of --sockets is not "
+              "done (the kernel's hash selects every socket of a group, so a socket leaves "
+              "it only by a close): a restart applies it")
+    read_until(rx, reason)
+    hconf.write_text(body + "sockets = 1\nthreads = 1\n")
+    os.kill(rx.p.pid, signal.SIGHUP)
+    seen = read_until(rx, "resized to 2 sockets, 1 threads", fail="resize failed")
+    assert f"SIGHUP: --sockets 1 not applied: {reason}" in seen, seen
+    rc, _, err = stop(rx)
+    assert rc == 0, err
 
 
 @pytest.fixture
@@ -406,15 +449,26 @@ def records_per_listener(out):
     return got
 
 
+def three_ports():
+    """Two free IPv4 ports and one IPv6 (on ::1)."""
+    return (free_udp_port(), free_udp_port(), free_udp_port(socket.AF_INET6))
+
+
+def conf_three(d, ports, more):
+    """A --config file in d with the three listeners a, b, c and `more`;
+    returns it and its text without the sockets/threads line a SIGHUP changes."""
+    body = (f"listen = a=127.0.0.1:{ports[0]}\nlisten = b=127.0.0.1:{ports[1]}\n"
+            f"listen = c=[::1]:{ports[2]}\n{more}")
+    return d / "rx.conf", body
+
+
 @pytest.mark.parametrize("who", ["root", "unprivileged"])
 def test_three_listeners_through_thread_resizes_under_load(tmp_path, nobody_dir, who):
     """SIGHUP with --config changes --threads live under load (2 -> 1 -> 2)
     with three listeners: per listener, written + kernel drops = sent."""
-    ports = (free_udp_port(), free_udp_port(), free_udp_port(socket.AF_INET6))
+    ports = three_ports()
     d = tmp_path if who == "root" else nobody_dir
-    conf = d / "rx.conf"
-    body = (f"listen = a=127.0.0.1:{ports[0]}\nlisten = b=127.0.0.1:{ports[1]}\n"
-            f"listen = c=[::1]:{ports[2]}\nsockets = 2\n")
+    conf, body = conf_three(d, ports, "sockets = 2\n")
     conf.write_text(body + "threads = 2\n")
     out = d / "out.json"
     rx = start(["--config", conf, "--format", "json", "--json-raw", "--output", f"file:{out}", "--summary",
@@ -446,6 +500,119 @@ def test_three_listeners_through_thread_resizes_under_load(tmp_path, nobody_dir,
     assert s["config"]["threads"] == 2, s["config"]
 
 
+def upgrade_then_stop(rx, finish):
+    """kill -USR2 and wait for the new process to take over; finish() (the
+    flows end); then the new process stopped, and the old one. Returns what
+    the old one said up to the hand-over; no process is left on any path."""
+    new = None
+    try:
+        os.kill(rx.p.pid, signal.SIGUSR2)
+        said = read_until(rx, "done after the hand-over", fail="upgrade failed")
+        took = [l for l in said.splitlines() if "took over" in l]
+        assert took, said
+        new = int(took[0].split("pid ", 1)[1].split()[0])
+        finish()
+        os.kill(new, signal.SIGTERM)
+        wait_until(lambda: pid_gone(new), "the new process stopped")
+        rc, _, err = stop(rx)
+        assert rc == 0, err
+    finally:
+        for pid in [rx.p.pid] + ([new] if new else []):
+            if not pid_gone(pid):
+                os.kill(pid, signal.SIGKILL)
+        rx.p.wait(timeout=30)
+    return said
+
+
+def live_per_listener(s):
+    """{listener: sockets in selection} from a summary's sockets[]."""
+    got = {}
+    for sock in s["sockets"]:
+        got[sock["listener"]] = got.get(sock["listener"], 0) + (sock["state"] == "live")
+    return got
+
+
+def held_selection_burst(rx, ports):
+    """With one socket in selection: the receiver held, a burst to each
+    listener lands on one socket of its group only (its queue or its drops
+    grow, per /proc/net/udp), not on the spares the shrink left. Returns the
+    bursts' sysloggen summaries (run ids ah, bh, ch)."""
+    os.kill(rx.p.pid, signal.SIGSTOP)
+    try:
+        before = {p: {int(f[9]): (int(f[12]), int(f[4].split(":")[1], 16)) for f in udp_rows(p)}
+                  for p in ports}
+        sent = send_all([(f"127.0.0.1:{ports[0]}", "ah", 200), (f"127.0.0.1:{ports[1]}", "bh", 200),
+                         (f"[::1]:{ports[2]}", "ch", 200)])
+        after = {p: {int(f[9]): (int(f[12]), int(f[4].split(":")[1], 16)) for f in udp_rows(p)}
+                 for p in ports}
+    finally:
+        os.kill(rx.p.pid, signal.SIGCONT)
+    for p in ports:
+        took = [i for i in after[p] if after[p][i] != before[p].get(i)]
+        assert len(before[p]) == 3 and len(took) == 1, (p, before[p], after[p])
+    return sent
+
+
+@pytest.mark.parametrize("who", ["root", "user-nobody", "unprivileged"])
+def test_three_listeners_through_socket_resizes_and_an_upgrade_under_load(tmp_path, nobody_dir,
+                                                                          who):
+    """SIGHUP with --config changes --sockets live under load (2 -> 1 -> 3
+    -> 2, a pool of 3 per listener) on each of three listeners, each with its
+    own balancer (or classic BPF program), then kill -USR2 hands every
+    listener's group over, spares included: per listener, the records both
+    processes wrote + the kernel's drops = what was sent, and each listener
+    has the new count in selection."""
+    ports = three_ports()
+    d = tmp_path if who == "root" else nobody_dir
+    conf, body = conf_three(d, ports, "max-sockets = 3\nthreads = 1\n")
+    conf.write_text(body + "sockets = 2\n")
+    out = d / "out.json"
+    prefix = NOTHING if who == "unprivileged" else ()
+    extra = ["--user", "nobody"] if who == "user-nobody" else []
+    rx = start(["--config", conf, "--format", "json", "--json-raw", "--output", f"file:{out}",
+                "--summary", d / "s.json"] + extra, prefix)
+    try:
+        for p in ports:
+            wait_for_udp_port(p, count=3)
+        flows = {}
+        senders = start_flows(ports, flows, count=40000)
+        wait_until(lambda: out.exists() and out.stat().st_size > 0, "records written")
+        burst = {}
+        for n in (1, 3, 2):
+            conf.write_text(body + f"sockets = {n}\n")
+            os.kill(rx.p.pid, signal.SIGHUP)
+            said = read_until(rx, f"resized to {n} sockets, 1 threads", fail="resize failed")
+            assert "not applied" not in said and "nothing changed" not in said, said
+            if n == 1:
+                burst = held_selection_burst(rx, ports)
+        upgrade_then_stop(rx, lambda: finish_flows(senders, flows, ports))
+    finally:
+        if rx.p.poll() is None:
+            rx.p.kill()
+            rx.p.wait()
+    s_new = read_json(d / "s.json")
+    s_old = read_json(d / f"s.json.{rx.p.pid}")
+    assert live_per_listener(s_old) == {"a": 2, "b": 2, "c": 2}, s_old["sockets"]
+    assert live_per_listener(s_new) == {"a": 2, "b": 2, "c": 2}, s_new["sockets"]
+    # The pool went over with the group: every listener's three sockets.
+    assert {l["name"]: l["sockets"] for l in s_new["listeners"]} == {"a": 3, "b": 3, "c": 3}
+    drops = {l["name"]: l["kernel_drops"] for l in s_new["listeners"]}
+    got = records_per_listener(out)
+    for name in "abc":
+        assert flows[name]["failed"] == 0, flows[name]
+        old = next(l for l in s_old["listeners"] if l["name"] == name)
+        new_l = next(l for l in s_new["listeners"] if l["name"] == name)
+        assert old["abandoned"] == 0 and new_l["abandoned"] == 0, (old, new_l)
+        assert old["received"] + new_l["received"] == got[name], (old, new_l, got)
+        sent = flows[name]["datagrams"] + burst[name + "h"]["datagrams"]
+        assert got[name] + drops[name] == sent, (name, got, drops, flows[name], burst)
+    # Each listener's balancer (or program) spread its flow over its sockets.
+    by = {}
+    for sock in s_old["sockets"]:
+        by.setdefault(sock["listener"], []).append(sock["received"])
+    assert all(sum(1 for x in v if x > 0) >= 2 for v in by.values()), by
+
+
 def pid_gone(pid):
     """Exited (a zombie counts: its parent may be a subreaper that reaps later)."""
     try:
@@ -471,33 +638,19 @@ def test_three_listeners_through_an_upgrade_under_load(tmp_path, nobody_dir, who
                 "--listen", f"c=[::1]:{ports[2]}", "--sockets", "2", "--threads", "2",
                 "--format", "json", "--json-raw", "--output", f"file:{out}", "--summary",
                 d / "s.json"] + extra, prefix)
-    new = None
     try:
         for p in ports:
             wait_for_udp_port(p, count=2)
         flows = {}
         senders = start_flows(ports, flows)
         wait_until(lambda: out.exists() and out.stat().st_size > 0, "records written")
-        os.kill(rx.p.pid, signal.SIGUSR2)
-        said = read_until(rx, "done after the hand-over", fail="upgrade failed")
-        took = [l for l in said.splitlines() if "took over" in l]
-        assert took and f"a=127.0.0.1:{ports[0]}, b=127.0.0.1:{ports[1]}, c=[::1]:{ports[2]}" \
-            in took[0], said
-        new = int(took[0].split("pid ", 1)[1].split()[0])
-        for s in senders:
-            s.join(timeout=150)
-        assert sorted(flows) == ["a", "b", "c"], flows
-        wait_until(lambda: all(q == 0 for _, q in drops_by_inode(ports).values()),
-                   "the receive queues read empty")
-        os.kill(new, signal.SIGTERM)
-        wait_until(lambda: pid_gone(new), "the new process stopped")
-        rc, _, err = stop(rx)
-        assert rc == 0, err
+        said = upgrade_then_stop(rx, lambda: finish_flows(senders, flows, ports))
     finally:
-        for pid in [rx.p.pid] + ([new] if new else []):
-            if not pid_gone(pid):
-                os.kill(pid, signal.SIGKILL)
-        rx.p.wait(timeout=30)
+        if rx.p.poll() is None:
+            rx.p.kill()
+            rx.p.wait()
+    took = [l for l in said.splitlines() if "took over" in l]
+    assert f"a=127.0.0.1:{ports[0]}, b=127.0.0.1:{ports[1]}, c=[::1]:{ports[2]}" in took[0], said
     s_new = read_json(d / "s.json")
     s_old = read_json(d / f"s.json.{rx.p.pid}")
     # The new process's drop counts go on from the old one's (the same
@@ -516,29 +669,34 @@ def test_three_listeners_through_an_upgrade_under_load(tmp_path, nobody_dir, who
 def test_three_listeners_restart_through_the_fd_store(tmp_path):
     """systemd's fd store (a stand-in, test_fdstore.FdStore) with three
     listeners: each listener's sockets stored under a name that says its
-    listener, its balancer's maps and tracer too; stop, then start from the
-    store while three flows run: per listener nothing is missing."""
+    listener, its balancer's maps and tracer too; a SIGHUP shrinks every
+    listener from 2 sockets to 1 (a pool of 3 each); stop, then start from
+    the store while three flows run: each listener's group comes back with
+    1 in selection and its spares, and per listener nothing is missing."""
     from test_fdstore import FdStore
     store = FdStore(tmp_path)
-    ports = (free_udp_port(), free_udp_port(), free_udp_port(socket.AF_INET6))
+    ports = three_ports()
     out = tmp_path / "out.json"
-    args = ["--listen", f"a=127.0.0.1:{ports[0]}", "--listen", f"b=127.0.0.1:{ports[1]}",
-            "--listen", f"c=[::1]:{ports[2]}", "--sockets", "2", "--threads", "2",
-            "--format", "json", "--json-raw", "--output", f"file:{out}"]
+    conf, body = conf_three(tmp_path, ports, "max-sockets = 3\nthreads = 1\n")
+    conf.write_text(body + "sockets = 2\n")
+    args = ["--config", conf, "--format", "json", "--json-raw", "--output", f"file:{out}"]
     rx1 = rx2 = None
     try:
         rx1 = start(args + ["--summary", tmp_path / "s1.json"],
                     env={**os.environ, "NOTIFY_SOCKET": store.path})
         store.collect()
         names = sorted(store.fds)
-        assert sum(n.startswith("srx-sock-") for n in names) == 6, names
-        assert sum(n.startswith("srx-sock-") and n.endswith("-l1") for n in names) == 2, names
-        assert sum(n.startswith("srx-sock-") and n.endswith("-l2") for n in names) == 2, names
+        assert sum(n.startswith("srx-sock-") for n in names) == 9, names
+        assert sum(n.startswith("srx-sock-") and n.endswith("-l1") for n in names) == 3, names
+        assert sum(n.startswith("srx-sock-") and n.endswith("-l2") for n in names) == 3, names
         assert any(n.startswith("srx-map-balancer2-") for n in names), names
         assert sum(n.startswith("srx-link-tracer1-") for n in names) == 3, names
         flows = {}
         senders = start_flows(ports, flows)
         wait_until(lambda: out.exists() and out.stat().st_size > 0, "records written")
+        conf.write_text(body + "sockets = 1\n")
+        os.kill(rx1.p.pid, signal.SIGHUP)
+        read_until(rx1, "resized to 1 sockets, 1 threads", fail="resize failed")
         rc1, _, err1 = stop(rx1)                 # systemctl restart: stop ...
         assert rc1 == 0, err1
         prefix, env, fds = store.restart_argv()  # ... and start, from the store
@@ -557,6 +715,9 @@ def test_three_listeners_restart_through_the_fd_store(tmp_path):
     assert "(fd store)" in rx2.early + err2, err2
     s1, s2 = read_json(tmp_path / "s1.json"), read_json(tmp_path / "s2.json")
     assert sorted(x["cookie"] for x in s1["sockets"]) == sorted(x["cookie"] for x in s2["sockets"])
+    assert live_per_listener(s1) == live_per_listener(s2) == {"a": 1, "b": 1, "c": 1}, \
+        (s1["sockets"], s2["sockets"])
+    assert {l["name"]: l["sockets"] for l in s2["listeners"]} == {"a": 3, "b": 3, "c": 3}
     got = records_per_listener(out)
     for name in "abc":
         l1 = next(l for l in s1["listeners"] if l["name"] == name)

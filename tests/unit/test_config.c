@@ -104,10 +104,14 @@ static void test_listeners_refused(void **state)
 	/* 32 bytes is the most a name takes */
 	assert_int_equal(PARSE(&c, "--listen", "abcdefghijabcdefghijabcdefghijab=127.0.0.1:5514"),
 			 0);
+	/* Each listener binds its --max-sockets pool: counted in the bound. */
 	assert_int_equal(PARSE(&c, "--listen", "127.0.0.1:5514", "--listen", "127.0.0.1:5515",
 			       "--max-sockets", "8"),
+			 0);
+	assert_int_equal(PARSE(&c, "--listen", "127.0.0.1:5514", "--listen", "127.0.0.1:5515",
+			       "--sockets", "2", "--max-sockets", "3000"),
 			 EINVAL);
-	assert_non_null(strstr(err, "--max-sockets and several --listen"));
+	assert_non_null(strstr(err, "(--max-sockets 3000) for 2 listeners: at most"));
 }
 
 static void test_every_flag(void **state)

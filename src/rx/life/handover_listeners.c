@@ -39,7 +39,8 @@ int handover_listeners_build(struct receiver *r, struct handover *h)
 		const struct rx_listener *l = &r->lis[k];
 		struct export_ctx e = { .h = h };
 
-		/* Its sockets never move: index i is slot i and join order i. */
+		/* Its sockets never move: index i is slot i and join order i;
+		 * the first r->live in selection, then its spares. */
 		for (unsigned int i = 0; i < l->n && !err; i++)
 			err = handover_add(h, HANDOVER_SOCK, NULL, NULL,
 					   r->group.socks[l->first + i].fd,
@@ -97,24 +98,31 @@ static int adopt_spread(struct receiver *r, struct rx_listener *l, unsigned int 
 	if (r->cfg->balance == BALANCE_HASH)
 		return 0;
 	if (r->cbpf)
-		return receiver_listener_cbpf(r, l);
+		return r->live > l->n ? -EXDEV : receiver_listener_cbpf(r, l);
 	snprintf(owner, sizeof(owner), "balancer%u", k);
 	l->balancer = balancer_adopt_as(h, owner);
 	if (!l->balancer)
 		return -errno;
+	/* Every listener has listener 0's count in selection (a resize
+	 * changes them all); the rest of its pool are spares. */
+	if (r->live > l->n) {
+		pr_warn("hand-over: --listen %s: %u sockets handed over, %u in selection\n",
+			l->listen, l->n, r->live);
+		return -EXDEV;
+	}
 	cookies = calloc(l->n, sizeof(*cookies));
 	if (!cookies)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < l->n; i++)
 		cookies[i] = r->group.socks[l->first + i].cookie;
-	err = balancer_verify_live(l->balancer, cookies, l->n);
+	err = balancer_verify_live(l->balancer, cookies, r->live);
 	free(cookies);
 	/* What the process before steered is its own: counted from here. */
 	l->steered_base = calloc(l->n, sizeof(*l->steered_base));
 	if (!err && (!l->steered_base || balancer_read(l->balancer, l->steered_base, &failures)))
 		err = -ENOMEM;
 	l->failures_base = failures;
-	if (!err && balancer_get_live(l->balancer) != l->n)
+	if (!err && balancer_get_live(l->balancer) != r->live)
 		err = -EXDEV;
 	if (err)
 		pr_warn("hand-over: --listen %s: the balancer's map does not hold the sockets handed "
@@ -171,7 +179,8 @@ static int adopt_one(struct receiver *r, const struct config *cfg, const struct 
 }
 
 /* systemd's fd store names each socket's listener, not its slot: listener
- * k's balancer map says it (with the kernel's hash, any order will do). */
+ * k's balancer map says it (with the kernel's hash, any order will do); its
+ * spares (out of selection after a shrink) come after, in any order. */
 static int fdstore_slots(struct handover *h, unsigned int k, enum balance_policy balance)
 {
 	struct balancer *b = NULL;
@@ -198,6 +207,11 @@ static int fdstore_slots(struct handover *h, unsigned int k, enum balance_policy
 			if (!balancer_slot_cookie(b, s, &cookie) && cookie == it->id)
 				it->slot = (int)(k * HANDOVER_LISTENER_SLOTS + s);
 	}
+	next = live;
+	for (unsigned int i = 0; b && i < h->n; i++)
+		if (h->items[i].kind == HANDOVER_SOCK && h->items[i].listener == k &&
+		    h->items[i].slot < 0)
+			h->items[i].slot = (int)(k * HANDOVER_LISTENER_SLOTS + next++);
 	balancer_close(b);
 	return 0;
 }

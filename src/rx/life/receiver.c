@@ -150,12 +150,13 @@ int receiver_listener_cbpf(struct receiver *r, struct rx_listener *l)
 	l->cbpf = true;
 	for (unsigned int i = 0; i < l->n && !err; i++)
 		err = cbpf_order_join(&l->join_order, l->first + i);
-	return err ? err : cbpf_balancer_attach(r->group.socks[l->first].fd, l->n);
+	return err ? err : cbpf_balancer_attach(r->group.socks[l->first].fd, r->live);
 }
 
 /* Listener k >= 1: the same spreading as listener 0 (r->balance_runs says
- * which, decided there), over its own run of sockets, all in selection (a
- * live resize acts on listener 0 only, so it has no spares). */
+ * which, decided there), over its own run of sockets: its pool, of which
+ * the first r->live are in selection (every listener has as many in
+ * selection as listener 0; a live resize changes them all). */
 static int spread_listener(struct receiver *r, struct rx_listener *l)
 {
 	struct socket_group *g = &r->group;
@@ -177,14 +178,14 @@ static int spread_listener(struct receiver *r, struct rx_listener *l)
 	cookies = calloc(l->n, sizeof(*cookies));
 	if (!cookies)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < l->n && !err; i++) {
+	for (unsigned int i = 0; i < r->live && !err; i++) {
 		cookies[i] = g->socks[l->first + i].cookie;
 		err = balancer_set_socket(l->balancer, i, g->socks[l->first + i].fd);
 	}
 	if (!err)
-		err = balancer_verify_live(l->balancer, cookies, l->n);
+		err = balancer_verify_live(l->balancer, cookies, r->live);
 	if (!err) {
-		balancer_set_live(l->balancer, l->n);
+		balancer_set_live(l->balancer, r->live);
 		err = balancer_attach(l->balancer, g->socks[l->first].fd);
 	}
 	if (err)
@@ -204,9 +205,11 @@ static int open_more_listeners(struct receiver *r, int probe_err)
 
 	for (unsigned int k = 1; k < cfg->nr_listeners; k++) {
 		struct rx_listener *l = &r->lis[k];
-		/* Drops per sender are counted by listener 0's tracer only; a
-		 * supervisor counts what each child took from every listener. */
-		struct tracer_opts topts = { .count_reads = cfg->supervise };
+		/* Each listener's tracer counts its own port's drops per sender
+		 * (its own bounded map); a supervisor counts what each child
+		 * took from every listener. */
+		struct tracer_opts topts = { .count_reads = cfg->supervise,
+					     .senders = cfg->senders };
 
 		l->name = cfg->listeners[k].name;
 		r->nr_lis = k + 1; /* closed by receiver_close from here on */
@@ -221,12 +224,12 @@ static int open_more_listeners(struct receiver *r, int probe_err)
 				return -errno;
 			}
 		}
-		first = socket_group_append(&r->group, cfg->listeners[k].addr, cfg->sockets,
+		first = socket_group_append(&r->group, cfg->listeners[k].addr, pool_size(cfg),
 					    cfg->rcvbuf, k, l->listen, sizeof(l->listen));
 		if (first < 0)
 			return first;
 		l->first = first;
-		l->n = cfg->sockets;
+		l->n = pool_size(cfg);
 		if (!parse_host_port(l->listen, &addr, &addrlen))
 			l->port = sockaddr_port(&addr);
 		if (cfg->trace && !r->drops_meminfo && !l->tracer) {
@@ -260,10 +263,11 @@ struct tracer *receiver_listener_tracer(const struct receiver *r, unsigned int k
 
 const char *receiver_single_only(const struct receiver *r)
 {
-	if (r->nr_lis <= 1)
+	if (r->nr_lis <= 1 || r->cfg->balance != BALANCE_HASH)
 		return NULL;
-	return "with several --listen, a live change of --sockets is not done yet (each "
-	       "listener's group would have to be resized on its own): a restart applies it";
+	return "with several --listen and --balance hash, a live change of --sockets is not "
+	       "done (the kernel's hash selects every socket of a group, so a socket leaves "
+	       "it only by a close): a restart applies it";
 }
 
 /* --ordered: the kernel stamps each datagram on arrival (SO_TIMESTAMPNS),
@@ -613,9 +617,11 @@ int receiver_grow_counters(struct receiver *r)
 
 static bool in_selection(const struct receiver *r, unsigned int idx)
 {
-	/* Another listener's sockets are all in its selection. */
-	if (r->group.socks[idx].listener)
-		return true;
+	unsigned int k = r->group.socks[idx].listener;
+
+	/* Another listener's: the first r->live of its pool, which never moves. */
+	if (k)
+		return k < r->nr_lis && idx - r->lis[k].first < r->live;
 	for (unsigned int k = 0; k < r->live; k++)
 		if (r->slot_sock[k] == idx)
 			return true;
@@ -644,7 +650,7 @@ int receiver_workers_resume(struct receiver *r)
 	for (unsigned int k = 0; k < r->live; k++)
 		r->order[n++] = r->slot_sock[k];
 	for (unsigned int i = 0; i < r->group.n; i++)
-		if (r->group.socks[i].fd >= 0 && r->group.socks[i].listener)
+		if (r->group.socks[i].fd >= 0 && r->group.socks[i].listener && in_selection(r, i))
 			r->order[n++] = i;
 	for (unsigned int i = 0; i < r->group.n; i++)
 		if (r->group.socks[i].fd >= 0 && !in_selection(r, i))

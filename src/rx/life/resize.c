@@ -20,9 +20,10 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* A spare of listener 0's pool (the others' never change hands). */
 static bool is_spare(const struct receiver *r, unsigned int idx)
 {
-	return !strcmp(receiver_socket_state(r, idx), "spare");
+	return !r->group.socks[idx].listener && !strcmp(receiver_socket_state(r, idx), "spare");
 }
 
 /* Classic BPF: the program for n sockets, attached through a socket that
@@ -34,6 +35,87 @@ static int attach_cbpf(struct receiver *r, unsigned int n)
 	if (err)
 		pr_warn("resize: SO_ATTACH_REUSEPORT_CBPF for %u sockets: %s\n", n, strerror(-err));
 	return err;
+}
+
+/*
+ * Listeners 1..: each its own group, balancer (or classic BPF program) and
+ * pool bound at start, of which the first r->live are in selection, slot k
+ * being its socket first + k (its sockets never move). They follow listener
+ * 0's steps: out of selection before its grace period, filled while the
+ * workers are paused, selected once read.
+ *
+ * Here: each listener's program selects its first `want` sockets; with a
+ * map, slots [want, was) emptied (a shrink: before the grace period; a
+ * grow: once the workers read them); classic BPF, attached for want.
+ */
+static int listeners_select(struct receiver *r, unsigned int want, unsigned int was)
+{
+	int err = 0, e;
+
+	for (unsigned int k = 1; k < r->nr_lis; k++) {
+		struct rx_listener *l = &r->lis[k];
+
+		e = 0;
+		if (l->balancer) {
+			balancer_set_live(l->balancer, want);
+			for (unsigned int i = want; i < was && !e; i++)
+				e = balancer_clear_socket(l->balancer, i);
+		} else if (l->cbpf) {
+			e = cbpf_balancer_attach(r->group.socks[l->first].fd, want);
+		}
+		if (e)
+			pr_warn("resize: --listen %s: selecting %u sockets: %s\n", l->listen, want,
+				strerror(-e));
+		if (e && !err)
+			err = e;
+	}
+	return err;
+}
+
+/* Workers paused: slots [live, want) of each listener's map hold its spares. */
+static int listeners_fill(struct receiver *r, unsigned int want)
+{
+	uint64_t cookies[want ? want : 1];
+	int err = 0;
+
+	for (unsigned int k = 1; k < r->nr_lis && !err; k++) {
+		struct rx_listener *l = &r->lis[k];
+
+		if (!l->balancer)
+			continue;
+		for (unsigned int i = 0; i < want; i++)
+			cookies[i] = r->group.socks[l->first + i].cookie;
+		for (unsigned int i = r->live; i < want && !err; i++)
+			err = balancer_set_socket(l->balancer, i, r->group.socks[l->first + i].fd);
+		if (!err)
+			err = balancer_verify_live(l->balancer, cookies, want);
+		if (err)
+			pr_warn("resize: --listen %s: balancer slots: %s\n", l->listen,
+				strerror(-err));
+	}
+	return err;
+}
+
+/* Several listeners: what a resize of their groups cannot do, said; NULL
+ * when it can. Each grows into its pool only (bound at start, with the
+ * rcvbuf forced): a socket bound later would join its group at the end. */
+static const char *listeners_refuse(const struct receiver *r, const struct resize_request *req,
+				    char *buf, size_t len)
+{
+	if (r->nr_lis <= 1 || req->sockets == r->live)
+		return NULL;
+	if (req->naive)
+		return "--shrink-naive acts on one group; with several --listen nothing changed";
+	for (unsigned int k = r->nr_lis - 1; k > 0; k--) {
+		if (req->sockets > r->lis[k].n) {
+			snprintf(buf, len,
+				 "sockets %u is more than the %u each listener bound at start "
+				 "(--max-sockets); nothing changed",
+				 req->sockets, r->lis[k].n);
+			return buf;
+		}
+	}
+	return NULL;
 }
 
 /* Workers paused. Fills slots [live, want) with spares, else new sockets. */
@@ -123,6 +205,7 @@ static int grow(struct receiver *r, unsigned int want)
  * the capability drop, could get no more than 2 x net.core.rmem_max. */
 static void shrink_to_spares(struct receiver *r, unsigned int want)
 {
+	listeners_select(r, want, r->live);
 	if (r->cbpf) {
 		/* The retiring sockets hold indices [want, live): a program for
 		 * want sockets never picks them, nor the spares past them. */
@@ -209,12 +292,17 @@ static void shrink_close(struct receiver *r, unsigned int want)
 static int resize_locked(struct receiver *r, const struct resize_request *req)
 {
 	unsigned int want = req->sockets, threads = req->threads;
+	char why[160];
 	int err = 0, e;
 
 	if (threads > want) {
 		pr_warn("resize: threads %u is more than sockets %u: each thread owns at least one "
 			"socket; nothing changed\n",
 			threads, want);
+		return -EINVAL;
+	}
+	if (listeners_refuse(r, req, why, sizeof(why))) {
+		pr_warn("resize: %s\n", listeners_refuse(r, req, why, sizeof(why)));
 		return -EINVAL;
 	}
 	if (r->balancer && want > balancer_slots(r->balancer)) {
@@ -265,7 +353,9 @@ static int resize_locked(struct receiver *r, const struct resize_request *req)
 		shrink_close(r, want);
 	} else if (want > r->live) {
 		receiver_credit_steered(r);
-		err = grow(r, want);
+		err = listeners_fill(r, want);
+		if (!err)
+			err = grow(r, want);
 		if (err)
 			pr_warn("resize: grew to %u sockets, not %u: %s\n", r->live, want,
 				strerror(-err));
@@ -281,6 +371,8 @@ static int resize_locked(struct receiver *r, const struct resize_request *req)
 		balancer_set_live(r->balancer, r->live);
 	else if (r->cbpf && (e = attach_cbpf(r, r->live)) && !err)
 		err = e;
+	if ((e = listeners_select(r, r->live, r->live)) && !err)
+		err = e;
 	return err;
 }
 
@@ -289,8 +381,8 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 	struct resize_request threads_only = *req;
 	int err;
 
-	/* Several listeners: the threads change live (they read every
-	 * listener's sockets); the sockets of each group do not, yet. */
+	/* Several listeners with the kernel's hash: the threads change live
+	 * (they read every listener's sockets); the sockets do not. */
 	if (receiver_single_only(r) && req->sockets != r->live) {
 		pr_warn("SIGHUP: --sockets %u not applied: %s\n", req->sockets,
 			receiver_single_only(r));

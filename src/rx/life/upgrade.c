@@ -47,7 +47,8 @@ static int build(struct receiver *r, struct handover *h)
 					   r->group.socks[r->join_order.id[k]].fd, -1);
 	} else {
 		for (unsigned int i = 0; i < r->group.n && !err; i++)
-			if (!strcmp(receiver_socket_state(r, i), "spare"))
+			if (!r->group.socks[i].listener &&
+			    !strcmp(receiver_socket_state(r, i), "spare"))
 				err = handover_add(h, HANDOVER_SOCK, NULL, NULL,
 						   r->group.socks[i].fd, -1);
 	}

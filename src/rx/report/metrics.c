@@ -117,6 +117,21 @@ static void by_reason(struct prom_text *p, struct receiver *r, const char *name,
 	}
 }
 
+/* One series per listener's port (labelled when reports name the
+ * listeners), each at 0 from the start. */
+static void no_socket_series(struct prom_text *p, struct receiver *r, const struct snapshot *s)
+{
+	for (unsigned int k = 0; k < s->nr_lis; k++) {
+		struct prom_labels l;
+
+		prom_labels_init(&l);
+		if (s->listener_names)
+			prom_label(&l, "listener", s->lis[k].name);
+		by_reason(p, r, "syslogrx_no_socket_drops_total", &l, s->lis[k].no_socket_by_reason,
+			  no_socket_reasons_at_start, ARRAY_SIZE(no_socket_reasons_at_start));
+	}
+}
+
 static void write_sockets(struct prom_text *p, struct receiver *r, const struct snapshot *s)
 {
 	struct prom_labels l;
@@ -349,8 +364,7 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		prom_family(
 			p, "syslogrx_no_socket_drops_total", PROM_COUNTER,
 			"Datagrams for our port dropped with no socket to take them, per reason.");
-		by_reason(p, r, "syslogrx_no_socket_drops_total", &none, s.no_socket_by_reason,
-			  no_socket_reasons_at_start, ARRAY_SIZE(no_socket_reasons_at_start));
+		no_socket_series(p, r, &s);
 		one(p, "syslogrx_tracer_map_full_total", PROM_COUNTER,
 		    "Drop counts lost because a tracer map was full.", s.tracer_map_full);
 	}

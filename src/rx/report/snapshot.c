@@ -51,6 +51,17 @@ static void take_socket(struct receiver *r, unsigned int i, struct snapshot_sock
 	ss->traced = !receiver_traced(r, i, &ss->st);
 }
 
+static void add_sender_totals(struct tracer_sender_totals *sum,
+			      const struct tracer_sender_totals *one)
+{
+	sum->max_entries += one->max_entries;
+	sum->attributed += one->attributed;
+	sum->unattributed += one->unattributed;
+	sum->inserts += one->inserts;
+	sum->entries += one->entries;
+	sum->in_table += one->in_table;
+}
+
 static int add_received(const uint8_t addr[16], uint64_t count, void *ctx)
 {
 	return sender_view_add(ctx, addr, count, 0);
@@ -71,16 +82,23 @@ int snapshot_senders_take(struct receiver *r, struct snapshot_senders *ss)
 		ss->evicted += st.evicted;
 		ss->received_evicted += st.evicted_received;
 	}
-	if (!err && r->tracer) {
-		err = sender_view_add_tracer(&ss->view, r->tracer, &ss->drops);
+	for (unsigned int k = 0; !err && k < (r->nr_lis ? r->nr_lis : 1); k++) {
+		struct tracer *t = receiver_listener_tracer(r, k);
+		struct tracer_sender_totals one;
+
+		if (!t)
+			continue;
+		/* Each listener's tracer holds its own port's drops per sender. */
+		err = sender_view_add_tracer(&ss->view, t, &one);
 		ss->traced = !err;
-		if (ss->drops.attributed > ss->drops.in_table)
-			ss->drops_evicted = ss->drops.attributed - ss->drops.in_table;
-		if (ss->drops.inserts > ss->drops.entries)
-			ss->drop_entries_evicted = ss->drops.inserts - ss->drops.entries;
-		if (err == -ENOENT) /* --senders 0 */
-			err = 0;
+		add_sender_totals(&ss->drops, &one);
 	}
+	if (err == -ENOENT) /* --senders 0 */
+		err = 0;
+	if (ss->drops.attributed > ss->drops.in_table)
+		ss->drops_evicted = ss->drops.attributed - ss->drops.in_table;
+	if (ss->drops.inserts > ss->drops.entries)
+		ss->drop_entries_evicted = ss->drops.inserts - ss->drops.entries;
 	sender_view_finish(&ss->view);
 	ss->tracked = ss->view.n;
 	ss->top = r->cfg->senders_top < ss->view.n ? r->cfg->senders_top : ss->view.n;
@@ -151,8 +169,10 @@ static int take_listeners(struct receiver *r, struct snapshot *s)
 		tracer_for_each_no_socket(r->lis[k].tracer, add_no_socket, &c);
 		l->no_socket_drops = one_port.no_socket_drops;
 		s->no_socket_drops += one_port.no_socket_drops;
-		for (unsigned int i = 0; i < TRACER_MAX_REASONS; i++)
+		for (unsigned int i = 0; i < TRACER_MAX_REASONS; i++) {
+			l->no_socket_by_reason[i] = one_port.no_socket_by_reason[i];
 			s->no_socket_by_reason[i] += one_port.no_socket_by_reason[i];
+		}
 	}
 	return 0;
 }
@@ -174,7 +194,7 @@ static void take_run(struct receiver *r, struct snapshot *s)
 static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 {
 	unsigned int n = r->group.n;
-	uint64_t *steered = NULL, ns0;
+	uint64_t *steered = NULL, ns0, ns0_by_reason[TRACER_MAX_REASONS];
 	struct seqtrack *seq;
 	int err;
 
@@ -226,12 +246,15 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 		s->tracer_map_full = tracer_map_full(r->tracer);
 		tracer_for_each_no_socket(r->tracer, add_no_socket, &c);
 	}
-	ns0 = s->no_socket_drops; /* listener 0's port's, before the others' */
+	/* listener 0's port's, before the others' */
+	ns0 = s->no_socket_drops;
+	memcpy(ns0_by_reason, s->no_socket_by_reason, sizeof(ns0_by_reason));
 	if (take_listeners(r, s)) {
 		snapshot_free(s);
 		return -ENOMEM;
 	}
 	s->lis[0].no_socket_drops = ns0;
+	memcpy(s->lis[0].no_socket_by_reason, ns0_by_reason, sizeof(ns0_by_reason));
 	/* Before the output stage starts (a scrape right after bind) its
 	 * counts are not there yet: zero. */
 	if (__atomic_load_n(&r->out_ready, __ATOMIC_ACQUIRE))

@@ -75,6 +75,7 @@ struct snapshot_listener {
 	unsigned int sockets;
 	uint64_t received, bytes, truncated, empty, abandoned, steered;
 	uint64_t kernel_drops, so_meminfo_drops, no_socket_drops;
+	uint64_t no_socket_by_reason[TRACER_MAX_REASONS];
 };
 
 struct preflight;

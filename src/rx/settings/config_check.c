@@ -16,17 +16,17 @@ int config_check_listeners(struct config *c, char *err, size_t errlen)
 	if (listener_specs_check(c->listeners, c->nr_listeners, err, errlen))
 		return EINVAL;
 	c->listener_names = listener_names_shown(c->listeners, c->nr_listeners);
-	if (c->nr_listeners * c->sockets > CONFIG_MAX_SOCKETS)
-		FAIL("--sockets %u for %u listeners: at most %d sockets in all", c->sockets,
-		     c->nr_listeners, CONFIG_MAX_SOCKETS);
+	/* Each listener binds its own pool (--max-sockets) at start. */
+	if (c->nr_listeners * (c->max_sockets > c->sockets ? c->max_sockets : c->sockets) >
+	    CONFIG_MAX_SOCKETS)
+		FAIL("--sockets %u (--max-sockets %u) for %u listeners: at most %d sockets "
+		     "in all",
+		     c->sockets, c->max_sockets, c->nr_listeners, CONFIG_MAX_SOCKETS);
 	return 0;
 }
 
 int config_check_max_sockets(const struct config *c, char *err, size_t errlen)
 {
-	if (c->nr_listeners > 1 && c->max_sockets > c->sockets)
-		FAIL("--max-sockets and several --listen cannot be used together yet: a "
-		     "live resize acts on one socket group");
 	if (c->max_sockets && c->max_sockets < c->sockets)
 		FAIL("--max-sockets %u is less than --sockets %u", c->max_sockets, c->sockets);
 	return 0;
