@@ -136,6 +136,8 @@ test_senders_LAYERS := rx net common
 test_diskbuf_LIBS := -lz -lpthread -lcmocka
 test_window_LAYERS := rx common
 test_window_LIBS  := -lpthread -lcmocka
+test_preformat_LAYERS := rx syslog common
+test_preformat_LIBS := -lpthread -lm -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 
