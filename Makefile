@@ -45,7 +45,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
             libmicrohttpd-dev libcurl4-openssl-dev libssl-dev \
             systemd systemd-container groff-base man-db linux-perf logrotate python3-pip \
-            universal-ctags
+            universal-ctags gdb
 # What `make image` and the container tests need besides (make deps installs
 # them too; `make image` installs only these): podman runs on runc here
 # (lab/containers.conf says why), debootstrap makes a base with no registry.
@@ -139,6 +139,8 @@ test_senders_LAYERS := rx net common
 test_diskbuf_LIBS := -lz -lpthread -lcmocka
 test_window_LAYERS := rx common
 test_window_LIBS  := -lpthread -lcmocka
+test_preformat_LAYERS := rx syslog common
+test_preformat_LIBS := -lpthread -lm -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 

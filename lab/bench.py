@@ -330,7 +330,7 @@ def main(argv):
 
         # Past the sender: held receivers drain queues the sender filled.
         meta["drain"] = []
-        for name in capacity.ORDER:
+        for name in capacity.ORDER + (capacity.SYSLOGRX_JSON_RAW_FILE,):
             d = capacity.drain_trial(name, os.path.join(work, "drain"),
                                      count=capacity.COUNT // 2 if a.quick else capacity.COUNT)
             meta["drain"].append(d)
@@ -363,6 +363,10 @@ def main(argv):
                  report.OTELCOL]
             for name in who:
                 trial("loggen", name, CPU_RATE, sender="loggen")
+            # json into a file as fast as loggen sends: the cell of 0 drops
+            meta["json_ceiling"] = trial("json_ceiling", report.SYSLOGRX_JSON,
+                                         report.JSON_CEILING_RATE, sender="loggen",
+                                         **report.JSON_CEILING_LAYOUT)
         else:
             meta["notes"].append("loggen is not installed: no loggen cross-check.")
     except KeyboardInterrupt:

@@ -39,7 +39,7 @@ PASS, MISS, INFO, NA = "PASS", "MISS", "INFO", "N/A"
 
 # Column -> type; the CSV's column order.
 TRIAL_FIELDS = [
-    ("phase", str),          # ceiling | search | cpu | scaling | loggen
+    ("phase", str),          # ceiling | search | cpu | scaling | loggen | json_ceiling
     ("receiver", str),       # one of RECEIVER_ORDER
     ("sender", str),         # sysloggen | loggen
     ("sockets", int),
@@ -319,12 +319,21 @@ ORDERED_VS_RANDOM_MAX = 1.15  # --ordered: CPU/msg vs random
 LEASTLOADED_VS_RANDOM_MAX = 1.15
 
 
-def cost_targets(drain=None, balance=None, diskbuf=None):
+# json into a file at the sender's ceiling: loggen, one flow, this layout.
+JSON_CEILING_RATE = 300000
+JSON_CEILING_LAYOUT = {"sockets": 8, "threads": 2}
+JSON_FILE_NAMES = (("msg once", "syslogrx json, file"),
+                   ("--json-raw", "syslogrx json --json-raw, file"))
+
+
+def cost_targets(drain=None, balance=None, diskbuf=None, json_ceiling=None):
     """The per-message cost targets (docs/performance.md), each {target, value, status},
     from the same run's drain trials (benchlib/capacity.py: dicts with
-    receiver, per_core, error), balance summary (benchlib/balance.py's
-    summarize: ratio_to_random, cpu_us) and disk buffer medians ({"none",
-    "reliable"}: ns per message). A missing figure is N/A."""
+    receiver, per_core, error, and for a file drained and output_bytes),
+    balance summary (benchlib/balance.py's summarize: ratio_to_random,
+    cpu_us), disk buffer medians ({"none", "reliable"}: ns per message) and
+    the loggen trial of json into a file at the sender's ceiling (a
+    runner.run_trial dict). A missing figure is N/A."""
     res = []
     drain = drain or []
     ref = next((t for t in drain if t["receiver"] == DRAIN_REF and not t.get("error")
@@ -354,6 +363,24 @@ def cost_targets(drain=None, balance=None, diskbuf=None):
                 "value": (f"{fmt_ratio(r)} ({db['reliable'] / 1000:.2f} vs "
                           f"{db['none'] / 1000:.2f} us/msg)") if r is not None else "-",
                 "status": _status(None if r is None else r <= RELIABLE_VS_NONE_MAX)})
+    per = []
+    for label, name in JSON_FILE_NAMES:
+        t = next((t for t in drain if t["receiver"] == name and not t.get("error")
+                  and t.get("drained") and t.get("output_bytes")), None)
+        if t:
+            per.append(f"{label} {thousands(t['output_bytes'] / t['drained'])} B")
+    res.append({"target": "json into a file: bytes written per 1000-byte message",
+                "value": ", ".join(per) if per else "-", "status": INFO if per else NA})
+    t = json_ceiling
+    ok = None
+    if t and not t.get("error") and t.get("drop_pct") is not None:
+        ok = t["drop_pct"] == 0
+    res.append({"target": "syslogrx json into a file at the sender's ceiling (loggen, one "
+                f"flow, {JSON_CEILING_LAYOUT['sockets']} sockets, "
+                f"{JSON_CEILING_LAYOUT['threads']} threads): 0 drops",
+                "value": (f"{fmt_drop(t['drop_pct'])} drops at {thousands(t['achieved_rate'])}/s"
+                          if ok is not None else "-"),
+                "status": _status(ok)})
     return res
 
 
@@ -516,7 +543,7 @@ def markdown_report(summary, trials, meta):
     """report.md: machine and date, targets, capacity, CPU and memory, tracer
     cost, scaling, the loggen cross-check, how each number was measured."""
     tg = targets(summary) + cost_targets(meta.get("drain"), meta.get("balance"),
-                                         meta.get("diskbuf"))
+                                         meta.get("diskbuf"), meta.get("json_ceiling"))
     out = ["# syslogrx benchmark" + (" (--quick)" if meta.get("quick") else ""), ""]
     out += machine_lines(meta["machine"])
     out.append(f"- Load: {meta['sender']}, {meta['size']}-byte rfc3164 messages, one flow, "
@@ -588,7 +615,8 @@ def write_json(path, meta, summary, trials):
     # truncated file where a good one was.
     text = json.dumps(clean({"meta": meta, "summary": summary,
                              "targets": (targets(summary) + cost_targets(
-                                 meta.get("drain"), meta.get("balance"), meta.get("diskbuf")))
+                                 meta.get("drain"), meta.get("balance"), meta.get("diskbuf"),
+                                 meta.get("json_ceiling")))
                              if summary else [],
                              "trials": trials}), indent=1) + "\n"
     tmp = f"{path}.tmp"

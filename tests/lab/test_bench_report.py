@@ -195,6 +195,25 @@ def test_cpu_targets_against_drainrx_pass_at_the_bound():
         "1.00x (3.00 vs 3.00 us/msg)"
 
 
+def test_json_bytes_and_the_json_ceiling_cell():
+    """Bytes per message of json (msg once, --json-raw) from the drain's
+    files; the loggen cell PASSes on 0 drops only, and a failed trial is N/A."""
+    drain = [{"receiver": "syslogrx json, file", "per_core": 1.0, "error": "",
+              "drained": 200000, "output_bytes": 247400000},
+             {"receiver": "syslogrx json --json-raw, file", "per_core": 1.0, "error": "",
+              "drained": 200000, "output_bytes": 449200000}]
+
+    def cells(ceiling):
+        return R.cost_targets(drain, None, None, ceiling)[-2:]
+    b, c = cells({"error": "", "drop_pct": 0.0, "achieved_rate": 122058.6})
+    assert (b["value"], b["status"]) == ("msg once 1,237 B, --json-raw 2,246 B", "INFO")
+    assert c["status"] == "PASS" and c["value"].endswith("drops at 122,059/s"), c
+    _, c = cells({"error": "", "drop_pct": 0.01, "achieved_rate": 122058.6})
+    assert c["status"] == "MISS"
+    _, c = cells({"error": "boom", "drop_pct": None, "achieved_rate": None})
+    assert (c["value"], c["status"]) == ("-", "N/A")
+
+
 def test_cost_targets_from_drain_balance_and_disk_buffer():
     drain = [{"receiver": "syslogrx raw, null output", "per_core": 900000.0, "error": ""},
              {"receiver": "syslogrx raw, file", "per_core": 700000.0, "error": ""},
@@ -215,6 +234,9 @@ def test_cost_targets_from_drain_balance_and_disk_buffer():
         ("leastloaded: CPU/msg <= 1.15x random's", "PASS"),
         ("--disk-buffer-mode reliable, healthy destination: CPU/msg <= 1.3x no buffer's",
          "PASS"),                                                       # exactly 1.3x
+        ("json into a file: bytes written per 1000-byte message", "N/A"),  # no file trial
+        ("syslogrx json into a file at the sender's ceiling (loggen, one flow, 8 sockets, "
+         "2 threads): 0 drops", "N/A"),                                  # not run
     ]
     assert tg[0]["value"] == "0.90x (900,000 vs 1,000,000/CPU s)"
     assert tg[3]["value"] == "1.20x (0.96 vs 0.80 us/msg)"

@@ -576,6 +576,9 @@ int receiver_start(struct receiver *r)
 				 &r->force);
 	if (err)
 		return err;
+	/* The workers format for a stream sink; --ordered's merge takes
+	 * message by message, so its output stage formats. */
+	r->wsh.pre = r->reorder ? NULL : output_stage_preformat(&r->out);
 	/* a scrape reads the output's counts from here on (snapshot_take) */
 	r->out_started = true;
 	__atomic_store_n(&r->out_ready, true, __ATOMIC_RELEASE);

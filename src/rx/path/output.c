@@ -59,7 +59,7 @@ int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf 
 	o->rate = rate;
 	o->reopen = reopen;
 	o->force = force;
-	o->tz_minute = -1;
+	o->tz.minute = -1;
 	o->async = (sink->ops->produce || sink->ops->produce_msg) && sink->ops->poll &&
 		   sink->ops->drain;
 	/* Raw lines are the datagram's bytes and null writes nothing: no field
@@ -67,6 +67,12 @@ int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf 
 	 * Async sinks (kafka, otlp) parse always: a key or a record's
 	 * attributes may ask for a field. */
 	o->parse = o->async || (fmt != FORMAT_RAW && !sink->discards);
+	/* Stream sinks: the workers format, one line per message as this
+	 * thread would; paced output stays here (it sleeps per message). */
+	o->pre = (struct preformat){
+		.format = fmt, .flags = fmt_flags, .parse = o->parse, .sink = sink
+	};
+	o->preformat = !o->async && !sink->discards && !rate;
 	err = o->async ? output_async_init(o) : output_sync_init(o);
 	if (!err && seq && !(o->seq = seqtrack_new_opts(seq)))
 		err = -ENOMEM;
@@ -75,6 +81,11 @@ int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf 
 		return err;
 	}
 	return -pthread_create(&o->thread, NULL, output_main, o);
+}
+
+const struct preformat *output_stage_preformat(const struct output_stage *o)
+{
+	return o->preformat ? &o->pre : NULL;
 }
 
 int output_stage_join(struct output_stage *o)

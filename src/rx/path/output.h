@@ -6,6 +6,8 @@
  * written raw; raw output and null output parse nothing and count no
  * malformed), feeds the loss accounting, formats and hands the sink the
  * result. Its counters are published once per batch, not per message.
+ * For a stream sink the workers format (rx/path/preformat.h): then this
+ * thread takes each batch's lines as they are and only writes them.
  *
  *   output.c        start, join, counts, free; picks the loop for the sink
  *   output_sync.c   stream sinks: format into a large buffer, write it whole;
@@ -21,6 +23,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include "rx/sink/sink.h"
+#include "rx/path/preformat.h"
 #include "rx/path/window.h"
 #include "syslog/format.h"
 #include "syslog/seqtrack.h"
@@ -54,14 +57,15 @@ struct output_stage {
 	const volatile int *force;  /* second signal: stop now */
 	char *buf;
 	size_t used, cap;
-	uint64_t pending;	     /* messages in buf */
-	uint64_t done;		     /* messages taken (this thread's own count) */
-	uint64_t bad;		     /* malformed in this batch, not yet published */
-	uint64_t rate_start_ns;	     /* --output-rate schedule: message */
-	uint64_t rate_base;	     /* rate_base + k is due at start + k/rate */
-	struct output_counts counts; /* read with __atomic loads */
-	int64_t tz_minute;	     /* --timezone offset, cached a minute */
-	long tz_gmtoff;
+	uint64_t pending;		 /* messages in buf */
+	uint64_t done;			 /* messages taken (this thread's own count) */
+	uint64_t bad;			 /* malformed in this batch, not yet published */
+	uint64_t rate_start_ns;		 /* --output-rate schedule: message */
+	uint64_t rate_base;		 /* rate_base + k is due at start + k/rate */
+	struct output_counts counts;	 /* read with __atomic loads */
+	struct tz_cache tz;		 /* --timezone offset, cached a minute */
+	struct preformat pre;		 /* what the workers format with */
+	bool preformat;			 /* the workers format (output_stage_preformat) */
 	bool async;			 /* sink->ops->produce */
 	struct batch_track *free_tracks; /* output_async.c's recycled trackers */
 	uint64_t tracks_live;		 /* batches waiting for delivery reports */
@@ -79,6 +83,9 @@ int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf 
 		       struct sink *sink, enum out_format fmt, unsigned int fmt_flags,
 		       uint64_t rate, const struct seqtrack_opts *seq, const volatile int *reopen,
 		       const volatile int *force);
+/* What the workers format with, or NULL: the output stage formats all (an
+ * async sink, null, --output-rate). --ordered's merge asks for none. */
+const struct preformat *output_stage_preformat(const struct output_stage *o);
 /* Returns after the window is closed and drained (or force). */
 int output_stage_join(struct output_stage *o);
 void output_stage_counts(struct output_stage *o, struct output_counts *out);

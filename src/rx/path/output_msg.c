@@ -7,22 +7,6 @@ void output_count(uint64_t *counter, uint64_t n)
 	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
 }
 
-/* --timezone's offset at a receive time: fixed, or the local zone's
- * (localtime_r once a minute). */
-static long tz_gmtoff(struct output_stage *o, uint64_t recv_ns)
-{
-	time_t t = recv_ns / NSEC_PER_SEC;
-	struct tm tm;
-
-	if (o->sink->tz_kind != TZ_NAMED)
-		return o->sink->tz_kind == TZ_FIXED ? o->sink->tz_offset : 0;
-	if (o->tz_minute != t / 60) {
-		o->tz_minute = t / 60;
-		o->tz_gmtoff = localtime_r(&t, &tm) ? tm.tm_gmtoff : 0;
-	}
-	return o->tz_gmtoff;
-}
-
 enum syslog_parse_result output_msg_take(struct output_stage *o, const struct batch *b, uint32_t i,
 					 const char **data, struct syslog_msg *m,
 					 struct msg_meta *meta)
@@ -37,17 +21,7 @@ enum syslog_parse_result output_msg_take(struct output_stage *o, const struct ba
 	}
 	if (o->seq)
 		seqtrack_observe(o->seq, *data, r->len);
-	*meta = (struct msg_meta){
-		.src = (const struct sockaddr *)&r->src,
-		.src_len = r->src_len,
-		.recv_realtime_ns = r->recv_ns,
-		.socket_index = r->sock,
-		.tz_gmtoff = tz_gmtoff(o, r->recv_ns),
-		/* Read back from a disk buffer by an older setup: no name. */
-		.listener = r->listener < o->sink->nr_listeners ?
-				    o->sink->listeners[r->listener].name :
-				    NULL,
-	};
+	preformat_meta(o->sink, &o->tz, r, meta);
 	return res;
 }
 

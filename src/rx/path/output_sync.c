@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The output stage's loop for stream sinks: messages are formatted into one
- * large buffer that goes to the sink whole; a batch leaves the input window
- * once formatted.
+ * large buffer that goes to the sink whole (or, formatted by the workers,
+ * copied there, or written as they are when a batch's lines are large); a
+ * batch leaves the input window once its lines are buffered or written.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 #define OUT_BUF_BYTES (1 << 20)
 /* How long an idle-looking output stage waits for a batch to gather. */
 #define COALESCE_US 2000
+/* A formatted batch this large is written as it is, not copied first. */
+#define DIRECT_BYTES (OUT_BUF_BYTES / 16)
 
 int output_sync_init(struct output_stage *o)
 {
@@ -28,30 +31,66 @@ int output_sync_init(struct output_stage *o)
 	return o->buf ? 0 : -ENOMEM;
 }
 
-static void flush(struct output_stage *o)
+/* Hands the sink n messages' lines; counted written or discarded. */
+static void write_lines(struct output_stage *o, const char *buf, size_t len, uint64_t n)
 {
-	int err;
+	int err = len ? o->sink->ops->write(o->sink, buf, len) : 0;
 
-	if (!o->pending)
-		return;
-	err = o->used ? o->sink->ops->write(o->sink, o->buf, o->used) : 0;
 	if (err) {
 		/* Counted, never silent; the next buffer tries again. */
 		if (!o->counts.write_errors)
 			pr_warn("%s: write failed: %s (messages counted as discarded)\n",
 				o->sink->name, strerror(-err));
 		output_count(&o->counts.write_errors, 1);
-		output_count(&o->counts.discarded, o->pending);
+		output_count(&o->counts.discarded, n);
 	} else {
-		output_count(&o->counts.written, o->pending);
+		output_count(&o->counts.written, n);
 	}
+	output_flushed(o, !err);
+}
+
+static void flush(struct output_stage *o)
+{
+	if (!o->pending)
+		return;
+	write_lines(o, o->buf, o->used, o->pending);
 	o->used = 0;
 	o->pending = 0;
-	output_flushed(o, !err);
+}
+
+/* A batch its worker formatted (rx/path/preformat.h): its lines as they
+ * are, after what is buffered. The sequence accounting still sees each
+ * message here, in the order they are written. */
+static void take_formatted(struct output_stage *o, const struct batch *b)
+{
+	for (uint32_t i = 0; o->seq && i < b->count; i++)
+		seqtrack_observe(o->seq, b->data + b->recs[i].off, b->recs[i].len);
+	/* A disk buffer's record is settled by the flush of the buffer that
+	 * holds its lines (output_flushed): always buffered. */
+	bool direct = b->out_used >= DIRECT_BYTES && !b->disk_seg;
+
+	o->bad += b->out_bad;
+	o->done += b->count;
+	if (o->used + b->out_used > o->cap || direct)
+		flush(o);
+	if (direct) {
+		write_lines(o, b->out, b->out_used, b->count);
+	} else {
+		memcpy(o->buf + o->used, b->out, b->out_used);
+		o->used += b->out_used;
+		o->pending += b->count;
+	}
+	output_batch_done(o);
 }
 
 static void process_batch(struct output_stage *o, const struct batch *b)
 {
+	/* A disk record's lines past the buffer (never under load: 1 MiB of
+	 * lines in one batch) are formatted here, as if never formatted. */
+	if (b->formatted && (!b->disk_seg || b->out_used <= OUT_BUF_BYTES)) {
+		take_formatted(o, b);
+		return;
+	}
 	for (uint32_t i = 0; i < b->count && !flag_get(o->force); i++) {
 		const char *data;
 		struct syslog_msg m;

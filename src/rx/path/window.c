@@ -39,6 +39,7 @@ static void free_list(struct batch *b)
 
 		free(b->recs);
 		free(b->data);
+		free(b->out);
 		free(b);
 		b = next;
 	}
@@ -218,6 +219,8 @@ struct batch *window_batch_get(struct window *w)
 	b->count = 0;
 	b->used = 0;
 	b->disk_seg = 0;
+	b->formatted = false;
+	b->out_used = 0;
 	return b;
 }
 

@@ -21,7 +21,8 @@
  * stays under max_bytes, else it is freed, and a pool batch no taker needed
  * for pool_idle_ns (WINDOW_POOL_IDLE_NS) is freed. So
  *   allocated <= max_bytes + (2 * workers + 1) * WINDOW_BATCH_MAX(batch_cap)
- * where WINDOW_BATCH_MAX is one batch at its largest (every datagram 64 KiB).
+ * where WINDOW_BATCH_MAX is one batch at its largest (every datagram 64 KiB,
+ * and its lines formatted by its worker).
  * A batch a worker received into is counted at its data area's size, cut to
  * what it holds after a short read (batch_trim).
  * A reliable disk buffer's hand-off (diskbuf.h) holds written batches for
@@ -64,17 +65,27 @@ struct batch {
 					 * disk buffer segment (rx/path/diskbuf.h), */
 	uint64_t disk_off; /* at this offset */
 	size_t counted;	   /* its bytes in window.alloc_bytes (batch_mem when counted) */
+	/* Its lines, formatted by the worker (rx/path/preformat.h) when
+	 * formatted: out_used bytes, out_bad of the messages malformed. */
+	char *out;
+	size_t out_used, out_cap;
+	uint32_t out_bad;
+	bool formatted;
 };
 
 /* What a batch takes: header, records, data buffer. */
-#define BATCH_MEM(b) \
-	(sizeof(struct batch) + (size_t)(b)->cap * sizeof(struct msg_rec) + (b)->data_cap)
+#define BATCH_MEM(b)                                                                        \
+	(sizeof(struct batch) + (size_t)(b)->cap * sizeof(struct msg_rec) + (b)->data_cap + \
+	 (b)->out_cap)
 /* One batch at its largest: batch_cap datagrams of 64 KiB (batch_add's data
  * buffer grows by doubling from 16 KiB, so up to twice that; a received
  * batch has batch_cap slots of at most 64 KiB plus, past them, a copy of
- * each datagram longer than its slot: also under twice). */
-#define WINDOW_BATCH_MAX(batch_cap) \
-	(sizeof(struct batch) + (size_t)(batch_cap) * (sizeof(struct msg_rec) + 2 * 65536))
+ * each datagram longer than its slot: also under twice), and its formatted
+ * lines (PREFORMAT_MAX_BYTES, 4 MiB: a batch needing more is not formatted
+ * by its worker). */
+#define WINDOW_BATCH_MAX(batch_cap)                                                          \
+	(sizeof(struct batch) + (size_t)(batch_cap) * (sizeof(struct msg_rec) + 2 * 65536) + \
+	 (4u << 20))
 
 /* A pooled batch no taker needed for this long is freed. */
 #define WINDOW_POOL_IDLE_NS (10ULL * 1000000000ULL)

@@ -244,6 +244,8 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32
 	bytes = b->used;
 	batch_trim(b, end);
 	count_senders(w, n);
+	if (sh->pre)
+		batch_preformat(sh->pre, &w->tz, b);
 	spend_cpu(w, sh->cost_ns[sh->nr_cost_ns > 1 ? w->id : 0], n, (uint32_t)n == room);
 	deliver(sh, b, room);
 	w->busy_ns += mono_ns() - busy;
@@ -487,6 +489,7 @@ static int worker_setup(struct worker *w)
 	w->pause_max_us = pause_ceiling_us(w);
 	w->pause_us = COALESCE_MIN_US;
 	recv_slot_init(&w->slot);
+	w->tz.minute = -1;
 
 	w->epfd = -1;
 	if (w->nsocks == 1) {

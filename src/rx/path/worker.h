@@ -4,6 +4,7 @@
  * in batches of at most the window's free room, and pushes each batch into
  * the input window. Sockets are dealt round-robin: worker t owns sockets
  * t, t+M, t+2M, ... One socket: a blocking recvmmsg; several: epoll.
+ * For a stream sink it formats each batch's lines too (rx/path/preformat.h).
  */
 #ifndef SYSLOGRX_WORKER_H
 #define SYSLOGRX_WORKER_H
@@ -12,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "net/socket_group.h"
+#include "rx/path/preformat.h"
 #include "rx/path/recv_slot.h"
 #include "rx/path/window.h"
 
@@ -57,6 +59,9 @@ struct worker_shared {
 	/* Received per source address (rx/path/senders.h): worker t counts
 	 * into senders[t]; NULL = not counted (--senders 0). */
 	struct sender_table *const *senders;
+	/* Each batch's lines formatted here before the hand-off (the output
+	 * stage's output_stage_preformat), or NULL: the output stage formats. */
+	const struct preformat *pre;
 };
 
 struct worker {
@@ -71,6 +76,7 @@ struct worker {
 	char *buf;	       /* batch x WORKER_SLOT_BYTES: the slots' overflow */
 	struct batch *spare;   /* taken from the window, not yet read into */
 	struct recv_slot slot; /* each datagram's room in the batch */
+	struct tz_cache tz;    /* --timezone, for the lines formatted here */
 	struct sockaddr_in6 *addrs;
 	char *ctrl;		   /* --ordered: batch x WORKER_CTRL_BYTES of cmsg room */
 	unsigned int pause_us;	   /* the current pause after a small read */

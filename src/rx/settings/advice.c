@@ -102,9 +102,12 @@ struct worker_load {
 };
 
 /* The output stage's one thread was running or waiting to run nearly all
- * the time traffic came while the window was full: it formats and writes more slowly than the
+ * the time traffic came while the window was full: it writes (and formats
+ * what the workers do not: Kafka, OTLP, --ordered) more slowly than the
  * input arrives, and a larger window only delays the loss. What costs less
- * per message: one copy of it in json, or raw. */
+ * per message: one copy of it in json, or raw. (Workers slowed by their
+ * formatting leave the window empty: the kernel drops, and the advice on
+ * --threads counts their busy time.) */
 static bool advise_output_cpu(const struct advice_input *in, struct advice *a, uint64_t drops)
 {
 	const char *fix;
@@ -120,8 +123,8 @@ static bool advise_output_cpu(const struct advice_input *in, struct advice *a, u
 	    "the window was full for %.3f s and %llu datagrams were dropped: the output "
 	    "stage's thread was on a CPU or waiting for one %.3f of the %.3f s traffic came "
 	    "(%.0f%%), so it "
-	    "formats and writes more slowly than the input arrives; a larger window only "
-	    "delays the loss. %s",
+	    "writes (and formats what the workers do not) more slowly than the input "
+	    "arrives; a larger window only delays the loss. %s",
 	    in->window_full_seconds, (unsigned long long)drops, in->output_busy_seconds,
 	    in->active_seconds, 100 * in->output_busy_seconds / in->active_seconds,
 	    in->format == FORMAT_JSON && in->json_raw ?

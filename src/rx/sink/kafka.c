@@ -97,8 +97,9 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 	if (!m->err) {
 		BUMP(k->delivered, 1);
 		if (sink_is_down(&k->base)) {
-			pr_warn("%s: delivering again\n", k->base.name);
+			/* up before the line: a USR2 sent on it finds it up */
 			sink_set_down(&k->base, false);
+			pr_warn("%s: delivering again\n", k->base.name);
 			k->last_error = RD_KAFKA_RESP_ERR_NO_ERROR;
 		}
 		res = SINK_DELIVERED;

@@ -318,10 +318,12 @@ static enum send_result send_slot(struct sink_otlp *k, struct slot *s)
 		uint64_t rejected = 0;
 		char msg[OTLP_MESSAGE_MAX], name[SINK_OTLP_REASON_LEN];
 
+		/* Up before the line: whoever reads it (an operator's USR2)
+		 * finds the output up. */
+		sink_set_down(&k->base, false);
 		if (k->last_error)
 			pr_warn("%s: delivering again\n", k->base.name);
 		k->last_error = 0;
-		sink_set_down(&k->base, false);
 		if (otlp_parse_response(k->resp, k->resp_len, k->enc, &rejected, msg, sizeof(msg)))
 			rejected = 0; /* not a response: the status says it was taken */
 		if (rejected > s->nrec)
