@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: MIT
+"""Load senders a test drives from Python (sysloggen is the C one)."""
+import socket
+import time
+
+
+def send_udp(host, port, count, size=200, family=socket.AF_INET, payload=None, rate=None):
+    """Send `count` datagrams from ONE source socket (one flow).
+
+    With `rate`, paced in 10 ms slices so a test can stay under what a receiver
+    takes. Returns the number sent (sendto failures raise)."""
+    msg = payload if payload is not None else (b"<13>test " + b"x" * size)[:size]
+    with socket.socket(family, socket.SOCK_DGRAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+        start = time.monotonic()
+        for i in range(count):
+            if rate and i % max(1, rate // 100) == 0:
+                due = start + i / rate
+                delay = due - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            s.sendto(msg, (host, port))
+    return count
