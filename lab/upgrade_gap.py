@@ -22,7 +22,8 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-from rx_watch import Receiver, listen_for, wait_gone  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests"))  # the support package
+from support.rx_watch import Receiver, listen_for, wait_gone  # noqa: E402
 from test_combos import FrameSink, run_load, summaries  # noqa: E402
 
 

@@ -12,7 +12,8 @@ import time
 import urllib.request
 
 from conftest import free_udp_port, promtool, run_cmd
-from otel_collector import LogSink, free_tcp_port
+from support.otel_collector import LogSink
+from support.ports import free_tcp_port
 from test_metrics import LABEL, parse, value
 
 DASH = "\u2014".encode()

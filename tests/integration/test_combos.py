@@ -24,10 +24,10 @@ import urllib.request
 import pytest
 
 from conftest import binary, free_udp_port, read_json, run_cmd, sysloggen
-from rx_watch import Receiver, SEQ, listen_for, seqs_in_output, start_load, stop_load, wait_gone
+from support.rx_watch import Receiver, SEQ, listen_for, seqs_in_output, start_load, stop_load, wait_gone
 from test_metrics import free_tcp_port, parse
-from otel_collector import Collector, LogSink
-from tls_server import Pki, SyslogNgTls
+from support.otel_collector import Collector, LogSink
+from support.tls_server import Pki, SyslogNgTls
 
 # The Kafka broker of test_kafka.py (module scope: started once here).
 from test_kafka import broker  # noqa: F401  (a fixture)

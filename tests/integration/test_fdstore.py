@@ -9,7 +9,7 @@ import socket
 import sys
 import time
 
-from rx_watch import Receiver, listen_for, seqs_in_output, start_load, stop_load
+from support.rx_watch import Receiver, listen_for, seqs_in_output, start_load, stop_load
 from test_upgrade import fd_identity
 
 STORE_BASE = 200        # where the stand-in keeps the fds before passing them

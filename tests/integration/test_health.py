@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 
 from conftest import Proc, binary, free_udp_port, run_cmd, send_udp, wait_until
-from rx_watch import Receiver, listen_for, wait_gone
+from support.rx_watch import Receiver, listen_for, wait_gone
 from test_metrics import free_tcp_port, scrape
 from test_tcp_forward import SyslogNg
 

@@ -1,4 +1,4 @@
-"""--output kafka: against a real Apache Kafka broker (KRaft, tests/integration/kafka_broker.py).
+"""--output kafka: against a real Apache Kafka broker (KRaft, tests/support/kafka_broker.py).
 
 One broker for the whole module, on 127.0.0.1 in the root namespace: every
 test but the scale-out one runs syslogrx on the host against it. The
@@ -20,7 +20,8 @@ import pytest
 
 from conftest import (Syslogrx, binary, netns_name, free_udp_port, run_cmd, udp_rows,
                       wait_queues_empty, wait_until)
-from kafka_broker import KafkaBroker, free_tcp_port
+from support.kafka_broker import KafkaBroker
+from support.ports import free_tcp_port
 from test_metrics import parse, scrape, value
 
 TAG = f"kx{os.getpid() % 100000}"          # veth names (15 characters): others run alongside

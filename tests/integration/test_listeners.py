@@ -335,7 +335,7 @@ def test_sc4s_env_file_per_vendor_ports(tmp_path, procs, netns):
 def test_kafka_header_names_the_listener(tmp_path, procs):
     """--output kafka: each record carries a "listener" header (read back by
     kcat from a real broker) naming the listener its datagram came by."""
-    from kafka_broker import KafkaBroker
+    from support.kafka_broker import KafkaBroker
     b = KafkaBroker(host="127.0.0.1", auto_create=False, partitions=1)
     try:
         b.start()

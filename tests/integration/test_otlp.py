@@ -1,7 +1,7 @@
 """--output otlp: against a real OpenTelemetry Collector (built by
 lab/otelcol-setup.sh), checking what came OUT of it: the collector forwards
 with its otlp_http exporter to a small sink in this test that decodes every
-record (tests/integration/otel_collector.py, otlp_wire.py). And against
+record (tests/support/otel_collector.py, otlp_wire.py). And against
 scripted servers for what a collector may answer: 503 with Retry-After, 400,
 TLS with a CA file.
 """
@@ -18,7 +18,8 @@ import time
 import pytest
 
 from conftest import Syslogrx, binary, free_udp_port, run_cmd, sysloggen, udp_rows
-from otel_collector import Collector, LogSink, free_tcp_port
+from support.otel_collector import Collector, LogSink
+from support.ports import free_tcp_port
 from test_metrics import parse, scrape, value
 
 HELD_5424 = (b'<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 77 ID47 '
@@ -438,7 +439,7 @@ def test_sigterm_drains_within_drain_timeout_and_counts_the_rest(syslogrx):
 def test_upgrade_with_otlp_output(collector, tmp_path):
     """Two upgrades in place (kill -USR2) under load: each process's records
     reach the collector; every sequence number once, but for counted drops."""
-    from rx_watch import Receiver, listen_for
+    from support.rx_watch import Receiver, listen_for
     from test_combos import upgraded_twice_delivered
     col, sink = collector
     listen = listen_for(socket.AF_INET)

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from conftest import read_json, wait_until
-from rx_watch import SEQ, Receiver, config_text, listen_for, under_load
+from support.rx_watch import SEQ, Receiver, config_text, listen_for, under_load
 from test_combos import FrameSink
 
 

@@ -33,7 +33,7 @@ import pytest
 
 from conftest import (userns_refused, ROOT, Proc, binary, free_udp_port, read_json, run_cmd, send_udp, sysloggen,
                       udp_rows, wait_for_udp_port)
-from rx_watch import Receiver, start_load, stop_load
+from support.rx_watch import Receiver, start_load, stop_load
 
 NOBODY = 65534
 NOTHING = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",

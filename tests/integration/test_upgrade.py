@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conftest import binary, sysloggen, wait_queues_empty, wait_until
-from rx_watch import RATE, Receiver, listen_for, seqs_in_output, under_load
+from support.rx_watch import RATE, Receiver, listen_for, seqs_in_output, under_load
 
 
 def fd_identity(pid):

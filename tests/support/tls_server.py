@@ -7,6 +7,8 @@ import socket
 import subprocess
 import time
 
+from support.ports import free_tcp_port
+
 
 def _openssl(*args, cwd):
     r = subprocess.run(["openssl"] + list(args), cwd=cwd, capture_output=True, timeout=60)
@@ -46,13 +48,6 @@ class Pki:
 
     def path(self, name):
         return os.path.join(self.dir, name)
-
-
-def free_tcp_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 class SyslogNgTls:
     """syslog-ng on 127.0.0.1:port with a TLS syslog() source; server is the
