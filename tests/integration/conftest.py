@@ -7,9 +7,12 @@ These tests need root and BPF; CI runs as root, so they never skip for that.
 """
 import ctypes
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +20,8 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from support import reaper  # noqa: E402
+from support.defaults import NOBODY  # noqa: E402
+from support.kafka_broker import KafkaBroker  # noqa: E402
 from support.load import send_udp  # noqa: E402,F401
 from support.paths import BUILD, ROOT, binary, others_can_reach  # noqa: E402,F401
 from support.ports import free_tcp_port, free_udp_port  # noqa: E402,F401
@@ -48,6 +53,29 @@ def syslogrx(tmp_path, procs):
         procs.append(p)
         return p
     return start
+
+
+@pytest.fixture(scope="module")
+def broker():
+    """A real Kafka broker (KRaft), one per test module that asks for it."""
+    b = None
+    try:
+        b = KafkaBroker(host="127.0.0.1", auto_create=False, partitions=3, outlives_tests=True)
+        b.start()
+        b.warm_up()
+        yield b
+    finally:
+        if b:
+            b.close()
+
+
+@pytest.fixture
+def nobody_dir():
+    """A directory uid 65534 writes its summary into (pytest's tmp is root's)."""
+    d = tempfile.mkdtemp(prefix="srx22-")
+    os.chown(d, NOBODY, NOBODY)
+    yield Path(d)
+    shutil.rmtree(d, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import urllib.request
 from conftest import free_udp_port, promtool, run_cmd
 from support.otel_collector import LogSink
 from support.ports import free_tcp_port
-from test_metrics import LABEL, parse, value
+from support.prom import LABEL, parse, value
 
 DASH = "\u2014".encode()
 MSG_CUT = b"0123456789" * 6 + b"0" + DASH          # 64 bytes, byte 62 starts the dash

@@ -518,7 +518,7 @@ def test_three_listeners_restart_through_the_fd_store(tmp_path):
     listeners: each listener's sockets stored under a name that says its
     listener, its balancer's maps and tracer too; stop, then start from the
     store while three flows run: per listener nothing is missing."""
-    from test_fdstore import FdStore
+    from support.fdstore import FdStore
     store = FdStore(tmp_path)
     ports = (free_udp_port(), free_udp_port(), free_udp_port(socket.AF_INET6))
     out = tmp_path / "out.json"

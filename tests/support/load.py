@@ -12,12 +12,17 @@ def send_udp(host, port, count, size=200, family=socket.AF_INET, payload=None, r
     msg = payload if payload is not None else (b"<13>test " + b"x" * size)[:size]
     with socket.socket(family, socket.SOCK_DGRAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
-        start = time.monotonic()
-        for i in range(count):
-            if rate and i % max(1, rate // 100) == 0:
-                due = start + i / rate
-                delay = due - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-            s.sendto(msg, (host, port))
-    return count
+        return send_from(s, (host, port), [msg] * count, rate)
+
+
+def send_from(sock, addr, msgs, rate=None):
+    """Send each of msgs from sock to addr, with `rate` paced in 10 ms slices;
+    returns the number sent."""
+    start = time.monotonic()
+    for i, m in enumerate(msgs):
+        if rate and i % max(1, rate // 100) == 0:
+            delay = start + i / rate - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+        sock.sendto(m, addr)
+    return len(msgs)

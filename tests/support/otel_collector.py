@@ -18,7 +18,6 @@ import http.server
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading

@@ -3,6 +3,7 @@
 stopped (Proc, Syslogrx), and waiting on an event (wait_until)."""
 import json
 import os
+import re
 import subprocess
 import time
 
@@ -131,3 +132,17 @@ def wait_until(cond, what, timeout=30):
             return v
         assert time.monotonic() < deadline, f"{what}: not within {timeout}s"
         time.sleep(0.01)
+
+
+def start_until(procs, until, *args):
+    """syslogrx with args, stopped at teardown; returns (Proc, its stderr
+    lines up to the first that matches the regex `until`)."""
+    p = Proc([binary("syslogrx")] + [str(a) for a in args])
+    procs.append(p)
+    lines = []
+    while True:
+        line = p.p.stderr.readline().decode()
+        assert line, f"syslogrx exited before {until!r}: {''.join(lines)}"
+        lines.append(line)
+        if re.search(until, line):
+            return p, lines

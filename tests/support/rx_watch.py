@@ -26,7 +26,6 @@ def listen_for(family):
     return f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
 
 
-
 def config_text(settings):
     """`name = value` lines; a flag (e.g. shrink-naive) is True or False."""
     return "".join(f"{k} = {'yes' if v else 'no'}\n" if isinstance(v, bool) else f"{k} = {v}\n"
