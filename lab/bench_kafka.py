@@ -31,8 +31,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))  # the support package
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 from sweeplib import cells, peers  # noqa: E402
 from support.kafka_broker import KafkaBroker  # noqa: E402
+from support.paths import BUILD  # noqa: E402
 
-BUILD = os.path.join(ROOT, "build")
 TICK = os.sysconf("SC_CLK_TCK")
 
 

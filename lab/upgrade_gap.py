@@ -21,7 +21,6 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))  # the support package
 from support.rx_watch import Receiver, listen_for, wait_gone  # noqa: E402
 from support.books import run_load, summaries  # noqa: E402
