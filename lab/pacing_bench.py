@@ -24,9 +24,10 @@ import subprocess
 import sys
 import time
 
-from sweeplib.procnet import udp_rows
+import sweeplib  # noqa: F401 (puts tests/support on sys.path)
 from support.paths import BUILD
 from support.ports import free_udp_port
+from support.procnet import udp_rows
 
 
 

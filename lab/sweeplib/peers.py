@@ -19,8 +19,7 @@ import urllib.request
 
 from support.paths import BUILD, ROOT
 from support.ports import free_tcp_port
-
-from .procnet import INODE, rx_queue, udp_rows
+from support.procnet import INODE, rx_queue, udp_rows
 SYSLOG_NG = "/usr/sbin/syslog-ng"
 RSYSLOG_DIR = os.path.join(BUILD, "rsyslog")
 RSYSLOG_SETUP = os.path.join(ROOT, "lab", "rsyslog-setup.sh")

@@ -1,28 +1,42 @@
 # SPDX-License-Identifier: MIT
 """UDP sockets as /proc/net/udp{,6} shows them: rows, queued bytes, and the
-events a test waits for (queues empty, sockets bound)."""
+events a test waits for (queues empty, sockets bound). The lab reads them
+the same way (sweeplib's peers and drain)."""
 import time
 
 from support.procs import wait_until
 
 
+TABLES = ("net/udp", "net/udp6")
+# Column indexes of a /proc/net/udp row, split on white space.
+LOCAL, QUEUES, INODE, DROPS = 1, 4, 9, 12
+
+
 def udp_rows(port=None, pid="self"):
     """Split rows of /proc/net/udp and udp6 (this namespace, or that of
-    process pid); with port, only the sockets bound to it. Columns: 1 local,
-    4 queues, 9 inode, 12 drops."""
-    for table in (f"/proc/{pid}/net/udp", f"/proc/{pid}/net/udp6"):
-        with open(table) as f:
-            next(f)
-            for line in f:
-                fields = line.split()
-                if port is None or int(fields[1].rsplit(":", 1)[1], 16) == port:
-                    yield fields
+    process pid); with port, only the sockets bound to it. Columns: LOCAL,
+    QUEUES, INODE, DROPS. A kernel without IPv6 has no udp6 table."""
+    for table in TABLES:
+        try:
+            with open(f"/proc/{pid}/{table}") as f:
+                next(f)
+                for line in f:
+                    fields = line.split()
+                    if port is None or int(fields[LOCAL].rsplit(":", 1)[1], 16) == port:
+                        yield fields
+        except FileNotFoundError:
+            pass
+
+
+def rx_queue(fields):
+    """Bytes waiting in the socket's receive queue (tx_queue:rx_queue, hex)."""
+    return int(fields[QUEUES].split(":")[1], 16)
 
 
 def queued_bytes(port, pid="self"):
     """Bytes in the receive queues of every socket bound to port (the
     rx_queue column of /proc/net/udp{,6}, in pid's namespace)."""
-    return sum(int(f[4].split(":")[1], 16) for f in udp_rows(port, pid))
+    return sum(rx_queue(f) for f in udp_rows(port, pid))
 
 
 def wait_queues_empty(port, pid="self", timeout=60):
