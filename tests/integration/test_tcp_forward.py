@@ -24,10 +24,7 @@ def established_to(port):
 
 
 def wait_lines(server, n, timeout=20):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and len(server.lines()) < n:
-        time.sleep(0.1)
-    return server.lines()
+    return server.wait_lines(n, timeout)
 
 
 def test_forward_every_message(syslogrx, tmp_path):
