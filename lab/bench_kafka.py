@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Benchmark (not a test): syslogrx into Kafka vs into a file, same load.
 
-Starts a real Kafka broker (KRaft, tests/integration/kafka_broker.py, -Xmx256m)
+Starts a real Kafka broker (KRaft, tests/support/kafka_broker.py, -Xmx256m)
 on loopback, then for each output runs syslogrx, sends the same load with
 build/sysloggen and reports, all measured:
   msgs/s        messages written (file) or acknowledged by Kafka (delivered),
@@ -27,12 +27,12 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))  # the support package
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 from sweeplib import cells, peers  # noqa: E402
-from kafka_broker import KafkaBroker  # noqa: E402
+from support.kafka_broker import KafkaBroker  # noqa: E402
+from support.paths import BUILD  # noqa: E402
 
-BUILD = os.path.join(ROOT, "build")
 TICK = os.sysconf("SC_CLK_TCK")
 
 

@@ -24,12 +24,12 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))  # the support package
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 from sweeplib import cells, peers  # noqa: E402
-from otel_collector import Collector  # noqa: E402
+from support.otel_collector import Collector  # noqa: E402
+from support.paths import BUILD  # noqa: E402
 
-BUILD = os.path.join(ROOT, "build")
 TICK = os.sysconf("SC_CLK_TCK")
 
 

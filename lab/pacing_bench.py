@@ -20,21 +20,15 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 
-from sweeplib.procnet import udp_rows
+import sweeplib  # noqa: F401 (puts tests/support on sys.path)
+from support.paths import BUILD
+from support.ports import free_udp_port
+from support.procnet import udp_rows
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-BUILD = os.path.join(ROOT, "build")
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_bound(port, timeout=5.0):
@@ -57,7 +51,7 @@ def sender_cmd(sender, rate, secs, size, port):
 
 
 def one_run(sender, rate, secs, size):
-    port = free_port()
+    port = free_udp_port()
     rx = subprocess.Popen([os.path.join(BUILD, "drainrx"), "--listen", f"127.0.0.1:{port}",
                            "--duration", str(secs + 15), "--idle", "1", "--json"],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

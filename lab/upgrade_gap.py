@@ -21,9 +21,10 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-from rx_watch import Receiver, listen_for, wait_gone  # noqa: E402
-from test_combos import FrameSink, run_load, summaries  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests"))  # the support package
+from support.rx_watch import Receiver, listen_for, wait_gone  # noqa: E402
+from support.books import run_load, summaries  # noqa: E402
+from support.tcp_sinks import FrameSink  # noqa: E402
 
 
 def one(disk, rate):

@@ -29,14 +29,13 @@ import json
 import os
 import resource
 import signal
-import socket
 import statistics
 import subprocess
 import tempfile
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILD = os.path.join(ROOT, "build")
+from support.paths import BUILD
+from support.ports import free_udp_port
 HZ = os.sysconf("SC_CLK_TCK")
 
 CPU_RATE = 50000
@@ -57,12 +56,6 @@ VARIANTS = [("random", []), ("leastloaded", []), ("random", ["--ordered"])]
 NO_BPF = ["setpriv", "--bounding-set=-bpf,-sys_admin,-perfmon"]
 SPREADS = [("eBPF random", "random", []), ("classic BPF random", "random", NO_BPF),
            ("hash", "hash", [])]
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def ticks(pid):
@@ -103,7 +96,7 @@ def prog_stats(pid):
 
 class Rx:
     def __init__(self, policy, extra, workdir, sockets=4, threads=2, rcvbuf="32M", prefix=()):
-        self.port = free_port()
+        self.port = free_udp_port()
         self.summary = os.path.join(workdir, "summary.json")
         self.out = os.path.join(workdir, "out.log")
         argv = list(prefix) + [os.path.join(BUILD, "syslogrx"), "--listen", f"127.0.0.1:{self.port}",

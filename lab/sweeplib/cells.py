@@ -23,8 +23,9 @@ import subprocess
 import threading
 import time
 
+from support.ports import free_udp_port  # noqa: F401 (the cells' and the bench's port)
+
 from . import peers
-from .ports import free_udp_port  # noqa: F401 (the cells' and the bench's port)
 
 BUILD = peers.BUILD
 HZ = os.sysconf("SC_CLK_TCK")

@@ -12,7 +12,7 @@ import os
 import signal
 import time
 
-from .procnet import DROPS, rx_queue, udp_rows
+from support.procnet import DROPS, rx_queue, udp_rows
 
 
 def udp_port_stats(port):

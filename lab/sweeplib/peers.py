@@ -17,11 +17,9 @@ import subprocess
 import time
 import urllib.request
 
-from .ports import free_tcp_port
-from .procnet import INODE, rx_queue, udp_rows
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILD = os.environ.get("SYSLOGRX_BUILD") or os.path.join(ROOT, "build")
+from support.paths import BUILD, ROOT
+from support.ports import free_tcp_port
+from support.procnet import INODE, rx_queue, udp_rows
 SYSLOG_NG = "/usr/sbin/syslog-ng"
 RSYSLOG_DIR = os.path.join(BUILD, "rsyslog")
 RSYSLOG_SETUP = os.path.join(ROOT, "lab", "rsyslog-setup.sh")

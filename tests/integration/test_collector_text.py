@@ -12,8 +12,9 @@ import time
 import urllib.request
 
 from conftest import free_udp_port, promtool, run_cmd
-from otel_collector import LogSink, free_tcp_port
-from test_metrics import LABEL, parse, value
+from support.otel_collector import LogSink
+from support.ports import free_tcp_port
+from support.prom import LABEL, parse, value
 
 DASH = "\u2014".encode()
 MSG_CUT = b"0123456789" * 6 + b"0" + DASH          # 64 bytes, byte 62 starts the dash

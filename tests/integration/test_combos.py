@@ -24,16 +24,14 @@ import urllib.request
 import pytest
 
 from conftest import binary, free_udp_port, read_json, run_cmd, sysloggen
-from rx_watch import Receiver, SEQ, listen_for, seqs_in_output, start_load, stop_load, wait_gone
-from test_metrics import free_tcp_port, parse
-from otel_collector import Collector, LogSink
-from tls_server import Pki, SyslogNgTls
-
-# The Kafka broker of test_kafka.py (module scope: started once here).
-from test_kafka import broker  # noqa: F401  (a fixture)
-
-RATE = 20_000
-NOBODY = 65534
+from support.rx_watch import Receiver, SEQ, listen_for, seqs_in_output, start_load, stop_load, wait_gone
+from support.ports import free_tcp_port
+from support.prom import parse
+from support.otel_collector import Collector, LogSink
+from support.tls_server import Pki, SyslogNgTls
+from support.tcp_sinks import FrameSink
+from support.defaults import NOBODY
+from support.books import RATE, check_books, run_load, summaries, upgraded_twice_delivered
 
 
 class Scraper:
@@ -72,116 +70,6 @@ class Scraper:
         self.done.set()
         self.t.join(timeout=30)
         return [s for _, s in self.samples]
-
-
-class FrameSink:
-    """A TCP syslog server on loopback for --output tcp: reads RFC 6587
-    octet-counted frames on every connection (an upgrade's old and new
-    process each have one), keeping every message."""
-
-    def __init__(self):
-        self.srv = socket.socket()
-        self.srv.bind(("127.0.0.1", 0))
-        self.srv.listen(8)
-        self.port = self.srv.getsockname()[1]
-        self.msgs = []
-        self.conns = []
-        self.lock = threading.Lock()
-        self.closing = False
-        self.acceptor = threading.Thread(target=self._accept, daemon=True)
-        self.acceptor.start()
-
-    def _accept(self):
-        while True:
-            try:
-                c, _ = self.srv.accept()
-            except OSError:
-                return
-            t = threading.Thread(target=self._read, args=(c,), daemon=True)
-            t.start()
-            self.conns.append(t)
-
-    def _read(self, c):
-        buf = b""
-        with c:
-            while True:
-                data = c.recv(1 << 16)
-                if not data:
-                    break
-                buf += data
-                got = []
-                while True:
-                    sp = buf.find(b" ")
-                    if sp < 0:
-                        break
-                    n = int(buf[:sp])
-                    if len(buf) < sp + 1 + n:
-                        break
-                    got.append(buf[sp + 1:sp + 1 + n])
-                    buf = buf[sp + 1 + n:]
-                with self.lock:
-                    self.msgs.extend(got)
-        assert buf == b"", buf[:100]
-
-    def close(self):
-        """After syslogrx is gone: every connection read to its end."""
-        self.srv.close()
-        for t in self.conns:
-            t.join(timeout=60)
-            assert not t.is_alive(), "a TCP output connection was not closed"
-
-    def flows(self):
-        flows = {}
-        for m in self.msgs:
-            s = SEQ.search(m)
-            assert s, m
-            flows.setdefault(int(s.group(1)), []).append(int(s.group(2)))
-        return flows
-
-
-def summaries(rx, final):
-    return rx.old_summaries() + [final]
-
-
-def run_load(rx, listen, actions, rate=RATE, scraper=None):
-    """actions() under sysloggen's load; then the load stops (and the
-    scraper, before the receiver goes) and the receiver (every process that
-    ever received) stops. (sent summary, stderr, final)."""
-    gen = start_load(listen, rate)
-    try:
-        time.sleep(0.3)
-        actions()
-        time.sleep(0.3)
-    finally:
-        sent = stop_load(gen)
-        if scraper:
-            scraper.wait_more(1)
-            scraper.stop()
-    time.sleep(0.5)     # the last datagrams reach the queues before SIGTERM
-    rc, err, final = rx.stop()
-    assert rc == 0, err
-    return sent, err, final
-
-
-def check_books(sent, all_s, final, seen, exact=True):
-    """sent = received + kernel drops (the tracer's maps span every process:
-    the final count is the run's); every process wrote what it received; each
-    flow's sequence numbers are all in the output but for the counted drops."""
-    received = sum(s["totals"]["received"] for s in all_s)
-    drops = final["totals"]["kernel_drops"]["total"] + final["totals"]["no_socket_drops"]["total"]
-    assert sent["sent"] == received + drops, (sent["sent"], received, drops)
-    for s in all_s:
-        t = s["totals"]
-        assert t["written"] == t["received"] and t["abandoned"] == 0, t
-    if exact:
-        assert drops == 0, final["totals"]
-    missing = 0
-    for f in sent["flows"]:
-        got = seen.get(f["flow"], ())
-        assert len(got) == len(set(got)), f"flow {f['flow']}: duplicates"
-        assert set(got) <= set(range(f["sent"]))
-        missing += f["sent"] - len(set(got))
-    assert missing == drops
 
 
 # ---- upgrade x metrics -----------------------------------------------------
@@ -397,32 +285,6 @@ def test_upgrade_while_the_destination_is_down_is_refused_then_works(tmp_path, k
     shutil.rmtree(work, ignore_errors=True)
 
 
-def upgraded_twice_delivered(rx, listen, section, delivered_key, records):
-    """Two upgrades in place (kill -USR2) under load into a remote output
-    (Kafka, OTLP): each process delivered what it wrote and failed nothing;
-    records(n) gives the n message bodies the far side holds, each in the
-    output once; every sequence number once, but for counted drops."""
-    def upgrades():
-        for _ in range(2):
-            assert rx.upgrade() is not None, "".join(rx.lines)
-            wait_gone(rx.olds[-1], 120)
-            time.sleep(0.3)     # some load for each process, not a synchronisation
-    sent, err, final = run_load(rx, listen, upgrades)
-    all_s = summaries(rx, final)
-    delivered = sum(s[section][delivered_key] for s in all_s)
-    assert delivered == sum(s["totals"]["written"] for s in all_s)
-    for s in all_s:
-        assert s[section]["undelivered"] == 0 and s[section]["failed"]["total"] == 0, s[section]
-    bodies = records(delivered)
-    assert len(bodies) == delivered
-    flows = {}
-    for v in bodies:
-        m = SEQ.search(v.encode() if isinstance(v, str) else v)
-        assert m, v
-        flows.setdefault(int(m.group(1)), []).append(int(m.group(2)))
-    check_books(sent, all_s, final, flows, exact=False)
-
-
 def test_upgrade_with_kafka_output(broker, tmp_path):  # noqa: F811
     topic = "i19-upgrade"
     broker.create_topic(topic, partitions=3)
@@ -591,7 +453,7 @@ def test_fd_store_keeps_the_metrics_socket(tmp_path):
     """The --metrics socket is stored with the others (srx-tcp-metrics-COOKIE):
     a restart through the fd store serves the same listening socket (no
     second bind while the old one might hold it), under load, books closed."""
-    from test_fdstore import FdStore
+    from support.fdstore import FdStore
     store = FdStore(tmp_path)
     mport = free_tcp_port()
     listen = listen_for(socket.AF_INET)

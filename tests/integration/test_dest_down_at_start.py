@@ -18,9 +18,10 @@ import subprocess
 import pytest
 
 from conftest import Syslogrx, binary, free_udp_port, run_cmd, sysloggen, wait_until
-from kafka_broker import KafkaBroker
-from otel_collector import Collector, LogSink, free_tcp_port
-from test_metrics import parse, scrape, series, value
+from support.kafka_broker import KafkaBroker
+from support.otel_collector import Collector, LogSink
+from support.ports import free_tcp_port
+from support.prom import parse, scrape, series, value
 
 SENT = 50000
 RATE = 10000

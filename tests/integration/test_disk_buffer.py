@@ -10,20 +10,15 @@ per flow is syslogrx's to keep. --rcvbuf 16M: the kernel queue covers a
 worker starved of CPU by the other jobs on a 2-core CI machine (the window
 is what the test is about, not the scheduler)."""
 import os
-import re
 import signal
-import subprocess
 import time
 
-from conftest import Syslogrx, binary, free_udp_port, read_json
-from test_metrics import parse, scrape, series, value
-from test_tcp_forward import SyslogNg, free_tcp_port
-
-RATE = 20000
-OUTAGE = 8
-SEND_SECONDS = OUTAGE + 4
-FLOWS = 4
-SDATA = re.compile(rb'run="([^"]+)" flow="(\d+)" seq="(\d+)"')
+from conftest import Syslogrx, free_udp_port, read_json
+from support.prom import parse, scrape, series, value
+from support.ports import free_tcp_port
+from support.syslog_ng import SyslogNg
+from support.flows import (FLOWS, OUTAGE, RATE, SDATA, SEND_SECONDS, by_flow,
+                           check_complete_in_order, start_gen)
 
 
 def rx_args(tport, *extra):
@@ -37,44 +32,6 @@ def start_rx(tmp_path, procs, name, port, *args):
     p = Syslogrx(d, *args, port=port)
     procs.append(p)
     return p
-
-
-def start_gen(port, run, rate=RATE, seconds=SEND_SECONDS):
-    return subprocess.Popen([binary("sysloggen"), "--target", f"127.0.0.1:{port}",
-                             "--rate", str(rate), "--duration", str(seconds), "--size", "300",
-                             "--sources", str(FLOWS), "--run-id", run, "--format", "rfc5424",
-                             "--end-markers", "0"],   # these tests count sequence numbers
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-
-def by_flow(lines, run):
-    """flow -> the sequence numbers of run, in the order the server wrote them."""
-    flows = {}
-    for l in lines:
-        m = SDATA.search(l)
-        if m and m.group(1).decode() == run:
-            flows.setdefault(int(m.group(2)), []).append(int(m.group(3)))
-    return flows
-
-
-def check_complete_in_order(flows, sent):
-    """Every sequence number of every flow, first arrivals in order (a TCP
-    reconnect resends the last second: duplicates allowed, counted)."""
-    total = dups = 0
-    for f, seqs in flows.items():
-        first, seen = [], set()
-        for s in seqs:
-            if s in seen:
-                dups += 1
-            else:
-                seen.add(s)
-                first.append(s)
-        assert first == sorted(first), f"flow {f}: out of order"
-        missing = set(range(max(seen) + 1)) - seen
-        assert not missing, f"flow {f}: {len(seen)} distinct, missing {sorted(missing)[:20]}..."
-        total += len(seen)
-    assert total == sent, f"{total} distinct of {sent} sent"
-    return dups
 
 
 def metrics_until(mport, done, what, timeout=60):

@@ -9,16 +9,15 @@ checked against the code both ways so the two cannot drift:
   its summary is in the table, and every path the table lists for a section
   that was on is in the summary (with --ordered, --env-file, --metrics and
   sysloggen's markers; then a TCP output with --disk-buffer)."""
-import contextlib
 import json
 import os
 import re
-import socket
-import threading
 
 from conftest import ROOT, Proc, binary, free_udp_port, read_json, sysloggen
-from test_metrics import free_tcp_port, scrape
-from test_unprivileged import nobody_dir  # noqa: F401 (a fixture)
+from support.ports import free_tcp_port
+from support.prom import scrape
+from support.procs import start_until
+from support.tcp_sinks import tcp_server
 
 DOC = os.path.join(ROOT, "docs", "metrics.md")
 METRICS_C = os.path.join(ROOT, "src", "rx", "report", "metrics.c")
@@ -115,47 +114,6 @@ def check_run(summary, scrape, sections, traced=True):
                 and PLACEHOLDER not in p}
         assert want, section
         assert not want - seen, f"in docs/metrics.md, not in the summary: {sorted(want - seen)}"
-
-
-def start_until(procs, until, *args):
-    """syslogrx with args, stopped at teardown; returns (Proc, its stderr
-    lines up to the first that matches the regex `until`)."""
-    p = Proc([binary("syslogrx")] + [str(a) for a in args])
-    procs.append(p)
-    lines = []
-    while True:
-        line = p.p.stderr.readline().decode()
-        assert line, f"syslogrx exited before {until!r}: {''.join(lines)}"
-        lines.append(line)
-        if re.search(until, line):
-            return p, lines
-
-
-@contextlib.contextmanager
-def tcp_server():
-    """A TCP server on loopback that takes one connection and keeps what it
-    reads: yields (port, chunks); closed and joined on every path."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    got = []
-
-    def serve():
-        try:
-            conn, _ = server.accept()
-        except OSError:
-            return  # closed before anyone connected
-        with conn:
-            while data := conn.recv(65536):
-                got.append(data)
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    try:
-        yield server.getsockname()[1], got
-    finally:
-        server.close()
-        t.join(timeout=30)
 
 
 def test_running_summary_and_scrape_are_in_the_table(procs, tmp_path):

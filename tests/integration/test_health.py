@@ -15,9 +15,10 @@ import urllib.error
 import urllib.request
 
 from conftest import Proc, binary, free_udp_port, run_cmd, send_udp, wait_until
-from rx_watch import Receiver, listen_for, wait_gone
-from test_metrics import free_tcp_port, scrape
-from test_tcp_forward import SyslogNg
+from support.rx_watch import Receiver, listen_for, wait_gone
+from support.ports import free_tcp_port
+from support.prom import scrape
+from support.syslog_ng import SyslogNg
 
 HEALTH_STALL_S = 10   # src/rx/report/health.h
 # More than the output stage holds in its buffer (1 MiB) and the window

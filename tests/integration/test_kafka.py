@@ -1,4 +1,4 @@
-"""--output kafka: against a real Apache Kafka broker (KRaft, tests/integration/kafka_broker.py).
+"""--output kafka: against a real Apache Kafka broker (KRaft, tests/support/kafka_broker.py).
 
 One broker for the whole module, on 127.0.0.1 in the root namespace: every
 test but the scale-out one runs syslogrx on the host against it. The
@@ -20,8 +20,10 @@ import pytest
 
 from conftest import (Syslogrx, binary, netns_name, free_udp_port, run_cmd, udp_rows,
                       wait_queues_empty, wait_until)
-from kafka_broker import KafkaBroker, free_tcp_port
-from test_metrics import parse, scrape, value
+from support.kafka_broker import KafkaBroker
+from support.ports import free_tcp_port
+from support.prom import parse, scrape, value
+from support.load import send_from
 
 TAG = f"kx{os.getpid() % 100000}"          # veth names (15 characters): others run alongside
 NS_A, NS_B, NS_SND, NS_K = (netns_name(f"kafka-{n}") for n in "absk")
@@ -54,32 +56,8 @@ def del_netns(*names):
         subprocess.run(["ip", "netns", "del", n], capture_output=True, timeout=30)
 
 
-@pytest.fixture(scope="module")
-def broker():
-    b = None
-    try:
-        b = KafkaBroker(host="127.0.0.1", auto_create=False, partitions=3, outlives_tests=True)
-        b.start()
-        b.warm_up()
-        yield b
-    finally:
-        if b:
-            b.close()
-
-
 def dest(b, topic):
     return f"kafka:{b.bootstrap}/{topic}"
-
-
-def send_from(sock, addr, msgs, rate=None):
-    start = time.monotonic()
-    for i, m in enumerate(msgs):
-        if rate and i % max(1, rate // 100) == 0:
-            delay = start + i / rate - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-        sock.sendto(m, addr)
-    return len(msgs)
 
 
 def bound_sock(host="127.0.0.1"):

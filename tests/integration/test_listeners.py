@@ -378,7 +378,7 @@ def test_sc4s_env_file_per_vendor_ports(tmp_path, procs, netns):
 def test_kafka_header_names_the_listener(tmp_path, procs):
     """--output kafka: each record carries a "listener" header (read back by
     kcat from a real broker) naming the listener its datagram came by."""
-    from kafka_broker import KafkaBroker
+    from support.kafka_broker import KafkaBroker
     b = KafkaBroker(host="127.0.0.1", auto_create=False, partitions=1)
     try:
         b.start()
@@ -667,13 +667,13 @@ def test_three_listeners_through_an_upgrade_under_load(tmp_path, nobody_dir, who
 
 
 def test_three_listeners_restart_through_the_fd_store(tmp_path):
-    """systemd's fd store (a stand-in, test_fdstore.FdStore) with three
+    """systemd's fd store (a stand-in, support.fdstore.FdStore) with three
     listeners: each listener's sockets stored under a name that says its
     listener, its balancer's maps and tracer too; a SIGHUP shrinks every
     listener from 2 sockets to 1 (a pool of 3 each); stop, then start from
     the store while three flows run: each listener's group comes back with
     1 in selection and its spares, and per listener nothing is missing."""
-    from test_fdstore import FdStore
+    from support.fdstore import FdStore
     store = FdStore(tmp_path)
     ports = three_ports()
     out = tmp_path / "out.json"

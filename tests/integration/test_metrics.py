@@ -5,7 +5,6 @@ lab/promtool-setup.sh, never run as a service); udpdrops --metrics too."""
 import errno
 import json
 import os
-import re
 import select
 import socket
 import subprocess
@@ -17,16 +16,9 @@ import urllib.request
 import pytest
 
 from conftest import Proc, binary, free_udp_port, promtool, run_cmd, send_udp, wait_until
-from test_udpdrops import finish, proc_drops, start_receiver, start_udpdrops
-
-SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
-LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-
-
-def free_tcp_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from support.udpdrops import finish, proc_drops, start_receiver, start_udpdrops
+from support.prom import parse, scrape, series, value
+from support.ports import free_tcp_port
 
 
 def check_with_promtool(text):
@@ -34,46 +26,6 @@ def check_with_promtool(text):
                        text=True, timeout=60)
     assert r.returncode == 0 and r.stdout == "" and r.stderr == "", \
         f"promtool check metrics: rc {r.returncode}\n{r.stdout}{r.stderr}"
-
-
-def scrape(port, path="/metrics"):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as resp:
-        assert resp.status == 200
-        assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
-        return resp.read().decode()
-
-
-def parse(text):
-    """{(name, frozenset(labels.items())): value}; also checks every sample
-    follows a TYPE line of its family."""
-    out, typed = {}, set()
-    for line in text.splitlines():
-        if line.startswith("# TYPE "):
-            typed.add(line.split()[2])
-            continue
-        if line.startswith("#"):
-            continue
-        m = SAMPLE.match(line)
-        assert m, f"not a sample line: {line!r}"
-        name, labels, value = m.group(1), m.group(2) or "", m.group(3)
-        assert name in typed, f"{name} has no # TYPE line before it"
-        key = (name, frozenset(LABEL.findall(labels)))
-        assert key not in out, f"duplicate series {line!r}"
-        out[key] = float(value)
-    return out
-
-
-def series(m, name, **labels):
-    """{label tuple of the non-given labels: value} for name with these labels."""
-    want = {(k, str(v)) for k, v in labels.items()}
-    return {tuple(sorted(set(l) - want)): v for (n, l), v in m.items()
-            if n == name and want <= set(l)}
-
-
-def value(m, name, **labels):
-    got = series(m, name, **labels)
-    assert len(got) == 1, f"{name}{labels}: {got}"
-    return next(iter(got.values()))
 
 
 def caps_of_threads(pid):

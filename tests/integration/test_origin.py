@@ -11,6 +11,7 @@ import subprocess
 import time
 
 from conftest import Syslogrx, binary, free_udp_port, netns_name, wait_until
+from support.ports import free_tcp_port
 
 TEMPLATE = "${HOST}|${.SDATA.origin.ip}|${.SDATA.origin.software}|${MSG}\\n"
 
@@ -137,9 +138,3 @@ def test_sender_from_ipv6_in_a_namespace_reaches_syslog_ng(tmp_path):
     finally:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
     assert sorted(lines) == sorted(expected(SENDER6))
-
-
-def free_tcp_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

@@ -1,7 +1,7 @@
 """--output otlp: against a real OpenTelemetry Collector (built by
 lab/otelcol-setup.sh), checking what came OUT of it: the collector forwards
 with its otlp_http exporter to a small sink in this test that decodes every
-record (tests/integration/otel_collector.py, otlp_wire.py). And against
+record (tests/support/otel_collector.py, otlp_wire.py). And against
 scripted servers for what a collector may answer: 503 with Retry-After, 400,
 TLS with a CA file.
 """
@@ -18,8 +18,9 @@ import time
 import pytest
 
 from conftest import Syslogrx, binary, free_udp_port, run_cmd, sysloggen, udp_rows
-from otel_collector import Collector, LogSink, free_tcp_port
-from test_metrics import parse, scrape, value
+from support.otel_collector import Collector, LogSink
+from support.ports import free_tcp_port
+from support.prom import parse, scrape, value
 
 HELD_5424 = (b'<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 77 ID47 '
              b'[exampleSDID@32473 iut="3" eventSource="App\\"lication\\]"][x@1 k="v"] '
@@ -438,8 +439,8 @@ def test_sigterm_drains_within_drain_timeout_and_counts_the_rest(syslogrx):
 def test_upgrade_with_otlp_output(collector, tmp_path):
     """Two upgrades in place (kill -USR2) under load: each process's records
     reach the collector; every sequence number once, but for counted drops."""
-    from rx_watch import Receiver, listen_for
-    from test_combos import upgraded_twice_delivered
+    from support.rx_watch import Receiver, listen_for
+    from support.books import upgraded_twice_delivered
     col, sink = collector
     listen = listen_for(socket.AF_INET)
     rx = Receiver(tmp_path, listen, "--rcvbuf", "64M", "--output", f"otlp:{col.url}",
@@ -457,7 +458,7 @@ def test_ordered_keeps_a_spread_flow_in_order(collector, syslogrx):
     rx = syslogrx("--output", f"otlp:{col.url}", "--balance", "random", "--sockets", "8",
                   "--threads", "2", "--rcvbuf", "8M", "--ordered=100", port=port)
     msgs = [b"<13>Nov 22 03:12:00 host app: ordered %06d" % i for i in range(5000)]
-    from test_kafka import send_from
+    from support.load import send_from
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         send_from(sock, ("127.0.0.1", port), msgs, rate=20000)   # one flow, paced
     rc, _, err = rx.stop()

@@ -12,7 +12,6 @@ import time
 import pytest
 
 from conftest import Proc, binary, free_udp_port, read_json, run_cmd, sysloggen
-from test_kafka import broker  # noqa: F401  (a fixture: the real broker)
 
 NOBODY = 65534
 

@@ -20,7 +20,7 @@ from conftest import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 from sweeplib import replica  # noqa: E402
-from test_sweep import BATCH  # noqa: E402
+from support.defaults import BATCH  # noqa: E402
 
 SWEEP = os.path.join(ROOT, "lab", "sweep")
 RATES = [27000, 50000]

@@ -9,7 +9,8 @@ import stat
 import urllib.request
 
 from conftest import binary, free_udp_port, run_cmd
-from otel_collector import LogSink, free_tcp_port
+from support.otel_collector import LogSink
+from support.ports import free_tcp_port
 
 PASSWORD, TOKEN, TENANT = "S3cretPass", "T0kenT0ken", "tenant-7f3a"
 

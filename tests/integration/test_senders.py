@@ -24,7 +24,7 @@ import pytest
 
 from conftest import (Proc, binary, bpf_ids_held, free_udp_port, netns_name, udp_rows,
                       wait_until)
-from test_metrics import free_tcp_port
+from support.ports import free_tcp_port
 
 
 # Sends from one source address: "burst" as fast as it can; "paced": each

@@ -17,8 +17,8 @@ import time
 import pytest
 
 from conftest import read_json, wait_until
-from rx_watch import SEQ, Receiver, config_text, listen_for, under_load
-from test_combos import FrameSink
+from support.rx_watch import SEQ, Receiver, config_text, listen_for, under_load
+from support.tcp_sinks import FrameSink
 
 
 NOBODY = 65534

@@ -18,8 +18,8 @@ from conftest import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 from sweeplib import table  # noqa: E402
+from support.defaults import BATCH
 
-BATCH = 64              # syslogrx's default --batch: read before its cost is spent
 # Asked for explicitly (the kernel's usual default), so that the grid is the
 # same on a host whose net.core.rmem_default is 512M as SC4S's guide sets it.
 RCVBUF = 212992

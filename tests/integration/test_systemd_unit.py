@@ -20,7 +20,7 @@ import pytest
 
 from conftest import userns_refused, ROOT, binary, descendants, free_udp_port, run_cmd, udp_rows, \
     wait_for_udp_port
-from test_upgrade import fd_identity
+from support.fds import fd_identity
 
 BOOT_TIMEOUT = 30
 UNIT_DIR = "usr/local/lib/systemd/system"

@@ -6,8 +6,10 @@ import re
 import time
 
 from conftest import free_udp_port, send_udp
-from test_docs_schema import start_until, tcp_server
-from test_metrics import free_tcp_port, scrape
+from support.procs import start_until
+from support.tcp_sinks import tcp_server
+from support.ports import free_tcp_port
+from support.prom import scrape
 
 
 def thread_names(pid):

@@ -17,9 +17,10 @@ import time
 import pytest
 
 from conftest import Syslogrx, binary, free_udp_port, run_cmd
-from test_disk_buffer import by_flow, check_complete_in_order, start_gen
-from test_metrics import parse, scrape, value
-from tls_server import Pki, SyslogNgTls, free_tcp_port
+from support.flows import by_flow, check_complete_in_order, start_gen
+from support.prom import parse, scrape, value
+from support.tls_server import Pki, SyslogNgTls
+from support.ports import free_tcp_port
 
 N = 20000
 

@@ -19,38 +19,26 @@ or fewer, per socket."""
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from conftest import (userns_refused, ROOT, Proc, binary, free_udp_port, read_json, run_cmd, send_udp, sysloggen,
                       udp_rows, wait_for_udp_port)
-from rx_watch import Receiver, start_load, stop_load
+from support.defaults import NOBODY
+from support.rx_watch import Receiver, start_load, stop_load
 
-NOBODY = 65534
 NOTHING = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
            "--inh-caps=-all", "--bounding-set=-all"]
 # Root of a user namespace of its own, loopback up, nothing outside.
 USERNS = NOTHING + ["unshare", "--user", "--map-root-user", "--net",
                     "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
 REASONS = "unavailable without CAP_BPF and CAP_PERFMON"
-
-
-@pytest.fixture
-def nobody_dir():
-    """A directory uid 65534 writes its summary into (pytest's tmp is root's)."""
-    d = tempfile.mkdtemp(prefix="srx22-")
-    os.chown(d, NOBODY, NOBODY)
-    yield Path(d)
-    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture

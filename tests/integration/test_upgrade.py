@@ -14,26 +14,8 @@ import time
 import pytest
 
 from conftest import binary, sysloggen, wait_queues_empty, wait_until
-from rx_watch import RATE, Receiver, listen_for, seqs_in_output, under_load
-
-
-def fd_identity(pid):
-    """The kernel objects a process holds: socket inodes, BPF map and link ids."""
-    socks, maps, links = set(), set(), set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                info = dict(l.split(":", 1) for l in f.read().splitlines() if ":" in l)
-        except FileNotFoundError:
-            continue
-        if target.startswith("socket:"):
-            socks.add(target)
-        elif target == "anon_inode:bpf-map":
-            maps.add(int(info["map_id"]))
-        elif target == "anon_inode:bpf_link":
-            links.add(int(info["link_id"]))
-    return socks, maps, links
+from support.rx_watch import RATE, Receiver, listen_for, seqs_in_output, under_load
+from support.fds import fd_identity
 
 
 def check_every_seq(out, sent):

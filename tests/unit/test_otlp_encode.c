@@ -5,7 +5,7 @@
  * received across New Year, a malformed datagram and a body that is not
  * UTF-8; the request frame; the response parser; the normalised time.
  * The expected bytes were checked field by field against an independent
- * decoder (tests/integration/otlp_wire.py) and by a real collector
+ * decoder (tests/support/otlp_wire.py) and by a real collector
  * (tests/integration/test_otlp.py).
  */
 #include <stdarg.h>

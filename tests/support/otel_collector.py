@@ -18,15 +18,14 @@ import http.server
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
 import time
 
-import otlp_wire
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from support import otlp_wire
+from support.paths import ROOT
+from support.ports import free_tcp_port
 SETUP = os.path.join(ROOT, "lab", "otelcol-setup.sh")
 
 
@@ -35,13 +34,6 @@ def collector_binary():
     out = subprocess.run([SETUP], capture_output=True, text=True, timeout=1800)
     assert out.returncode == 0, f"lab/otelcol-setup.sh failed: {out.stderr[-3000:]}"
     return out.stdout.strip().splitlines()[-1]
-
-
-def free_tcp_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 class LogSink:
     """OTLP/HTTP logs server on 127.0.0.1 that decodes every request it is

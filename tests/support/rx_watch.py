@@ -10,7 +10,10 @@ import subprocess
 import threading
 import time
 
-from conftest import binary, free_udp_port, read_json, wait_queues_empty, wait_until
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procnet import wait_queues_empty
+from support.procs import read_json, wait_until
 
 RATE = 50_000
 SEQ = re.compile(rb"seq@32473 run=\S+ flow=(\d+) seq=(\d+)")
@@ -21,7 +24,6 @@ def listen_for(family):
     host = "::1" if family == socket.AF_INET6 else "127.0.0.1"
     port = free_udp_port(family)
     return f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
-
 
 
 def config_text(settings):

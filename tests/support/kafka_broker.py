@@ -22,7 +22,6 @@ namespaces the test made, nowhere else.
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -30,9 +29,9 @@ import uuid
 import base64
 import ipaddress
 
-from conftest import outlives_the_test
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from support.paths import ROOT
+from support.ports import free_tcp_port
+from support.reaper import outlives_the_test
 SETUP = os.path.join(ROOT, "lab", "kafka-setup.sh")
 JAVA_HEAP = "-Xmx256m"
 
@@ -42,13 +41,6 @@ def kafka_libs():
     out = subprocess.run([SETUP], capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, f"lab/kafka-setup.sh failed: {out.stderr}"
     return out.stdout.strip().splitlines()[-1]
-
-
-def free_tcp_port(host="127.0.0.1"):
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
 
 def _cluster_id():
     """What StorageTool random-uuid prints: 16 random bytes, URL-safe base64,

@@ -2,10 +2,11 @@
 RFC 5425 server (syslog() source, transport("tls"): octet-counted frames
 over TLS) that keeps each message as it arrived ($RAWMSG), one per line."""
 import os
-import signal
-import socket
 import subprocess
 import time
+
+from support.ports import free_tcp_port
+from support.syslog_ng import SyslogNgServer
 
 
 def _openssl(*args, cwd):
@@ -47,65 +48,16 @@ class Pki:
     def path(self, name):
         return os.path.join(self.dir, name)
 
-
-def free_tcp_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class SyslogNgTls:
+class SyslogNgTls(SyslogNgServer):
     """syslog-ng on 127.0.0.1:port with a TLS syslog() source; server is the
     Pki name of its certificate; peer_verify "required-trusted" wants a
     client certificate signed by the CA."""
 
     def __init__(self, work, pki, port=None, server="srv", peer_verify="optional-untrusted"):
-        self.dir = os.path.join(str(work), f"sng-tls-{time.monotonic_ns()}")
-        os.makedirs(self.dir)
-        self.port = port or free_tcp_port()
-        self.out = os.path.join(self.dir, "received.log")
-        self.conf = os.path.join(self.dir, "syslog-ng.conf")
-        with open(self.conf, "w") as f:
-            f.write(f"""@version: 3.38
-options {{ stats-freq(0); keep-hostname(yes); }};
-source s_tls {{ syslog(transport("tls") ip("127.0.0.1") port({self.port}) max-connections(8)
-                 log-iw-size(100000) log-msg-size(70000) flags(store-raw-message)
-                 tls(key-file("{pki.path(server + '.key')}") cert-file("{pki.path(server + '.pem')}")
-                     ca-file("{pki.path('ca.pem')}") peer-verify({peer_verify}))); }};
-destination d_file {{ file("{self.out}" template("$RAWMSG\\n")); }};
-log {{ source(s_tls); destination(d_file); }};
-""")
-        self.p = None
-
-    def start(self):
-        self.p = subprocess.Popen(
-            ["/usr/sbin/syslog-ng", "-F", "--no-caps", "-f", self.conf,
-             "-R", os.path.join(self.dir, "persist"), "-p", os.path.join(self.dir, "pid"),
-             "-c", os.path.join(self.dir, "ctl")],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return self
-            assert self.p.poll() is None, self.p.stdout.read().decode()
-            time.sleep(0.05)
-        raise AssertionError("syslog-ng did not listen")
-
-    def stop(self):
-        if self.p and self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)
-            self.p.wait(timeout=15)
-        self.p = None
-
-    def lines(self):
-        if not os.path.exists(self.out):
-            return []
-        with open(self.out, "rb") as f:
-            return f.read().splitlines()
-
-    def wait_lines(self, n, timeout=60):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and len(self.lines()) < n:
-            time.sleep(0.1)
-        return self.lines()
+        super().__init__(
+            os.path.join(str(work), f"sng-tls-{time.monotonic_ns()}"), port or free_tcp_port(),
+            'transport("tls") max-connections(8)\n'
+            "                 log-iw-size(100000) log-msg-size(70000) flags(store-raw-message)\n"
+            f"""                 tls(key-file("{pki.path(server + '.key')}") cert-file("{pki.path(server + '.pem')}")
+                     ca-file("{pki.path('ca.pem')}") peer-verify({peer_verify}))""",
+            "$RAWMSG\\n")

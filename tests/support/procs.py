@@ -1,0 +1,148 @@
+# SPDX-License-Identifier: MIT
+"""Processes a test starts: run to completion (run_cmd, sysloggen), started and
+stopped (Proc, Syslogrx), and waiting on an event (wait_until)."""
+import json
+import os
+import re
+import subprocess
+import time
+
+from support.paths import BUILD, ROOT, binary
+
+
+def userns_refused():
+    """Why this host refuses an unprivileged user namespace, or None. Inside
+    a chroot (a CI service's root, fresh-machine's) the kernel refuses
+    unshare(CLONE_NEWUSER) with EPERM, for us and for what we start, a
+    container's systemd included (PrivateUsers=yes). Probed, not guessed."""
+    r = subprocess.run(["unshare", "--user", "--map-root-user", "true"],
+                       capture_output=True, text=True, timeout=30)
+    if r.returncode == 0:
+        return None
+    return ("this host refuses a user namespace (inside a chroot the kernel does: "
+            f"EPERM): {r.stderr.strip()}")
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+class Proc:
+    """A process started by a test and always reaped by it."""
+
+    def __init__(self, argv, **kw):
+        self.argv = argv
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+    def stop(self, sig=15, timeout=30):
+        if self.p.poll() is None:
+            self.p.send_signal(sig)
+        try:
+            out, err = self.p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            out, err = self.p.communicate()
+            raise AssertionError(f"{self.argv[0]} did not stop within {timeout}s: {err.decode()}")
+        return self.p.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+class Syslogrx(Proc):
+    """syslogrx started by a test: waits for its "ready" line; stop() returns
+    (exit code, stdout, stderr) and the parsed summary."""
+
+    def __init__(self, tmp_path, *args, port=None, listen=None, summary=True, netns=None,
+                 sequences=True):
+        self.summary_path = str(tmp_path / "summary.json") if summary else None
+        argv = [binary("syslogrx")]
+        if listen:
+            argv += ["--listen", listen]
+        elif port:
+            argv += ["--listen", f"127.0.0.1:{port}"]
+        if self.summary_path:
+            argv += ["--summary", self.summary_path]
+        argv += list(args)
+        # syslogrx writes to stdout by default (a newcomer sees the messages);
+        # these tests count from the summary and never read stdout before exit,
+        # so a test that names no output gets the null one it measures with.
+        if not any(str(a) in ("--output", "-o") or str(a).startswith("--output=") for a in args):
+            argv += ["--output", "null"]
+        # The tests close their books with sysloggen's sequence markers, lab-only
+        # accounting syslogrx does only when asked; sequences=False for a
+        # receiver as it runs by default (the hostile-input tests).
+        if sequences:
+            argv += ["--sequences"]
+        if netns:
+            argv = ["ip", "netns", "exec", netns] + argv
+        super().__init__(argv)
+        # Pre-flight warnings may come first; the ready line ends start-up
+        # (EOF: it exited). What came before is kept for stop()'s stderr.
+        self.early_err = ""
+        while True:
+            self.ready_line = self.p.stderr.readline().decode()
+            if not self.ready_line or "ready on" in self.ready_line:
+                break
+            self.early_err += self.ready_line
+        if "ready on" not in self.ready_line:
+            rc, out, err = self.stop()
+            raise AssertionError(f"syslogrx did not start (exit {rc}): {err}")
+
+    def stop(self, sig=15, timeout=30):
+        rc, out, err = super().stop(sig, timeout)
+        err = self.early_err + err
+        self.summary = read_json(self.summary_path) if self.summary_path and os.path.exists(self.summary_path) else None
+        return rc, out, err
+
+
+def run_cmd(argv, timeout=30, **kw):
+    """Run to completion; returns CompletedProcess with text output."""
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def sysloggen(port, *args, host="127.0.0.1", timeout=120):
+    """Runs build/sysloggen to completion against host:port; returns its JSON
+    summary (the last line of --json output)."""
+    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    r = run_cmd([binary("sysloggen"), "--target", target, "--json"] + [str(a) for a in args],
+                timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    assert lines, r.stderr
+    return lines[-1]
+
+
+def promtool():
+    """build/prometheus/usr/bin/promtool: Debian's prometheus package unpacked
+    by lab/promtool-setup.sh (never installed or run as a service)."""
+    path = os.path.join(BUILD, "prometheus", "usr", "bin", "promtool")
+    if not os.access(path, os.X_OK):
+        r = run_cmd([os.path.join(ROOT, "lab", "promtool-setup.sh"),
+                     os.path.join(BUILD, "prometheus")], timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+    return path
+
+
+def wait_until(cond, what, timeout=30):
+    """Polls cond() until it returns something true (returned); fails naming
+    what after timeout seconds. For events: a file's state, a counter."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        assert time.monotonic() < deadline, f"{what}: not within {timeout}s"
+        time.sleep(0.01)
+
+
+def start_until(procs, until, *args):
+    """syslogrx with args, stopped at teardown; returns (Proc, its stderr
+    lines up to the first that matches the regex `until`)."""
+    p = Proc([binary("syslogrx")] + [str(a) for a in args])
+    procs.append(p)
+    lines = []
+    while True:
+        line = p.p.stderr.readline().decode()
+        assert line, f"syslogrx exited before {until!r}: {''.join(lines)}"
+        lines.append(line)
+        if re.search(until, line):
+            return p, lines

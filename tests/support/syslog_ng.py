@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: MIT
+"""Debian's syslog-ng as the independent syslog server of the output tests:
+a syslog() source on 127.0.0.1:port (octet-counted frames, over TCP or TLS),
+each message written as a template makes it, one per line. SyslogNg keeps
+${SDATA} ${MSG} from TCP; tls_server.SyslogNgTls keeps $RAWMSG from TLS."""
+import os
+import signal
+import socket
+import subprocess
+import time
+
+
+class SyslogNgServer:
+    """syslog-ng -F with `source` (the options of a syslog() source) on
+    127.0.0.1:port, writing each message as `template` into received.log of
+    its folder; start() returns once the port accepts connections."""
+
+    def __init__(self, folder, port, source, template):
+        self.dir = folder
+        os.makedirs(self.dir, exist_ok=True)
+        self.port = port
+        self.out = os.path.join(self.dir, "received.log")
+        self.conf = os.path.join(self.dir, "syslog-ng.conf")
+        with open(self.conf, "w") as f:
+            f.write(f"""@version: 3.38
+options {{ stats-freq(0); keep-hostname(yes); }};
+source s_in {{ syslog(ip("127.0.0.1") port({port}) {source}); }};
+destination d_file {{ file("{self.out}" template("{template}")); }};
+log {{ source(s_in); destination(d_file); }};
+""")
+        self.p = None
+
+    def start(self):
+        self.p = subprocess.Popen(
+            ["/usr/sbin/syslog-ng", "-F", "--no-caps", "-f", self.conf,
+             "-R", os.path.join(self.dir, "persist"), "-p", os.path.join(self.dir, "pid"),
+             "-c", os.path.join(self.dir, "ctl")],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return self
+            assert self.p.poll() is None, self.p.stdout.read().decode()
+            time.sleep(0.05)
+        raise AssertionError("syslog-ng did not listen")
+
+    def stop(self):
+        if self.p and self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            self.p.wait(timeout=15)
+        self.p = None
+
+    def lines(self):
+        if not os.path.exists(self.out):
+            return []
+        with open(self.out, "rb") as f:
+            return f.read().splitlines()
+
+    def wait_lines(self, n, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and len(self.lines()) < n:
+            time.sleep(0.1)
+        return self.lines()
+
+
+class SyslogNg(SyslogNgServer):
+    """TCP (transport("tcp")), up to 4 connections; keeps ${SDATA} ${MSG}."""
+
+    def __init__(self, tmp_path, port):
+        super().__init__(os.path.join(str(tmp_path), f"sng{port}"), port,
+                         'transport("tcp") max-connections(4)\n'
+                         "                 log-iw-size(100000) log-msg-size(70000)",
+                         "${SDATA} ${MSG}\\n")
