@@ -26,7 +26,6 @@ KNOWN_LONG_FILES = {
     "src/rx/life/receiver.c": "being changed for several listeners; split it after that",
 }
 KNOWN_LONG_FUNCTIONS = {
-    ("src/rx/report/summary.c", "summary_write"): "being split into steps",
 }
 
 
