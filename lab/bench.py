@@ -48,6 +48,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -142,9 +143,19 @@ def versions():
     if "(" in ng and ")" in ng:
         ng = "syslog-ng " + ng[ng.index("(") + 1:ng.index(")")]
     rs = "rsyslog " + rs.split()[1] if len(rs.split()) > 1 else rs
-    oc = first_line([peers.otelcol_path(), "--version"])  # "otelcol-syslogrx version 0.165.0"
-    oc = "OpenTelemetry Collector " + oc.split()[-1] if " version " in oc else oc
-    return {"syslog-ng": ng, "rsyslog": rs, "otelcol": oc}
+    return {"syslog-ng": ng, "rsyslog": rs, "otelcol": otelcol_version()}
+
+
+def otelcol_version():
+    """The builder's collector has no --version; `components` names each
+    module with its version (".../receiver/syslogreceiver v0.165.0")."""
+    try:
+        r = subprocess.run([peers.otelcol_path(), "components"], capture_output=True,
+                           text=True, timeout=10)
+        m = re.search(r"/syslogreceiver v(\S+)", r.stdout)
+    except (OSError, subprocess.SubprocessError):
+        m = None
+    return "OpenTelemetry Collector " + (m.group(1) if m else "?")
 
 
 def receivers_text(vers):
