@@ -181,6 +181,31 @@ static ssize_t place(struct worker *w, struct batch *b, int n)
 }
 
 /*
+ * A batch bound for the disk buffer gets its datagrams back to back: its
+ * record's CRC is then one pass and the writer's pwritev one piece, where
+ * the slots' gaps made them a piece per datagram (each CRC piece's tail and
+ * each iovec cost more than moving the bytes). Done in place, downwards in
+ * slot order, so no datagram is overwritten before it moves; not when one
+ * went past its slot (its copy is at the tail). Returns the new end.
+ */
+static size_t pack(struct batch *b, size_t end, size_t slot)
+{
+	size_t to = 0;
+
+	if (end != (size_t)b->count * slot)
+		return end;
+	for (uint32_t i = 0; i < b->count; i++) {
+		struct msg_rec *r = &b->recs[i];
+
+		if (r->off != to)
+			memmove(b->data + to, b->data + r->off, r->len);
+		r->off = to;
+		to += r->len;
+	}
+	return to;
+}
+
+/*
  * One recvmmsg of at most `want` datagrams from socket idx straight into a
  * batch pushed to the window, where `room` is reserved for it; room 0: the
  * batch goes to the disk buffer. Returns datagrams read, 0 if none (EAGAIN
@@ -217,6 +242,8 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32
 	end = place(w, b, n);
 	if (end < 0)
 		return -ENOMEM;
+	if (!room)
+		end = pack(b, end, w->slot.size);
 	w->spare = NULL;
 	now = clock_ns(CLOCK_REALTIME);
 	if (!w->first_ns)
