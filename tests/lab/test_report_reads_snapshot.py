@@ -15,6 +15,8 @@ READERS = [
     "src/rx/report/summary.c",
     "src/rx/report/metrics.c",
     "src/rx/report/stats_line.c",
+    "src/rx/report/health.c",
+    "src/rx/report/sender_cache.c",
 ]
 DECL = re.compile(r"struct\s+receiver\s*\*\s*(?:const\s+)?(\w+)")
 
