@@ -19,7 +19,7 @@ struct http_metrics {
 	struct MHD_Daemon *mhd;
 	http_metrics_fill_fn fill; /* NULL: no /metrics here (--health) */
 	void *ctx;
-	http_health_fn health; /* NULL: no /healthz, /readyz */
+	http_health_fn health_fn; /* NULL: no /healthz, /readyz */
 	void *health_ctx;
 	char flag[32];
 	char address[SOCKADDR_STRLEN];
@@ -154,7 +154,7 @@ static enum MHD_Result answer_health(struct http_metrics *h, struct MHD_Connecti
 
 	if (!body)
 		return MHD_NO;
-	status = h->health(ready, body, HTTP_HEALTH_BODY, h->health_ctx);
+	status = h->health_fn(ready, body, HTTP_HEALTH_BODY, h->health_ctx);
 	return answer(c, status, body, strlen(body), MHD_RESPMEM_MUST_FREE, "text/plain");
 }
 
@@ -179,15 +179,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, bad_method, strlen(bad_method),
 			      MHD_RESPMEM_PERSISTENT, "text/plain");
-	if (h->health && (!strcmp(url, "/healthz") || !strcmp(url, "/readyz")))
+	if (h->health_fn && (!strcmp(url, "/healthz") || !strcmp(url, "/readyz")))
 		return answer_health(h, c, !strcmp(url, "/readyz"));
 	if (!h->fill) /* --health: nothing else here */
 		return answer(c, MHD_HTTP_NOT_FOUND, health_only, strlen(health_only),
 			      MHD_RESPMEM_PERSISTENT, "text/plain");
 	if (strcmp(url, "/metrics"))
-		return answer(c, MHD_HTTP_NOT_FOUND, h->health ? not_found : metrics_only,
-			      strlen(h->health ? not_found : metrics_only), MHD_RESPMEM_PERSISTENT,
-			      "text/plain");
+		return answer(c, MHD_HTTP_NOT_FOUND, h->health_fn ? not_found : metrics_only,
+			      strlen(h->health_fn ? not_found : metrics_only),
+			      MHD_RESPMEM_PERSISTENT, "text/plain");
 	prom_text_init(&p);
 	err = h->fill(&p, h->ctx);
 	body = err ? NULL : prom_text_take(&p, &len);
@@ -237,7 +237,7 @@ int http_metrics_start(struct http_metrics *h, http_metrics_fill_fn fill, void *
 
 void http_metrics_set_health(struct http_metrics *h, http_health_fn fn, void *ctx)
 {
-	h->health = fn;
+	h->health_fn = fn;
 	h->health_ctx = ctx;
 }
 

@@ -79,7 +79,9 @@ WALL = 0x40000000
 @contextlib.contextmanager
 def thread_stopped(pid, name):
     """That thread alone stopped (PTRACE_SEIZE + PTRACE_INTERRUPT: no group
-    stop; the others run), until the block ends."""
+    stop; the others run), until the block ends. A thread names itself once
+    it runs, which may come after the receiver says it is ready."""
+    wait_until(lambda: thread_named(pid, name, missing_ok=True), f"a thread named {name!r}", 30)
     tid = thread_named(pid, name)
     libc = ctypes.CDLL(None, use_errno=True)
     libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
@@ -92,11 +94,13 @@ def thread_stopped(pid, name):
         libc.ptrace(PTRACE_DETACH, tid, None, None)
 
 
-def thread_named(pid, name):
+def thread_named(pid, name, missing_ok=False):
     for tid in os.listdir(f"/proc/{pid}/task"):
         with open(f"/proc/{pid}/task/{tid}/comm") as f:
             if f.read().strip() == name:
                 return int(tid)
+    if missing_ok:
+        return None
     raise AssertionError(f"no thread {name!r} in {pid}")
 
 

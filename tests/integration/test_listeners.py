@@ -14,24 +14,21 @@ reads its queues empty, and stops.
 import json
 import os
 import select
-import shutil
 import re
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 import urllib.request
 import uuid
-from pathlib import Path
 
 import pytest
 
 from conftest import (Proc, binary, free_udp_port, netns_name, read_json, udp_rows,
                       wait_for_udp_port, wait_until)
+from support.defaults import NOBODY
 
-NOBODY = 65534
 # uid 65534 with an empty bounding set: no capability at all (classic BPF
 # spreads, SO_MEMINFO counts the drops).
 NOTHING = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
@@ -39,15 +36,6 @@ NOTHING = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"
 RCVBUF = 65536        # each socket's buffer: a few dozen datagrams of 256 bytes
 FLOOD = 3000          # to "b": past its 2 x RCVBUF many times over
 FEW = 20              # to "a" and "c": with the end markers, fits one buffer
-
-
-@pytest.fixture
-def nobody_dir():
-    """A directory uid 65534 writes its summary and output into."""
-    d = tempfile.mkdtemp(prefix="srx-listeners-")
-    os.chown(d, NOBODY, NOBODY)
-    yield Path(d)
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def start(argv, prefix=(), **kw):

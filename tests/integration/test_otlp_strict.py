@@ -11,7 +11,6 @@ arrives, and the bad bytes arrive as U+FFFD (strings) or as they were
 (bytes_value bodies)."""
 import gzip
 import re
-import http.server
 import os
 import socket
 import subprocess
@@ -21,6 +20,7 @@ import threading
 import pytest
 
 from conftest import ROOT, free_udp_port
+from support.otel_collector import OtlpHttpServer, reply_type
 
 PYPROTO = os.path.join(ROOT, "build", "pyproto")
 
@@ -44,54 +44,37 @@ class StrictSink:
     official runtime; 200 with its records kept, or 400 with the error."""
 
     def __init__(self):
-        request_cls, json_format = official_runtime()
+        self.request_cls, self.json_format = official_runtime()
         self.lock = threading.Lock()
         self.records = []          # LogRecord messages of accepted requests
         self.errors = []           # decode errors (answered 400)
-        sink = self
+        self.http = OtlpHttpServer(self.handle)
+        self.url = self.http.url
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                is_json = "json" in self.headers.get("Content-Type", "")
-                req = request_cls()
-                try:
-                    if self.headers.get("Content-Encoding") == "gzip":
-                        body = gzip.decompress(body)
-                    if is_json:
-                        json_format.Parse(body.decode("utf-8"), req)
-                    else:
-                        req.ParseFromString(body)
-                    status, out = 200, b"{}" if is_json else b""
-                except Exception as e:  # any decode error is the client's fault
-                    status, out = 400, str(e).encode()
-                with sink.lock:
-                    if status == 200:
-                        sink.records += [lr for rl in req.resource_logs for sl in rl.scope_logs
-                                         for lr in sl.log_records]
-                    else:
-                        sink.errors.append(out.decode())
-                self.send_response(status)
-                self.send_header("Content-Type",
-                                 "application/json" if is_json else "application/x-protobuf")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+    def handle(self, body, headers):
+        ctype = headers.get("Content-Type", "")
+        is_json = "json" in ctype
+        req = self.request_cls()
+        try:
+            if headers.get("Content-Encoding") == "gzip":
+                body = gzip.decompress(body)
+            if is_json:
+                self.json_format.Parse(body.decode("utf-8"), req)
+            else:
+                req.ParseFromString(body)
+            status, out = 200, b"{}" if is_json else b""
+        except Exception as e:  # any decode error is the client's fault
+            status, out = 400, str(e).encode()
+        with self.lock:
+            if status == 200:
+                self.records += [lr for rl in req.resource_logs for sl in rl.scope_logs
+                                 for lr in sl.log_records]
+            else:
+                self.errors.append(out.decode())
+        return status, {}, out, reply_type(ctype)
 
     def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.http.close()
 
 
 STAMP = b"2026-11-26T10:00:00Z"

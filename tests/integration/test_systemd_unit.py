@@ -412,7 +412,12 @@ def test_unit_holds_a_disk_buffer(tmp_path):
             c.run("systemctl", "start", "syslogrx")
             wait_for_udp_port(port, count=4)
             lst.settimeout(30)
-            conn, _ = lst.accept()
+            try:
+                conn, _ = lst.accept()
+            except socket.timeout:
+                pytest.fail("no TCP connection from the unit in 30 s:\n" + c.run(
+                    "journalctl", "-u", "syslogrx", "-o", "cat", "--no-pager",
+                    check=False).stdout)
             n = 200
             for i in range(n):
                 send(port, b"<13>srx19u m%d" % i)

@@ -31,6 +31,7 @@ import ipaddress
 
 from support.paths import ROOT
 from support.ports import free_tcp_port
+from support.procs import signal_and_reap
 from support.reaper import outlives_the_test
 SETUP = os.path.join(ROOT, "lab", "kafka-setup.sh")
 JAVA_HEAP = "-Xmx256m"
@@ -180,13 +181,7 @@ class KafkaBroker:
         """Stops the broker by its pid (SIGTERM: clean shutdown; SIGKILL: a crash)."""
         if not self.proc:
             return
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        signal_and_reap(self.proc, sig, timeout)
         self.proc = None
 
     def close(self):

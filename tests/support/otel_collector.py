@@ -26,6 +26,7 @@ import time
 from support import otlp_wire
 from support.paths import ROOT
 from support.ports import free_tcp_port
+from support.procs import signal_and_reap
 SETUP = os.path.join(ROOT, "lab", "otelcol-setup.sh")
 
 
@@ -35,19 +36,13 @@ def collector_binary():
     assert out.returncode == 0, f"lab/otelcol-setup.sh failed: {out.stderr[-3000:]}"
     return out.stdout.strip().splitlines()[-1]
 
-class LogSink:
-    """OTLP/HTTP logs server on 127.0.0.1 that decodes every request it is
-    sent. `answer(n, body)` may script the answers: a function of the request
-    number (0 = first) and its raw body, returning (status, headers, body) or
-    None for 200. Requests are kept as (monotonic time, records, raw body)."""
+class OtlpHttpServer:
+    """An HTTP/1.1 server on 127.0.0.1 (https with tls, an ssl context) whose
+    every POST is answered by handle(body, headers), which returns (status,
+    extra headers, reply body, Content-Type). The one server under both the
+    project's decoder (LogSink) and the official runtime's (test_otlp_strict)."""
 
-    def __init__(self, answer=None, tls=None):
-        self.lock = threading.Lock()
-        self.requests = []
-        self.headers = []             # each request's HTTP headers, in order
-        self.answer = answer
-        sink = self
-
+    def __init__(self, handle, tls=None):
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
@@ -55,21 +50,10 @@ class LogSink:
                 pass
 
             def do_POST(self):
-                n = int(self.headers.get("Content-Length", 0))
-                body = self.rfile.read(n)
-                ctype = self.headers.get("Content-Type", "")
-                recs = otlp_wire.decode(body, ctype, self.headers.get("Content-Encoding", ""))
-                with sink.lock:
-                    idx = len(sink.requests)
-                    sink.requests.append((time.monotonic(), recs, body))
-                    sink.headers.append(dict(self.headers))
-                scripted = sink.answer(idx, body) if sink.answer else None
-                status, headers, out = scripted or (200, {}, None)
-                if out is None:
-                    out = b"{}" if "json" in ctype else b""
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                status, headers, out, ctype = handle(body, self.headers)
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json" if "json" in ctype
-                                 else "application/x-protobuf")
+                self.send_header("Content-Type", ctype)
                 for k, v in headers.items():
                     self.send_header(k, v)
                 self.send_header("Content-Length", str(len(out)))
@@ -83,10 +67,46 @@ class LogSink:
         if tls:
             self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
         self.port = self.server.server_address[1]
-        scheme = "https" if tls else "http"
-        self.url = f"{scheme}://127.0.0.1:{self.port}"
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def reply_type(ctype):
+    """The Content-Type of an OTLP/HTTP answer to a request of ctype."""
+    return "application/json" if "json" in ctype else "application/x-protobuf"
+
+
+class LogSink:
+    """OTLP/HTTP logs server on 127.0.0.1 that decodes every request it is
+    sent. `answer(n, body)` may script the answers: a function of the request
+    number (0 = first) and its raw body, returning (status, headers, body) or
+    None for 200. Requests are kept as (monotonic time, records, raw body)."""
+
+    def __init__(self, answer=None, tls=None):
+        self.lock = threading.Lock()
+        self.requests = []
+        self.headers = []             # each request's HTTP headers, in order
+        self.answer = answer
+        self.http = OtlpHttpServer(self.handle, tls)
+        self.port, self.url = self.http.port, self.http.url
+
+    def handle(self, body, headers):
+        ctype = headers.get("Content-Type", "")
+        recs = otlp_wire.decode(body, ctype, headers.get("Content-Encoding", ""))
+        with self.lock:
+            idx = len(self.requests)
+            self.requests.append((time.monotonic(), recs, body))
+            self.headers.append(dict(headers))
+        scripted = self.answer(idx, body) if self.answer else None
+        status, extra, out = scripted or (200, {}, None)
+        if out is None:
+            out = b"{}" if "json" in ctype else b""
+        return status, extra, out, reply_type(ctype)
 
     def records(self):
         with self.lock:
@@ -104,8 +124,7 @@ class LogSink:
         return self.records()
 
     def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.http.close()
 
 
 CONFIG = """\
@@ -190,13 +209,8 @@ class Collector:
         raise AssertionError(f"the collector did not start: {text[-3000:]}")
 
     def stop(self, sig=signal.SIGTERM):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc:
+            signal_and_reap(self.proc, sig, 30)
         self.proc = None
 
     def close(self):

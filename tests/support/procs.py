@@ -28,6 +28,18 @@ def read_json(path):
         return json.load(f)
 
 
+def signal_and_reap(proc, sig, timeout):
+    """Sends sig to a running Popen and waits for it; past timeout, SIGKILL.
+    For the fake servers (broker, collector): their stop must never hang a test."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class Proc:
     """A process started by a test and always reaped by it."""
 

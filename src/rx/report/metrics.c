@@ -390,12 +390,12 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 	return p->error;
 }
 
-static int fill(struct prom_text *p, void *ctx)
+static int write_page(struct prom_text *p, void *ctx)
 {
 	return metrics_write(ctx, p);
 }
 
 int metrics_start(struct http_metrics *h, struct receiver *r)
 {
-	return http_metrics_start(h, fill, r);
+	return http_metrics_start(h, write_page, r);
 }
