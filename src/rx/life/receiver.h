@@ -209,4 +209,30 @@ uint64_t receiver_in_flight(struct receiver *r);
  * --no-trace. */
 int receiver_traced(struct receiver *r, unsigned int i, struct tracer_sock_stats *st);
 
+/* What report/ asks beyond the snapshot's numbers (rx/life/receiver_state.c). */
+/* report_lock: held by a live resize; the group and the workers stay put
+ * while a report holds it. */
+void receiver_report_lock(struct receiver *r);
+void receiver_report_unlock(struct receiver *r);
+/* Told to stop (a signal): draining, then exit. */
+bool receiver_stopping(const struct receiver *r);
+/* The window and the output stage are ready and a worker has started. */
+bool receiver_running(const struct receiver *r);
+/* Worker threads started; worker i's last turn of its loop (CLOCK_MONOTONIC). */
+unsigned int receiver_workers_started(const struct receiver *r);
+uint64_t receiver_worker_beat_ns(const struct receiver *r, unsigned int i);
+/* Group sockets open (not closed by a live shrink). */
+unsigned int receiver_sockets_bound(const struct receiver *r);
+/* The output stage's counts; false before it has started. */
+bool receiver_output_counts(struct receiver *r, struct output_counts *c);
+/* The disk buffer's; false without --disk-buffer. */
+bool receiver_disk_stats(struct receiver *r, struct diskbuf_stats *d);
+/* A worker waits for room in the input window. */
+bool receiver_window_full(struct receiver *r);
+/* --senders: the workers count per sender. */
+bool receiver_counts_senders(const struct receiver *r);
+/* Where rx/report/sender_cache.c keeps the scrapes' rows; NULL = none. */
+struct sender_cache *receiver_sender_cache(const struct receiver *r);
+void receiver_set_sender_cache(struct receiver *r, struct sender_cache *c);
+
 #endif

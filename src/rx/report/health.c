@@ -5,7 +5,6 @@
 #include <string.h>
 #include "common/clock.h"
 #include "common/sd_notify.h"
-#include "common/signals.h"
 #include "rx/path/diskbuf.h"
 #include "rx/report/health.h"
 
@@ -24,27 +23,18 @@ void health_init(struct health *h, struct receiver *r)
 
 void health_tick(struct health *h)
 {
-	struct receiver *r = h->r;
 	uint64_t now = mono_ns();
+	struct output_counts c;
+	struct diskbuf_stats d;
 
 	STORE(h->main_beat_ns, now);
-	if (__atomic_load_n(&r->out_ready, __ATOMIC_ACQUIRE)) {
-		struct output_counts c;
-
-		output_stage_counts(&r->out, &c);
-		if (c.written != LOAD(h->written)) {
-			STORE(h->written, c.written);
-			STORE(h->written_ns, now);
-		}
+	if (receiver_output_counts(h->r, &c) && c.written != LOAD(h->written)) {
+		STORE(h->written, c.written);
+		STORE(h->written_ns, now);
 	}
-	if (r->disk) {
-		struct diskbuf_stats d;
-
-		diskbuf_get_stats(r->disk, &d);
-		if (d.dropped_msgs != LOAD(h->dropped)) {
-			STORE(h->dropped, d.dropped_msgs);
-			STORE(h->dropped_ns, now);
-		}
+	if (receiver_disk_stats(h->r, &d) && d.dropped_msgs != LOAD(h->dropped)) {
+		STORE(h->dropped, d.dropped_msgs);
+		STORE(h->dropped_ns, now);
 	}
 }
 
@@ -75,7 +65,6 @@ static double ago_s(uint64_t now, uint64_t then)
 /* healthz: 0, or the number of threads that stopped turning (said in t). */
 static unsigned int stuck_threads(struct health *h, uint64_t now, struct text *t)
 {
-	struct receiver *r = h->r;
 	unsigned int stuck = 0;
 	double age = ago_s(now, LOAD(h->main_beat_ns));
 
@@ -83,8 +72,8 @@ static unsigned int stuck_threads(struct health *h, uint64_t now, struct text *t
 		say(t, "main thread: no turn of its loop for %.1f s\n", age);
 		stuck++;
 	}
-	for (unsigned int i = 0; i < r->nr_started; i++) {
-		age = ago_s(now, LOAD(r->workers[i].beat_ns));
+	for (unsigned int i = 0; i < receiver_workers_started(h->r); i++) {
+		age = ago_s(now, receiver_worker_beat_ns(h->r, i));
 		if (age >= HEALTH_STALL_S) {
 			say(t, "worker %u: no turn of its loop for %.1f s\n", i, age);
 			stuck++;
@@ -96,31 +85,24 @@ static unsigned int stuck_threads(struct health *h, uint64_t now, struct text *t
 /* readyz: true when ready; else why, in t. */
 static bool ready(struct health *h, uint64_t now, struct text *t)
 {
-	struct receiver *r = h->r;
 	double idle = ago_s(now, LOAD(h->written_ns));
-	unsigned int bound = 0;
+	struct diskbuf_stats d;
 
-	if (flag_get(&r->stop)) {
+	if (receiver_stopping(h->r)) {
 		say(t, "stopping\n");
 		return false;
 	}
-	if (!r->window_ready || !__atomic_load_n(&r->out_ready, __ATOMIC_ACQUIRE) ||
-	    !r->nr_started) {
+	if (!receiver_running(h->r)) {
 		say(t, "starting\n");
 		return false;
 	}
-	for (unsigned int i = 0; i < r->group.n; i++)
-		bound += r->group.socks[i].fd >= 0;
-	if (!bound) {
+	if (!receiver_sockets_bound(h->r)) {
 		say(t, "no socket bound\n");
 		return false;
 	}
 	if (idle < READY_STALL_S)
 		return true;
-	if (r->disk) {
-		struct diskbuf_stats d;
-
-		diskbuf_get_stats(r->disk, &d);
+	if (receiver_disk_stats(h->r, &d)) {
 		if (d.bytes >= d.max_bytes || ago_s(now, LOAD(h->dropped_ns)) < READY_STALL_S) {
 			say(t,
 			    "the output has written nothing for %.1f s and the disk buffer is full "
@@ -128,7 +110,7 @@ static bool ready(struct health *h, uint64_t now, struct text *t)
 			    idle, (unsigned long long)d.bytes, (unsigned long long)d.max_bytes);
 			return false;
 		}
-	} else if (window_peek_full(&r->window)) {
+	} else if (receiver_window_full(h->r)) {
 		say(t,
 		    "the output has written nothing for %.1f s and the input window is full: "
 		    "the kernel's queues fill and will drop\n",
@@ -143,9 +125,9 @@ bool health_alive(struct health *h)
 	struct text none = { NULL, 0, 0 }; /* say() writes nothing */
 	bool alive;
 
-	pthread_mutex_lock(&h->r->report_lock);
+	receiver_report_lock(h->r);
 	alive = !stuck_threads(h, mono_ns(), &none);
-	pthread_mutex_unlock(&h->r->report_lock);
+	receiver_report_unlock(h->r);
 	return alive;
 }
 
@@ -176,9 +158,9 @@ unsigned int health_answer(bool readyz, char *buf, size_t len, void *ctx)
 
 	buf[0] = '\0';
 	/* The workers and the group stay put while a resize holds this. */
-	pthread_mutex_lock(&h->r->report_lock);
+	receiver_report_lock(h->r);
 	ok = readyz ? ready(h, now, &t) : !stuck_threads(h, now, &t);
-	pthread_mutex_unlock(&h->r->report_lock);
+	receiver_report_unlock(h->r);
 	if (ok)
 		say(&t, readyz ? "ready\n" : "ok\n");
 	return ok ? 200 : 503;

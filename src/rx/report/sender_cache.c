@@ -15,21 +15,21 @@ int sender_cache_open(struct receiver *r)
 {
 	struct sender_cache *c;
 
-	r->sender_cache = NULL; /* a supervisor's shared state may hold a dead one */
-	if (!r->senders)
+	receiver_set_sender_cache(r, NULL); /* a supervisor's shared state may hold a dead one */
+	if (!receiver_counts_senders(r))
 		return 0;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	pthread_mutex_init(&c->lock, NULL);
 	c->ss.on = true;
-	r->sender_cache = c;
+	receiver_set_sender_cache(r, c);
 	return 0;
 }
 
 void sender_cache_refresh(struct receiver *r)
 {
-	struct sender_cache *c = r->sender_cache;
+	struct sender_cache *c = receiver_sender_cache(r);
 	struct snapshot_senders fresh, old;
 	int err;
 
@@ -52,7 +52,7 @@ void sender_cache_refresh(struct receiver *r)
 
 int sender_cache_read(struct receiver *r, struct snapshot_senders *ss)
 {
-	struct sender_cache *c = r->sender_cache;
+	struct sender_cache *c = receiver_sender_cache(r);
 	int err = 0;
 
 	if (!c)
@@ -75,11 +75,11 @@ int sender_cache_read(struct receiver *r, struct snapshot_senders *ss)
 
 void sender_cache_close(struct receiver *r)
 {
-	struct sender_cache *c = r->sender_cache;
+	struct sender_cache *c = receiver_sender_cache(r);
 
 	if (!c)
 		return;
-	r->sender_cache = NULL;
+	receiver_set_sender_cache(r, NULL);
 	snapshot_senders_free(&c->ss);
 	pthread_mutex_destroy(&c->lock);
 	free(c);

@@ -14,7 +14,7 @@
 
 #define SENDER_CACHE_REFRESH_S 5.0
 
-/* r->sender_cache, empty until the first refresh. 0 or -ENOMEM. Nothing
+/* The receiver's sender cache, empty until the first refresh. 0 or -ENOMEM. Nothing
  * to do (0) without --senders. */
 int sender_cache_open(struct receiver *r);
 /* Reads the tables now and keeps the top --senders-top rows and the sums. */

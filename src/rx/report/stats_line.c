@@ -5,7 +5,6 @@
 #include "common/array.h"
 #include "common/clock.h"
 #include "common/sockaddr.h"
-#include "net/sockinfo.h"
 #include "rx/report/snapshot.h"
 #include "rx/report/stats_line.h"
 
@@ -33,7 +32,8 @@ static int cmp_row_addr(const void *a, const void *b)
 /* " worst 192.0.2.7 drops=N of M": the sender whose drops grew most since
  * the last line with drops (N: in the interval; M: its datagrams so far), or
  * nothing without --senders and the tracer. */
-static void worst_sender(struct stats_line *s, struct receiver *r, char *buf, size_t len)
+static void worst_sender(struct stats_line *s, struct receiver *r, const struct snapshot *now,
+			 char *buf, size_t len)
 {
 	const struct sender_row *worst = NULL;
 	struct snapshot_senders ss;
@@ -41,7 +41,9 @@ static void worst_sender(struct stats_line *s, struct receiver *r, char *buf, si
 	uint64_t most = 0;
 
 	buf[0] = '\0';
-	if (!r->senders || !r->tracer || snapshot_senders_take(r, &ss))
+	/* Every sender, not the scrape's top rows: the worst in the interval
+	 * need not be among the worst so far. */
+	if (!now->senders.on || !now->by_reason || snapshot_senders_take(r, &ss))
 		return;
 	for (size_t i = 0; ss.traced && i < ss.view.n; i++) {
 		const struct sender_row *row = &ss.view.rows[i];
@@ -75,7 +77,7 @@ struct stats_cols {
 };
 
 /* The columns of listener k's sockets (every socket with one listener). */
-static void socket_cols(struct stats_line *s, struct receiver *r, unsigned int k,
+static void socket_cols(struct stats_line *s, const struct snapshot *now, unsigned int k,
 			struct stats_cols *c)
 {
 	char *cols = c->text;
@@ -83,16 +85,13 @@ static void socket_cols(struct stats_line *s, struct receiver *r, unsigned int k
 
 	cols[0] = '\0';
 	c->rx = c->drops = 0;
-	for (unsigned int i = 0; i < r->group.n; i++) {
-		uint64_t rx = __atomic_load_n(&r->counters[i].received, __ATOMIC_RELAXED);
-		struct tracer_sock_stats st;
-		uint64_t drops = 0, queued = 0;
+	for (unsigned int i = 0; i < now->n; i++) {
+		const struct snapshot_socket *ss = &now->socks[i];
+		uint64_t rx = ss->received, drops = ss->traced ? ss->st.total : 0;
+		uint64_t queued = ss->have_meminfo ? ss->queued_bytes : 0;
 
-		if (r->group.socks[i].fd < 0 || r->group.socks[i].listener != k)
+		if (!strcmp(ss->state, "closed") || ss->listener != k)
 			continue; /* closed by a live shrink, or another listener's */
-		if (!receiver_traced(r, i, &st))
-			drops = st.total;
-		sockinfo_meminfo(r->group.socks[i].fd, NULL, &queued);
 		if (used < sizeof(c->text))
 			used += snprintf(cols + used, sizeof(c->text) - used,
 					 " s%u rx=%llu drop=%llu q=%llu", i,
@@ -109,39 +108,43 @@ static void socket_cols(struct stats_line *s, struct receiver *r, unsigned int k
 
 /* One line per interval: totals, then per socket received/dropped in the
  * interval and bytes queued now; with named listeners, each listener's
- * received and dropped before its sockets. Each counter is read once, so the
- * totals are the sum of the columns. When drops happened in the interval,
- * the sender that lost the most in it is named after them. */
+ * received and dropped before its sockets. The numbers are one snapshot's
+ * (each counter read once), so the totals are the sum of the columns. When
+ * drops happened in the interval, the sender that lost the most in it is
+ * named after them. */
 void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 {
 	static struct stats_cols c;
 	char cols[8192], worst[INET6_ADDRSTRLEN + 64] = "";
 	size_t used = 0;
-	struct window_stats ws;
-	uint64_t now, rx_sum = 0, drop_sum = 0;
-	unsigned int nl = r->nr_lis ? r->nr_lis : 1;
+	struct snapshot now;
+	uint64_t ns, rx_sum = 0, drop_sum = 0;
 	double secs;
 
-	now = mono_ns();
-	secs = (now - s->last_ns) / 1e9;
-	s->last_ns = now;
-	window_get_stats(&r->window, &ws);
+	ns = mono_ns();
+	secs = (ns - s->last_ns) / 1e9;
+	s->last_ns = ns;
+	/* A scrape's: the per-sender part from the cache, not the tables. */
+	if (snapshot_take_scrape(r, &now))
+		return;
 	cols[0] = '\0';
-	for (unsigned int k = 0; k < nl; k++) {
-		socket_cols(s, r, k, &c);
+	for (unsigned int k = 0; k < now.nr_lis; k++) {
+		socket_cols(s, &now, k, &c);
 		rx_sum += c.rx;
 		drop_sum += c.drops;
-		if (r->cfg->listener_names && used < sizeof(cols))
+		if (now.listener_names && used < sizeof(cols))
 			used += snprintf(cols + used, sizeof(cols) - used,
-					 "%s %s rx=%llu drop=%llu:", k ? " |" : "", r->lis[k].name,
+					 "%s %s rx=%llu drop=%llu:", k ? " |" : "", now.lis[k].name,
 					 (unsigned long long)c.rx, (unsigned long long)c.drops);
 		if (used < sizeof(cols))
 			used += snprintf(cols + used, sizeof(cols) - used, "%s", c.text);
 	}
 	if (drop_sum)
-		worst_sender(s, r, worst, sizeof(worst));
+		worst_sender(s, r, &now, worst, sizeof(worst));
 	fprintf(f, "stats: %.1fs rx %llu/s drops %llu%s window %llu/%llu |%s\n", secs,
 		(unsigned long long)(secs > 0 ? rx_sum / secs : 0), (unsigned long long)drop_sum,
-		worst, (unsigned long long)ws.msgs, (unsigned long long)ws.size, cols);
+		worst, (unsigned long long)now.window.msgs, (unsigned long long)now.window.size,
+		cols);
 	fflush(f);
+	snapshot_free(&now);
 }

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What report/ may ask the receiver beyond the snapshot's numbers: whether it
+ * runs, its threads' heartbeats, and a place for the scrapes' sender cache.
+ * report/ reads no field of struct receiver itself; these are its questions.
+ */
+#include "common/signals.h"
+#include "rx/life/receiver.h"
+
+void receiver_report_lock(struct receiver *r)
+{
+	pthread_mutex_lock(&r->report_lock);
+}
+
+void receiver_report_unlock(struct receiver *r)
+{
+	pthread_mutex_unlock(&r->report_lock);
+}
+
+bool receiver_stopping(const struct receiver *r)
+{
+	return flag_get(&r->stop);
+}
+
+bool receiver_running(const struct receiver *r)
+{
+	return r->window_ready && __atomic_load_n(&r->out_ready, __ATOMIC_ACQUIRE) && r->nr_started;
+}
+
+unsigned int receiver_workers_started(const struct receiver *r)
+{
+	return r->nr_started;
+}
+
+uint64_t receiver_worker_beat_ns(const struct receiver *r, unsigned int i)
+{
+	return __atomic_load_n(&r->workers[i].beat_ns, __ATOMIC_RELAXED);
+}
+
+unsigned int receiver_sockets_bound(const struct receiver *r)
+{
+	unsigned int bound = 0;
+
+	for (unsigned int i = 0; i < r->group.n; i++)
+		bound += r->group.socks[i].fd >= 0;
+	return bound;
+}
+
+bool receiver_output_counts(struct receiver *r, struct output_counts *c)
+{
+	if (!__atomic_load_n(&r->out_ready, __ATOMIC_ACQUIRE))
+		return false;
+	output_stage_counts(&r->out, c);
+	return true;
+}
+
+bool receiver_disk_stats(struct receiver *r, struct diskbuf_stats *d)
+{
+	if (!r->disk)
+		return false;
+	diskbuf_get_stats(r->disk, d);
+	return true;
+}
+
+bool receiver_window_full(struct receiver *r)
+{
+	return window_peek_full(&r->window);
+}
+
+bool receiver_counts_senders(const struct receiver *r)
+{
+	return r->senders != NULL;
+}
+
+struct sender_cache *receiver_sender_cache(const struct receiver *r)
+{
+	return r->sender_cache;
+}
+
+void receiver_set_sender_cache(struct receiver *r, struct sender_cache *c)
+{
+	r->sender_cache = c;
+}
