@@ -273,12 +273,15 @@ def test_full_disk_buffer_drops_exactly_what_it_counts(procs, tmp_path):
 
 
 def sized_payloads(tag, n=400):
-    """n datagrams of 300 to 306 bytes with one of 9,000 in 20 and one of
-    60,000 in 50: past the receive slot (2 KiB at start), mixed into batches
-    of small ones."""
+    """n datagrams: 192 of 300 to 306 bytes (three full batches of 64 that
+    fit the receive slot, 2 KiB at start: packed for the disk), then the
+    same with one of 9,000 bytes in 20 and one of 60,000 in 50 (past the
+    slot: batches left in their slots)."""
     out = []
     for i in range(n):
-        size = 60000 if i % 50 == 25 else 9000 if i % 20 == 7 else 300 + i % 7
+        mixed = i >= 192
+        size = 60000 if mixed and i % 50 == 25 else 9000 if mixed and i % 20 == 7 \
+            else 300 + i % 7
         head = b"<13>%s %05d " % (tag.encode(), i)
         out.append(head + bytes(97 + (i + k) % 26 for k in range(size - len(head))))
     return out
