@@ -14,7 +14,7 @@ import signal
 import socket
 import time
 
-from conftest import Syslogrx, free_udp_port, read_json
+from conftest import Syslogrx, free_udp_port, read_json, wait_until
 from support.prom import parse, scrape, series, value
 from support.ports import free_tcp_port
 from support.syslog_ng import SyslogNg
@@ -299,13 +299,6 @@ def send_held(rx, port, payloads):
         rx.p.send_signal(signal.SIGCONT)
 
 
-def wait_msgs(sink, n, what, timeout=60):
-    deadline = time.monotonic() + timeout
-    while len(sink.msgs) < n:
-        assert time.monotonic() < deadline, f"{what}: {len(sink.msgs)} of {n}"
-        time.sleep(0.05)
-
-
 def test_reliable_keeps_datagrams_of_every_size_byte_exact(procs, tmp_path):
     """reliable, with datagrams of 300 bytes to 60,000 in the same batches
     (the batches whose datagrams all fit their slots are packed back to back
@@ -323,7 +316,7 @@ def test_reliable_keeps_datagrams_of_every_size_byte_exact(procs, tmp_path):
         a = start_rx(tmp_path, procs, "a", port, "--output", f"tcp:127.0.0.1:{sink.port}",
                      *args)
         send_held(a, port, up)
-        wait_msgs(sink, len(up), "handed over")
+        wait_until(lambda: len(sink.msgs) >= len(up), "handed over", timeout=60)
         stop_ok(a)
     finally:
         sink.close()
@@ -344,7 +337,7 @@ def test_reliable_keeps_datagrams_of_every_size_byte_exact(procs, tmp_path):
     try:
         c = start_rx(tmp_path, procs, "c", free_udp_port(),
                      "--output", f"tcp:127.0.0.1:{sink.port}", *args)
-        wait_msgs(sink, len(down), "read back")
+        wait_until(lambda: len(sink.msgs) >= len(down), "read back", timeout=60)
         stop_ok(c)
     finally:
         sink.close()
