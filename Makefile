@@ -354,7 +354,7 @@ sc4s-replica: deps
 	$(Q)$(PYTHON) lab/sweep --preset sc4s-replica --out results/sc4s-replica-$$(date +%Y%m%d-%H%M%S)
 
 # ---- container image (dist/Containerfile, docs/container.md) ---------------
-VERSION        := $(shell sed -n 's/.*argp_program_version = "syslogrx \(.*\)";/\1/p' src/rx/settings/config.c)
+VERSION        := $(shell sed -n 's/.*argp_program_version = "syslogrx \(.*\)";/\1/p' src/rx/settings/config_options.c)
 IMAGE          ?= localhost/syslogrx:$(VERSION)
 # The base both stages start from; where it cannot be pulled, IMAGE_LOCAL_BASE
 # is made once with debootstrap and kept in podman's storage.
