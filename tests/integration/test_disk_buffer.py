@@ -397,10 +397,10 @@ def buffer_and_kill(tmp_path, procs, buf, listens, to, payloads):
     rx.p.wait(timeout=10)
 
 
-def deliver(tmp_path, procs, buf, listens, done):
-    """A run on buf with listens, its destination up, until done(its metrics)
-    holds: (its summary, the messages the destination got, its stderr, the
-    seconds it took to be ready)."""
+def deliver(tmp_path, procs, buf, listens, done, *extra):
+    """A run on buf with listens (and extra flags), its destination up, until
+    done(its metrics) holds: (its summary, the messages the destination got,
+    its stderr, the seconds it took to be ready)."""
     mport = free_tcp_port()
     args, _ = listen_args(listens)
     sink = FrameSink()
@@ -408,7 +408,7 @@ def deliver(tmp_path, procs, buf, listens, done):
         t0 = time.monotonic()
         rx = start_rx(tmp_path, procs, "delivering", None, *args, *ONE, "--metrics", str(mport),
                       "--output", f"tcp:127.0.0.1:{sink.port}", "--disk-buffer", str(buf),
-                      "--disk-buffer-mode", "reliable")
+                      "--disk-buffer-mode", "reliable", *extra)
         ready = time.monotonic() - t0
         metrics_until(mport, done, "the disk buffer was not read back")
         wait_until(lambda: len(sink.msgs) >= value(parse(scrape(mport)), "syslogrx_written_total"),
@@ -460,9 +460,10 @@ def test_version_1_records_keep_their_position(procs, tmp_path):
 
 
 def test_a_huge_sparse_segment_is_refused_at_once(procs, tmp_path):
-    """A 20 GiB sparse file named like a segment (no disk used): start is not
-    held by it (it is never read), it is said and left in place; the segment
-    beside it is delivered."""
+    """A 20 GiB sparse file named like a segment (no disk used), under a
+    --disk-buffer-size that would hold it: start is not held by it (it is
+    never read), it is said and left in place; the segment beside it is
+    delivered."""
     buf = tmp_path / "buf"
     buf.mkdir(mode=0o700)
     big = buf / "0000000000000001.seg"
@@ -470,7 +471,8 @@ def test_a_huge_sparse_segment_is_refused_at_once(procs, tmp_path):
     os.truncate(big, 20 << 30)
     msgs = tagged("after", 2)
     (buf / "0000000000000002.seg").write_bytes(segment_header(1) + v1_record(1, msgs))
-    db, got, err, ready = deliver(tmp_path, procs, buf, [""], all_replayed(len(msgs)))
+    db, got, err, ready = deliver(tmp_path, procs, buf, [""], all_replayed(len(msgs)),
+                                  "--disk-buffer-size", "100G")
     assert ready < 5, f"ready after {ready:.1f} s"
     assert "0000000000000001.seg is 21474836480 bytes, more than any segment syslogrx " \
            "writes" in err, err

@@ -193,6 +193,21 @@ int dbuf_seg_seal(struct diskbuf *d)
 	return fd;
 }
 
+/* A segment file's header, field by field: its version (1 or SEG_VERSION,
+ * or a newer one), or 0 if it is no header (its bytes are resynchronised
+ * over like any corrupt ones). */
+static uint32_t seg_version(int fd, uint64_t size)
+{
+	char hdr[SEG_HDR];
+	uint32_t version, zero;
+
+	if (size < SEG_HDR || dbuf_pread_all(fd, hdr, SEG_HDR, 0) || memcmp(hdr, SEG_MAGIC, 8))
+		return 0;
+	memcpy(&version, hdr + 8, sizeof(version));
+	memcpy(&zero, hdr + 12, sizeof(zero));
+	return zero ? 0 : version;
+}
+
 /*
  * Whether a segment an earlier run left is one to read: a file no bigger
  * than the largest syslogrx writes (SEG_FILE_MAX) nor than --disk-buffer-size
@@ -200,11 +215,8 @@ int dbuf_seg_seal(struct diskbuf *d)
  * reads. Else it is left in DIR as it is, never read (a 20 GB sparse file
  * would be scanned for record headers for minutes), and said.
  */
-static bool seg_usable(struct diskbuf *d, const char *name, int fd, uint64_t size)
+static bool seg_usable(struct diskbuf *d, const char *name, uint64_t size, uint32_t version)
 {
-	char hdr[SEG_HDR];
-	uint32_t version;
-
 	if (size > SEG_FILE_MAX || size > d->o.max_bytes) {
 		bool ours = size <= SEG_FILE_MAX;
 
@@ -216,10 +228,7 @@ static bool seg_usable(struct diskbuf *d, const char *name, int fd, uint64_t siz
 			ours ? "a larger --disk-buffer-size reads it" : "move it away");
 		return false;
 	}
-	if (size < SEG_HDR || dbuf_pread_all(fd, hdr, SEG_HDR, 0) || memcmp(hdr, SEG_MAGIC, 8))
-		return true; /* resynchronised over like any corrupt bytes */
-	memcpy(&version, hdr + 8, sizeof(version));
-	if (version == 1 || version == SEG_VERSION)
+	if (!version || version == 1 || version == SEG_VERSION)
 		return true;
 	pr_warn("--disk-buffer %s: %s is of format version %u, newer than this syslogrx reads "
 		"(%u): not read, left in place for the syslogrx that wrote it\n",
@@ -232,10 +241,10 @@ static bool seg_usable(struct diskbuf *d, const char *name, int fd, uint64_t siz
 static int seg_recover(struct diskbuf *d, uint64_t id, const char *name, struct dbuf_scan *sc)
 {
 	struct seg *s = calloc(1, sizeof(*s));
-	char hdr[SEG_HDR];
 	struct stat stb;
 	struct rec_hdr h;
 	uint64_t off, from;
+	uint32_t version;
 
 	if (!s)
 		return -ENOMEM;
@@ -250,17 +259,16 @@ static int seg_recover(struct diskbuf *d, uint64_t id, const char *name, struct 
 		dbuf_seg_free(s);
 		return err;
 	}
-	if (!seg_usable(d, name, s->fd, stb.st_size)) {
+	/* Too big to have been ours: not even its header is read. */
+	version = (uint64_t)stb.st_size <= SEG_FILE_MAX ? seg_version(s->fd, stb.st_size) : 0;
+	if (!seg_usable(d, name, stb.st_size, version)) {
 		d->st.segments_refused++;
 		dbuf_seg_free(s);
 		return 0;
 	}
 	s->size = stb.st_size;
 	/* A bad file header is resynchronised over like any corrupt bytes. */
-	s->read_off = s->size >= SEG_HDR && !dbuf_pread_all(s->fd, hdr, SEG_HDR, 0) &&
-				      !memcmp(hdr, SEG_MAGIC, 8) ?
-			      SEG_HDR :
-			      0;
+	s->read_off = version ? SEG_HDR : 0;
 	/* What the cursor says was done before is not sent again. */
 	if (s->read_off && id == d->cursor.seg && d->cursor.off >= SEG_HDR &&
 	    d->cursor.off <= s->size)
