@@ -14,10 +14,13 @@ import signal
 import socket
 import time
 
+import pytest
+
 from conftest import Syslogrx, free_udp_port, read_json, wait_until
 from support.prom import parse, scrape, series, value
 from support.ports import free_tcp_port
 from support.syslog_ng import SyslogNg
+from support.diskbuf_files import segment_header, v1_record
 from support.tcp_sinks import FrameSink
 from support.flows import (FLOWS, OUTAGE, RATE, SDATA, SEND_SECONDS, by_flow,
                            check_complete_in_order, start_gen)
@@ -344,3 +347,161 @@ def test_reliable_keeps_datagrams_of_every_size_byte_exact(procs, tmp_path):
     db = c.summary["disk_buffer"]
     assert (db["recovered"], db["read_back"], db["corrupt"]) == (len(down), len(down), 0)
     assert sink.msgs == down
+
+
+# ---- what a record keeps, and what a damaged DIR costs ---------------------
+
+HEAD = b"<13>1 2026-11-28T01:00:00.000000Z host app 12 ID7"
+
+
+def tagged(tag, n):
+    """n RFC 5424 messages with no SD, each with its number."""
+    return [HEAD + b" - %s %04d" % (tag.encode(), i) for i in range(n)]
+
+
+def delivered(msg, listener):
+    """msg (of tagged) as --format rfc5424 hands it on, by RFC 5424's layout:
+    the sender in an origin element, then syslogrx's listener element when
+    the message has a listener name."""
+    sd = b'[origin ip="127.0.0.1"]'
+    if listener:
+        sd += b'[syslogrx@32473 listener="%s"]' % listener.encode()
+    return HEAD + b" " + sd + msg[len(HEAD) + 2:]
+
+
+def listen_args(listens):
+    """--listen for each of listens: "NAME" (named) or "" (unnamed), on a free port."""
+    args, ports = [], []
+    for name in listens:
+        ports.append(free_udp_port())
+        args += ["--listen", f"{name}=127.0.0.1:{ports[-1]}" if name else f"127.0.0.1:{ports[-1]}"]
+    return args, ports
+
+
+ONE = ["--sockets", "1", "--threads", "1", "--format", "rfc5424", "--rcvbuf", "16M"]
+
+
+def buffer_and_kill(tmp_path, procs, buf, listens, to, payloads):
+    """A reliable buffer whose destination is down: payloads sent to listener
+    `to` (its position in listens) while the receiver is held, all written to
+    disk, then kill -9: they stay in buf for the next run."""
+    mport = free_tcp_port()
+    args, ports = listen_args(listens)
+    rx = start_rx(tmp_path, procs, "buffered", None, *args, *ONE, "--metrics", str(mport),
+                  "--output", f"tcp:127.0.0.1:{free_tcp_port()}", "--disk-buffer", str(buf),
+                  "--disk-buffer-mode", "reliable")
+    send_held(rx, ports[to], payloads)
+    metrics_until(mport, lambda m: value(m, "syslogrx_disk_buffer_written_total") == len(payloads),
+                  "not all written to disk")
+    rx.p.send_signal(signal.SIGKILL)
+    rx.p.wait(timeout=10)
+
+
+def deliver(tmp_path, procs, buf, listens, done, *extra):
+    """A run on buf with listens (and extra flags), its destination up, until
+    done(its metrics) holds: (its summary, the messages the destination got,
+    its stderr, the seconds it took to be ready)."""
+    mport = free_tcp_port()
+    args, _ = listen_args(listens)
+    sink = FrameSink()
+    try:
+        t0 = time.monotonic()
+        rx = start_rx(tmp_path, procs, "delivering", None, *args, *ONE, "--metrics", str(mport),
+                      "--output", f"tcp:127.0.0.1:{sink.port}", "--disk-buffer", str(buf),
+                      "--disk-buffer-mode", "reliable", *extra)
+        ready = time.monotonic() - t0
+        metrics_until(mport, done, "the disk buffer was not read back")
+        wait_until(lambda: len(sink.msgs) >= value(parse(scrape(mport)), "syslogrx_written_total"),
+                   "the destination did not get what was written")
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+    finally:
+        sink.close()
+    return rx.summary["disk_buffer"], sink.msgs, err, ready
+
+
+def all_replayed(n):
+    return lambda m: value(m, "syslogrx_disk_buffer_replayed_total") == n
+
+
+@pytest.mark.parametrize("first, to, then, name", [
+    (["a", "b"], 1, ["b", "a"], "b"),   # the --listen order swapped
+    (["a", "b"], 1, ["c"], "b"),        # b gone: its recorded name, not c's
+    (["a", "b"], 1, [""], "b"),         # one unnamed listener now: b's still
+    ([""], 0, ["a", "b"], None),        # none shown then: none now, not a's
+], ids=["swapped", "gone", "unnamed-now", "unnamed-then"])
+def test_records_keep_their_listener_by_name(procs, tmp_path, first, to, then, name):
+    """Records buffered for one listener are delivered under the name the
+    run that received them showed, byte for byte, whatever the next run's
+    --listen list is."""
+    buf = tmp_path / "buf"
+    msgs = tagged("lis", 100)
+    buffer_and_kill(tmp_path, procs, buf, first, to, msgs)
+    db, got, _, _ = deliver(tmp_path, procs, buf, then, all_replayed(len(msgs)))
+    assert (db["recovered"], db["corrupt"]) == (len(msgs), 0)
+    assert got == [delivered(m, name) for m in msgs]
+
+
+def test_version_1_records_keep_their_position(procs, tmp_path):
+    """A segment an earlier syslogrx wrote (format version 1: a message's
+    listener by its position) is read: positions 0 and 1 are this run's
+    first and second listeners, as that run had them; a position this run
+    does not have is delivered with no listener name."""
+    buf = tmp_path / "buf"
+    buf.mkdir(mode=0o700)
+    msgs = tagged("v1", 4)
+    (buf / "0000000000000001.seg").write_bytes(
+        segment_header(1) + v1_record(1, msgs[:2], listener=0) + v1_record(2, msgs[2:3], listener=1)
+        + v1_record(3, msgs[3:], listener=5))
+    db, got, _, _ = deliver(tmp_path, procs, buf, ["a", "b"], all_replayed(len(msgs)))
+    assert (db["recovered"], db["corrupt"]) == (len(msgs), 0)
+    assert got == [delivered(msgs[0], "a"), delivered(msgs[1], "a"), delivered(msgs[2], "b"),
+                   delivered(msgs[3], None)]
+
+
+def test_a_huge_sparse_segment_is_refused_at_once(procs, tmp_path):
+    """A 20 GiB sparse file named like a segment (no disk used), under a
+    --disk-buffer-size that would hold it: start is not held by it (it is
+    never read), it is said and left in place; the segment beside it is
+    delivered."""
+    buf = tmp_path / "buf"
+    buf.mkdir(mode=0o700)
+    big = buf / "0000000000000001.seg"
+    big.write_bytes(segment_header(2))
+    os.truncate(big, 20 << 30)
+    msgs = tagged("after", 2)
+    (buf / "0000000000000002.seg").write_bytes(segment_header(1) + v1_record(1, msgs))
+    db, got, err, ready = deliver(tmp_path, procs, buf, [""], all_replayed(len(msgs)),
+                                  "--disk-buffer-size", "100G")
+    assert ready < 5, f"ready after {ready:.1f} s"
+    assert "0000000000000001.seg is 21474836480 bytes, more than any segment syslogrx " \
+           "writes" in err, err
+    assert big.stat().st_size == 20 << 30
+    assert db["segments_refused"] == 1 and db["recovered"] == len(msgs)
+    assert got == [delivered(m, None) for m in msgs]
+
+
+def test_zeroed_middle_of_a_segment_costs_exactly_its_messages(procs, tmp_path):
+    """3,000 messages on disk in records of one batch each; the middle third
+    of the segment file zeroed (records cut at both ends): every message
+    outside it is delivered, and the messages counted lost are exactly
+    those that did not arrive, a run of consecutive ones."""
+    buf = tmp_path / "buf"
+    msgs = tagged("zero", 3000)
+    buffer_and_kill(tmp_path, procs, buf, [""], 0, msgs)
+    seg, = buf.glob("*.seg")
+    size = seg.stat().st_size
+    with open(seg, "r+b") as f:
+        f.seek(size // 3)
+        f.write(bytes(size // 3))
+    db, got, err, _ = deliver(tmp_path, procs, buf, [""],
+                              lambda m: value(m, "syslogrx_disk_buffer_replayed_total")
+                              == value(m, "syslogrx_disk_buffer_recovered_total"))
+    want = {delivered(m, None): i for i, m in enumerate(msgs)}
+    arrived = [want[m] for m in got]
+    assert arrived == sorted(set(arrived))           # in order, no duplicate
+    lost = sorted(set(range(len(msgs))) - set(arrived))
+    assert lost and lost == list(range(lost[0], lost[-1] + 1))
+    assert db["corrupt_msgs"] == len(lost), err
+    assert db["corrupt_uncounted"] == 0 and db["recovered"] == len(arrived)
+    assert "message(s) in" in err and f"{len(lost)} message(s)" in err, err

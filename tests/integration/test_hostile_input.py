@@ -9,14 +9,13 @@ write, or a forged record is refused or costs exactly that record."""
 import os
 import random
 import socket
-import struct
 import threading
 import time
-import zlib
 
 import pytest
 
 from conftest import binary, free_udp_port, run_cmd, udp_rows
+from support.diskbuf_files import segment_header, v1_record
 
 COUNT = 100_000
 CHUNK = 2_000           # < the rcvbuf in datagrams: a chunk never overflows it
@@ -155,18 +154,6 @@ def test_control_bytes_escaped_unless_byte_exact(syslogrx, tmp_path, flags, want
 
 # ---- a disk buffer directory is not trusted as it is --------------------------
 
-def disk_record(seq, msgs, src_len=16):
-    """One record as syslogrx writes it (src/rx/path/diskbuf.h), CRCs right:
-    msgs as datagrams from 127.0.0.1:514; src_len as stored (forged if not 16)."""
-    sin = struct.pack("=H", socket.AF_INET) + struct.pack("!H", 514) + socket.inet_aton("127.0.0.1")
-    descs = b"".join(struct.pack("=IIIIQ28sI", len(m), 0, 0, src_len, 1795317120 * 10**9,
-                                 sin.ljust(28, b"\0"), 0) for m in msgs)
-    payload = descs + b"".join(msgs)
-    hdr = struct.pack("=IIIIIIQQ", 0x52585253, 0, len(payload), len(msgs),
-                      zlib.crc32(payload), 0, seq, 1795317120 * 10**9)
-    return hdr[:4] + struct.pack("=I", zlib.crc32(hdr)) + hdr[8:] + payload
-
-
 class LineServer:
     """A TCP destination that keeps every line it is sent."""
 
@@ -225,10 +212,10 @@ def test_forged_segment_costs_exactly_its_record(syslogrx, tmp_path):
     The two good ones are delivered first thing; the forged one is counted."""
     d = tmp_path / "buf"
     d.mkdir(mode=0o700)
-    seg = b"SRXDBUF1" + struct.pack("=II", 1, 0)
-    seg += disk_record(1, [b"<13>good one"])
-    seg += disk_record(2, [b"<13>forged", b"<13>forged too"], src_len=200)
-    seg += disk_record(3, [b"<13>good two"])
+    seg = segment_header(1)
+    seg += v1_record(1, [b"<13>good one"])
+    seg += v1_record(2, [b"<13>forged", b"<13>forged too"], src_len=200)
+    seg += v1_record(3, [b"<13>good two"])
     (d / "0000000000000001.seg").write_bytes(seg)
     server = LineServer()
     try:

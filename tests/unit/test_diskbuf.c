@@ -17,9 +17,12 @@
 #include "common/crc32_fast.h"
 #include "rx/path/diskbuf.h"
 #include "rx/path/diskbuf_lock.h"
+#include "rx/settings/listeners.h"
 
-#define REC_HDR 40
+#define REC_HDR 56
+#define REC_V1_HDR 40
 #define DESC 56
+#define NAME 36
 #define SEG_HDR 16
 
 static char dir[64];
@@ -40,11 +43,20 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The --listen list the buffers of these tests run with: make_batch's
+ * messages come by these three. */
+static const struct listener_spec lis[] = { { .name = "l0" }, { .name = "l1" }, { .name = "l2" } };
+
 static struct diskbuf *open_db(uint64_t max, uint64_t seg, enum diskbuf_mode mode)
 {
-	struct diskbuf_opts o = {
-		.dir = dir, .max_bytes = max, .segment_bytes = seg, .sync_ms = 1000, .mode = mode
-	};
+	struct diskbuf_opts o = { .dir = dir,
+				  .max_bytes = max,
+				  .segment_bytes = seg,
+				  .sync_ms = 1000,
+				  .mode = mode,
+				  .listeners = lis,
+				  .nr_listeners = 3,
+				  .listener_names = true };
 	struct diskbuf *d = diskbuf_open(&o);
 
 	assert_non_null(d);
@@ -99,7 +111,8 @@ static struct batch *make_batch(unsigned int k)
 static uint64_t record_bytes(unsigned int k)
 {
 	struct batch *b = make_batch(k);
-	uint64_t n = REC_HDR + (uint64_t)b->count * DESC + b->used;
+	uint64_t names = b->count < 3 ? b->count : 3; /* (k + i) % 3: one name each */
+	uint64_t n = REC_HDR + (uint64_t)b->count * DESC + names * NAME + b->used;
 
 	free_batch(b);
 	return n;
@@ -343,6 +356,20 @@ static char *write_batches(unsigned int n, size_t slot, size_t *len)
 	return file;
 }
 
+/* Each record of a segment file's bytes without what tells its run: the
+ * run's number, and the header CRC over it. */
+static void strip_runs(char *file, size_t len)
+{
+	for (size_t off = SEG_HDR; off + REC_HDR <= len;) {
+		uint32_t plen;
+
+		memcpy(&plen, file + off + 8, sizeof(plen));
+		memset(file + off + 4, 0, 4);
+		memset(file + off + 48, 0, 4);
+		off += REC_HDR + plen;
+	}
+}
+
 /* Batches received into slots (gaps, long messages past the slots, more
  * messages than IOV_MAX) are written as the same records, byte for byte, as
  * the same batches back to back: the on-disk format does not depend on the
@@ -358,6 +385,8 @@ static void test_slotted_batches(void **state)
 	assert_int_equal(system(cmd), 0);
 	slotted = write_batches(200, 64, &slot_len);
 	assert_int_equal(slot_len, plain_len);
+	strip_runs(plain, plain_len);
+	strip_runs(slotted, slot_len);
 	assert_memory_equal(slotted, plain, plain_len);
 	free(plain);
 	free(slotted);
@@ -402,7 +431,10 @@ static void test_handoff(void **state)
 				  .sync_ms = 1000,
 				  .mode = DISKBUF_RELIABLE,
 				  .handoff_msgs = 40,
-				  .handoff_bytes = 64 << 20 };
+				  .handoff_bytes = 64 << 20,
+				  .listeners = lis,
+				  .nr_listeners = 3,
+				  .listener_names = true };
 	struct diskbuf *d = diskbuf_open(&o);
 	struct batch *r = new_batch(1);
 	unsigned int handed = 0, kept = 0, k;
@@ -741,6 +773,331 @@ static void test_size_cap(void **state)
 	free_batch(b);
 }
 
+/* ---- what a record keeps, and what a damaged DIR costs -------------------- */
+
+/* Reads every record there is, each checked against the batch it says it
+ * is (make_batch(k)) and done; marks seen[k]; returns the messages read. */
+static uint64_t read_all(struct diskbuf *d, bool *seen, unsigned int n)
+{
+	struct batch *b = new_batch(1);
+	uint64_t msgs = 0;
+	unsigned int k;
+
+	while (diskbuf_read(d, b) == 1) {
+		assert_int_equal(sscanf(b->data, "<13>batch %u ", &k), 1);
+		assert_true(k < n && !seen[k]);
+		assert_batch(b, k);
+		seen[k] = true;
+		msgs += b->count;
+		diskbuf_done(d, b->disk_seg, b->disk_off, b->count);
+	}
+	free_batch(b);
+	return msgs;
+}
+
+/* Messages of the batches in [0, n) not seen. */
+static uint64_t unseen_msgs(const bool *seen, unsigned int n)
+{
+	uint64_t msgs = 0;
+
+	for (unsigned int k = 0; k < n; k++)
+		msgs += seen[k] ? 0 : k % 7 + 1;
+	return msgs;
+}
+
+/* The path of segment id. */
+static void segment_path(char *path, size_t len, unsigned int id)
+{
+	snprintf(path, len, "%s/%016x.seg", dir, id);
+}
+
+/* Zeroes [from, to) of a file. */
+static void zero_range(const char *path, uint64_t from, uint64_t to)
+{
+	int fd = open(path, O_RDWR);
+	char *z = calloc(1, to - from);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, z, to - from, from), (ssize_t)(to - from));
+	close(fd);
+	free(z);
+}
+
+static uint64_t file_size(const char *path)
+{
+	struct stat sb;
+
+	assert_int_equal(stat(path, &sb), 0);
+	return sb.st_size;
+}
+
+/* A record keeps its messages' listeners by name: read back by a run with
+ * another --listen list, a name it has is its listener (whatever its
+ * position), a name it lacks is delivered as recorded (never as another
+ * listener's), and a run that showed no name gives none. */
+static void test_listener_names(void **state)
+{
+	static const struct listener_spec other[] = { { .name = "l2" }, { .name = "x" } };
+	struct diskbuf_opts o = { .dir = dir,
+				  .max_bytes = 16 << 20,
+				  .sync_ms = 1000,
+				  .mode = DISKBUF_RELIABLE,
+				  .listeners = other,
+				  .nr_listeners = 2,
+				  .listener_names = true };
+	struct diskbuf *d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+	struct batch *b = new_batch(1);
+	struct diskbuf_stats st;
+
+	append_range(d, 0, 9);
+	diskbuf_close(d);
+	d = diskbuf_open(&o);
+	assert_non_null(d);
+	for (unsigned int k = 0; k < 9; k++) {
+		assert_int_equal(diskbuf_read(d, b), 1);
+		for (uint32_t i = 0; i < b->count; i++) {
+			uint32_t was = (k + i) % 3, l = b->recs[i].listener;
+			const char *name = diskbuf_listener_name(d, l);
+
+			if (was == 2) {
+				assert_int_equal(l, 0); /* l2: this run's first */
+				assert_null(name);
+			} else {
+				assert_true(l >= WINDOW_MAX_LISTENERS);
+				assert_non_null(name);
+				assert_string_equal(name, lis[was].name);
+			}
+		}
+		diskbuf_done(d, b->disk_seg, b->disk_off, b->count);
+	}
+	/* Written again by this run (a stop spills what it holds): the
+	 * recorded names go with them. */
+	diskbuf_append(d, b, false);
+	diskbuf_close(d);
+	o.listener_names = false; /* one unnamed listener: shows no name */
+	d = diskbuf_open(&o);
+	assert_int_equal(diskbuf_read(d, b), 1);
+	for (uint32_t i = 0; i < b->count; i++) {
+		const char *name = diskbuf_listener_name(d, b->recs[i].listener);
+
+		assert_non_null(name);
+		assert_string_equal(name, lis[(8 + i) % 3].name);
+	}
+	diskbuf_done(d, b->disk_seg, b->disk_off, b->count);
+	append_range(d, 0, 1);
+	diskbuf_close(d);
+	d = diskbuf_open(&o);
+	assert_int_equal(diskbuf_read(d, b), 1);
+	assert_int_equal(b->recs[0].listener, DISKBUF_LISTENER_NONE);
+	assert_null(diskbuf_listener_name(d, b->recs[0].listener));
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.corrupt_records, 0);
+	diskbuf_done(d, b->disk_seg, b->disk_off, b->count);
+	diskbuf_close(d);
+	free_batch(b);
+}
+
+/* A listener name read back is one --listen takes: a name with a byte
+ * outside [a-z0-9_.-], or bytes after its length, is a corrupt record
+ * (CRCs right), and exactly that one. */
+static void test_forged_listener_names(void **state)
+{
+	for (int f = 0; f < 2; f++) {
+		struct diskbuf *d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+		uint64_t off = SEG_HDR + record_bytes(0), len = record_bytes(1);
+		char path[128], *rec = malloc(len);
+		uint32_t plen, count, crc, names;
+		struct diskbuf_stats st;
+		char *name;
+		int fd;
+
+		append_range(d, 0, 3);
+		diskbuf_close(d);
+		first_segment(path, sizeof(path));
+		fd = open(path, O_RDWR);
+		assert_int_equal(pread(fd, rec, len, off), (ssize_t)len);
+		memcpy(&plen, rec + 8, 4);
+		memcpy(&count, rec + 12, 4);
+		memcpy(&names, rec + 52, 4);
+		assert_int_equal(names, 2);
+		name = rec + REC_HDR + count * DESC + 4; /* the first entry's name */
+		if (f == 0)
+			name[1] = 'L'; /* "lL": upper case is not a listener name */
+		else
+			name[30] = 'x'; /* past its length */
+		crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)rec + REC_HDR, plen);
+		memcpy(rec + 16, &crc, 4);
+		memset(rec + 4, 0, 4);
+		crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)rec, REC_HDR);
+		memcpy(rec + 4, &crc, 4);
+		assert_int_equal(pwrite(fd, rec, len, off), (ssize_t)len);
+		close(fd);
+		d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+		read_range(d, 0, 1);
+		read_range(d, 2, 3);
+		diskbuf_get_stats(d, &st);
+		assert_int_equal(st.corrupt_records, 1);
+		assert_int_equal(st.corrupt_msgs, 2);
+		assert_int_equal(st.corrupt_bytes, len);
+		diskbuf_close(d);
+		free(rec);
+		teardown(state);
+		setup(state);
+	}
+}
+
+/* A segment file larger than any syslogrx writes, or than the buffer's
+ * size, or of a newer format, is not read (a sparse one would be scanned
+ * for minutes) and stays; the others are read. */
+static void test_oversize_segments_refused(void **state)
+{
+	struct diskbuf *d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+	char big[128], over[128], newer[128], path[128], *rec;
+	bool seen[4] = { 0 };
+	struct diskbuf_stats st;
+	int fd;
+
+	append_range(d, 0, 4);
+	diskbuf_close(d);
+	segment_path(big, sizeof(big), 0x100);
+	segment_path(over, sizeof(over), 0x101);
+	fd = open(big, O_RDWR | O_CREAT, 0600);
+	assert_int_equal(write(fd, "SRXDBUF1\2\0\0\0\0\0\0\0", SEG_HDR), SEG_HDR);
+	assert_int_equal(ftruncate(fd, 20ULL << 30), 0); /* sparse: no disk used */
+	close(fd);
+	fd = open(over, O_RDWR | O_CREAT, 0600);
+	assert_int_equal(ftruncate(fd, (16 << 20) + 1), 0); /* past the size below */
+	close(fd);
+	/* A newer format's segment: its header says so; left for its syslogrx
+	 * (batch 0's record in it, that must not be read again). */
+	first_segment(path, sizeof(path));
+	segment_path(newer, sizeof(newer), 0x102);
+	rec = malloc(record_bytes(0));
+	fd = open(path, O_RDONLY);
+	assert_int_equal(pread(fd, rec, record_bytes(0), SEG_HDR), (ssize_t)record_bytes(0));
+	close(fd);
+	fd = open(newer, O_RDWR | O_CREAT, 0600);
+	assert_int_equal(write(fd, "SRXDBUF1\3\0\0\0\0\0\0\0", SEG_HDR), SEG_HDR);
+	assert_int_equal(write(fd, rec, record_bytes(0)), (ssize_t)record_bytes(0));
+	close(fd);
+	free(rec);
+	d = open_db(16 << 20, 0, DISKBUF_RELIABLE);
+	assert_int_equal(read_all(d, seen, 4), 1 + 2 + 3 + 4);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.segments_refused, 3);
+	assert_int_equal(st.corrupt_records, 0);
+	diskbuf_close(d);
+	assert_int_equal(file_size(big), 20ULL << 30);
+	assert_int_equal(file_size(over), (16 << 20) + 1);
+}
+
+/* The id of the newest segment file. */
+static unsigned int last_segment(void)
+{
+	char path[128];
+	unsigned int id = 1;
+
+	for (;; id++) {
+		segment_path(path, sizeof(path), id + 1);
+		if (access(path, F_OK))
+			return id;
+	}
+}
+
+/* A zeroed stretch inside a segment, one across two segments one run
+ * wrote, and a torn tail: the first two cost exactly the messages and
+ * records they touch (counted from the intact records around them), the
+ * tail one record, its messages not counted (said so). */
+static void test_lost_messages_counted(void **state)
+{
+	enum { N = 1200 };
+	struct diskbuf *d = open_db(16 << 20, 64 << 10, DISKBUF_RELIABLE);
+	char p1[128], p2[128], pn[128];
+	bool seen[N] = { 0 };
+	struct diskbuf_stats st;
+	uint64_t read, s1, unseen = 0;
+
+	append_range(d, 0, N);
+	diskbuf_close(d);
+	segment_path(p1, sizeof(p1), 1);
+	segment_path(p2, sizeof(p2), 2);
+	segment_path(pn, sizeof(pn), last_segment());
+	assert_true(last_segment() > 3);
+	s1 = file_size(p1);
+	zero_range(p1, 1000, 5000);			       /* inside segment 1 */
+	zero_range(p1, s1 - 3000, s1);			       /* segment 1's tail... */
+	zero_range(p2, 0, 2000);			       /* ...and segment 2's head */
+	assert_int_equal(truncate(pn, file_size(pn) - 10), 0); /* a torn tail */
+	d = open_db(16 << 20, 64 << 10, DISKBUF_RELIABLE);
+	read = read_all(d, seen, N);
+	diskbuf_get_stats(d, &st);
+	for (unsigned int k = 0; k < N; k++)
+		unseen += !seen[k];
+	assert_false(seen[N - 1]);
+	assert_true(unseen > 10);
+	assert_int_equal(st.recovered_msgs, read);
+	assert_int_equal(st.corrupt_uncounted, 1);
+	assert_int_equal(st.corrupt_records, unseen); /* a record is a batch */
+	assert_int_equal(st.corrupt_msgs, unseen_msgs(seen, N) - ((N - 1) % 7 + 1));
+	diskbuf_close(d);
+}
+
+/* Reads DIR back: one corrupt stretch, one record whose messages are not
+ * counted. */
+static void read_one_uncounted(bool *seen, unsigned int n)
+{
+	struct diskbuf *d = open_db(16 << 20, 64 << 10, DISKBUF_RELIABLE);
+	struct diskbuf_stats st;
+
+	read_all(d, seen, n);
+	diskbuf_get_stats(d, &st);
+	assert_int_equal(st.corrupt_uncounted, 1);
+	assert_int_equal(st.corrupt_records, 1);
+	assert_int_equal(st.corrupt_msgs, 0);
+	diskbuf_close(d);
+}
+
+/* Counting across segments only where nothing between was deleted and one
+ * run wrote both sides: a stretch before a gap in the ids (a segment done
+ * and deleted), or between two runs' records, is not counted (its
+ * messages are unknown): never as the deleted segment's messages, nor as
+ * the other run's numbers. */
+static void test_lost_not_counted_across_runs_or_gaps(void **state)
+{
+	enum { N = 600 };
+	char p1[128], p2[128];
+	bool seen[N] = { 0 };
+	struct diskbuf *d;
+
+	/* A gap: segment 2 gone, segment 1's tail zeroed. */
+	d = open_db(16 << 20, 64 << 10, DISKBUF_RELIABLE);
+	append_range(d, 0, N);
+	diskbuf_close(d);
+	segment_path(p1, sizeof(p1), 1);
+	segment_path(p2, sizeof(p2), 2);
+	assert_true(last_segment() > 2);
+	assert_int_equal(unlink(p2), 0);
+	zero_range(p1, file_size(p1) - 2000, file_size(p1));
+	read_one_uncounted(seen, N);
+	teardown(state);
+	setup(state);
+
+	/* Two runs: 20 batches in segment 1, then a run that writes more
+	 * messages than those before its first intact record. */
+	d = open_db(16 << 20, 64 << 10, DISKBUF_RELIABLE);
+	append_range(d, 0, 20);
+	diskbuf_close(d);
+	d = open_db(16 << 20, 64 << 10, DISKBUF_RELIABLE);
+	append_range(d, 20, N);
+	diskbuf_close(d);
+	segment_path(p1, sizeof(p1), 1);
+	segment_path(p2, sizeof(p2), 2);
+	zero_range(p1, file_size(p1) - 300, file_size(p1));
+	zero_range(p2, 0, 30000);
+	memset(seen, 0, sizeof(seen));
+	read_one_uncounted(seen, N);
+}
+
 /* ---- forged records: right CRCs, wrong fields ----------------------------- */
 
 struct fhdr {
@@ -755,7 +1112,7 @@ struct fdesc {
 	uint32_t listener;
 };
 
-_Static_assert(sizeof(struct fhdr) == REC_HDR && sizeof(struct fdesc) == DESC, "on-disk sizes");
+_Static_assert(sizeof(struct fhdr) == REC_V1_HDR && sizeof(struct fdesc) == DESC, "on-disk sizes");
 
 enum forgery { F_SRC_LEN, F_FAMILY_LEN, F_MSG_LEN, F_COUNT, F_SOCK, F_LISTENER, F_NR };
 
@@ -974,6 +1331,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_flipped_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forged_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listener_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forged_listener_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oversize_segments_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_messages_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_not_counted_across_runs_or_gaps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_planted_files_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_created_0700, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_link_refused, setup, teardown),

@@ -471,6 +471,9 @@ static int open_disk_buffer(struct receiver *r)
 		.sync_ms = cfg->disk_buffer_sync_ms,
 		.mode = cfg->disk_buffer_mode,
 		.tally = &r->disk_tally,
+		.listeners = cfg->listeners,
+		.nr_listeners = cfg->nr_listeners,
+		.listener_names = cfg->listener_names,
 	};
 	int fd;
 
@@ -487,7 +490,12 @@ static int open_disk_buffer(struct receiver *r)
 	r->disk_lock_fd = fd;
 	r->disk_locked = true;
 	r->disk = diskbuf_open(&dopts);
-	return r->disk ? 0 : -errno;
+	if (!r->disk)
+		return -errno;
+	/* A record read back may name a listener this run does not have. */
+	r->sink->listener_name = diskbuf_listener_name;
+	r->sink->listener_ctx = r->disk;
+	return 0;
 }
 
 void receiver_say_identity(const struct config *cfg)

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include "common/array.h"
 #include "common/clock.h"
@@ -41,6 +42,7 @@ _Static_assert(DISKBUF_COUNT_MAX == CONFIG_MAX_BATCH, "a record is one batch");
 /* The bounds of a segment file's size (diskbuf_open clamps to them). */
 #define SEG_MIN (64ULL << 10)
 #define SEG_MAX (64ULL << 20)
+_Static_assert(SEG_MAX <= SEG_FILE_MAX, "a segment the writer fills is one the reader takes");
 
 const char *diskbuf_mode_name(enum diskbuf_mode m)
 {
@@ -168,6 +170,10 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 		d->seg_bytes = SEG_MAX;
 	d->next_id = 1;
 	d->st.max_bytes = opts->max_bytes;
+	/* This run's records are told from an earlier run's by it: their
+	 * numbers are only compared within one run. */
+	if (getrandom(&d->run, sizeof(d->run), 0) != sizeof(d->run))
+		d->run = (uint32_t)(clock_ns(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 16));
 	pthread_mutex_init(&d->lock, NULL);
 	cond_init_monotonic(&d->wake);
 	cond_init_monotonic(&d->written);
@@ -278,7 +284,7 @@ int diskbuf_append(struct diskbuf *d, const struct batch *b, bool only_if_spilli
 	if (only_if_spilling && !diskbuf_spilling(d))
 		return 1;
 	/* Encoding and its CRC run unlocked: the workers in parallel. */
-	q = dbuf_encode(b, true);
+	q = dbuf_encode(d, b, true);
 	ret = dbuf_enqueue(d, b, q, only_if_spilling);
 	if (ret)
 		free(q);
@@ -292,7 +298,7 @@ int diskbuf_append_batch(struct diskbuf *d, struct batch *b,
 	int ret = 0;
 
 	if (b->count) {
-		q = dbuf_encode(b, false);
+		q = dbuf_encode(d, b, false);
 		if (q) {
 			q->batch = b;
 			q->put = put;
@@ -372,14 +378,16 @@ int diskbuf_read(struct diskbuf *d, struct batch *b)
 		}
 		off = dbuf_find_record(d, s, s->read_off, &h);
 		if (off > s->read_off) {
-			if (!d->st.corrupt_records)
-				pr_warn("--disk-buffer %s: segment %016llx: %llu corrupt byte(s) at "
-					"offset %llu skipped (torn write or damage; counted)\n",
-					d->dir, (unsigned long long)s->id,
-					(unsigned long long)(off - s->read_off),
-					(unsigned long long)s->read_off);
-			d->st.corrupt_records++;
-			d->st.corrupt_bytes += off - s->read_off;
+			/* An earlier run's segment was counted at open, from
+			 * the records around the stretch; one of this run's
+			 * damaged under it costs at least a record. */
+			if (!s->recovered) {
+				struct dbuf_scan sc = { .gap_bytes = off - s->read_off,
+							.gap_seg = s->id,
+							.gap_off = s->read_off };
+
+				dbuf_scan_gap_end(d, &sc, NULL);
+			}
 			s->read_off = off;
 		}
 		if (off >= s->size) {
@@ -388,7 +396,7 @@ int diskbuf_read(struct diskbuf *d, struct batch *b)
 		}
 		if (dbuf_unpack(d, &h, b) || pend_push(s, off))
 			break; /* out of memory: try again later */
-		rec_out(d, s, off, sizeof(h) + h.len, h.count, h.first_ns);
+		rec_out(d, s, off, dbuf_hdr_len(&h) + h.len, h.count, h.first_ns);
 		b->disk_seg = s->id;
 		b->disk_off = off;
 		d->st.read_back_msgs += h.count;

@@ -14,26 +14,44 @@
  * in DIR by an earlier run are queued first, so they are sent before anything
  * new.
  *
- * On-disk format (host byte order: a DIR is read back by the same machine):
+ * On-disk format (host byte order: a DIR is read back by the same machine;
+ * the layout is in diskbuf_format.h):
  *   segment file  DIR/NNNNNNNNNNNNNNNN.seg (hex id, increasing)
- *                 16-byte header: "SRXDBUF1", u32 version, u32 0
- *                 then records, back to back
- *   record        40-byte header: u32 magic "SRXR", u32 crc32 of the header
+ *                 16-byte header: "SRXDBUF1", u32 version (2; 1 is read
+ *                 too), u32 0; then records, back to back
+ *   record        56-byte header: u32 magic "SRXR", u32 crc32 of the header
  *                 (with this field 0), u32 payload length, u32 messages,
- *                 u32 crc32 of the payload, u32 0, u64 record number,
- *                 u64 receive time of the first message (CLOCK_REALTIME ns)
+ *                 u32 crc32 of the payload, u32 version (2), u64 record
+ *                 number, u64 receive time of the first message
+ *                 (CLOCK_REALTIME ns), u64 messages its run wrote before
+ *                 it, u32 the run's number, u32 name entries
  *                 payload: one 56-byte descriptor per message (length,
- *                 socket, truncated, source address), then the messages'
- *                 bytes back to back.
+ *                 socket, truncated, source address, its name entry), the
+ *                 name entries (36 bytes: u32 length, 32 bytes of the
+ *                 listener's name as the receiving run showed it, 0-padded;
+ *                 length 0: it showed none), then the messages' bytes back
+ *                 to back.
+ *   version 1     (an earlier syslogrx's) a 40-byte header ending after the
+ *                 receive time, its version field 0, no name entries: a
+ *                 descriptor's last field is the listener's position.
  * A record whose header or payload does not match its CRC (zlib's crc32) is
- * never handed out: it is counted as corrupt and the reader resynchronises
- * on the next valid record header (a torn tail after a crash ends there).
- * A CRC is no proof against a forger, so every field is checked before use
- * too, and a record that fails is corrupt the same way (one record, counted):
- * at most DISKBUF_COUNT_MAX messages, each at most DISKBUF_MSG_MAX bytes (one
+ * never handed out: the reader resynchronises on the next valid record
+ * header. A CRC is no proof against a forger, so every field is checked
+ * before use too, and a record that fails is corrupt the same way: at most
+ * DISKBUF_COUNT_MAX messages, each at most DISKBUF_MSG_MAX bytes (one
  * datagram: the asynchronous path formats into a buffer that size), a source
  * address of 0, 16 (AF_INET) or 28 (AF_INET6) bytes matching its family,
- * a socket index below the group's maximum, truncated 0 or 1, zero fields 0.
+ * a socket index below the group's maximum, truncated 0 or 1, 1 to count
+ * name entries, each a name --listen takes (or none) with its padding 0,
+ * each descriptor's entry (or position) in range.
+ * What a corrupt stretch cost is counted from the intact records around it
+ * when one run wrote both (its writer numbers records and messages without
+ * a gap, across segments whose ids follow each other): exact; otherwise
+ * (a torn tail, two runs, a deleted segment between, version 1) one record
+ * whose messages are not known (corrupt_uncounted). An earlier run's
+ * segments are counted so at open. A segment file larger than any syslogrx
+ * writes (SEG_FILE_MAX) or than max_bytes, or of a newer version, is left
+ * in DIR unread and said.
  *
  * The hand-off (reliable mode): a batch its writer has just written whose
  * record is the next unread one (the reader is caught up) is kept in memory
@@ -92,7 +110,21 @@ struct diskbuf_opts {
 	/* The hand-off's bounds; 0: none (records are always read back). */
 	uint64_t handoff_msgs, handoff_bytes;
 	struct diskbuf_tally *tally; /* or NULL */
+	/* This run's --listen list: a record keeps each message's listener by
+	 * name (none when !listener_names: one unnamed listener). */
+	const struct listener_spec *listeners;
+	unsigned int nr_listeners;
+	bool listener_names;
 };
+
+/* msg_rec.listener of a message read back: this run's listener of that
+ * name, DISKBUF_LISTENER_NONE if the run that received it showed no name
+ * (or a version-1 record's position is past this run's listeners: kept,
+ * and shown as none), else WINDOW_MAX_LISTENERS + k for the k-th name read
+ * back that is no listener of this run (diskbuf_listener_name gives it);
+ * past DISKBUF_RECORDED_MAX such names, none (said once). */
+#define DISKBUF_LISTENER_NONE UINT32_MAX
+#define DISKBUF_RECORDED_MAX 64
 
 #define DISKBUF_MSG_MAX 65536u	/* bytes of one message: a datagram's receive slot */
 #define DISKBUF_COUNT_MAX 1024u /* messages in one record: --batch's maximum */
@@ -110,10 +142,16 @@ struct diskbuf_stats {
 	uint64_t read_back_msgs; /* of those, read back from disk (the rest: the hand-off) */
 	uint64_t dropped_msgs, dropped_batches;	 /* buffer full (or a write failed) */
 	uint64_t corrupt_records, corrupt_bytes; /* skipped: CRC, torn tail */
+	/* Messages in those, counted from the intact records around each
+	 * stretch; corrupt_uncounted stretches could not be (then it is a
+	 * lower bound). */
+	uint64_t corrupt_msgs, corrupt_uncounted;
+	uint64_t segments_refused; /* left in DIR unread: too big, or a newer version */
 	uint64_t syncs;
 };
 
 struct diskbuf;
+struct listener_spec;
 
 /* Opens (creating) DIR and queues what an earlier run left there. NULL +
  * errno, having logged one line naming the flag and the file. */
@@ -164,6 +202,10 @@ uint64_t diskbuf_unread(struct diskbuf *d);
 void diskbuf_done(struct diskbuf *d, uint64_t seg, uint64_t off, uint32_t count);
 
 void diskbuf_get_stats(struct diskbuf *d, struct diskbuf_stats *out);
+/* The name of a message's listener past this run's (see
+ * DISKBUF_LISTENER_NONE), or NULL: for the output stage (sink.h's
+ * listener_name), any thread. */
+const char *diskbuf_listener_name(const void *d, uint32_t listener);
 const char *diskbuf_mode_name(enum diskbuf_mode m);
 
 #endif

@@ -193,18 +193,65 @@ int dbuf_seg_seal(struct diskbuf *d)
 	return fd;
 }
 
-/* Queues a segment an earlier run left: counts its intact records. */
-static int seg_recover(struct diskbuf *d, uint64_t id, const char *name)
+/* A segment file's header, field by field: its version (1 or SEG_VERSION,
+ * or a newer one), or 0 if it is no header (its bytes are resynchronised
+ * over like any corrupt ones). */
+static uint32_t seg_version(int fd, uint64_t size)
+{
+	char hdr[SEG_HDR];
+	uint32_t version, zero;
+
+	if (size < SEG_HDR || dbuf_pread_all(fd, hdr, SEG_HDR, 0) || memcmp(hdr, SEG_MAGIC, 8))
+		return 0;
+	memcpy(&version, hdr + 8, sizeof(version));
+	memcpy(&zero, hdr + 12, sizeof(zero));
+	return zero ? 0 : version;
+}
+
+/*
+ * Whether a segment an earlier run left is one to read: a file no bigger
+ * than the largest syslogrx writes (SEG_FILE_MAX) nor than --disk-buffer-size
+ * (whose cap every file written under it fits), of a version this build
+ * reads. Else it is left in DIR as it is, never read (a 20 GB sparse file
+ * would be scanned for record headers for minutes), and said.
+ */
+static bool seg_usable(struct diskbuf *d, const char *name, uint64_t size, uint32_t version)
+{
+	if (size > SEG_FILE_MAX || size > d->o.max_bytes) {
+		bool ours = size <= SEG_FILE_MAX;
+
+		pr_warn("--disk-buffer %s: %s is %llu bytes, more than %s (%llu): not read, left "
+			"in place (%s)\n",
+			d->dir, name, (unsigned long long)size,
+			ours ? "--disk-buffer-size" : "any segment syslogrx writes",
+			(unsigned long long)(ours ? d->o.max_bytes : SEG_FILE_MAX),
+			ours ? "a larger --disk-buffer-size reads it" : "move it away");
+		return false;
+	}
+	if (!version || version == 1 || version == SEG_VERSION)
+		return true;
+	pr_warn("--disk-buffer %s: %s is of format version %u, newer than this syslogrx reads "
+		"(%u): not read, left in place for the syslogrx that wrote it\n",
+		d->dir, name, (unsigned int)version, (unsigned int)SEG_VERSION);
+	return false;
+}
+
+/* Queues a segment an earlier run left: counts its intact records, and
+ * (sc, the walk over every segment) the corrupt stretches between them. */
+static int seg_recover(struct diskbuf *d, uint64_t id, const char *name, struct dbuf_scan *sc)
 {
 	struct seg *s = calloc(1, sizeof(*s));
-	char hdr[SEG_HDR];
 	struct stat stb;
 	struct rec_hdr h;
-	uint64_t off;
+	uint64_t off, from;
+	uint32_t version;
 
 	if (!s)
 		return -ENOMEM;
 	s->id = id;
+	s->recovered = true;
+	if (id >= d->next_id)
+		d->next_id = id + 1;
 	s->fd = dbuf_open_own_file(d, name, 0);
 	if (s->fd < 0 || fstat(s->fd, &stb)) {
 		int err = s->fd < 0 ? s->fd : -errno;
@@ -212,19 +259,41 @@ static int seg_recover(struct diskbuf *d, uint64_t id, const char *name)
 		dbuf_seg_free(s);
 		return err;
 	}
+	/* Too big to have been ours: not even its header is read. */
+	version = (uint64_t)stb.st_size <= SEG_FILE_MAX ? seg_version(s->fd, stb.st_size) : 0;
+	if (!seg_usable(d, name, stb.st_size, version)) {
+		d->st.segments_refused++;
+		dbuf_seg_free(s);
+		return 0;
+	}
 	s->size = stb.st_size;
 	/* A bad file header is resynchronised over like any corrupt bytes. */
-	s->read_off = s->size >= SEG_HDR && !dbuf_pread_all(s->fd, hdr, SEG_HDR, 0) &&
-				      !memcmp(hdr, SEG_MAGIC, 8) ?
-			      SEG_HDR :
-			      0;
+	s->read_off = version ? SEG_HDR : 0;
 	/* What the cursor says was done before is not sent again. */
 	if (s->read_off && id == d->cursor.seg && d->cursor.off >= SEG_HDR &&
 	    d->cursor.off <= s->size)
 		s->read_off = d->cursor.off;
 	s->done_off = s->read_off;
-	for (off = s->read_off; (off = dbuf_find_record(d, s, off, &h)) < s->size;
-	     off += sizeof(h) + h.len) {
+	/* A stretch is counted across segments only from a run's records in
+	 * segments that follow each other: one deleted between (all its
+	 * records done) is no loss. Nor from before the cursor. */
+	if (id != sc->seg + 1 || s->read_off > SEG_HDR) {
+		dbuf_scan_gap_end(d, sc, NULL);
+		sc->have_last = false;
+	}
+	sc->seg = id;
+	for (from = off = s->read_off; (off = dbuf_find_record(d, s, off, &h)) < s->size;
+	     from = off = off + dbuf_hdr_len(&h) + h.len) {
+		if (off > from && !sc->gap_bytes) {
+			sc->gap_seg = id;
+			sc->gap_off = from;
+		}
+		sc->gap_bytes += off - from;
+		dbuf_scan_gap_end(d, sc, &h);
+		sc->have_last = h.version == REC_VERSION;
+		sc->last_run = h.run;
+		sc->last_seq = h.seq;
+		sc->last_msg_end = h.msg_seq + h.count;
 		if (!s->first_ns)
 			s->first_ns = h.first_ns;
 		d->unread++;
@@ -235,10 +304,13 @@ static int seg_recover(struct diskbuf *d, uint64_t id, const char *name)
 		if (h.seq >= d->next_seq)
 			d->next_seq = h.seq + 1;
 	}
+	if (s->size > from && !sc->gap_bytes) {
+		sc->gap_seg = id;
+		sc->gap_off = from;
+	}
+	sc->gap_bytes += s->size - from;
 	d->total_bytes += s->size;
 	dbuf_seg_append_list(d, s);
-	if (id >= d->next_id)
-		d->next_id = id + 1;
 	return 0;
 }
 
@@ -246,6 +318,7 @@ static int seg_recover(struct diskbuf *d, uint64_t id, const char *name)
 int dbuf_recover(struct diskbuf *d)
 {
 	DIR *dir = fdopendir(dup(d->dirfd));
+	struct dbuf_scan sc = { 0 };
 	uint64_t *ids = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
@@ -272,8 +345,10 @@ int dbuf_recover(struct diskbuf *d)
 		char name[32];
 
 		seg_path(d, ids[i], name, sizeof(name));
-		err = seg_recover(d, ids[i], name);
+		err = seg_recover(d, ids[i], name, &sc);
 	}
+	/* A stretch at the very end (a torn tail): nothing after it to count by. */
+	dbuf_scan_gap_end(d, &sc, NULL);
 	free(ids);
 	return err;
 }

@@ -55,7 +55,8 @@ struct seg {
 	size_t pend_head, pend_end, pend_cap;
 	uint64_t done_off; /* every record before it is done (the cursor) */
 	uint64_t first_ns;
-	bool writable; /* the segment appends go to */
+	bool writable;	/* the segment appends go to */
+	bool recovered; /* an earlier run's: its corrupt stretches were counted at open */
 };
 
 #define TALLY(d, field, n)                                                               \
@@ -104,6 +105,15 @@ struct diskbuf {
 	char *rbuf; /* a record's payload, read and checked */
 	size_t rbuf_cap;
 	struct diskbuf_stats st;
+	uint32_t run;	   /* this run's number, in its records */
+	uint64_t next_msg; /* the writer's: messages this run has written */
+	/* Names read back that are not a listener of this run: a message of
+	 * name k gets listener WINDOW_MAX_LISTENERS + k. Append-only under the
+	 * lock, nr published last (the output stage reads it unlocked). */
+	char recorded[DISKBUF_RECORDED_MAX][LISTENER_NAME_MAX + 1];
+	unsigned int nr_recorded;
+	bool recorded_full_said;
+	unsigned int stretches_said; /* corrupt stretches logged at open */
 };
 
 /* ---- diskbuf_format.c: records ------------------------------------------ */
@@ -111,10 +121,26 @@ struct diskbuf {
 /* The first intact record at or after off (its payload left in d->rbuf),
  * or s->size; the reader and the recovery both resynchronise with it. */
 uint64_t dbuf_find_record(struct diskbuf *d, const struct seg *s, uint64_t off, struct rec_hdr *h);
-/* b as a record for the writer's queue (the workers dbuf_encode unlocked). */
-struct qrec *dbuf_encode(const struct batch *b, bool copy);
-/* d->rbuf (a payload dbuf_find_record checked) into b. */
+/* b as a record for the writer's queue (the workers dbuf_encode unlocked);
+ * its seq, msg_seq, run and header CRC are the writer's to set. */
+struct qrec *dbuf_encode(const struct diskbuf *d, const struct batch *b, bool copy);
+/* The bytes of b's record on disk: header, descriptors, names, messages. */
+uint64_t dbuf_rec_len(const struct batch *b);
+/* Under the lock: d->rbuf (a payload dbuf_find_record checked) into b, its
+ * listener names mapped to this run's listeners or recorded names. */
 int dbuf_unpack(struct diskbuf *d, const struct rec_hdr *h, struct batch *b);
+
+/* The recovery's walk over every segment, oldest first: the last intact
+ * record's numbers, and the corrupt bytes since it, not yet counted. */
+struct dbuf_scan {
+	bool have_last; /* last_* hold an intact version-2 record's */
+	uint32_t last_run;
+	uint64_t last_seq, last_msg_end, seg;
+	uint64_t gap_bytes, gap_seg, gap_off;
+};
+/* A corrupt stretch ends at h (NULL: at the end of what there is): counted
+ * from the record numbers around it when one run wrote both sides. */
+void dbuf_scan_gap_end(struct diskbuf *d, struct dbuf_scan *sc, const struct rec_hdr *h);
 
 /* ---- diskbuf_dir.c: DIR and its segments ---------------------------------- */
 

@@ -99,6 +99,24 @@ static struct seg *writer_segment(struct diskbuf *d, const struct qrec *q, int *
 	return s;
 }
 
+/* Under the lock: numbers run[0, n)'s records as the next ones this run
+ * writes; the numbers are taken only if the write succeeds (write_run), so
+ * that what one run wrote has no gap a reader would count as lost. */
+static void number_run(struct diskbuf *d, struct qrec **run, size_t n)
+{
+	uint64_t msgs = d->next_msg;
+
+	for (size_t i = 0; i < n; i++) {
+		struct rec_hdr *h = (struct rec_hdr *)run[i]->bytes;
+
+		h->seq = d->next_seq + i;
+		h->msg_seq = msgs;
+		h->run = d->run;
+		h->hdr_crc = dbuf_hdr_crc(h);
+		msgs += run[i]->count;
+	}
+}
+
 /* Records per pwritev. */
 #define RUN_MAX 64
 
@@ -263,6 +281,7 @@ static void write_run(struct diskbuf *d, int *sealed)
 	} while (s && n < RUN_MAX && d->q_head);
 	if (!d->q_head)
 		d->q_tail = NULL;
+	number_run(d, run, n);
 	handoff_plan(d, run, n);
 	/* Only this thread appends, and nobody else moves a writable segment's
 	 * size: the write needs no lock. */
@@ -274,6 +293,11 @@ static void write_run(struct diskbuf *d, int *sealed)
 	}
 	put_batches(run, n, err);
 	pthread_mutex_lock(&d->lock);
+	if (!err) {
+		d->next_seq += n;
+		for (size_t i = 0; i < n; i++)
+			d->next_msg += run[i]->count;
+	}
 	for (size_t i = 0; i < n; i++) {
 		q = run[i];
 		d->q_bytes -= q->len;
@@ -395,7 +419,6 @@ void *dbuf_writer_main(void *arg)
  * diskbuf_append for what it returns. Not 0: q is the caller's to free. */
 int dbuf_enqueue(struct diskbuf *d, const struct batch *b, struct qrec *q, bool only_if_spilling)
 {
-	struct rec_hdr *h;
 	int err;
 
 	pthread_mutex_lock(&d->lock);
@@ -427,9 +450,6 @@ int dbuf_enqueue(struct diskbuf *d, const struct batch *b, struct qrec *q, bool 
 				d->dir, (unsigned long long)d->q_bytes);
 		goto drop;
 	}
-	h = (struct rec_hdr *)q->bytes;
-	h->seq = d->next_seq++;
-	h->hdr_crc = dbuf_hdr_crc(h);
 	if (d->q_tail)
 		d->q_tail->next = q;
 	else

@@ -34,9 +34,11 @@ void preformat_meta(const struct sink *s, struct tz_cache *tz, const struct msg_
 		.recv_realtime_ns = r->recv_ns,
 		.socket_index = r->sock,
 		.tz_gmtoff = tz_gmtoff(s, tz, r->recv_ns),
-		/* Read back from a disk buffer by an older setup: no name. */
-		.listener = r->listener < s->nr_listeners ? s->listeners[r->listener].name : NULL,
 	};
+	if (r->listener < s->nr_listeners)
+		meta->listener = s->listeners[r->listener].name;
+	else if (s->listener_name) /* read back from a disk buffer: as recorded */
+		meta->listener = s->listener_name(s->listener_ctx, r->listener);
 }
 
 /* Room for need more bytes in b->out, within PREFORMAT_MAX_BYTES. */

@@ -245,6 +245,18 @@ static void write_disk_buffer(struct prom_text *p, const struct snapshot *s)
 	    "Messages not kept: the disk buffer was full (or a write failed).", d->dropped_msgs);
 	one(p, "syslogrx_disk_buffer_corrupt_records_total", PROM_COUNTER,
 	    "Records skipped at read: checksum mismatch or a torn tail.", d->corrupt_records);
+	one(p, "syslogrx_disk_buffer_corrupt_messages_total", PROM_COUNTER,
+	    "Messages in those, counted from the intact records around them (a lower bound "
+	    "while syslogrx_disk_buffer_corrupt_uncounted_total is not 0).",
+	    d->corrupt_msgs);
+	one(p, "syslogrx_disk_buffer_corrupt_uncounted_total", PROM_COUNTER,
+	    "Corrupt stretches whose messages could not be counted (a torn tail: nothing "
+	    "intact of the same run after it).",
+	    d->corrupt_uncounted);
+	one(p, "syslogrx_disk_buffer_segments_refused", PROM_GAUGE,
+	    "Segment files in the directory at start that were not read: larger than any "
+	    "syslogrx writes or than --disk-buffer-size, or of a newer format.",
+	    d->segments_refused);
 	one(p, "syslogrx_disk_buffer_recovered_total", PROM_COUNTER,
 	    "Messages found in the directory at start (left by an earlier run).",
 	    d->recovered_msgs);

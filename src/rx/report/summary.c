@@ -329,6 +329,9 @@ static void write_disk_buffer(struct json_writer *w, const struct snapshot *s)
 	jw_u64(w, "dropped_batches", d->dropped_batches);
 	jw_u64(w, "corrupt", d->corrupt_records);
 	jw_u64(w, "corrupt_bytes", d->corrupt_bytes);
+	jw_u64(w, "corrupt_msgs", d->corrupt_msgs);
+	jw_u64(w, "corrupt_uncounted", d->corrupt_uncounted);
+	jw_u64(w, "segments_refused", d->segments_refused);
 	jw_u64(w, "syncs", d->syncs);
 	jw_object_end(w);
 }

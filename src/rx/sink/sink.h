@@ -85,6 +85,11 @@ struct sink {
 	 * NULL when records name none (one unnamed listener). */
 	const struct listener_spec *listeners;
 	unsigned int nr_listeners;
+	/* The name of a listener index past those (a record read back from a
+	 * disk buffer that names a listener this run does not have), or NULL:
+	 * set by whoever opens the disk buffer; NULL = none. Any thread. */
+	const char *(*listener_name)(const void *ctx, uint32_t listener);
+	const void *listener_ctx;
 	/* The listener of the message being produced (msg_meta.listener), set
 	 * by the output stage before each produce; NULL = none. */
 	const char *listener_now;
