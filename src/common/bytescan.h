@@ -34,16 +34,17 @@ static inline bool json_special(bytescan_u8 c)
 	return c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
 }
 
-/* escape_line_ctl() (control bytes escaped, rsyslog's #ooo): below 0x20, DEL, '\\' */
+/* escape_line_ctl() (control bytes escaped, rsyslog's #ooo): below 0x20, DEL,
+ * '\\', and from 0x80 up (a C1 control is seen from its sequence's first byte) */
 static inline bool ctl_special(bytescan_u8 c)
 {
-	return c < 0x20 || c == 0x7f || c == '\\';
+	return c < 0x20 || c >= 0x7f || c == '\\';
 }
 
-/* escape_ctl() (structured data, whose own escapes stay): below 0x20, DEL */
+/* escape_ctl() (structured data, whose own escapes stay): below 0x20, DEL and up */
 static inline bool sd_special(bytescan_u8 c)
 {
-	return c < 0x20 || c == 0x7f;
+	return c < 0x20 || c >= 0x7f;
 }
 
 /* NUL or not ASCII (the parser's HAS_NUL / INVALID_UTF8 scan) */
@@ -67,8 +68,8 @@ static inline __m128i line_special16(const bytescan_u8 *s)
 static inline __m128i ctl_special16(const bytescan_u8 *s)
 {
 	__m128i v = _mm_loadu_si128((const __m128i *)s);
-	/* unsigned v <= 0x1f */
-	__m128i low = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));
+	/* signed compare: below 0x20 and from 0x80 up are both "less than 0x20" */
+	__m128i low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
 	__m128i del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f));
 	__m128i bs = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
 
@@ -78,7 +79,7 @@ static inline __m128i ctl_special16(const bytescan_u8 *s)
 static inline __m128i sd_special16(const bytescan_u8 *s)
 {
 	__m128i v = _mm_loadu_si128((const __m128i *)s);
-	__m128i low = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));
+	__m128i low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
 
 	return _mm_or_si128(low, _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)));
 }

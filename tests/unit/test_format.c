@@ -498,13 +498,15 @@ static void test_format_from_name(void **state)
  * byte-exact) and escape_json at every offset. */
 static void test_same_as_escape(void **state)
 {
-	static const char alphabet[] = "ab \"\\\n\r\t\0\x01\x7f\xc3\xa9\xe2\x82\xac\xff";
+	static const char alphabet[] = "ab \"\\\n\r\t\0\x01\x7f\xc3\xa9\xe2\x82\xac\xff\xc2\x9b\x85";
 	static char in[300], out[4096], ref[4096];
 
-	/* the SSE classifier's unsigned compare: 0x80-0xff are not controls */
+	/* the SSE classifier: 0x80-0x9f of no sequence are C1 controls, 0xff is
+	 * not a control, 0x1f is */
 	assert_int_equal(format_message(out, FORMAT_RAW, "\x80\x9f\xff\x1f\x20", 5, NULL,
 					SYSLOG_MALFORMED, NULL),
-			 9);
+			 15);
+	assert_memory_equal(out, "#200#237\xff#037 \n", 15);
 	unsigned int seed = 1;
 
 	for (int round = 0; round < 2000; round++) {
