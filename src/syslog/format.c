@@ -84,16 +84,74 @@ static size_t line_clean(const u8 *s, size_t len)
 	return BYTESCAN_CLEAN(s, len, line);
 }
 
-/* Bytes at the start of s that escape_line_ctl() copies unchanged. */
-static size_t ctl_clean(const u8 *s, size_t len)
+/*
+ * The ctl and sd classes stop their scan at the bytes 0x80..0x9f, in which a
+ * C1 control always has a byte: U+0080..U+009F is C2 80..C2 9F, and a lone
+ * byte is one. Most such bytes continue a valid UTF-8 sequence (Cyrillic
+ * D0 9F, CJK E6 97 A5): this looks back for the sequence's first byte and
+ * goes on past it when it is no C1 control. Where it stops is where a
+ * character starts (the C2 of a C1 control), so the escaper sees it whole.
+ */
+static inline __attribute__((always_inline)) size_t
+c1_clean(const u8 *s, size_t len, size_t (*scan)(const u8 *, size_t))
+{
+	size_t i = 0, lead, n;
+
+	for (;;) {
+		i += scan(s + i, len - i);
+		if (i == len || s[i] < 0x80)
+			return i;
+		for (lead = i; lead > 0 && i - lead < 3 && (s[lead - 1] & 0xc0) == 0x80; lead--)
+			;
+		if (!lead-- || s[lead] < 0xc0)
+			return i; /* a byte 0x80..0x9f of no sequence */
+		n = utf8_seq_len(s + lead, len - lead);
+		if (!n || lead + n <= i)
+			return i;
+		/* from that first byte, character by character while not ASCII */
+		for (i = lead; i < len && s[i] >= 0x80; i += n) {
+			n = utf8_seq_len(s + i, len - i);
+			if (n == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0)
+				return i; /* U+0080..U+009F */
+			if (!n && s[i] < 0xa0)
+				return i; /* a byte 0x80..0x9f of no sequence */
+			n = n ? n : 1;
+		}
+	}
+}
+
+static size_t ctl_scan(const u8 *s, size_t len)
 {
 	return BYTESCAN_CLEAN(s, len, ctl);
 }
 
-/* Bytes at the start of s that escape_json() copies unchanged (printable ASCII). */
-static size_t json_clean(const u8 *s, size_t len)
+/* Bytes at the start of s that escape_line_ctl() copies unchanged. */
+static size_t ctl_clean(const u8 *s, size_t len)
+{
+	return c1_clean(s, len, ctl_scan);
+}
+
+static size_t json_scan(const u8 *s, size_t len)
 {
 	return BYTESCAN_CLEAN(s, len, json);
+}
+
+/* Bytes at the start of s that escape_json() copies unchanged: the scan
+ * stops at each byte from 0x80 up; a valid sequence that is no C1 control
+ * is copied too, so UTF-8 text goes in runs, not a character at a time. */
+static size_t json_clean(const u8 *s, size_t len)
+{
+	size_t i = 0, n;
+
+	for (;;) {
+		i += json_scan(s + i, len - i);
+		if (i == len)
+			return i;
+		n = s[i] >= 0x80 ? utf8_seq_len(s + i, len - i) : 0;
+		if (!n || (n == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0))
+			return i;
+		i += n;
+	}
 }
 
 /*
@@ -127,9 +185,15 @@ put_escaped(char *d, const char *src, size_t len, size_t (*clean)(const u8 *, si
 	return d;
 }
 
-static size_t sd_clean(const u8 *s, size_t len)
+static size_t sd_scan(const u8 *s, size_t len)
 {
 	return BYTESCAN_CLEAN(s, len, sd);
+}
+
+/* Bytes at the start of s that escape_ctl() copies unchanged. */
+static size_t sd_clean(const u8 *s, size_t len)
+{
+	return c1_clean(s, len, sd_scan);
 }
 
 /* One line: control bytes escaped unless the output is byte-exact. */
@@ -375,6 +439,12 @@ static char *put_sd_elems(char *d, const struct syslog_str *sd, const char *skip
 
 	sd_walk_init(&w, sd, skip);
 	while (sd_walk_next(&w, &id, &params)) {
+		struct syslog_str text;
+
+		if (sd_elem_verbatim(&w, &id, params, &text)) {
+			d = put(d, text.p, text.len, flags);
+			continue;
+		}
 		d = put(d, "[", 1, flags);
 		d = put_sd_name(d, &id, put, flags);
 		d = put_sd_params(d, params, put, flags);

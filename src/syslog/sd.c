@@ -119,6 +119,26 @@ bool sd_walk_next(struct sd_walk *w, struct syslog_str *id, struct sd_iter *para
 	return false;
 }
 
+bool sd_elem_verbatim(const struct sd_walk *w, const struct syslog_str *id,
+		      struct sd_iter params, struct syslog_str *text)
+{
+	const char *end = params.end;
+	struct syslog_str name, raw, run, fix;
+	struct sd_value_iter v;
+
+	if (end >= w->it.end || *end != ']' || id->p[-1] != '[' || !sd_name_ok(id))
+		return false;
+	while (sd_next_param(&params, &name, &raw)) {
+		sd_value_init(&v, &raw);
+		if (!sd_name_ok(&name) || (sd_value_next(&v, &run, &fix) && fix.len))
+			return false;
+	}
+	if (params.p != end) /* not params to its end: rebuilt from what was read */
+		return false;
+	*text = (struct syslog_str){ id->p - 1, (uint32_t)(end + 1 - (id->p - 1)) };
+	return true;
+}
+
 void sd_value_init(struct sd_value_iter *v, const struct syslog_str *raw)
 {
 	v->p = raw->p;

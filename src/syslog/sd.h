@@ -58,6 +58,11 @@ struct sd_walk {
 /* skip: NULL, or an SD-ID (NUL-terminated) that sd_walk_next passes over. */
 void sd_walk_init(struct sd_walk *w, const struct syslog_str *sd, const char *skip);
 bool sd_walk_next(struct sd_walk *w, struct syslog_str *id, struct sd_iter *params);
+/* The element sd_walk_next just gave, "[" to "]" as received, when it goes
+ * out as it is (its names valid, no value with a piece to fix): the common
+ * case, written in one piece. False: it must be rebuilt. */
+bool sd_elem_verbatim(const struct sd_walk *w, const struct syslog_str *id,
+		      struct sd_iter params, struct syslog_str *text);
 
 /*
  * A raw PARAM-VALUE as valid RFC 5424, piece by piece: each call gives a run
