@@ -4,17 +4,18 @@ values, repeated SD-IDs, values that are not UTF-8, more SD-IDs than kept,
 C1 controls as U+009B and as a lone 0x9B byte, a BOM before bytes that are
 not UTF-8) go through syslogrx with a named listener, and each output is
 judged by an oracle that is not syslogrx's: every rfc5424 line by the
-strict RFC 5424 reader of tests/support/rfc5424.py, every json line by
-Python's strict UTF-8 decoder and json module, every raw line by the same
-decoder for C0/C1 controls. The elements dropped are exactly the summary's
-sd_dropped."""
+strict RFC 5424 reader of tests/support/rfc5424.py (and, over TCP, by
+Debian's syslog-ng), every json line by Python's strict UTF-8 decoder and
+json module, every raw line by the same decoder for C0/C1 controls. The
+elements dropped are exactly the summary's sd_dropped."""
 import json
 import socket
 
 import pytest
 
-from conftest import free_udp_port
+from conftest import free_tcp_port, free_udp_port
 from support import rfc5424
+from support.syslog_ng import SyslogNgServer
 
 H = b"<13>1 2026-11-26T10:00:00Z host app - - "
 # (datagram, SD elements dropped in rfc5424, in json)
@@ -119,3 +120,29 @@ def test_raw_lines_have_no_controls(syslogrx, tmp_path):
         no_controls(line)
     # C1 as rsyslog-style octal, by code point or by byte; Latin-1 kept
     assert lines[9] == b"<13>Nov 26 10:00:00 host app: rfc3164 #23331m #2332J latin1 \xe9"
+
+
+def test_syslog_ng_reads_every_line(syslogrx, tmp_path):
+    """The rfc5424 lines forwarded over TCP (RFC 6587 frames) to Debian's
+    syslog-ng: it parses each as RFC 5424 (none is its "Error processing log
+    message"), and reads the listener syslogrx wrote, not the forged one."""
+    tport, port = free_tcp_port(), free_udp_port()
+    sng = SyslogNgServer(str(tmp_path / "sng"), tport,
+                         'transport("tcp") flags(syslog-protocol) log-msg-size(70000)',
+                         "${.SDATA.syslogrx@32473.listener}|${.SDATA.a@1.k}|${MSG}\\n").start()
+    try:
+        rx = syslogrx("--sockets", "1", "--threads", "1", "--format", "rfc5424",
+                      "--output", f"tcp:127.0.0.1:{tport}",
+                      listen=f"edge-a=127.0.0.1:{port}", sequences=False)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for d, _, _ in HOSTILE:
+                s.sendto(d, ("127.0.0.1", port))
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+        lines = sng.wait_lines(len(HOSTILE))
+    finally:
+        sng.stop()
+    assert len(lines) == len(HOSTILE), lines
+    assert not [line for line in lines if b"Error processing log message" in line], lines
+    assert all(line.startswith(b"edge-a|") for line in lines), lines
+    assert b"edge-a|x]y|unescaped" in lines
