@@ -208,9 +208,11 @@ static char *put_line(char *d, const char *src, size_t len, unsigned int flags)
  * each byte of an invalid sequence as U+FFFD, as the json format writes it. */
 static char *put_line_utf8(char *d, const char *src, size_t len, unsigned int flags)
 {
-	const u8 *s = (const u8 *)src, *run = s, *end = s + len;
+	const u8 *s = (const u8 *)src, *run = s, *end;
 
-	while (s < end) {
+	if (!len) /* a BOM and no text: msg is absent (NULL) */
+		return d;
+	for (end = s + len; s < end;) {
 		size_t n = *s < 0x80 ? 1 : utf8_seq_len(s, end - s);
 
 		if (n) {
