@@ -138,9 +138,10 @@ size_t escape_line_ctl(char *dst, const char *src, size_t len)
 			d += escape_line(d, &src[i], 1);
 		else if (c < 0x80)
 			d += escape_ctl(d, &src[i], 1);
-		else /* a whole sequence, so that a C1 control in it is seen */
-			d += escape_ctl(d, &src[i],
-					n = high_char((const unsigned char *)src + i, len - i, &c1));
+		else { /* a whole sequence, so that a C1 control in it is seen */
+			n = high_char((const unsigned char *)src + i, len - i, &c1);
+			d += escape_ctl(d, &src[i], n);
+		}
 		i += n;
 	}
 	return d - dst;

@@ -394,8 +394,7 @@ static char *put_json_piece(char *d, const char *s, size_t n, unsigned int flags
 
 /* An SD-ID or PARAM-NAME: the parser lets through only valid ones; should
  * one come otherwise, each byte RFC 5424 does not allow is written '_'. */
-static char *put_sd_name(char *d, const struct syslog_str *name, sd_put_fn put,
-			 unsigned int flags)
+static char *put_sd_name(char *d, const struct syslog_str *name, sd_put_fn put, unsigned int flags)
 {
 	char fixed[SYSLOG_SD_NAME_MAX];
 	uint32_t n = name->len < SYSLOG_SD_NAME_MAX ? name->len : SYSLOG_SD_NAME_MAX;

@@ -119,8 +119,8 @@ bool sd_walk_next(struct sd_walk *w, struct syslog_str *id, struct sd_iter *para
 	return false;
 }
 
-bool sd_elem_verbatim(const struct sd_walk *w, const struct syslog_str *id,
-		      struct sd_iter params, struct syslog_str *text)
+bool sd_elem_verbatim(const struct sd_walk *w, const struct syslog_str *id, struct sd_iter params,
+		      struct syslog_str *text)
 {
 	const char *end = params.end;
 	struct syslog_str name, raw, run, fix;

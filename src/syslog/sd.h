@@ -49,9 +49,9 @@ size_t sd_unescape_utf8(char *dst, const struct syslog_str *raw);
 /* The elements that go out (rules above), in their order. */
 struct sd_walk {
 	struct sd_iter it;
-	const char *skip;  /* an SD-ID the caller merges itself: passed over, not counted */
-	uint32_t dropped;  /* elements dropped so far */
-	uint32_t n;	   /* distinct SD-IDs returned */
+	const char *skip; /* an SD-ID the caller merges itself: passed over, not counted */
+	uint32_t dropped; /* elements dropped so far */
+	uint32_t n;	  /* distinct SD-IDs returned */
 	struct syslog_str seen[SD_ELEMS_MAX];
 };
 
@@ -61,8 +61,8 @@ bool sd_walk_next(struct sd_walk *w, struct syslog_str *id, struct sd_iter *para
 /* The element sd_walk_next just gave, "[" to "]" as received, when it goes
  * out as it is (its names valid, no value with a piece to fix): the common
  * case, written in one piece. False: it must be rebuilt. */
-bool sd_elem_verbatim(const struct sd_walk *w, const struct syslog_str *id,
-		      struct sd_iter params, struct syslog_str *text);
+bool sd_elem_verbatim(const struct sd_walk *w, const struct syslog_str *id, struct sd_iter params,
+		      struct syslog_str *text);
 
 /*
  * A raw PARAM-VALUE as valid RFC 5424, piece by piece: each call gives a run
