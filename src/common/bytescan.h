@@ -34,16 +34,18 @@ static inline bool json_special(bytescan_u8 c)
 	return c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
 }
 
-/* escape_line_ctl() (control bytes escaped, rsyslog's #ooo): below 0x20, DEL, '\\' */
+/* escape_line_ctl() (control bytes escaped, rsyslog's #ooo): below 0x20, DEL,
+ * '\\', and 0x80..0x9f, in which every C1 control has a byte (format.c's
+ * c1_clean tells a C1 control from the UTF-8 sequences that hold one) */
 static inline bool ctl_special(bytescan_u8 c)
 {
-	return c < 0x20 || c == 0x7f || c == '\\';
+	return c < 0x20 || c == 0x7f || c == '\\' || (c >= 0x80 && c < 0xa0);
 }
 
-/* escape_ctl() (structured data, whose own escapes stay): below 0x20, DEL */
+/* escape_ctl() (structured data, whose own escapes stay): below 0x20, DEL, 0x80..0x9f */
 static inline bool sd_special(bytescan_u8 c)
 {
-	return c < 0x20 || c == 0x7f;
+	return c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0);
 }
 
 /* NUL or not ASCII (the parser's HAS_NUL / INVALID_UTF8 scan) */
@@ -67,20 +69,22 @@ static inline __m128i line_special16(const bytescan_u8 *s)
 static inline __m128i ctl_special16(const bytescan_u8 *s)
 {
 	__m128i v = _mm_loadu_si128((const __m128i *)s);
-	/* unsigned v <= 0x1f */
+	/* unsigned v <= 0x1f; signed v < (char)0xa0: 0x80..0x9f */
 	__m128i low = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));
+	__m128i c1 = _mm_cmplt_epi8(v, _mm_set1_epi8((char)0xa0));
 	__m128i del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f));
 	__m128i bs = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
 
-	return _mm_or_si128(low, _mm_or_si128(del, bs));
+	return _mm_or_si128(_mm_or_si128(low, c1), _mm_or_si128(del, bs));
 }
 
 static inline __m128i sd_special16(const bytescan_u8 *s)
 {
 	__m128i v = _mm_loadu_si128((const __m128i *)s);
 	__m128i low = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));
+	__m128i c1 = _mm_cmplt_epi8(v, _mm_set1_epi8((char)0xa0));
 
-	return _mm_or_si128(low, _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)));
+	return _mm_or_si128(_mm_or_si128(low, c1), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)));
 }
 
 static inline __m128i json_special16(const bytescan_u8 *s)

@@ -34,40 +34,6 @@ size_t escape_line(char *dst, const char *src, size_t len)
 	return d - dst;
 }
 
-size_t escape_ctl(char *dst, const char *src, size_t len)
-{
-	char *d = dst;
-
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = src[i];
-
-		if (c < 0x20 || c == 0x7f) {
-			*d++ = '#';
-			*d++ = '0' + (c >> 6);
-			*d++ = '0' + ((c >> 3) & 7);
-			*d++ = '0' + (c & 7);
-		} else {
-			*d++ = c;
-		}
-	}
-	return d - dst;
-}
-
-size_t escape_line_ctl(char *dst, const char *src, size_t len)
-{
-	char *d = dst;
-
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = src[i];
-
-		if (c == '\\' || c == '\n' || c == '\r' || c == '\0')
-			d += escape_line(d, &src[i], 1);
-		else
-			d += escape_ctl(d, &src[i], 1);
-	}
-	return d - dst;
-}
-
 size_t utf8_seq_len(const unsigned char *s, size_t avail)
 {
 	unsigned char c = s[0];
@@ -96,6 +62,89 @@ size_t utf8_seq_len(const unsigned char *s, size_t avail)
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return n;
+}
+
+/* '#' and three octal digits: ESC -> "#033", U+009B -> "#233" (rsyslog's form) */
+static char *put_octal(char *d, unsigned int c)
+{
+	*d++ = '#';
+	*d++ = '0' + (c >> 6);
+	*d++ = '0' + ((c >> 3) & 7);
+	*d++ = '0' + (c & 7);
+	return d;
+}
+
+/*
+ * At a byte >= 0x80: how many bytes stand together there (a valid UTF-8
+ * sequence, or 1: a byte of an invalid one), and in *c1 the C1 control they
+ * are, 0 if none. A C1 control is U+0080..U+009F (C2 80..C2 9F), or a byte
+ * 0x80..0x9F of no valid sequence: a terminal in an 8-bit mode runs either
+ * (0x9B is CSI, as ESC [ is).
+ */
+static size_t high_char(const unsigned char *s, size_t len, unsigned int *c1)
+{
+	size_t n = utf8_seq_len(s, len);
+
+	*c1 = 0;
+	if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0)
+		*c1 = s[1]; /* U+0080..U+009F: the code point is the second byte */
+	else if (!n && s[0] < 0xa0)
+		*c1 = s[0];
+	return n ? n : 1;
+}
+
+size_t escape_ctl(char *dst, const char *src, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	char *d = dst;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char c = s[i];
+		unsigned int c1;
+		size_t n;
+
+		if (c < 0x20 || c == 0x7f) {
+			d = put_octal(d, c);
+			i++;
+		} else if (c < 0x80) {
+			*d++ = c;
+			i++;
+		} else {
+			n = high_char(s + i, len - i, &c1);
+			if (c1) {
+				d = put_octal(d, c1);
+			} else {
+				memcpy(d, s + i, n);
+				d += n;
+			}
+			i += n;
+		}
+	}
+	return d - dst;
+}
+
+size_t escape_line_ctl(char *dst, const char *src, size_t len)
+{
+	char *d = dst;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char c = src[i];
+		unsigned int c1;
+		size_t n = 1;
+
+		if (c == '\\' || c == '\n' || c == '\r' || c == '\0')
+			d += escape_line(d, &src[i], 1);
+		else if (c < 0x80)
+			d += escape_ctl(d, &src[i], 1);
+		else { /* a whole sequence, so that a C1 control in it is seen */
+			n = high_char((const unsigned char *)src + i, len - i, &c1);
+			d += escape_ctl(d, &src[i], n);
+		}
+		i += n;
+	}
+	return d - dst;
 }
 
 /* Bytes of s below 0x80 from its start, 8 at a time while they last. */
@@ -163,7 +212,14 @@ size_t escape_json(char *dst, const char *src, size_t len)
 		if (c >= 0x80) {
 			size_t n = utf8_seq_len(s + i, len - i);
 
-			if (n) {
+			if (n == 2 && c == 0xc2 && s[i + 1] < 0xa0) {
+				/* a C1 control, U+0080..U+009F: as the C0 ones */
+				memcpy(d, "\\u00", 4);
+				d[4] = hex[s[i + 1] >> 4];
+				d[5] = hex[s[i + 1] & 0xf];
+				d += 6;
+				i += 2;
+			} else if (n) {
 				memcpy(d, s + i, n);
 				d += n;
 				i += n;

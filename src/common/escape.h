@@ -20,15 +20,18 @@ size_t escape_line(char *dst, const char *src, size_t len);
  * escape_line() and, like rsyslog's $EscapeControlCharactersOnReceive (on by
  * default there too), every other control byte -- 0x01-0x1f but '\n' and
  * '\r', tab included, and DEL (0x7f) -- as '#' and three octal digits:
- * ESC -> "#033", tab -> "#011", DEL -> "#177". A terminal that shows the line
- * runs no escape sequence a sender wrote. Not reversible for those bytes (a
- * message may hold the text "#033" itself), as rsyslog's is not.
+ * ESC -> "#033", tab -> "#011", DEL -> "#177"; and the C1 controls as
+ * net_text_log() shows them: U+0080..U+009F (C2 80..C2 9F) by code point
+ * (U+009B -> "#233"), and so a byte 0x80..0x9F of no valid UTF-8 sequence
+ * (0x9B -> "#233"); other bytes, valid or not, stay. A terminal that shows
+ * the line runs no escape sequence a sender wrote. Not reversible for those
+ * bytes (a message may hold the text "#033" itself), as rsyslog's is not.
  * dst holds at least ESCAPE_LINE_MAX(len) bytes; returns bytes written.
  */
 size_t escape_line_ctl(char *dst, const char *src, size_t len);
 
 /*
- * Only the control bytes, every one (0x00-0x1f, DEL) as "#ooo"; '\\' kept:
+ * Only the control bytes, every one (0x00-0x1f, DEL, C1 as above) as "#ooo"; '\\' kept:
  * for text with its own backslash escapes, RFC 5424 structured data.
  * dst holds at least ESCAPE_LINE_MAX(len) bytes; returns bytes written.
  */
@@ -36,7 +39,8 @@ size_t escape_ctl(char *dst, const char *src, size_t len);
 
 /*
  * The inside of a JSON string (no quotes), always valid UTF-8: '"' and '\\'
- * escaped, control bytes as \n \r \t or \u00XX, valid UTF-8 sequences kept,
+ * escaped, control bytes as \n \r \t or \u00XX (the C1 ones, U+0080..U+009F,
+ * too), other valid UTF-8 sequences kept,
  * every byte of an invalid sequence replaced by U+FFFD ("\ufffd").
  * dst holds at least ESCAPE_JSON_MAX(len) bytes; returns bytes written.
  */

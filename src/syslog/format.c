@@ -84,16 +84,74 @@ static size_t line_clean(const u8 *s, size_t len)
 	return BYTESCAN_CLEAN(s, len, line);
 }
 
-/* Bytes at the start of s that escape_line_ctl() copies unchanged. */
-static size_t ctl_clean(const u8 *s, size_t len)
+/*
+ * The ctl and sd classes stop their scan at the bytes 0x80..0x9f, in which a
+ * C1 control always has a byte: U+0080..U+009F is C2 80..C2 9F, and a lone
+ * byte is one. Most such bytes continue a valid UTF-8 sequence (Cyrillic
+ * D0 9F, CJK E6 97 A5): this looks back for the sequence's first byte and
+ * goes on past it when it is no C1 control. Where it stops is where a
+ * character starts (the C2 of a C1 control), so the escaper sees it whole.
+ */
+static inline __attribute__((always_inline)) size_t
+c1_clean(const u8 *s, size_t len, size_t (*scan)(const u8 *, size_t))
+{
+	size_t i = 0, lead, n;
+
+	for (;;) {
+		i += scan(s + i, len - i);
+		if (i == len || s[i] < 0x80)
+			return i;
+		for (lead = i; lead > 0 && i - lead < 3 && (s[lead - 1] & 0xc0) == 0x80; lead--)
+			;
+		if (!lead-- || s[lead] < 0xc0)
+			return i; /* a byte 0x80..0x9f of no sequence */
+		n = utf8_seq_len(s + lead, len - lead);
+		if (!n || lead + n <= i)
+			return i;
+		/* from that first byte, character by character while not ASCII */
+		for (i = lead; i < len && s[i] >= 0x80; i += n) {
+			n = utf8_seq_len(s + i, len - i);
+			if (n == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0)
+				return i; /* U+0080..U+009F */
+			if (!n && s[i] < 0xa0)
+				return i; /* a byte 0x80..0x9f of no sequence */
+			n = n ? n : 1;
+		}
+	}
+}
+
+static size_t ctl_scan(const u8 *s, size_t len)
 {
 	return BYTESCAN_CLEAN(s, len, ctl);
 }
 
-/* Bytes at the start of s that escape_json() copies unchanged (printable ASCII). */
-static size_t json_clean(const u8 *s, size_t len)
+/* Bytes at the start of s that escape_line_ctl() copies unchanged. */
+static size_t ctl_clean(const u8 *s, size_t len)
+{
+	return c1_clean(s, len, ctl_scan);
+}
+
+static size_t json_scan(const u8 *s, size_t len)
 {
 	return BYTESCAN_CLEAN(s, len, json);
+}
+
+/* Bytes at the start of s that escape_json() copies unchanged: the scan
+ * stops at each byte from 0x80 up; a valid sequence that is no C1 control
+ * is copied too, so UTF-8 text goes in runs, not a character at a time. */
+static size_t json_clean(const u8 *s, size_t len)
+{
+	size_t i = 0, n;
+
+	for (;;) {
+		i += json_scan(s + i, len - i);
+		if (i == len)
+			return i;
+		n = s[i] >= 0x80 ? utf8_seq_len(s + i, len - i) : 0;
+		if (!n || (n == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0))
+			return i;
+		i += n;
+	}
 }
 
 /*
@@ -127,9 +185,15 @@ put_escaped(char *d, const char *src, size_t len, size_t (*clean)(const u8 *, si
 	return d;
 }
 
-static size_t sd_clean(const u8 *s, size_t len)
+static size_t sd_scan(const u8 *s, size_t len)
 {
 	return BYTESCAN_CLEAN(s, len, sd);
+}
+
+/* Bytes at the start of s that escape_ctl() copies unchanged. */
+static size_t sd_clean(const u8 *s, size_t len)
+{
+	return c1_clean(s, len, sd_scan);
 }
 
 /* One line: control bytes escaped unless the output is byte-exact. */
@@ -138,6 +202,28 @@ static char *put_line(char *d, const char *src, size_t len, unsigned int flags)
 	if (flags & FORMAT_F_EXACT_CONTROL)
 		return put_escaped(d, src, len, line_clean, escape_line);
 	return put_escaped(d, src, len, ctl_clean, escape_line_ctl);
+}
+
+/* put_line() of text that must be UTF-8 (an RFC 5424 MSG after its BOM):
+ * each byte of an invalid sequence as U+FFFD, as the json format writes it. */
+static char *put_line_utf8(char *d, const char *src, size_t len, unsigned int flags)
+{
+	const u8 *s = (const u8 *)src, *run = s, *end;
+
+	if (!len) /* a BOM and no text: msg is absent (NULL) */
+		return d;
+	for (end = s + len; s < end;) {
+		size_t n = *s < 0x80 ? 1 : utf8_seq_len(s, end - s);
+
+		if (n) {
+			s += n;
+			continue;
+		}
+		d = put_line(d, (const char *)run, s - run, flags);
+		d = PUT_LIT(d, "\xef\xbf\xbd");
+		run = ++s;
+	}
+	return put_line(d, (const char *)run, s - run, flags);
 }
 
 static char *put_json(char *d, const char *src, size_t len)
@@ -287,6 +373,89 @@ static char *put_bsd_as_3339(char *d, const struct syslog_tm *tm, const struct m
 	return d;
 }
 
+/* ---- structured data as it goes out (sd.h) ------------------------------ */
+
+/* Writes text of an SD field: put_sd_text (rfc5424) or put_json_piece. */
+typedef char *(*sd_put_fn)(char *d, const char *s, size_t n, unsigned int flags);
+
+/* STRUCTURED-DATA text as it goes out: its own '\\' escapes kept, control
+ * bytes as "#ooo" unless the output is byte-exact. */
+static char *put_sd_text(char *d, const char *s, size_t n, unsigned int flags)
+{
+	if (flags & FORMAT_F_EXACT_CONTROL)
+		return put_str(d, s, n);
+	return put_escaped(d, s, n, sd_clean, escape_ctl);
+}
+
+static char *put_json_piece(char *d, const char *s, size_t n, unsigned int flags)
+{
+	return put_json(d, s, n);
+}
+
+/* An SD-ID or PARAM-NAME: the parser lets through only valid ones; should
+ * one come otherwise, each byte RFC 5424 does not allow is written '_'. */
+static char *put_sd_name(char *d, const struct syslog_str *name, sd_put_fn put, unsigned int flags)
+{
+	char fixed[SYSLOG_SD_NAME_MAX];
+	uint32_t n = name->len < SYSLOG_SD_NAME_MAX ? name->len : SYSLOG_SD_NAME_MAX;
+
+	if (sd_name_ok(name))
+		return put(d, name->p, name->len, flags);
+	for (uint32_t i = 0; i < n; i++) {
+		u8 c = name->p[i];
+
+		fixed[i] = c < 33 || c > 126 || c == '=' || c == ']' || c == '"' ? '_' : c;
+	}
+	return put(d, fixed, n, flags);
+}
+
+/* The params of an element, " NAME=\"VALUE\"" each, values as RFC 5424 wants them. */
+static char *put_sd_params(char *d, struct sd_iter params, sd_put_fn put, unsigned int flags)
+{
+	struct syslog_str name, raw, run, fix;
+	struct sd_value_iter v;
+
+	while (sd_next_param(&params, &name, &raw)) {
+		d = put(d, " ", 1, flags);
+		d = put_sd_name(d, &name, put, flags);
+		d = put(d, "=\"", 2, flags);
+		sd_value_init(&v, &raw);
+		while (sd_value_next(&v, &run, &fix)) {
+			d = put(d, run.p, run.len, flags);
+			d = put(d, fix.p, fix.len, flags);
+		}
+		d = put(d, "\"", 1, flags);
+	}
+	return d;
+}
+
+/* The message's own elements that sd_walk keeps (skip: an SD-ID merged
+ * elsewhere), rebuilt; the dropped ones counted at *dropped. */
+static char *put_sd_elems(char *d, const struct syslog_str *sd, const char *skip, sd_put_fn put,
+			  unsigned int flags, uint32_t *dropped)
+{
+	struct sd_walk w;
+	struct sd_iter params;
+	struct syslog_str id;
+
+	sd_walk_init(&w, sd, skip);
+	while (sd_walk_next(&w, &id, &params)) {
+		struct syslog_str text;
+
+		if (sd_elem_verbatim(&w, &id, params, &text)) {
+			d = put(d, text.p, text.len, flags);
+			continue;
+		}
+		d = put(d, "[", 1, flags);
+		d = put_sd_name(d, &id, put, flags);
+		d = put_sd_params(d, params, put, flags);
+		d = put(d, "]", 1, flags);
+	}
+	if (dropped)
+		*dropped += w.dropped;
+	return d;
+}
+
 /* ---- json ---------------------------------------------------------------- */
 
 /* "key":"escaped", when present */
@@ -301,16 +470,18 @@ static char *json_field(char *d, const char *key, size_t key_len, const struct s
 
 #define JSON_FIELD(d, key, v) json_field(d, "\"" key "\":\"", sizeof(key) + 3, v)
 
-/* "sd":{"ID":{"name":"value",...},...}, values unescaped then escaped */
+/* "sd":{"ID":{"name":"value",...},...}, values unescaped then escaped; the
+ * elements sd_walk keeps (structured_data's, which counts what it drops) */
 static char *json_sd(char *d, const struct syslog_str *sd)
 {
-	struct sd_iter it, params;
+	struct sd_walk w;
+	struct sd_iter params;
 	struct syslog_str id, name, raw;
 	bool first = true;
 
 	d = PUT_LIT(d, "\"sd\":{");
-	sd_iter_init(&it, sd);
-	while (sd_next_elem(&it, &id, &params)) {
+	sd_walk_init(&w, sd, NULL);
+	while (sd_walk_next(&w, &id, &params)) {
 		bool pfirst = true;
 
 		if (!first)
@@ -365,9 +536,20 @@ static char *format_json(char *d, const char *data, size_t len, const struct sys
 		d = JSON_FIELD(d, "app_name", &m->app_name);
 		d = JSON_FIELD(d, "procid", &m->procid);
 		d = JSON_FIELD(d, "msgid", &m->msgid);
-		d = JSON_FIELD(d, "structured_data", &m->structured_data);
-		if (r == SYSLOG_OK_5424 && m->structured_data.p)
-			d = json_sd(d, &m->structured_data);
+		if (m->structured_data.p) { /* absent when every element is dropped */
+			char *key = d, *val;
+
+			d = PUT_LIT(d, "\"structured_data\":\"");
+			val = d;
+			d = put_sd_elems(d, &m->structured_data, NULL, put_json_piece, 0,
+					 meta ? meta->sd_dropped : NULL);
+			if (d == val)
+				d = key;
+			else if (r == SYSLOG_OK_5424)
+				d = json_sd(PUT_LIT(d, "\","), &m->structured_data);
+			else
+				d = PUT_LIT(d, "\",");
+		}
 		d = JSON_FIELD(d, "msg", &m->msg);
 		d = PUT_LIT(d, "\"malformed\":false");
 	} else {
@@ -425,7 +607,7 @@ static char *put_field(char *d, const struct syslog_str *v)
 /* The receiver's own SD element: which --listen the message came by. */
 static char *put_listener_sd(char *d, const struct msg_meta *meta)
 {
-	d = PUT_LIT(d, "[syslogrx@32473 listener=\"");
+	d = PUT_LIT(d, "[" SD_OWN_ID " listener=\"");
 	d = put_str(d, meta->listener, strnlen(meta->listener, FORMAT_LISTENER_MAX));
 	return PUT_LIT(d, "\"]");
 }
@@ -441,15 +623,6 @@ static void sender_of(struct sender_ip *s, const struct msg_meta *meta)
 	s->n = meta && meta->src ?
 		       sockaddr_format_ip(s->ip, sizeof(s->ip), meta->src, meta->src_len) :
 		       0;
-}
-
-/* STRUCTURED-DATA text as it goes out: its own '\\' escapes kept, control
- * bytes as "#ooo" unless the output is byte-exact. */
-static char *put_sd_text(char *d, const char *s, size_t n, unsigned int flags)
-{
-	if (flags & FORMAT_F_EXACT_CONTROL)
-		return put_str(d, s, n);
-	return put_escaped(d, s, n, sd_clean, escape_ctl);
 }
 
 static bool is_origin(const struct syslog_str *id)
@@ -469,40 +642,18 @@ static char *sd_origin(char *d, const struct sender_ip *src, const struct syslog
 		       unsigned int flags)
 {
 	struct sd_iter it, params;
-	struct syslog_str id, name, raw;
+	struct syslog_str id;
 
 	d = PUT_LIT(d, "[origin");
 	sd_iter_init(&it, sd);
 	while (sd_next_elem(&it, &id, &params)) {
 		if (!is_origin(&id))
 			continue;
-		while (sd_next_param(&params, &name, &raw)) {
-			*d++ = ' ';
-			d = put_sd_text(d, name.p, name.len, flags);
-			d = PUT_LIT(d, "=\"");
-			d = put_sd_text(d, raw.p, raw.len, flags);
-			*d++ = '"';
-		}
+		d = put_sd_params(d, params, put_sd_text, flags);
 	}
 	d = PUT_LIT(d, " ip=\"");
 	d = put_str(d, src->ip, src->n);
 	return PUT_LIT(d, "\"]");
-}
-
-/* The message's own elements as received, but its origin (merged above). */
-static char *sd_message_elems(char *d, const struct syslog_str *sd, unsigned int flags)
-{
-	struct sd_iter it, params;
-	struct syslog_str id;
-	const char *start;
-
-	sd_iter_init(&it, sd);
-	for (start = it.p; sd_next_elem(&it, &id, &params); start = it.p)
-		if (!is_origin(&id))
-			d = put_sd_text(d, start, it.p - start, flags);
-	if (it.p && it.p < it.end) /* not an element: kept, nothing is lost */
-		d = put_sd_text(d, it.p, it.end - it.p, flags);
-	return d;
 }
 
 /*
@@ -518,7 +669,8 @@ static char *put_sd_field(char *d, const struct syslog_str *sd, const struct sen
 	if (src->n)
 		d = sd_origin(d, src, sd, flags);
 	if (sd->p)
-		d = src->n ? sd_message_elems(d, sd, flags) : put_sd_text(d, sd->p, sd->len, flags);
+		d = put_sd_elems(d, sd, src->n ? "origin" : NULL, put_sd_text, flags,
+				 meta ? meta->sd_dropped : NULL);
 	if (meta && meta->listener)
 		d = put_listener_sd(d, meta);
 	if (d == start)
@@ -573,9 +725,12 @@ static char *format_rfc5424(char *d, const char *data, size_t len, const struct 
 	d = put_sd_field(d, &m->structured_data, &src, meta, flags);
 	if (m->msg.p || m->bom) {
 		*d++ = ' ';
-		if (m->bom)
+		if (m->bom) {
 			d = PUT_LIT(d, "\xef\xbb\xbf");
-		d = put_line(d, m->msg.p, m->msg.len, flags);
+			d = put_line_utf8(d, m->msg.p, m->msg.len, flags);
+		} else {
+			d = put_line(d, m->msg.p, m->msg.len, flags);
+		}
 	}
 	*d++ = '\n';
 	return d;

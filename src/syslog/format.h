@@ -5,9 +5,14 @@
  * zone (rfc5424 of RFC 3164 stamps): no allocation, no I/O.
  *
  * raw      the datagram, escape_line_ctl()d (see escape.h): '\\' '\n' '\r'
- *          NUL backslash-escaped, every other control byte (tab and DEL
- *          included) as rsyslog writes it, "#033"; then '\n'. With
+ *          NUL backslash-escaped, every other control character (tab, DEL
+ *          and C1 included) as rsyslog writes it, "#033"; then '\n'. With
  *          FORMAT_F_EXACT_CONTROL only escape_line() (controls as received).
+ *
+ * SD      every format writes a sender's STRUCTURED-DATA as syslog/sd.h says:
+ *          its syslogrx@32473 element, a repeated SD-ID and elements past
+ *          SD_ELEMS_MAX SD-IDs dropped (counted at meta->sd_dropped), values
+ *          escaped as RFC 5424 wants them and valid UTF-8.
  *
  * json     one JSON object, valid UTF-8 (every string through escape_json),
  *          keys in this order; a key whose value is absent is OMITTED:
@@ -19,7 +24,9 @@
  *                                      without meta), as OTLP's timeUnixNano
  *            hostname, app_name, procid, msgid, structured_data, msg
  *                                      strings as parsed (msg without a BOM
- *                                      and without the trailing newline/NUL)
+ *                                      and without the trailing newline/NUL;
+ *                                      structured_data as SD above, absent
+ *                                      when no element is left)
  *            sd                        (after structured_data) the structured
  *                                      data parsed: {"SD-ID":{"name":"value"}},
  *                                      values unescaped
@@ -37,7 +44,8 @@
  * rfc5424  "<PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID SD[ MSG]", '-'
  *          for what is absent, MSG escaped as raw is so it stays one line, SD's
  *          control bytes as "#ooo" (escape_ctl: its '\\' escapes kept) (an
- *          RFC 5424 BOM is written back before it).
+ *          RFC 5424 BOM is written back before it, and after one MSG's
+ *          invalid UTF-8 as U+FFFD: MSG-UTF8).
  *          - the sender (meta->src): SD starts with [origin ip="ADDR"]
  *            (RFC 5424 7.2.1; "1.2.3.4", "2001:db8::1", an IPv4-mapped
  *            address as IPv4), the message's own elements after it; a
@@ -61,7 +69,8 @@
  *          meta is NULL.
  *          - meta->listener set: the SD element
  *            [syslogrx@32473 listener="NAME"] follows the message's own SD
- *            (or stands for its '-'; a malformed message's too).
+ *            (or stands for its '-'; a malformed message's too); a sender's
+ *            own syslogrx@32473 element never goes out (SD above).
  */
 #ifndef SYSLOGRX_FORMAT_H
 #define SYSLOGRX_FORMAT_H
@@ -88,6 +97,10 @@ struct msg_meta {
 	 * bytes of [a-z0-9_.-] (rx/settings/listeners.h checks it), so no
 	 * format escapes it. */
 	const char *listener;
+	/* Where format_message() adds the sender's SD elements it dropped
+	 * (sd.h: syslogrx's own SD-ID, a repeated SD-ID, past SD_ELEMS_MAX);
+	 * NULL: not counted. */
+	uint32_t *sd_dropped;
 };
 
 #define FORMAT_LISTENER_MAX 32

@@ -279,12 +279,13 @@ static size_t elem_kv_size(const struct syslog_str *id, struct sd_iter params)
 
 static size_t sd_kvl_size(const struct syslog_str *sd)
 {
-	struct sd_iter it, params;
+	struct sd_walk w;
+	struct sd_iter params;
 	struct syslog_str id;
 	size_t n = 0;
 
-	sd_iter_init(&it, sd);
-	while (sd_next_elem(&it, &id, &params))
+	sd_walk_init(&w, sd, NULL);
+	while (sd_walk_next(&w, &id, &params))
 		n += ld_size(elem_kv_size(&id, params));
 	return n;
 }
@@ -296,18 +297,21 @@ static size_t sd_kv_size(size_t kvl)
 	return ld_size(sizeof(SD_KEY) - 1) + ld_size(ld_size(kvl));
 }
 
-static char *put_sd(char *d, const struct syslog_str *sd)
+/* The elements sd_walk keeps (sd.h), as sd_kvl_size() counted them; the
+ * dropped ones added at *dropped. */
+static char *put_sd(char *d, const struct syslog_str *sd, uint32_t *dropped)
 {
 	size_t kvl = sd_kvl_size(sd);
-	struct sd_iter it, params;
+	struct sd_walk w;
+	struct sd_iter params;
 	struct syslog_str id, name, raw;
 
 	d = put_ld_head(d, TAG_LD(6), sd_kv_size(kvl));
 	d = put_ld(d, TAG_LD(1), SD_KEY, sizeof(SD_KEY) - 1);
 	d = put_ld_head(d, TAG_LD(2), ld_size(kvl));
 	d = put_ld_head(d, TAG_LD(6), kvl);
-	sd_iter_init(&it, sd);
-	while (sd_next_elem(&it, &id, &params)) {
+	sd_walk_init(&w, sd, NULL);
+	while (sd_walk_next(&w, &id, &params)) {
 		size_t ekvl = elem_kvl_size(params);
 
 		d = put_ld_head(d, TAG_LD(1), elem_kv_size(&id, params));
@@ -324,6 +328,8 @@ static char *put_sd(char *d, const struct syslog_str *sd)
 			d += sd_unescape_utf8(d, &raw);
 		}
 	}
+	if (dropped)
+		*dropped += w.dropped;
 	return d;
 }
 
@@ -365,7 +371,7 @@ size_t otlp_pb_record(char *dst, const struct otlp_rec *rec)
 	/* attributes in the order: PRI, header, structured_data, network */
 	for (unsigned int i = 0; i < p.n; i++) {
 		if (p.sd && !strcmp(p.a[i].key, "net.transport"))
-			d = put_sd(d, p.sd);
+			d = put_sd(d, p.sd, rec->sd_dropped);
 		d = put_kv(d, TAG_LD(6), &p.a[i]);
 	}
 	d = put_fixed64(d, TAG_FIXED64(11), rec->observed_ns);
@@ -431,16 +437,17 @@ static char *json_attr(char *d, const struct attr *a)
 	return d;
 }
 
-static char *json_sd(char *d, const struct syslog_str *sd)
+static char *json_sd(char *d, const struct syslog_str *sd, uint32_t *dropped)
 {
-	struct sd_iter it, params;
+	struct sd_walk w;
+	struct sd_iter params;
 	struct syslog_str id, name, raw;
 	bool first = true;
 
 	d = json_kv_head(d, SD_KEY, sizeof(SD_KEY) - 1);
 	d = PUT_LIT(d, "{\"kvlistValue\":{\"values\":[");
-	sd_iter_init(&it, sd);
-	while (sd_next_elem(&it, &id, &params)) {
+	sd_walk_init(&w, sd, NULL);
+	while (sd_walk_next(&w, &id, &params)) {
 		bool pfirst = true;
 
 		if (!first)
@@ -459,6 +466,8 @@ static char *json_sd(char *d, const struct syslog_str *sd)
 		}
 		d = PUT_LIT(d, "]}}}");
 	}
+	if (dropped)
+		*dropped += w.dropped;
 	return PUT_LIT(d, "]}}}");
 }
 
@@ -501,7 +510,7 @@ size_t otlp_json_record(char *dst, const struct otlp_rec *rec)
 		if (i)
 			*d++ = ',';
 		if (p.sd && !strcmp(p.a[i].key, "net.transport")) {
-			d = json_sd(d, p.sd);
+			d = json_sd(d, p.sd, rec->sd_dropped);
 			*d++ = ',';
 		}
 		d = json_attr(d, &p.a[i]);

@@ -19,7 +19,9 @@
  *   attributes            the collector syslog receiver's names: priority,
  *                         facility, version (5424), hostname, appname,
  *                         proc_id, msg_id, structured_data (a map of SD-ID to
- *                         a map of its params, each param its own key),
+ *                         a map of its params, each param its own key; the
+ *                         elements syslog/sd.h's sd_walk keeps: no sender's
+ *                         syslogrx@32473, each SD-ID once),
  *                         net.transport "IP.UDP", net.peer.ip, net.peer.port
  *                         (a string, as the collector writes it); a
  *                         malformed datagram has syslogrx.malformed true;
@@ -54,6 +56,7 @@ struct otlp_rec {
 	socklen_t src_len;
 	bool original;	      /* --otlp-original: the body is the datagram as it came */
 	const char *listener; /* msg_meta.listener: NULL, or [a-z0-9_.-]{1,32} */
+	uint32_t *sd_dropped; /* msg_meta.sd_dropped: SD elements dropped (sd.h) */
 };
 
 /* Worst case of one record of a datagram of len bytes, either encoding. */

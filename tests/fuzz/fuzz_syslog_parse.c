@@ -5,8 +5,11 @@
  * fields keep the RFC 5424 rules the header promises; each output fits its
  * exact-size buffer (format_max_len) and is one line; json is valid UTF-8;
  * the rfc5424 line parses back as RFC 5424 with the same header fields
- * (the sender's address where HOSTNAME was absent) and the sender's origin
- * element before the message's own SD;
+ * (the sender's address where HOSTNAME was absent), the sender's origin
+ * element before the message's own SD, and SD that RFC 5424 allows, by a
+ * checker of its own (each SD-ID once, syslogrx@32473 only as the listener's
+ * last element, '"' '\\' ']' escaped in values, values UTF-8); escaped
+ * outputs hold no C0 or C1 control;
  * the OTLP records (protobuf and JSON) fit OTLP_RECORD_MAX, the protobuf
  * one's length prefix covers exactly what follows, the JSON one is valid
  * UTF-8 with no control byte.
@@ -80,27 +83,71 @@ static void check_json(const char *s, size_t n)
 		size_t k = table_3_7_len(u + i, n - 1 - i);
 
 		CHECK(k && u[i] >= 0x20);
+		CHECK(!(k == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0)); /* C1 as \u00XX */
 		i += k;
 	}
 }
 
-/* The rfc5424 line is RFC 5424 again, with the same header. */
-/* The structured data written: as received, or its control bytes escaped. */
-static bool same_sd(const struct syslog_str *out, const struct syslog_str *in, bool escaped)
+/*
+ * STRUCTURED-DATA as RFC 5424 6.3 has it, read byte by byte apart from
+ * syslog/sd.c: 1*("[" SD-NAME *(SP SD-NAME "=" DQUOTE value DQUOTE) "]"),
+ * SD-NAME 1*32 of 33..126 but '=' ']' '"' (and SP), a value's '"' '\\' ']'
+ * escaped, a value valid UTF-8; no SD-ID twice; syslogrx@32473 only last,
+ * as listener="edge-a" (meta's listener).
+ */
+static size_t strict_name(const unsigned char *s, size_t n, size_t i)
 {
-	struct syslog_str want = *in;
-	char *buf = NULL;
-	bool ok;
+	size_t k = 0;
 
-	if (escaped && in->p) {
-		buf = malloc(ESCAPE_LINE_MAX(in->len) + 1);
-		CHECK(buf);
-		want.len = escape_ctl(buf, in->p, in->len);
-		want.p = buf;
+	while (i + k < n && s[i + k] >= 33 && s[i + k] <= 126 && s[i + k] != '=' &&
+	       s[i + k] != ']' && s[i + k] != '"')
+		k++;
+	CHECK(k >= 1 && k <= 32);
+	return k;
+}
+
+#define LISTENER_ELEM "[syslogrx@32473 listener=\"edge-a\"]"
+
+static void check_strict_sd(const struct syslog_str *sd)
+{
+	const unsigned char *s = (const unsigned char *)sd->p;
+	size_t n = sd->len, i = 0, ids = 0, id_at[512], id_len[512];
+
+	CHECK(n >= sizeof(LISTENER_ELEM) - 1);
+	CHECK(!memcmp(s + n - (sizeof(LISTENER_ELEM) - 1), LISTENER_ELEM,
+		      sizeof(LISTENER_ELEM) - 1));
+	while (i < n) {
+		size_t k;
+
+		CHECK(s[i++] == '[');
+		k = strict_name(s, n, i);
+		for (size_t j = 0; j < ids; j++)
+			CHECK(id_len[j] != k || memcmp(s + id_at[j], s + i, k));
+		CHECK(!(k == 14 && !memcmp(s + i, "syslogrx@32473", 14)) ||
+		      i - 1 == n - (sizeof(LISTENER_ELEM) - 1));
+		CHECK(ids < 512);
+		id_at[ids] = i, id_len[ids++] = k;
+		i += k;
+		while (i < n && s[i] == ' ') {
+			i++;
+			i += strict_name(s, n, i);
+			CHECK(i + 1 < n && s[i] == '=' && s[i + 1] == '"');
+			for (i += 2; i < n && s[i] != '"';) {
+				if (s[i] == '\\') {
+					CHECK(i + 1 < n &&
+					      (s[i + 1] == '"' || s[i + 1] == '\\' || s[i + 1] == ']'));
+					i += 2;
+					continue;
+				}
+				CHECK(s[i] != ']');
+				k = table_3_7_len(s + i, n - i);
+				CHECK(k);
+				i += k;
+			}
+			CHECK(i < n && s[i++] == '"');
+		}
+		CHECK(i < n && s[i++] == ']');
 	}
-	ok = same(out, &want);
-	free(buf);
-	return ok;
 }
 
 /* meta's sender, as HOSTNAME and in the origin element */
@@ -121,7 +168,7 @@ static bool has_origin(const struct syslog_str *sd)
 }
 
 static void check_rfc5424(const char *s, size_t n, const struct syslog_msg *in,
-			  enum syslog_parse_result in_r, bool escaped)
+			  enum syslog_parse_result in_r)
 {
 	struct syslog_msg m;
 
@@ -132,20 +179,15 @@ static void check_rfc5424(const char *s, size_t n, const struct syslog_msg *in,
 	CHECK(same(&m.hostname, in->hostname.p ? &in->hostname : &sender));
 	CHECK(same(&m.app_name, &in->app_name) && same(&m.procid, &in->procid) &&
 	      same(&m.msgid, &in->msgid));
-	/* the sender's [origin ip=] first, then the message's SD as it was
-	 * (when it had an origin element of its own, that one is merged) */
+	/* the sender's [origin ip=] first (when the message had an origin
+	 * element of its own, that one is merged), then the message's own SD
+	 * as RFC 5424 allows it, then the listener's */
 	CHECK(m.structured_data.len >= sizeof(ORIGIN) - 1);
-	if (!has_origin(&in->structured_data)) {
-		struct syslog_str rest = { m.structured_data.p + sizeof(ORIGIN) - 1,
-					   m.structured_data.len - (sizeof(ORIGIN) - 1) };
-
+	if (!has_origin(&in->structured_data))
 		CHECK(!memcmp(m.structured_data.p, ORIGIN, sizeof(ORIGIN) - 1));
-		if (!rest.len)
-			rest.p = NULL;
-		CHECK(same_sd(&rest, &in->structured_data, escaped));
-	} else {
+	else
 		CHECK(!memcmp(m.structured_data.p, "[origin ", 8));
-	}
+	check_strict_sd(&m.structured_data);
 	CHECK(!!m.timestamp.p == !!in->timestamp.p);
 	if (in_r == SYSLOG_OK_5424)
 		CHECK(same(&m.timestamp, &in->timestamp) && m.bom == in->bom);
@@ -190,7 +232,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 	struct msg_meta meta = { .src = (struct sockaddr *)&src,
 				 .src_len = sizeof(src),
 				 .recv_realtime_ns = 1795317120123456789ull,
-				 .socket_index = 1 };
+				 .socket_index = 1,
+				 .listener = "edge-a" };
 	struct syslog_msg m;
 	enum syslog_parse_result r = syslog_parse(data, size, &m);
 
@@ -209,10 +252,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 		if (fmt == FORMAT_JSON)
 			check_json(out, n);
 		if (fmt == FORMAT_RFC5424)
-			check_rfc5424(out, n, &m, r, !flags);
-		/* escaped: no control byte but the final '\n', no DEL */
-		for (size_t i = 0; !flags && fmt != FORMAT_JSON && i + 1 < n; i++)
-			CHECK((unsigned char)out[i] >= 0x20 && out[i] != 0x7f);
+			check_rfc5424(out, n, &m, r);
+		/* escaped: no control byte but the final '\n', no DEL, no C1
+		 * (U+0080..U+009F, or a byte 0x80..0x9F of no valid sequence) */
+		for (size_t i = 0; !flags && fmt != FORMAT_JSON && i + 1 < n;) {
+			const unsigned char *u = (const unsigned char *)out + i;
+			size_t k = table_3_7_len(u, n - 1 - i);
+
+			CHECK(*u >= 0x20 && *u != 0x7f);
+			CHECK(k ? !(k == 2 && u[0] == 0xc2 && u[1] < 0xa0) : *u >= 0xa0);
+			i += k ? k : 1;
+		}
 		free(out);
 	}
 	check_otlp(data, size, &m, r, &meta);

@@ -8,7 +8,8 @@ which syslogrx counts as failed records (a 400 is not retried). Among 2,000
 good datagrams, forged ones carry bad bytes in SD values, the hostname, the
 app name, the msgid and an RFC 3164 body: 0 failed records, every record
 arrives, and the bad bytes arrive as U+FFFD (strings) or as they were
-(bytes_value bodies)."""
+(bytes_value bodies). A forged syslogrx@32473 element and a repeated SD-ID
+are dropped from structured_data and counted in sd_dropped."""
 import gzip
 import re
 import os
@@ -89,9 +90,14 @@ FORGED = [
     (b"forged-msgid", b"<14>1 " + STAMP + b" h app - \xe9d - %s"),
     (b"forged-3164", b"<13>Nov 26 10:00:00 host app: %s \xe9\xff"),
     (b"forged-3164-host", b"<13>Nov 26 10:00:00 h\xe9st app: %s"),
+    # syslogrx's own SD-ID and a repeated one: both dropped (and counted)
+    (b"forged-listener",
+     b'<14>1 ' + STAMP + b' h app - - [syslogrx@32473 listener="forged"][x@1 v="a]b"][x@1 v="c"] %s'),
 ]
 # the SD values as the strict decoder must see them: one U+FFFD per bad byte
-FORGED_SD = {b"forged-sd": "a\ufffdb", b"forged-sd-escapes": '\ufffd"\ufffd]\ufffd\ufffd'}
+FORGED_SD = {b"forged-sd": "a\ufffdb", b"forged-sd-escapes": '\ufffd"\ufffd]\ufffd\ufffd',
+             b"forged-listener": "a]b"}
+DROPPED = {b"forged-listener": 2}   # SD elements each drops
 
 
 def datagrams(n=2000):
@@ -114,6 +120,11 @@ def datagrams(n=2000):
 def body_bytes(lr):
     return lr.body.bytes_value if lr.body.HasField("bytes_value") \
         else lr.body.string_value.encode("utf-8")
+
+
+def sd_ids(lr):
+    return [e.key for kv in lr.attributes if kv.key == "structured_data"
+            for e in kv.value.kvlist_value.values]
 
 
 def sd_value(lr, elem, param):
@@ -158,8 +169,11 @@ def test_forged_bytes_fail_no_record(syslogrx, encoding):
     if tot["kernel_drops"]["total"] == 0:
         assert set(got) == set(markers)
     assert sum(1 for k, _, _ in sent if k != b"good") == 7 * len(FORGED)
+    assert tot["sd_dropped"] == sum(DROPPED.get(markers[m][0], 0) for m in got)
     for m, lr in zip(got, recs):
         kind, d = markers[m]
+        ids = sd_ids(lr)
+        assert len(ids) == len(set(ids)) and "syslogrx@32473" not in ids, (m, ids)
         if kind in FORGED_SD:
             assert sd_value(lr, "x@1", "v") == FORGED_SD[kind]
         elif kind != b"good":

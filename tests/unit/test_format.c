@@ -498,13 +498,19 @@ static void test_format_from_name(void **state)
  * byte-exact) and escape_json at every offset. */
 static void test_same_as_escape(void **state)
 {
-	static const char alphabet[] = "ab \"\\\n\r\t\0\x01\x7f\xc3\xa9\xe2\x82\xac\xff";
+	static const char alphabet[] = "ab \"\\\n\r\t\0\x01\x7f\xc3\xa9\xe2\x82\xac\xff\xc2\x9b\x85";
+	static const char *const chars[] = {
+		"a", "b", " ", "\xd0\x9f", "\xe6\x97\xa5", "\xf0\x9f\x98\x80", "\xe2\x82\xac",
+		"\xc2\x9b", "\xc2\x85", "\xc2\xa0", "\x9b", "\xe9", "\x1b", "\\", "\xe2\x82",
+	};
 	static char in[300], out[4096], ref[4096];
 
-	/* the SSE classifier's unsigned compare: 0x80-0xff are not controls */
+	/* the SSE classifier: 0x80-0x9f of no sequence are C1 controls, 0xff is
+	 * not a control, 0x1f is */
 	assert_int_equal(format_message(out, FORMAT_RAW, "\x80\x9f\xff\x1f\x20", 5, NULL,
 					SYSLOG_MALFORMED, NULL),
-			 9);
+			 15);
+	assert_memory_equal(out, "#200#237\xff#037 \n", 15);
 	unsigned int seed = 1;
 
 	for (int round = 0; round < 2000; round++) {
@@ -517,6 +523,18 @@ static void test_same_as_escape(void **state)
 			/* mostly plain text, so both the runs and the escapes are hit */
 			in[i] = (seed >> 16) % 4 ? (char)('a' + (seed >> 20) % 26) :
 						   alphabet[(seed >> 20) % (sizeof(alphabet) - 1)];
+		}
+		/* every other round whole characters: UTF-8 text whose sequences
+		 * hold bytes 0x80..0x9f, C1 controls among them */
+		for (size_t i = 0; round % 2 && i < len;) {
+			const char *t;
+
+			seed = seed * 1103515245 + 12345;
+			t = chars[(seed >> 16) % (sizeof(chars) / sizeof(chars[0]))];
+			if (i + strlen(t) > len)
+				break;
+			memcpy(in + i, t, strlen(t));
+			i += strlen(t);
 		}
 		r = syslog_parse(in, len, &m);
 		n = format_message(out, FORMAT_RAW, in, len, &m, r, NULL);

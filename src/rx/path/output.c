@@ -110,6 +110,7 @@ void output_stage_counts(struct output_stage *o, struct output_counts *out)
 	out->written = __atomic_load_n(&o->counts.written, __ATOMIC_RELAXED);
 	out->malformed = __atomic_load_n(&o->counts.malformed, __ATOMIC_RELAXED);
 	out->parsed = o->parse;
+	out->sd_dropped = __atomic_load_n(&o->counts.sd_dropped, __ATOMIC_RELAXED);
 	out->discarded = __atomic_load_n(&o->counts.discarded, __ATOMIC_RELAXED);
 	out->write_errors = __atomic_load_n(&o->counts.write_errors, __ATOMIC_RELAXED);
 }

@@ -22,6 +22,7 @@ enum syslog_parse_result output_msg_take(struct output_stage *o, const struct ba
 	if (o->seq)
 		seqtrack_observe(o->seq, *data, r->len);
 	preformat_meta(o->sink, &o->tz, r, meta);
+	meta->sd_dropped = &o->sd_bad;
 	return res;
 }
 
@@ -56,6 +57,9 @@ void output_batch_done(struct output_stage *o)
 	if (o->bad)
 		output_count(&o->counts.malformed, o->bad);
 	o->bad = 0;
+	if (o->sd_bad)
+		output_count(&o->counts.sd_dropped, o->sd_bad);
+	o->sd_bad = 0;
 }
 
 void output_msg_done(struct output_stage *o, void (*before_sleep)(struct output_stage *o))

@@ -70,6 +70,7 @@ static void take_formatted(struct output_stage *o, const struct batch *b)
 	bool direct = b->out_used >= DIRECT_BYTES && !b->disk_seg;
 
 	o->bad += b->out_bad;
+	o->sd_bad += b->out_sd_dropped;
 	o->done += b->count;
 	if (o->used + b->out_used > o->cap || direct)
 		flush(o);

@@ -66,10 +66,12 @@ struct batch {
 	uint64_t disk_off; /* at this offset */
 	size_t counted;	   /* its bytes in window.alloc_bytes (batch_mem when counted) */
 	/* Its lines, formatted by the worker (rx/path/preformat.h) when
-	 * formatted: out_used bytes, out_bad of the messages malformed. */
+	 * formatted: out_used bytes, out_bad of the messages malformed,
+	 * out_sd_dropped SD elements dropped (syslog/sd.h). */
 	char *out;
 	size_t out_used, out_cap;
 	uint32_t out_bad;
+	uint32_t out_sd_dropped;
 	bool formatted;
 };
 

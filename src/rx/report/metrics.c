@@ -361,9 +361,14 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 	    s.out.written);
 	one(p, "syslogrx_discarded_total", PROM_COUNTER,
 	    "Messages that could not be written (the reason is logged).", s.out.discarded);
-	if (s.out.parsed) /* raw or null output: nothing parsed, no series */
+	if (s.out.parsed) { /* raw or null output: nothing parsed, no series */
 		one(p, "syslogrx_malformed_total", PROM_COUNTER,
 		    "Messages that did not parse (written raw all the same).", s.out.malformed);
+		one(p, "syslogrx_sd_dropped_total", PROM_COUNTER,
+		    "Senders' structured-data elements not written: syslogrx's own SD-ID, a "
+		    "repeated SD-ID, past 64 SD-IDs.",
+		    s.out.sd_dropped);
+	}
 	one(p, "syslogrx_output_errors_total", PROM_COUNTER, "Failed writes to the output.",
 	    s.out.write_errors);
 	one(p, "syslogrx_abandoned_total", PROM_COUNTER,

@@ -545,10 +545,13 @@ static void write_totals(struct json_writer *w, struct receiver *r, const struct
 	jw_u64(w, "received", s->received);
 	jw_u64(w, "bytes", s->bytes);
 	jw_u64(w, "written", s->out.written);
-	if (s->out.parsed)
+	if (s->out.parsed) {
 		jw_u64(w, "malformed", s->out.malformed);
-	else
+		jw_u64(w, "sd_dropped", s->out.sd_dropped);
+	} else {
 		jw_null(w, "malformed"); /* raw or null output: nothing parsed */
+		jw_null(w, "sd_dropped");
+	}
 	jw_u64(w, "truncated", s->truncated);
 	jw_u64(w, "empty", s->empty);
 	jw_u64(w, "abandoned", s->abandoned);

@@ -414,6 +414,7 @@ static int otlp_produce_msg(struct sink *sk, const char *data, size_t len,
 		.src_len = meta->src_len,
 		.original = k->original,
 		.listener = meta->listener,
+		.sd_dropped = meta->sd_dropped,
 	};
 	char *d;
 
