@@ -29,7 +29,8 @@ typedef unsigned char u8;
 /* "<191>1 " + converted stamp + "- " x5 + BOM + '\n' (64), the sender's
  * address as HOSTNAME (45), [origin ip="ADDR"] (59) and the listener's SD */
 #define FIXED_RFC5424 (192 + FIXED_LISTENER)
-#define FIXED_JSON (512 + FIXED_LISTENER) /* keys, numbers, source, received, ... */
+/* keys, numbers, source, received, ..., Cisco's SD (80) */
+#define FIXED_JSON (512 + 80 + FIXED_LISTENER)
 
 static const struct {
 	const char *name;
@@ -289,6 +290,14 @@ static char *put_bsd_as_3339(char *d, const struct syslog_tm *tm, const struct m
 
 /* ---- json ---------------------------------------------------------------- */
 
+uint64_t meta_time_ns(const struct syslog_msg *m, enum syslog_parse_result r,
+		      const struct msg_meta *meta)
+{
+	if (meta && meta->zone)
+		return syslog_time_ns_zone(m, r, meta->recv_realtime_ns, meta->zone);
+	return syslog_time_ns(m, r, recv_ns(meta), meta ? meta->tz_gmtoff : 0);
+}
+
 /* "key":"escaped", when present */
 static char *json_field(char *d, const char *key, size_t key_len, const struct syslog_str *v)
 {
@@ -300,6 +309,27 @@ static char *json_field(char *d, const char *key, size_t key_len, const struct s
 }
 
 #define JSON_FIELD(d, key, v) json_field(d, "\"" key "\":\"", sizeof(key) + 3, v)
+
+/* Cisco's sequence number and clock mark as syslog-ng's SDATA has them:
+ * "structured_data":"[meta sequenceId=\"N\"][timeQuality isSynced=\"0\"]". */
+static char *json_cisco_sd(char *d, const struct syslog_msg *m)
+{
+	if (!(m->flags & SYSLOG_F_SEQUENCE) && m->synced < 0)
+		return d;
+	d = PUT_LIT(d, "\"structured_data\":\"");
+	if (m->flags & SYSLOG_F_SEQUENCE) {
+		d = PUT_LIT(d, "[meta sequenceId=\\\"");
+		memcpy(d, m->seq.p, m->seq.len); /* digits */
+		d += m->seq.len;
+		d = PUT_LIT(d, "\\\"]");
+	}
+	if (m->synced >= 0) {
+		d = PUT_LIT(d, "[timeQuality isSynced=\\\"");
+		*d++ = '0' + m->synced;
+		d = PUT_LIT(d, "\\\"]");
+	}
+	return PUT_LIT(d, "\",");
+}
 
 /* "sd":{"ID":{"name":"value",...},...}, values unescaped then escaped */
 static char *json_sd(char *d, const struct syslog_str *sd)
@@ -355,7 +385,7 @@ static char *format_json(char *d, const char *data, size_t len, const struct sys
 		*d++ = '0' + (m->version == 1);
 		*d++ = ',';
 		d = JSON_FIELD(d, "timestamp", &m->timestamp);
-		time_ns = syslog_time_ns(m, r, recv_ns(meta), meta ? meta->tz_gmtoff : 0);
+		time_ns = meta_time_ns(m, r, meta);
 		if (time_ns) {
 			d = PUT_LIT(d, "\"time_unix_nano\":");
 			d = put_u64(d, time_ns);
@@ -366,6 +396,8 @@ static char *format_json(char *d, const char *data, size_t len, const struct sys
 		d = JSON_FIELD(d, "procid", &m->procid);
 		d = JSON_FIELD(d, "msgid", &m->msgid);
 		d = JSON_FIELD(d, "structured_data", &m->structured_data);
+		if (r == SYSLOG_OK_3164)
+			d = json_cisco_sd(d, m);
 		if (r == SYSLOG_OK_5424 && m->structured_data.p)
 			d = json_sd(d, &m->structured_data);
 		d = JSON_FIELD(d, "msg", &m->msg);
@@ -420,6 +452,14 @@ static char *put_field(char *d, const struct syslog_str *v)
 	}
 	*d++ = ' ';
 	return d;
+}
+
+/* A header field cut to RFC 5424's limit (RFC 3164 tokens may be longer). */
+static char *put_field_max(char *d, const struct syslog_str *v, uint32_t max)
+{
+	struct syslog_str cut = { v->p, v->len < max ? v->len : max };
+
+	return put_field(d, &cut);
 }
 
 /* The receiver's own SD element: which --listen the message came by. */
@@ -558,7 +598,8 @@ static char *format_rfc5424(char *d, const char *data, size_t len, const struct 
 		*d++ = '\n';
 		return d;
 	}
-	if (m->timestamp.p && (r == SYSLOG_OK_5424 || (m->flags & SYSLOG_F_ISO_TIMESTAMP_3164))) {
+	if (m->timestamp.p && !(m->flags & SYSLOG_F_TS_NOT_3339) &&
+	    (r == SYSLOG_OK_5424 || (m->flags & SYSLOG_F_ISO_TIMESTAMP_3164))) {
 		d = put_field(d, &m->timestamp);
 	} else if (m->timestamp.p) {
 		d = put_bsd_as_3339(d, &m->tm, meta);
@@ -567,8 +608,8 @@ static char *format_rfc5424(char *d, const char *data, size_t len, const struct 
 		d = PUT_LIT(d, "- ");
 	}
 	d = put_hostname(d, &m->hostname, &src);
-	d = put_field(d, &m->app_name);
-	d = put_field(d, &m->procid);
+	d = put_field_max(d, &m->app_name, SYSLOG_APP_NAME_MAX);
+	d = put_field_max(d, &m->procid, SYSLOG_PROCID_MAX);
 	d = put_field(d, &m->msgid);
 	d = put_sd_field(d, &m->structured_data, &src, meta, flags);
 	if (m->msg.p || m->bom) {

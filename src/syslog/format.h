@@ -14,8 +14,8 @@
  *            pri, facility, severity   numbers; absent without a valid PRI
  *            version                   1 (RFC 5424) or 0; absent if malformed
  *            timestamp                 the timestamp as written in the message
- *            time_unix_nano            that time normalised (msgtime.h; RFC 3164
- *                                      stamps in meta->tz_gmtoff's zone, UTC
+ *            time_unix_nano            that time normalised (msgtime.h; stamps
+ *                                      without an offset in meta->zone, UTC
  *                                      without meta), as OTLP's timeUnixNano
  *            hostname, app_name, procid, msgid, structured_data, msg
  *                                      strings as parsed (msg without a BOM
@@ -69,6 +69,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include "syslog/msgtime.h"
 #include "syslog/syslog_parse.h"
 
 enum out_format { FORMAT_RAW, FORMAT_JSON, FORMAT_RFC5424 };
@@ -84,6 +85,7 @@ struct msg_meta {
 	uint64_t recv_realtime_ns; /* when received (CLOCK_REALTIME) */
 	uint32_t socket_index;	   /* which socket of the group */
 	long tz_gmtoff; /* --timezone at recv time, seconds east of UTC (RFC 3164 stamps) */
+	const struct msg_zone *zone; /* that zone in full (msgtime.h); NULL: tz_gmtoff */
 	/* The --listen it came by, NULL = not written: up to FORMAT_LISTENER_MAX
 	 * bytes of [a-z0-9_.-] (rx/settings/listeners.h checks it), so no
 	 * format escapes it. */
@@ -91,6 +93,10 @@ struct msg_meta {
 };
 
 #define FORMAT_LISTENER_MAX 32
+
+/* The message's normalised time (msgtime.h) in meta's zone. */
+uint64_t meta_time_ns(const struct syslog_msg *m, enum syslog_parse_result r,
+		      const struct msg_meta *meta);
 
 /* Worst-case bytes format_message() writes for a datagram of len bytes (including the trailing '\n'). */
 size_t format_max_len(enum out_format fmt, size_t len);

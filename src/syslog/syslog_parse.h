@@ -93,8 +93,9 @@
 #define SYSLOG_F_BAD_HEADER (1u << 11)	      /* malformed: 5424 field bytes/length */
 #define SYSLOG_F_BAD_SD (1u << 12)	      /* malformed: 5424 STRUCTURED-DATA */
 #define SYSLOG_F_EMPTY (1u << 13)	      /* malformed: nothing there */
-#define SYSLOG_F_SEQUENCE (1u << 14)	      /* Cisco "SEQ: " prefix (not kept in a field) */
+#define SYSLOG_F_SEQUENCE (1u << 14)	      /* Cisco "SEQ: " prefix (in seq) */
 #define SYSLOG_F_NO_HOSTNAME (1u << 15)	      /* 3164 without HOSTNAME */
+#define SYSLOG_F_TS_NOT_3339 (1u << 16)	      /* 5424 stamp syslog-ng takes, not RFC 3339 */
 
 struct syslog_str {
 	const char *p; /* into the datagram; NULL when absent */
@@ -120,6 +121,11 @@ struct syslog_msg {
 	struct syslog_str timestamp, hostname, app_name, procid, msgid, structured_data, msg;
 	struct syslog_tm tm; /* timestamp, parsed */
 	bool bom;	     /* RFC 5424 MSG started with the UTF-8 BOM (not included in msg) */
+	/* Cisco's "SEQ: " digits (RFC 3164; SYSLOG_F_SEQUENCE: there, maybe
+	 * empty) and its clock mark before the stamp: 0 '*', 1 '.', -1 none.
+	 * syslog-ng keeps them as meta.sequenceId and timeQuality.isSynced. */
+	struct syslog_str seq;
+	int8_t synced;
 	uint32_t flags;	     /* SYSLOG_F_* */
 };
 

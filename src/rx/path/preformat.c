@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
 #include "common/clock.h"
@@ -11,17 +12,52 @@
 
 _Static_assert(PREFORMAT_MAX_BYTES == (4u << 20), "WINDOW_BATCH_MAX counts it as 4 MiB");
 
+/*
+ * A named zone's offset at a wall-clock time, as mktime() finds it: the
+ * offset at the instant the wall time is with the receive time's offset,
+ * then again with the offset found there (a wall time across a change).
+ * Offsets change on the hour: one lookup per wall-clock hour.
+ */
+static long named_offset_at(const struct msg_zone *z, int64_t wall)
+{
+	struct tz_cache *tz = (struct tz_cache *)((char *)z - offsetof(struct tz_cache, zone));
+	int64_t hour = wall / 3600 - (wall % 3600 < 0);
+	time_t t = wall - z->gmtoff;
+	struct tm tm;
+	long off;
+
+	if (tz->wall_hour == hour)
+		return tz->wall_off;
+	off = localtime_r(&t, &tm) ? tm.tm_gmtoff : z->gmtoff;
+	if (off != z->gmtoff) {
+		t = wall - off;
+		if (localtime_r(&t, &tm))
+			off = tm.tm_gmtoff;
+	}
+	tz->wall_hour = hour;
+	tz->wall_off = off;
+	return off;
+}
+
 static long tz_gmtoff(const struct sink *s, struct tz_cache *tz, uint64_t recv_ns)
 {
 	time_t t = recv_ns / NSEC_PER_SEC;
 	struct tm tm;
 
-	if (s->tz_kind != TZ_NAMED)
-		return s->tz_kind == TZ_FIXED ? s->tz_offset : 0;
+	tz->zone.guess = s->guess_tz;
+	if (s->tz_kind != TZ_NAMED && s->tz_kind != TZ_LOCAL) {
+		tz->zone.offset_at = NULL;
+		tz->zone.gmtoff = s->tz_kind == TZ_FIXED ? s->tz_offset : 0;
+		return tz->zone.gmtoff;
+	}
 	if (tz->minute != t / 60) {
 		tz->minute = t / 60;
 		tz->gmtoff = localtime_r(&t, &tm) ? tm.tm_gmtoff : 0;
+		/* the offsets of wall times are looked up afresh each minute */
+		tz->wall_hour = INT64_MIN;
 	}
+	tz->zone.offset_at = named_offset_at;
+	tz->zone.gmtoff = tz->gmtoff;
 	return tz->gmtoff;
 }
 
@@ -34,6 +70,7 @@ void preformat_meta(const struct sink *s, struct tz_cache *tz, const struct msg_
 		.recv_realtime_ns = r->recv_ns,
 		.socket_index = r->sock,
 		.tz_gmtoff = tz_gmtoff(s, tz, r->recv_ns),
+		.zone = &tz->zone,
 		/* Read back from a disk buffer by an older setup: no name. */
 		.listener = r->listener < s->nr_listeners ? s->listeners[r->listener].name : NULL,
 	};

@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: MIT
+"""syslogrx's parse against syslog-ng's (the oracle): device messages from
+public sources and the shapes devices really send, each datagram to a
+private Debian syslog-ng parsing as SC4S does and to syslogrx --format
+json; host, program, pid, msgid, time (an instant), facility, severity, SD
+and msg must agree, except where docs/outputs.md lists a deliberate
+difference (DIFFERENCES below, each named there)."""
+import os
+import re
+from collections import Counter
+
+from support.parse_oracle import differing, load, render, run_both
+from support.paths import ROOT
+
+TZ = "America/Chicago"
+# source file -> at least this many messages (the corpus is built once by
+# tests/data/parse_corpus/build_corpus.py from the repositories it names)
+SOURCES = {
+    "sc4s.jsonl": 600,       # SC4S's vendor test messages
+    "syslog_ng.jsonl": 75,   # syslog-ng's own parser tests
+    "rsyslog.jsonl": 300,    # rsyslog's test suite
+    "shapes.jsonl": 35,      # every shape of the parse's rules
+}
+MAX_DOCUMENTED = 0.02
+
+
+def _unprintable(text):
+    return text is not None and any(not 33 <= ord(c) <= 126 for c in text)
+
+
+# name in docs/outputs.md -> (fields, when it explains a difference)
+DIFFERENCES = {
+    # a HOSTNAME or TAG token with bytes outside 33..126 (a tab, UTF-8):
+    # syslogrx consumes it as syslog-ng does but leaves the field out
+    "header-bytes": ({"host", "program"}, lambda g, sng, rx: (
+        (sng["host"] == rx["host"] or (_unprintable(sng["host"]) and rx["host"] is None)) and
+        (sng["program"] == rx["program"] or
+         (_unprintable(sng["program"]) and rx["program"] is None)))),
+    # a PRI outside 0..191, or without digits or '>': malformed for syslogrx
+    "pri-range": ({"malformed"}, lambda g, sng, rx: rx["malformed"] and re.match(
+        rb"<(\d*)(>|$)", g) is not None),
+}
+
+
+def explained(g, sng, rx, fields):
+    """The documented differences that explain every differing field, or None."""
+    names, left = [], set(fields)
+    for name, (covers, when) in DIFFERENCES.items():
+        if left & covers and when(g, sng, rx):
+            names.append(name)
+            left -= covers
+    return None if left else names
+
+
+def test_differences_are_documented():
+    with open(os.path.join(ROOT, "docs", "outputs.md")) as f:
+        doc = f.read()
+    for name in DIFFERENCES:
+        assert f"`{name}`" in doc, name
+
+
+def test_corpus_parses_as_syslog_ng_does(tmp_path, syslogrx):
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+    entries = []
+    for name, least in SOURCES.items():
+        rows = load(name)
+        assert len(rows) >= least, (name, len(rows))
+        entries += [(name, src, t) for src, t in rows]
+    assert len(entries) >= 400
+    now = datetime.now(ZoneInfo(TZ))
+    grams = [render(src, t, i, now) for i, (_, src, t) in enumerate(entries)]
+    pairs = run_both(tmp_path, syslogrx, grams, TZ, ("--guess-timezone",))
+    bad, documented, per = [], Counter(), Counter()
+    for (name, _, _), g, (sng, rx) in zip(entries, grams, pairs):
+        per[name] += 1
+        fields = differing(sng, rx, g)
+        if not fields:
+            continue
+        why = explained(g, sng, rx, fields)
+        if why is None:
+            bad.append((g, fields, {f: (sng.get(f), rx.get(f)) for f in fields}))
+        else:
+            documented.update(why)
+            documented["(messages)"] += 1
+    print(f"corpus: {dict(per)}; documented differences: {dict(documented)}")
+    assert not bad, f"{len(bad)} of {len(grams)} differ:\n" + "\n".join(
+        f"{g!r}\n    {d}" for g, _, d in bad[:60])
+    assert documented["(messages)"] <= MAX_DOCUMENTED * len(grams), documented
