@@ -34,9 +34,11 @@ static void check_inside(const struct syslog_str *s, const char *data, size_t le
 	CHECK(s->p >= data && s->len <= len && s->p - data <= (ptrdiff_t)(len - s->len));
 }
 
-static void check_header_field(const struct syslog_str *s, size_t max)
+/* Bytes of 33..126; within RFC 5424's limit when read from RFC 5424 (an
+ * RFC 3164 token may be longer). */
+static void check_header_field(const struct syslog_str *s, size_t max, enum syslog_parse_result r)
 {
-	CHECK(s->len <= max);
+	CHECK(r != SYSLOG_OK_5424 || s->len <= max);
 	for (uint32_t i = 0; i < s->len; i++)
 		CHECK(s->p[i] >= 33 && s->p[i] <= 126);
 }
@@ -58,10 +60,12 @@ static void check_msg(const char *data, size_t len, const struct syslog_msg *m,
 		if (r == SYSLOG_MALFORMED)
 			CHECK(!all[i]->p);
 	}
-	check_header_field(&m->hostname, SYSLOG_HOSTNAME_MAX);
-	check_header_field(&m->app_name, SYSLOG_APP_NAME_MAX);
-	check_header_field(&m->procid, SYSLOG_PROCID_MAX);
-	check_header_field(&m->msgid, SYSLOG_MSGID_MAX);
+	check_header_field(&m->hostname, SYSLOG_HOSTNAME_MAX, r);
+	check_header_field(&m->app_name, SYSLOG_APP_NAME_MAX, r);
+	check_header_field(&m->procid, SYSLOG_PROCID_MAX, r);
+	check_header_field(&m->msgid, SYSLOG_MSGID_MAX, r);
+	if (m->flags & SYSLOG_F_NO_PRI)
+		CHECK(m->pri == 13);
 	CHECK(m->pri >= -1 && m->pri <= 191);
 	CHECK(m->pri < 0 ? m->facility == -1 && m->severity == -1 :
 			   m->facility == m->pri >> 3 && m->severity == (m->pri & 7));
@@ -108,6 +112,17 @@ static bool same_sd(const struct syslog_str *out, const struct syslog_str *in, b
 #define ORIGIN "[origin ip=\"" SENDER "\"]"
 static const struct syslog_str sender = { SENDER, sizeof(SENDER) - 1 };
 
+/* A field as the rfc5424 format writes it: cut to max, "-" (an RFC 3164
+ * token) read back as NILVALUE. */
+static struct syslog_str as_5424(const struct syslog_str *in, uint32_t max)
+{
+	struct syslog_str out = { in->p, in->len < max ? in->len : max };
+
+	if (out.len == 1 && out.p[0] == '-')
+		out = (struct syslog_str){ 0 };
+	return out;
+}
+
 static bool has_origin(const struct syslog_str *sd)
 {
 	struct sd_iter it, params;
@@ -129,9 +144,12 @@ static void check_rfc5424(const char *s, size_t n, const struct syslog_msg *in,
 	CHECK(m.pri == (in->pri >= 0 ? in->pri : 13));
 	if (in_r == SYSLOG_MALFORMED)
 		return;
-	CHECK(same(&m.hostname, in->hostname.p ? &in->hostname : &sender));
-	CHECK(same(&m.app_name, &in->app_name) && same(&m.procid, &in->procid) &&
-	      same(&m.msgid, &in->msgid));
+	struct syslog_str host = as_5424(&in->hostname, SYSLOG_HOSTNAME_MAX);
+	struct syslog_str app = as_5424(&in->app_name, SYSLOG_APP_NAME_MAX);
+	struct syslog_str procid = as_5424(&in->procid, SYSLOG_PROCID_MAX);
+
+	CHECK(same(&m.hostname, in->hostname.p ? &host : &sender));
+	CHECK(same(&m.app_name, &app) && same(&m.procid, &procid) && same(&m.msgid, &in->msgid));
 	/* the sender's [origin ip=] first, then the message's SD as it was
 	 * (when it had an origin element of its own, that one is merged) */
 	CHECK(m.structured_data.len >= sizeof(ORIGIN) - 1);
@@ -148,7 +166,8 @@ static void check_rfc5424(const char *s, size_t n, const struct syslog_msg *in,
 	}
 	CHECK(!!m.timestamp.p == !!in->timestamp.p);
 	if (in_r == SYSLOG_OK_5424)
-		CHECK(same(&m.timestamp, &in->timestamp) && m.bom == in->bom);
+		CHECK((same(&m.timestamp, &in->timestamp) || (in->flags & SYSLOG_F_TS_NOT_3339)) &&
+		      m.bom == in->bom);
 }
 
 static void check_otlp(const char *data, size_t size, const struct syslog_msg *m,

@@ -16,6 +16,7 @@ import socket
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+from support.ports import free_udp_port
 from support.procnet import wait_for_udp_port
 from support.procs import wait_until
 from support.syslog_ng import SyslogNgServer
@@ -84,15 +85,16 @@ class SyslogNgParse(SyslogNgServer):
                 "stamp=${S_UNIXTIME}.${S_USEC} recvd=${R_UNIXTIME}.${R_USEC} "
                 "facility=${FACILITY_NUM} severity=${SEVERITY_NUM} sd=${SDATA} msg=${MSG})\\n")
 
-    def __init__(self, folder, port, tz):
+    def __init__(self, folder, port, tz, guess=True):
         super().__init__(folder, port, "", "")
         self.tz = tz
+        flags = "flags(guess-timezone)" if guess else ""
         self.write_conf(f"""@version: 3.38
 options {{ stats-freq(0); keep-hostname(yes); use-dns(no); use-fqdn(no); log-msg-size(70000); }};
 source s_in {{ network(ip("127.0.0.1") port({port}) transport("udp") flags(no-parse)
                        log-msg-size(70000) so-rcvbuf(4194304)); }};
 parser p_5424 {{ syslog-parser(flags(syslog-protocol) drop-invalid(yes)); }};
-parser p_3164 {{ syslog-parser(flags(guess-timezone)); }};
+parser p_3164 {{ syslog-parser({flags}); }};
 destination d_file {{ file("{self.out}" template("{self.TEMPLATE}")); }};
 log {{
   source(s_in);
@@ -218,16 +220,16 @@ def differing(a, b, datagram=None):
     return out
 
 
-def run_both(tmp_path, syslogrx, datagrams, tz, rx_args=()):
-    """[(syslog-ng's reading, syslogrx's reading)] of each datagram."""
-    from support.ports import free_udp_port
+def run_both(tmp_path, syslogrx, datagrams, tz, guess=True):
+    """[(syslog-ng's reading, syslogrx's reading)] of each datagram, both in
+    zone tz (None: neither is told one, TZ unset) and guessing zones or not."""
     sng_port, rx_port = free_udp_port(), free_udp_port()
-    sng = SyslogNgParse(str(tmp_path / "sng"), sng_port, tz).start()
+    sng = SyslogNgParse(str(tmp_path / "sng"), sng_port, tz, guess).start()
     try:
         out = tmp_path / "rx.json"
-        tz_args = ["--timezone", tz] if tz else []
+        args = (["--timezone", tz] if tz else []) + (["--guess-timezone"] if guess else [])
         rx = syslogrx("--sockets", "1", "--threads", "1", "--format", "json",
-                      "--output", f"file:{out}", *tz_args, *rx_args, port=rx_port)
+                      "--output", f"file:{out}", *args, port=rx_port)
         send(datagrams, [sng_port, rx_port],
              lambda n: wait_until(lambda: len(sng.lines()) >= n,
                                   f"{n} messages at syslog-ng", timeout=60))

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
@@ -12,31 +13,41 @@
 
 _Static_assert(PREFORMAT_MAX_BYTES == (4u << 20), "WINDOW_BATCH_MAX counts it as 4 MiB");
 
+static long offset_of(time_t t, long dflt)
+{
+	struct tm tm;
+
+	return localtime_r(&t, &tm) ? tm.tm_gmtoff : dflt;
+}
+
 /*
- * A named zone's offset at a wall-clock time, as mktime() finds it: the
- * offset at the instant the wall time is with the receive time's offset,
- * then again with the offset found there (a wall time across a change).
- * Offsets change on the hour: one lookup per wall-clock hour.
+ * A named zone's offset at a wall-clock time, as syslog-ng's mktime() takes
+ * it: an offset o with which the wall time is an instant of offset o; of
+ * two (the hour the clocks go back) the larger, summer's; of none (the hour
+ * they skip) the larger too. The candidates are the offsets around the
+ * instant the wall time is with the receive time's. Offsets change on the
+ * hour: one lookup per wall-clock hour.
  */
 static long named_offset_at(const struct msg_zone *z, int64_t wall)
 {
 	struct tz_cache *tz = (struct tz_cache *)((char *)z - offsetof(struct tz_cache, zone));
 	int64_t hour = wall / 3600 - (wall % 3600 < 0);
-	time_t t = wall - z->gmtoff;
-	struct tm tm;
-	long off;
+	long near = offset_of(wall - z->gmtoff, z->gmtoff), best = LONG_MIN, any = LONG_MIN;
+	const long probe[3] = { 0, -3 * 3600, 3 * 3600 };
 
 	if (tz->wall_hour == hour)
 		return tz->wall_off;
-	off = localtime_r(&t, &tm) ? tm.tm_gmtoff : z->gmtoff;
-	if (off != z->gmtoff) {
-		t = wall - off;
-		if (localtime_r(&t, &tm))
-			off = tm.tm_gmtoff;
+	for (int k = 0; k < 3; k++) {
+		long o = offset_of(wall - near + probe[k], near);
+
+		if (o > any)
+			any = o;
+		if (o > best && offset_of(wall - o, o) == o)
+			best = o;
 	}
 	tz->wall_hour = hour;
-	tz->wall_off = off;
-	return off;
+	tz->wall_off = best != LONG_MIN ? best : any;
+	return tz->wall_off;
 }
 
 static long tz_gmtoff(const struct sink *s, struct tz_cache *tz, uint64_t recv_ns)
