@@ -291,9 +291,10 @@ static bool iso_shape(const u8 *s, size_t n, size_t i)
  *   Mmm dd yyyy hh:mm:ss[:]      Cisco PIX/ASA
  *   Mmm dd hh:mm:ss yyyy         Linksys (then white space)
  *   Mmm dd hh:mm:ss[.frac]       RFC 3164, the year guessed
- * dd is "dd" or " d". Returns the length, or 0.
+ * dd is "dd" or " d". Returns the length, or 0; *colon 1 when the PIX
+ * stamp's ':' follows (syslog-ng reads it as the stamp's, then one more).
  */
-static size_t bsd_at(const u8 *s, size_t n, size_t i, struct syslog_tm *tm)
+static size_t bsd_at(const u8 *s, size_t n, size_t i, struct syslog_tm *tm, size_t *colon)
 {
 	size_t left = n - i;
 	int mon = month_at(s, n, i), mday = fixed_num(s, n, i + 4, 2), year = -1;
@@ -309,6 +310,7 @@ static size_t bsd_at(const u8 *s, size_t n, size_t i, struct syslog_tm *tm)
 		if (!clock_at(s, n, i + 12, tm))
 			return 0;
 		tm->year = year ? year : 1;
+		*colon = p[20] == ':';
 		return 20;
 	}
 	if (left < 15 || p[9] != ':' || p[12] != ':' || !clock_at(s, n, i + 7, tm))
@@ -326,7 +328,7 @@ static size_t bsd_at(const u8 *s, size_t n, size_t i, struct syslog_tm *tm)
 static size_t ts_3164(const u8 *s, size_t n, size_t i, struct syslog_msg *m)
 {
 	struct syslog_tm *tm = &m->tm;
-	size_t t;
+	size_t t, colon = 0;
 
 	if (i >= n)
 		return 0;
@@ -339,13 +341,13 @@ static size_t ts_3164(const u8 *s, size_t n, size_t i, struct syslog_msg *m)
 			return 0;
 		if (k == t)
 			m->flags |= SYSLOG_F_ISO_TIMESTAMP_3164;
-	} else if (!(t = bsd_at(s, n, i, tm))) {
+	} else if (!(t = bsd_at(s, n, i, tm, &colon))) {
 		return 0;
 	}
 	if (tm->year)
 		m->flags |= SYSLOG_F_TS_YEAR;
 	set_str(&m->timestamp, s, i, t);
-	return t + (at(s, n, i + t) == ':');
+	return t + colon + (at(s, n, i + t + colon) == ':');
 }
 
 struct v6_guess {

@@ -6,14 +6,13 @@ json; host, program, pid, msgid, time (an instant), facility, severity, SD
 and msg must agree, except where docs/outputs.md lists a deliberate
 difference (DIFFERENCES below, each named there)."""
 import os
-import re
 from collections import Counter
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from support.parse_oracle import differing, load, render, run_both
+from support.parse_oracle import DIFFERENCES, differing, explained, load, render, run_both
 from support.paths import ROOT
 
 TZ = "America/Chicago"
@@ -26,34 +25,6 @@ SOURCES = {
     "shapes.jsonl": 35,      # every shape of the parse's rules
 }
 MAX_DOCUMENTED = 0.02
-
-
-def _unprintable(text):
-    return text is not None and any(not 33 <= ord(c) <= 126 for c in text)
-
-
-# name in docs/outputs.md -> (fields, when it explains a difference)
-DIFFERENCES = {
-    # a HOSTNAME or TAG token with bytes outside 33..126 (a tab, UTF-8):
-    # syslogrx consumes it as syslog-ng does but leaves the field out
-    "header-bytes": ({"host", "program"}, lambda g, sng, rx: (
-        (sng["host"] == rx["host"] or (_unprintable(sng["host"]) and rx["host"] is None)) and
-        (sng["program"] == rx["program"] or
-         (_unprintable(sng["program"]) and rx["program"] is None)))),
-    # a PRI outside 0..191, or without digits or '>': malformed for syslogrx
-    "pri-range": ({"malformed"}, lambda g, sng, rx: rx["malformed"] and re.match(
-        rb"<(\d*)(>|$)", g) is not None),
-}
-
-
-def explained(g, sng, rx, fields):
-    """The documented differences that explain every differing field, or None."""
-    names, left = [], set(fields)
-    for name, (covers, when) in DIFFERENCES.items():
-        if left & covers and when(g, sng, rx):
-            names.append(name)
-            left -= covers
-    return None if left else names
 
 
 def test_differences_are_documented():
