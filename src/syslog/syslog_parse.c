@@ -121,52 +121,6 @@ static int parse_pri(const u8 *s, size_t n, size_t *pos)
 	return v;
 }
 
-/*
- * RFC 3339 as RFC 5424 restricts it: YYYY-MM-DDTHH:MM:SS[.1-6 digits]
- * then Z or +HH:MM/-HH:MM, upper case. Returns its length, or 0.
- */
-static size_t parse_rfc3339(const u8 *s, size_t n, size_t i, struct syslog_tm *tm)
-{
-	int year = num(s, n, i, 4), mon = num(s, n, i + 5, 2), mday = num(s, n, i + 8, 2);
-	int hour = num(s, n, i + 11, 2), min = num(s, n, i + 14, 2), sec = num(s, n, i + 17, 2);
-	size_t j = i + 19;
-
-	if (year < 0 || at(s, n, i + 4) != '-' || mon < 1 || mon > 12 || at(s, n, i + 7) != '-' ||
-	    mday < 1 || mday > 31 || at(s, n, i + 10) != 'T' || hour < 0 || hour > 23 ||
-	    at(s, n, i + 13) != ':' || min < 0 || min > 59 || at(s, n, i + 16) != ':' || sec < 0 ||
-	    sec > 60)
-		return 0;
-	tm->year = year;
-	tm->mon = mon;
-	tm->mday = mday;
-	tm->hour = hour;
-	tm->min = min;
-	tm->sec = sec;
-	tm->frac = 0;
-	tm->frac_digits = 0;
-	if (at(s, n, j) == '.') {
-		j++;
-		while (is_digit(at(s, n, j)) && tm->frac_digits < 6) {
-			tm->frac = tm->frac * 10 + (s[j++] - '0');
-			tm->frac_digits++;
-		}
-		if (!tm->frac_digits || is_digit(at(s, n, j)))
-			return 0;
-	}
-	tm->has_tz = true;
-	if (at(s, n, j) == 'Z') {
-		tm->tz_min = 0;
-		return j + 1 - i;
-	}
-	int sign = at(s, n, j), oh = num(s, n, j + 1, 2), om = num(s, n, j + 4, 2);
-
-	if ((sign != '+' && sign != '-') || oh < 0 || oh > 23 || at(s, n, j + 3) != ':' || om < 0 ||
-	    om > 59)
-		return 0;
-	tm->tz_min = (sign == '-' ? -1 : 1) * (oh * 60 + om);
-	return j + 6 - i;
-}
-
 static const char month_names[] = "janfebmaraprmayjunjulaugsepoctnovdec";
 
 /* 1..12 for a month name (any case) at s[i], or 0. */
@@ -198,6 +152,10 @@ static int month_at(const u8 *s, size_t n, size_t i)
 static int fixed_num(const u8 *s, size_t n, size_t i, int w)
 {
 	int v = 0, k = 0;
+
+	/* the common case: two digits */
+	if (w == 2 && i + 1 < n && is_digit(s[i]) && is_digit(s[i + 1]))
+		return (s[i] - '0') * 10 + (s[i + 1] - '0');
 
 	while (k < w && at(s, n, i + k) == ' ')
 		k++;
@@ -249,13 +207,14 @@ static size_t frac_at(const u8 *s, size_t n, size_t i, struct syslog_tm *tm)
 /*
  * An ISO 8601 stamp as syslog-ng reads it in either header:
  * YYYY-MM-DD[T ]hh:mm:ss[(.|,)frac][Z|+hh:mm|-hh:mm]; without a zone it is
- * in the receiver's. Returns its length, or 0.
+ * in the receiver's. Returns its length, or 0; *strict whether it is RFC
+ * 3339 as RFC 5424 restricts it (what parse_rfc3339 accepts).
  */
-static size_t iso_at(const u8 *s, size_t n, size_t i, struct syslog_tm *tm)
+static size_t iso_at(const u8 *s, size_t n, size_t i, struct syslog_tm *tm, bool *strict)
 {
 	int year = fixed_num(s, n, i, 4), mon = fixed_num(s, n, i + 5, 2);
 	int mday = fixed_num(s, n, i + 8, 2), sep = at(s, n, i + 10);
-	size_t j = i + 19;
+	size_t j = i + 19, f;
 
 	memset(tm, 0, sizeof(*tm));
 	if (year < 0 || mon < 1 || mon > 12 || at(s, n, i + 4) != '-' || at(s, n, i + 7) != '-' ||
@@ -264,7 +223,11 @@ static size_t iso_at(const u8 *s, size_t n, size_t i, struct syslog_tm *tm)
 	tm->year = year ? year : 1; /* 0 would read as "no year" */
 	tm->mon = mon;
 	tm->mday = mday;
-	j += frac_at(s, n, j, tm);
+	f = frac_at(s, n, j, tm);
+	*strict = sep == 'T' && !memchr(s + i, ' ', 19) && mday >= 1 && mday <= 31 &&
+		  tm->hour <= 23 && tm->min <= 59 && tm->sec <= 60 &&
+		  (!f || (s[j] == '.' && f >= 2 && f <= 7));
+	j += f;
 	if (at(s, n, j) == 'Z') {
 		tm->has_tz = true;
 		return j + 1 - i;
@@ -275,7 +238,10 @@ static size_t iso_at(const u8 *s, size_t n, size_t i, struct syslog_tm *tm)
 	    !is_digit(at(s, n, j + 6))) {
 		tm->has_tz = true;
 		tm->tz_min = (sign == '-' ? -1 : 1) * (oh * 60 + om);
+		*strict &= oh <= 23 && om <= 59;
 		j += 6;
+	} else {
+		*strict = false;
 	}
 	return j - i;
 }
@@ -333,13 +299,12 @@ static size_t ts_3164(const u8 *s, size_t n, size_t i, struct syslog_msg *m)
 	if (i >= n)
 		return 0;
 	if (iso_shape(s, n, i)) {
-		struct syslog_tm strict;
-		size_t k = parse_rfc3339(s, n, i, &strict);
+		bool strict;
 
-		t = iso_at(s, n, i, tm);
+		t = iso_at(s, n, i, tm, &strict);
 		if (!t)
 			return 0;
-		if (k == t)
+		if (strict)
 			m->flags |= SYSLOG_F_ISO_TIMESTAMP_3164;
 	} else if (!(t = bsd_at(s, n, i, tm, &colon))) {
 		return 0;
@@ -376,8 +341,14 @@ static void v6_feed(struct v6_guess *g, int c)
 static size_t host_end(const u8 *s, size_t n, size_t i)
 {
 	struct v6_guess g = { 0 };
-	size_t k = 0;
+	size_t k = 0, max = n - i < SYSLOG_HOSTNAME_MAX ? n - i : SYSLOG_HOSTNAME_MAX;
 
+	/* most names hold no ':': to the first space or '[' and done */
+	while (k < max && s[i + k] != ' ' && s[i + k] != '[' && s[i + k] != ':')
+		k++;
+	if (k == max || s[i + k] != ':')
+		return k;
+	k = 0;
 	while (i + k < n && s[i + k] != ' ' && s[i + k] != '[' && k < SYSLOG_HOSTNAME_MAX) {
 		v6_feed(&g, s[i + k]);
 		if (s[i + k] == ':' && g.failed)
@@ -420,10 +391,13 @@ static void set_token(struct syslog_str *str, const u8 *s, size_t i, size_t len)
 static size_t parse_tag(const u8 *s, size_t n, size_t i, struct syslog_msg *m)
 {
 	size_t a = i, p;
+	bool print = true;
 
+	/* checked on the way: one pass over the TAG */
 	while (a < n && s[a] != ' ' && s[a] != '[' && s[a] != ':')
-		a++;
-	set_token(&m->app_name, s, i, a - i);
+		print &= is_print(s[a++]);
+	if (print)
+		set_str(&m->app_name, s, i, a - i);
 	p = a;
 	if (p < n && s[p] == '[') {
 		p++;
@@ -450,7 +424,7 @@ static size_t skip_spaces(const u8 *s, size_t n, size_t i)
 
 static bool starts(const u8 *s, size_t n, size_t i, const char *lit, size_t len)
 {
-	return n - i >= len && !memcmp(s + i, lit, len);
+	return n - i >= len && s[i] == (u8)lit[0] && !memcmp(s + i, lit, len);
 }
 
 #define STARTS(s, n, i, lit) starts(s, n, i, lit, sizeof(lit) - 1)
@@ -608,12 +582,12 @@ static uint32_t parse_5424(const u8 *s, size_t n, size_t i, struct syslog_msg *m
 		m->flags |= SYSLOG_F_NO_TIMESTAMP;
 		t = 1;
 	} else {
-		struct syslog_tm strict;
+		bool strict;
 
-		t = iso_at(s, n, i, &m->tm);
+		t = iso_at(s, n, i, &m->tm, &strict);
 		if (!t)
 			return i >= n ? SYSLOG_F_TRUNCATED_HEADER : SYSLOG_F_BAD_TIMESTAMP;
-		if (parse_rfc3339(s, n, i, &strict) != t)
+		if (!strict)
 			m->flags |= SYSLOG_F_TS_NOT_3339;
 		set_str(&m->timestamp, s, i, t);
 	}
