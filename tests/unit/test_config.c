@@ -378,6 +378,10 @@ static void test_otlp(void **state)
 	assert_int_equal(c.tz_offset, -(5 * 3600 + 30 * 60));
 	assert_int_equal(PARSE(&c, "--timezone", "Europe/Paris"), 0);
 	assert_int_equal(c.tz_kind, TZ_NAMED);
+	assert_false(c.guess_tz);
+	assert_int_equal(PARSE(&c, "--timezone", "local", "--guess-timezone"), 0);
+	assert_int_equal(c.tz_kind, TZ_LOCAL);
+	assert_true(c.guess_tz);
 	assert_int_equal(PARSE(&c, "--output", "otlp:http://h:1", "--disk-buffer", "/tmp"), 0);
 }
 
