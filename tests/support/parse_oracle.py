@@ -143,7 +143,9 @@ def from_syslog_ng(line):
     host = o.get("host")
     return {
         "malformed": False,
-        "host": None if host == SENDER else host,
+        # none in the message: the sender's address; an empty RFC 5424
+        # HOSTNAME (two spaces): ""
+        "host": None if host in (SENDER, "") else host,
         "program": o.get("program") or None,
         "pid": o.get("pid") or None,
         "msgid": o.get("msgid") or None,
@@ -258,6 +260,15 @@ DIFFERENCES = {
         (sng["host"] == rx["host"] or (_unprintable(sng["host"]) and rx["host"] is None)) and
         (sng["program"] == rx["program"] or
          (_unprintable(sng["program"]) and rx["program"] is None)))),
+    # SD names with '[' or '.': syslog-ng's $SDATA writes some of them
+    # %-encoded or split at a dot; syslogrx keeps them as received
+    "sd-names": ({"sd"}, lambda g, sng, rx: rx["sd"] is not None and re.search(
+        r'\.|\[[^\]]*\[', re.sub(r'"(?:[^"\\]|\\.)*"', '""', rx["sd"])) is not None),
+    # a clock out of range (06:59:75): syslog-ng's mktime() carries it its
+    # own way; syslogrx adds the seconds up
+    "clock-range": ({"time_us"}, lambda g, sng, rx: any(
+        int(h) > 23 or int(m) > 59 or int(s) > 60
+        for h, m, s in re.findall(rb"(\d\d):(\d\d):(\d\d)", g[:48]))),
     # a PRI outside 0..191, or without digits or '>': malformed for syslogrx
     "pri-range": ({"malformed"}, lambda g, sng, rx: rx["malformed"] and re.match(
         rb"<(\d*)(>|$)", g) is not None),
