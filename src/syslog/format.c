@@ -237,6 +237,73 @@ static const struct local_now *local_at(uint64_t ns)
 	return &cache;
 }
 
+static char *put_offset(char *d, long off)
+{
+	if (!off) {
+		*d++ = 'Z';
+		return d;
+	}
+	*d++ = off < 0 ? '-' : '+';
+	if (off < 0)
+		off = -off;
+	d = put_fixed(d, off / 3600 % 100, 2);
+	*d++ = ':';
+	return put_fixed(d, off / 60 % 60, 2);
+}
+
+static char *put_frac(char *d, const struct syslog_tm *tm)
+{
+	unsigned int frac = tm->frac, digits = tm->frac_digits;
+
+	if (!digits)
+		return d;
+	for (; digits > 6; digits--)
+		frac /= 10;
+	*d++ = '.';
+	return put_fixed(d, frac, digits);
+}
+
+/*
+ * A stamp as RFC 3339 at the instant the json and OTLP times have (msgtime.h:
+ * the zone's offset at the stamp's time, --guess-timezone), in the offset
+ * that instant implies for the wall time; fields out of range (06:59:75)
+ * come out normalised. 0 when there is no such instant (before 1970).
+ */
+static char *put_instant_3339(char *d, const struct syslog_msg *m, enum syslog_parse_result r,
+			      const struct msg_meta *meta)
+{
+	uint64_t ns = meta_time_ns(m, r, meta);
+	int64_t secs = (int64_t)(ns / 1000000000), wall;
+	long off;
+	unsigned int mon, mday;
+	int year;
+
+	if (!ns)
+		return NULL;
+	off = syslog_wall_secs(&m->tm, meta->recv_realtime_ns, meta->zone->gmtoff) - secs;
+	if (off <= -86400 || off >= 86400)
+		return NULL;
+	wall = secs + off;
+	if (wall < 0)
+		return NULL;
+	civil_from_days(wall / 86400, &year, &mon, &mday);
+	if (year > 9999)
+		return NULL;
+	d = put_fixed(d, year, 4);
+	*d++ = '-';
+	d = put_fixed(d, mon, 2);
+	*d++ = '-';
+	d = put_fixed(d, mday, 2);
+	*d++ = 'T';
+	d = put_fixed(d, wall % 86400 / 3600, 2);
+	*d++ = ':';
+	d = put_fixed(d, wall % 3600 / 60, 2);
+	*d++ = ':';
+	d = put_fixed(d, wall % 60, 2);
+	d = put_frac(d, &m->tm);
+	return put_offset(d, off);
+}
+
 /* An RFC 3164 BSD stamp as RFC 3339 (rules in format.h). */
 static char *put_bsd_as_3339(char *d, const struct syslog_tm *tm, const struct msg_meta *meta)
 {
@@ -262,30 +329,9 @@ static char *put_bsd_as_3339(char *d, const struct syslog_tm *tm, const struct m
 	d = put_fixed(d, tm->min, 2);
 	*d++ = ':';
 	d = put_fixed(d, tm->sec, 2);
-	if (tm->frac_digits) {
-		unsigned int frac = tm->frac, digits = tm->frac_digits;
-
-		for (; digits > 6; digits--)
-			frac /= 10;
-		*d++ = '.';
-		d = put_fixed(d, frac, digits);
-	}
-	if (tm->has_tz && !tm->tz_min) {
-		*d++ = 'Z';
-		return d;
-	}
+	d = put_frac(d, tm);
 	off = tm->has_tz ? tm->tz_min * 60L : now->gmtoff;
-	if (!off) {
-		*d++ = 'Z';
-		return d;
-	}
-	*d++ = off < 0 ? '-' : '+';
-	if (off < 0)
-		off = -off;
-	d = put_fixed(d, off / 3600 % 100, 2);
-	*d++ = ':';
-	d = put_fixed(d, off / 60 % 60, 2);
-	return d;
+	return put_offset(d, off);
 }
 
 /* ---- json ---------------------------------------------------------------- */
@@ -599,10 +645,13 @@ static char *format_rfc5424(char *d, const char *data, size_t len, const struct 
 		return d;
 	}
 	if (m->timestamp.p && !(m->flags & SYSLOG_F_TS_NOT_3339) &&
-	    (r == SYSLOG_OK_5424 || (m->flags & SYSLOG_F_ISO_TIMESTAMP_3164))) {
+	    (r == SYSLOG_OK_5424 ||
+	     ((m->flags & SYSLOG_F_ISO_TIMESTAMP_3164) && !(meta && meta->zone && meta->zone->guess)))) {
 		d = put_field(d, &m->timestamp);
 	} else if (m->timestamp.p) {
-		d = put_bsd_as_3339(d, &m->tm, meta);
+		char *e = meta && meta->zone ? put_instant_3339(d, m, r, meta) : NULL;
+
+		d = e ? e : put_bsd_as_3339(d, &m->tm, meta);
 		*d++ = ' ';
 	} else {
 		d = PUT_LIT(d, "- ");

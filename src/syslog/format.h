@@ -46,14 +46,18 @@
  *            gets ADDR as HOSTNAME, as syslog-ng fills it. Without meta or
  *            its address, neither.
  *          - no PRI: <13> (user.notice, as syslog-ng and rsyslog do)
- *          - RFC 5424 input: header fields as received.
- *          - RFC 3164 input: an RFC 3339 stamp is kept; a BSD stamp is
- *            converted: the year is the message's own, else the receive
- *            time's year, minus one for a December message received in
- *            January, plus one for a January message received in December;
- *            fractions are cut to 6 digits; the offset is Z for Cisco's
- *            "UTC"/"GMT", else the receiver's local UTC offset (TZ) at the
- *            receive time, like syslog-ng. MSGID and SD are '-'.
+ *          - RFC 5424 input: header fields as received (APP-NAME and PROCID
+ *            cut to 48 and 128 bytes); a stamp that is not RFC 3339 (no
+ *            zone, nine fraction digits) converted as below.
+ *          - RFC 3164 input: an RFC 3339 stamp is kept (unless
+ *            --guess-timezone may move it); any other is converted: the
+ *            instant time_unix_nano has (msgtime.h: the stamp's year or the
+ *            receive time's, the zone's offset at the stamp's time, the
+ *            guessed zone), written in the offset that instant implies for
+ *            the stamp's wall time, fields normalised, fractions cut to 6
+ *            digits. Without meta->zone: the wall time as written with the
+ *            receiver's local UTC offset (TZ) at the receive time. MSGID and
+ *            SD are '-'.
  *          - malformed: "<PRI or 13>1 - ADDR - - - [origin ip="ADDR"] " then
  *            the whole raw datagram escaped as raw is, as MSG: nothing is
  *            lost ("- - - - - - " without a sender).

@@ -74,17 +74,11 @@ static int64_t guess_zone(int64_t secs, long off, int64_t now)
 	return secs + quarters;
 }
 
-uint64_t syslog_time_ns_zone(const struct syslog_msg *m, enum syslog_parse_result r,
-			     uint64_t recv_ns, const struct msg_zone *zone)
+int64_t syslog_wall_secs(const struct syslog_tm *tm, uint64_t recv_ns, long gmtoff)
 {
-	const struct syslog_tm *tm = &m->tm;
-	long gmtoff = zone ? zone->gmtoff : 0, off;
-	int64_t now = (int64_t)(recv_ns / 1000000000), secs;
+	int64_t now = (int64_t)(recv_ns / 1000000000);
 	int year = tm->year;
-	uint64_t frac = tm->frac;
 
-	if (r == SYSLOG_MALFORMED || !m->timestamp.p || tm->mon < 1 || tm->mon > 12)
-		return 0;
 	if (!year) {
 		unsigned int mon, mday;
 
@@ -94,8 +88,21 @@ uint64_t syslog_time_ns_zone(const struct syslog_msg *m, enum syslog_parse_resul
 		else if (tm->mon == 1 && mon == 12)
 			year++;
 	}
-	secs = days_from_civil(year, tm->mon, tm->mday) * 86400 + tm->hour * 3600 + tm->min * 60 +
+	return days_from_civil(year, tm->mon, tm->mday) * 86400 + tm->hour * 3600 + tm->min * 60 +
 	       tm->sec;
+}
+
+uint64_t syslog_time_ns_zone(const struct syslog_msg *m, enum syslog_parse_result r,
+			     uint64_t recv_ns, const struct msg_zone *zone)
+{
+	const struct syslog_tm *tm = &m->tm;
+	long gmtoff = zone ? zone->gmtoff : 0, off;
+	int64_t now = (int64_t)(recv_ns / 1000000000), secs;
+	uint64_t frac = tm->frac;
+
+	if (r == SYSLOG_MALFORMED || !m->timestamp.p || tm->mon < 1 || tm->mon > 12)
+		return 0;
+	secs = syslog_wall_secs(tm, recv_ns, gmtoff);
 	if (tm->has_tz)
 		off = tm->tz_min * 60L;
 	else if (zone && zone->offset_at)

@@ -40,6 +40,10 @@ struct msg_zone {
  * before 1970). zone NULL: UTC. */
 uint64_t syslog_time_ns_zone(const struct syslog_msg *m, enum syslog_parse_result r,
 			     uint64_t recv_ns, const struct msg_zone *zone);
+/* The stamp's wall-clock time as seconds since 1970-01-01 00:00 as if UTC,
+ * its year guessed as syslog_time_ns does (gmtoff: the zone's at recv_ns). */
+int64_t syslog_wall_secs(const struct syslog_tm *tm, uint64_t recv_ns, long gmtoff);
+
 /* The same in a zone of a fixed offset, gmtoff seconds east of UTC. */
 uint64_t syslog_time_ns(const struct syslog_msg *m, enum syslog_parse_result r, uint64_t recv_ns,
 			long gmtoff);

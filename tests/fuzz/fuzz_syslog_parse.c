@@ -210,9 +210,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 				 .src_len = sizeof(src),
 				 .recv_realtime_ns = 1795317120123456789ull,
 				 .socket_index = 1 };
+	/* the receiver's zone (stamps converted at their instant) or none */
+	static const struct msg_zone zone = { .gmtoff = -21600, .guess = true };
 	struct syslog_msg m;
 	enum syslog_parse_result r = syslog_parse(data, size, &m);
 
+	if (size && (bytes[size - 1] & 1))
+		meta.zone = &zone;
 	check_msg(data, size, &m, r);
 	/* each format with control bytes escaped (the default), then byte-exact */
 	for (size_t f = 0; f < 2 * sizeof(fmts) / sizeof(fmts[0]); f++) {

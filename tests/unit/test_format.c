@@ -236,6 +236,39 @@ static void test_year_rollover(void **state)
 		   "<13>1 2019-12-31T23:59:59+05:30 h a - - - x\n");
 }
 
+/* With the zone the receiver passes (meta->zone): a stamp is converted at
+ * the instant time_unix_nano has, in the offset that implies (America/Chicago
+ * in November, -06:00, as a fixed zone; received 2026-11-28T05:38:10Z). */
+static void test_stamp_at_the_instant(void **state)
+{
+	struct msg_zone zone = { .gmtoff = -21600, .guess = true };
+	struct msg_meta meta = { .recv_realtime_ns = NS(1795844290, 0), .zone = &zone };
+	const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "<13>Nov 27 23:38:04 h a: x", "<13>1 2026-11-27T23:38:04-06:00 h a - - - x\n" },
+		/* 2 h 30 ahead: --guess-timezone's -03:30 */
+		{ "<13>Nov 28 02:08:04 h a: x", "<13>1 2026-11-28T02:08:04-03:30 h a - - - x\n" },
+		/* a clock out of range, normalised */
+		{ "<13>Nov 27 23:37:64 h a: x", "<13>1 2026-11-27T23:38:04-06:00 h a - - - x\n" },
+		/* an RFC 3339 stamp --guess-timezone may move is written afresh */
+		{ "<13>2026-11-28T05:38:04.5Z h a: x", "<13>1 2026-11-28T05:38:04.5Z h a - - - x\n" },
+		/* RFC 5424 without a zone, nine fraction digits */
+		{ "<13>1 2026-11-27T23:38:04.123456789 h a - - - x",
+		  "<13>1 2026-11-27T23:38:04.123456-06:00 h a - - - x\n" },
+	};
+	char out[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct syslog_msg m;
+		enum syslog_parse_result r = syslog_parse(cases[i].in, strlen(cases[i].in), &m);
+		size_t n = format_message(out, FORMAT_RFC5424, cases[i].in, strlen(cases[i].in), &m,
+					  r, &meta);
+
+		check_line(cases[i].in, "rfc5424", out, n, cases[i].want, sizeof(out));
+	}
+}
+
 static size_t json_of(const char *in, const struct msg_meta *meta, char *out);
 
 /* The listener's name: a JSON key after socket, an SD element of the
@@ -548,6 +581,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),	       cmocka_unit_test(test_year_rollover),
+		cmocka_unit_test(test_stamp_at_the_instant),
 		cmocka_unit_test(test_json_meta),      cmocka_unit_test(test_max_len),
 		cmocka_unit_test(test_sd_controls),    cmocka_unit_test(test_format_from_name),
 		cmocka_unit_test(test_same_as_escape), cmocka_unit_test(test_json_no_raw),
