@@ -8,7 +8,8 @@ which syslogrx counts as failed records (a 400 is not retried). Among 2,000
 good datagrams, forged ones carry bad bytes in SD values, the hostname, the
 app name, the msgid and an RFC 3164 body: 0 failed records, every record
 arrives, and the bad bytes arrive as U+FFFD (strings) or as they were
-(bytes_value bodies)."""
+(bytes_value bodies); a header token with them is read past, as syslog-ng
+reads it, and left out."""
 import gzip
 import re
 import os
@@ -92,6 +93,9 @@ FORGED = [
 ]
 # the SD values as the strict decoder must see them: one U+FFFD per bad byte
 FORGED_SD = {b"forged-sd": "a\ufffdb", b"forged-sd-escapes": '\ufffd"\ufffd]\ufffd\ufffd'}
+# a header token with bytes outside 33..126: no attribute, the text the body
+FORGED_HEADER = {b"forged-host": "hostname", b"forged-app": "appname", b"forged-msgid": "msg_id",
+                 b"forged-3164-host": "hostname"}
 
 
 def datagrams(n=2000):
@@ -162,6 +166,9 @@ def test_forged_bytes_fail_no_record(syslogrx, encoding):
         kind, d = markers[m]
         if kind in FORGED_SD:
             assert sd_value(lr, "x@1", "v") == FORGED_SD[kind]
+        elif kind in FORGED_HEADER:
+            assert lr.body.string_value == m.decode(), m
+            assert FORGED_HEADER[kind] not in {kv.key for kv in lr.attributes}, m
         elif kind != b"good":
             # a body that is not text arrives byte for byte, as bytes_value
             assert lr.body.HasField("bytes_value"), m
