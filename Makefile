@@ -244,6 +244,9 @@ fuzz: $(FUZZERS)
 		rm -rf $(OUTPUT)/corpus && cp -r tests/fuzz/corpus $(OUTPUT)/corpus; \
 		$$f -max_total_time=$${FUZZ_SECONDS:-20} -max_len=70000 $(OUTPUT)/corpus > $(OUTPUT)/fuzz.log 2>&1 \
 			|| { tail -40 $(OUTPUT)/fuzz.log; exit 1; }; tail -1 $(OUTPUT)/fuzz.log; done
+	@echo "== the parse against syslog-ng ($${PARSE_FUZZ_COUNT:-20000} random headers)"
+	$(Q)PARSE_FUZZ_COUNT=$${PARSE_FUZZ_COUNT:-20000} PARSE_FUZZ_SEED=$${PARSE_FUZZ_SEED:-$$(date +%s)} \
+		$(PYTHON) -m pytest -q tests/integration/test_parse_fuzz_vs_syslog_ng.py $(PYTEST_ARGS)
 
 # promtool, for tests/integration/test_metrics.py: Debian's prometheus package
 # unpacked under build/ (apt-get download + dpkg -x), never installed as a service.

@@ -29,7 +29,8 @@ typedef unsigned char u8;
 /* "<191>1 " + converted stamp + "- " x5 + BOM + '\n' (64), the sender's
  * address as HOSTNAME (45), [origin ip="ADDR"] (59) and the listener's SD */
 #define FIXED_RFC5424 (192 + FIXED_LISTENER)
-#define FIXED_JSON (512 + FIXED_LISTENER) /* keys, numbers, source, received, ... */
+/* keys, numbers, source, received, ..., Cisco's SD (80) */
+#define FIXED_JSON (512 + 80 + FIXED_LISTENER)
 
 static const struct {
 	const char *name;
@@ -322,6 +323,73 @@ static const struct local_now *local_at(uint64_t ns)
 	return &cache;
 }
 
+static char *put_offset(char *d, long off)
+{
+	if (!off) {
+		*d++ = 'Z';
+		return d;
+	}
+	*d++ = off < 0 ? '-' : '+';
+	if (off < 0)
+		off = -off;
+	d = put_fixed(d, off / 3600 % 100, 2);
+	*d++ = ':';
+	return put_fixed(d, off / 60 % 60, 2);
+}
+
+static char *put_frac(char *d, const struct syslog_tm *tm)
+{
+	unsigned int frac = tm->frac, digits = tm->frac_digits;
+
+	if (!digits)
+		return d;
+	for (; digits > 6; digits--)
+		frac /= 10;
+	*d++ = '.';
+	return put_fixed(d, frac, digits);
+}
+
+/*
+ * A stamp as RFC 3339 at the instant the json and OTLP times have (msgtime.h:
+ * the zone's offset at the stamp's time, --guess-timezone), in the offset
+ * that instant implies for the wall time; fields out of range (06:59:75)
+ * come out normalised. 0 when there is no such instant (before 1970).
+ */
+static char *put_instant_3339(char *d, const struct syslog_msg *m, enum syslog_parse_result r,
+			      const struct msg_meta *meta)
+{
+	uint64_t ns = meta_time_ns(m, r, meta);
+	int64_t secs = (int64_t)(ns / 1000000000), wall;
+	long off;
+	unsigned int mon, mday;
+	int year;
+
+	if (!ns)
+		return NULL;
+	off = syslog_wall_secs(&m->tm, meta->recv_realtime_ns, meta->zone->gmtoff) - secs;
+	if (off <= -86400 || off >= 86400)
+		return NULL;
+	wall = secs + off;
+	if (wall < 0)
+		return NULL;
+	civil_from_days(wall / 86400, &year, &mon, &mday);
+	if (year > 9999)
+		return NULL;
+	d = put_fixed(d, year, 4);
+	*d++ = '-';
+	d = put_fixed(d, mon, 2);
+	*d++ = '-';
+	d = put_fixed(d, mday, 2);
+	*d++ = 'T';
+	d = put_fixed(d, wall % 86400 / 3600, 2);
+	*d++ = ':';
+	d = put_fixed(d, wall % 3600 / 60, 2);
+	*d++ = ':';
+	d = put_fixed(d, wall % 60, 2);
+	d = put_frac(d, &m->tm);
+	return put_offset(d, off);
+}
+
 /* An RFC 3164 BSD stamp as RFC 3339 (rules in format.h). */
 static char *put_bsd_as_3339(char *d, const struct syslog_tm *tm, const struct msg_meta *meta)
 {
@@ -347,30 +415,9 @@ static char *put_bsd_as_3339(char *d, const struct syslog_tm *tm, const struct m
 	d = put_fixed(d, tm->min, 2);
 	*d++ = ':';
 	d = put_fixed(d, tm->sec, 2);
-	if (tm->frac_digits) {
-		unsigned int frac = tm->frac, digits = tm->frac_digits;
-
-		for (; digits > 6; digits--)
-			frac /= 10;
-		*d++ = '.';
-		d = put_fixed(d, frac, digits);
-	}
-	if (tm->has_tz && !tm->tz_min) {
-		*d++ = 'Z';
-		return d;
-	}
+	d = put_frac(d, tm);
 	off = tm->has_tz ? tm->tz_min * 60L : now->gmtoff;
-	if (!off) {
-		*d++ = 'Z';
-		return d;
-	}
-	*d++ = off < 0 ? '-' : '+';
-	if (off < 0)
-		off = -off;
-	d = put_fixed(d, off / 3600 % 100, 2);
-	*d++ = ':';
-	d = put_fixed(d, off / 60 % 60, 2);
-	return d;
+	return put_offset(d, off);
 }
 
 /* ---- structured data as it goes out (sd.h) ------------------------------ */
@@ -458,6 +505,14 @@ static char *put_sd_elems(char *d, const struct syslog_str *sd, const char *skip
 
 /* ---- json ---------------------------------------------------------------- */
 
+uint64_t meta_time_ns(const struct syslog_msg *m, enum syslog_parse_result r,
+		      const struct msg_meta *meta)
+{
+	if (meta && meta->zone)
+		return syslog_time_ns_zone(m, r, meta->recv_realtime_ns, meta->zone);
+	return syslog_time_ns(m, r, recv_ns(meta), meta ? meta->tz_gmtoff : 0);
+}
+
 /* "key":"escaped", when present */
 static char *json_field(char *d, const char *key, size_t key_len, const struct syslog_str *v)
 {
@@ -469,6 +524,27 @@ static char *json_field(char *d, const char *key, size_t key_len, const struct s
 }
 
 #define JSON_FIELD(d, key, v) json_field(d, "\"" key "\":\"", sizeof(key) + 3, v)
+
+/* Cisco's sequence number and clock mark as syslog-ng's SDATA has them:
+ * "structured_data":"[meta sequenceId=\"N\"][timeQuality isSynced=\"0\"]". */
+static char *json_cisco_sd(char *d, const struct syslog_msg *m)
+{
+	if (!(m->flags & SYSLOG_F_SEQUENCE) && m->synced < 0)
+		return d;
+	d = PUT_LIT(d, "\"structured_data\":\"");
+	if (m->flags & SYSLOG_F_SEQUENCE) {
+		d = PUT_LIT(d, "[meta sequenceId=\\\"");
+		memcpy(d, m->seq.p, m->seq.len); /* digits */
+		d += m->seq.len;
+		d = PUT_LIT(d, "\\\"]");
+	}
+	if (m->synced >= 0) {
+		d = PUT_LIT(d, "[timeQuality isSynced=\\\"");
+		*d++ = '0' + m->synced;
+		d = PUT_LIT(d, "\\\"]");
+	}
+	return PUT_LIT(d, "\",");
+}
 
 /* "sd":{"ID":{"name":"value",...},...}, values unescaped then escaped; the
  * elements sd_walk keeps (structured_data's, which counts what it drops) */
@@ -526,7 +602,7 @@ static char *format_json(char *d, const char *data, size_t len, const struct sys
 		*d++ = '0' + (m->version == 1);
 		*d++ = ',';
 		d = JSON_FIELD(d, "timestamp", &m->timestamp);
-		time_ns = syslog_time_ns(m, r, recv_ns(meta), meta ? meta->tz_gmtoff : 0);
+		time_ns = meta_time_ns(m, r, meta);
 		if (time_ns) {
 			d = PUT_LIT(d, "\"time_unix_nano\":");
 			d = put_u64(d, time_ns);
@@ -550,6 +626,8 @@ static char *format_json(char *d, const char *data, size_t len, const struct sys
 			else
 				d = PUT_LIT(d, "\",");
 		}
+		if (r == SYSLOG_OK_3164)
+			d = json_cisco_sd(d, m);
 		d = JSON_FIELD(d, "msg", &m->msg);
 		d = PUT_LIT(d, "\"malformed\":false");
 	} else {
@@ -602,6 +680,14 @@ static char *put_field(char *d, const struct syslog_str *v)
 	}
 	*d++ = ' ';
 	return d;
+}
+
+/* A header field cut to RFC 5424's limit (RFC 3164 tokens may be longer). */
+static char *put_field_max(char *d, const struct syslog_str *v, uint32_t max)
+{
+	struct syslog_str cut = { v->p, v->len < max ? v->len : max };
+
+	return put_field(d, &cut);
 }
 
 /* The receiver's own SD element: which --listen the message came by. */
@@ -710,17 +796,21 @@ static char *format_rfc5424(char *d, const char *data, size_t len, const struct 
 		*d++ = '\n';
 		return d;
 	}
-	if (m->timestamp.p && (r == SYSLOG_OK_5424 || (m->flags & SYSLOG_F_ISO_TIMESTAMP_3164))) {
+	if (m->timestamp.p && !(m->flags & SYSLOG_F_TS_NOT_3339) &&
+	    (r == SYSLOG_OK_5424 ||
+	     ((m->flags & SYSLOG_F_ISO_TIMESTAMP_3164) && !(meta && meta->zone && meta->zone->guess)))) {
 		d = put_field(d, &m->timestamp);
 	} else if (m->timestamp.p) {
-		d = put_bsd_as_3339(d, &m->tm, meta);
+		char *e = meta && meta->zone ? put_instant_3339(d, m, r, meta) : NULL;
+
+		d = e ? e : put_bsd_as_3339(d, &m->tm, meta);
 		*d++ = ' ';
 	} else {
 		d = PUT_LIT(d, "- ");
 	}
 	d = put_hostname(d, &m->hostname, &src);
-	d = put_field(d, &m->app_name);
-	d = put_field(d, &m->procid);
+	d = put_field_max(d, &m->app_name, SYSLOG_APP_NAME_MAX);
+	d = put_field_max(d, &m->procid, SYSLOG_PROCID_MAX);
 	d = put_field(d, &m->msgid);
 	d = put_sd_field(d, &m->structured_data, &src, meta, flags);
 	if (m->msg.p || m->bom) {

@@ -19,8 +19,8 @@
  *            pri, facility, severity   numbers; absent without a valid PRI
  *            version                   1 (RFC 5424) or 0; absent if malformed
  *            timestamp                 the timestamp as written in the message
- *            time_unix_nano            that time normalised (msgtime.h; RFC 3164
- *                                      stamps in meta->tz_gmtoff's zone, UTC
+ *            time_unix_nano            that time normalised (msgtime.h; stamps
+ *                                      without an offset in meta->zone, UTC
  *                                      without meta), as OTLP's timeUnixNano
  *            hostname, app_name, procid, msgid, structured_data, msg
  *                                      strings as parsed (msg without a BOM
@@ -54,14 +54,18 @@
  *            gets ADDR as HOSTNAME, as syslog-ng fills it. Without meta or
  *            its address, neither.
  *          - no PRI: <13> (user.notice, as syslog-ng and rsyslog do)
- *          - RFC 5424 input: header fields as received.
- *          - RFC 3164 input: an RFC 3339 stamp is kept; a BSD stamp is
- *            converted: the year is the message's own, else the receive
- *            time's year, minus one for a December message received in
- *            January, plus one for a January message received in December;
- *            fractions are cut to 6 digits; the offset is Z for Cisco's
- *            "UTC"/"GMT", else the receiver's local UTC offset (TZ) at the
- *            receive time, like syslog-ng. MSGID and SD are '-'.
+ *          - RFC 5424 input: header fields as received (APP-NAME and PROCID
+ *            cut to 48 and 128 bytes); a stamp that is not RFC 3339 (no
+ *            zone, nine fraction digits) converted as below.
+ *          - RFC 3164 input: an RFC 3339 stamp is kept (unless
+ *            --guess-timezone may move it); any other is converted: the
+ *            instant time_unix_nano has (msgtime.h: the stamp's year or the
+ *            receive time's, the zone's offset at the stamp's time, the
+ *            guessed zone), written in the offset that instant implies for
+ *            the stamp's wall time, fields normalised, fractions cut to 6
+ *            digits. Without meta->zone: the wall time as written with the
+ *            receiver's local UTC offset (TZ) at the receive time. MSGID and
+ *            SD are '-'.
  *          - malformed: "<PRI or 13>1 - ADDR - - - [origin ip="ADDR"] " then
  *            the whole raw datagram escaped as raw is, as MSG: nothing is
  *            lost ("- - - - - - " without a sender).
@@ -78,6 +82,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include "syslog/msgtime.h"
 #include "syslog/syslog_parse.h"
 
 enum out_format { FORMAT_RAW, FORMAT_JSON, FORMAT_RFC5424 };
@@ -93,6 +98,7 @@ struct msg_meta {
 	uint64_t recv_realtime_ns; /* when received (CLOCK_REALTIME) */
 	uint32_t socket_index;	   /* which socket of the group */
 	long tz_gmtoff; /* --timezone at recv time, seconds east of UTC (RFC 3164 stamps) */
+	const struct msg_zone *zone; /* that zone in full (msgtime.h); NULL: tz_gmtoff */
 	/* The --listen it came by, NULL = not written: up to FORMAT_LISTENER_MAX
 	 * bytes of [a-z0-9_.-] (rx/settings/listeners.h checks it), so no
 	 * format escapes it. */
@@ -104,6 +110,10 @@ struct msg_meta {
 };
 
 #define FORMAT_LISTENER_MAX 32
+
+/* The message's normalised time (msgtime.h) in meta's zone. */
+uint64_t meta_time_ns(const struct syslog_msg *m, enum syslog_parse_result r,
+		      const struct msg_meta *meta);
 
 /* Worst-case bytes format_message() writes for a datagram of len bytes (including the trailing '\n'). */
 size_t format_max_len(enum out_format fmt, size_t len);

@@ -34,32 +34,95 @@ static int64_t floor_div(int64_t a, int64_t b)
 	return a / b - (a % b < 0);
 }
 
-uint64_t syslog_time_ns(const struct syslog_msg *m, enum syslog_parse_result r, uint64_t recv_ns,
-			long gmtoff)
+/* syslog-ng's list of the offsets that are not whole hours (zones of this
+ * century): half and three-quarter hours. */
+static bool offset_exists(long off)
 {
-	const struct syslog_tm *tm = &m->tm;
-	int year = tm->year;
-	int64_t secs;
-	uint64_t frac = tm->frac;
+	static const int16_t odd[] = { -34200 / 60, -16200 / 60, -12600 / 60, -9000 / 60,
+				       12600 / 60,  16200 / 60,	 19800 / 60,  20700 / 60,
+				       23400 / 60,  30600 / 60,	 31500 / 60,  34200 / 60,
+				       35100 / 60,  37800 / 60,	 41400 / 60,  45900 / 60,
+				       49500 / 60 };
 
-	if (r == SYSLOG_MALFORMED || !m->timestamp.p || tm->mon < 1 || tm->mon > 12)
-		return 0;
+	if (off < -12 * 3600 || off > 14 * 3600)
+		return false;
+	if (off % 3600 == 0)
+		return true;
+	for (size_t k = 0; k < sizeof(odd) / sizeof(odd[0]); k++)
+		if (off == odd[k] * 60L)
+			return true;
+	return false;
+}
+
+/* syslog-ng's rounding of n / d: halves away from zero. */
+static int64_t div_round(int64_t n, int64_t d)
+{
+	return n < 0 ? (n - d / 2) / d : (n + d / 2) / d;
+}
+
+/* The instant secs (read with offset off) moved to the receive time's
+ * quarter hour, when that is what it is (see msgtime.h). */
+static int64_t guess_zone(int64_t secs, long off, int64_t now)
+{
+	int64_t diff = now - secs, quarters;
+
+	if (diff <= -86400 || diff >= 86400)
+		return secs;
+	quarters = div_round(diff, 900) * 900;
+	if (diff - quarters > 30 || diff - quarters < -30 || !offset_exists(off - quarters))
+		return secs;
+	return secs + quarters;
+}
+
+int64_t syslog_wall_secs(const struct syslog_tm *tm, uint64_t recv_ns, long gmtoff)
+{
+	int64_t now = (int64_t)(recv_ns / 1000000000);
+	int year = tm->year;
+
 	if (!year) {
-		int64_t local = (int64_t)(recv_ns / 1000000000) + gmtoff;
 		unsigned int mon, mday;
 
-		civil_from_days(floor_div(local, 86400), &year, &mon, &mday);
+		civil_from_days(floor_div(now + gmtoff, 86400), &year, &mon, &mday);
 		if (tm->mon == 12 && mon == 1)
 			year--;
 		else if (tm->mon == 1 && mon == 12)
 			year++;
 	}
-	secs = days_from_civil(year, tm->mon, tm->mday) * 86400 + tm->hour * 3600 + tm->min * 60 +
+	return days_from_civil(year, tm->mon, tm->mday) * 86400 + tm->hour * 3600 + tm->min * 60 +
 	       tm->sec;
-	secs -= tm->has_tz ? tm->tz_min * 60L : gmtoff;
+}
+
+uint64_t syslog_time_ns_zone(const struct syslog_msg *m, enum syslog_parse_result r,
+			     uint64_t recv_ns, const struct msg_zone *zone)
+{
+	const struct syslog_tm *tm = &m->tm;
+	long gmtoff = zone ? zone->gmtoff : 0, off;
+	int64_t now = (int64_t)(recv_ns / 1000000000), secs;
+	uint64_t frac = tm->frac;
+
+	if (r == SYSLOG_MALFORMED || !m->timestamp.p || tm->mon < 1 || tm->mon > 12)
+		return 0;
+	secs = syslog_wall_secs(tm, recv_ns, gmtoff);
+	if (tm->has_tz)
+		off = tm->tz_min * 60L;
+	else if (zone && zone->offset_at)
+		off = zone->offset_at(zone, secs);
+	else
+		off = gmtoff;
+	secs -= off;
+	if (zone && zone->guess && r == SYSLOG_OK_3164)
+		secs = guess_zone(secs, off, now);
 	if (secs < 0)
 		return 0;
 	for (unsigned int k = tm->frac_digits; k < 9; k++)
 		frac *= 10;
 	return (uint64_t)secs * 1000000000ULL + frac;
+}
+
+uint64_t syslog_time_ns(const struct syslog_msg *m, enum syslog_parse_result r, uint64_t recv_ns,
+			long gmtoff)
+{
+	const struct msg_zone zone = { .gmtoff = gmtoff };
+
+	return syslog_time_ns_zone(m, r, recv_ns, &zone);
 }

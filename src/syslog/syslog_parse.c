@@ -121,52 +121,6 @@ static int parse_pri(const u8 *s, size_t n, size_t *pos)
 	return v;
 }
 
-/*
- * RFC 3339 as RFC 5424 restricts it: YYYY-MM-DDTHH:MM:SS[.1-6 digits]
- * then Z or +HH:MM/-HH:MM, upper case. Returns its length, or 0.
- */
-static size_t parse_rfc3339(const u8 *s, size_t n, size_t i, struct syslog_tm *tm)
-{
-	int year = num(s, n, i, 4), mon = num(s, n, i + 5, 2), mday = num(s, n, i + 8, 2);
-	int hour = num(s, n, i + 11, 2), min = num(s, n, i + 14, 2), sec = num(s, n, i + 17, 2);
-	size_t j = i + 19;
-
-	if (year < 0 || at(s, n, i + 4) != '-' || mon < 1 || mon > 12 || at(s, n, i + 7) != '-' ||
-	    mday < 1 || mday > 31 || at(s, n, i + 10) != 'T' || hour < 0 || hour > 23 ||
-	    at(s, n, i + 13) != ':' || min < 0 || min > 59 || at(s, n, i + 16) != ':' || sec < 0 ||
-	    sec > 60)
-		return 0;
-	tm->year = year;
-	tm->mon = mon;
-	tm->mday = mday;
-	tm->hour = hour;
-	tm->min = min;
-	tm->sec = sec;
-	tm->frac = 0;
-	tm->frac_digits = 0;
-	if (at(s, n, j) == '.') {
-		j++;
-		while (is_digit(at(s, n, j)) && tm->frac_digits < 6) {
-			tm->frac = tm->frac * 10 + (s[j++] - '0');
-			tm->frac_digits++;
-		}
-		if (!tm->frac_digits || is_digit(at(s, n, j)))
-			return 0;
-	}
-	tm->has_tz = true;
-	if (at(s, n, j) == 'Z') {
-		tm->tz_min = 0;
-		return j + 1 - i;
-	}
-	int sign = at(s, n, j), oh = num(s, n, j + 1, 2), om = num(s, n, j + 4, 2);
-
-	if ((sign != '+' && sign != '-') || oh < 0 || oh > 23 || at(s, n, j + 3) != ':' || om < 0 ||
-	    om > 59)
-		return 0;
-	tm->tz_min = (sign == '-' ? -1 : 1) * (oh * 60 + om);
-	return j + 6 - i;
-}
-
 static const char month_names[] = "janfebmaraprmayjunjulaugsepoctnovdec";
 
 /* 1..12 for a month name (any case) at s[i], or 0. */
@@ -182,195 +136,354 @@ static int parse_month(const u8 *s, size_t n, size_t i)
 	return 0;
 }
 
-/*
- * "Mmm dd [yyyy ]hh:mm:ss[.frac]", dd as "dd", " d" or "d".
- * Returns its length, or 0. No timezone: tm->has_tz false.
- */
-static size_t parse_bsd_ts(const u8 *s, size_t n, size_t i, struct syslog_tm *tm)
+/* 1..12 for a month name at s[i] (its first letter upper case, the rest any
+ * case, as syslog-ng reads it), or 0. */
+static int month_at(const u8 *s, size_t n, size_t i)
 {
-	int mon = parse_month(s, n, i), mday, year = 0, hour, min, sec;
-	size_t j = i + 4;
+	int c = at(s, n, i);
 
-	if (!mon || at(s, n, i + 3) != ' ')
+	if (c < 'A' || c > 'Z')
 		return 0;
-	if (at(s, n, j) == ' ')
-		j++;
-	if (!is_digit(at(s, n, j)))
-		return 0;
-	mday = s[j++] - '0';
-	if (is_digit(at(s, n, j)))
-		mday = mday * 10 + (s[j++] - '0');
-	if (mday < 1 || mday > 31 || at(s, n, j) != ' ')
-		return 0;
-	j++;
-	if (at(s, n, j + 4) == ' ' && (year = num(s, n, j, 4)) >= 0)
-		j += 5;
-	else
-		year = 0;
-	hour = num(s, n, j, 2);
-	min = num(s, n, j + 3, 2);
-	sec = num(s, n, j + 6, 2);
-	if (hour < 0 || hour > 23 || at(s, n, j + 2) != ':' || min < 0 || min > 59 ||
-	    at(s, n, j + 5) != ':' || sec < 0 || sec > 60)
-		return 0;
-	j += 8;
-	memset(tm, 0, sizeof(*tm));
-	tm->year = year;
-	tm->mon = mon;
-	tm->mday = mday;
+	return parse_month(s, n, i);
+}
+
+/* syslog-ng's fixed-width number: up to w leading spaces, then digits, w
+ * bytes in all; its value, or -1. */
+static int fixed_num(const u8 *s, size_t n, size_t i, int w)
+{
+	int v = 0, k = 0;
+
+	/* the common case: two digits */
+	if (w == 2 && i + 1 < n && is_digit(s[i]) && is_digit(s[i + 1]))
+		return (s[i] - '0') * 10 + (s[i + 1] - '0');
+
+	while (k < w && at(s, n, i + k) == ' ')
+		k++;
+	if (k == w)
+		return -1;
+	for (; k < w; k++) {
+		int c = at(s, n, i + k);
+
+		if (!is_digit(c))
+			return -1;
+		v = v * 10 + (c - '0');
+	}
+	return v;
+}
+
+/* "hh:mm:ss" at i into tm: false when it is not one. */
+static bool clock_at(const u8 *s, size_t n, size_t i, struct syslog_tm *tm)
+{
+	int hour = fixed_num(s, n, i, 2), min = fixed_num(s, n, i + 3, 2);
+	int sec = fixed_num(s, n, i + 6, 2);
+
+	if (hour < 0 || at(s, n, i + 2) != ':' || min < 0 || at(s, n, i + 5) != ':' || sec < 0)
+		return false;
 	tm->hour = hour;
 	tm->min = min;
 	tm->sec = sec;
-	if (at(s, n, j) == '.' && is_digit(at(s, n, j + 1))) {
-		j++;
-		while (is_digit(at(s, n, j)) && tm->frac_digits < 9) {
-			tm->frac = tm->frac * 10 + (s[j++] - '0');
+	return true;
+}
+
+/* Fractions after '.' or ',' (Aruba) at i: up to 9 digits kept, more
+ * skipped. Returns the bytes used. */
+static size_t frac_at(const u8 *s, size_t n, size_t i, struct syslog_tm *tm)
+{
+	size_t j = i;
+
+	if (at(s, n, j) != '.' && at(s, n, j) != ',')
+		return 0;
+	j++;
+	while (is_digit(at(s, n, j))) {
+		if (tm->frac_digits < 9) {
+			tm->frac = tm->frac * 10 + (s[j] - '0');
 			tm->frac_digits++;
 		}
-		if (is_digit(at(s, n, j)))
-			return 0;
+		j++;
 	}
 	return j - i;
 }
 
-/* Cisco's " UTC" after the time: 1-5 letters, then ':'. Returns its length. */
-static size_t cisco_tz(const u8 *s, size_t n, size_t i, struct syslog_tm *tm)
+/*
+ * An ISO 8601 stamp as syslog-ng reads it in either header:
+ * YYYY-MM-DD[T ]hh:mm:ss[(.|,)frac][Z|+hh:mm|-hh:mm]; without a zone it is
+ * in the receiver's. Returns its length, or 0; *strict whether it is RFC
+ * 3339 as RFC 5424 restricts it (what parse_rfc3339 accepts).
+ */
+static size_t iso_at(const u8 *s, size_t n, size_t i, struct syslog_tm *tm, bool *strict)
 {
-	size_t k = 0;
+	int year = fixed_num(s, n, i, 4), mon = fixed_num(s, n, i + 5, 2);
+	int mday = fixed_num(s, n, i + 8, 2), sep = at(s, n, i + 10);
+	size_t j = i + 19, f;
 
-	if (at(s, n, i) != ' ')
+	memset(tm, 0, sizeof(*tm));
+	if (year < 0 || mon < 1 || mon > 12 || at(s, n, i + 4) != '-' || at(s, n, i + 7) != '-' ||
+	    mday < 0 || (sep != 'T' && sep != ' ') || !clock_at(s, n, i + 11, tm))
 		return 0;
-	while (k < 6 && (at(s, n, i + 1 + k) | 0x20) >= 'a' && (at(s, n, i + 1 + k) | 0x20) <= 'z')
-		k++;
-	if (k < 1 || k > 5 || at(s, n, i + 1 + k) != ':')
-		return 0;
-	if (k == 3 && (!memcmp(s + i + 1, "UTC", 3) || !memcmp(s + i + 1, "GMT", 3))) {
+	tm->year = year ? year : 1; /* 0 would read as "no year" */
+	tm->mon = mon;
+	tm->mday = mday;
+	f = frac_at(s, n, j, tm);
+	*strict = sep == 'T' && !memchr(s + i, ' ', 19) && mday >= 1 && mday <= 31 &&
+		  tm->hour <= 23 && tm->min <= 59 && tm->sec <= 60 &&
+		  (!f || (s[j] == '.' && f >= 2 && f <= 7));
+	j += f;
+	if (at(s, n, j) == 'Z') {
 		tm->has_tz = true;
-		tm->tz_min = 0;
+		return j + 1 - i;
 	}
-	return k + 1;
-}
+	int sign = at(s, n, j), oh = num(s, n, j + 1, 2), om = num(s, n, j + 4, 2);
 
-/* A Cisco timestamp, with its '*' or '.' (clock not in sync) marker, starts at i. */
-static bool cisco_ts_at(const u8 *s, size_t n, size_t i)
-{
-	struct syslog_tm tm;
-
-	if (at(s, n, i) == '*' || at(s, n, i) == '.')
-		i++;
-	return parse_bsd_ts(s, n, i, &tm) != 0;
-}
-
-/* After "SEQ: ": Cisco's "HOST: " when a timestamp follows it. */
-static size_t cisco_host(const u8 *s, size_t n, size_t i, struct syslog_msg *m)
-{
-	size_t t = token_len(s, n, i);
-
-	if (t < 2 || t - 1 > SYSLOG_HOSTNAME_MAX || s[i + t - 1] != ':' || is_nil(s, n, i, t - 1) ||
-	    !all_print(s + i, t - 1) || !cisco_ts_at(s, n, i + t + 1))
-		return 0;
-	set_str(&m->hostname, s, i, t - 1);
-	return t + 1;
-}
-
-/* TAG: APP: or APP[PROCID]: followed by a space or the end. Returns bytes used. */
-static size_t parse_tag(const u8 *s, size_t n, size_t i, struct syslog_msg *m)
-{
-	size_t a = i, colon, p = 0, plen = 0;
-
-	while (a < n && a - i <= SYSLOG_APP_NAME_MAX && is_print(s[a]) && s[a] != '[' &&
-	       s[a] != ':')
-		a++;
-	if (a == i || a - i > SYSLOG_APP_NAME_MAX || is_nil(s, n, i, a - i))
-		return 0;
-	if (at(s, n, a) == '[') {
-		p = a + 1;
-		while (p + plen < n && plen <= SYSLOG_PROCID_MAX && is_print(s[p + plen]) &&
-		       s[p + plen] != ']')
-			plen++;
-		if (!plen || plen > SYSLOG_PROCID_MAX || at(s, n, p + plen) != ']' ||
-		    is_nil(s, n, p, plen))
-			return 0;
-		colon = p + plen + 1;
+	if ((sign == '+' || sign == '-') && oh >= 0 && at(s, n, j + 3) == ':' && om >= 0 &&
+	    !is_digit(at(s, n, j + 6))) {
+		tm->has_tz = true;
+		tm->tz_min = (sign == '-' ? -1 : 1) * (oh * 60 + om);
+		*strict &= oh <= 23 && om <= 59;
+		j += 6;
 	} else {
-		colon = a;
+		*strict = false;
 	}
-	if (at(s, n, colon) != ':' || (colon + 1 < n && s[colon + 1] != ' '))
-		return 0;
-	set_str(&m->app_name, s, i, a - i);
-	if (plen)
-		set_str(&m->procid, s, p, plen);
-	return colon + 1 - i + (colon + 1 < n);
+	return j - i;
 }
 
-/* The timestamp of a 3164 header at i, with what ends it; returns bytes used. */
-static size_t ts_3164(const u8 *s, size_t n, size_t i, bool cisco, struct syslog_msg *m)
+static bool iso_shape(const u8 *s, size_t n, size_t i)
+{
+	return n - i >= 19 && s[i + 4] == '-' && s[i + 7] == '-' &&
+	       (s[i + 10] == 'T' || s[i + 10] == ' ') && s[i + 13] == ':' && s[i + 16] == ':';
+}
+
+/*
+ * The BSD stamps syslog-ng knows, each by its fixed layout:
+ *   Mmm dd yyyy hh:mm:ss[:]      Cisco PIX/ASA
+ *   Mmm dd hh:mm:ss yyyy         Linksys (then white space)
+ *   Mmm dd hh:mm:ss[.frac]       RFC 3164, the year guessed
+ * dd is "dd" or " d". Returns the length, or 0; *colon 1 when the PIX
+ * stamp's ':' follows (syslog-ng reads it as the stamp's, then one more).
+ */
+static size_t bsd_at(const u8 *s, size_t n, size_t i, struct syslog_tm *tm, size_t *colon)
+{
+	size_t left = n - i;
+	int mon = month_at(s, n, i), mday = fixed_num(s, n, i + 4, 2), year = -1;
+	const u8 *p = s + i;
+
+	memset(tm, 0, sizeof(*tm));
+	if (!mon || at(s, n, i + 3) != ' ' || mday < 0 || at(s, n, i + 6) != ' ')
+		return 0;
+	tm->mon = mon;
+	tm->mday = mday;
+	if (left >= 21 && p[11] == ' ' && p[14] == ':' && p[17] == ':' &&
+	    (p[20] == ':' || p[20] == ' ') && (year = num(s, n, i + 7, 4)) >= 0) {
+		if (!clock_at(s, n, i + 12, tm))
+			return 0;
+		tm->year = year ? year : 1;
+		*colon = p[20] == ':';
+		return 20;
+	}
+	if (left < 15 || p[9] != ':' || p[12] != ':' || !clock_at(s, n, i + 7, tm))
+		return 0;
+	if (left >= 21 && p[15] == ' ' && (year = num(s, n, i + 16, 4)) >= 0 &&
+	    (p[20] == ' ' || (p[20] >= '\t' && p[20] <= '\r'))) {
+		tm->year = year ? year : 1;
+		return 20;
+	}
+	return 15 + frac_at(s, n, i + 15, tm);
+}
+
+/* The stamp of a 3164 header at i and the ':' Cisco puts after it; 0 when
+ * there is none. */
+static size_t ts_3164(const u8 *s, size_t n, size_t i, struct syslog_msg *m)
 {
 	struct syslog_tm *tm = &m->tm;
-	size_t j = i, t, end;
+	size_t t, colon = 0;
 
-	t = parse_rfc3339(s, n, i, tm);
-	if (t && (i + t == n || s[i + t] == ' ')) {
-		m->flags |= SYSLOG_F_ISO_TIMESTAMP_3164;
-		set_str(&m->timestamp, s, i, t);
-		return t + (i + t < n);
+	if (i >= n)
+		return 0;
+	if (iso_shape(s, n, i)) {
+		bool strict;
+
+		t = iso_at(s, n, i, tm, &strict);
+		if (!t)
+			return 0;
+		if (strict)
+			m->flags |= SYSLOG_F_ISO_TIMESTAMP_3164;
+	} else if (!(t = bsd_at(s, n, i, tm, &colon))) {
+		return 0;
 	}
-	if (at(s, n, j) == '*' || at(s, n, j) == '.')
-		j++;
-	t = parse_bsd_ts(s, n, j, tm);
-	if (!t)
-		return 0;
-	if (cisco)
-		t += cisco_tz(s, n, j + t, tm);
-	end = j + t;
-	if (at(s, n, end) == ':')
-		end++;
-	if (end < n && s[end] != ' ')
-		return 0;
 	if (tm->year)
 		m->flags |= SYSLOG_F_TS_YEAR;
-	set_str(&m->timestamp, s, j, t);
-	return end + (end < n) - i;
+	set_str(&m->timestamp, s, i, t);
+	return t + colon + (at(s, n, i + t + colon) == ':');
 }
 
+struct v6_guess {
+	uint8_t seg, digits;
+	bool failed;
+};
+
+/* syslog-ng's test of a host name that may hold ':': an IPv6 address so
+ * far (hex digits, at most 4 a group, at most 8 groups). */
+static void v6_feed(struct v6_guess *g, int c)
+{
+	bool hex = is_digit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+
+	if (g->failed)
+		return;
+	if (c != ':' && !hex)
+		g->failed = true;
+	else if (hex && ++g->digits > 4)
+		g->failed = true;
+	else if (c == ':' && (g->digits = 0, ++g->seg >= 8))
+		g->failed = true;
+}
+
+/* HOSTNAME as syslog-ng scans it: up to a space, '[', or a ':' that cannot
+ * be in an IPv6 address, at most 255 bytes. Returns the bytes scanned. */
+static size_t host_end(const u8 *s, size_t n, size_t i)
+{
+	struct v6_guess g = { 0 };
+	size_t k = 0, max = n - i < SYSLOG_HOSTNAME_MAX ? n - i : SYSLOG_HOSTNAME_MAX;
+
+	/* most names hold no ':': to the first space or '[' and done */
+	while (k < max && s[i + k] != ' ' && s[i + k] != '[' && s[i + k] != ':')
+		k++;
+	if (k == max || s[i + k] != ':')
+		return k;
+	k = 0;
+	while (i + k < n && s[i + k] != ' ' && s[i + k] != '[' && k < SYSLOG_HOSTNAME_MAX) {
+		v6_feed(&g, s[i + k]);
+		if (s[i + k] == ':' && g.failed)
+			break;
+		k++;
+	}
+	return k;
+}
+
+/* A 3164 HOSTNAME is one only when a space ends it: its length, or 0. */
+static size_t host_len(const u8 *s, size_t n, size_t i)
+{
+	size_t k = host_end(s, n, i);
+
+	return at(s, n, i + k) == ' ' ? k : 0;
+}
+
+/* An RFC 5424 header token syslogrx can carry: 1..max bytes of 33..126,
+ * not "-" (NILVALUE). */
+static void set_field(struct syslog_str *str, const u8 *s, size_t n, size_t i, size_t len,
+		      size_t max)
+{
+	if (len && len <= max && !is_nil(s, n, i, len) && all_print(s + i, len))
+		set_str(str, s, i, len);
+}
+
+/* An RFC 3164 header token: bytes of 33..126 of any length, "-" too, as
+ * syslog-ng keeps them (the rfc5424 format cuts them to RFC 5424's limits). */
+static void set_token(struct syslog_str *str, const u8 *s, size_t i, size_t len)
+{
+	if (all_print(s + i, len))
+		set_str(str, s, i, len);
+}
+
+/*
+ * TAG as syslog-ng reads it: APP up to a space, '[' or ':'; then
+ * "[PROCID]" (up to ']', a space or ':'), then ':' and one space, each when
+ * there. Returns the bytes used.
+ */
+static size_t parse_tag(const u8 *s, size_t n, size_t i, struct syslog_msg *m)
+{
+	size_t a = i, p;
+	bool print = true;
+
+	/* checked on the way: one pass over the TAG */
+	while (a < n && s[a] != ' ' && s[a] != '[' && s[a] != ':')
+		print &= is_print(s[a++]);
+	if (print)
+		set_str(&m->app_name, s, i, a - i);
+	p = a;
+	if (p < n && s[p] == '[') {
+		p++;
+		while (p < n && s[p] != ' ' && s[p] != ']' && s[p] != ':')
+			p++;
+		if (p < n)
+			set_token(&m->procid, s, a + 1, p - a - 1);
+		if (p < n && s[p] == ']')
+			p++;
+	}
+	if (p < n && s[p] == ':')
+		p++;
+	if (p < n && s[p] == ' ')
+		p++;
+	return p - i;
+}
+
+static size_t skip_spaces(const u8 *s, size_t n, size_t i)
+{
+	while (i < n && s[i] == ' ')
+		i++;
+	return i;
+}
+
+static bool starts(const u8 *s, size_t n, size_t i, const char *lit, size_t len)
+{
+	return n - i >= len && s[i] == (u8)lit[0] && !memcmp(s + i, lit, len);
+}
+
+#define STARTS(s, n, i, lit) starts(s, n, i, lit, sizeof(lit) - 1)
+
+/* The header after a 3164 stamp: [HOST ]TAG, AIX's "Message forwarded from
+ * HOST:", or syslogd's "last message repeated" (no host, no tag). */
+static size_t after_stamp(const u8 *s, size_t n, size_t i, struct syslog_msg *m)
+{
+	size_t t;
+
+	i = skip_spaces(s, n, i);
+	if (STARTS(s, n, i, "Message forwarded from ")) {
+		i += sizeof("Message forwarded from ") - 1;
+		t = i;
+		while (t < n && s[t] != ':')
+			t++;
+		set_token(&m->hostname, s, i, t - i);
+		i = t;
+		while (i < n && (s[i] == ' ' || s[i] == ':'))
+			i++;
+	} else if (n - i > sizeof("last message repeated") - 1 &&
+		   STARTS(s, n, i, "last message repeated")) {
+		return i;
+	} else if ((t = host_len(s, n, i))) {
+		set_token(&m->hostname, s, i, t);
+		i = skip_spaces(s, n, i + t);
+	}
+	return i + parse_tag(s, n, i, m);
+}
+
+/* syslog-ng's RFC 3164 reading, from just after the PRI. */
 static void parse_3164(const u8 *s, size_t n, size_t i, struct syslog_msg *m)
 {
-	bool cisco = false;
 	size_t k = i, t;
 
 	m->version = 0;
+	/* Cisco's sequence number "SEQ: " */
 	while (k < n && is_digit(s[k]))
 		k++;
-	if (k > i && at(s, n, k) == ':' && at(s, n, k + 1) == ' ') {
-		/* Cisco IOS "SEQ: [HOST: ]" */
-		cisco = true;
+	if (at(s, n, k) == ':' && at(s, n, k + 1) == ' ') {
 		m->flags |= SYSLOG_F_SEQUENCE;
-		i = k + 2;
-		if (!cisco_ts_at(s, n, i))
-			i += cisco_host(s, n, i, m);
-	} else if ((at(s, n, i) == '*' || at(s, n, i) == '.') && cisco_ts_at(s, n, i)) {
-		cisco = true;
+		m->seq.p = (const char *)s + i;
+		m->seq.len = k - i;
+		i = k + 1;
 	}
-
-	t = ts_3164(s, n, i, cisco, m);
-	if (!t) {
+	i = skip_spaces(s, n, i);
+	/* Cisco's clock marks: '*' not in sync, '.' in sync */
+	if (at(s, n, i) == '*' || at(s, n, i) == '.')
+		m->synced = s[i++] == '.';
+	t = ts_3164(s, n, i, m);
+	if (t) {
+		i = after_stamp(s, n, i + t, m);
+	} else {
 		m->flags |= SYSLOG_F_NO_TIMESTAMP;
 		memset(&m->tm, 0, sizeof(m->tm));
-	}
-	i += t;
-
-	if (t && !cisco) {
-		t = token_len(s, n, i);
-		if (t && i + t < n && t <= SYSLOG_HOSTNAME_MAX && s[i + t - 1] != ':' &&
-		    !is_nil(s, n, i, t) && !memchr(s + i, '[', t) && all_print(s + i, t)) {
-			set_str(&m->hostname, s, i, t);
-			i += t + 1;
-		}
+		i += parse_tag(s, n, i, m);
 	}
 	if (!m->hostname.p)
 		m->flags |= SYSLOG_F_NO_HOSTNAME;
-
-	i += parse_tag(s, n, i, m);
 	if (i < n)
 		set_str(&m->msg, s, i, n - i);
 }
@@ -380,29 +493,36 @@ static size_t sd_name(const u8 *s, size_t n, size_t i)
 {
 	size_t k = 0;
 
-	while (i + k < n && k <= SYSLOG_SD_NAME_MAX) {
+	while (i + k < n) {
 		u8 c = s[i + k];
 
 		if (!is_print(c) || c == '=' || c == ']' || c == '"')
 			break;
 		k++;
 	}
-	return k <= SYSLOG_SD_NAME_MAX ? k : 0;
+	return k;
 }
 
-/* 1*SD-ELEMENT at *pos (which holds '['); false when broken. */
+/*
+ * 1*SD-ELEMENT at *pos (which holds '['); false when broken. Names longer
+ * than RFC 5424's 32 bytes are taken as syslog-ng 3.38 takes them: an SD-ID
+ * of up to SD_ID_MAX bytes, a PARAM-NAME of up to SD_PARAM_MAX less the ID's.
+ */
+#define SD_ID_MAX 248
+#define SD_PARAM_MAX 255
+
 static bool parse_sd(const u8 *s, size_t n, size_t *pos)
 {
-	size_t i = *pos, k;
+	size_t i = *pos, k, id;
 
 	while (at(s, n, i) == '[') {
 		i++;
-		if (!(k = sd_name(s, n, i)))
+		if (!(id = sd_name(s, n, i)) || id > SD_ID_MAX)
 			return false;
-		i += k;
+		i += id;
 		while (at(s, n, i) == ' ') {
 			i++;
-			if (!(k = sd_name(s, n, i)))
+			if (!(k = sd_name(s, n, i)) || id + k > SD_PARAM_MAX)
 				return false;
 			i += k;
 			if (at(s, n, i) != '=' || at(s, n, i + 1) != '"')
@@ -411,7 +531,8 @@ static bool parse_sd(const u8 *s, size_t n, size_t *pos)
 			for (;;) {
 				int c = at(s, n, i);
 
-				if (c < 0 || c == '\n' || c == '\r' || c == 0)
+				/* an unescaped ']' ends no value: broken, as syslog-ng has it */
+				if (c < 0 || c == '\n' || c == '\r' || c == 0 || c == ']')
 					return false;
 				i++;
 				if (c == '"')
@@ -433,52 +554,68 @@ static bool parse_sd(const u8 *s, size_t n, size_t *pos)
 	return true;
 }
 
-/* One of HOSTNAME APP-NAME PROCID MSGID and its space; 0 or a SYSLOG_F_ error. */
+/*
+ * One of APP-NAME PROCID MSGID and its space: any bytes up to a space, "-"
+ * none, cut to max as syslog-ng cuts them; carried when printable. 0 or the
+ * SYSLOG_F_ reason the header is not RFC 5424.
+ */
 static uint32_t header_field(const u8 *s, size_t n, size_t *pos, size_t max, struct syslog_str *str)
 {
 	size_t i = *pos, t = token_len(s, n, i);
 
 	if (i + t >= n)
 		return SYSLOG_F_TRUNCATED_HEADER;
-	if (!t || t > max || !all_print(s + i, t))
-		return SYSLOG_F_BAD_HEADER;
-	if (!(t == 1 && s[i] == '-'))
-		set_str(str, s, i, t);
+	set_field(str, s, n, i, t < max ? t : max, max);
 	*pos = i + t + 1;
 	return 0;
 }
 
-/* After "<PRI>1 ": 0 when well formed, else the SYSLOG_F_ reason. */
+/* After "<PRI>1 ": 0 when syslog-ng reads it as RFC 5424, else the
+ * SYSLOG_F_ reason it does not. */
 static uint32_t parse_5424(const u8 *s, size_t n, size_t i, struct syslog_msg *m)
 {
-	size_t t = token_len(s, n, i);
+	size_t t;
 	uint32_t err;
 
 	m->version = 1;
+	if (at(s, n, i) == '-') {
+		m->flags |= SYSLOG_F_NO_TIMESTAMP;
+		t = 1;
+	} else {
+		bool strict;
+
+		t = iso_at(s, n, i, &m->tm, &strict);
+		if (!t)
+			return i >= n ? SYSLOG_F_TRUNCATED_HEADER : SYSLOG_F_BAD_TIMESTAMP;
+		if (!strict)
+			m->flags |= SYSLOG_F_TS_NOT_3339;
+		set_str(&m->timestamp, s, i, t);
+	}
+	i += t;
+	if (i >= n)
+		return SYSLOG_F_TRUNCATED_HEADER;
+	if (s[i++] != ' ')
+		return SYSLOG_F_BAD_TIMESTAMP;
+
+	t = host_end(s, n, i);
 	if (i + t >= n)
 		return SYSLOG_F_TRUNCATED_HEADER;
-	if (t == 1 && s[i] == '-')
-		m->flags |= SYSLOG_F_NO_TIMESTAMP;
-	else if (parse_rfc3339(s, n, i, &m->tm) != t)
-		return SYSLOG_F_BAD_TIMESTAMP;
-	else
-		set_str(&m->timestamp, s, i, t);
+	if (s[i + t] != ' ')
+		return SYSLOG_F_BAD_HEADER;
+	set_field(&m->hostname, s, n, i, t, SYSLOG_HOSTNAME_MAX);
 	i += t + 1;
 
-	if ((err = header_field(s, n, &i, SYSLOG_HOSTNAME_MAX, &m->hostname)) ||
-	    (err = header_field(s, n, &i, SYSLOG_APP_NAME_MAX, &m->app_name)) ||
+	if ((err = header_field(s, n, &i, SYSLOG_APP_NAME_MAX, &m->app_name)) ||
 	    (err = header_field(s, n, &i, SYSLOG_PROCID_MAX, &m->procid)) ||
 	    (err = header_field(s, n, &i, SYSLOG_MSGID_MAX, &m->msgid)))
 		return err;
 
-	if (i >= n)
-		return SYSLOG_F_TRUNCATED_HEADER;
-	if (s[i] == '-') {
+	if (at(s, n, i) == '-') {
 		i++;
-	} else {
+	} else if (at(s, n, i) == '[') {
 		size_t start = i;
 
-		if (s[i] != '[' || !parse_sd(s, n, &i))
+		if (!parse_sd(s, n, &i))
 			return SYSLOG_F_BAD_SD;
 		set_str(&m->structured_data, s, start, i - start);
 	}
@@ -496,15 +633,25 @@ static uint32_t parse_5424(const u8 *s, size_t n, size_t i, struct syslog_msg *m
 	return 0;
 }
 
-static enum syslog_parse_result malformed(struct syslog_msg *m, uint32_t why)
+/* Every field absent again (PRI and the byte flags stay). */
+static void clear_fields(struct syslog_msg *m)
 {
 	struct syslog_str none = { 0 };
 
-	m->flags |= why;
 	m->timestamp = m->hostname = m->app_name = m->procid = none;
 	m->msgid = m->structured_data = m->msg = none;
 	memset(&m->tm, 0, sizeof(m->tm));
 	m->bom = false;
+	m->version = 0;
+	m->seq = none;
+	m->synced = -1;
+	m->flags &= ~(SYSLOG_F_NO_TIMESTAMP | SYSLOG_F_TS_NOT_3339);
+}
+
+static enum syslog_parse_result malformed(struct syslog_msg *m, uint32_t why)
+{
+	m->flags |= why;
+	clear_fields(m);
 	return SYSLOG_MALFORMED;
 }
 
@@ -516,6 +663,7 @@ enum syslog_parse_result syslog_parse(const char *data, size_t len, struct syslo
 
 	memset(out, 0, sizeof(*out));
 	out->pri = out->facility = out->severity = -1;
+	out->synced = -1;
 
 	/* trailing newline(s) and NULs (C senders counting the terminator) */
 	while (n > 0) {
@@ -543,10 +691,18 @@ enum syslog_parse_result syslog_parse(const char *data, size_t len, struct syslo
 		out->severity = pri & 7;
 		if (at(s, n, i) == '1' && at(s, n, i + 1) == ' ') {
 			err = parse_5424(s, n, i + 2, out);
-			return err ? malformed(out, err) : SYSLOG_OK_5424;
+			if (!err)
+				return SYSLOG_OK_5424;
+			/* not RFC 5424 after all: read as RFC 3164, as SC4S does */
+			clear_fields(out);
+			out->flags |= err;
 		}
 	} else {
+		/* RFC 3164 4.3.3: a relay gives a message without PRI <13> */
 		out->flags |= SYSLOG_F_NO_PRI;
+		out->pri = 13;
+		out->facility = 1;
+		out->severity = 5;
 	}
 	parse_3164(s, n, i, out);
 	return SYSLOG_OK_3164;

@@ -5,41 +5,38 @@
  * (sequence-marker accounting) and msgfmt (sysloggen's messages). Uses
  * common only; fuzzed (tests/fuzz).
  *
- * Syslog datagram parser: RFC 5424, RFC 3164 and the real-world variants in
- * between. Pure: no I/O, no allocation, never reads data[len] or beyond.
+ * Syslog datagram parser: a datagram read as Debian's syslog-ng 3.38 reads
+ * it when it parses as SC4S does (a strict RFC 5424 parse, else RFC 3164);
+ * syslog-ng's modules/syslogformat is the reference, its running binary the
+ * oracle (tests/integration/test_parse_vs_syslog_ng.py). Pure: no I/O, no
+ * allocation, never reads data[len] or beyond.
  *
  * Results
- *   SYSLOG_OK_5424   the datagram starts "<PRI>1 " and the whole RFC 5424
- *                    header (TIMESTAMP HOSTNAME APP-NAME PROCID MSGID SD) is
- *                    well formed.
- *   SYSLOG_OK_3164   anything else that is not malformed: RFC 3164 and its
- *                    relatives (no PRI, no or odd timestamps, Cisco, ...).
- *                    Parsing is best effort: whatever is not recognised as
- *                    timestamp, hostname or tag is message.
+ *   SYSLOG_OK_5424   "<PRI>1 " and an RFC 5424 header as syslog-ng takes it:
+ *                    TIMESTAMP ISO 8601 ('T' or a space, any fraction digits,
+ *                    zone optional: TS_NOT_3339 when it is not RFC 3339) or
+ *                    "-"; HOSTNAME up to a space, '[' or a ':' no IPv6
+ *                    address has; APP-NAME PROCID MSGID any bytes up to a
+ *                    space, cut to 48/128/32 (carried when 33..126); SD with
+ *                    names of up to 248 bytes (ID) and 255 (ID + PARAM).
+ *   SYSLOG_OK_3164   anything else that is not malformed, a "<PRI>1 " header
+ *                    syslog-ng rejects included (its SYSLOG_F_ reason set:
+ *                    TRUNCATED_HEADER, BAD_TIMESTAMP, BAD_HEADER, BAD_SD).
  *   SYSLOG_MALFORMED exactly these (the receiver counts them in
  *                    totals.malformed and still outputs the raw datagram):
  *                    - empty datagram, also one that is empty after the
  *                      trailing '\n' '\r' NUL are stripped   (SYSLOG_F_EMPTY)
  *                    - starts with '<' but not "<" 1-3 digits ">" with a
- *                      value 0..191: "<999>", "<>", "<1a>", "<13"  (BAD_PRI)
- *                    - starts "<PRI>1 " and then the RFC 5424 header is
- *                      broken: ends before the SD (TRUNCATED_HEADER), a bad
- *                      TIMESTAMP (BAD_TIMESTAMP), a header field with bytes
- *                      outside 33..126 or longer than RFC 5424 allows
- *                      (BAD_HEADER), or bad STRUCTURED-DATA (BAD_SD: syntax,
- *                      or a '\n' '\r' NUL inside it, which could not stay on
- *                      one output line without changing its meaning).
- *                    A datagram without PRI is not malformed: it is a legacy
- *                    message (SYSLOG_OK_3164 with SYSLOG_F_NO_PRI).
+ *                      value 0..191: "<999>", "<>", "<1a>", "<13"  (BAD_PRI;
+ *                      syslog-ng takes all but "<1a>": docs/outputs.md)
  *
  * Fields
- *   Every syslog_str points into data (or is absent: p NULL, len 0). Fields
- *   that are "-" (NILVALUE) in RFC 5424 are absent; an empty MSG is absent.
- *   Header fields (hostname, app_name, procid, msgid) are always 1..N bytes
- *   of 33..126 within the RFC 5424 limits (255, 48, 128, 32), also when they
- *   come from an RFC 3164 message: a 3164 token that does not fit is left in
- *   msg instead, and so does a 3164 token "-" (it would read as NILVALUE).
- *   So they can be re-emitted as RFC 5424 as they are.
+ *   Every syslog_str points into data (or is absent: p NULL, len 0). RFC 5424
+ *   NILVALUEs are absent; an empty MSG is absent. Header fields hold bytes of
+ *   33..126 only: a token with others is read past but left absent. RFC 5424
+ *   fields are within its limits; RFC 3164 HOST, TAG and PID tokens may be
+ *   longer, and "-" (syslog-ng keeps them; the rfc5424 format cuts them).
+ *   A datagram without PRI has pri 13 (RFC 3164 4.3.3) and SYSLOG_F_NO_PRI.
  *   On SYSLOG_MALFORMED every syslog_str is absent and only pri, facility,
  *   severity (when the PRI was valid), version and flags are set.
  *
@@ -47,22 +44,23 @@
  * '\r' (TRAILING_NEWLINE) and NUL (TRAILING_NUL) bytes are not part of any
  * field. HAS_NUL and INVALID_UTF8 describe what is left.
  *
- * RFC 3164 shapes recognised (after an optional <PRI>):
- *   Mmm dd hh:mm:ss HOST TAG: MSG      day "dd", " d" or "d"; month names in
- *                                      any case; TAG is APP or APP[PROCID]
- *   Mmm dd yyyy hh:mm:ss[.frac] ...    with year, with fractions (1-9 digits)
- *   2023-10-11T22:14:15.003Z ...       RFC 3339 timestamp (ISO_TIMESTAMP_3164)
- *   timestamp followed by ':'          Cisco ASA "Oct 11 2023 22:14:15: %ASA-.."
- *   SEQ: [HOST: ][*|.]Mmm dd hh:mm:ss[.frac][ TZ]: MSG    Cisco IOS (SEQUENCE);
- *                                      also without "SEQ: " when the '*' or '.'
- *                                      (clock not authoritative) is there. TZ is
- *                                      1-5 letters, part of timestamp; only
- *                                      UTC/GMT set tm.has_tz. SEQ is in no field.
- *   no timestamp: TAG: MSG, or just MSG (NO_TIMESTAMP; no hostname is guessed)
- *   HOST is taken only after a timestamp, and only when the token is
- *   followed by a space, fits the header rules and does not look like a tag
- *   (no trailing ':' and no '['). The TAG needs its ':'; one space after it
- *   is not part of msg.
+ * RFC 3164, after the optional <PRI>, in syslog-ng's order:
+ *   "SEQ: "                  Cisco's sequence number, digits (maybe none),
+ *                            then spaces; kept in seq (SYSLOG_F_SEQUENCE)
+ *   '*' or '.'               Cisco's clock mark (synced 0 or 1)
+ *   a stamp, by its layout:  YYYY-MM-DD[T ]hh:mm:ss[(.|,)frac][zone]
+ *                            Mmm dd yyyy hh:mm:ss[:]   (Cisco PIX/ASA)
+ *                            Mmm dd hh:mm:ss yyyy      (Linksys)
+ *                            Mmm dd hh:mm:ss[(.|,)frac]
+ *                            (Mmm with an upper-case first letter, dd "dd" or
+ *                            " d"), then one ':' when there; then spaces
+ *   HOST                     after a stamp only: up to a space, '[' or a ':'
+ *                            no IPv6 address has, ended by a space; then
+ *                            spaces. AIX's "Message forwarded from HOST:" and
+ *                            "last message repeated" (no host, no tag) too.
+ *   TAG                      up to a space, '[' or ':'; "[PID]" (to ']', a
+ *                            space or ':'); then ':' and one space when there
+ *   MSG                      the rest
  */
 #ifndef SYSLOGRX_SYSLOG_PARSE_H
 #define SYSLOGRX_SYSLOG_PARSE_H
@@ -93,8 +91,9 @@
 #define SYSLOG_F_BAD_HEADER (1u << 11)	      /* malformed: 5424 field bytes/length */
 #define SYSLOG_F_BAD_SD (1u << 12)	      /* malformed: 5424 STRUCTURED-DATA */
 #define SYSLOG_F_EMPTY (1u << 13)	      /* malformed: nothing there */
-#define SYSLOG_F_SEQUENCE (1u << 14)	      /* Cisco "SEQ: " prefix (not kept in a field) */
+#define SYSLOG_F_SEQUENCE (1u << 14)	      /* Cisco "SEQ: " prefix (in seq) */
 #define SYSLOG_F_NO_HOSTNAME (1u << 15)	      /* 3164 without HOSTNAME */
+#define SYSLOG_F_TS_NOT_3339 (1u << 16)	      /* 5424 stamp syslog-ng takes, not RFC 3339 */
 
 struct syslog_str {
 	const char *p; /* into the datagram; NULL when absent */
@@ -120,6 +119,11 @@ struct syslog_msg {
 	struct syslog_str timestamp, hostname, app_name, procid, msgid, structured_data, msg;
 	struct syslog_tm tm; /* timestamp, parsed */
 	bool bom;	     /* RFC 5424 MSG started with the UTF-8 BOM (not included in msg) */
+	/* Cisco's "SEQ: " digits (RFC 3164; SYSLOG_F_SEQUENCE: there, maybe
+	 * empty) and its clock mark before the stamp: 0 '*', 1 '.', -1 none.
+	 * syslog-ng keeps them as meta.sequenceId and timeQuality.isSynced. */
+	struct syslog_str seq;
+	int8_t synced;
 	uint32_t flags;	     /* SYSLOG_F_* */
 };
 

@@ -95,6 +95,9 @@ def expected_key(kind, msg, src):
     if msg.startswith(b"<165>1 "):
         f = msg.split(b" ")
         return f[2] if kind == "hostname" else f[3]
+    if msg.startswith(b"<14>") and kind == "app":
+        # no stamp: the first word is the TAG, as syslog-ng reads it
+        return msg[4:].split(b" ")[0]
     return None
 
 

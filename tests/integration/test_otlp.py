@@ -83,7 +83,7 @@ def test_every_sequence_through_the_collector(collector, syslogrx, encoding, com
     tot, o = summ["totals"], summ["otlp"]
     assert o["encoding"] == encoding and o["compression"] == compression
     assert o["original"] is False
-    assert summ["config"]["timezone"] == (tz or "UTC")
+    assert summ["config"]["timezone"] == (tz or "local")
     assert o["failed"]["total"] == 0 and o["undelivered"] == 0 and o["in_flight"] == 0
     assert o["records"] == tot["written"] == tot["received"]
     assert o["last_http_status"] == 200

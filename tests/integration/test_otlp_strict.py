@@ -8,7 +8,8 @@ which syslogrx counts as failed records (a 400 is not retried). Among 2,000
 good datagrams, forged ones carry bad bytes in SD values, the hostname, the
 app name, the msgid and an RFC 3164 body: 0 failed records, every record
 arrives, and the bad bytes arrive as U+FFFD (strings) or as they were
-(bytes_value bodies). A forged syslogrx@32473 element and a repeated SD-ID
+(bytes_value bodies); a header token with them is read past, as syslog-ng
+reads it, and left out. A forged syslogrx@32473 element and a repeated SD-ID
 are dropped from structured_data and counted in sd_dropped."""
 import gzip
 import re
@@ -98,6 +99,9 @@ FORGED = [
 FORGED_SD = {b"forged-sd": "a\ufffdb", b"forged-sd-escapes": '\ufffd"\ufffd]\ufffd\ufffd',
              b"forged-listener": "a]b"}
 DROPPED = {b"forged-listener": 2}   # SD elements each drops
+# a header token with bytes outside 33..126: no attribute, the text the body
+FORGED_HEADER = {b"forged-host": "hostname", b"forged-app": "appname", b"forged-msgid": "msg_id",
+                 b"forged-3164-host": "hostname"}
 
 
 def datagrams(n=2000):
@@ -176,6 +180,9 @@ def test_forged_bytes_fail_no_record(syslogrx, encoding):
         assert len(ids) == len(set(ids)) and "syslogrx@32473" not in ids, (m, ids)
         if kind in FORGED_SD:
             assert sd_value(lr, "x@1", "v") == FORGED_SD[kind]
+        elif kind in FORGED_HEADER:
+            assert lr.body.string_value == m.decode(), m
+            assert FORGED_HEADER[kind] not in {kv.key for kv in lr.attributes}, m
         elif kind != b"good":
             # a body that is not text arrives byte for byte, as bytes_value
             assert lr.body.HasField("bytes_value"), m

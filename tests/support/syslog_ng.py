@@ -21,8 +21,7 @@ class SyslogNgServer:
         self.port = port
         self.out = os.path.join(self.dir, "received.log")
         self.conf = os.path.join(self.dir, "syslog-ng.conf")
-        with open(self.conf, "w") as f:
-            f.write(f"""@version: 3.38
+        self.write_conf(f"""@version: 3.38
 options {{ stats-freq(0); keep-hostname(yes); }};
 source s_in {{ syslog(ip("127.0.0.1") port({port}) {source}); }};
 destination d_file {{ file("{self.out}" template("{template}")); }};
@@ -30,12 +29,19 @@ log {{ source(s_in); destination(d_file); }};
 """)
         self.p = None
 
-    def start(self):
+    def write_conf(self, text):
+        with open(self.conf, "w") as f:
+            f.write(text)
+
+    def spawn(self, env=None):
         self.p = subprocess.Popen(
             ["/usr/sbin/syslog-ng", "-F", "--no-caps", "-f", self.conf,
              "-R", os.path.join(self.dir, "persist"), "-p", os.path.join(self.dir, "pid"),
              "-c", os.path.join(self.dir, "ctl")],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+
+    def start(self):
+        self.spawn()
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             with socket.socket() as s:

@@ -358,8 +358,8 @@ static void test_otlp(void **state)
 	assert_int_equal(c.output, OUTPUT_OTLP);
 	assert_string_equal(c.output_arg, "http://127.0.0.1:4318/v1/logs");
 	assert_true(c.otlp_gzip && !c.otlp_json && !c.otlp_nr_headers && !c.otlp_original);
-	assert_string_equal(c.timezone, "UTC");
-	assert_int_equal(c.tz_kind, TZ_UTC);
+	assert_string_equal(c.timezone, "local");
+	assert_int_equal(c.tz_kind, TZ_LOCAL);
 	assert_int_equal(PARSE(&c, "--output", "otlp:http://h:1/"), 0);
 	assert_string_equal(c.output_arg, "http://h:1/v1/logs");
 	assert_int_equal(PARSE(&c, "--output", "otlp:https://[::1]:4318/otlp/v1/logs",
@@ -378,6 +378,10 @@ static void test_otlp(void **state)
 	assert_int_equal(c.tz_offset, -(5 * 3600 + 30 * 60));
 	assert_int_equal(PARSE(&c, "--timezone", "Europe/Paris"), 0);
 	assert_int_equal(c.tz_kind, TZ_NAMED);
+	assert_false(c.guess_tz);
+	assert_int_equal(PARSE(&c, "--timezone", "local", "--guess-timezone"), 0);
+	assert_int_equal(c.tz_kind, TZ_LOCAL);
+	assert_true(c.guess_tz);
 	assert_int_equal(PARSE(&c, "--output", "otlp:http://h:1", "--disk-buffer", "/tmp"), 0);
 }
 

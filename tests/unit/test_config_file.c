@@ -215,7 +215,8 @@ static const char sc4s_env[] =
 	"SC4S_SOURCE_UDP_SO_RCVBUFF=8388608\n"
 	"SC4S_SOURCE_UDP_IW_SIZE=1000000\n"
 	"SC4S_SOURCE_UDP_FETCH_LIMIT=1000\n"
-	"SC4S_USE_NAME_CACHE=no\n";
+	"SC4S_USE_NAME_CACHE=no\n"
+	"SC4S_DEFAULT_TIMEZONE=America/Chicago\n";
 
 static void test_env_file_mapping(void **state)
 {
@@ -232,6 +233,10 @@ static void test_env_file_mapping(void **state)
 	assert_string_equal(row("SC4S_SOURCE_UDP_SO_RCVBUFF")->became, "16777216");
 	assert_int_equal(row("SC4S_SOURCE_LISTEN_UDP_SOCKETS")->line, 3);
 	assert_string_equal(row("SC4S_EBPF_NO_SOCKETS")->flag, "");
+	/* SC4S's zone of stamps without one is --timezone's */
+	assert_string_equal(row("SC4S_DEFAULT_TIMEZONE")->flag, "--timezone");
+	assert_string_equal(c.timezone, "America/Chicago");
+	assert_int_equal(c.tz_kind, TZ_NAMED);
 	assert_int_equal(c.env.nr_ignored, 2);
 	assert_string_equal(c.env.ignored, "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL, SC4S_USE_NAME_CACHE");
 	/* Where SC4S would misbehave silently. */

@@ -103,35 +103,37 @@ static const struct fcase cases[] = {
 	  "\"msg\":\"msg\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<34>2023-10-11T22:14:15.003+02:00 host app: msg\"}\n",
 	  "<34>1 2023-10-11T22:14:15.003+02:00 host app - - [origin ip=\"127.0.0.1\"] msg\n" },
-	{ "RFC 3164 year and nanoseconds cut to microseconds",
-	  IN("<13>Dec  1 2023 00:00:00.123456789 h a: x"),
-	  "<13>Dec  1 2023 00:00:00.123456789 h a: x\n",
+	{ "RFC 3164 ISO stamp with a year, no zone, nanoseconds cut to microseconds",
+	  IN("<13>2023-12-01T00:00:00.123456789 h a: x"),
+	  "<13>2023-12-01T00:00:00.123456789 h a: x\n",
 	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,"
-	  "\"timestamp\":\"Dec  1 2023 00:00:00.123456789\",\"time_unix_nano\":1701388800123456789,\"hostname\":\"h\",\"app_name\":\"a\","
+	  "\"timestamp\":\"2023-12-01T00:00:00.123456789\",\"time_unix_nano\":1701388800123456789,\"hostname\":\"h\",\"app_name\":\"a\","
 	  "\"msg\":\"x\",\"malformed\":false" META_JSON
-	  ",\"raw\":\"<13>Dec  1 2023 00:00:00.123456789 h a: x\"}\n",
+	  ",\"raw\":\"<13>2023-12-01T00:00:00.123456789 h a: x\"}\n",
 	  "<13>1 2023-12-01T00:00:00.123456+05:30 h a - - [origin ip=\"127.0.0.1\"] x\n" },
-	{ "Cisco IOS, UTC",
+	{ "Cisco IOS: sequence and clock mark as syslog-ng's SD, the zone name as its TAG",
 	  IN("<189>123: *Mar  1 18:48:50.483 UTC: %SYS-5-CONFIG_I: Configured from console"),
 	  "<189>123: *Mar  1 18:48:50.483 UTC: %SYS-5-CONFIG_I: Configured from console\n",
 	  "{\"pri\":189,\"facility\":23,\"severity\":5,\"version\":0,"
-	  "\"timestamp\":\"Mar  1 18:48:50.483 UTC\",\"time_unix_nano\":1772390930483000000,\"app_name\":\"%SYS-5-CONFIG_I\","
-	  "\"msg\":\"Configured from console\",\"malformed\":false" META_JSON
+	  "\"timestamp\":\"Mar  1 18:48:50.483\",\"time_unix_nano\":1772390930483000000,\"app_name\":\"UTC\","
+	  "\"structured_data\":\"[meta sequenceId=\\\"123\\\"][timeQuality isSynced=\\\"0\\\"]\","
+	  "\"msg\":\"%SYS-5-CONFIG_I: Configured from console\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<189>123: *Mar  1 18:48:50.483 UTC: %SYS-5-CONFIG_I: Configured from console\"}\n",
-	  "<189>1 2026-03-01T18:48:50.483Z 127.0.0.1 %SYS-5-CONFIG_I - - [origin ip=\"127.0.0.1\"] Configured from console\n" },
-	{ "no PRI, no header", IN("Use the BFG!"), "Use the BFG!\n",
-	  "{\"version\":0,\"msg\":\"Use the BFG!\",\"malformed\":false" META_JSON
+	  "<189>1 2026-03-01T18:48:50.483+05:30 127.0.0.1 UTC - - [origin ip=\"127.0.0.1\"] %SYS-5-CONFIG_I: Configured from console\n" },
+	{ "no PRI, no header: <13>, the first word its TAG", IN("Use the BFG!"), "Use the BFG!\n",
+	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"app_name\":\"Use\",\"msg\":\"the BFG!\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"Use the BFG!\"}\n",
-	  "<13>1 - 127.0.0.1 - - - [origin ip=\"127.0.0.1\"] Use the BFG!\n" },
+	  "<13>1 - 127.0.0.1 Use - - [origin ip=\"127.0.0.1\"] the BFG!\n" },
 	{ "malformed: bad PRI, newline", IN("<999>bad\nline"), "<999>bad\\nline\n",
 	  "{\"malformed\":true" META_JSON ",\"raw\":\"<999>bad\\nline\"}\n",
 	  "<13>1 - 127.0.0.1 - - - [origin ip=\"127.0.0.1\"] <999>bad\\nline\n" },
-	{ "malformed: truncated 5424 header keeps its PRI",
+	{ "truncated 5424 header: read as RFC 3164, as syslog-ng does",
 	  IN("<34>1 2003-10-11T22:14:15.003Z host app\n"),
 	  "<34>1 2003-10-11T22:14:15.003Z host app\\n\n",
-	  "{\"pri\":34,\"facility\":4,\"severity\":2,\"malformed\":true" META_JSON
+	  "{\"pri\":34,\"facility\":4,\"severity\":2,\"version\":0,\"app_name\":\"1\","
+	  "\"msg\":\"2003-10-11T22:14:15.003Z host app\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<34>1 2003-10-11T22:14:15.003Z host app\\n\"}\n",
-	  "<34>1 - 127.0.0.1 - - - [origin ip=\"127.0.0.1\"] <34>1 2003-10-11T22:14:15.003Z host app\\n\n" },
+	  "<34>1 - 127.0.0.1 1 - - [origin ip=\"127.0.0.1\"] 2003-10-11T22:14:15.003Z host app\n" },
 	{ "malformed: empty", IN(""), "\n", "{\"malformed\":true" META_JSON ",\"raw\":\"\"}\n",
 	  "<13>1 - 127.0.0.1 - - - [origin ip=\"127.0.0.1\"] \n" },
 	{ "malformed: all escapes at once", IN("<>\\\"\0\r\n\x01\xc0"),
@@ -234,6 +236,39 @@ static void test_year_rollover(void **state)
 		   "<13>1 2019-12-31T23:59:59+05:30 h a - - - x\n");
 }
 
+/* With the zone the receiver passes (meta->zone): a stamp is converted at
+ * the instant time_unix_nano has, in the offset that implies (America/Chicago
+ * in November, -06:00, as a fixed zone; received 2026-11-28T05:38:10Z). */
+static void test_stamp_at_the_instant(void **state)
+{
+	struct msg_zone zone = { .gmtoff = -21600, .guess = true };
+	struct msg_meta meta = { .recv_realtime_ns = NS(1795844290, 0), .zone = &zone };
+	const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "<13>Nov 27 23:38:04 h a: x", "<13>1 2026-11-27T23:38:04-06:00 h a - - - x\n" },
+		/* 2 h 30 ahead: --guess-timezone's -03:30 */
+		{ "<13>Nov 28 02:08:04 h a: x", "<13>1 2026-11-28T02:08:04-03:30 h a - - - x\n" },
+		/* a clock out of range, normalised */
+		{ "<13>Nov 27 23:37:64 h a: x", "<13>1 2026-11-27T23:38:04-06:00 h a - - - x\n" },
+		/* an RFC 3339 stamp --guess-timezone may move is written afresh */
+		{ "<13>2026-11-28T05:38:04.5Z h a: x", "<13>1 2026-11-28T05:38:04.5Z h a - - - x\n" },
+		/* RFC 5424 without a zone, nine fraction digits */
+		{ "<13>1 2026-11-27T23:38:04.123456789 h a - - - x",
+		  "<13>1 2026-11-27T23:38:04.123456-06:00 h a - - - x\n" },
+	};
+	char out[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct syslog_msg m;
+		enum syslog_parse_result r = syslog_parse(cases[i].in, strlen(cases[i].in), &m);
+		size_t n = format_message(out, FORMAT_RFC5424, cases[i].in, strlen(cases[i].in), &m,
+					  r, &meta);
+
+		check_line(cases[i].in, "rfc5424", out, n, cases[i].want, sizeof(out));
+	}
+}
+
 static size_t json_of(const char *in, const struct msg_meta *meta, char *out);
 
 /* The listener's name: a JSON key after socket, an SD element of the
@@ -269,7 +304,7 @@ static void test_listener_named(void **state)
 	}
 	n = json_of("x", &meta, out);
 	check_line("listener", "json", out, n,
-		   "{\"version\":0,\"msg\":\"x\",\"malformed\":false,\"socket\":0,"
+		   "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"app_name\":\"x\",\"malformed\":false,\"socket\":0,"
 		   "\"listener\":\"cisco_asa\",\"received\":\"1970-01-01T00:00:00.000001Z\","
 		   "\"raw\":\"x\"}\n",
 		   format_max_len(FORMAT_JSON, 1));
@@ -299,14 +334,14 @@ static void test_json_meta(void **state)
 
 	src6.sin6_addr = in6addr_loopback;
 	n = json_of("x", &meta, out);
-	want = "{\"version\":0,\"msg\":\"x\",\"malformed\":false,\"source\":\"[::1]:514\","
+	want = "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"app_name\":\"x\",\"malformed\":false,\"source\":\"[::1]:514\","
 	       "\"socket\":4294967295,\"received\":\"1970-01-01T00:00:00.000001Z\",\"raw\":\"x\"}\n";
 	check_line("ipv6", "json", out, n, want, format_max_len(FORMAT_JSON, 1));
 
 	/* no meta: no source, socket or received */
 	n = json_of("x", NULL, out);
 	check_line("no meta", "json", out, n,
-		   "{\"version\":0,\"msg\":\"x\",\"malformed\":false,\"raw\":\"x\"}\n", 1024);
+		   "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"app_name\":\"x\",\"malformed\":false,\"raw\":\"x\"}\n", 1024);
 
 	/* an address too short for its family is left out */
 	meta.src = (struct sockaddr *)&bad4;
@@ -315,7 +350,7 @@ static void test_json_meta(void **state)
 	meta.socket_index = 0;
 	n = json_of("x", &meta, out);
 	check_line("short src", "json", out, n,
-		   "{\"version\":0,\"msg\":\"x\",\"malformed\":false,\"socket\":0,"
+		   "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"app_name\":\"x\",\"malformed\":false,\"socket\":0,"
 		   "\"received\":\"2099-12-31T23:59:59.999999Z\",\"raw\":\"x\"}\n",
 		   1024);
 }
@@ -564,6 +599,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),	       cmocka_unit_test(test_year_rollover),
+		cmocka_unit_test(test_stamp_at_the_instant),
 		cmocka_unit_test(test_json_meta),      cmocka_unit_test(test_max_len),
 		cmocka_unit_test(test_sd_controls),    cmocka_unit_test(test_format_from_name),
 		cmocka_unit_test(test_same_as_escape), cmocka_unit_test(test_json_no_raw),

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+#include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
 #include "common/clock.h"
@@ -11,17 +13,62 @@
 
 _Static_assert(PREFORMAT_MAX_BYTES == (4u << 20), "WINDOW_BATCH_MAX counts it as 4 MiB");
 
+static long offset_of(time_t t, long dflt)
+{
+	struct tm tm;
+
+	return localtime_r(&t, &tm) ? tm.tm_gmtoff : dflt;
+}
+
+/*
+ * A named zone's offset at a wall-clock time, as syslog-ng's mktime() takes
+ * it: an offset o with which the wall time is an instant of offset o; of
+ * two (the hour the clocks go back) the larger, summer's; of none (the hour
+ * they skip) the larger too. The candidates are the offsets around the
+ * instant the wall time is with the receive time's. Offsets change on the
+ * hour: one lookup per wall-clock hour.
+ */
+static long named_offset_at(const struct msg_zone *z, int64_t wall)
+{
+	struct tz_cache *tz = (struct tz_cache *)((char *)z - offsetof(struct tz_cache, zone));
+	int64_t hour = wall / 3600 - (wall % 3600 < 0);
+	long near = offset_of(wall - z->gmtoff, z->gmtoff), best = LONG_MIN, any = LONG_MIN;
+	const long probe[3] = { 0, -3 * 3600, 3 * 3600 };
+
+	if (tz->wall_hour == hour)
+		return tz->wall_off;
+	for (int k = 0; k < 3; k++) {
+		long o = offset_of(wall - near + probe[k], near);
+
+		if (o > any)
+			any = o;
+		if (o > best && offset_of(wall - o, o) == o)
+			best = o;
+	}
+	tz->wall_hour = hour;
+	tz->wall_off = best != LONG_MIN ? best : any;
+	return tz->wall_off;
+}
+
 static long tz_gmtoff(const struct sink *s, struct tz_cache *tz, uint64_t recv_ns)
 {
 	time_t t = recv_ns / NSEC_PER_SEC;
 	struct tm tm;
 
-	if (s->tz_kind != TZ_NAMED)
-		return s->tz_kind == TZ_FIXED ? s->tz_offset : 0;
+	tz->zone.guess = s->guess_tz;
+	if (s->tz_kind != TZ_NAMED && s->tz_kind != TZ_LOCAL) {
+		tz->zone.offset_at = NULL;
+		tz->zone.gmtoff = s->tz_kind == TZ_FIXED ? s->tz_offset : 0;
+		return tz->zone.gmtoff;
+	}
 	if (tz->minute != t / 60) {
 		tz->minute = t / 60;
 		tz->gmtoff = localtime_r(&t, &tm) ? tm.tm_gmtoff : 0;
+		/* the offsets of wall times are looked up afresh each minute */
+		tz->wall_hour = INT64_MIN;
 	}
+	tz->zone.offset_at = named_offset_at;
+	tz->zone.gmtoff = tz->gmtoff;
 	return tz->gmtoff;
 }
 
@@ -34,6 +81,7 @@ void preformat_meta(const struct sink *s, struct tz_cache *tz, const struct msg_
 		.recv_realtime_ns = r->recv_ns,
 		.socket_index = r->sock,
 		.tz_gmtoff = tz_gmtoff(s, tz, r->recv_ns),
+		.zone = &tz->zone,
 	};
 	if (r->listener < s->nr_listeners)
 		meta->listener = s->listeners[r->listener].name;

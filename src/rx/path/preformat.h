@@ -25,6 +25,9 @@
 struct tz_cache {
 	int64_t minute; /* -1: none yet */
 	long gmtoff;
+	struct msg_zone zone; /* what msg_meta.zone points to */
+	int64_t wall_hour;    /* offset_at's: the wall-clock hour it last looked up */
+	long wall_off;
 };
 
 /* What the workers need to format as the output stage would. */

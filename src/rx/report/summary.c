@@ -171,6 +171,7 @@ static void write_config(struct json_writer *w, const struct config *c)
 	jw_string(w, "output", config_output_name(c, out, sizeof(out)));
 	jw_string(w, "format", format_name(c->format));
 	jw_string(w, "timezone", c->timezone);
+	jw_bool(w, "guess_timezone", c->guess_tz);
 	jw_bool(w, "escape_control", c->escape_control);
 	jw_bool(w, "sequences", c->sequences);
 	if (c->nr_cost_ns > 1) { /* one per thread */

@@ -49,7 +49,8 @@ static void config_defaults(struct config *c)
 	c->kafka_key = KAFKA_KEY_NONE;
 	c->drain_timeout = 10.0;
 	c->otlp_gzip = true;
-	snprintf(c->timezone, sizeof(c->timezone), "UTC");
+	snprintf(c->timezone, sizeof(c->timezone), "local");
+	c->tz_kind = TZ_LOCAL;
 	c->nr_cost_ns = 1;
 	c->disk_buffer_size = 1ULL << 30;
 	c->disk_buffer_sync_ms = 1000;
@@ -234,9 +235,12 @@ static error_t parse_output_opt(struct parse_state *ps, int key, char *arg)
 		return 0;
 	case OPT_TIMEZONE:
 		if (parse_timezone(c, arg))
-			FAIL("--timezone %s: expected UTC, +HH:MM, -HH:MM or a zone of "
+			FAIL("--timezone %s: expected local, UTC, +HH:MM, -HH:MM or a zone of "
 			     "/usr/share/zoneinfo (e.g. Europe/Paris)",
 			     arg);
+		return 0;
+	case OPT_GUESS_TIMEZONE:
+		c->guess_tz = true;
 		return 0;
 	case OPT_ORDERED:
 		c->ordered = true;

@@ -39,7 +39,8 @@ enum output_kind {
 #define CONFIG_OTLP_HEADER_LEN 1024
 
 /* --timezone: the zone of RFC 3164 stamps that carry none. */
-enum tz_kind { TZ_UTC, TZ_FIXED, TZ_NAMED };
+/* TZ_LOCAL: the host's zone (TZ, else /etc/localtime), as syslog-ng's default */
+enum tz_kind { TZ_UTC, TZ_FIXED, TZ_NAMED, TZ_LOCAL };
 
 struct config {
 	char listen[LISTENER_ADDR_MAX]; /* the first listener's ADDR:PORT */
@@ -90,9 +91,10 @@ struct config {
 	char tls_name[256];
 	unsigned int otlp_nr_headers; /* --otlp-header KEY=VALUE, in order */
 	char otlp_headers[CONFIG_MAX_OTLP_HEADERS][CONFIG_OTLP_HEADER_LEN];
-	char timezone[64];    /* --timezone, as given ("UTC" by default) */
+	char timezone[64];    /* --timezone, as given ("local" by default) */
 	enum tz_kind tz_kind; /* what it is */
 	long tz_offset;	      /* TZ_FIXED: seconds east of UTC */
+	bool guess_tz;	      /* --guess-timezone */
 	char metrics[128];    /* --metrics ADDR:PORT, "" = none */
 	char health[128];     /* --health ADDR:PORT (/healthz, /readyz only), "" = none */
 	char user[64];	      /* --user: run as this user once started; "" = stay */

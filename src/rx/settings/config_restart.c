@@ -53,6 +53,7 @@ static const struct restart_field {
 	STRING("tls-name", tls_name),
 	FIELD("otlp-original", otlp_original),
 	STRING("timezone", timezone),
+	FIELD("guess-timezone", guess_tz),
 	STRING("metrics", metrics),
 	STRING("health", health),
 	STRING("user", user),

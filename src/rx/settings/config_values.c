@@ -66,7 +66,8 @@ int parse_otlp_url(struct config *c)
 	return 0;
 }
 
-/* --timezone: UTC, +HH:MM / -HH:MM, or a zone in the system's tz database. */
+/* --timezone: local (the host's), UTC, +HH:MM / -HH:MM, or a zone in the
+ * system's tz database. */
 int parse_timezone(struct config *c, const char *arg)
 {
 	char path[PATH_MAX];
@@ -76,6 +77,10 @@ int parse_timezone(struct config *c, const char *arg)
 	if (strlen(arg) >= sizeof(c->timezone))
 		return -EINVAL;
 	snprintf(c->timezone, sizeof(c->timezone), "%s", arg);
+	if (!strcmp(arg, "local")) {
+		c->tz_kind = TZ_LOCAL;
+		return 0;
+	}
 	if (!strcmp(arg, "UTC") || !strcmp(arg, "Z")) {
 		c->tz_kind = TZ_UTC;
 		return 0;

@@ -22,6 +22,7 @@ enum sc4s_key {
 	K_IW_USE,
 	K_IW_SIZE,
 	K_FETCH,
+	K_TZ,
 	K_NR,
 };
 
@@ -29,7 +30,7 @@ static const char *const key_names[K_NR] = {
 	[K_SOCKETS] = "SC4S_SOURCE_LISTEN_UDP_SOCKETS", [K_EBPF] = "SC4S_ENABLE_EBPF",
 	[K_EBPF_SOCKETS] = "SC4S_EBPF_NO_SOCKETS",	[K_RCVBUF] = "SC4S_SOURCE_UDP_SO_RCVBUFF",
 	[K_IW_USE] = "SC4S_SOURCE_UDP_IW_USE",		[K_IW_SIZE] = "SC4S_SOURCE_UDP_IW_SIZE",
-	[K_FETCH] = "SC4S_SOURCE_UDP_FETCH_LIMIT",
+	[K_FETCH] = "SC4S_SOURCE_UDP_FETCH_LIMIT",  [K_TZ] = "SC4S_DEFAULT_TIMEZONE",
 };
 
 /* syslogrx's most: CONFIG_MAX_BATCH (not included: env_file knows no config). */
@@ -432,6 +433,14 @@ static int map_window(struct env_read *rd, struct emit_ctx *e)
 	return 0;
 }
 
+/* SC4S_DEFAULT_TIMEZONE: the zone of stamps without one, as --timezone. */
+static int map_timezone(struct env_read *rd, struct emit_ctx *e)
+{
+	if (!rd->k[K_TZ].set)
+		return 0;
+	return give(e, row(rd, K_TZ), "timezone", rd->k[K_TZ].value);
+}
+
 int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map *out, char *err,
 		   size_t errlen)
 {
@@ -451,7 +460,7 @@ int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map
 	if (rd.nr_ports && (ret = map_ports(&rd, &e)))
 		return ret;
 	if ((ret = map_sockets(&rd, &e)) || (ret = map_rcvbuf(&rd, &e)) ||
-	    (ret = map_window(&rd, &e)))
+	    (ret = map_window(&rd, &e)) || (ret = map_timezone(&rd, &e)))
 		return ret;
 	return 0;
 }

@@ -431,7 +431,7 @@ static int otlp_produce_msg(struct sink *sk, const char *data, size_t len,
 			k->n--; /* no empty slot is left in the ring */
 		return -EAGAIN;
 	}
-	rec.time_ns = syslog_time_ns(m, r, meta->recv_realtime_ns, meta->tz_gmtoff);
+	rec.time_ns = meta_time_ns(m, r, meta);
 	d = s->buf + OTLP_FRAME_MAX + s->used;
 	if (k->enc == OTLP_JSON) {
 		if (s->nrec)

@@ -42,6 +42,7 @@ struct sink *sink_open(const struct config *c)
 	}
 	s->tz_kind = c->tz_kind;
 	s->tz_offset = c->tz_offset;
+	s->guess_tz = c->guess_tz;
 	if (c->listener_names) {
 		s->listeners = c->listeners;
 		s->nr_listeners = c->nr_listeners;

@@ -77,6 +77,7 @@ struct sink {
 	/* --timezone, for the output stage's normalised times (msg_meta.tz_gmtoff) */
 	enum tz_kind tz_kind;
 	long tz_offset; /* TZ_FIXED: seconds east of UTC */
+	bool guess_tz;	/* --guess-timezone */
 	/* Stream sinks: how long after a successful write the destination may
 	 * still lose it and the sink would resend it (tcp: its replay of a
 	 * connection's last second). The disk buffer keeps a record that long. */
