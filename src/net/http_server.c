@@ -149,7 +149,7 @@ static void conn_reply(struct http_server *s, struct conn *c, const struct http_
 			 r->status == 405 ? "Allow: GET, HEAD\r\n" : "");
 
 	c->owned = r->owned;
-	c->iov[0] = (struct iovec){ c->head, n < (int)sizeof(c->head) ? (size_t)n : 0 };
+	c->iov[0] = (struct iovec){ c->head, n > 0 && n < (int)sizeof(c->head) ? (size_t)n : 0 };
 	c->iov[1] = (struct iovec){ (void *)r->body, head_only ? 0 : r->len };
 	c->state = CONN_WRITING;
 	if (!c->iov[0].iov_len || conn_watch(s, c, EPOLLOUT)) {
