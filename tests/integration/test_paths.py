@@ -13,11 +13,11 @@ import stat
 import pytest
 
 from conftest import binary, free_udp_port, run_cmd, wait_until
+from support.defaults import NOBODY
 
 REFUSED = "it is a symbolic link: refused (syslogrx never follows one)"
 NOT_REGULAR = "not a regular file (a FIFO, socket or device): refused, left untouched"
 NOT_OWNED = "owned by another user: refused, left untouched"
-NOBODY = 65534
 
 
 def rx_argv(*args):
