@@ -239,14 +239,22 @@ static void conn_event(struct http_server *s, struct conn *c)
 	}
 }
 
+static bool older(const struct conn *c, const struct conn *than)
+{
+	return !than || c->deadline_ns < than->deadline_ns;
+}
+
 /* A slot for a new connection from addr, or NULL when it must be refused:
- * its address holds HTTP_SERVER_MAX_PER_ADDRESS already, or every slot is
- * sending an answer. A full table gives up, in this order, the oldest
- * answered connection waiting for its client's close, then the oldest one
- * whose request is not complete. */
+ * its address holds HTTP_SERVER_MAX_PER_ADDRESS already, none of them
+ * answered (such a one gives its place up: a client asking again and
+ * again is not held off by its own answered connections, whose close the
+ * loop has not read yet), or every slot is sending an answer. A full
+ * table gives up, in this order, the oldest answered connection waiting
+ * for its client's close, then the oldest one whose request is not
+ * complete. */
 static struct conn *conn_slot(struct http_server *s, const uint8_t addr[16])
 {
-	struct conn *free_slot = NULL, *lingering = NULL, *reading = NULL, *c;
+	struct conn *free_slot = NULL, *lingering = NULL, *reading = NULL, *mine = NULL, *c;
 	unsigned int same = 0;
 
 	for (c = s->conns; c < s->conns + HTTP_SERVER_MAX_CONNECTIONS; c++) {
@@ -254,14 +262,21 @@ static struct conn *conn_slot(struct http_server *s, const uint8_t addr[16])
 			free_slot = free_slot ? free_slot : c;
 			continue;
 		}
-		same += !memcmp(c->addr, addr, 16);
-		if (c->state == CONN_LINGER && (!lingering || c->deadline_ns < lingering->deadline_ns))
+		if (!memcmp(c->addr, addr, 16)) {
+			same++;
+			if (c->state == CONN_LINGER && older(c, mine))
+				mine = c;
+		}
+		if (c->state == CONN_LINGER && older(c, lingering))
 			lingering = c;
-		if (c->state == CONN_READING && (!reading || c->deadline_ns < reading->deadline_ns))
+		if (c->state == CONN_READING && older(c, reading))
 			reading = c;
 	}
-	if (same >= HTTP_SERVER_MAX_PER_ADDRESS)
-		return NULL;
+	if (same >= HTTP_SERVER_MAX_PER_ADDRESS) {
+		if (mine)
+			conn_close(mine);
+		return mine;
+	}
 	if (free_slot)
 		return free_slot;
 	c = lingering ? lingering : reading;
