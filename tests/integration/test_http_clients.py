@@ -62,8 +62,10 @@ def test_probes_answer_within_a_second_under_500_trickling_clients(syslogrx, mon
     # the receiver's RSS by itself.
     rx = syslogrx("--metrics", str(mport), "--senders", "0", port=port)
     pid = rx.p.pid
-    # The server's first answers set up what every later one reuses.
-    for path in ("/healthz", "/readyz", "/healthz"):
+    # Ready (the receiver says so a moment after its ready line); the
+    # server's first answers set up what every later one reuses.
+    wait_until(lambda: probe(mport, "/readyz")[0] == 200, "/readyz 200", 10)
+    for path in ("/healthz", "/readyz"):
         assert probe(mport, path)[0] == 200
     fds0, socks0, rss0 = fd_count(pid), fd_count(pid, "socket:"), rss_kib(pid)
 
@@ -121,7 +123,10 @@ def test_a_request_must_be_complete_within_the_deadline(syslogrx):
             ready, _, _ = select.select([c for c in (quiet, trickling) if c not in closed],
                                         [], [], 0.2)
             for c in ready:
-                assert c.recv(100) == b"", "answered an incomplete request"
+                try:
+                    assert c.recv(100) == b"", "answered an incomplete request"
+                except ConnectionResetError:
+                    pass    # closed with a byte of it unread: reset, as closed
                 closed[c] = time.monotonic() - t0
             if trickling not in closed:
                 trickling.send(b"X")
