@@ -43,7 +43,7 @@ VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest python3-yaml \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
-            libmicrohttpd-dev libcurl4-openssl-dev libssl-dev \
+            libcurl4-openssl-dev libssl-dev \
             systemd systemd-container groff-base man-db linux-perf logrotate python3-pip \
             universal-ctags gdb
 # What `make image` and the container tests need besides (make deps installs
@@ -87,7 +87,6 @@ LDFLAGS  += $(SAN_CFLAGS)
 
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 KAFKA_LIBS  := $(shell pkg-config --libs rdkafka 2>/dev/null || echo -lrdkafka)
-MHD_LIBS    := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 CURL_LIBS   := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 # The tls output (RFC 5425): only syslogrx links it.
 SSL_LIBS    := $(shell pkg-config --libs openssl 2>/dev/null || echo -lssl -lcrypto)
@@ -111,11 +110,11 @@ APPS       := $(OUTPUT)/syslogrx $(TOOLS)
 
 # ---- Link lines: each binary's layers (in link order) and libraries ----------
 syslogrx_LAYERS   := rx net syslog common
-syslogrx_LIBS     := $(KAFKA_LIBS) $(CURL_LIBS) $(SSL_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lz -lpthread -lm
+syslogrx_LIBS     := $(KAFKA_LIBS) $(CURL_LIBS) $(SSL_LIBS) $(LIBBPF_LIBS) -lz -lpthread -lm
 sysloggen_LAYERS  := gen syslog common
 sysloggen_LIBS    := -lpthread -lm
 udpdrops_LAYERS   := net common
-udpdrops_LIBS     := $(LIBBPF_LIBS) $(MHD_LIBS)
+udpdrops_LIBS     := $(LIBBPF_LIBS)
 udpbalance_LAYERS := net common
 udpbalance_LIBS   := $(LIBBPF_LIBS)
 drainrx_LAYERS    := net syslog common
@@ -124,7 +123,7 @@ drainrx_LIBS      := $(LIBBPF_LIBS) -lpthread
 TEST_LAYERS       := net gen syslog common
 TEST_LIBS         := $(LIBBPF_LIBS) -lpthread -lm -lcmocka
 test_config_LAYERS := rx net syslog common
-test_config_LIBS  := $(KAFKA_LIBS) $(LIBBPF_LIBS) $(MHD_LIBS) -lpthread -lm -lcmocka
+test_config_LIBS  := $(KAFKA_LIBS) $(LIBBPF_LIBS) -lpthread -lm -lcmocka
 test_config_file_LAYERS := $(test_config_LAYERS)
 test_config_file_LIBS := $(test_config_LIBS)
 test_config_check_LAYERS := $(test_config_LAYERS)

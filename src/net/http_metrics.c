@@ -1,22 +1,20 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <microhttpd.h>
 #include "common/log.h"
 #include "common/parse_num.h"
 #include "net/http_metrics.h"
+#include "net/http_server.h"
 
 struct http_metrics {
-	int fd;	       /* ours until MHD starts on it */
+	int fd;	       /* ours until the server starts on it */
 	int listen_fd; /* the listening socket, for a hand-over */
-	struct MHD_Daemon *mhd;
+	struct http_server *srv;
 	http_metrics_fill_fn fill; /* NULL: no /metrics here (--health) */
 	void *ctx;
 	http_health_fn health_fn; /* NULL: no /healthz, /readyz */
@@ -60,7 +58,11 @@ struct http_metrics *http_metrics_open(const char *flag, const char *arg)
 	if (h->fd < 0)
 		goto fail;
 	setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(h->fd, (struct sockaddr *)&addr, len) || listen(h->fd, 64))
+	/* A backlog past the server's table: a burst of connections waits in
+	 * the kernel for the server to take them (closing the oldest of its
+	 * own if it must) rather than losing a probe's SYN to a full queue
+	 * and its one-second retransmission. */
+	if (bind(h->fd, (struct sockaddr *)&addr, len) || listen(h->fd, 4 * HTTP_SERVER_MAX_CONNECTIONS))
 		goto fail;
 	len = sizeof(addr);
 	if (getsockname(h->fd, (struct sockaddr *)&addr, &len))
@@ -112,15 +114,11 @@ int http_metrics_fd(const struct http_metrics *h)
 
 void http_metrics_quiesce(struct http_metrics *h)
 {
-	MHD_socket fd;
-
-	if (!h || !h->mhd || h->listen_fd < 0)
+	if (!h || !h->srv || h->listen_fd < 0)
 		return;
-	/* MHD stops accepting and gives the socket back; closing our copy
-	 * leaves the new process's. */
-	fd = MHD_quiesce_daemon(h->mhd);
-	if (fd != MHD_INVALID_SOCKET)
-		close(fd);
+	/* The server stops accepting and closes its copy, which leaves the
+	 * new process's. */
+	http_server_quiesce(h->srv);
 	h->listen_fd = -1;
 }
 
@@ -129,109 +127,67 @@ const char *http_metrics_address(const struct http_metrics *h)
 	return h->address;
 }
 
-static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, char *body, size_t len,
-			      enum MHD_ResponseMemoryMode mode, const char *type)
-{
-	struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, mode);
-	enum MHD_Result ret;
+/* GET /metrics, /healthz, /readyz on the server's thread. */
+_Static_assert(HTTP_HEALTH_BODY <= HTTP_SERVER_SCRATCH, "a health answer fits a slot");
 
-	if (!resp) {
-		if (mode == MHD_RESPMEM_MUST_FREE)
-			free(body);
-		return MHD_NO;
-	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	ret = MHD_queue_response(c, status, resp);
-	MHD_destroy_response(resp);
-	return ret;
+static void fixed(struct http_reply *r, unsigned int status, const char *text)
+{
+	r->status = status;
+	r->body = text;
+	r->len = strlen(text);
 }
 
-/* /healthz, /readyz: the callback's verdict and its few lines of why. */
-static enum MHD_Result answer_health(struct http_metrics *h, struct MHD_Connection *c, bool ready)
+static void on_request(void *ctx, const char *method, const char *path, struct http_reply *r)
 {
-	char *body = malloc(HTTP_HEALTH_BODY);
-	unsigned int status;
-
-	if (!body)
-		return MHD_NO;
-	status = h->health_fn(ready, body, HTTP_HEALTH_BODY, h->health_ctx);
-	return answer(c, status, body, strlen(body), MHD_RESPMEM_MUST_FREE, "text/plain");
-}
-
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-				  const char *method, const char *version, const char *upload,
-				  size_t *upload_size, void **state)
-{
-	static char not_found[] = "not found: GET /metrics, /healthz or /readyz\n";
-	static char metrics_only[] = "not found: the metrics are at /metrics\n";
-	static char health_only[] = "not found: GET /healthz or /readyz\n";
-	static char bad_method[] = "method not allowed: GET /metrics, /healthz or /readyz\n";
-	static char failed[] = "the metrics could not be written\n";
-	struct http_metrics *h = cls;
+	static const char not_found[] = "not found: GET /metrics, /healthz or /readyz\n";
+	static const char metrics_only[] = "not found: the metrics are at /metrics\n";
+	static const char health_only[] = "not found: GET /healthz or /readyz\n";
+	static const char bad_method[] = "method not allowed: GET /metrics, /healthz or /readyz\n";
+	static const char failed[] = "the metrics could not be written\n";
+	struct http_metrics *h = ctx;
 	struct prom_text p;
-	size_t len;
-	char *body;
 	int err;
 
-	/* MHD names its thread "MHD-single"; ours says what it serves. */
-	pthread_setname_np(pthread_self(), h->fill ? "metrics" : "health");
-
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, bad_method, strlen(bad_method),
-			      MHD_RESPMEM_PERSISTENT, "text/plain");
-	if (h->health_fn && (!strcmp(url, "/healthz") || !strcmp(url, "/readyz")))
-		return answer_health(h, c, !strcmp(url, "/readyz"));
-	if (!h->fill) /* --health: nothing else here */
-		return answer(c, MHD_HTTP_NOT_FOUND, health_only, strlen(health_only),
-			      MHD_RESPMEM_PERSISTENT, "text/plain");
-	if (strcmp(url, "/metrics"))
-		return answer(c, MHD_HTTP_NOT_FOUND, h->health_fn ? not_found : metrics_only,
-			      strlen(h->health_fn ? not_found : metrics_only),
-			      MHD_RESPMEM_PERSISTENT, "text/plain");
-	prom_text_init(&p);
-	err = h->fill(&p, h->ctx);
-	body = err ? NULL : prom_text_take(&p, &len);
-	if (!body) {
-		pr_warn("%s: GET /metrics: %s\n", h->flag, strerror(err ? -err : -p.error));
-		prom_text_free(&p);
-		return answer(c, MHD_HTTP_INTERNAL_SERVER_ERROR, failed, strlen(failed),
-			      MHD_RESPMEM_PERSISTENT, "text/plain");
+	r->type = "text/plain";
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		fixed(r, 405, bad_method);
+	} else if (h->health_fn && (!strcmp(path, "/healthz") || !strcmp(path, "/readyz"))) {
+		/* Written into the connection's own slot: a probe allocates nothing. */
+		r->status = h->health_fn(!strcmp(path, "/readyz"), r->scratch, r->scratch_len,
+					 h->health_ctx);
+		r->body = r->scratch;
+		r->len = strlen(r->scratch);
+	} else if (!h->fill) { /* --health: nothing else here */
+		fixed(r, 404, health_only);
+	} else if (strcmp(path, "/metrics")) {
+		fixed(r, 404, h->health_fn ? not_found : metrics_only);
+	} else {
+		prom_text_init(&p);
+		err = h->fill(&p, h->ctx);
+		r->owned = err ? NULL : prom_text_take(&p, &r->len);
+		if (!r->owned) {
+			pr_warn("%s: GET /metrics: %s\n", h->flag, strerror(err ? -err : -p.error));
+			prom_text_free(&p);
+			fixed(r, 500, failed);
+			return;
+		}
+		r->status = 200;
+		r->body = r->owned;
+		r->type = PROM_TEXT_CONTENT_TYPE;
 	}
-	return answer(c, MHD_HTTP_OK, body, len, MHD_RESPMEM_MUST_FREE, PROM_TEXT_CONTENT_TYPE);
 }
 
 int http_metrics_start(struct http_metrics *h, http_metrics_fill_fn fill, void *ctx)
 {
-	sigset_t all, old;
-
 	h->fill = fill;
 	h->ctx = ctx;
-	/* MHD's thread inherits a mask with every signal blocked, so SIGTERM,
-	 * SIGINT and SIGHUP reach the program's own threads, never this one. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	/* One internal thread polls and answers: scrapes are rare and small. */
-	/* MHD_USE_ITC: stopped by its own pipe, never by shutdown() on the
-	 * listening socket, which another process may share (a hand-over). */
-	/* Anyone who can connect must not hold the scrapes off: a few
-	 * connections per client address (the rest are closed at accept), a
-	 * bound on them all, each closed after HTTP_METRICS_IDLE_S without a
-	 * byte, and a small memory pool each (a request is one line and a few
-	 * headers). */
-	h->mhd = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC, 0, NULL, NULL,
-		on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)HTTP_METRICS_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-		(unsigned int)HTTP_METRICS_MAX_PER_ADDRESS, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned int)HTTP_METRICS_IDLE_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		(size_t)HTTP_METRICS_CONNECTION_MEMORY, MHD_OPTION_END);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!h->mhd) {
-		pr_warn("%s %s: the HTTP server (libmicrohttpd) did not start\n", h->flag,
-			h->address);
+	h->srv = http_server_start(h->fd, fill ? "metrics" : "health", on_request, h);
+	if (!h->srv) {
+		pr_warn("%s %s: the HTTP server did not start: %s\n", h->flag, h->address,
+			strerror(errno));
 		return -EIO;
 	}
-	h->fd = -1; /* MHD's now: MHD_stop_daemon closes it */
+	h->fd = -1; /* the server's now: http_server_stop closes it */
 	return 0;
 }
 
@@ -247,8 +203,7 @@ void http_metrics_close(struct http_metrics *h)
 		return;
 	/* Quiesced first: the socket may be another process's too now. */
 	http_metrics_quiesce(h);
-	if (h->mhd)
-		MHD_stop_daemon(h->mhd); /* joins its thread */
+	http_server_stop(h->srv); /* joins its thread */
 	if (h->fd >= 0)
 		close(h->fd);
 	free(h);

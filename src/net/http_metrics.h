@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * --metrics ADDR:PORT: GET /metrics in the Prometheus text format, served by
- * libmicrohttpd (one internal thread of its own), for syslogrx and the tools;
+ * net/http_server (one thread of its own), for syslogrx and the tools;
  * with a health callback also /healthz and /readyz (syslogrx's --health
  * serves those alone).
  * The caller's fill callback writes the text on that thread at each scrape;
@@ -21,14 +21,6 @@
 #include "common/prom_text.h"
 #include "common/sockaddr.h"
 
-/* What any client that can connect may hold (docs/metrics.md): connections
- * per client address, in all, seconds a connection may stay idle, and bytes
- * of memory pool per connection. */
-#define HTTP_METRICS_MAX_PER_ADDRESS 4
-#define HTTP_METRICS_MAX_CONNECTIONS 64
-#define HTTP_METRICS_IDLE_S 5
-#define HTTP_METRICS_CONNECTION_MEMORY (16 * 1024)
-
 /* Writes the exposition text; 0, or -errno to answer 500. */
 typedef int (*http_metrics_fill_fn)(struct prom_text *p, void *ctx);
 
@@ -36,7 +28,7 @@ typedef int (*http_metrics_fill_fn)(struct prom_text *p, void *ctx);
  * saying why into buf (len bytes, NUL-terminated) and returns the status,
  * 200 or 503. Called on the server's thread, like the fill callback. */
 typedef unsigned int (*http_health_fn)(bool ready, char *buf, size_t len, void *ctx);
-#define HTTP_HEALTH_BODY 1024
+#define HTTP_HEALTH_BODY 1024 /* written into the connection's slot */
 
 struct http_metrics;
 

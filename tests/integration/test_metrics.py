@@ -51,7 +51,7 @@ def test_scrape_equals_summary_under_drops(syslogrx):
     line = rx.p.stderr.readline().decode()
     assert f"metrics on http://127.0.0.1:{mport}/metrics" in line, line
 
-    # Before any traffic: served, and every thread (MHD's included) holds no capability.
+    # Before any traffic: served, and every thread (the HTTP server's included) holds no capability.
     m = parse(scrape(mport))
     assert value(m, "syslogrx_build_info", version="0.1") == 1
     assert sum(series(m, "syslogrx_socket_received_total").values()) == 0

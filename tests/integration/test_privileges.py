@@ -227,7 +227,7 @@ def read_until(p, what, timeout=60):
 MODES = [
     ("plain", [], 0),
     ("ordered", ["--ordered"], 1),                 # the reorder stage
-    ("metrics", ["--metrics", "0"], 1),            # libmicrohttpd's thread
+    ("metrics", ["--metrics", "0"], 1),            # the HTTP server's thread
     ("ordered-metrics", ["--ordered", "--metrics", "0"], 2),
     ("tcp", ["--output", "tcp:127.0.0.1:{tcp}"], 0),
     ("disk-buffer", ["--output", "tcp:127.0.0.1:{tcp}", "--disk-buffer", "{dir}"], 1),
@@ -262,7 +262,7 @@ def test_no_thread_of_any_mode_keeps_a_capability(nobody_dir, tmp_path, procs, n
             pid = rx.p.pid
         sent = sysloggen(port, "--count", 5000, "--rate", 50000, "--size", 200)["datagrams"]
         if "--metrics" in flags:
-            # Served as nobody too: the numbers after the load, by the MHD thread.
+            # Served as nobody too: the numbers after the load, by the HTTP server's thread.
             mline, more = read_until(rx.p, "metrics on http://")
             lines += more
             mport = int(mline.rsplit(":", 1)[1].split("/")[0])

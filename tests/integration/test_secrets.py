@@ -61,7 +61,8 @@ def test_userinfo_and_headers_reach_the_collector_and_nothing_else(syslogrx, tmp
 
 def test_header_file_refused_unless_safe(tmp_path):
     """Group- or world-writable, or a symbolic link: refused at start, the
-    flag and the file named, the value never shown."""
+    flag and the file named, the value never shown; readable by others:
+    a warning."""
     hf = tmp_path / "otlp-headers"
     hf.write_text(f"X-Api-Key={TOKEN}\n")
     link = tmp_path / "link"
@@ -76,6 +77,12 @@ def test_header_file_refused_unless_safe(tmp_path):
         assert r.returncode == 2, r.stderr
         assert f"--otlp-header-file {path}: {said}" in r.stderr, r.stderr
         assert TOKEN not in r.stderr
+    # Readable by others but not writable: used, and said.
+    os.chmod(hf, 0o644)
+    r = run_cmd(argv + [str(hf)])
+    assert r.returncode == 0, r.stderr
+    assert f"--otlp-header-file {hf}: a secret readable by every user (mode 0644): " \
+        "chmod 0600 it" in r.stderr, r.stderr
     os.chmod(hf, 0o600)
     hf.write_text(f"X-Api-Key {TOKEN}\n")
     r = run_cmd(argv + [str(hf)])

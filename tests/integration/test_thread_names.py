@@ -49,7 +49,6 @@ def test_supervised_receiver_with_ordered_and_metrics(procs):
     assert comm(p.p.pid) == "supervisor"
     assert thread_names(p.p.pid) == ["supervisor"]
     assert comm(child) == "syslogrx"
-    # libmicrohttpd names its thread MHD-single; syslogrx's name comes with the first request.
     send_udp("127.0.0.1", port, 100)
     wait_written(mport, 100)
     assert thread_names(child) == sorted(

@@ -6,10 +6,12 @@ syslog-ng, with a CA, a server and a client certificate made here with
 Also: a server the CA did not sign, or whose certificate is for another
 name, is refused at start with the reason and nothing is delivered; bad
 --tls-ca, --tls-cert, --tls-key files are refused naming the flag; the
-peer's certificate name reaches the log escaped; the disk buffer bridges a
+peer's certificate name reaches the log escaped; a key others can read is
+named in a warning; the disk buffer bridges a
 restart of the TLS server. (USR2 and --user: test_combos.py.)"""
 import os
 import re
+import shutil
 import socket
 import subprocess
 import time
@@ -260,3 +262,21 @@ def test_disk_buffer_bridges_a_restart_of_the_tls_server(tmp_path, procs, pki):
     dups = check_complete_in_order(by_flow(lines, "tlsrestart"), sent)
     assert "connected again" in err, err
     print(f"tls restart: {sent} sent, {db['written']} spilled, {dups} sent twice")
+
+
+def test_a_key_others_can_read_is_named_in_a_warning(tmp_path, pki):
+    """Said at start, naming the flag and the file; 0600 says nothing."""
+    key = tmp_path / "client.key"
+    shutil.copy(pki.path("client.key"), key)
+    argv = [binary("syslogrx"), "--listen", f"127.0.0.1:{free_udp_port()}", "--duration", "1",
+            "--output", f"tls:127.0.0.1:{free_tcp_port()}", "--tls-ca", pki.path("ca.pem"),
+            "--tls-cert", pki.path("client.pem"), "--tls-key", str(key)]
+    warning = f"--tls-key {key}: a secret readable by"
+    for mode, who in ((0o644, "every user"), (0o640, "its group"), (0o600, None)):
+        os.chmod(key, mode)
+        r = run_cmd(argv, timeout=60)
+        assert r.returncode == 0, r.stderr
+        if who:
+            assert f"{warning} {who} (mode {mode:04o}): chmod 0600 it\n" in r.stderr, r.stderr
+        else:
+            assert warning not in r.stderr, r.stderr

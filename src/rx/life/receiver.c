@@ -596,7 +596,8 @@ int receiver_start(struct receiver *r)
 		if (err)
 			return err;
 	}
-	r->start_ns = mono_ns();
+	/* a scrape may read it already: the endpoints serve before this */
+	__atomic_store_n(&r->start_ns, mono_ns(), __ATOMIC_RELAXED);
 	return receiver_workers_resume(r);
 }
 
@@ -647,7 +648,7 @@ int receiver_stop(struct receiver *r)
 		leave_the_port(r);
 	flag_set(&r->stop, 1);
 	err = receiver_join_workers(r);
-	r->stop_ns = mono_ns();
+	__atomic_store_n(&r->stop_ns, mono_ns(), __ATOMIC_RELAXED);
 	if (r->window_ready)
 		window_close(&r->window);
 	if (r->reorder) {

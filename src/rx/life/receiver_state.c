@@ -24,12 +24,13 @@ bool receiver_stopping(const struct receiver *r)
 
 bool receiver_running(const struct receiver *r)
 {
-	return r->window_ready && __atomic_load_n(&r->out_ready, __ATOMIC_ACQUIRE) && r->nr_started;
+	return r->window_ready && __atomic_load_n(&r->out_ready, __ATOMIC_ACQUIRE) &&
+	       receiver_workers_started(r);
 }
 
 unsigned int receiver_workers_started(const struct receiver *r)
 {
-	return r->nr_started;
+	return __atomic_load_n(&r->nr_started, __ATOMIC_ACQUIRE);
 }
 
 uint64_t receiver_worker_beat_ns(const struct receiver *r, unsigned int i)

@@ -106,7 +106,9 @@ int receiver_workers_resume(struct receiver *r)
 			pr_warn("worker %u: %s\n", t, strerror(-err));
 			return err;
 		}
-		r->nr_started++;
+		/* Published after it runs: /healthz reads [0, nr_started) and
+		 * may answer while the workers start. */
+		__atomic_store_n(&r->nr_started, r->nr_started + 1, __ATOMIC_RELEASE);
 	}
 	return 0;
 }
@@ -122,7 +124,7 @@ int receiver_join_workers(struct receiver *r)
 			err = e;
 		}
 	}
-	r->nr_started = 0;
+	__atomic_store_n(&r->nr_started, 0, __ATOMIC_RELEASE);
 	return err;
 }
 

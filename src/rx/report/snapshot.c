@@ -186,7 +186,8 @@ static void take_run(struct receiver *r, struct snapshot *s)
 	s->balance_why = r->balance_why;
 	s->balancer = r->balancer != NULL;
 	s->drops_meminfo = r->drops_meminfo;
-	s->elapsed_ns = r->stop_ns - r->start_ns;
+	s->elapsed_ns = __atomic_load_n(&r->stop_ns, __ATOMIC_RELAXED) -
+			__atomic_load_n(&r->start_ns, __ATOMIC_RELAXED);
 	s->preflight = r->preflight;
 	s->advice = r->advice;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "common/no_follow.h"
+#include "common/secret_file.h"
 #include "rx/settings/header_file.h"
 
 #define FLAG "--otlp-header-file"
@@ -37,6 +38,7 @@ static int read_checked(const char *path, char *buf, size_t *len, char *err, siz
 		close(fd);
 		return -EPERM;
 	}
+	secret_file_warn(FLAG, path, &st);
 	while ((n = read(fd, buf + got, HEADER_FILE_MAX + 1 - got)) > 0 && got < HEADER_FILE_MAX)
 		got += n;
 	close(fd);

@@ -19,11 +19,13 @@ enum want_kind {
 };
 
 /* 0 or an errno: what the user would get (ELOOP: a symbolic link, which
- * syslogrx never follows). Runs in the checking child. */
+ * syslogrx never follows; open_own_file's refusals). Runs in the checking
+ * child. */
 static int check_one(const char *path, enum want_kind kind)
 {
 	char copy[PATH_MAX];
 	struct stat st;
+	int err;
 
 	if (!lstat(path, &st)) {
 		if (S_ISLNK(st.st_mode))
@@ -32,6 +34,10 @@ static int check_one(const char *path, enum want_kind kind)
 			return ENOTDIR;
 		if (kind != WANT_DIR && S_ISDIR(st.st_mode))
 			return EISDIR;
+		/* A FIFO, a device, another user's file: open_own_file refuses
+		 * them (we are the user syslogrx runs as here). */
+		if (kind != WANT_DIR && (err = own_file_check(&st)))
+			return err;
 		if (access(path, kind == WANT_DIR ? R_OK | W_OK | X_OK : W_OK))
 			return errno;
 		if (kind != WANT_BESIDE)

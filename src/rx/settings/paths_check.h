@@ -4,7 +4,8 @@
  * --output file, the --disk-buffer DIR), checked at start against the user it
  * will run as (--user, or uid 0 without a capability), before anything is
  * bound: a path it cannot write is an error at start naming the flag and the
- * path, not a lost summary after a whole run.
+ * path, not a lost summary after a whole run. So is a path open_own_file
+ * would refuse (a symbolic link, a FIFO or device, another user's file).
  */
 #ifndef SYSLOGRX_PATHS_CHECK_H
 #define SYSLOGRX_PATHS_CHECK_H

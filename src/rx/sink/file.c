@@ -124,10 +124,11 @@ static int file_write(struct sink *s, const char *buf, size_t len)
 	return err;
 }
 
-/* A symlink is refused at start and at each SIGHUP's reopen alike. */
+/* A symlink, a FIFO or another user's file is refused at start and at each
+ * SIGHUP's reopen alike. */
 static int open_path(const char *path)
 {
-	return open_no_follow(path, O_WRONLY | O_CREAT | O_APPEND, 0640);
+	return open_own_file(path, O_WRONLY | O_CREAT | O_APPEND, 0640);
 }
 
 static int file_reopen(struct sink *s)

@@ -26,6 +26,7 @@
 #include <openssl/x509v3.h>
 #include "common/log.h"
 #include "common/net_text.h"
+#include "common/secret_file.h"
 #include "rx/sink/sink.h"
 #include "rx/sink/tls.h"
 
@@ -78,6 +79,7 @@ static int load_files(SSL_CTX *ctx, const struct tls_files *f)
 			f->cert_flag, f->cert, openssl_text(why, sizeof(why)));
 		return -EINVAL;
 	}
+	secret_path_warn(f->key_flag, f->key);
 	/* OpenSSL checks the key against the certificate as it loads it */
 	if (SSL_CTX_use_PrivateKey_file(ctx, f->key, SSL_FILETYPE_PEM) != 1 &&
 	    ERR_GET_REASON(ERR_peek_error()) != X509_R_KEY_VALUES_MISMATCH) {
