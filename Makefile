@@ -41,7 +41,7 @@ VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 
 # Debian packages the build, the tests and the lab need.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
-            pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest python3-yaml \
+            pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest python3-pytest-xdist python3-yaml \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
             libmicrohttpd-dev libcurl4-openssl-dev libssl-dev \
             systemd systemd-container groff-base man-db linux-perf logrotate python3-pip \
@@ -272,9 +272,17 @@ $(PYPROTO):
 		--no-warn-script-location --root-user-action=ignore --target $(dir $@) $(PYPROTO_PKGS) && touch $@
 pyproto: $(PYPROTO)
 
-# --durations=10: pytest ends with the 10 slowest tests (set-up and tear-down apart).
+# The Python tests in two phases: those not marked serial in TEST_WORKERS
+# processes at once (pytest-xdist; tests of a module that share its Kafka
+# broker on one of them), then those marked serial (a global sysctl, a fixed
+# port, podman, nspawn, SCHED_FIFO) alone. Exit 5 is "none selected" (a
+# PYTEST_ARGS that picks no serial test). --durations=10: each phase ends
+# with its 10 slowest tests (set-up and tear-down apart).
+TEST_WORKERS ?= 4
 integration: all $(PROMTOOL) $(K8S_VALIDATE) $(PYPROTO)
-	$(Q)$(PYTHON) -m pytest -q --durations=10 tests $(PYTEST_ARGS)
+	$(Q){ $(PYTHON) -m pytest -q --durations=10 tests -m "not serial" -n $(TEST_WORKERS) \
+		--dist loadgroup $(PYTEST_ARGS) || [ $$? = 5 ]; } && \
+	{ $(PYTHON) -m pytest -q --durations=10 tests -m serial $(PYTEST_ARGS) || [ $$? = 5 ]; }
 
 # After each phase, the seconds since make started (a failed phase too).
 # "+": the line runs a sub-make (under make -n too), as a literal $(MAKE) would.

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Processes a test starts: run to completion (run_cmd, sysloggen), started and
 stopped (Proc, Syslogrx), and waiting on an event (wait_until)."""
+import fcntl
 import json
 import os
 import re
@@ -123,14 +124,26 @@ def sysloggen(port, *args, host="127.0.0.1", timeout=120):
     return lines[-1]
 
 
+def lab_setup(script, *args, timeout):
+    """Runs lab/SCRIPT ARGS (a set-up that fetches or builds what the tests
+    need into build/, quick when it is there) and returns the last line it
+    prints. One at a time: tests running in parallel (pytest -n) that need
+    the same set-up wait for the first to finish it instead of filling the
+    same folder at once (a lock on the script itself)."""
+    path = os.path.join(ROOT, "lab", script)
+    with open(path) as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        r = run_cmd([path, *args], timeout=timeout)
+    assert r.returncode == 0, f"lab/{script} failed: {r.stdout[-3000:]}{r.stderr[-3000:]}"
+    return r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+
+
 def promtool():
     """build/prometheus/usr/bin/promtool: Debian's prometheus package unpacked
     by lab/promtool-setup.sh (never installed or run as a service)."""
     path = os.path.join(BUILD, "prometheus", "usr", "bin", "promtool")
     if not os.access(path, os.X_OK):
-        r = run_cmd([os.path.join(ROOT, "lab", "promtool-setup.sh"),
-                     os.path.join(BUILD, "prometheus")], timeout=300)
-        assert r.returncode == 0, r.stdout + r.stderr
+        lab_setup("promtool-setup.sh", os.path.join(BUILD, "prometheus"), timeout=300)
     return path
 
 
