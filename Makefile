@@ -239,11 +239,16 @@ run: deps
 unit: $(TESTS)
 	$(Q)set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
+# The fuzzers at once (each one core for FUZZ_SECONDS), each on its own copy
+# of the corpus; then each one's last line, or its last 40 on a failure.
 fuzz: $(FUZZERS)
-	$(Q)set -e; for f in $(FUZZERS); do echo "== $$f ($${FUZZ_SECONDS:-20} s)"; \
-		rm -rf $(OUTPUT)/corpus && cp -r tests/fuzz/corpus $(OUTPUT)/corpus; \
-		$$f -max_total_time=$${FUZZ_SECONDS:-20} -max_len=70000 $(OUTPUT)/corpus > $(OUTPUT)/fuzz.log 2>&1 \
-			|| { tail -40 $(OUTPUT)/fuzz.log; exit 1; }; tail -1 $(OUTPUT)/fuzz.log; done
+	$(Q)for f in $(FUZZERS); do \
+		rm -rf $$f.corpus && cp -r tests/fuzz/corpus $$f.corpus || exit 1; \
+		{ $$f -max_total_time=$${FUZZ_SECONDS:-20} -max_len=70000 $$f.corpus > $$f.log 2>&1; \
+			echo $$? > $$f.rc; } & \
+	done; wait; failed=0; for f in $(FUZZERS); do echo "== $$f ($${FUZZ_SECONDS:-20} s)"; \
+		if [ "$$(cat $$f.rc)" = 0 ]; then tail -1 $$f.log; else tail -40 $$f.log; failed=1; fi; \
+	done; exit $$failed
 
 # promtool, for tests/integration/test_metrics.py: Debian's prometheus package
 # unpacked under build/ (apt-get download + dpkg -x), never installed as a service.
@@ -288,7 +293,9 @@ integration: all $(PROMTOOL) $(K8S_VALIDATE) $(PYPROTO)
 # "+": the line runs a sub-make (under make -n too), as a literal $(MAKE) would.
 TEST_T0    := $(shell date +%s)
 test_time   = printf '  TIME     %-24s %5d s\n' "$(strip $(1))" $$(( $$(date +%s) - $(TEST_T0) ))
-test_phase  = $(MAKE) $(1) && $(call test_time,$(firstword $(1))) || \
+# Each phase's make with a job per core: the builds (all, the ASan units) in parallel.
+TEST_JOBS  ?= $(shell nproc)
+test_phase  = $(MAKE) -j$(TEST_JOBS) $(1) && $(call test_time,$(firstword $(1))) || \
 	{ $(call test_time,$(firstword $(1)) FAILED); exit 1; }
 test: deps
 	$(Q)+$(call test_phase,all $(FUZZERS))
