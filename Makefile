@@ -295,7 +295,7 @@ TEST_T0    := $(shell date +%s)
 test_time   = printf '  TIME     %-24s %5d s\n' "$(strip $(1))" $$(( $$(date +%s) - $(TEST_T0) ))
 # Each phase's make with a job per core: the builds (all, the ASan units) in parallel.
 TEST_JOBS  ?= $(shell nproc)
-test_phase  = $(MAKE) -j$(TEST_JOBS) $(1) && $(call test_time,$(firstword $(1))) || \
+test_phase  = $(MAKE) $(1) -j$(TEST_JOBS) && $(call test_time,$(firstword $(1))) || \
 	{ $(call test_time,$(firstword $(1)) FAILED); exit 1; }
 test: deps
 	$(Q)+$(call test_phase,all $(FUZZERS))

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import subprocess
+import threading
 import time
 
 from support.paths import BUILD, ROOT, binary
@@ -99,6 +100,23 @@ class Syslogrx(Proc):
         if "ready on" not in self.ready_line:
             rc, out, err = self.stop()
             raise AssertionError(f"syslogrx did not start (exit {rc}): {err}")
+
+    def wait_line(self, text, timeout=30):
+        """Reads stderr up to the line holding text (returned; what was read
+        is kept for stop()'s stderr): an event the test waits for, such as
+        a SIGHUP handled. Past timeout the process is killed, its stderr
+        ends and the wait fails."""
+        timer = threading.Timer(timeout, self.p.kill)
+        timer.start()
+        try:
+            while True:
+                line = self.p.stderr.readline().decode(errors="replace")
+                self.early_err += line
+                assert line, f"no {text!r} within {timeout} s, or it exited: {self.early_err}"
+                if text in line:
+                    return line
+        finally:
+            timer.cancel()
 
     def stop(self, sig=15, timeout=30):
         rc, out, err = super().stop(sig, timeout)
