@@ -2,7 +2,8 @@
 #
 #   make            build everything into build/
 #   make run        install missing Debian packages, build, run the demo
-#   make test       install missing Debian packages, build, run every test
+#   make test       install missing Debian packages, build, run every test (the Python
+#                   tests in TEST_WORKERS processes, then those marked serial alone)
 #   make test-sanitize  ASan+UBSan build in build-asan/ (units, fuzzer, integration),
 #                   TSan build in build-tsan/ (the threaded paths); BPF stays build/'s
 #   make bench      benchmarks (ratios against a reference measured in the same run)
