@@ -290,7 +290,7 @@ static int setup_ordered(struct receiver *r)
 	}
 	err = arrival_stamps_wait(1000);
 	if (err)
-		pr_warn("--ordered: the kernel does not stamp datagrams on arrival yet (%s): "
+		pr_warn("--ordered: not seen that the kernel stamps datagrams on arrival (%s): "
 			"the first ones may be merged in the order they were read\n",
 			strerror(-err));
 	err = window_init(&r->ordered_window, cfg->window, cfg->window_bytes, cfg->batch);
