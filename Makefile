@@ -2,7 +2,8 @@
 #
 #   make            build everything into build/
 #   make run        install missing Debian packages, build, run the demo
-#   make test       install missing Debian packages, build, run every test
+#   make test       install missing Debian packages, build, run every test (the Python
+#                   tests in TEST_WORKERS processes, then those marked serial alone)
 #   make test-sanitize  ASan+UBSan build in build-asan/ (units, fuzzer, integration),
 #                   TSan build in build-tsan/ (the threaded paths); BPF stays build/'s
 #   make bench      benchmarks (ratios against a reference measured in the same run)
@@ -41,7 +42,7 @@ VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 
 # Debian packages the build, the tests and the lab need.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
-            pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest python3-yaml \
+            pkg-config iproute2 libclang-rt-14-dev python3 python3-pytest python3-pytest-xdist python3-yaml \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
             libcurl4-openssl-dev libssl-dev \
             systemd systemd-container groff-base man-db linux-perf logrotate python3-pip \
@@ -238,13 +239,18 @@ run: deps
 unit: $(TESTS)
 	$(Q)set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
+# The fuzzers at once (each one core for FUZZ_SECONDS), each on its own copy
+# of the corpus; then each one's last line, or its last 40 on a failure.
 fuzz: $(FUZZERS)
-	$(Q)set -e; for f in $(FUZZERS); do echo "== $$f ($${FUZZ_SECONDS:-20} s)"; \
-		rm -rf $(OUTPUT)/corpus && cp -r tests/fuzz/corpus $(OUTPUT)/corpus; \
-		$$f -max_total_time=$${FUZZ_SECONDS:-20} -max_len=70000 $(OUTPUT)/corpus > $(OUTPUT)/fuzz.log 2>&1 \
-			|| { tail -40 $(OUTPUT)/fuzz.log; exit 1; }; tail -1 $(OUTPUT)/fuzz.log; done
-	@echo "== the parse against syslog-ng ($${PARSE_FUZZ_COUNT:-20000} random headers)"
-	$(Q)PARSE_FUZZ_COUNT=$${PARSE_FUZZ_COUNT:-20000} PARSE_FUZZ_SEED=$${PARSE_FUZZ_SEED:-$$(date +%s)} \
+	$(Q)for f in $(FUZZERS); do \
+		rm -rf $$f.corpus && cp -r tests/fuzz/corpus $$f.corpus || exit 1; \
+		{ $$f -max_total_time=$${FUZZ_SECONDS:-20} -max_len=70000 $$f.corpus > $$f.log 2>&1; \
+			echo $$? > $$f.rc; } & \
+	done; wait; failed=0; for f in $(FUZZERS); do echo "== $$f ($${FUZZ_SECONDS:-20} s)"; \
+		if [ "$$(cat $$f.rc)" = 0 ]; then tail -1 $$f.log; else tail -40 $$f.log; failed=1; fi; \
+	done; exit $$failed
+	$(Q)[ "$${PARSE_FUZZ_COUNT:-20000}" = 0 ] || echo "== the parse against syslog-ng ($${PARSE_FUZZ_COUNT:-20000} random headers)"
+	$(Q)[ "$${PARSE_FUZZ_COUNT:-20000}" = 0 ] || PARSE_FUZZ_COUNT=$${PARSE_FUZZ_COUNT:-20000} PARSE_FUZZ_SEED=$${PARSE_FUZZ_SEED:-$$(date +%s)} \
 		$(PYTHON) -m pytest -q tests/integration/test_parse_fuzz_vs_syslog_ng.py $(PYTEST_ARGS)
 
 # promtool, for tests/integration/test_metrics.py: Debian's prometheus package
@@ -274,20 +280,30 @@ $(PYPROTO):
 		--no-warn-script-location --root-user-action=ignore --target $(dir $@) $(PYPROTO_PKGS) && touch $@
 pyproto: $(PYPROTO)
 
-# --durations=10: pytest ends with the 10 slowest tests (set-up and tear-down apart).
+# The Python tests in two phases: those not marked serial in TEST_WORKERS
+# processes at once (pytest-xdist; tests of a module that share its Kafka
+# broker on one of them), then those marked serial (a global sysctl, a fixed
+# port, podman, nspawn, SCHED_FIFO) alone. Exit 5 is "none selected" (a
+# PYTEST_ARGS that picks no serial test). --durations=10: each phase ends
+# with its 10 slowest tests (set-up and tear-down apart).
+TEST_WORKERS ?= 4
 integration: all $(PROMTOOL) $(K8S_VALIDATE) $(PYPROTO)
-	$(Q)$(PYTHON) -m pytest -q --durations=10 tests $(PYTEST_ARGS)
+	$(Q){ $(PYTHON) -m pytest -q --durations=10 tests -m "not serial" -n $(TEST_WORKERS) \
+		--dist loadgroup $(PYTEST_ARGS) || [ $$? = 5 ]; } && \
+	{ $(PYTHON) -m pytest -q --durations=10 tests -m serial $(PYTEST_ARGS) || [ $$? = 5 ]; }
 
 # After each phase, the seconds since make started (a failed phase too).
 # "+": the line runs a sub-make (under make -n too), as a literal $(MAKE) would.
 TEST_T0    := $(shell date +%s)
 test_time   = printf '  TIME     %-24s %5d s\n' "$(strip $(1))" $$(( $$(date +%s) - $(TEST_T0) ))
-test_phase  = $(MAKE) $(1) && $(call test_time,$(firstword $(1))) || \
+# Each phase's make with a job per core: the builds (all, the ASan units) in parallel.
+TEST_JOBS  ?= $(shell nproc)
+test_phase  = $(MAKE) $(1) -j$(TEST_JOBS) && $(call test_time,$(firstword $(1))) || \
 	{ $(call test_time,$(firstword $(1)) FAILED); exit 1; }
 test: deps
 	$(Q)+$(call test_phase,all $(FUZZERS))
 	$(Q)+$(call test_phase,unit)
-	$(Q)+$(call test_phase,fuzz)
+	$(Q)+PARSE_FUZZ_COUNT=0 $(call test_phase,fuzz)
 	$(Q)+$(call test_phase,sanitize-unit)
 	$(Q)+$(call test_phase,integration)
 	$(Q)+$(call test_time,make test: all passed)

@@ -8,10 +8,8 @@ These tests need root and BPF; CI runs as root, so they never skip for that.
 import ctypes
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -69,6 +67,17 @@ def broker():
             b.close()
 
 
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (make integration: --dist loadgroup), the tests of
+    a module that take its Kafka broker run in one worker: one broker per
+    module, as in one process (a JVM, the slowest start of the suite)."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if "broker" in item.fixturenames:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
 @pytest.fixture
 def nobody_dir():
     """A directory uid 65534 writes its summary into (pytest's tmp is root's)."""
@@ -89,50 +98,32 @@ def nobody_dir():
 # inside under_load leaves a receiver with BPF attached and 64 MiB buffers:
 # it does not outlive the test). At the end of the session the run fails if a
 # test left a BPF link or a network namespace behind. The machine is shared,
-# so only what this session made counts: links held by this process tree (or
-# held by nobody, ours by program name, created during the session) and
-# namespaces named with NETNS_PREFIX.
+# so only what this session made counts: links held by this process tree and
+# namespaces named with NETNS_PREFIX (per process: an xdist worker's own);
+# links of ours held by nobody, created during the run, are counted once for
+# the whole run (tests/conftest.py).
 # ---------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session", autouse=True)
 def nothing_left_running():
-    """Once per session: pytest becomes a child subreaper; at the end, the
-    final check (BPF links and network namespaces this session left)."""
+    """Once per pytest process (each pytest-xdist worker is one): pytest
+    becomes a child subreaper; at the end, what its tests left (the reaper
+    below) and the BPF links its own tree still holds, and its network
+    namespaces. Links held by no process are the run's check, made once
+    after every worker (tests/conftest.py): here, another worker's links in
+    flight between two of its processes would look like ours."""
     libc = ctypes.CDLL(None, use_errno=True)
     assert libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0, \
         os.strerror(ctypes.get_errno())
-    links_before = set(bpf_links())
     yield
     problems = [f"{test}: {what}" for test, what in reaper.left_behind]
     mine = set(descendants()) | {os.getpid()}
     for pid, ids in links_held(mine).items():
         problems.append(f"BPF links {ids} still held by pid {pid}")
-
-    def ours(name):     # the whole name (BTF), or the kernel's 15 characters of it
-        return name in OUR_BPF_PROGS or \
-            (len(name) == 15 and any(p.startswith(name) for p in OUR_BPF_PROGS))
-
-    def unheld_new():
-        new = {i: n for i, n in bpf_links().items() if i not in links_before and ours(n)}
-        if not new:
-            return {}
-        held = {i for ids in links_held(int(d) for d in os.listdir("/proc") if d.isdigit())
-                .values() for i in ids}
-        return {i: n for i, n in new.items() if i not in held}
-
-    # Twice, a second apart: a link whose last holder (another session's
-    # process) just closed it leaves the kernel's list a moment later.
-    orphans = unheld_new()
-    if orphans:
-        time.sleep(1)
-        again = unheld_new()
-        orphans = {i: n for i, n in orphans.items() if i in again}
-    for i, name in orphans.items():
-        problems.append(f"BPF link {i} (prog {name}) held by no process")
     for ns in our_netns():
         problems.append(f"network namespace {ns} left behind")
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
+        reaper.delete_netns(ns)
     assert not problems, "left behind by this session:\n  " + "\n  ".join(problems)
 
 
@@ -169,6 +160,6 @@ def reap_what_the_test_left(request):
         for pid, row in stuck.items():
             reaper.left_behind.append((request.node.nodeid, f"pid {pid} ({row[3]}) could not be killed"))
     for ns in set(our_netns()) - netns_before:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
+        reaper.delete_netns(ns)
         if passed:
             reaper.left_behind.append((request.node.nodeid, f"network namespace {ns}"))

@@ -58,6 +58,10 @@ def slow_can_take(g, cost_ns=SLOW_COST_NS, rcvbuf=RCVBUF):
     return sending_s * 1e9 / cost_ns + BATCH + len(SLOW) * rcvbuf / SIZE
 
 
+# Serial: its second half asserts no drop at all, which holds only while the
+# fast worker gets a core whenever it needs one; tests beside it on two
+# cores took it away (17,766 drops on the fast worker's sockets under -n 4).
+@pytest.mark.serial
 def test_leastloaded_steers_away_from_a_slow_worker(syslogrx):
     rnd, g = run(syslogrx, "random", f"1000,{RANDOM_SLOW_COST_NS}", 60000, 5,
                  rcvbuf=str(RANDOM_RCVBUF))

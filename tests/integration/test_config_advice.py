@@ -245,7 +245,13 @@ def advised(summary, flag):
 # into the load.
 STALL = 0.1
 
+# The advice tests are serial: their receivers run SCHED_FIFO on both cores
+# for seconds (a test beside them would starve), and whether the first run
+# drops depends on the sender keeping its rate, which other tests' load on
+# two cores would take from it.
 
+
+@pytest.mark.serial
 def test_advice_burst_rcvbuf_applied_drops_nothing(tmp_path, procs):
     """loggen's bursty start at 9,000/s into the default rcvbuf, with a
     100 ms stall of the drain, drops a little; the advised --rcvbuf, parsed
@@ -293,6 +299,7 @@ def one_flow(tmp_path, procs, name, *flags):
     return s, err
 
 
+@pytest.mark.serial
 def test_advice_one_flow_hash_slow_workers(tmp_path, procs):
     """One flow, --balance hash, workers that drain 10,000/s each offered
     11,000/s: the hash puts the flow on one worker; the advice is exactly

@@ -29,6 +29,11 @@ import pytest
 
 from conftest import ROOT, binary, free_udp_port, netns_name, read_json, udp_rows, wait_until
 
+# Serial: podman's storage and image store are the machine's (a second build
+# or `podman rm` beside this one races it), and the image is built once per
+# session: one process runs the module.
+pytestmark = pytest.mark.serial
+
 CONF = os.path.join(ROOT, "lab", "containers.conf")
 ENV = dict(os.environ, CONTAINERS_CONF=CONF)
 TAG = "localhost/syslogrx:test"

@@ -18,6 +18,7 @@ import subprocess
 import pytest
 
 from conftest import Syslogrx, binary, free_udp_port, run_cmd, sysloggen, wait_until
+from support.flows import below_running_max
 from support.kafka_broker import KafkaBroker
 from support.otel_collector import Collector, LogSink
 from support.ports import free_tcp_port
@@ -147,8 +148,14 @@ def test_otlp_collector_down_at_start(collector_down, tmp_path, procs, disk):
     tot, o = rx.summary["totals"], rx.summary["otlp"]
     seqs = seqs_of(otlp_values(sink), "otlpdown")
     check_every_sequence(seqs)
-    if ordered:                      # the one flow, in the order it was sent
-        assert seqs == list(range(SENT))
+    if ordered:
+        # The one flow in the order it was sent, but for what reached the
+        # reorder stage later than the hold or past half the window (a worker
+        # starved on a loaded host): each of those is counted late.
+        late = rx.summary["ordering"]["late"]
+        assert below_running_max(seqs) <= late, (below_running_max(seqs), late)
+        if late == 0:
+            assert seqs == list(range(SENT))
     assert tot["kernel_drops"]["total"] == 0 and tot["received"] == SENT
     assert o["records"] == SENT and o["failed"]["total"] == 0 and o["undelivered"] == 0
     assert rx.summary["output_up"] is True

@@ -28,14 +28,15 @@ def check_with_promtool(text):
         f"promtool check metrics: rc {r.returncode}\n{r.stdout}{r.stderr}"
 
 
-def caps_of_threads(pid):
+def caps_of_threads(pid, at_least=1):
+    """{tid: CapEff} of pid's threads, or None while it has fewer than at_least."""
     caps = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         with open(f"/proc/{pid}/task/{tid}/status") as f:
             for line in f:
                 if line.startswith("CapEff:"):
                     caps[tid] = int(line.split()[1], 16)
-    return caps
+    return caps if len(caps) >= at_least else None
 
 
 COST_NS = 2_000_000
@@ -55,8 +56,9 @@ def test_scrape_equals_summary_under_drops(syslogrx):
     m = parse(scrape(mport))
     assert value(m, "syslogrx_build_info", version="0.1") == 1
     assert sum(series(m, "syslogrx_socket_received_total").values()) == 0
-    caps = caps_of_threads(rx.p.pid)
-    assert len(caps) >= 4 and all(c == 0 for c in caps.values()), caps
+    # The workers start after the ready line: every thread once they are up.
+    caps = wait_until(lambda: caps_of_threads(rx.p.pid, at_least=4), "the workers' threads")
+    assert all(c == 0 for c in caps.values()), caps
 
     # Scraped all through the load: counters never go backwards.
     scrapes, done = [], threading.Event()

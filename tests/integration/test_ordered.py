@@ -14,6 +14,7 @@ import re
 import pytest
 
 from conftest import free_udp_port, sysloggen
+from support.flows import below_running_max
 
 RATE = 100_000
 SECONDS = 1.5
@@ -80,16 +81,6 @@ def test_ordered_writes_each_flow_in_kernel_order(syslogrx, tmp_path, policy, so
     if o["late"] == 0:
         for f, seqs in flows.items():
             assert rising(seqs), f
-
-
-def below_running_max(seqs):
-    """How many numbers come after a higher one of the same flow."""
-    top, n = -1, 0
-    for v in seqs:
-        if v < top:
-            n += 1
-        top = max(top, v)
-    return n
 
 
 @pytest.mark.parametrize("policy,sources", [("random", 1), ("leastloaded", 1),

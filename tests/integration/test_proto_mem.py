@@ -21,6 +21,10 @@ import pytest
 
 from conftest import Proc, binary, udp_rows, wait_until
 
+# Serial: it lowers the machine's udp_mem, and every UDP socket of a test
+# running beside it could drop (PROTO_MEM) while it is low.
+pytestmark = pytest.mark.serial
+
 UDP_MEM = "/proc/sys/net/ipv4/udp_mem"
 
 # One socket with a receive buffer far above the burst (so no SOCKET_RCVBUFF

@@ -19,6 +19,10 @@ import pytest
 
 from conftest import ROOT
 
+# Serial: the README's blocks run as an operator types them, on the host's
+# fixed ports (127.0.0.1:5514, :9464), which a test beside them may not hold.
+pytestmark = pytest.mark.serial
+
 README = os.path.join(ROOT, "README.md")
 DOCS = os.path.join(ROOT, "docs")
 BLOCK = re.compile(r"^```sh runnable\n(.*?)^```$", re.M | re.S)

@@ -22,6 +22,10 @@ from conftest import userns_refused, ROOT, binary, descendants, free_udp_port, r
     wait_for_udp_port
 from support.fds import fd_identity
 
+# Serial: each test boots this machine's own OS in systemd-nspawn (a whole
+# systemd, 30 s to boot on a loaded host) on the host's network namespace.
+pytestmark = pytest.mark.serial
+
 BOOT_TIMEOUT = 30
 UNIT_DIR = "usr/local/lib/systemd/system"
 

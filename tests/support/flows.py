@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """The disk-buffer and TLS tests' load: FLOWS sysloggen flows in RFC 5424 with
 their sequence numbers in SDATA, and the check that every flow arrived
-whole and in order."""
+whole and in order; how many of a flow's numbers came out of order (the
+--ordered tests hold that to ordering.late)."""
 import re
 import subprocess
 
@@ -51,3 +52,13 @@ def check_complete_in_order(flows, sent):
         total += len(seen)
     assert total == sent, f"{total} distinct of {sent} sent"
     return dups
+
+
+def below_running_max(seqs):
+    """How many numbers come after a higher one of the same flow."""
+    top, n = -1, 0
+    for v in seqs:
+        if v < top:
+            n += 1
+        top = max(top, v)
+    return n

@@ -29,19 +29,15 @@ import uuid
 import base64
 import ipaddress
 
-from support.paths import ROOT
 from support.ports import free_tcp_port
-from support.procs import signal_and_reap
+from support.procs import lab_setup, signal_and_reap
 from support.reaper import outlives_the_test
-SETUP = os.path.join(ROOT, "lab", "kafka-setup.sh")
 JAVA_HEAP = "-Xmx256m"
 
 
 def kafka_libs():
     """Fetches the jars if missing (idempotent, quick when present); returns the folder."""
-    out = subprocess.run([SETUP], capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, f"lab/kafka-setup.sh failed: {out.stderr}"
-    return out.stdout.strip().splitlines()[-1]
+    return lab_setup("kafka-setup.sh", timeout=900)
 
 def _cluster_id():
     """What StorageTool random-uuid prints: 16 random bytes, URL-safe base64,

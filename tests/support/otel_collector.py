@@ -24,17 +24,13 @@ import threading
 import time
 
 from support import otlp_wire
-from support.paths import ROOT
 from support.ports import free_tcp_port
-from support.procs import signal_and_reap
-SETUP = os.path.join(ROOT, "lab", "otelcol-setup.sh")
+from support.procs import lab_setup, signal_and_reap
 
 
 def collector_binary():
     """Builds the collector if missing (quick when cached); returns its path."""
-    out = subprocess.run([SETUP], capture_output=True, text=True, timeout=1800)
-    assert out.returncode == 0, f"lab/otelcol-setup.sh failed: {out.stderr[-3000:]}"
-    return out.stdout.strip().splitlines()[-1]
+    return lab_setup("otelcol-setup.sh", timeout=1800)
 
 class OtlpHttpServer:
     """An HTTP/1.1 server on 127.0.0.1 (https with tls, an ssl context) whose

@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: MIT
 """Processes a test starts: run to completion (run_cmd, sysloggen), started and
 stopped (Proc, Syslogrx), and waiting on an event (wait_until)."""
+import fcntl
 import json
 import os
 import re
 import subprocess
+import threading
 import time
 
 from support.paths import BUILD, ROOT, binary
@@ -99,6 +101,23 @@ class Syslogrx(Proc):
             rc, out, err = self.stop()
             raise AssertionError(f"syslogrx did not start (exit {rc}): {err}")
 
+    def wait_line(self, text, timeout=30):
+        """Reads stderr up to the line holding text (returned; what was read
+        is kept for stop()'s stderr): an event the test waits for, such as
+        a SIGHUP handled. Past timeout the process is killed, its stderr
+        ends and the wait fails."""
+        timer = threading.Timer(timeout, self.p.kill)
+        timer.start()
+        try:
+            while True:
+                line = self.p.stderr.readline().decode(errors="replace")
+                self.early_err += line
+                assert line, f"no {text!r} within {timeout} s, or it exited: {self.early_err}"
+                if text in line:
+                    return line
+        finally:
+            timer.cancel()
+
     def stop(self, sig=15, timeout=30):
         rc, out, err = super().stop(sig, timeout)
         err = self.early_err + err
@@ -123,14 +142,26 @@ def sysloggen(port, *args, host="127.0.0.1", timeout=120):
     return lines[-1]
 
 
+def lab_setup(script, *args, timeout):
+    """Runs lab/SCRIPT ARGS (a set-up that fetches or builds what the tests
+    need into build/, quick when it is there) and returns the last line it
+    prints. One at a time: tests running in parallel (pytest -n) that need
+    the same set-up wait for the first to finish it instead of filling the
+    same folder at once (a lock on the script itself)."""
+    path = os.path.join(ROOT, "lab", script)
+    with open(path) as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        r = run_cmd([path, *args], timeout=timeout)
+    assert r.returncode == 0, f"lab/{script} failed: {r.stdout[-3000:]}{r.stderr[-3000:]}"
+    return r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+
+
 def promtool():
     """build/prometheus/usr/bin/promtool: Debian's prometheus package unpacked
     by lab/promtool-setup.sh (never installed or run as a service)."""
     path = os.path.join(BUILD, "prometheus", "usr", "bin", "promtool")
     if not os.access(path, os.X_OK):
-        r = run_cmd([os.path.join(ROOT, "lab", "promtool-setup.sh"),
-                     os.path.join(BUILD, "prometheus")], timeout=300)
-        assert r.returncode == 0, r.stdout + r.stderr
+        lab_setup("promtool-setup.sh", os.path.join(BUILD, "prometheus"), timeout=300)
     return path
 
 

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Nothing left running: the process tree below pytest, the BPF objects a
 process holds, the test network namespaces (named NETNS_PREFIX + tag), and the
-reaper. conftest.py's fixtures run them after every test and at the end of the
-session; state is kept here, once per process."""
+reaper. tests/integration/conftest.py's fixtures run them after every test and
+at the end of each pytest process's session, tests/conftest.py once at the end
+of the run (under pytest-xdist, after every worker); state is kept here, once
+per process."""
 import json
 import os
 import re
@@ -13,7 +15,15 @@ import time
 from support.paths import ROOT
 
 PR_SET_CHILD_SUBREAPER = 36
-NETNS_PREFIX = f"rxt{os.getpid()}-"
+
+# The test namespaces of this pytest run: rxt<pid of its top process>-, and
+# under pytest-xdist each worker (a child of that process, the controller)
+# has its own below it, rxt<controller pid>-<worker id>-. The per-test
+# reaper and a worker's session check see only their own process's; the
+# run's last check (tests/conftest.py) sees every worker's.
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+RUN_NETNS_PREFIX = f"rxt{os.getppid() if _XDIST_WORKER else os.getpid()}-"
+NETNS_PREFIX = RUN_NETNS_PREFIX + (f"{_XDIST_WORKER}-" if _XDIST_WORKER else "")
 # Our programs' names (the BPF_PROG function names, from bpf/*.bpf.c; the
 # kernel keeps 15 characters, bpftool shows the whole name from BTF): a link
 # on one of them that no process holds (pinned, or in flight in some socket)
@@ -23,6 +33,9 @@ OUR_BPF_PROGS = {m for f in ("balancer", "tracer")
                                      open(os.path.join(ROOT, "bpf", f + ".bpf.c")).read())}
 left_behind = []                             # (test, what) for the final check
 kept = {}                                    # pid -> starttime: ended by their owner
+# The run's own (tests/conftest.py, the process at the top of the run):
+links_before = None                          # link ids when the run began
+run_left_behind = []                         # what the run's last check found
 
 
 def outlives_the_test(pid):
@@ -113,11 +126,33 @@ def bpf_links():
     return {l["id"]: progs.get(l.get("prog_id"), "") for l in show("link")}
 
 
-def our_netns():
+def our_netns(prefix=NETNS_PREFIX):
     try:
-        return sorted(n for n in os.listdir("/run/netns") if n.startswith(NETNS_PREFIX))
+        return sorted(n for n in os.listdir("/run/netns") if n.startswith(prefix))
     except FileNotFoundError:
         return []
+
+
+def delete_netns(ns):
+    subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
+
+
+def ours(name):
+    """A program name of ours: the whole name (BTF), or the kernel's 15
+    characters of it."""
+    return name in OUR_BPF_PROGS or \
+        (len(name) == 15 and any(p.startswith(name) for p in OUR_BPF_PROGS))
+
+
+def unheld_new_links(before):
+    """{link id: prog name} of the links of our programs not in before that
+    no process on the machine holds an fd of."""
+    new = {i: n for i, n in bpf_links().items() if i not in before and ours(n)}
+    if not new:
+        return {}
+    held = {i for ids in links_held(int(d) for d in os.listdir("/proc") if d.isdigit())
+            .values() for i in ids}
+    return {i: n for i, n in new.items() if i not in held}
 
 
 def reap(pids, timeout=30):

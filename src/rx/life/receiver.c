@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/caps.h"
 #include "common/log.h"
+#include "net/arrival_stamp.h"
 #include "net/sockinfo.h"
 #include "rx/path/diskbuf.h"
 #include "rx/path/diskbuf_lock.h"
@@ -272,7 +273,9 @@ const char *receiver_single_only(const struct receiver *r)
 }
 
 /* --ordered: the kernel stamps each datagram on arrival (SO_TIMESTAMPNS),
- * and a reorder stage sits between the input window and the output. */
+ * and a reorder stage sits between the input window and the output. Ready
+ * only once the kernel stamps on arrival (see net/arrival_stamp.h): else the
+ * first datagrams would be merged in the order they were read. */
 static int setup_ordered(struct receiver *r)
 {
 	const struct config *cfg = r->cfg;
@@ -285,6 +288,11 @@ static int setup_ordered(struct receiver *r)
 			return err;
 		}
 	}
+	err = arrival_stamps_wait(1000);
+	if (err)
+		pr_warn("--ordered: not seen that the kernel stamps datagrams on arrival (%s): "
+			"the first ones may be merged in the order they were read\n",
+			strerror(-err));
 	err = window_init(&r->ordered_window, cfg->window, cfg->window_bytes, cfg->batch);
 	if (err)
 		return err;

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sockaddr.h"
+#include "net/arrival_stamp.h"
 #include "rx/path/diskbuf.h"
 #include "rx/path/senders.h"
 #include "rx/path/worker.h"
@@ -50,21 +51,6 @@ static void spend_cpu(struct worker *w, uint64_t cost_ns, unsigned int n, bool f
 		now = clock_ns(CLOCK_MONOTONIC);
 	w->cost_until_ns = until;
 	w->cost_backlog = full;
-}
-
-/* The kernel's arrival stamp of a datagram (SO_TIMESTAMPNS), CLOCK_REALTIME
- * ns; 0 if it has none. */
-static uint64_t kernel_stamp(struct msghdr *h)
-{
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-			struct timespec ts;
-
-			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-			return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-		}
-	}
-	return 0;
 }
 
 /* The disk buffer's writer gives a written batch back to the window's pool. */
@@ -258,7 +244,7 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32
 		r->truncated = !!(m->msg_hdr.msg_flags & MSG_TRUNC);
 		r->recv_ns = now;
 		if (w->ctrl) {
-			uint64_t stamp = kernel_stamp(&w->msgs[i].msg_hdr);
+			uint64_t stamp = arrival_stamp(&w->msgs[i].msg_hdr);
 
 			if (stamp) /* else the reorder stage places it by arrival */
 				r->recv_ns = stamp;
