@@ -1,6 +1,6 @@
 """Whatever a datagram holds, what syslogrx writes is valid: hostile
-datagrams (a forged listener element, a ']' and a '\\' unescaped in SD
-values, repeated SD-IDs, values that are not UTF-8, more SD-IDs than kept,
+datagrams (a forged listener element, a '\\' unescaped in SD values, a ']'
+unescaped (which makes it RFC 3164, as syslog-ng reads it), repeated SD-IDs, values that are not UTF-8, more SD-IDs than kept,
 C1 controls as U+009B and as a lone 0x9B byte, a BOM before bytes that are
 not UTF-8) go through syslogrx with a named listener, and each output is
 judged by an oracle that is not syslogrx's: every rfc5424 line by the
@@ -25,7 +25,10 @@ HOSTILE = [
     (H + b'[a@1 k="1"][b@1][a@1 k="2"][b@1 z="3"] repeated SD-IDs', 2, 2),
     # a sender's origin: merged into syslogrx's in rfc5424, repeated in json
     (H + b'[origin ip="10.0.0.1"][origin software="x"] own origin twice', 0, 1),
-    (H + b'[a@1 k="x]y" p="C:\\dir\\file" e="\\"\\]\\\\" t="end\\\\"] unescaped', 0, 0),
+    (H + b'[a@1 p="C:\\dir\\file" e="\\"\\]\\\\" t="end\\\\"] unescaped', 0, 0),
+    # a ']' unescaped in a value fails the strict parse: read as RFC 3164,
+    # as syslog-ng reads it, the SD as text in MSG
+    (H + b'[a@1 k="x]y"] bracket in a value', 0, 0),
     (H + b'[a@1 k="caf\xe9" c="\xc0\xaf" u="\xed\xa0\x80"] not UTF-8 values', 0, 0),
     (H + b'[a@1 k="\xc2\x9b' b'2J" l="\x9b' b'31m" e="\x1b[0m\x7f"] C1 in SD \xc2\x9b' b'2J \x9b' b'1m', 0, 0),
     (H + b'- \xef\xbb\xbf' b'after a BOM \xe9\xff\xc2\x85 not UTF-8', 0, 0),
@@ -79,8 +82,9 @@ def test_rfc5424_lines_are_strict_rfc5424(syslogrx, tmp_path):
     by_text = {line.rsplit(b"] ", 1)[-1]: line for line in lines}
     # the values read back as they were meant: escapes kept, bad bytes U+FFFD
     m = rfc5424.parse(by_text[b"unescaped"])
-    assert m.element("a@1") == [("k", "x]y"), ("p", "C:\\dir\\file"), ("e", '"]\\'),
-                                ("t", "end\\")]
+    assert m.element("a@1") == [("p", "C:\\dir\\file"), ("e", '"]\\'), ("t", "end\\")]
+    m = rfc5424.parse(by_text[b"bracket in a value"])
+    assert m.sd_ids() == ["origin", "syslogrx@32473"] and m.msg.endswith(b'[a@1 k="x]y"] bracket in a value')
     m = rfc5424.parse(by_text[b"not UTF-8 values"])
     assert m.element("a@1") == [("k", "caf\ufffd"), ("c", "\ufffd\ufffd"),
                                 ("u", "\ufffd\ufffd\ufffd")]
@@ -119,7 +123,7 @@ def test_raw_lines_have_no_controls(syslogrx, tmp_path):
     for line in lines:
         no_controls(line)
     # C1 as rsyslog-style octal, by code point or by byte; Latin-1 kept
-    assert lines[9] == b"<13>Nov 26 10:00:00 host app: rfc3164 #23331m #2332J latin1 \xe9"
+    assert lines[10] == b"<13>Nov 26 10:00:00 host app: rfc3164 #23331m #2332J latin1 \xe9"
 
 
 def test_syslog_ng_reads_every_line(syslogrx, tmp_path):
@@ -145,4 +149,7 @@ def test_syslog_ng_reads_every_line(syslogrx, tmp_path):
     assert len(lines) == len(HOSTILE), lines
     assert not [line for line in lines if b"Error processing log message" in line], lines
     assert all(line.startswith(b"edge-a|") for line in lines), lines
-    assert b"edge-a|x]y|unescaped" in lines
+    assert b"edge-a||unescaped" in lines
+    # read as RFC 3164: no a@1 element, its text in MSG
+    assert any(line.startswith(b"edge-a||") and line.endswith(b' [a@1 k="x]y"] bracket in a value')
+               for line in lines), lines
