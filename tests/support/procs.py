@@ -84,6 +84,11 @@ class Syslogrx(Proc):
         # receiver as it runs by default (the hostile-input tests).
         if sequences:
             argv += ["--sequences"]
+        # A test closes its books on a stop that delivers everything: a
+        # loaded host must not cut it at the default --stop-timeout (20 s,
+        # for systemd's TimeoutStopSec). The stop's own tests give theirs.
+        if not any(str(a) == "--stop-timeout" for a in args):
+            argv += ["--stop-timeout", "300"]
         if netns:
             argv = ["ip", "netns", "exec", netns] + argv
         super().__init__(argv)

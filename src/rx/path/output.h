@@ -84,7 +84,7 @@ struct output_stage {
 	struct batch *unflushed, *unflushed_tail;
 	struct batch *cur;     /* the batch being formatted, not yet held */
 	uint32_t cur_buffered; /* its messages in buf */
-	uint64_t saved_bytes; /* appended at the stop since the last disk flush */
+	uint64_t saved_bytes;  /* appended at the stop since the last disk flush */
 	int error;
 };
 
