@@ -11,7 +11,7 @@
  *
  *   output.c        start, join, counts, free; picks the loop for the sink
  *   output_sync.c   stream sinks: format into a large buffer, write it whole;
- *                   a batch leaves the window once formatted
+ *                   a batch leaves the window once its lines are written
  *   output_async.c  async sinks (kafka): produce each message; a batch leaves
  *                   the window when every message of it has a delivery report
  *   output_msg.c    the per-message step both loops share: parse, count,
