@@ -117,7 +117,7 @@ DESTS = ["tcp", "otlp", "kafka"]
 def start(tmp_path, procs, name, port, dest, dport, *more):
     d = tmp_path / name
     d.mkdir()
-    rx = Syslogrx(d, "--output", dest.output(dport), *dest.down_args, "--rcvbuf", "8M", *more,
+    rx = Syslogrx(d, "--output", dest.output(dport), *dest.down_args, "--rcvbuf", "32M", *more,
                   port=port)
     procs.append(rx)
     return rx
