@@ -271,14 +271,17 @@ static char *put_json_piece(char *d, const char *s, size_t n, unsigned int flags
 	return put_json(d, s, n);
 }
 
-/* An SD-ID or PARAM-NAME: the parser lets through only valid ones; should
- * one come otherwise, each byte RFC 5424 does not allow is written '_'. */
+/* An SD-ID or PARAM-NAME. The parser lets through the bytes RFC 5424
+ * allows, and names past its 32 bytes as syslog-ng 3.38 reads them: json
+ * writes them whole, as syslog-ng's $SDATA does (json escapes any byte);
+ * rfc5424 cuts them to 32 bytes to stay valid, and should a name come with
+ * other bytes, writes each byte RFC 5424 does not allow as '_'. */
 static char *put_sd_name(char *d, const struct syslog_str *name, sd_put_fn put, unsigned int flags)
 {
 	char fixed[SYSLOG_SD_NAME_MAX];
 	uint32_t n = name->len < SYSLOG_SD_NAME_MAX ? name->len : SYSLOG_SD_NAME_MAX;
 
-	if (sd_name_ok(name))
+	if (put == put_json_piece || sd_name_ok(name))
 		return put(d, name->p, name->len, flags);
 	for (uint32_t i = 0; i < n; i++) {
 		u8 c = name->p[i];

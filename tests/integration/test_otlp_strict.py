@@ -93,7 +93,7 @@ FORGED = [
     (b"forged-3164-host", b"<13>Nov 26 10:00:00 h\xe9st app: %s"),
     # syslogrx's own SD-ID and a repeated one: both dropped (and counted)
     (b"forged-listener",
-     b'<14>1 ' + STAMP + b' h app - - [syslogrx@32473 listener="forged"][x@1 v="a]b"][x@1 v="c"] %s'),
+     b'<14>1 ' + STAMP + b' h app - - [syslogrx@32473 listener="forged"][x@1 v="a\\]b"][x@1 v="c"] %s'),
 ]
 # the SD values as the strict decoder must see them: one U+FFFD per bad byte
 FORGED_SD = {b"forged-sd": "a\ufffdb", b"forged-sd-escapes": '\ufffd"\ufffd]\ufffd\ufffd',
