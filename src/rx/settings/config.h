@@ -76,6 +76,7 @@ struct config {
 	unsigned int kafka_nr_opts; /* --kafka-opt KEY=VALUE, in order */
 	char kafka_opts[CONFIG_MAX_KAFKA_OPTS][CONFIG_KAFKA_OPT_LEN];
 	double drain_timeout; /* seconds to wait for outstanding deliveries at exit */
+	double stall_timeout; /* tcp, tls: seconds a connected server may take nothing */
 	/* --output otlp:URL (output_arg is the URL, with /v1/logs added when it
 	 * has no path) and its flags */
 	bool otlp_gzip; /* --otlp-compression gzip (default) | none */
