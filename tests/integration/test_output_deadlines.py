@@ -162,6 +162,7 @@ def test_a_server_that_stops_reading_is_a_stall(tmp_path, procs, pki, kind):
     assert "the server takes messages again (syslogrx_output_stalled 0)" in err, err
     t = rx.summary["totals"]
     assert t["kernel_drops"]["total"] == 0 and t["received"] == t["written"]
+    assert rx.summary["output_stalled"] is False and rx.summary["output_up"] is True
     flows = by_flow(sink.msgs, "stall")
     assert len(flows) == FLOWS
     missing = {f: set(range(sent // FLOWS)) - set(v) for f, v in flows.items()}
