@@ -187,3 +187,48 @@ def test_a_server_that_trickles_after_our_fin_does_not_hold_the_stop(tmp_path, p
         sink.close()
     assert rc == 0, err
     assert rx.summary["totals"]["written"] == 1000
+
+
+def test_a_stall_with_a_reliable_disk_buffer_loses_nothing_to_kill_9(tmp_path, procs, pki):
+    """The disk buffer keeps a record as long as the output could send it
+    again: a server that stops reading, syslogrx killed with -9 during the
+    stall, the server gone with what it held unread; the next syslogrx on
+    the same disk buffer, to a server that reads, delivers every sequence
+    number. (A record released a second after its write would be lost:
+    the stalled server had older ones unread.)"""
+    first = FrameSink(stall_after=2000, rcvbuf=1 << 20)
+    mport, db = free_tcp_port(), tmp_path / "db"
+    rate, seconds = 5000, 8           # more than the server and our socket hold
+    flags = ["--format", "rfc5424", "--stall-timeout", str(STALL_S), "--window", "100000",
+             "--rcvbuf", "16M", "--disk-buffer", str(db), "--disk-buffer-mode", "reliable"]
+    try:
+        rx, _ = start_timed(tmp_path, procs, "--metrics", str(mport), *flags,
+                            *output_args("tcp", first.port, pki))
+        port = int(rx.argv[rx.argv.index("--listen") + 1].rsplit(":", 1)[1])
+        gen = start_gen(port, "kill9", rate=rate, seconds=seconds)
+        assert gen.wait(timeout=60) == 0
+        t0 = time.monotonic()
+        while value(parse(scrape(mport)), "syslogrx_output_stalled") != 1:
+            assert time.monotonic() - t0 < 30, "no stall"
+            time.sleep(0.05)
+        rx.p.kill()
+        rx.p.wait()
+    finally:
+        first.close()                   # what it held unread is gone
+    second = FrameSink()
+    try:
+        rx2 = Syslogrx(tmp_path, *flags, *output_args("tcp", second.port, pki),
+                       port=free_udp_port(), summary=False)
+        procs.append(rx2)
+        sent = rate * seconds
+        msgs = lambda: first.msgs + second.msgs        # noqa: E731
+        t0 = time.monotonic()
+        while (got := sum(len(set(v)) for v in by_flow(msgs(), "kill9").values())) < sent:
+            if time.monotonic() - t0 > 60:
+                rc, err = stop_timed(rx2, CLOSE_S + SLACK_S + 3)
+                raise AssertionError(f"{got} of {sent} arrived: {err}")
+            time.sleep(0.2)
+        rc, err = stop_timed(rx2, CLOSE_S + SLACK_S + 3)
+    finally:
+        second.close()
+    assert rc == 0, err

@@ -114,7 +114,8 @@ class FrameSink:
                 buf = buf[sp + 1 + n:]
             with self.lock:
                 self.msgs.extend(got)
-        assert buf == b"", buf[:100]
+        # a torn frame only from a client killed before close() was called
+        assert buf == b"" or self.closing.is_set(), buf[:100]
         while self.trickle_after_eof and not self.closing.wait(1):
             try:
                 c.send(b"x")
