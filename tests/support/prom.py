@@ -4,6 +4,7 @@
 {(name, labels): value} (each after a TYPE line of its family, no series
 twice), then pick series and values by label."""
 import re
+import urllib.error
 import urllib.request
 
 
@@ -16,6 +17,16 @@ def scrape(port, path="/metrics"):
         assert resp.status == 200
         assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
         return resp.read().decode()
+
+
+def http_get(port, path):
+    """(status, body) of GET http://127.0.0.1:port/path, whatever the status
+    (/healthz, /readyz)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
 
 
 def parse(text):

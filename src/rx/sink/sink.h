@@ -81,8 +81,9 @@ struct sink {
 	long tz_offset; /* TZ_FIXED: seconds east of UTC */
 	bool guess_tz;	/* --guess-timezone */
 	/* Stream sinks: how long after a successful write the destination may
-	 * still lose it and the sink would resend it (tcp: its replay of a
-	 * connection's last second). The disk buffer keeps a record that long. */
+	 * still lose it and the sink would resend it (tcp: as far back as its
+	 * history reaches, at least a second; the output thread writes it at
+	 * each write). The disk buffer keeps a record that long. */
 	uint64_t settle_ns;
 	/* The --listen names a record's listener index picks (msg_meta.listener);
 	 * NULL when records name none (one unnamed listener). */
@@ -100,6 +101,10 @@ struct sink {
 	 * connection or delivery attempt failed and none has worked since).
 	 * The output thread writes it, a scrape reads it (relaxed atomics). */
 	int down;
+	/* Stream sinks: 1 while the destination is connected but has taken
+	 * nothing of what the sink holds for the stall timeout (--stall-timeout),
+	 * until it takes everything again. Written and read as down is. */
+	int stalled;
 };
 
 static inline void sink_set_down(struct sink *s, bool down)
@@ -130,6 +135,16 @@ static inline void sink_say_unacknowledged(const struct sink *s, uint64_t left, 
 		pr_warn("%s: %llu %s not acknowledged within --drain-timeout %gs: counted as "
 			"undelivered\n",
 			s->name, (unsigned long long)left, what, drain_timeout);
+}
+
+static inline void sink_set_stalled(struct sink *s, bool stalled)
+{
+	__atomic_store_n(&s->stalled, stalled, __ATOMIC_RELAXED);
+}
+
+static inline bool sink_is_stalled(const struct sink *s)
+{
+	return __atomic_load_n(&s->stalled, __ATOMIC_RELAXED);
 }
 
 /* Opens the sink the config names; NULL + errno, having logged why. */
