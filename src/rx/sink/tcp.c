@@ -220,9 +220,11 @@ static int ensure_connected(struct sink_tcp *t)
 		int err = try_connect(t, mono_ns() + CONNECT_MS * MS_NS);
 
 		if (!err) {
+			/* Up before it is said: whoever reads the line (an
+			 * operator's kill -USR2) finds the output up. */
+			sink_set_down(&t->base, false);
 			if (t->backoff_ms || t->said_down)
 				pr_warn("%s: connected again\n", t->base.name);
-			sink_set_down(&t->base, false);
 			t->conn_ns = mono_ns();
 			t->max_wnd = 0;
 			t->said_down = false;
