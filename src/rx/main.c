@@ -69,11 +69,9 @@ static void reload_config(struct receiver *r, struct config *cfg)
 				       .threads = fresh.threads,
 				       .naive = fresh.shrink_naive };
 	if (receiver_resize(r, &req) == 0)
-		fprintf(stderr, "syslogrx: resized to %u sockets, %u threads\n", r->live,
-			r->threads);
+		pr_note("resized to %u sockets, %u threads\n", r->live, r->threads);
 	else
-		fprintf(stderr, "syslogrx: resize failed, %u sockets, %u threads\n", r->live,
-			r->threads);
+		pr_warn("resize failed, %u sockets, %u threads\n", r->live, r->threads);
 	cfg->sockets = r->live;
 	cfg->threads = r->threads;
 	cfg->shrink_naive = fresh.shrink_naive;
@@ -124,13 +122,13 @@ static bool upgrade(struct receiver *r)
 		/* It serves the metrics socket now: scrapes go to it. */
 		http_metrics_quiesce(metrics);
 		http_metrics_quiesce(health_http);
-		fprintf(stderr, "syslogrx: pid %d handed over to pid %d; draining its window\n",
-			(int)getpid(), (int)successor);
+		pr_note("pid %d handed over to pid %d; draining its window\n", (int)getpid(),
+			(int)successor);
 		/* Under systemd the new process is the service now. */
 		upgrade_notify_mainpid(successor);
 		return true;
 	}
-	fprintf(stderr, "syslogrx: upgrade failed; pid %d goes on\n", (int)getpid());
+	pr_warn("upgrade failed; pid %d goes on\n", (int)getpid());
 	return false;
 }
 
@@ -289,21 +287,20 @@ static void say_ready(const struct receiver *r, const struct config *cfg)
 		snprintf(spread + strlen(spread), sizeof(spread) - strlen(spread),
 			 "; drops from SO_MEMINFO (reasons need CAP_BPF and CAP_PERFMON)");
 	if (cfg->output == OUTPUT_NULL)
-		fprintf(stderr, "syslogrx: ready on %s, discarding messages (--output null)%s\n",
+		pr_note("ready on %s, discarding messages (--output null)%s\n",
 			listen_text(r, listens, sizeof(listens)), spread);
 	else if (cfg->output == OUTPUT_OTLP)
-		fprintf(stderr, "syslogrx: ready on %s, exporting OTLP log records to %s%s\n",
+		pr_note("ready on %s, exporting OTLP log records to %s%s\n",
 			listen_text(r, listens, sizeof(listens)),
 			config_output_name(cfg, where, sizeof(where)), spread);
 	else
-		fprintf(stderr, "syslogrx: ready on %s, writing %s lines to %s%s\n",
+		pr_note("ready on %s, writing %s lines to %s%s\n",
 			listen_text(r, listens, sizeof(listens)), format_name(cfg->format),
 			config_output_name(cfg, where, sizeof(where)), spread);
 	if (metrics)
-		fprintf(stderr, "syslogrx: metrics on http://%s/metrics\n",
-			http_metrics_address(metrics));
+		pr_note("metrics on http://%s/metrics\n", http_metrics_address(metrics));
 	if (health_http)
-		fprintf(stderr, "syslogrx: health on http://%s/healthz and /readyz\n",
+		pr_note("health on http://%s/healthz and /readyz\n",
 			http_metrics_address(health_http));
 }
 
@@ -317,8 +314,8 @@ static void say_took_over(struct receiver *r, struct handover *h)
 
 	receiver_say_ready(r);
 	handover_free(h);
-	fprintf(stderr, "syslogrx: pid %d took over %s (%s): %u sockets, %u threads\n",
-		(int)getpid(), listen_text(r, listens, sizeof(listens)), how, r->live, r->threads);
+	pr_note("pid %d took over %s (%s): %u sockets, %u threads\n", (int)getpid(),
+		listen_text(r, listens, sizeof(listens)), how, r->live, r->threads);
 }
 
 /* Once run() returns: stop without losing what was accepted (a second
@@ -346,6 +343,7 @@ static int finish(struct receiver *r, const struct config *cfg)
 	if (watching)
 		pthread_join(watcher, NULL);
 	ret = err ? 1 : 0;
+	stats_line_books(r);
 	if (summary_check_drops(r))
 		ret = ret ? ret : 0; /* reported above; the run itself succeeded */
 	if (!advice_measure(r, &adv)) {
@@ -357,7 +355,7 @@ static int finish(struct receiver *r, const struct config *cfg)
 	if (cfg->summary[0] && summary_write(r, summary_path))
 		ret = 1;
 	if (successor)
-		fprintf(stderr, "syslogrx: pid %d done after the hand-over\n", (int)getpid());
+		pr_note("pid %d done after the hand-over\n", (int)getpid());
 	return ret;
 }
 
@@ -373,9 +371,10 @@ int main(int argc, char **argv)
 	int err, ret = 1, adopted;
 
 	log_prog = "syslogrx";
+	log_init(true);
 	argp_err_exit_status = 2;
 	if (config_parse(&cfg, argc, argv, 0, err_msg, sizeof(err_msg))) {
-		fprintf(stderr, "syslogrx: %s\n", err_msg);
+		pr_err("%s\n", err_msg);
 		return 2;
 	}
 	if (cfg.verbose)
@@ -436,7 +435,7 @@ int main(int argc, char **argv)
 	if (!adopted)
 		receiver_say_identity(&cfg);
 	if (receiver_single_only(r))
-		fprintf(stderr, "syslogrx: %s\n", receiver_single_only(r));
+		pr_note("%s\n", receiver_single_only(r));
 
 	err = receiver_start(r);
 	if (err)

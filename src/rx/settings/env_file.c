@@ -461,8 +461,8 @@ void env_file_report(const struct env_map *m, const char *path)
 	for (unsigned int i = 0; i < m->n; i++) {
 		const struct env_mapping *r = &m->rows[i];
 
-		fprintf(stderr, "syslogrx: --env-file %s:%u: %s=%s -> %s%s%s%s%s\n", path, r->line,
-			r->name, r->value, r->flag, r->flag[0] ? " " : "", r->became,
+		pr_note("--env-file %s:%u: %s=%s -> %s%s%s%s%s\n", path, r->line, r->name, r->value,
+			r->flag, r->flag[0] ? " " : "", r->became,
 			r->overridden_by[0] ? " (overridden by the " : "",
 			r->overridden_by[0] ?
 				(!strcmp(r->overridden_by, "config") ? "--config file)" :
@@ -470,12 +470,11 @@ void env_file_report(const struct env_map *m, const char *path)
 				"");
 	}
 	for (unsigned int i = 0; i < m->nr_skipped && i < ENV_SKIP_MAX; i++)
-		fprintf(stderr, "syslogrx: --env-file %s:%u: %s ignored (%s)\n", path,
-			m->skipped[i].line, m->skipped[i].name,
+		pr_note("--env-file %s:%u: %s ignored (%s)\n", path, m->skipped[i].line,
+			m->skipped[i].name,
 			m->skipped[i].listener ? "not a UDP listener" : "not for a UDP receiver");
 	if (m->nr_skipped > ENV_SKIP_MAX)
-		fprintf(stderr,
-			"syslogrx: --env-file %s:%u: and %u more settings after it ignored\n", path,
+		pr_note("--env-file %s:%u: and %u more settings after it ignored\n", path,
 			m->skipped[ENV_SKIP_MAX - 1].line, m->nr_skipped - ENV_SKIP_MAX);
 	for (unsigned int i = 0; i < m->nr_warnings; i++)
 		pr_warn("--env-file %s:%u: WARNING: %s\n", path, m->warning_line[i],
