@@ -21,6 +21,7 @@
 #include "net/http_metrics.h"
 #include "net/libbpf_log.h"
 #include "rx/report/advice_measure.h"
+#include "rx/report/check_config.h"
 #include "rx/report/health.h"
 #include "rx/report/metrics.h"
 #include "rx/report/sender_cache.h"
@@ -359,6 +360,16 @@ static int finish(struct receiver *r, const struct config *cfg)
 	return ret;
 }
 
+/* --check-config on the command line, even when the settings did not parse:
+ * it exits 1 on a problem, never 2. */
+static bool wants_check_config(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--check-config"))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	static struct receiver r_own;
@@ -375,12 +386,14 @@ int main(int argc, char **argv)
 	argp_err_exit_status = 2;
 	if (config_parse(&cfg, argc, argv, 0, err_msg, sizeof(err_msg))) {
 		pr_err("%s\n", err_msg);
-		return 2;
+		return wants_check_config(argc, argv) ? 1 : 2;
 	}
 	if (cfg.verbose)
 		log_level = LOG_LEVEL_DEBUG;
 	if (cfg.env_file[0])
 		env_file_report(&cfg.env, cfg.env_file);
+	if (cfg.check_config) /* binds nothing, loads nothing */
+		return check_config_run(&cfg);
 	log_setup_libbpf();
 	if (signals_install(SIGNALS_HUP | SIGNALS_USR2))
 		return 1;
