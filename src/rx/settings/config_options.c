@@ -96,7 +96,7 @@ const struct argp_option config_options[] = {
 	{ "ordered", OPT_ORDERED, "MS", OPTION_ARG_OPTIONAL,
 	  "Write each flow in the order the kernel received it, holding a message at most MS ms for late batches (default 5)" },
 	{ "disk-buffer", OPT_DISK_BUFFER, "DIR", 0,
-	  "tcp/kafka output: buffer batches in segment files in DIR (see --disk-buffer-mode)" },
+	  "tcp, tls, kafka or otlp output: buffer batches in segment files in DIR (see --disk-buffer-mode)" },
 	{ "disk-buffer-size", OPT_DISK_BUFFER_SIZE, "BYTES", 0,
 	  "Cap on DIR's segment files, K/M/G (default 1G); past it new batches are dropped and counted" },
 	{ "disk-buffer-mode", OPT_DISK_BUFFER_MODE, "MODE", 0,
