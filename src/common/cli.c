@@ -7,7 +7,7 @@
 
 void cli_bad_value(const char *flag, const char *arg, const char *want)
 {
-	fprintf(stderr, "%s: invalid %s value '%s': %s\n", log_prog, flag, arg, want);
+	pr_err("invalid %s value '%s': %s\n", flag, arg, want);
 	exit(2);
 }
 

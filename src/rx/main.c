@@ -21,6 +21,7 @@
 #include "net/http_metrics.h"
 #include "net/libbpf_log.h"
 #include "rx/report/advice_measure.h"
+#include "rx/report/check_config.h"
 #include "rx/report/health.h"
 #include "rx/report/metrics.h"
 #include "rx/report/sender_cache.h"
@@ -69,11 +70,9 @@ static void reload_config(struct receiver *r, struct config *cfg)
 				       .threads = fresh.threads,
 				       .naive = fresh.shrink_naive };
 	if (receiver_resize(r, &req) == 0)
-		fprintf(stderr, "syslogrx: resized to %u sockets, %u threads\n", r->live,
-			r->threads);
+		pr_note("resized to %u sockets, %u threads\n", r->live, r->threads);
 	else
-		fprintf(stderr, "syslogrx: resize failed, %u sockets, %u threads\n", r->live,
-			r->threads);
+		pr_warn("resize failed, %u sockets, %u threads\n", r->live, r->threads);
 	cfg->sockets = r->live;
 	cfg->threads = r->threads;
 	cfg->shrink_naive = fresh.shrink_naive;
@@ -124,13 +123,13 @@ static bool upgrade(struct receiver *r)
 		/* It serves the metrics socket now: scrapes go to it. */
 		http_metrics_quiesce(metrics);
 		http_metrics_quiesce(health_http);
-		fprintf(stderr, "syslogrx: pid %d handed over to pid %d; draining its window\n",
-			(int)getpid(), (int)successor);
+		pr_note("pid %d handed over to pid %d; draining its window\n", (int)getpid(),
+			(int)successor);
 		/* Under systemd the new process is the service now. */
 		upgrade_notify_mainpid(successor);
 		return true;
 	}
-	fprintf(stderr, "syslogrx: upgrade failed; pid %d goes on\n", (int)getpid());
+	pr_warn("upgrade failed; pid %d goes on\n", (int)getpid());
 	return false;
 }
 
@@ -315,21 +314,20 @@ static void say_ready(const struct receiver *r, const struct config *cfg)
 		snprintf(spread + strlen(spread), sizeof(spread) - strlen(spread),
 			 "; drops from SO_MEMINFO (reasons need CAP_BPF and CAP_PERFMON)");
 	if (cfg->output == OUTPUT_NULL)
-		fprintf(stderr, "syslogrx: ready on %s, discarding messages (--output null)%s\n",
+		pr_note("ready on %s, discarding messages (--output null)%s\n",
 			listen_text(r, listens, sizeof(listens)), spread);
 	else if (cfg->output == OUTPUT_OTLP)
-		fprintf(stderr, "syslogrx: ready on %s, exporting OTLP log records to %s%s\n",
+		pr_note("ready on %s, exporting OTLP log records to %s%s\n",
 			listen_text(r, listens, sizeof(listens)),
 			config_output_name(cfg, where, sizeof(where)), spread);
 	else
-		fprintf(stderr, "syslogrx: ready on %s, writing %s lines to %s%s\n",
+		pr_note("ready on %s, writing %s lines to %s%s\n",
 			listen_text(r, listens, sizeof(listens)), format_name(cfg->format),
 			config_output_name(cfg, where, sizeof(where)), spread);
 	if (metrics)
-		fprintf(stderr, "syslogrx: metrics on http://%s/metrics\n",
-			http_metrics_address(metrics));
+		pr_note("metrics on http://%s/metrics\n", http_metrics_address(metrics));
 	if (health_http)
-		fprintf(stderr, "syslogrx: health on http://%s/healthz and /readyz\n",
+		pr_note("health on http://%s/healthz and /readyz\n",
 			http_metrics_address(health_http));
 }
 
@@ -343,8 +341,8 @@ static void say_took_over(struct receiver *r, struct handover *h)
 
 	receiver_say_ready(r);
 	handover_free(h);
-	fprintf(stderr, "syslogrx: pid %d took over %s (%s): %u sockets, %u threads\n",
-		(int)getpid(), listen_text(r, listens, sizeof(listens)), how, r->live, r->threads);
+	pr_note("pid %d took over %s (%s): %u sockets, %u threads\n", (int)getpid(),
+		listen_text(r, listens, sizeof(listens)), how, r->live, r->threads);
 }
 
 /* Once run() returns: stop without losing what was accepted (bounded by
@@ -374,6 +372,7 @@ static int finish(struct receiver *r, const struct config *cfg)
 		pthread_join(watcher, NULL);
 	/* A second signal is the operator's "now": said by the status. */
 	ret = err || stop_requested >= 2 ? 1 : 0;
+	stats_line_books(r);
 	if (summary_check_drops(r))
 		ret = ret ? ret : 0; /* reported above; the run itself succeeded */
 	if (!advice_measure(r, &adv)) {
@@ -385,8 +384,18 @@ static int finish(struct receiver *r, const struct config *cfg)
 	if (cfg->summary[0] && summary_write(r, summary_path))
 		ret = 1;
 	if (successor)
-		fprintf(stderr, "syslogrx: pid %d done after the hand-over\n", (int)getpid());
+		pr_note("pid %d done after the hand-over\n", (int)getpid());
 	return ret;
+}
+
+/* --check-config on the command line, even when the settings did not parse:
+ * it exits 1 on a problem, never 2. */
+static bool wants_check_config(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--check-config"))
+			return true;
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -401,15 +410,18 @@ int main(int argc, char **argv)
 	int err, ret = 1, adopted;
 
 	log_prog = "syslogrx";
+	log_init(true);
 	argp_err_exit_status = 2;
 	if (config_parse(&cfg, argc, argv, 0, err_msg, sizeof(err_msg))) {
-		fprintf(stderr, "syslogrx: %s\n", err_msg);
-		return 2;
+		pr_err("%s\n", err_msg);
+		return wants_check_config(argc, argv) ? 1 : 2;
 	}
 	if (cfg.verbose)
 		log_level = LOG_LEVEL_DEBUG;
 	if (cfg.env_file[0])
 		env_file_report(&cfg.env, cfg.env_file);
+	if (cfg.check_config) /* binds nothing, loads nothing */
+		return check_config_run(&cfg);
 	log_setup_libbpf();
 	if (signals_install(SIGNALS_HUP | SIGNALS_USR2))
 		return 1;
@@ -464,7 +476,7 @@ int main(int argc, char **argv)
 	if (!adopted)
 		receiver_say_identity(&cfg);
 	if (receiver_single_only(r))
-		fprintf(stderr, "syslogrx: %s\n", receiver_single_only(r));
+		pr_note("%s\n", receiver_single_only(r));
 
 	err = receiver_start(r);
 	if (err)

@@ -25,7 +25,7 @@ from support.paths import BUILD, ROOT, binary, others_can_reach  # noqa: E402,F4
 from support.ports import free_tcp_port, free_udp_port  # noqa: E402,F401
 from support.procnet import (queued_bytes, udp_rows, wait_for_udp_port,  # noqa: E402,F401
                              wait_queues_empty)
-from support.procs import (Proc, Syslogrx, promtool, read_json, run_cmd,  # noqa: E402,F401
+from support.procs import (Proc, Syslogrx, log_text, promtool, read_json, run_cmd,  # noqa: E402,F401
                            sysloggen, userns_refused, wait_until)
 from support.reaper import (NETNS_PREFIX, OUR_BPF_PROGS, PR_SET_CHILD_SUBREAPER,  # noqa: E402,F401
                             bpf_ids_held, bpf_links, descendants, links_held, netns_name,

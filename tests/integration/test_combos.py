@@ -23,7 +23,7 @@ import urllib.request
 
 import pytest
 
-from conftest import binary, free_udp_port, read_json, run_cmd, sysloggen
+from conftest import log_text, binary, free_udp_port, read_json, run_cmd, sysloggen
 from support.rx_watch import Receiver, SEQ, listen_for, seqs_in_output, start_load, stop_load, wait_gone
 from support.ports import free_tcp_port
 from support.prom import parse
@@ -429,7 +429,7 @@ def test_supervisor_does_not_resize_and_says_so(tmp_path):
     r = run_cmd([binary("syslogrx"), "--supervise", "--max-sockets", "8",
                  "--listen", f"127.0.0.1:{free_udp_port()}"], timeout=20)
     assert r.returncode == 2
-    assert r.stderr == ("syslogrx: --supervise and --max-sockets cannot be used together: a "
+    assert log_text(r.stderr) == ("syslogrx: --supervise and --max-sockets cannot be used together: a "
                         "supervised receiver does not resize (its supervisor holds the "
                         "sockets); change --sockets and --threads with a restart\n")
 

@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from conftest import Proc, binary, netns_name, free_udp_port, read_json, run_cmd
+from conftest import log_text, Proc, binary, netns_name, free_udp_port, read_json, run_cmd
 
 FIFO = ["chrt", "-f", "1"]     # bounded: 2-3 s of load, at most ~1.1 cores
 # The kernel's usual net.core.rmem_default, asked for explicitly where a test
@@ -107,7 +107,7 @@ def test_env_file_sc4s_mapping_and_warnings(tmp_path, procs, netns):
     assert f"--env-file {env}:1: SC4S_DEST_SPLUNK_HEC_DEFAULT_URL ignored (not for a UDP receiver)" in err
     assert f"--env-file {env}:9: SC4S_USE_NAME_CACHE ignored (not for a UDP receiver)" in err
     # Every line about the file names it and the line it is about.
-    env_lines = [l for l in err.splitlines() if "--env-file" in l]
+    env_lines = [l for l in log_text(err).splitlines() if "--env-file" in l]
     assert env_lines and all(re.search(rf"^syslogrx: --env-file {re.escape(str(env))}:\d+: ", l)
                              for l in env_lines), env_lines
     # Where SC4S would misbehave silently.

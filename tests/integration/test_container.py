@@ -398,8 +398,11 @@ def test_sc4s_env_file_through_podman_env_file(image, containers, vol, tmp_path)
     code, log = stop(name)
     assert code == 0, log
     ef = read_json(vol / "s.json")["config"]["env_file"]
-    assert {(m["name"], m["flag"]) for m in ef["mapped"]} == {
-        ("SC4S_LISTEN_DEFAULT_UDP_PORT", "--listen"), ("SC4S_SOURCE_LISTEN_UDP_SOCKETS", "--sockets")}
+    # The receive buffer the file leaves unset is SC4S's default (no line).
+    assert {(m["name"], m["flag"], m["line"] is None) for m in ef["mapped"]} == {
+        ("SC4S_LISTEN_DEFAULT_UDP_PORT", "--listen", False),
+        ("SC4S_SOURCE_LISTEN_UDP_SOCKETS", "--sockets", False),
+        ("SC4S_SOURCE_UDP_SO_RCVBUFF", "--rcvbuf", True)}
     assert ef["ignored"] == ["SC4S_DEST_SPLUNK_HEC_DEFAULT_URL"], ef
 
 

@@ -6,7 +6,7 @@ import socket
 import subprocess
 import sys
 
-from conftest import (ROOT, Proc, binary, free_udp_port, netns_name, read_json, run_cmd,
+from conftest import (log_text, ROOT, Proc, binary, free_udp_port, netns_name, read_json, run_cmd,
                       wait_for_udp_port)
 
 
@@ -72,7 +72,7 @@ def test_default_output_shows_the_message_and_says_so(procs):
     port = free_udp_port()
     rx = Proc([binary("syslogrx"), "--listen", f"127.0.0.1:{port}"])
     procs.append(rx)
-    ready = rx.p.stderr.readline().decode()
+    ready = log_text(rx.p.stderr.readline().decode())
     assert ready == f"syslogrx: ready on 127.0.0.1:{port}, writing raw lines to stdout\n"
     wait_for_udp_port(port, count=4)
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
@@ -93,7 +93,7 @@ def test_no_flag_listens_on_127_0_0_1_5514(procs):
         subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
         rx = Proc(["ip", "netns", "exec", ns, binary("syslogrx")])
         procs.append(rx)
-        ready = rx.p.stderr.readline().decode()
+        ready = log_text(rx.p.stderr.readline().decode())
         assert ready == "syslogrx: ready on 127.0.0.1:5514, writing raw lines to stdout\n"
         subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c",
                         "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
@@ -111,5 +111,5 @@ def test_null_output_says_it_discards():
     r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--output", "null",
                  "--duration", "0.3"], timeout=20)
     assert r.returncode == 0, r.stderr
-    assert r.stderr.splitlines()[0] == (f"syslogrx: ready on 127.0.0.1:{port}, "
+    assert log_text(r.stderr).splitlines()[0] == (f"syslogrx: ready on 127.0.0.1:{port}, "
                                         "discarding messages (--output null)")

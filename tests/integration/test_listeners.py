@@ -25,7 +25,7 @@ import uuid
 
 import pytest
 
-from conftest import (Proc, binary, free_udp_port, netns_name, read_json, udp_rows,
+from conftest import (log_text, Proc, binary, free_udp_port, netns_name, read_json, udp_rows,
                       wait_for_udp_port, wait_until)
 from support.defaults import NOBODY
 
@@ -339,7 +339,7 @@ def test_sc4s_env_file_per_vendor_ports(tmp_path, procs, netns):
                 "--output", f"file:{out}", "--summary", tmp_path / "s.json"],
                prefix=["ip", "netns", "exec", netns])
     procs.append(rx)
-    for line in rx.early.splitlines():
+    for line in log_text(rx.early).splitlines():
         if "--env-file" in line:
             assert line.startswith(f"syslogrx: --env-file {env}:"), line
     assert f"--env-file {env}:3: SC4S_LISTEN_CISCO_ASA_TCP_PORT ignored (not a UDP listener)" \

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import read_json, wait_until
+from conftest import log_text, read_json, wait_until
 from support.rx_watch import SEQ, Receiver, config_text, listen_for, under_load
 from support.tcp_sinks import FrameSink
 
@@ -135,7 +135,7 @@ def test_supervised_receiver_does_not_resize_passes_sighup_on_child_refuses_usr2
     assert [l for l in err.splitlines() if "took over" in l] == \
         [l for l in err.splitlines() if f"pid {child} took over" in l and "(supervised)" in l]
     assert err.count("took over") == 1 and "handed over" not in err, err
-    assert [l for l in err.splitlines() if "started receiver pid" in l] == \
+    assert [l for l in log_text(err).splitlines() if "started receiver pid" in l] == \
         [f"syslogrx: supervisor started receiver pid {child}\n".rstrip("\n")], err
     assert open(f"{rx.out}.1", "rb").read() == b"<13>before rotation\n"
     assert rx.out.read_bytes() == b"<13>after rotation\n"

@@ -4,6 +4,7 @@ equal to the kernel's two per-socket counters, with sent == received + traced
 drops to the message."""
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -11,7 +12,7 @@ import uuid
 
 import pytest
 
-from conftest import binary, netns_name, free_udp_port, run_cmd, sysloggen, wait_queues_empty
+from conftest import log_text, binary, netns_name, free_udp_port, run_cmd, sysloggen, wait_queues_empty
 
 
 def proc_net_udp_drops(port, netns=None):
@@ -102,8 +103,14 @@ def test_exact_ipv4(syslogrx):
     port = free_udp_port()
     s, sent, kernel, err = overload(syslogrx, f"127.0.0.1:{port}", "127.0.0.1", port)
     check_exact(s, sent, kernel)
-    # The periodic stats line names each socket's interval counts.
-    assert "stats:" in err and " s3 rx=" in err
+    # The periodic stats: one short line per listener, its busiest socket named.
+    assert re.search(rf"stats: 127\.0\.0\.1:{port} [0-9.]+s rx \d+/s drop \d+ q \d+ B, "
+                     r"4 sockets, busiest s[0-3] rx=\d+ drop=\d+ q=\d+\n", err), err
+    # The exit line: the books as the summary and /proc/net/udp close them.
+    assert [l for l in log_text(err).splitlines() if "books:" in l] == [
+        f"syslogrx: books: received {sent - sum(kernel.values())}, written "
+        f"{sent - sum(kernel.values())}, kernel drops {sum(kernel.values())}, abandoned 0, "
+        "discarded 0"], err
 
 
 def test_exact_ipv6(syslogrx):

@@ -25,6 +25,18 @@ def userns_refused():
             f"EPERM): {r.stderr.strip()}")
 
 
+# syslogrx's line prefix outside the journal: UTC time to the millisecond and
+# the level word (src/common/log.c).
+LOG_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (error|warning|info|debug) ",
+                       re.M)
+
+
+def log_text(text):
+    """syslogrx's stderr without each line's time and level: the messages, as
+    tests compare them byte for byte ("syslogrx: ready on ...")."""
+    return LOG_STAMP.sub("", text)
+
+
 def read_json(path):
     with open(path) as f:
         return json.load(f)

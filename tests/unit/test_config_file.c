@@ -132,10 +132,58 @@ static void test_env_file_vendor_ports(void **state)
 	assert_true(!strncmp(err, "--env-file ", 11));
 	assert_non_null(strstr(err, ":2: SC4S_LISTEN_DEFAULT_UDP_PORT=514,x: expected a port"));
 	teardown(NULL);
-	write_file(env_path, "SC4S_LISTEN_A_UDP_PORT=514\nSC4S_LISTEN_B_UDP_PORT=514\n");
+	write_file(env_path, "SC4S_LISTEN_A_UDP_PORT=600\nSC4S_LISTEN_B_UDP_PORT=600\n");
 	assert_int_not_equal(PARSE("--env-file", env_path), 0);
 	assert_true(!strncmp(err, "--env-file ", 11));
-	assert_non_null(strstr(err, ":2: SC4S_LISTEN_B_UDP_PORT=514: expected a port no other"));
+	assert_non_null(strstr(err, ":2: SC4S_LISTEN_B_UDP_PORT=600: expected a port no other"));
+	/* SC4S's DEFAULT listener keeps 514 when the file leaves it unset */
+	teardown(NULL);
+	write_file(env_path, "SC4S_LISTEN_A_UDP_PORT=514\n");
+	assert_int_not_equal(PARSE("--env-file", env_path), 0);
+	assert_non_null(strstr(err, ":1: SC4S_LISTEN_A_UDP_PORT=514: expected a port no other "
+				    "SC4S_LISTEN_*_UDP_PORT has (the DEFAULT listener, unset"));
+}
+
+/* What SC4S does with what the file leaves unset: its DEFAULT listener on
+ * 514 beside the vendor ports, 4 sockets, so-rcvbuf 17039360 (doubled by
+ * the kernel); an empty DEFAULT port leaves that listener out. */
+static void test_env_file_sc4s_defaults(void **state)
+{
+	write_file(env_path, "SC4S_LISTEN_CISCO_ASA_UDP_PORT=5516\n");
+	assert_int_equal(PARSE("--env-file", env_path), 0);
+	assert_int_equal(c.nr_listeners, 2);
+	assert_string_equal(c.listeners[0].name, "default");
+	assert_string_equal(c.listeners[0].addr, "0.0.0.0:514");
+	assert_string_equal(c.listeners[1].name, "cisco_asa");
+	assert_string_equal(c.listeners[1].addr, "0.0.0.0:5516");
+	assert_int_equal(c.sockets, 4);
+	assert_int_equal(c.rcvbuf, 2 * 17039360ULL);
+	assert_true(row("SC4S_LISTEN_DEFAULT_UDP_PORT")->sc4s_default);
+	assert_true(row("SC4S_SOURCE_UDP_SO_RCVBUFF")->sc4s_default);
+	assert_string_equal(row("SC4S_SOURCE_UDP_SO_RCVBUFF")->value, "17039360");
+	assert_false(row("SC4S_LISTEN_CISCO_ASA_UDP_PORT")->sc4s_default);
+	assert_int_equal(row("SC4S_LISTEN_CISCO_ASA_UDP_PORT")->line, 1);
+	/* nothing about listeners: SC4S's one, unnamed */
+	teardown(NULL);
+	write_file(env_path, "SC4S_SOURCE_LISTEN_UDP_SOCKETS=2\n");
+	assert_int_equal(PARSE("--env-file", env_path), 0);
+	assert_int_equal(c.nr_listeners, 1);
+	assert_string_equal(c.listen, "0.0.0.0:514");
+	assert_int_equal(c.sockets, 2);
+	/* emptied: no default listener, the vendor's alone */
+	teardown(NULL);
+	write_file(env_path,
+		   "SC4S_LISTEN_DEFAULT_UDP_PORT=\nSC4S_LISTEN_CISCO_ASA_UDP_PORT=5516\n");
+	assert_int_equal(PARSE("--env-file", env_path), 0);
+	assert_int_equal(c.nr_listeners, 1);
+	assert_string_equal(c.listeners[0].addr, "0.0.0.0:5516");
+	assert_int_equal(row("SC4S_LISTEN_DEFAULT_UDP_PORT")->line, 1);
+	assert_non_null(strstr(row("SC4S_LISTEN_DEFAULT_UDP_PORT")->became, "no default listener"));
+	/* the last one wins: emptied, then set again */
+	teardown(NULL);
+	write_file(env_path, "SC4S_LISTEN_DEFAULT_UDP_PORT=\nSC4S_LISTEN_DEFAULT_UDP_PORT=5514\n");
+	assert_int_equal(PARSE("--env-file", env_path), 0);
+	assert_string_equal(c.listen, "0.0.0.0:5514");
 }
 
 static void test_flag_without_value(void **state)
@@ -424,6 +472,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_reread_errors_name_file_and_line, teardown),
 		cmocka_unit_test_teardown(test_listen_lines, teardown),
 		cmocka_unit_test_teardown(test_env_file_vendor_ports, teardown),
+		cmocka_unit_test_teardown(test_env_file_sc4s_defaults, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -515,8 +515,8 @@ void receiver_say_identity(const struct config *cfg)
 	/* Under systemd the unit says who runs it; started by hand, say it. */
 	if (cfg->user[0] || geteuid() != 0 || getenv("NOTIFY_SOCKET") || getenv("INVOCATION_ID"))
 		return;
-	fprintf(stderr, "syslogrx: running as uid 0 (with no capability left); --user USER "
-			"runs as USER\n");
+	pr_note("running as uid 0 (with no capability left); --user USER "
+		"runs as USER\n");
 }
 
 int receiver_open_rest(struct receiver *r)

@@ -65,8 +65,7 @@ static int wait_for_child(pid_t child, int *status, bool *upgrading,
 		if (usr2_requested && !*upgrading) {
 			usr2_requested = 0;
 			*upgrading = true;
-			fprintf(stderr,
-				"syslogrx: supervisor upgrading: pid %d stops, a new receiver "
+			pr_note("supervisor upgrading: pid %d stops, a new receiver "
 				"follows\n",
 				(int)child);
 			kill(child, SIGTERM);
@@ -279,10 +278,10 @@ static void say_started(struct child_rec *recs, unsigned int nrec, pid_t child, 
 		sd_notify_fd("READY=1", -1); /* Type=notify: the first one is up */
 	if (nrec) {
 		recs[nrec - 1].replace_ms = (mono_ns() / 1e6) - died;
-		fprintf(stderr, "syslogrx: supervisor replaced pid %d by pid %d in %.1f ms\n",
+		pr_note("supervisor replaced pid %d by pid %d in %.1f ms\n",
 			(int)recs[nrec - 1].pid, (int)child, recs[nrec - 1].replace_ms);
 	}
-	fprintf(stderr, "syslogrx: supervisor started receiver pid %d\n", (int)child);
+	pr_note("supervisor started receiver pid %d\n", (int)child);
 }
 
 int supervise(const struct config *cfg, int argc, char **argv)
@@ -321,8 +320,8 @@ int supervise(const struct config *cfg, int argc, char **argv)
 		goto out;
 	}
 	shared = &ledger->r;
-	fprintf(stderr, "syslogrx: supervisor pid %d holds %s: %u sockets\n", (int)getpid(),
-		held.group.listen, held.live);
+	pr_note("supervisor pid %d holds %s: %u sockets\n", (int)getpid(), held.group.listen,
+		held.live);
 	receiver_say_identity(cfg);
 
 	for (;;) {

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "common/array.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/sockaddr.h"
 #include "rx/report/snapshot.h"
 #include "rx/report/stats_line.h"
@@ -70,81 +71,101 @@ static void worst_sender(struct stats_line *s, struct receiver *r, const struct 
 	s->last_senders = ss.view;
 }
 
-struct stats_cols {
-	char text[4096];
-	size_t used;
-	uint64_t rx, drops; /* in the interval, over the columns written */
+/* One listener's interval: its sums, and its busiest socket (most received;
+ * on a tie, the lower index), which is where a skewed spread shows. */
+struct stats_lis {
+	uint64_t rx, drops, queued;
+	unsigned int sockets;
+	int top; /* socket index, or -1 */
+	uint64_t top_rx, top_drops, top_queued;
 };
 
-/* The columns of listener k's sockets (every socket with one listener). */
-static void socket_cols(struct stats_line *s, const struct snapshot *now, unsigned int k,
-			struct stats_cols *c)
+static void listener_sums(struct stats_line *s, const struct snapshot *now, unsigned int k,
+			  struct stats_lis *l)
 {
-	char *cols = c->text;
-	size_t used = 0;
-
-	cols[0] = '\0';
-	c->rx = c->drops = 0;
+	*l = (struct stats_lis){ .top = -1 };
 	for (unsigned int i = 0; i < now->n; i++) {
 		const struct snapshot_socket *ss = &now->socks[i];
 		uint64_t rx = ss->received, drops = ss->traced ? ss->st.total : 0;
 		uint64_t queued = ss->have_meminfo ? ss->queued_bytes : 0;
+		uint64_t d_rx = rx - s->last_received[i], d_drops = drops - s->last_drops[i];
 
 		if (!strcmp(ss->state, "closed") || ss->listener != k)
 			continue; /* closed by a live shrink, or another listener's */
-		if (used < sizeof(c->text))
-			used += snprintf(cols + used, sizeof(c->text) - used,
-					 " s%u rx=%llu drop=%llu q=%llu", i,
-					 (unsigned long long)(rx - s->last_received[i]),
-					 (unsigned long long)(drops - s->last_drops[i]),
-					 (unsigned long long)queued);
-		c->rx += rx - s->last_received[i];
-		c->drops += drops - s->last_drops[i];
+		l->rx += d_rx;
+		l->drops += d_drops;
+		l->queued += queued;
+		l->sockets++;
+		if (l->top < 0 || d_rx > l->top_rx) {
+			l->top = (int)i;
+			l->top_rx = d_rx;
+			l->top_drops = d_drops;
+			l->top_queued = queued;
+		}
 		s->last_received[i] = rx;
 		s->last_drops[i] = drops;
 	}
-	c->used = used < sizeof(c->text) ? used : sizeof(c->text) - 1;
 }
 
-/* One line per interval: totals, then per socket received/dropped in the
- * interval and bytes queued now; with named listeners, each listener's
- * received and dropped before its sockets. The numbers are one snapshot's
- * (each counter read once), so the totals are the sum of the columns. When
- * drops happened in the interval, the sender that lost the most in it is
- * named after them. */
+/*
+ * Per interval, one short line per listener: its rate, drops and bytes
+ * queued over its sockets, and its busiest socket; then one line with the
+ * window and, when drops happened, the sender that lost the most in the
+ * interval. The numbers are one snapshot's (each counter read once), so a
+ * listener's figures are the sums of its sockets'.
+ */
 void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 {
-	static struct stats_cols c;
-	char cols[8192], worst[INET6_ADDRSTRLEN + 64] = "";
-	size_t used = 0;
+	char worst[INET6_ADDRSTRLEN + 64] = "";
 	struct snapshot now;
-	uint64_t ns, rx_sum = 0, drop_sum = 0;
+	struct stats_lis l;
+	uint64_t ns, drop_sum = 0;
 	double secs;
 
+	(void)f;
 	ns = mono_ns();
 	secs = (ns - s->last_ns) / 1e9;
 	s->last_ns = ns;
 	/* A scrape's: the per-sender part from the cache, not the tables. */
 	if (snapshot_take_scrape(r, &now))
 		return;
-	cols[0] = '\0';
 	for (unsigned int k = 0; k < now.nr_lis; k++) {
-		socket_cols(s, &now, k, &c);
-		rx_sum += c.rx;
-		drop_sum += c.drops;
-		if (now.listener_names && used < sizeof(cols))
-			used += snprintf(cols + used, sizeof(cols) - used,
-					 "%s %s rx=%llu drop=%llu:", k ? " |" : "", now.lis[k].name,
-					 (unsigned long long)c.rx, (unsigned long long)c.drops);
-		if (used < sizeof(cols))
-			used += snprintf(cols + used, sizeof(cols) - used, "%s", c.text);
+		listener_sums(s, &now, k, &l);
+		drop_sum += l.drops;
+		pr_note("stats: %s %.1fs rx %llu/s drop %llu q %llu B, %u sockets, busiest s%d "
+			"rx=%llu drop=%llu q=%llu\n",
+			now.listener_names ? now.lis[k].name : now.lis[k].listen, secs,
+			(unsigned long long)(secs > 0 ? l.rx / secs : 0),
+			(unsigned long long)l.drops, (unsigned long long)l.queued, l.sockets, l.top,
+			(unsigned long long)l.top_rx, (unsigned long long)l.top_drops,
+			(unsigned long long)l.top_queued);
 	}
 	if (drop_sum)
 		worst_sender(s, r, &now, worst, sizeof(worst));
-	fprintf(f, "stats: %.1fs rx %llu/s drops %llu%s window %llu/%llu |%s\n", secs,
-		(unsigned long long)(secs > 0 ? rx_sum / secs : 0), (unsigned long long)drop_sum,
-		worst, (unsigned long long)now.window.msgs, (unsigned long long)now.window.size,
-		cols);
-	fflush(f);
+	pr_note("stats: window %llu/%llu%s\n", (unsigned long long)now.window.msgs,
+		(unsigned long long)now.window.size, worst);
 	snapshot_free(&now);
+}
+
+/*
+ * At exit, the run's books on one line, the summary's totals: what came in,
+ * what went out, what was lost and where. Without the tracer or SO_MEMINFO
+ * the kernel's drops were not counted, and the line says so rather than 0.
+ */
+void stats_line_books(struct receiver *r)
+{
+	char drops[64] = "kernel drops not counted", disk[64] = "";
+	struct snapshot s;
+
+	if (snapshot_take(r, &s))
+		return;
+	if (s.traced)
+		snprintf(drops, sizeof(drops), "kernel drops %llu",
+			 (unsigned long long)s.kernel_drops);
+	if (s.have_disk)
+		snprintf(disk, sizeof(disk), ", on disk %llu", (unsigned long long)s.disk.msgs);
+	pr_note("books: received %llu, written %llu, %s, abandoned %llu, discarded %llu%s\n",
+		(unsigned long long)s.received, (unsigned long long)s.out.written, drops,
+		(unsigned long long)s.abandoned, (unsigned long long)s.out.discarded, disk);
+	snapshot_free(&s);
 }

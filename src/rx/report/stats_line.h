@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* --stats-interval: one line on stderr per interval, per-socket deltas. */
+/* --stats-interval: lines on stderr per interval, one per listener; and the
+ * run's books at exit. */
 #ifndef SYSLOGRX_STATS_LINE_H
 #define SYSLOGRX_STATS_LINE_H
 
@@ -20,5 +21,8 @@ struct stats_line {
 int stats_line_init(struct stats_line *s, unsigned int nr_sockets);
 void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f);
 void stats_line_free(struct stats_line *s);
+/* One line at exit: received, written, kernel drops, abandoned, discarded
+ * (and on disk with --disk-buffer). */
+void stats_line_books(struct receiver *r);
 
 #endif

@@ -78,7 +78,10 @@ static void write_config_files(struct json_writer *w, const struct config *c)
 		jw_object_begin(w, NULL);
 		jw_string(w, "name", e->name);
 		jw_string(w, "value", e->value);
-		jw_u64(w, "line", e->line);
+		if (e->sc4s_default)
+			jw_null(w, "line"); /* unset in the file: SC4S's default */
+		else
+			jw_u64(w, "line", e->line);
 		write_string_or_null(w, "flag", e->flag);
 		jw_string(w, "became", e->became);
 		write_string_or_null(w, "overridden_by", e->overridden_by);

@@ -466,6 +466,11 @@ static error_t parse_file_opt(struct parse_state *ps, int key, char *arg)
 			FAIL("--env-file %s: expected a file path", arg);
 		snprintf(c->env_file, sizeof(c->env_file), "%s", arg);
 		return 0;
+	case OPT_CHECK_CONFIG:
+		if (ps->layer != LAYER_CMDLINE)
+			FAIL("--check-config: only on the command line");
+		c->check_config = true;
+		return 0;
 	}
 	return ARGP_ERR_UNKNOWN;
 }
@@ -485,7 +490,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		FAIL("unexpected argument '%s' (every setting is a --flag)", arg);
 	case ARGP_KEY_END:
 		/* Settings still to come from other layers may make it whole. */
-		return ps->final ? config_check(ps->c, ps->err, ps->errlen) : 0;
+		/* --check-config runs every check itself, to name each problem. */
+		return ps->final && !ps->c->check_config ?
+			       config_check(ps->c, ps->err, ps->errlen) :
+			       0;
 	}
 	for (unsigned int i = 0; i < ARRAY_SIZE(block) && ret == ARGP_ERR_UNKNOWN; i++)
 		ret = block[i](ps, key, arg);

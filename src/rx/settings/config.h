@@ -109,6 +109,7 @@ struct config {
 	/* Files of settings: env-file < config file < command line. */
 	char config_file[PATH_MAX]; /* --config, "" = none */
 	char env_file[PATH_MAX];    /* --env-file (or env-file in the config file) */
+	bool check_config;	    /* --check-config: check, print, exit; start nothing */
 	struct env_map env;	    /* what the env-file mapped, for the summary */
 	/* --ordered[=MS]: merge by the kernel's arrival stamp */
 	bool ordered;

@@ -128,20 +128,51 @@ int config_check_sequences(const struct config *c, char *err, size_t errlen)
 	return 0;
 }
 
+unsigned int config_check_each(struct config *c, config_check_say_fn say, void *ctx)
+{
+	unsigned int bad = 0;
+	char err[512];
+
+#define CHECK(fn)                              \
+	do {                                   \
+		err[0] = '\0';                 \
+		if (fn(c, err, sizeof(err))) { \
+			say(err, ctx);         \
+			bad++;                 \
+		}                              \
+	} while (0)
+	CHECK(config_check_listeners);
+	CHECK(config_check_max_sockets);
+	CHECK(config_check_threads);
+	CHECK(config_check_supervise);
+	CHECK(config_check_kafka);
+	CHECK(config_check_otlp);
+	CHECK(config_check_format);
+	CHECK(config_check_tls);
+	CHECK(config_check_disk_buffer);
+	CHECK(config_check_sequences);
+#undef CHECK
+	return bad;
+}
+
+struct first_refusal {
+	char *err;
+	size_t errlen;
+	bool said;
+};
+
+static void keep_first(const char *msg, void *ctx)
+{
+	struct first_refusal *f = ctx;
+
+	if (!f->said)
+		snprintf(f->err, f->errlen, "%s", msg);
+	f->said = true;
+}
+
 int config_check(struct config *c, char *err, size_t errlen)
 {
-	int ret;
+	struct first_refusal f = { err, errlen, false };
 
-	if ((ret = config_check_listeners(c, err, errlen)) ||
-	    (ret = config_check_max_sockets(c, err, errlen)) ||
-	    (ret = config_check_threads(c, err, errlen)) ||
-	    (ret = config_check_supervise(c, err, errlen)) ||
-	    (ret = config_check_kafka(c, err, errlen)) ||
-	    (ret = config_check_otlp(c, err, errlen)) ||
-	    (ret = config_check_format(c, err, errlen)) ||
-	    (ret = config_check_tls(c, err, errlen)) ||
-	    (ret = config_check_disk_buffer(c, err, errlen)) ||
-	    (ret = config_check_sequences(c, err, errlen)))
-		return ret;
-	return 0;
+	return config_check_each(c, keep_first, &f) ? EINVAL : 0;
 }

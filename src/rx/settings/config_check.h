@@ -7,6 +7,7 @@
 #ifndef SYSLOGRX_CONFIG_CHECK_H
 #define SYSLOGRX_CONFIG_CHECK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "rx/settings/config.h"
 
@@ -30,6 +31,11 @@ int config_check_tls(const struct config *c, char *err, size_t errlen);
 int config_check_disk_buffer(const struct config *c, char *err, size_t errlen);
 /* --sequence-flows, --sequence-jump: only with --sequences. */
 int config_check_sequences(const struct config *c, char *err, size_t errlen);
+
+/* All of the above, in that order, each refusal handed to say (for
+ * --check-config, which names every problem): the number refused. */
+typedef void (*config_check_say_fn)(const char *msg, void *ctx);
+unsigned int config_check_each(struct config *c, config_check_say_fn say, void *ctx);
 
 /* All of the above, in that order: the first refusal is the one reported. */
 int config_check(struct config *c, char *err, size_t errlen);

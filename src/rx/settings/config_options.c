@@ -56,7 +56,7 @@ const struct argp_option config_options[] = {
 	{ "output-rate", OPT_OUTPUT_RATE, "N", 0, "Lab knob: cap the output at N msgs/s" },
 	{ "no-trace", OPT_NO_TRACE, NULL, 0, "Do not count kernel drops" },
 	{ "stats-interval", OPT_STATS_INTERVAL, "SECONDS", 0,
-	  "Print per-socket stats every S seconds" },
+	  "Print a stats line per listener every S seconds" },
 	{ "kafka-key", OPT_KAFKA_KEY, "KEY", 0,
 	  "Kafka record key (picks the partition): none | source | hostname | app (default none)" },
 	{ "kafka-opt", OPT_KAFKA_OPT, "KEY=VALUE", 0,
@@ -104,7 +104,7 @@ const struct argp_option config_options[] = {
 	{ "ordered", OPT_ORDERED, "MS", OPTION_ARG_OPTIONAL,
 	  "Write each flow in the order the kernel received it, holding a message at most MS ms for late batches (default 5)" },
 	{ "disk-buffer", OPT_DISK_BUFFER, "DIR", 0,
-	  "tcp/kafka output: buffer batches in segment files in DIR (see --disk-buffer-mode)" },
+	  "tcp, tls, kafka or otlp output: buffer batches in segment files in DIR (see --disk-buffer-mode)" },
 	{ "disk-buffer-size", OPT_DISK_BUFFER_SIZE, "BYTES", 0,
 	  "Cap on DIR's segment files, K/M/G (default 1G); past it new batches are dropped and counted" },
 	{ "disk-buffer-mode", OPT_DISK_BUFFER_MODE, "MODE", 0,
@@ -132,6 +132,8 @@ const struct argp_option config_options[] = {
 	  "Settings file: `name = value` per line, long flag names; flags given here win" },
 	{ "env-file", OPT_ENV_FILE, "PATH", 0,
 	  "SC4S's env_file: its UDP settings mapped onto these flags (below --config)" },
+	{ "check-config", OPT_CHECK_CONFIG, NULL, 0,
+	  "Check the settings (files and flags) as a start would, bind nothing, print them as they would apply; exit 0, or 1 naming every problem" },
 	{},
 };
 

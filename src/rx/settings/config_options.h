@@ -77,6 +77,7 @@ enum config_opt {
 	 * range, so flags added above never collide. */
 	OPT_CONFIG = 1024,
 	OPT_ENV_FILE,
+	OPT_CHECK_CONFIG,
 	OPT_KEY_MAX
 };
 

@@ -36,6 +36,12 @@ static const char *const key_names[K_NR] = {
 /* syslogrx's most: CONFIG_MAX_BATCH (not included: env_file knows no config). */
 #define FETCH_MAX 1024
 /* SC4S's own arithmetic for the window: "up to approximately 1 KB" a message. */
+/* SC4S's defaults for what the file leaves unset (its configuration page's
+ * "Syslog Source Configuration" table): the DEFAULT listener on 514, 4
+ * sockets per UDP port, so-rcvbuf 17039360. */
+#define SC4S_DEFAULT_UDP_PORT "514"
+#define SC4S_DEFAULT_SOCKETS "4"
+#define SC4S_DEFAULT_RCVBUF "17039360"
 #define SC4S_MSG_BYTES 1024ULL
 #define DEFAULT_WINDOW_BYTES (64ULL << 20)
 
@@ -51,6 +57,7 @@ struct env_setting {
 struct env_read {
 	struct env_map *m;
 	struct env_setting k[K_NR];
+	unsigned int default_off; /* line of an empty SC4S_LISTEN_DEFAULT_UDP_PORT, or 0 */
 	/* SC4S_LISTEN_<NAME>_UDP_PORT, DEFAULT first, then in file order */
 	unsigned int nr_ports;
 	struct {
@@ -80,6 +87,17 @@ static int collect_port(struct env_read *rd, const char *name, const char *value
 	}
 	memcpy(vendor, name + strlen(LISTEN_PREFIX), vl);
 	vendor[vl] = '\0';
+	/* An empty DEFAULT port: no default listener (the last one wins). */
+	if (!strcmp(vendor, "DEFAULT"))
+		rd->default_off = *value ? 0 : line;
+	if (!strcmp(vendor, "DEFAULT") && !*value) {
+		for (i = 0; i < rd->nr_ports && strcmp(rd->ports[i].vendor, vendor); i++)
+			;
+		if (i < rd->nr_ports)
+			memmove(&rd->ports[i], &rd->ports[i + 1],
+				(--rd->nr_ports - i) * sizeof(rd->ports[0]));
+		return 0;
+	}
 	for (i = 0; i < rd->nr_ports; i++)
 		if (!strcmp(rd->ports[i].vendor, vendor))
 			break;
@@ -172,6 +190,7 @@ static struct env_mapping *row_of(struct env_read *rd, const char *name,
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	snprintf(r->value, sizeof(r->value), "%s", s->value);
 	r->line = s->line;
+	r->sc4s_default = !s->line;
 	return r;
 }
 
@@ -200,10 +219,20 @@ struct emit_ctx {
 	size_t errlen;
 };
 
+/* "FILE:LINE", or "FILE" for a setting the file leaves to SC4S's default. */
+static const char *where(char *buf, size_t len, const char *path, unsigned int line)
+{
+	if (line)
+		snprintf(buf, len, "%s:%u", path, line);
+	else
+		snprintf(buf, len, "%s", path);
+	return buf;
+}
+
 /* Hands flag=value over and notes it in r; errors name file, line, setting. */
 static int give(struct emit_ctx *e, struct env_mapping *r, const char *flag, const char *value)
 {
-	char msg[384];
+	char msg[384], at[320];
 	int ret;
 
 	snprintf(r->flag, sizeof(r->flag), "--%s", flag);
@@ -211,15 +240,18 @@ static int give(struct emit_ctx *e, struct env_mapping *r, const char *flag, con
 	msg[0] = '\0';
 	ret = e->emit(flag, value, e->ctx, msg, sizeof(msg));
 	if (ret)
-		snprintf(e->err, e->errlen, "--env-file %s:%u: %s=%s: %s", e->path, r->line,
-			 r->name, r->value, msg[0] ? msg : "invalid");
+		snprintf(e->err, e->errlen, "--env-file %s: %s=%s: %s",
+			 where(at, sizeof(at), e->path, r->line), r->name, r->value,
+			 msg[0] ? msg : "invalid");
 	return ret;
 }
 
 static int bad(struct emit_ctx *e, struct env_mapping *r, const char *what)
 {
-	snprintf(e->err, e->errlen, "--env-file %s:%u: %s=%s: expected %s", e->path, r->line,
-		 r->name, r->value, what);
+	char at[320];
+
+	snprintf(e->err, e->errlen, "--env-file %s: %s=%s: expected %s",
+		 where(at, sizeof(at), e->path, r->line), r->name, r->value, what);
 	return -EINVAL;
 }
 
@@ -231,7 +263,7 @@ static int map_ports(struct env_read *rd, struct emit_ctx *e)
 {
 	bool named = rd->nr_ports > 1 || strchr(rd->ports[0].s.value, ',') ||
 		     strcmp(rd->ports[0].vendor, "DEFAULT");
-	char name[64], arg[128], list[128];
+	char name[64], arg[128], list[128], at[320];
 	static bool taken[65536]; /* ports mapped so far: one listener each */
 	uint64_t port;
 	int ret;
@@ -260,7 +292,12 @@ static int map_ports(struct env_read *rd, struct emit_ctx *e)
 			if (parse_u64(tok, 1, 65535, &port))
 				return bad(e, r, "a port from 1 to 65535, or a comma list of them");
 			if (taken[port])
-				return bad(e, r, "a port no other SC4S_LISTEN_*_UDP_PORT has");
+				return bad(
+					e, r,
+					rd->ports[0].s.line ?
+						"a port no other SC4S_LISTEN_*_UDP_PORT has" :
+						"a port no other SC4S_LISTEN_*_UDP_PORT has (the "
+						"DEFAULT listener, unset, has SC4S's 514)");
 			taken[port] = true;
 			snprintf(lname, sizeof(lname), several ? "%s_%llu" : "%s", name,
 				 (unsigned long long)port);
@@ -276,8 +313,9 @@ static int map_ports(struct env_read *rd, struct emit_ctx *e)
 					 (unsigned long long)port);
 			ret = e->emit("listen", arg, e->ctx, msg, sizeof(msg));
 			if (ret) {
-				snprintf(e->err, e->errlen, "--env-file %s:%u: %s=%s: %s", e->path,
-					 r->line, r->name, r->value, msg[0] ? msg : "invalid");
+				snprintf(e->err, e->errlen, "--env-file %s: %s=%s: %s",
+					 where(at, sizeof(at), e->path, r->line), r->name, r->value,
+					 msg[0] ? msg : "invalid");
 				return ret;
 			}
 			if (used < sizeof(r->became))
@@ -295,16 +333,14 @@ static int map_ports(struct env_read *rd, struct emit_ctx *e)
 static int map_sockets(struct env_read *rd, struct emit_ctx *e)
 {
 	struct env_mapping *r;
-	uint64_t v, sockets = 1;
+	uint64_t v, sockets = 0;
 	bool yes;
 	int ret;
 
-	if (rd->k[K_SOCKETS].set) {
-		r = row(rd, K_SOCKETS);
-		if ((ret = give(e, r, "sockets", r->value)))
-			return ret;
-		parse_u64(r->value, 1, UINT32_MAX, &sockets);
-	}
+	r = row(rd, K_SOCKETS);
+	if ((ret = give(e, r, "sockets", r->value)))
+		return ret;
+	parse_u64(r->value, 1, UINT32_MAX, &sockets);
 	if (rd->k[K_EBPF].set) {
 		r = row(rd, K_EBPF);
 		if (parse_yes(r->value, &yes))
@@ -326,8 +362,8 @@ static int map_sockets(struct env_read *rd, struct emit_ctx *e)
 			     "sockets of a group of %llu: %s",
 			     key_names[K_EBPF_SOCKETS], (unsigned long long)v, key_names[K_SOCKETS],
 			     (unsigned long long)sockets,
-			     rd->k[K_SOCKETS].set ? "" : " (SC4S's default)", (unsigned long long)v,
-			     (unsigned long long)sockets,
+			     rd->k[K_SOCKETS].line ? "" : " (SC4S's default)",
+			     (unsigned long long)v, (unsigned long long)sockets,
 			     v > sockets ? "datagrams aimed at the missing ones fall back to the "
 					   "kernel's hash, silently" :
 					   "the other sockets never receive, silently");
@@ -344,7 +380,7 @@ static int map_rcvbuf(struct env_read *rd, struct emit_ctx *e)
 	char buf[64];
 	int ret;
 
-	if (rd->k[K_RCVBUF].set) {
+	{
 		r = row(rd, K_RCVBUF);
 		if (!strcmp(r->value, "-1")) {
 			snprintf(r->became, sizeof(r->became),
@@ -441,6 +477,36 @@ static int map_timezone(struct env_read *rd, struct emit_ctx *e)
 	return give(e, row(rd, K_TZ), "timezone", rd->k[K_TZ].value);
 }
 
+/* What SC4S does with what the file leaves unset: its DEFAULT listener
+ * (unless the file empties it), its socket count and receive buffer. Line 0
+ * marks a default: the report says so instead of citing a line. */
+static void sc4s_defaults(struct env_read *rd)
+{
+	static const struct {
+		enum sc4s_key k;
+		const char *value;
+	} dflt[] = { { K_SOCKETS, SC4S_DEFAULT_SOCKETS }, { K_RCVBUF, SC4S_DEFAULT_RCVBUF } };
+	bool has_default = false;
+
+	for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++)
+		if (!rd->k[dflt[i].k].set) {
+			rd->k[dflt[i].k].set = true;
+			snprintf(rd->k[dflt[i].k].value, sizeof(rd->k[0].value), "%s",
+				 dflt[i].value);
+			rd->k[dflt[i].k].line = 0;
+		}
+	for (unsigned int i = 0; i < rd->nr_ports; i++)
+		has_default |= !strcmp(rd->ports[i].vendor, "DEFAULT");
+	if (has_default || rd->default_off || rd->nr_ports == ENV_PORTS_MAX)
+		return;
+	memmove(&rd->ports[1], &rd->ports[0], rd->nr_ports * sizeof(rd->ports[0]));
+	rd->nr_ports++;
+	memset(&rd->ports[0], 0, sizeof(rd->ports[0]));
+	snprintf(rd->ports[0].vendor, sizeof(rd->ports[0].vendor), "DEFAULT");
+	rd->ports[0].s.set = true;
+	snprintf(rd->ports[0].s.value, sizeof(rd->ports[0].s.value), SC4S_DEFAULT_UDP_PORT);
+}
+
 int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map *out, char *err,
 		   size_t errlen)
 {
@@ -457,6 +523,14 @@ int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map
 		snprintf(err, errlen, "--env-file %s", msg);
 		return ret;
 	}
+	sc4s_defaults(&rd);
+	if (rd.default_off) {
+		struct env_setting off = { .set = true, .line = rd.default_off };
+		struct env_mapping *r = row_of(&rd, "SC4S_LISTEN_DEFAULT_UDP_PORT", &off);
+
+		snprintf(r->became, sizeof(r->became),
+			 "no flag: no default listener (SC4S's 514 left out)");
+	}
 	if (rd.nr_ports && (ret = map_ports(&rd, &e)))
 		return ret;
 	if ((ret = map_sockets(&rd, &e)) || (ret = map_rcvbuf(&rd, &e)) ||
@@ -467,26 +541,31 @@ int env_file_apply(const char *path, env_emit_fn emit, void *ctx, struct env_map
 
 void env_file_report(const struct env_map *m, const char *path)
 {
+	char at[320];
+
 	for (unsigned int i = 0; i < m->n; i++) {
 		const struct env_mapping *r = &m->rows[i];
 
-		fprintf(stderr, "syslogrx: --env-file %s:%u: %s=%s -> %s%s%s%s%s\n", path, r->line,
-			r->name, r->value, r->flag, r->flag[0] ? " " : "", r->became,
-			r->overridden_by[0] ? " (overridden by the " : "",
+		if (r->sc4s_default)
+			snprintf(at, sizeof(at), "%s: %s unset, SC4S's default %s", path, r->name,
+				 r->value);
+		else
+			snprintf(at, sizeof(at), "%s:%u: %s=%s", path, r->line, r->name, r->value);
+		pr_note("--env-file %s -> %s%s%s%s%s\n", at, r->flag, r->flag[0] ? " " : "",
+			r->became, r->overridden_by[0] ? " (overridden by the " : "",
 			r->overridden_by[0] ?
 				(!strcmp(r->overridden_by, "config") ? "--config file)" :
 								       "command line)") :
 				"");
 	}
 	for (unsigned int i = 0; i < m->nr_skipped && i < ENV_SKIP_MAX; i++)
-		fprintf(stderr, "syslogrx: --env-file %s:%u: %s ignored (%s)\n", path,
-			m->skipped[i].line, m->skipped[i].name,
+		pr_note("--env-file %s:%u: %s ignored (%s)\n", path, m->skipped[i].line,
+			m->skipped[i].name,
 			m->skipped[i].listener ? "not a UDP listener" : "not for a UDP receiver");
 	if (m->nr_skipped > ENV_SKIP_MAX)
-		fprintf(stderr,
-			"syslogrx: --env-file %s:%u: and %u more settings after it ignored\n", path,
+		pr_note("--env-file %s:%u: and %u more settings after it ignored\n", path,
 			m->skipped[ENV_SKIP_MAX - 1].line, m->nr_skipped - ENV_SKIP_MAX);
 	for (unsigned int i = 0; i < m->nr_warnings; i++)
-		pr_warn("--env-file %s:%u: WARNING: %s\n", path, m->warning_line[i],
-			m->warnings[i]);
+		pr_warn("--env-file %s: WARNING: %s\n",
+			where(at, sizeof(at), path, m->warning_line[i]), m->warnings[i]);
 }

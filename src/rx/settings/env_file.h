@@ -26,6 +26,7 @@ struct env_mapping {
 	char flag[24];		/* "--sockets"; "" when it maps to no flag */
 	char became[320];	/* the flag's value, or what it means here */
 	char overridden_by[16]; /* "", "config" or "command line" (rx/settings/config.c) */
+	bool sc4s_default;	/* unset in the file: SC4S's default (line 0) */
 };
 
 struct env_map {

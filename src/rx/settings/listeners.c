@@ -84,7 +84,7 @@ static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_st
 
 /* Two groups a datagram could both match: the kernel would pick one, and
  * the other's books would not be its own. */
-static bool overlap(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+bool listener_addrs_overlap(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
 	uint16_t pa = sockaddr_port(a), pb = sockaddr_port(b);
 
@@ -109,7 +109,7 @@ int listener_specs_check(struct listener_spec *l, unsigned int n, char *err, siz
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		for (unsigned int j = 0; j < i; j++) {
-			if (overlap(&ss[i], &ss[j])) {
+			if (listener_addrs_overlap(&ss[i], &ss[j])) {
 				snprintf(err, errlen,
 					 "--listen %s and --listen %s: one address and port in two "
 					 "listeners (a datagram would match both)",

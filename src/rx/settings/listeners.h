@@ -34,6 +34,11 @@ int listener_spec_parse(const char *arg, struct listener_spec *out, char *why, s
  * with err naming the flag. */
 int listener_specs_check(struct listener_spec *l, unsigned int n, char *err, size_t errlen);
 
+/* Two ADDR:PORTs a datagram could both match: one port (not 0), and one
+ * address or a wildcard either side (a v6 wildcard takes v4 too). */
+struct sockaddr_storage;
+bool listener_addrs_overlap(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
+
 /* Records carry the listener's name: several listeners, or one named. */
 bool listener_names_shown(const struct listener_spec *l, unsigned int n);
 

@@ -60,8 +60,17 @@ static void child_checks(const struct config *cfg, const struct caps_user *user)
 		{ "--output file:", cfg->output == OUTPUT_FILE ? cfg->output_arg : "", WANT_FILE },
 		{ "--disk-buffer", cfg->disk_buffer, WANT_DIR },
 	};
-	const char *as = user ? user->name : "uid 0 without capabilities";
+	char self[64];
+	const char *as = user ? user->name : self;
 	int err = user ? caps_switch_user(user) : caps_drop_all();
+	int refused = 0;
+
+	/* Without --user, whoever runs it: root (its capabilities dropped, as
+	 * after the start) or the unit's own user (nobody, 65534). */
+	if (geteuid() == 0)
+		snprintf(self, sizeof(self), "uid 0 without capabilities");
+	else
+		snprintf(self, sizeof(self), "uid %u", (unsigned int)geteuid());
 
 	if (err) {
 		pr_warn("checking the paths as %s: %s\n", as, strerror(-err));
@@ -72,14 +81,15 @@ static void child_checks(const struct config *cfg, const struct caps_user *user)
 			continue;
 		err = check_one(wants[i].path, wants[i].kind);
 		if (err) {
-			pr_warn("%s%s%s: %s (syslogrx writes it as %s; checked before starting)\n",
+			/* every path refused is named, not only the first */
+			refused = 1;
+			pr_err("%s%s%s: %s (syslogrx writes it as %s; checked before starting)\n",
 				wants[i].flag,
 				wants[i].flag[strlen(wants[i].flag) - 1] == ':' ? "" : " ",
 				wants[i].path, no_follow_strerror(err), as);
-			_exit(2);
 		}
 	}
-	_exit(0);
+	_exit(refused ? 2 : 0);
 }
 
 int paths_check(const struct config *cfg, const struct caps_user *user)
