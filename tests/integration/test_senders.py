@@ -156,8 +156,10 @@ def test_two_senders_ipv4(syslogrx):
     rc, _, err = rx.stop()
     assert rc == 0, err
     check_attribution(rx.summary, sent, "127.0.0.2", "127.0.0.3", proc_drops)
-    # The stats line names the sender losing the most when drops happen.
-    assert re.search(r"drops [1-9]\d* worst 127\.0\.0\.2 drops=\d+ of \d+", err), err
+    # The stats lines name the sender losing the most when drops happen:
+    # on the window's line, after a listener's line with drops.
+    assert re.search(r"stats: 127\.0\.0\.1:\d+ \S+ rx \d+/s drop [1-9]\d* .*\n.*stats: window \d+/\d+ "
+                     r"worst 127\.0\.0\.2 drops=\d+ of \d+", err), err
 
 
 def test_no_trace_counts_received_only(syslogrx):

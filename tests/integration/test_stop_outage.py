@@ -19,6 +19,7 @@ import pytest
 from conftest import Syslogrx, free_udp_port, sysloggen, wait_until
 from support.otel_collector import LogSink
 from support.ports import free_tcp_port
+from support.procs import log_text
 from support.rx_watch import SEQ
 from support.tcp_sinks import FrameSink
 
@@ -205,7 +206,7 @@ def test_stop_without_disk_gives_up_after_stop_timeout(tmp_path, procs, out, req
     t = closes_the_books(rx.summary, gen)
     assert t["written"] == 0 and t["discarded"] == 0 and t["saved"] == 0, t
     assert t["given_up"] == t["received"] > 0, t
-    said = [l for l in err.splitlines() if "stop: gave up" in l]
+    said = [l for l in log_text(err).splitlines() if "stop: gave up" in l]
     assert said == [f"syslogrx: stop: gave up {t['given_up']} received message(s) not written "
                     "(counted: totals.given_up, syslogrx_given_up_total)"], err
 
