@@ -11,28 +11,17 @@ import ctypes
 import os
 import select
 import socket
-import urllib.error
-import urllib.request
 
 from conftest import Proc, binary, free_udp_port, run_cmd, send_udp, wait_until
 from support.rx_watch import Receiver, listen_for, wait_gone
 from support.ports import free_tcp_port
-from support.prom import scrape
+from support.prom import get, scrape
 from support.syslog_ng import SyslogNg
 
 HEALTH_STALL_S = 10   # src/rx/report/health.h
 # More than the output stage holds in its buffer (1 MiB) and the window
 # (200 messages): the window fills behind a destination that is down.
 SENT = 10000
-
-
-def get(port, path):
-    """(status, body) of GET http://127.0.0.1:port/path."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
 
 
 def test_ready_follows_the_destination(syslogrx, tmp_path):

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
 """The Prometheus text format as the tests read it: scrape a /metrics endpoint
-(status 200, the 0.0.4 content type), parse every sample line into
+(status 200, the 0.0.4 content type) or GET a health path, parse every sample line into
 {(name, labels): value} (each after a TYPE line of its family, no series
 twice), then pick series and values by label."""
 import re
+import urllib.error
 import urllib.request
 
 
@@ -16,6 +17,15 @@ def scrape(port, path="/metrics"):
         assert resp.status == 200
         assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
         return resp.read().decode()
+
+
+def get(port, path):
+    """(status, body) of GET http://127.0.0.1:port/path: /healthz, /readyz."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
 
 
 def parse(text):
