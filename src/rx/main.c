@@ -198,21 +198,47 @@ static const char *listen_text(const struct receiver *r, char *buf, size_t len)
 	return buf;
 }
 
-/* A second signal while stopping: leave now, and say what is left behind. */
-static void *force_watch(void *arg)
+/* Once the stop gave up, what it still has to do (save or count what the
+ * output holds, write the summary) takes this long at most; past it the
+ * process leaves at once (something blocks that no flag reaches). */
+#define STOP_GRACE_S 5.0
+
+static volatile int stop_done; /* receiver_stop returned: the watcher ends */
+
+/*
+ * While stopping: at --stop-timeout, or at a second signal, the stop gives
+ * up delivering (r->force): what the output holds is saved to the disk
+ * buffer or counted given up, and the summary is written. If even that does
+ * not end within STOP_GRACE_S, exit now and say what was in flight.
+ */
+static void *stop_watch(void *arg)
 {
 	struct receiver *r = arg;
+	double now = mono_ns() / 1e9, deadline = now + r->cfg->stop_timeout, grace = 0;
 
 	pthread_setname_np(pthread_self(), "stop watch");
-	while (stop_requested < 2 && !flag_get(&r->force)) {
+	while (!flag_get(&stop_done)) {
 		struct timespec tick = { 0, 20 * 1000000L };
 
+		now = mono_ns() / 1e9;
+		if (!grace && (stop_requested >= 2 || now >= deadline)) {
+			if (stop_requested >= 2)
+				pr_warn("second signal: giving up delivering; saving or counting what "
+					"is not written\n");
+			else
+				pr_warn("stop: --stop-timeout %gs ran out: giving up delivering; saving "
+					"or counting what is not written\n",
+					r->cfg->stop_timeout);
+			flag_set(&r->force, 1);
+			grace = now + STOP_GRACE_S;
+		}
+		if (grace && now >= grace) {
+			pr_warn("stop: still not done %gs after giving up: exiting now, %llu received "
+				"message(s) not written\n",
+				STOP_GRACE_S, (unsigned long long)receiver_in_flight(r));
+			_exit(1);
+		}
 		nanosleep(&tick, NULL);
-	}
-	if (stop_requested >= 2) {
-		pr_warn("second signal: exiting now, %llu received message(s) not written\n",
-			(unsigned long long)receiver_in_flight(r));
-		_exit(1);
 	}
 	return NULL;
 }
@@ -321,8 +347,9 @@ static void say_took_over(struct receiver *r, struct handover *h)
 		(int)getpid(), listen_text(r, listens, sizeof(listens)), how, r->live, r->threads);
 }
 
-/* Once run() returns: stop without losing what was accepted (a second
- * signal forces it), advise, write the summary. The exit status. */
+/* Once run() returns: stop without losing what was accepted (bounded by
+ * --stop-timeout; a second signal gives up at once), advise, write the
+ * summary. The exit status. */
 static int finish(struct receiver *r, const struct config *cfg)
 {
 	static struct advice adv;
@@ -340,12 +367,13 @@ static int finish(struct receiver *r, const struct config *cfg)
 		summary_path = summary; /* the new process writes PATH */
 	}
 
-	watching = pthread_create(&watcher, NULL, force_watch, r) == 0;
+	watching = pthread_create(&watcher, NULL, stop_watch, r) == 0;
 	err = receiver_stop(r);
-	flag_set(&r->force, 1); /* ends the watcher: joined, it reads r until then */
+	flag_set(&stop_done, 1); /* ends the watcher: joined, it reads r until then */
 	if (watching)
 		pthread_join(watcher, NULL);
-	ret = err ? 1 : 0;
+	/* A second signal is the operator's "now": said by the status. */
+	ret = err || stop_requested >= 2 ? 1 : 0;
 	if (summary_check_drops(r))
 		ret = ret ? ret : 0; /* reported above; the run itself succeeded */
 	if (!advice_measure(r, &adv)) {

@@ -104,14 +104,19 @@ def sigterm_pending(pid):
     return bool(mask & (1 << (signal.SIGTERM - 1)))
 
 
-def test_second_signal_forces_exit_and_says_what_is_left(tmp_path):
+def test_second_signal_gives_up_and_counts_what_is_left(tmp_path):
+    """A second signal gives up at once: what was not written is counted
+    given_up, in one log line and in the summary, which is written; exit 1.
+    received = written + discarded + given_up, to the line in the file."""
     port = free_udp_port()
+    summary = tmp_path / "s.json"
+    out = tmp_path / "f.log"
     p = Proc([binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--sockets", "1",
               "--threads", "1", "--rcvbuf", "16M", "--output-rate", "1000", "--window", "50000",
-              "--output", f"file:{tmp_path / 'f.log'}"])
+              "--output", f"file:{out}", "--summary", str(summary)])
     assert "ready on" in p.p.stderr.readline().decode()
     t0 = time.monotonic()
-    sysloggen(port, "--count", 20000, "--rate", 0, "--size", 200)   # queued when it returns
+    gen = sysloggen(port, "--count", 20000, "--rate", 0, "--size", 200)   # queued when it returns
     p.p.send_signal(signal.SIGTERM)
     # Two SIGTERMs pending at once would be one: the second is sent once the
     # first has been delivered (no longer pending for the process, /proc).
@@ -119,13 +124,17 @@ def test_second_signal_forces_exit_and_says_what_is_left(tmp_path):
     p.p.send_signal(signal.SIGTERM)
     elapsed = time.monotonic() - t0
     rc, _, err = p.stop(timeout=10)
-    assert rc == 1
-    assert "second signal" in err and "not written" in err
-    left = int(err.split("exiting now, ")[1].split()[0])
+    assert rc == 1, err
+    assert "second signal: giving up" in err, err
+    t = read_json(summary)["totals"]
+    left = t["given_up"]
+    assert f"stop: gave up {left} received message(s) not written" in err, err
+    assert gen["datagrams"] == t["received"] + t["kernel_drops"]["total"] + t["abandoned"], t
+    assert t["received"] == t["written"] + t["discarded"] + left, t
+    assert t["discarded"] == 0 and count_lines(out) == t["written"], t
     # The output writes at most 1,000/s (and a second more): the rest of
     # the 20,003 (3 end markers) was not written, at any machine's speed.
     assert 20_003 - 1_000 * (elapsed + 1) <= left <= 20_003, (left, elapsed)
-    assert left > 0
 
 
 def test_sighup_reopens_the_file(syslogrx, tmp_path):

@@ -631,6 +631,24 @@ static void leave_the_port(struct receiver *r)
 		receiver_grace_period();
 }
 
+/* After the output stage: one line each for what the stop saved to the
+ * disk buffer and what it gave up. */
+static void say_kept(struct receiver *r)
+{
+	struct output_counts c;
+
+	output_stage_counts(&r->out, &c);
+	if (c.saved || c.kept_written)
+		pr_warn("stop: %llu received message(s) saved to the disk buffer %s for the next "
+			"run (%llu more written and kept there, to be sent again)\n",
+			(unsigned long long)c.saved, r->cfg->disk_buffer,
+			(unsigned long long)c.kept_written);
+	if (c.given_up)
+		pr_warn("stop: gave up %llu received message(s) not written (counted: "
+			"totals.given_up, syslogrx_given_up_total)\n",
+			(unsigned long long)c.given_up);
+}
+
 int receiver_stop(struct receiver *r)
 {
 	int err = 0, e;
@@ -640,6 +658,15 @@ int receiver_stop(struct receiver *r)
 	flag_set(&r->stop, 1);
 	err = receiver_join_workers(r);
 	r->stop_ns = mono_ns();
+	/* The destination is down: what the output holds goes to the disk
+	 * buffer now, not after --stop-timeout (the workers' final drain has
+	 * put what the kernel queued there or in the window). */
+	if (r->disk && r->sink && sink_is_down(r->sink) && !flag_get(&r->force)) {
+		pr_warn("stop: %s cannot reach its destination: saving what the output holds to "
+			"the disk buffer\n",
+			r->sink->name);
+		flag_set(&r->force, 1);
+	}
 	if (r->window_ready)
 		window_close(&r->window);
 	if (r->reorder) {
@@ -655,7 +682,11 @@ int receiver_stop(struct receiver *r)
 		if (e && !err)
 			err = e;
 		r->out_started = false;
+		say_kept(r);
 	}
+	/* On disk before the summary counts it there. */
+	if (r->disk)
+		diskbuf_flush(r->disk);
 	return err;
 }
 

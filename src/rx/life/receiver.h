@@ -80,7 +80,7 @@ struct receiver {
 	struct window ordered_window; /* what the output stage reads with --ordered */
 	bool ordered_ready;
 	volatile int stop;	    /* stop reading: drain, then exit */
-	volatile int force;	    /* second signal: exit now */
+	volatile int force;	    /* the stop gives up: save or count, write no more */
 	volatile int reopen;	    /* SIGHUP */
 	uint64_t start_ns, stop_ns; /* CLOCK_MONOTONIC */
 	/* Set by the front end for the summary, NULL = none. */

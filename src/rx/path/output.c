@@ -112,4 +112,7 @@ void output_stage_counts(struct output_stage *o, struct output_counts *out)
 	out->parsed = o->parse;
 	out->discarded = __atomic_load_n(&o->counts.discarded, __ATOMIC_RELAXED);
 	out->write_errors = __atomic_load_n(&o->counts.write_errors, __ATOMIC_RELAXED);
+	out->given_up = __atomic_load_n(&o->counts.given_up, __ATOMIC_RELAXED);
+	out->saved = __atomic_load_n(&o->counts.saved, __ATOMIC_RELAXED);
+	out->kept_written = __atomic_load_n(&o->counts.kept_written, __ATOMIC_RELAXED);
 }

@@ -35,6 +35,11 @@ struct output_counts {
 	bool parsed;	       /* malformed is counted (the output parses) */
 	uint64_t discarded;    /* could not be written: the sink failed */
 	uint64_t write_errors; /* failed sink writes */
+	/* A stop that gave up (force: --stop-timeout, a second signal, or a
+	 * destination down with a disk buffer) on what it held, never written: */
+	uint64_t given_up;     /* counted, lost (no disk buffer to keep it) */
+	uint64_t saved;	       /* appended to the disk buffer for the next run */
+	uint64_t kept_written; /* written, still on disk (not settled): sent again */
 };
 
 struct batch_track;
@@ -54,7 +59,7 @@ struct output_stage {
 	bool parse;		    /* the output needs the fields: parse each message */
 	struct seqtrack *seq;	    /* --sequences, else NULL; freed by output_stage_free */
 	const volatile int *reopen; /* set by SIGHUP, cleared here */
-	const volatile int *force;  /* second signal: stop now */
+	const volatile int *force;  /* the stop gives up: write nothing more */
 	char *buf;
 	size_t used, cap;
 	uint64_t pending;		 /* messages in buf */
@@ -73,6 +78,13 @@ struct output_stage {
 	struct held_rec *held;		 /* disk records written, not yet settled */
 	size_t held_n, held_cap;	 /* (output_source.c) */
 	size_t held_written;		 /* held[0, held_written) are written */
+	/* Window batches whose lines are in buf (or being written): they
+	 * leave the window once written, so a stop that gives up still has
+	 * them to save or count (output_source.c). */
+	struct batch *unflushed, *unflushed_tail;
+	struct batch *cur;     /* the batch being formatted, not yet held */
+	uint32_t cur_buffered; /* its messages in buf */
+	uint64_t saved_bytes; /* appended at the stop since the last disk flush */
 	int error;
 };
 

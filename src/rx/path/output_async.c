@@ -214,6 +214,8 @@ void output_async_main(struct output_stage *o)
 		 * --drain-timeout; what is given up completes as undelivered. */
 		lost = s->ops->drain(s);
 		output_count(&o->counts.discarded, lost);
+	} else {
+		output_settle(o); /* what the window holds: saved or given up */
 	}
 }
 

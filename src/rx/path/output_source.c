@@ -3,11 +3,16 @@
 #include <string.h>
 #include "common/clock.h"
 #include "rx/path/diskbuf.h"
+#include "rx/path/output_msg.h"
 #include "rx/path/output_source.h"
 
 /* Disk appends do not wake a waiter on the window: with a disk buffer the
  * output stage looks at the disk at least this often when idle. */
 #define DISK_POLL_MS 5
+/* At a stop that gives up, what is appended waits for the disk buffer's
+ * writer past this many bytes: its queue refuses more than 64 MiB, and a
+ * batch refused there would be counted dropped, not saved. */
+#define SAVE_FLUSH_BYTES (8ULL << 20)
 
 static struct batch *disk_pop(struct output_stage *o)
 {
@@ -58,6 +63,7 @@ bool output_source_done(struct output_stage *o)
 struct held_rec {
 	uint64_t seg, off, written_ns;
 	uint32_t count;
+	uint32_t settled; /* written by a flush while it was being taken */
 };
 
 void output_release(struct output_stage *o, struct batch *b, bool delivered)
@@ -82,7 +88,8 @@ void output_release(struct output_stage *o, struct batch *b, bool delivered)
 		}
 		o->held[o->held_n++] = (struct held_rec){ .seg = b->disk_seg,
 							  .off = b->disk_off,
-							  .count = b->count };
+							  .count = b->count,
+							  .settled = b->settled };
 	} else if (delivered) {
 		diskbuf_done(o->disk, b->disk_seg, b->disk_off, b->count);
 	}
@@ -125,4 +132,81 @@ void output_source_free(struct output_stage *o, bool done)
 	free(o->held);
 	o->held = NULL;
 	o->held_cap = 0;
+}
+
+void output_hold(struct output_stage *o, struct batch *b)
+{
+	if (b->disk_seg) { /* a disk record is held on disk (held_rec) */
+		output_release(o, b, true);
+		return;
+	}
+	b->next = NULL;
+	if (o->unflushed_tail)
+		o->unflushed_tail->next = b;
+	else
+		o->unflushed = b;
+	o->unflushed_tail = b;
+}
+
+void output_hold_done(struct output_stage *o)
+{
+	while (o->unflushed) {
+		struct batch *b = o->unflushed;
+
+		o->unflushed = b->next;
+		window_release(o->window, b);
+	}
+	o->unflushed_tail = NULL;
+}
+
+/* A stop gave up on b, never written: a disk record stays where it is; a
+ * window batch goes to the disk buffer (saved; refused there, it is counted
+ * dropped by the buffer) or, without one, is counted given up. */
+static void keep(struct output_stage *o, struct batch *b)
+{
+	if (b->disk_seg) {
+		output_release(o, b, false);
+		return;
+	}
+	if (!o->disk) {
+		output_count(&o->counts.given_up, b->count - b->settled);
+	} else {
+		if (o->saved_bytes >= SAVE_FLUSH_BYTES) {
+			diskbuf_flush(o->disk);
+			o->saved_bytes = 0;
+		}
+		/* Whole: what of it was written already is sent again. */
+		if (!diskbuf_append(o->disk, b, false)) {
+			output_count(&o->counts.saved, b->count);
+			output_count(&o->counts.kept_written, b->settled);
+			o->saved_bytes += b->used;
+		}
+	}
+	window_release(o->window, b);
+}
+
+void output_settle(struct output_stage *o)
+{
+	struct batch *b;
+	uint64_t kept = 0;
+
+	while ((b = o->unflushed)) {
+		o->unflushed = b->next;
+		keep(o, b);
+	}
+	o->unflushed_tail = NULL;
+	/* Written, not yet settled (the sink would resend them on its next
+	 * connection), or partly written: left on disk, sent again by the
+	 * next run. */
+	for (size_t i = 0; i < o->held_n; i++)
+		kept += i < o->held_written ? o->held[i].count : o->held[i].settled;
+	output_count(&o->counts.kept_written, kept);
+	/* What the window holds, and what the workers push until it closes
+	 * (they stop soon: the same flag ends their drain). */
+	while (!window_done(o->window)) {
+		if ((b = window_pop(o->window, 100))) {
+			b->settled = 0;
+			keep(o, b);
+		}
+	}
 }

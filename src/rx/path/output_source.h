@@ -30,6 +30,21 @@ void output_release(struct output_stage *o, struct batch *b, bool delivered);
  * (the destination was there); held records written settle_ns before now
  * are done. */
 void output_flushed(struct output_stage *o, bool wrote);
+/*
+ * Stream sinks: b's lines are buffered (or being written); a window batch
+ * keeps its room until output_hold_done(), called once they are written or
+ * counted discarded. A disk batch is released at once (held on disk).
+ */
+void output_hold(struct output_stage *o, struct batch *b);
+void output_hold_done(struct output_stage *o);
+/*
+ * A stop that gives up (force): nothing more is written. What the output
+ * holds unwritten (output_hold's batches) and what the window still holds
+ * until it closes go to the disk buffer (counts.saved) or, without one, are
+ * counted given up; disk records stay on disk, those written but not
+ * settled counted kept_written. Returns once the window is closed and empty.
+ */
+void output_settle(struct output_stage *o);
 /* At exit: every held record is done (done) or left on disk (!done). */
 void output_source_free(struct output_stage *o, bool done);
 

@@ -31,11 +31,18 @@ int output_sync_init(struct output_stage *o)
 	return o->buf ? 0 : -ENOMEM;
 }
 
-/* Hands the sink n messages' lines; counted written or discarded. */
+/* Hands the sink n messages' lines; counted written or discarded. Once the
+ * stop gives up (force), nothing more: the lines' batches stay held for
+ * output_settle, neither written nor discarded. */
 static void write_lines(struct output_stage *o, const char *buf, size_t len, uint64_t n)
 {
-	int err = len ? o->sink->ops->write(o->sink, buf, len) : 0;
+	int err;
 
+	if (flag_get(o->force))
+		return;
+	err = len ? o->sink->ops->write(o->sink, buf, len) : 0;
+	if (err && flag_get(o->force))
+		return; /* the sink stopped retrying: given up, not failed */
 	if (err) {
 		/* Counted, never silent; the next buffer tries again. */
 		if (!o->counts.write_errors)
@@ -46,6 +53,11 @@ static void write_lines(struct output_stage *o, const char *buf, size_t len, uin
 	} else {
 		output_count(&o->counts.written, n);
 	}
+	if (o->cur) { /* part of the batch being formatted went with these */
+		o->cur->settled += o->cur_buffered;
+		o->cur_buffered = 0;
+	}
+	output_hold_done(o);
 	output_flushed(o, !err);
 }
 
@@ -61,7 +73,7 @@ static void flush(struct output_stage *o)
 /* A batch its worker formatted (rx/path/preformat.h): its lines as they
  * are, after what is buffered. The sequence accounting still sees each
  * message here, in the order they are written. */
-static void take_formatted(struct output_stage *o, const struct batch *b)
+static bool take_formatted(struct output_stage *o, struct batch *b)
 {
 	for (uint32_t i = 0; o->seq && i < b->count; i++)
 		seqtrack_observe(o->seq, b->data + b->recs[i].off, b->recs[i].len);
@@ -74,6 +86,7 @@ static void take_formatted(struct output_stage *o, const struct batch *b)
 	if (o->used + b->out_used > o->cap || direct)
 		flush(o);
 	if (direct) {
+		output_hold(o, b);
 		write_lines(o, b->out, b->out_used, b->count);
 	} else {
 		memcpy(o->buf + o->used, b->out, b->out_used);
@@ -81,16 +94,18 @@ static void take_formatted(struct output_stage *o, const struct batch *b)
 		o->pending += b->count;
 	}
 	output_batch_done(o);
+	return direct;
 }
 
-static void process_batch(struct output_stage *o, const struct batch *b)
+/* True when b is held already (written directly). */
+static bool process_batch(struct output_stage *o, struct batch *b)
 {
 	/* A disk record's lines past the buffer (never under load: 1 MiB of
 	 * lines in one batch) are formatted here, as if never formatted. */
-	if (b->formatted && (!b->disk_seg || b->out_used <= OUT_BUF_BYTES)) {
-		take_formatted(o, b);
-		return;
-	}
+	b->settled = 0;
+	if (b->formatted && (!b->disk_seg || b->out_used <= OUT_BUF_BYTES))
+		return take_formatted(o, b);
+	o->cur = b;
 	for (uint32_t i = 0; i < b->count && !flag_get(o->force); i++) {
 		const char *data;
 		struct syslog_msg m;
@@ -112,9 +127,13 @@ static void process_batch(struct output_stage *o, const struct batch *b)
 							o->format_flags, data, len, &m, res, &meta);
 		}
 		o->pending++;
+		o->cur_buffered++;
 		output_msg_done(o, flush);
 	}
 	output_batch_done(o);
+	o->cur = NULL;
+	o->cur_buffered = 0;
+	return false;
 }
 
 static void reopen(struct output_stage *o)
@@ -158,10 +177,14 @@ void output_sync_main(struct output_stage *o)
 			reopen(o);
 		if (!b)
 			continue;
-		process_batch(o, b);
+		/* Held until its lines are written (a direct write holds it
+		 * itself, before it writes). */
+		if (!process_batch(o, b))
+			output_hold(o, b);
 		if (o->used >= o->cap / 2)
 			flush(o);
-		output_release(o, b, true);
 	}
 	flush(o);
+	if (flag_get(o->force))
+		output_settle(o);
 }

@@ -71,6 +71,10 @@ struct batch {
 	size_t out_used, out_cap;
 	uint32_t out_bad;
 	bool formatted;
+	/* The output stage's: messages of it already written (or discarded)
+	 * by a flush in the middle of taking it (output_sync.c), so a stop
+	 * that gives up on the rest does not count them twice. */
+	uint32_t settled;
 };
 
 /* What a batch takes: header, records, data buffer. */

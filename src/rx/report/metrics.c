@@ -354,6 +354,11 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		    "Messages that did not parse (written raw all the same).", s.out.malformed);
 	one(p, "syslogrx_output_errors_total", PROM_COUNTER, "Failed writes to the output.",
 	    s.out.write_errors);
+	one(p, "syslogrx_given_up_total", PROM_COUNTER,
+	    "Received messages a stop gave up on (--stop-timeout, a second signal), not written.",
+	    s.out.given_up);
+	one(p, "syslogrx_saved_total", PROM_COUNTER,
+	    "Received messages a stop saved to the disk buffer for the next run.", s.out.saved);
 	one(p, "syslogrx_abandoned_total", PROM_COUNTER,
 	    "Datagrams still queued when the exit drain ran out of time.", s.abandoned);
 	if (s.have_selection)

@@ -302,9 +302,10 @@ static void write_otlp(struct json_writer *w, const struct snapshot *s)
 	jw_object_end(w);
 }
 
-/* "disk_buffer": what --disk-buffer holds and did. Messages received =
- * written to the sink + discarded + disk_buffer.dropped + disk_buffer.msgs
- * (still on disk for the next run) - duplicates replayed from an earlier run. */
+/* "disk_buffer": what --disk-buffer holds and did. Messages received +
+ * recovered = written to the sink + discarded + given_up + dropped + msgs
+ * (still on disk for the next run) - kept_written (written, and kept on
+ * disk by a stop that gave up: sent again by the next run). */
 static void write_disk_buffer(struct json_writer *w, const struct snapshot *s)
 {
 	const struct diskbuf_stats *d = &s->disk;
@@ -326,6 +327,7 @@ static void write_disk_buffer(struct json_writer *w, const struct snapshot *s)
 	jw_u64(w, "replayed", d->replayed_msgs);
 	jw_u64(w, "read_back", d->read_back_msgs);
 	jw_u64(w, "dropped", d->dropped_msgs);
+	jw_u64(w, "kept_written", s->out.kept_written);
 	jw_u64(w, "dropped_batches", d->dropped_batches);
 	jw_u64(w, "corrupt", d->corrupt_records);
 	jw_u64(w, "corrupt_bytes", d->corrupt_bytes);
@@ -550,6 +552,8 @@ static void write_totals(struct json_writer *w, struct receiver *r, const struct
 	jw_u64(w, "empty", s->empty);
 	jw_u64(w, "abandoned", s->abandoned);
 	jw_u64(w, "discarded", s->out.discarded);
+	jw_u64(w, "given_up", s->out.given_up);
+	jw_u64(w, "saved", s->out.saved);
 	if (s->balancer)
 		jw_u64(w, "selection_failures", s->selection_failures);
 	else

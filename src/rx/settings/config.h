@@ -33,6 +33,9 @@ enum output_kind {
 
 #define CONFIG_MAX_KAFKA_OPTS 64
 #define CONFIG_KAFKA_OPT_LEN 512
+/* --stop-timeout's default, seconds: under the unit's TimeoutStopSec=30 with room
+ * for the give-up, the summary and the exit. */
+#define CONFIG_STOP_TIMEOUT 20.0
 #define CONFIG_KAFKA_TOPIC_MAX 249 /* Kafka's own limit */
 
 #define CONFIG_MAX_OTLP_HEADERS 16
@@ -76,6 +79,10 @@ struct config {
 	unsigned int kafka_nr_opts; /* --kafka-opt KEY=VALUE, in order */
 	char kafka_opts[CONFIG_MAX_KAFKA_OPTS][CONFIG_KAFKA_OPT_LEN];
 	double drain_timeout; /* seconds to wait for outstanding deliveries at exit */
+	/* How long a stop delivers before it gives up on what is left (saved
+	 * to the disk buffer, or counted given up): below systemd's
+	 * TimeoutStopSec (30 s in dist/) with room for the summary. */
+	double stop_timeout;
 	/* --output otlp:URL (output_arg is the URL, with /v1/logs added when it
 	 * has no path) and its flags */
 	bool otlp_gzip; /* --otlp-compression gzip (default) | none */

@@ -63,6 +63,9 @@ const struct argp_option config_options[] = {
 	  "librdkafka producer property, repeatable (e.g. acks=1, compression.type=lz4)" },
 	{ "drain-timeout", OPT_DRAIN_TIMEOUT, "SECONDS", 0,
 	  "At exit, wait this long for outstanding Kafka or OTLP deliveries (default 10)" },
+	{ "stop-timeout", OPT_STOP_TIMEOUT, "SECONDS", 0,
+	  "A stop delivers for at most this long, then saves (disk buffer) or counts what is "
+	  "left (default 20)" },
 	{ "otlp-compression", OPT_OTLP_COMPRESSION, "ALGO", 0,
 	  "otlp output: gzip | none (default gzip)" },
 	{ "otlp-encoding", OPT_OTLP_ENCODING, "ENC", 0,

@@ -42,6 +42,7 @@ enum config_opt {
 	OPT_ORDERED,
 	OPT_OUTPUT_RATE,
 	OPT_DRAIN_TIMEOUT,
+	OPT_STOP_TIMEOUT,
 	/* The kafka output (parse_kafka_opt). */
 	OPT_KAFKA_KEY = 448,
 	OPT_KAFKA_OPT,

@@ -164,7 +164,10 @@ static int ensure_connected(struct sink_tcp *t)
 		t->backoff_ms = t->backoff_ms ? t->backoff_ms * 2 : BACKOFF_MIN_MS;
 		if (t->backoff_ms > BACKOFF_MAX_MS)
 			t->backoff_ms = BACKOFF_MAX_MS;
-		sleep_ms(t->backoff_ms);
+		/* In slices: a stop that gives up (abort) is not kept waiting. */
+		for (int left = t->backoff_ms; left > 0 && !(t->base.abort && flag_get(t->base.abort));
+		     left -= 50)
+			sleep_ms(left < 50 ? left : 50);
 	}
 	return 0;
 }
