@@ -36,8 +36,10 @@ def main():
     ap.add_argument("--md", default=os.path.join(BUILD, "chaos.md"))
     ap.add_argument("--json", default=os.path.join(BUILD, "chaos.json"))
     a = ap.parse_args()
-    cells = [(f, o, b, s == "kill") for o in a.outputs.split(",") for f in a.faults.split(",")
-             for b in a.buffers.split(",") for s in a.stops.split(",")]
+    # every SIGTERM cell before the kill -9 ones: a run cut by --minutes has
+    # the first kind whole
+    cells = [(f, o, b, s == "kill") for s in a.stops.split(",") for o in a.outputs.split(",")
+             for f in a.faults.split(",") for b in a.buffers.split(",")]
     for f, o, b, _ in cells:
         if f not in chaos.FAULTS or o not in chaos.OUTPUTS or b not in chaos.BUFFERS:
             ap.error(f"unknown cell {f} {o} {b}: faults {list(chaos.FAULTS)}, "

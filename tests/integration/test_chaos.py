@@ -19,7 +19,7 @@ CELLS = {
     "blackholed": ("tls", "spill"),       # a handshake nobody answers, from the start
     "latency": ("otlp", "none"),          # slow answers: not a fault to show
     "bandwidth": ("tcp", "reliable"),     # a trickle toward the destination
-    "timeout": ("tls", "none"),           # swallowed, then closed: counted
+    "timeout": ("otlp", "none"),          # requests swallowed, then cut: retried or counted
     "slow_close": ("tcp", "none"),        # the stop's close must not wait for the peer
     "reset_peer": ("otlp", "reliable"),   # requests cut by RST
     "limit_data": ("tcp", "spill"),       # closed mid-frame
