@@ -16,7 +16,8 @@ from support import chaos
 # fault: (output, buffer)
 CELLS = {
     "down": ("tcp", "spill"),             # the stop in an outage saves to disk
-    "blackholed": ("tls", "spill"),       # a handshake nobody answers, from the start
+    "blackholed": ("tcp", "spill"),       # SYNs dropped from the start: connect() waits
+    "silent": ("tls", "spill"),           # a handshake nobody answers, from the start
     "latency": ("otlp", "none"),          # slow answers: not a fault to show
     "bandwidth": ("tcp", "reliable"),     # a trickle toward the destination
     "timeout": ("otlp", "none"),          # requests swallowed, then cut: retried or counted
