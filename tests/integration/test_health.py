@@ -15,7 +15,7 @@ import socket
 from conftest import Proc, binary, free_udp_port, run_cmd, send_udp, wait_until
 from support.rx_watch import Receiver, listen_for, wait_gone
 from support.ports import free_tcp_port
-from support.prom import get, scrape
+from support.prom import http_get as get, scrape
 from support.syslog_ng import SyslogNg
 
 HEALTH_STALL_S = 10   # src/rx/report/health.h

@@ -145,7 +145,7 @@ def test_frames_a_server_had_unread_are_sent_again(syslogrx, tmp_path):
     assert rc == 0, err
     got = frames(data)
     assert got == msgs + [b"<13>after the reset"], got
-    assert "sent again the 50 message(s) of the last second before the connection ended" \
+    assert "sent again the 50 message(s) the server had not acknowledged or had in its last second" \
         in err, err
 
 

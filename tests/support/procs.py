@@ -5,6 +5,7 @@ import json
 import os
 import re
 import subprocess
+import threading
 import time
 
 from support.paths import BUILD, ROOT, binary
@@ -64,7 +65,7 @@ class Syslogrx(Proc):
     (exit code, stdout, stderr) and the parsed summary."""
 
     def __init__(self, tmp_path, *args, port=None, listen=None, summary=True, netns=None,
-                 sequences=True):
+                 sequences=True, ready_timeout=None):
         self.summary_path = str(tmp_path / "summary.json") if summary else None
         argv = [binary("syslogrx")]
         if listen:
@@ -89,15 +90,21 @@ class Syslogrx(Proc):
         super().__init__(argv)
         # Pre-flight warnings may come first; the ready line ends start-up
         # (EOF: it exited). What came before is kept for stop()'s stderr.
+        # ready_timeout: killed past it (a start that hangs fails the test).
         self.early_err = ""
+        late = threading.Timer(ready_timeout, self.p.kill) if ready_timeout else None
+        if late:
+            late.start()
         while True:
             self.ready_line = self.p.stderr.readline().decode()
             if not self.ready_line or "ready on" in self.ready_line:
                 break
             self.early_err += self.ready_line
+        if late:
+            late.cancel()
         if "ready on" not in self.ready_line:
             rc, out, err = self.stop()
-            raise AssertionError(f"syslogrx did not start (exit {rc}): {err}")
+            raise AssertionError(f"syslogrx did not start (exit {rc}): {self.early_err}{err}")
 
     def stop(self, sig=15, timeout=30):
         rc, out, err = super().stop(sig, timeout)

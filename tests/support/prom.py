@@ -19,8 +19,9 @@ def scrape(port, path="/metrics"):
         return resp.read().decode()
 
 
-def get(port, path):
-    """(status, body) of GET http://127.0.0.1:port/path: /healthz, /readyz."""
+def http_get(port, path):
+    """(status, body) of GET http://127.0.0.1:port/path, whatever the status
+    (/healthz, /readyz)."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
             return r.status, r.read().decode()

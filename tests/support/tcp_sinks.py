@@ -39,9 +39,15 @@ def tcp_server():
 class FrameSink:
     """A TCP syslog server on loopback for --output tcp: reads RFC 6587
     octet-counted frames on every connection (an upgrade's old and new
-    process each have one), keeping every message."""
+    process each have one), keeping every message.
 
-    def __init__(self):
+    Faults on request: tls (an ssl.SSLContext) serves tls:HOST:PORT;
+    stall_after=N stops reading the first connection after N frames, for
+    good (closed unread at close(): what it held is lost), and reads no
+    later connection before resume(); trickle_after_eof answers the
+    client's FIN with one byte a second instead of its own FIN."""
+
+    def __init__(self, tls=None, stall_after=None, trickle_after_eof=False):
         self.srv = socket.socket()
         self.srv.bind(("127.0.0.1", 0))
         self.srv.listen(8)
@@ -49,7 +55,13 @@ class FrameSink:
         self.msgs = []
         self.conns = []
         self.lock = threading.Lock()
-        self.closing = False
+        self.tls = tls
+        self.stall_after = stall_after
+        self.trickle_after_eof = trickle_after_eof
+        self.stalled = threading.Event()    # the first connection stopped reading
+        self.resumed = threading.Event()
+        self.closing = threading.Event()
+        self.accepted = 0
         self.acceptor = threading.Thread(target=self._accept, daemon=True)
         self.acceptor.start()
 
@@ -59,34 +71,82 @@ class FrameSink:
                 c, _ = self.srv.accept()
             except OSError:
                 return
-            t = threading.Thread(target=self._read, args=(c,), daemon=True)
+            self.accepted += 1
+            t = threading.Thread(target=self._serve, args=(c, self.accepted), daemon=True)
             t.start()
             self.conns.append(t)
 
-    def _read(self, c):
-        buf = b""
+    def _serve(self, c, nth):
         with c:
+            try:
+                if self.tls:
+                    c = self.tls.wrap_socket(c, server_side=True)
+                if self.stall_after is not None and nth > 1:
+                    self.resumed.wait()
+                self._read(c, self.stall_after if nth == 1 else None)
+            except (OSError, ValueError):
+                if not self.closing.is_set():
+                    raise
+
+    def _read(self, c, stall_after):
+        if stall_after is not None:
+            self._read_then_stop(c, stall_after)
+            return
+        buf = b""
+        while True:
+            data = c.recv(1 << 16)
+            if not data:
+                break
+            buf += data
+            got = []
             while True:
-                data = c.recv(1 << 16)
-                if not data:
+                sp = buf.find(b" ")
+                if sp < 0:
                     break
-                buf += data
-                got = []
-                while True:
-                    sp = buf.find(b" ")
-                    if sp < 0:
-                        break
-                    n = int(buf[:sp])
-                    if len(buf) < sp + 1 + n:
-                        break
-                    got.append(buf[sp + 1:sp + 1 + n])
-                    buf = buf[sp + 1 + n:]
-                with self.lock:
-                    self.msgs.extend(got)
+                n = int(buf[:sp])
+                if len(buf) < sp + 1 + n:
+                    break
+                got.append(buf[sp + 1:sp + 1 + n])
+                buf = buf[sp + 1 + n:]
+            with self.lock:
+                self.msgs.extend(got)
         assert buf == b"", buf[:100]
+        while self.trickle_after_eof and not self.closing.wait(1):
+            try:
+                c.send(b"x")
+            except OSError:
+                return                       # the client is gone: reset
+
+    def _read_then_stop(self, c, frames):
+        """Reads frames whole, not a byte past the last: what follows stays
+        in the kernel (over TLS: in the kernel and the record being read),
+        unread for good."""
+        for _ in range(frames):
+            head = b""
+            while not head.endswith(b" "):
+                b = c.recv(1)
+                if not b:
+                    return
+                head += b
+            body = b""
+            while len(body) < int(head):
+                d = c.recv(int(head) - len(body))
+                if not d:
+                    return
+                body += d
+            with self.lock:
+                self.msgs.append(body)
+        self.stalled.set()
+        self.closing.wait()
+
+    def resume(self):
+        """Later connections are read from now on."""
+        self.resumed.set()
 
     def close(self):
         """After syslogrx is gone: every connection read to its end."""
+        self.closing.set()
+        self.resumed.set()
         self.srv.close()
         for t in self.conns:
             t.join(timeout=60)

@@ -348,6 +348,9 @@ static void test_kafka(void **state)
 	assert_int_equal(c.kafka_key, KAFKA_KEY_APP);
 	assert_int_equal(PARSE(&c, "--output", "kafka:h:1/t", "--drain-timeout", "0"), 0);
 	assert_true(c.drain_timeout == 0);
+	assert_true(c.stall_timeout > 29.99 && c.stall_timeout < 30.01);
+	assert_int_equal(PARSE(&c, "--output", "tcp:127.0.0.1:601", "--stall-timeout", "2.5"), 0);
+	assert_true(c.stall_timeout > 2.49 && c.stall_timeout < 2.51);
 }
 
 static void test_otlp(void **state)
@@ -569,6 +572,8 @@ static void test_kafka_bad(void **state)
 		{ "--kafka-opt", "=1", "--kafka-opt =***: expected KEY=VALUE" },
 		{ "--drain-timeout", "-1", "--drain-timeout -1" },
 		{ "--drain-timeout", "5000", "--drain-timeout 5000" },
+		{ "--stall-timeout", "0.5", "--stall-timeout 0.5: expected seconds from 1 to 3600" },
+		{ "--stall-timeout", "5000", "--stall-timeout 5000" },
 	};
 	struct config c;
 

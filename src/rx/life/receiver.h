@@ -227,6 +227,8 @@ unsigned int receiver_sockets_bound(const struct receiver *r);
 bool receiver_output_counts(struct receiver *r, struct output_counts *c);
 /* The disk buffer's; false without --disk-buffer. */
 bool receiver_disk_stats(struct receiver *r, struct diskbuf_stats *d);
+/* The output's sink is stalled (sink_is_stalled): its name, else NULL. */
+const char *receiver_output_stalled(const struct receiver *r);
 /* A worker waits for room in the input window. */
 bool receiver_window_full(struct receiver *r);
 /* --senders: the workers count per sender. */

@@ -62,6 +62,11 @@ bool receiver_disk_stats(struct receiver *r, struct diskbuf_stats *d)
 	return true;
 }
 
+const char *receiver_output_stalled(const struct receiver *r)
+{
+	return r->sink && sink_is_stalled(r->sink) ? r->sink->name : NULL;
+}
+
 bool receiver_window_full(struct receiver *r)
 {
 	return window_peek_full(&r->window);

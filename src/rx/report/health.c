@@ -87,6 +87,7 @@ static bool ready(struct health *h, uint64_t now, struct text *t)
 {
 	double idle = ago_s(now, LOAD(h->written_ns));
 	struct diskbuf_stats d;
+	const char *stalled;
 
 	if (receiver_stopping(h->r)) {
 		say(t, "stopping\n");
@@ -98,6 +99,14 @@ static bool ready(struct health *h, uint64_t now, struct text *t)
 	}
 	if (!receiver_sockets_bound(h->r)) {
 		say(t, "no socket bound\n");
+		return false;
+	}
+	stalled = receiver_output_stalled(h->r);
+	if (stalled) {
+		say(t,
+		    "%s is stalled: connected, its destination has taken nothing for "
+		    "--stall-timeout; reconnecting\n",
+		    stalled);
 		return false;
 	}
 	if (idle < READY_STALL_S)

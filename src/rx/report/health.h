@@ -10,9 +10,11 @@
  * down by design, and restarting the process would not bring it back.
  *
  * readyz: the sockets are bound and the output delivers, or buffers within
- * its bounds. Not ready (503) while starting, while stopping, and while the
- * output has written nothing for READY_STALL_S with the input window full
- * (no disk buffer) or the disk buffer full: what arrives now will be dropped.
+ * its bounds. Not ready (503) while starting, while stopping, while the
+ * output is stalled (a connected destination took nothing for
+ * --stall-timeout), and while the output has written nothing for
+ * READY_STALL_S with the input window full (no disk buffer) or the disk
+ * buffer full: what arrives now will be dropped.
  *
  * Under systemd, the unit's WatchdogSec= asks the same as healthz.
  */

@@ -383,6 +383,11 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		    "1: the network output delivers; 0: it cannot reach its destination and "
 		    "retries (the window and the disk buffer hold what arrives).",
 		    s.output_up);
+	if (s.have_output_state)
+		one(p, "syslogrx_output_stalled", PROM_GAUGE,
+		    "1: the network output's destination is connected but has taken nothing of "
+		    "what it holds for --stall-timeout (it reconnects); 0: not stalled.",
+		    s.output_stalled);
 	if (s.have_kafka)
 		write_kafka(p, &s);
 	if (s.have_otlp)

@@ -281,6 +281,7 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 	if (r->sink && config_output_is_network(r->cfg)) {
 		s->have_output_state = true;
 		s->output_up = !sink_is_down(r->sink);
+		s->output_stalled = sink_is_stalled(r->sink);
 	}
 	if (r->sink && r->cfg->output == OUTPUT_KAFKA)
 		s->have_kafka = !sink_kafka_stats(r->sink, &s->kafka);

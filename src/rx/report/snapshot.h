@@ -123,6 +123,7 @@ struct snapshot {
 	struct diskbuf_stats disk;
 	bool have_output_state; /* a network output: tcp, tls, kafka, otlp */
 	bool output_up;		/* delivering, not retrying an unreachable destination */
+	bool output_stalled;	/* connected, but its destination takes nothing */
 	bool have_kafka;
 	struct sink_kafka_stats kafka;
 	bool have_otlp;

@@ -593,6 +593,11 @@ static void write_summary(struct json_writer *w, struct receiver *r, const struc
 		jw_bool(w, "output_up", s->output_up);
 	else
 		jw_null(w, "output_up");
+	/* connected, but taking nothing for --stall-timeout (tcp, tls) */
+	if (s->have_output_state)
+		jw_bool(w, "output_stalled", s->output_stalled);
+	else
+		jw_null(w, "output_stalled");
 	write_kafka(w, s);
 	write_otlp(w, s);
 	write_preflight(w, s->preflight);

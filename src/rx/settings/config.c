@@ -49,6 +49,7 @@ static void config_defaults(struct config *c)
 	c->kafka_key = KAFKA_KEY_NONE;
 	c->drain_timeout = 10.0;
 	c->stop_timeout = CONFIG_STOP_TIMEOUT;
+	c->stall_timeout = 30.0;
 	c->otlp_gzip = true;
 	snprintf(c->timezone, sizeof(c->timezone), "UTC");
 	c->nr_cost_ns = 1;
@@ -256,6 +257,9 @@ static error_t parse_output_opt(struct parse_state *ps, int key, char *arg)
 	case OPT_STOP_TIMEOUT:
 		if (parse_seconds(arg, 0, 3600.0, &c->stop_timeout))
 			FAIL("--stop-timeout %s: expected seconds from 0 to 3600", arg);
+	case OPT_STALL_TIMEOUT:
+		if (parse_seconds(arg, 1.0, 3600.0, &c->stall_timeout))
+			FAIL("--stall-timeout %s: expected seconds from 1 to 3600", arg);
 		return 0;
 	}
 	return ARGP_ERR_UNKNOWN;

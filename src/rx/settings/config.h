@@ -83,6 +83,7 @@ struct config {
 	 * to the disk buffer, or counted given up): below systemd's
 	 * TimeoutStopSec (30 s in dist/) with room for the summary. */
 	double stop_timeout;
+	double stall_timeout; /* tcp, tls: seconds a connected server may take nothing */
 	/* --output otlp:URL (output_arg is the URL, with /v1/logs added when it
 	 * has no path) and its flags */
 	bool otlp_gzip; /* --otlp-compression gzip (default) | none */

@@ -43,6 +43,7 @@ enum config_opt {
 	OPT_OUTPUT_RATE,
 	OPT_DRAIN_TIMEOUT,
 	OPT_STOP_TIMEOUT,
+	OPT_STALL_TIMEOUT,
 	/* The kafka output (parse_kafka_opt). */
 	OPT_KAFKA_KEY = 448,
 	OPT_KAFKA_OPT,

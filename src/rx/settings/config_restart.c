@@ -42,6 +42,7 @@ static const struct restart_field {
 	FIELD("kafka-opt", kafka_nr_opts),
 	FIELD("drain-timeout", drain_timeout),
 	FIELD("stop-timeout", stop_timeout),
+	FIELD("stall-timeout", stall_timeout),
 	FIELD("otlp-compression", otlp_gzip),
 	FIELD("otlp-encoding", otlp_json),
 	STRING("otlp-ca", otlp_ca),

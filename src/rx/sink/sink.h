@@ -92,6 +92,10 @@ struct sink {
 	 * connection or delivery attempt failed and none has worked since).
 	 * The output thread writes it, a scrape reads it (relaxed atomics). */
 	int down;
+	/* Stream sinks: 1 while the destination is connected but has taken
+	 * nothing of what the sink holds for the stall timeout (--stall-timeout),
+	 * until it takes everything again. Written and read as down is. */
+	int stalled;
 };
 
 static inline void sink_set_down(struct sink *s, bool down)
@@ -102,6 +106,16 @@ static inline void sink_set_down(struct sink *s, bool down)
 static inline bool sink_is_down(const struct sink *s)
 {
 	return __atomic_load_n(&s->down, __ATOMIC_RELAXED);
+}
+
+static inline void sink_set_stalled(struct sink *s, bool stalled)
+{
+	__atomic_store_n(&s->stalled, stalled, __ATOMIC_RELAXED);
+}
+
+static inline bool sink_is_stalled(const struct sink *s)
+{
+	return __atomic_load_n(&s->stalled, __ATOMIC_RELAXED);
 }
 
 /* Opens the sink the config names; NULL + errno, having logged why. */

@@ -12,10 +12,22 @@
  *
  * TCP's acknowledgement only says the server's kernel has the bytes: a server
  * that stops with data unread in its socket buffer loses it, and plain syslog
- * over TCP has no application acknowledgement to tell us. So the buffers sent
- * in the last REPLAY_NS before a connection ends are sent again on the next
- * one: at least once, with possible duplicates (counted, logged), rather than
- * a silent loss.
+ * over TCP has no application acknowledgement to tell us. So when a
+ * connection ends, what the server may not have read is sent again on the
+ * next one (maybe_unread: what its kernel had not acknowledged, what its
+ * receive buffer may hold, and the last REPLAY_NS before its last progress):
+ * at least once, with possible duplicates (counted, logged), rather than a
+ * silent loss. The history keeps each buffer sent until it is outside all of
+ * these.
+ *
+ * Every step has a deadline, so no destination holds the start or the stop:
+ * the connection and the TLS handshake together CONNECT_MS (START_CONNECT_MS
+ * at start: syslogrx is ready while the destination is "not reachable yet"),
+ * the close CLOSE_MS. A connected server that takes nothing of what we hold
+ * for --stall-timeout (it stopped reading: its window stays shut) is a
+ * stall: said once, shown (syslogrx_output_stalled, /readyz) until a
+ * connection takes everything for a whole --stall-timeout, and the
+ * connection is given up for a new one, which gets the resend first.
  *
  * tls:HOST:PORT is the same with a TLS session on the connection (RFC 5425:
  * the same octet-counted frames, over TLS; tls.c). A server whose
@@ -24,19 +36,22 @@
  * refused, syslogrx does not start: that is a setting to fix, not a wait.
  */
 #include <errno.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include "common/signals.h"
 #include "common/array.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/poll_until.h"
 #include "rx/settings/config.h"
 #include "rx/sink/sink.h"
 #include "rx/sink/tls.h"
@@ -44,10 +59,18 @@
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 2000
-#define REPLAY_SLOTS 16
+#define CONNECT_MS 10000
+#define START_CONNECT_MS 2000
+#define CLOSE_MS 2000
 #define REPLAY_NS 1000000000ULL
-#define REPLAY_MERGE_NS 100000000ULL
 #define REPLAY_MERGE_BYTES (256 << 10)
+#define MS_NS 1000000ULL
+/* The largest receive window of a server counted (twice, see
+ * maybe_unread): bounds what a peer advertising a huge one makes us keep. */
+#define REPLAY_WINDOW_MAX (16ULL << 20)
+/* A TLS server decrypts a whole record before it hands on any of it: one
+ * more it may have read from its kernel and not yet handed on. */
+#define TLS_RECORD_MAX 16384
 
 /* A buffer of frames already sent on the current connection. */
 struct sent_buf {
@@ -67,11 +90,16 @@ struct sink_tcp {
 	char why[512];		     /* why the last connection attempt failed */
 	bool said_down;		     /* the outage is logged already */
 	int backoff_ms;
-	struct sent_buf cur;		    /* the frames being sent, built from lines */
-	struct sent_buf hist[REPLAY_SLOTS]; /* recently sent, oldest at hist_next */
-	unsigned int hist_next;
-	bool replay;	  /* the last connection ended: resend hist first */
-	uint64_t lost_ns; /* when it ended */
+	int stall_ms;		     /* --stall-timeout */
+	uint64_t stalled_ns;	     /* when the stall now shown was last seen; 0: none */
+	uint64_t conn_ns;	     /* when the current connection was made */
+	size_t max_wnd;		     /* the server's largest receive window on it */
+	struct sent_buf cur;	     /* the frames being sent, built from lines */
+	struct sent_buf *hist;	     /* sent and maybe not yet read: oldest first */
+	size_t nr_hist, hist_cap;
+	bool replay;	     /* the last connection ended: resend from hist first */
+	uint64_t lost_ns;    /* when it last made progress */
+	size_t lost_unread;  /* bytes the server may not have read of it (maybe_unread) */
 	uint64_t reconnects;
 	uint64_t resent; /* messages sent again after a connection ended */
 };
@@ -83,20 +111,49 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-static int send_all(int fd, const char *p, size_t len)
+/* Sends all of p on the non-blocking fd, or -errno: -ETIMEDOUT when the
+ * socket took nothing for stall_ms (the server's window stays shut). */
+static int send_all(int fd, const char *p, size_t len, int stall_ms)
 {
 	while (len) {
 		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		int ready;
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
+		if (n >= 0) {
+			p += n;
+			len -= n;
+			continue;
 		}
-		p += n;
-		len -= n;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return -errno;
+		ready = poll_until(fd, POLLOUT, mono_ns() + stall_ms * MS_NS);
+		if (ready < 0)
+			return ready;
 	}
 	return 0;
+}
+
+/*
+ * What the server may not have read of what fd was given: the bytes its
+ * kernel has not acknowledged (SIOCOUTQ) and, before them, what its
+ * receive buffer may hold (acknowledged, maybe unread): twice the largest
+ * window it advertised, as Linux advertises about half of the buffer
+ * (tcp_adv_win_scale), capped; over TLS the record its TLS library may be
+ * reading.
+ */
+static size_t maybe_unread(struct sink_tcp *t)
+{
+	struct tcp_info ti = { 0 };
+	socklen_t len = sizeof(ti);
+	int n = 0;
+
+	if (!getsockopt(t->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) && ti.tcpi_snd_wnd > t->max_wnd)
+		t->max_wnd = ti.tcpi_snd_wnd < REPLAY_WINDOW_MAX ? ti.tcpi_snd_wnd : REPLAY_WINDOW_MAX;
+	if (ioctl(t->fd, SIOCOUTQ, &n) || n < 0)
+		n = 0;
+	return (size_t)n + 2 * t->max_wnd + (t->session ? TLS_RECORD_MAX : 0);
 }
 
 static void disconnect(struct sink_tcp *t)
@@ -107,28 +164,42 @@ static void disconnect(struct sink_tcp *t)
 	t->fd = -1;
 }
 
-/* A connection, and with tls a verified session on it; else -errno, and
- * t->why says why. */
-static int try_connect(struct sink_tcp *t)
+/* A connection, and with tls a verified session on it, by deadline_ns;
+ * else -errno (-ETIMEDOUT: no answer in time), and t->why says why. */
+static int try_connect(struct sink_tcp *t, uint64_t deadline_ns)
 {
-	int one = 1, err;
+	int one = 1, err, ready;
+	socklen_t elen = sizeof(err);
 
-	t->fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	t->fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (t->fd < 0) {
 		err = -errno;
 		snprintf(t->why, sizeof(t->why), "%s", strerror(-err));
 		return err;
 	}
 	setsockopt(t->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(t->fd, (struct sockaddr *)&t->addr, t->addrlen)) {
-		err = -errno;
-		snprintf(t->why, sizeof(t->why), "%s", strerror(-err));
+	err = connect(t->fd, (struct sockaddr *)&t->addr, t->addrlen) ? -errno : 0;
+	if (err == -EINPROGRESS) {
+		/* A destination that drops our SYNs answers nothing: the
+		 * deadline ends the wait, as a refusal would. */
+		ready = poll_until(t->fd, POLLOUT, deadline_ns);
+		if (ready < 0)
+			err = ready;
+		else if (getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &err, &elen))
+			err = -errno;
+		else
+			err = -err;
+	}
+	if (err) {
+		snprintf(t->why, sizeof(t->why), "%s",
+			 err == -ETIMEDOUT ? "no answer to the connection in time" :
+					     strerror(-err));
 		disconnect(t);
 		return err;
 	}
 	if (!t->tls)
 		return 0;
-	err = tls_session_start(t->tls, t->fd, &t->session, t->why, sizeof(t->why));
+	err = tls_session_start(t->tls, t->fd, deadline_ns, &t->session, t->why, sizeof(t->why));
 	if (err)
 		disconnect(t);
 	return err;
@@ -136,19 +207,22 @@ static int try_connect(struct sink_tcp *t)
 
 static int conn_send(struct sink_tcp *t, const char *p, size_t len)
 {
-	return t->session ? tls_session_send(t->session, p, len) : send_all(t->fd, p, len);
+	return t->session ? tls_session_send(t->session, p, len, t->stall_ms) :
+			    send_all(t->fd, p, len, t->stall_ms);
 }
 
 /* Connects, retrying with exponential backoff until it works or we must stop. */
 static int ensure_connected(struct sink_tcp *t)
 {
 	while (t->fd < 0) {
-		int err = try_connect(t);
+		int err = try_connect(t, mono_ns() + CONNECT_MS * MS_NS);
 
 		if (!err) {
 			if (t->backoff_ms || t->said_down)
 				pr_warn("%s: connected again\n", t->base.name);
 			sink_set_down(&t->base, false);
+			t->conn_ns = mono_ns();
+			t->max_wnd = 0;
 			t->said_down = false;
 			t->backoff_ms = 0;
 			t->reconnects++;
@@ -209,73 +283,139 @@ static size_t build_frames(struct sink_tcp *t, const char *buf, size_t len)
 	return out;
 }
 
+/* Frees hist[0..n) (no longer needed), keeping one buffer for cur. */
+static void forget_oldest(struct sink_tcp *t, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (!t->cur.data) {
+			t->cur = t->hist[k];
+			t->cur.len = 0;
+			continue;
+		}
+		free(t->hist[k].data);
+	}
+	memmove(t->hist, t->hist + n, (t->nr_hist - n) * sizeof(*t->hist));
+	t->nr_hist -= n;
+}
+
 /*
- * Keeps what was just sent for a replay. A large buffer swaps into the
- * history (nothing copied); small ones sent close together (low rates) are
- * appended to the newest slot, so the slots always span the last second.
+ * How many of the newest slots hold the last `bytes` sent or were sent at
+ * or after since_ns: what a connection that ended may not have handed on.
+ * Newer bytes than a slot's count from `newer` on.
+ */
+static size_t slots_needed(const struct sink_tcp *t, size_t newer, size_t bytes, uint64_t since_ns)
+{
+	size_t n = 0;
+
+	while (n < t->nr_hist) {
+		const struct sent_buf *h = &t->hist[t->nr_hist - 1 - n];
+
+		if (newer >= bytes && h->sent_ns < since_ns)
+			break;
+		newer += h->len;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Keeps what was just sent until the server's kernel acknowledged it and it
+ * is REPLAY_NS old. Buffers sent one after another share a slot up to
+ * REPLAY_MERGE_BYTES, so the slots stay few at any rate; what they hold is
+ * bounded by the socket's send buffer plus a second of output.
  */
 static void remember_sent(struct sink_tcp *t)
 {
-	struct sent_buf *last = &t->hist[(t->hist_next + REPLAY_SLOTS - 1) % REPLAY_SLOTS];
-	struct sent_buf *slot = &t->hist[t->hist_next];
-	struct sent_buf old = *slot;
+	struct sent_buf *last = t->nr_hist ? &t->hist[t->nr_hist - 1] : NULL;
 	uint64_t now = mono_ns();
+	size_t keep;
 
-	if (last->len && now - last->sent_ns < REPLAY_MERGE_NS &&
-	    last->len + t->cur.len <= REPLAY_MERGE_BYTES) {
-		if (last->len + t->cur.len > last->cap) {
-			char *p = realloc(last->data, REPLAY_MERGE_BYTES);
-
-			if (!p)
-				goto rotate; /* keep it whole in a slot of its own */
-			last->data = p;
-			last->cap = REPLAY_MERGE_BYTES;
-		}
+	if (last && last->len + t->cur.len <= REPLAY_MERGE_BYTES &&
+	    !array_reserve((void **)&last->data, &last->cap, last->len + t->cur.len, 1, 4096)) {
 		memcpy(last->data + last->len, t->cur.data, t->cur.len);
 		last->len += t->cur.len;
 		last->msgs += t->cur.msgs;
 		last->sent_ns = now;
 		t->cur.len = 0;
-		return;
+	} else if (!ARRAY_PUSH_ROOM(t->hist, t->hist_cap, t->nr_hist, 16)) {
+		t->hist[t->nr_hist] = t->cur;
+		t->hist[t->nr_hist++].sent_ns = now;
+		memset(&t->cur, 0, sizeof(t->cur));
 	}
-rotate:
-	*slot = t->cur;
-	slot->sent_ns = now;
-	t->cur = old;
-	t->cur.len = 0;
-	t->hist_next = (t->hist_next + 1) % REPLAY_SLOTS;
+	keep = slots_needed(t, 0, maybe_unread(t), now - REPLAY_NS);
+	forget_oldest(t, t->nr_hist - keep);
 }
 
-/* After a connection ended: what it got in its final second. */
+/* After a connection ended: what its kernel held unacknowledged, and what
+ * it took in its last second of progress. */
 static int replay_recent(struct sink_tcp *t)
 {
-	uint64_t since = t->lost_ns - REPLAY_NS, msgs = 0;
+	size_t from = t->nr_hist - slots_needed(t, 0, t->lost_unread, t->lost_ns - REPLAY_NS);
+	uint64_t msgs = 0;
 
-	for (unsigned int k = 0; k < REPLAY_SLOTS; k++) {
-		struct sent_buf *h = &t->hist[(t->hist_next + k) % REPLAY_SLOTS];
-		int err;
+	for (size_t k = from; k < t->nr_hist; k++) {
+		int err = conn_send(t, t->hist[k].data, t->hist[k].len);
 
-		if (!h->len || h->sent_ns < since)
-			continue;
-		err = conn_send(t, h->data, h->len);
 		if (err)
 			return err;
-		msgs += h->msgs;
+		msgs += t->hist[k].msgs;
 	}
 	if (msgs)
-		pr_warn("%s: sent again the %llu message(s) of the last second before the "
-			"connection ended (the server may have had them unread: duplicates possible)\n",
+		pr_warn("%s: sent again the %llu message(s) the server had not acknowledged or had "
+			"in its last second (it may have had them unread: duplicates possible)\n",
 			t->base.name, (unsigned long long)msgs);
 	t->resent += msgs;
 	return 0;
 }
 
-static void connection_lost(struct sink_tcp *t)
+/* The connection is given up; progress_ns: when it last took anything. */
+static void connection_lost(struct sink_tcp *t, uint64_t progress_ns)
 {
+	size_t held = maybe_unread(t);
+
 	disconnect(t);
-	if (!t->replay)
-		t->lost_ns = mono_ns();
+	if (!t->replay) {
+		t->lost_ns = progress_ns;
+		t->lost_unread = 0;
+	}
+	if (held > t->lost_unread)
+		t->lost_unread = held;
 	t->replay = true;
+}
+
+/* A send that failed: a stall is said once and shown until it is over;
+ * either way the connection is given up for a new one. */
+static void send_failed(struct sink_tcp *t, int err)
+{
+	uint64_t now = mono_ns();
+
+	if (err != -ETIMEDOUT) {
+		pr_warn("%s: %s; reconnecting and sending the buffer again\n", t->base.name,
+			strerror(-err));
+		connection_lost(t, now);
+		return;
+	}
+	if (!t->stalled_ns)
+		pr_warn("%s: stalled: the server took nothing for --stall-timeout %d ms; "
+			"reconnecting and sending again what it may not have read "
+			"(syslogrx_output_stalled 1)\n",
+			t->base.name, t->stall_ms);
+	t->stalled_ns = now;
+	sink_set_stalled(&t->base, true);
+	connection_lost(t, now - t->stall_ms * MS_NS);
+}
+
+/* A write went through: a stall is over once a connection has taken what
+ * it was given for a whole --stall-timeout. */
+static void stall_over(struct sink_tcp *t)
+{
+	uint64_t now = mono_ns();
+
+	if (!t->stalled_ns || now - t->conn_ns < t->stall_ms * MS_NS)
+		return;
+	pr_warn("%s: the server takes messages again (syslogrx_output_stalled 0)\n", t->base.name);
+	t->stalled_ns = 0;
+	sink_set_stalled(&t->base, false);
 }
 
 static int tcp_write(struct sink *s, const char *buf, size_t len)
@@ -291,13 +431,13 @@ static int tcp_write(struct sink *s, const char *buf, size_t len)
 		if (err)
 			return err;
 		if (peer_closed(t)) {
-			connection_lost(t);
+			connection_lost(t, mono_ns());
 			continue;
 		}
 		if (t->replay) {
 			err = replay_recent(t);
 			if (err) {
-				connection_lost(t);
+				send_failed(t, err);
 				continue;
 			}
 			t->replay = false;
@@ -305,11 +445,10 @@ static int tcp_write(struct sink *s, const char *buf, size_t len)
 		err = conn_send(t, t->cur.data, flen);
 		if (!err) {
 			remember_sent(t);
+			stall_over(t);
 			return 0;
 		}
-		pr_warn("%s: %s; reconnecting and sending the buffer again\n", s->name,
-			strerror(-err));
-		connection_lost(t);
+		send_failed(t, err);
 		if (s->abort && flag_get(s->abort))
 			return err;
 	}
@@ -329,19 +468,22 @@ static void tcp_close(struct sink *s)
 		 * stream ended whole. */
 		tls_session_end(t->session);
 		/* Our half closed, then wait (bounded) for the server's: what we
-		 * sent is then in its hands, not in our socket buffer. */
+		 * sent is then in its hands, not in our socket buffer. A server
+		 * that keeps sending after it does not hold us past CLOSE_MS. */
 		shutdown(t->fd, SHUT_WR);
-		struct pollfd p = { .fd = t->fd, .events = POLLIN };
+		uint64_t deadline = mono_ns() + CLOSE_MS * MS_NS;
 		char sink_buf[256];
 
-		while (poll(&p, 1, 2000) > 0 && read(t->fd, sink_buf, sizeof(sink_buf)) > 0)
+		while (poll_until(t->fd, POLLIN, deadline) > 0 &&
+		       read(t->fd, sink_buf, sizeof(sink_buf)) > 0)
 			;
 		close(t->fd);
 	}
 	tls_client_free(t->tls);
 	free(t->cur.data);
-	for (unsigned int k = 0; k < REPLAY_SLOTS; k++)
+	for (size_t k = 0; k < t->nr_hist; k++)
 		free(t->hist[k].data);
+	free(t->hist);
 	free(t);
 }
 
@@ -363,6 +505,7 @@ struct sink *sink_tcp_open(const struct config *c)
 		return NULL;
 	t->base.ops = &tcp_ops;
 	t->base.settle_ns = REPLAY_NS;
+	t->stall_ms = (int)(c->stall_timeout * 1000);
 	t->fd = -1;
 	snprintf(t->base.name, sizeof(t->base.name), "%s:%s", kind, c->output_arg);
 	if (parse_host_port(c->output_arg, &t->addr, &t->addrlen)) {
@@ -386,9 +529,10 @@ struct sink *sink_tcp_open(const struct config *c)
 		}
 	}
 	/* Connect now so a wrong address shows at start; a server that is not up
-	 * yet is not an error: we retry as for any outage. A TLS server that
-	 * answers and is not trusted is: no wait mends the setting. */
-	err = try_connect(t);
+	 * yet, or does not answer within START_CONNECT_MS, is not an error: we
+	 * retry as for any outage. A TLS server that answers and is not trusted
+	 * is: no wait mends the setting. */
+	err = try_connect(t, mono_ns() + START_CONNECT_MS * MS_NS);
 	if (err == -EPROTO) {
 		pr_warn("--output %s: %s (see --tls-ca, --tls-name)\n", t->base.name, t->why);
 		tcp_close(&t->base);

@@ -8,28 +8,27 @@
  * otherwise. Nothing the server or OpenSSL says reaches a log line raw: a
  * certificate subject is the peer's own text (net_text_log escapes it).
  *
- * After the handshake the socket is non-blocking: a TLS 1.3 server sends
- * session tickets we must read (and drop) to see whether it closed, and
- * reading must never wait for a server that sends nothing else.
+ * The socket is non-blocking throughout (tcp.c makes it so): the handshake
+ * runs to one absolute deadline, however the server spaces its bytes; a
+ * send waits for room at most the stall timeout each time; a TLS 1.3
+ * server sends session tickets we must read (and drop) to see whether it
+ * closed, and reading must never wait for a server that sends nothing else.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include "common/log.h"
+#include "common/poll_until.h"
 #include "common/net_text.h"
 #include "rx/sink/sink.h"
 #include "rx/sink/tls.h"
-
-#define HANDSHAKE_TIMEOUT_S 10
 
 struct tls_client {
 	SSL_CTX *ctx;
@@ -174,14 +173,6 @@ void tls_client_free(struct tls_client *tc)
 	free(tc);
 }
 
-static void set_io_timeout(int fd, int seconds)
-{
-	struct timeval tv = { .tv_sec = seconds };
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
 /* Why the handshake failed, for the log: the verification's verdict with
  * the subject the server showed, or OpenSSL's error. */
 static int handshake_error(struct tls_client *tc, struct tls_session *ts, int ret, char *why,
@@ -217,11 +208,20 @@ static int handshake_error(struct tls_client *tc, struct tls_session *ts, int re
 	return -EPROTO;
 }
 
-int tls_session_start(struct tls_client *tc, int fd, struct tls_session **out, char *why,
-		      size_t whylen)
+/* Until the socket can give (or take) what OpenSSL asked for: 0, or
+ * -ETIMEDOUT at deadline_ns, or -errno. */
+static int wait_io(int fd, int ssl_err, uint64_t deadline_ns)
+{
+	int n = poll_until(fd, ssl_err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline_ns);
+
+	return n < 0 ? n : 0;
+}
+
+int tls_session_start(struct tls_client *tc, int fd, uint64_t deadline_ns,
+		      struct tls_session **out, char *why, size_t whylen)
 {
 	struct tls_session *ts = calloc(1, sizeof(*ts));
-	int ret, err;
+	int ret, err, e;
 
 	if (!ts)
 		return -ENOMEM;
@@ -240,35 +240,37 @@ int tls_session_start(struct tls_client *tc, int fd, struct tls_session **out, c
 		SSL_set_tlsext_host_name(ts->ssl, tc->name);
 		SSL_set1_host(ts->ssl, tc->name);
 	}
-	/* Bounded: a server that takes the connection and says nothing. */
-	set_io_timeout(fd, HANDSHAKE_TIMEOUT_S);
-	errno = 0;
-	ret = SSL_connect(ts->ssl);
-	set_io_timeout(fd, 0);
-	if (ret != 1) {
-		err = handshake_error(tc, ts, ret, why, whylen);
-		SSL_free(ts->ssl);
-		free(ts);
-		return err;
+	/* One deadline for the whole handshake: a server that takes the
+	 * connection and says nothing, or trickles its bytes, is an outage
+	 * like a server that is down, never a wait without end. */
+	for (;;) {
+		errno = 0;
+		ret = SSL_connect(ts->ssl);
+		if (ret == 1)
+			break;
+		e = SSL_get_error(ts->ssl, ret);
+		if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+			err = handshake_error(tc, ts, ret, why, whylen);
+			goto fail;
+		}
+		err = wait_io(fd, e, deadline_ns);
+		if (err) {
+			ERR_clear_error();
+			snprintf(why, whylen, "%s",
+				 err == -ETIMEDOUT ? "the server did not complete the TLS handshake in time" :
+						     strerror(-err));
+			goto fail;
+		}
 	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	*out = ts;
 	return 0;
+fail:
+	SSL_free(ts->ssl);
+	free(ts);
+	return err;
 }
 
-/* Waits for the socket to take (or give) what OpenSSL wants. */
-static int wait_io(struct tls_session *ts, int ssl_err)
-{
-	struct pollfd p = { .fd = ts->fd,
-			    .events = ssl_err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT };
-
-	while (poll(&p, 1, -1) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return 0;
-}
-
-int tls_session_send(struct tls_session *ts, const char *p, size_t len)
+int tls_session_send(struct tls_session *ts, const char *p, size_t len, int stall_ms)
 {
 	while (len) {
 		size_t n = 0;
@@ -281,7 +283,7 @@ int tls_session_send(struct tls_session *ts, const char *p, size_t len)
 		}
 		e = SSL_get_error(ts->ssl, ret);
 		if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) {
-			err = wait_io(ts, e);
+			err = wait_io(ts->fd, e, mono_ns() + (uint64_t)stall_ms * 1000000);
 			if (err)
 				return err;
 			continue;

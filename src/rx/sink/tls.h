@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rx/settings/config.h"
 
@@ -37,15 +38,17 @@ struct tls_client *tls_client_new(const struct config *c, const char *host);
 void tls_client_free(struct tls_client *tc);
 
 /*
- * The handshake on connected socket fd, bounded in time. 0 and *out, or
- * -EPROTO when the server cannot be trusted (its certificate, its name:
- * *why says which, escaped for a log line), or another -errno (the
- * connection failed; *why says how).
+ * The handshake on connected non-blocking socket fd, done by deadline_ns
+ * (mono_ns) or given up. 0 and *out, or -EPROTO when the server cannot be
+ * trusted (its certificate, its name: *why says which, escaped for a log
+ * line), or another -errno: -ETIMEDOUT past the deadline, else the
+ * connection failed (*why says how).
  */
-int tls_session_start(struct tls_client *tc, int fd, struct tls_session **out, char *why,
-		      size_t whylen);
-/* Sends all of p, or -errno. */
-int tls_session_send(struct tls_session *ts, const char *p, size_t len);
+int tls_session_start(struct tls_client *tc, int fd, uint64_t deadline_ns,
+		      struct tls_session **out, char *why, size_t whylen);
+/* Sends all of p, or -errno: -ETIMEDOUT when the socket took nothing for
+ * stall_ms (the server stopped reading). */
+int tls_session_send(struct tls_session *ts, const char *p, size_t len, int stall_ms);
 /* The server closed (close_notify, FIN or reset); what it may send besides
  * (TLS 1.3 session tickets) is read and dropped. */
 bool tls_session_closed(struct tls_session *ts);
