@@ -9,7 +9,8 @@ sent/delivered/lost/counted) and writes it, with the per-fault table of
 docs/outputs.md#faults, as markdown (--md) and the cells as JSON (--json).
 
 Bounded: --minutes (default 60) of cells; those not reached are listed as
-not run. --faults/--outputs/--buffers/--stops pick a part (comma lists).
+not run. --faults/--outputs/--buffers/--stops pick a part (comma lists);
+--tables-from prints the tables of earlier runs' JSON, merged.
 
     make chaos
     make chaos CHAOS_ARGS="--outputs tcp,tls --stops term --minutes 20"
@@ -35,7 +36,17 @@ def main():
     ap.add_argument("--minutes", type=float, default=60)
     ap.add_argument("--md", default=os.path.join(BUILD, "chaos.md"))
     ap.add_argument("--json", default=os.path.join(BUILD, "chaos.json"))
+    ap.add_argument("--tables-from", metavar="JSON[,JSON]",
+                    help="run nothing: print the tables of these earlier runs' --json")
     a = ap.parse_args()
+    if a.tables_from:
+        done = []
+        for path in a.tables_from.split(","):
+            with open(path) as f:
+                done += [chaos.Cell.from_row(r) for r in json.load(f)]
+        print("## The matrix\n\n" + chaos.table(done) + "\n## Faults (docs/outputs.md)\n\n"
+              + chaos.faults_table(done))
+        return 0
     # every SIGTERM cell before the kill -9 ones: a run cut by --minutes has
     # the first kind whole
     cells = [(f, o, b, s == "kill") for s in a.stops.split(",") for o in a.outputs.split(",")

@@ -35,7 +35,7 @@ from support.otel_collector import Collector, LogSink
 from support.paths import binary
 from support.ports import free_tcp_port, free_udp_port
 from support.procs import read_json, sysloggen
-from support.prom import get, parse, scrape, series
+from support.prom import http_get, parse, scrape, series
 from support.reaper import outlives_the_test
 from support.syslog_ng import SyslogNg
 from support.tls_server import Pki, SyslogNgTls
@@ -358,6 +358,16 @@ class Cell:
     def unaccounted(self):
         return max(0, self.lost - sum(self.counts.values()))
 
+    @classmethod
+    def from_row(cls, r):
+        """A Cell again from its row (lab/chaos.py --tables-from)."""
+        c = cls(r["fault"], r["output"], r["buffer"], r["stop"] == "kill -9")
+        for k in ("why", "start_s", "restart_s", "readyz_s", "metric_s", "stop_s", "rc", "sent",
+                  "delivered"):
+            setattr(c, k, r[k])
+        c.dups, c.counts, c.readyz_said, c.log = r["duplicates"], r["counted"], r["readyz"], r["log"]
+        return c
+
     def row(self):
         """The cell as a dict, for lab/chaos.py's table and its JSON."""
         return {"fault": self.fault, "output": self.output, "buffer": self.buffer,
@@ -381,7 +391,7 @@ def watch_fault(cell, rx, t0, bound):
     while time.monotonic() - t0 < bound and rx.p.poll() is None:
         if cell.readyz_s is None:
             try:
-                code, body = get(rx.mport, "/readyz")
+                code, body = http_get(rx.mport, "/readyz")
             except OSError:
                 code, body = 0, ""
             if code == 503:
@@ -574,24 +584,42 @@ def table(cells):
 
 def faults_table(cells):
     """docs/outputs.md's "Faults" table: per fault and output, what syslogrx
-    does (its first log line in the fault), what an operator sees (/readyz,
-    the metrics) and what is lost or counted, over the buffers."""
+    does (its first log line in the fault, the stop), what an operator sees
+    (/readyz, the metrics) and what is lost or counted, per buffer."""
     rows = ["| fault | output | what syslogrx does | what an operator sees | lost or counted |",
             "| --- | --- | --- | --- | --- |"]
     seen = {}
     for c in cells:
         seen.setdefault((c.fault, c.output), []).append(c)
     for (f, o), cs in seen.items():
+        does = []
+        if any(c.start_s is None for c in cs):
+            does.append("not ready within 15 s" + next(
+                (f" ({w.split(': ', 2)[-1][:90]})" for c in cs for w in c.why
+                 if w.startswith("not ready") and w.rstrip().endswith(")")), ""))
         log = next((c.log for c in cs if c.log), "")
-        log = re.sub(r"^syslogrx: ", "", log).replace("|", "\\|")[:160] or "nothing logged"
+        if log:
+            does.append("logs `" + re.sub(r"^syslogrx: \S+: ", "", log)[:110]
+                        .replace("|", "\\|").replace("`", "'") + "`")
+        stops = [c.stop_s for c in cs if not c.kill and c.start_s is not None]
+        if stops:
+            hung = sum(s is None for s in stops)
+            done = [s for s in stops if s is not None]
+            does.append((f"SIGTERM returns in {min(done):.1f}-{max(done):.1f} s" if done else "")
+                        + (f"{', ' if done else ''}hangs past the bound {hung} time(s)"
+                           if hung else ""))
         ready = next((c.readyz_said for c in cs if c.readyz_said), "")
-        sees = (f"`/readyz` 503 \"{ready[:100]}\"" if ready else "`/readyz` 200") + \
+        sees = (f"`/readyz` 503 ({ready.splitlines()[0][:80]})" if ready else "`/readyz` 200") + \
             ("; `syslogrx_output_up` 0" if any(c.metric_s is not None for c in cs) else "")
-        lost = "; ".join(
-            f"{c.buffer}{' (kill -9)' if c.kill else ''}: "
-            + (f"{c.lost} lost" if c.lost else "none lost")
-            + (f", counted {json.dumps(c.counts)}" if c.counts else "")
-            + (f", {c.unaccounted} counted nowhere" if c.unaccounted else "")
-            for c in cs)
-        rows.append(f"| {f} | {o} | {log} | {sees} | {lost} |")
+        lost = []
+        for c in cs:
+            if c.start_s is None:
+                continue
+            cnt = ", ".join(f"{k} {v}" for k, v in sorted(c.counts.items()))
+            lost.append(f"{c.buffer}{' (kill -9)' if c.kill else ''}: "
+                        + (f"{c.lost} of {c.sent} lost" if c.lost else "none lost")
+                        + (f" ({cnt})" if cnt else "")
+                        + (f", **{c.unaccounted} counted nowhere**" if c.unaccounted else ""))
+        rows.append(f"| {f} | {o} | {'; '.join(d for d in does if d) or '-'} | {sees} | "
+                    f"{'; '.join(lost) or '-'} |")
     return "\n".join(rows) + "\n"
