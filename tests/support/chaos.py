@@ -525,11 +525,12 @@ def run_cell(w, fault_name, output, buffer, kill=False):
                 # what the disk held handed to the output (a TCP output's
                 # last batch is acknowledged only by a later write: the
                 # disk's count stays up while no new message comes)
+                # (a restart that recovered nothing may not connect at all)
                 m = rx2.metrics()
+                recovered = rx2.total(m, "syslogrx_disk_buffer_recovered_total")
                 return m and rx2.total(m, "syslogrx_window_messages") == 0 and \
-                    rx2.total(m, "syslogrx_disk_buffer_replayed_total") >= \
-                    rx2.total(m, "syslogrx_disk_buffer_recovered_total") and \
-                    not fault_shown(rx2, m)
+                    rx2.total(m, "syslogrx_disk_buffer_replayed_total") >= recovered and \
+                    not (recovered and fault_shown(rx2, m))
             if not wait_for(emptied, DRAIN_BOUND):
                 m = rx2.metrics()
                 held = {k: rx2.total(m, k) for k in ("syslogrx_window_messages",
@@ -582,44 +583,50 @@ def table(cells):
     return "\n".join(rows) + "\n"
 
 
+def _short(text, n):
+    """text cut at a word before n characters, for a table cell."""
+    text = text.replace("|", "\\|").replace("`", "'")
+    return text if len(text) <= n else text[:n].rsplit(" ", 1)[0] + " ..."
+
+
 def faults_table(cells):
     """docs/outputs.md's "Faults" table: per fault and output, what syslogrx
-    does (its first log line in the fault, the stop), what an operator sees
-    (/readyz, the metrics) and what is lost or counted, per buffer."""
+    does (its first log line in the fault, the stop's time per buffer), what
+    an operator sees (/readyz, the metrics, per buffer) and what is lost or
+    counted, per buffer (SIGTERM cells; kill -9 ones are the matrix's)."""
     rows = ["| fault | output | what syslogrx does | what an operator sees | lost or counted |",
             "| --- | --- | --- | --- | --- |"]
     seen = {}
     for c in cells:
-        seen.setdefault((c.fault, c.output), []).append(c)
+        if not c.kill:
+            seen.setdefault((c.fault, c.output), []).append(c)
     for (f, o), cs in seen.items():
         does = []
-        if any(c.start_s is None for c in cs):
-            does.append("not ready within 15 s" + next(
-                (f" ({w.split(': ', 2)[-1][:90]})" for c in cs for w in c.why
-                 if w.startswith("not ready") and w.rstrip().endswith(")")), ""))
+        late = [c.buffer for c in cs if c.start_s is None]
+        if late:
+            does.append(f"not ready within {START_BOUND} s ({', '.join(late)})")
         log = next((c.log for c in cs if c.log), "")
         if log:
-            does.append("logs `" + re.sub(r"^syslogrx: \S+: ", "", log)[:110]
-                        .replace("|", "\\|").replace("`", "'") + "`")
-        stops = [c.stop_s for c in cs if not c.kill and c.start_s is not None]
+            does.append("logs `" + _short(re.sub(r"^syslogrx: \S+: ", "", log), 100) + "`")
+        stops = [f"{c.buffer} {c.stop_s:.1f} s" if c.stop_s is not None else f"{c.buffer} past its bound"
+                 for c in cs if c.start_s is not None]
         if stops:
-            hung = sum(s is None for s in stops)
-            done = [s for s in stops if s is not None]
-            does.append((f"SIGTERM returns in {min(done):.1f}-{max(done):.1f} s" if done else "")
-                        + (f"{', ' if done else ''}hangs past the bound {hung} time(s)"
-                           if hung else ""))
-        ready = next((c.readyz_said for c in cs if c.readyz_said), "")
-        sees = (f"`/readyz` 503 ({ready.splitlines()[0][:80]})" if ready else "`/readyz` 200") + \
-            ("; `syslogrx_output_up` 0" if any(c.metric_s is not None for c in cs) else "")
+            does.append("SIGTERM: " + ", ".join(stops))
+        shown = [c for c in cs if c.readyz_s is not None]
+        ready = next((c.readyz_said.splitlines()[0] for c in shown if c.readyz_said), "")
+        sees = ("`/readyz` 503 with " + ", ".join(c.buffer for c in shown)
+                + f" ({_short(ready, 70)})" if shown else "`/readyz` 200")
+        metric = [c.buffer for c in cs if c.metric_s is not None]
+        if metric:
+            sees += "; `syslogrx_output_up` 0 or `_stalled` 1 with " + ", ".join(metric)
         lost = []
         for c in cs:
             if c.start_s is None:
                 continue
             cnt = ", ".join(f"{k} {v}" for k, v in sorted(c.counts.items()))
-            lost.append(f"{c.buffer}{' (kill -9)' if c.kill else ''}: "
-                        + (f"{c.lost} of {c.sent} lost" if c.lost else "none lost")
+            lost.append(f"{c.buffer}: " + (f"{c.lost} lost" if c.lost else "none lost")
                         + (f" ({cnt})" if cnt else "")
                         + (f", **{c.unaccounted} counted nowhere**" if c.unaccounted else ""))
-        rows.append(f"| {f} | {o} | {'; '.join(d for d in does if d) or '-'} | {sees} | "
+        rows.append(f"| {f} | {o} | {'; '.join(does) or '-'} | {sees} | "
                     f"{'; '.join(lost) or '-'} |")
     return "\n".join(rows) + "\n"
