@@ -1,14 +1,15 @@
 """A stop while the destination is down ends in bounded time and counts
 everything it held.
 
-TCP output to a port where nothing listens, 20,000 sequenced datagrams at
-5,000/s, then SIGTERM mid-outage. With a disk buffer (spill, reliable) the
-stop saves what the window and the output stage hold to the disk, writes the
-summary and exits 0 at once; the next run, with a real TCP syslog server up,
-delivers every sequence number. Without one it waits --stop-timeout, then
-exits 0 and counts what it gave up: sent = written + discarded + given_up +
-kernel drops + abandoned, exactly. A second signal gives up at once and
-writes the summary too."""
+TCP, OTLP or Kafka output to a port where nothing listens, 20,000 sequenced
+datagrams at 5,000/s, then SIGTERM mid-outage. With a disk buffer (spill,
+reliable) the stop saves what the window and the output stage hold to the
+disk, writes the summary and exits 0 at once; the next run, its destination
+up (a real TCP syslog server, an OTLP/HTTP server decoding every request, a
+real Kafka broker read back with kcat), delivers every sequence number.
+Without one it waits --stop-timeout, then exits 0 and counts what it gave
+up: sent = written + discarded + given_up + kernel drops + abandoned,
+exactly. A second signal gives up at once and writes the summary too."""
 import os
 import signal
 import time
@@ -16,7 +17,9 @@ import time
 import pytest
 
 from conftest import Syslogrx, free_udp_port, sysloggen, wait_until
+from support.otel_collector import LogSink
 from support.ports import free_tcp_port
+from support.rx_watch import SEQ
 from support.tcp_sinks import FrameSink
 
 SENT = 20_000
@@ -24,10 +27,98 @@ RATE = 5_000
 STOP_TIMEOUT = 3
 
 
-def start(tmp_path, procs, name, port, dest, *more):
+class TcpDest:
+    """A TCP syslog server, started when the outage ends."""
+    down_args = ()
+
+    def output(self, port):
+        return f"tcp:127.0.0.1:{port}"
+
+    def up(self):
+        self.sink = FrameSink()
+        return self.sink.port
+
+    def seqs(self):
+        return self.sink.flows().get(0, [])
+
+    def wait(self, n):
+        wait_until(lambda: len(self.seqs()) >= n, "the next run delivers", timeout=60)
+
+    def close(self):
+        self.sink.close()
+
+
+class OtlpDest:
+    """An OTLP/HTTP logs server (Python's decoding), the records' bodies the
+    datagrams (--otlp-original)."""
+    down_args = ("--otlp-original",)
+
+    def output(self, port):
+        return f"otlp:http://127.0.0.1:{port}"
+
+    def up(self):
+        self.sink = LogSink()
+        return self.sink.port
+
+    def seqs(self):
+        out = []
+        for r in self.sink.records():
+            body = r["body"] if isinstance(r["body"], bytes) else r["body"].encode()
+            out.append(int(SEQ.search(body).group(2)))
+        return out
+
+    def wait(self, n):
+        wait_until(lambda: len(self.seqs()) >= n, "the next run delivers", timeout=60)
+
+    def close(self):
+        self.sink.close()
+
+
+class KafkaDest:
+    """The module's Kafka broker; a topic of the test's own, made when the
+    outage ends (the broker does not create topics)."""
+    down_args = ()
+
+    def __init__(self, broker, topic):
+        self.broker, self.topic = broker, topic
+
+    def output(self, port):
+        return f"kafka:127.0.0.1:{port}/{self.topic}"
+
+    def up(self):
+        self.broker.create_topic(self.topic)
+        return self.broker.port
+
+    def seqs(self):
+        return [int(SEQ.search(v).group(2)) for _, _, v in self.broker.records(self.topic)]
+
+    def wait(self, n):
+        self.broker.wait_records(self.topic, n, timeout=120)
+
+    def close(self):
+        pass
+
+
+class OrderedTcpDest(TcpDest):
+    """--ordered: the merge hands on all it holds when the stop gives up."""
+    down_args = ("--ordered",)
+
+
+def make_dest(out, request):
+    if out == "kafka":
+        name = request.node.callspec.id.replace("[", "").replace("]", "")
+        return KafkaDest(request.getfixturevalue("broker"), f"stop-{name}")
+    return {"tcp": TcpDest, "otlp": OtlpDest, "tcp-ordered": OrderedTcpDest}[out]()
+
+
+DESTS = ["tcp", "otlp", "kafka"]
+
+
+def start(tmp_path, procs, name, port, dest, dport, *more):
     d = tmp_path / name
     d.mkdir()
-    rx = Syslogrx(d, "--output", f"tcp:127.0.0.1:{dest}", "--rcvbuf", "8M", *more, port=port)
+    rx = Syslogrx(d, "--output", dest.output(dport), *dest.down_args, "--rcvbuf", "32M", *more,
+                  port=port)
     procs.append(rx)
     return rx
 
@@ -70,11 +161,13 @@ def closes_the_books(s, gen):
     return t
 
 
+@pytest.mark.parametrize("out", DESTS)
 @pytest.mark.parametrize("mode", ["spill", "reliable"])
-def test_stop_saves_to_disk_and_the_next_run_delivers(tmp_path, procs, mode):
+def test_stop_saves_to_disk_and_the_next_run_delivers(tmp_path, procs, mode, out, request):
+    dest = make_dest(out, request)
     port, down = free_udp_port(), free_tcp_port()
     disk = ["--disk-buffer", str(tmp_path / "db"), "--disk-buffer-mode", mode]
-    rx = start(tmp_path, procs, "down", port, down, *disk)
+    rx = start(tmp_path, procs, "down", port, dest, down, *disk)
     gen = load(port)
     rc, err, took = stop_timed(rx)
     assert rc == 0, err
@@ -88,22 +181,23 @@ def test_stop_saves_to_disk_and_the_next_run_delivers(tmp_path, procs, mode):
     assert d["msgs"] == SENT and d["dropped"] == 0, d
     if mode == "spill":     # the window's and the output's, saved at the stop
         assert t["saved"] > 0 and f"{t['saved']} received message(s) saved" in err, err
-    sink = FrameSink()
     try:
-        rx2 = start(tmp_path, procs, "up", free_udp_port(), sink.port, *disk)
-        wait_until(lambda: len(sink.msgs) >= SENT, "the next run delivers", timeout=60)
+        rx2 = start(tmp_path, procs, "up", free_udp_port(), dest, dest.up(), *disk)
+        dest.wait(SENT)
         rc, _, err = rx2.stop()
         assert rc == 0, err
     finally:
-        sink.close()
-    got = sink.flows()[0]
+        dest.close()
+    got = dest.seqs()
     assert set(got) == set(range(SENT)), f"missing {sorted(set(range(SENT)) - set(got))[:10]}"
     assert rx2.summary["disk_buffer"]["recovered"] == SENT
 
 
-def test_stop_without_disk_gives_up_after_stop_timeout(tmp_path, procs):
+@pytest.mark.parametrize("out", DESTS + ["tcp-ordered"])   # --ordered takes no disk buffer
+def test_stop_without_disk_gives_up_after_stop_timeout(tmp_path, procs, out, request):
+    dest = make_dest(out, request)
     port, down = free_udp_port(), free_tcp_port()
-    rx = start(tmp_path, procs, "down", port, down, "--stop-timeout", str(STOP_TIMEOUT))
+    rx = start(tmp_path, procs, "down", port, dest, down, "--stop-timeout", str(STOP_TIMEOUT))
     gen = load(port)
     rc, err, took = stop_timed(rx)
     assert rc == 0, err
@@ -111,14 +205,14 @@ def test_stop_without_disk_gives_up_after_stop_timeout(tmp_path, procs):
     t = closes_the_books(rx.summary, gen)
     assert t["written"] == 0 and t["discarded"] == 0 and t["saved"] == 0, t
     assert t["given_up"] == t["received"] > 0, t
-    said = [l for l in err.splitlines() if "gave up" in l]
+    said = [l for l in err.splitlines() if "stop: gave up" in l]
     assert said == [f"syslogrx: stop: gave up {t['given_up']} received message(s) not written "
                     "(counted: totals.given_up, syslogrx_given_up_total)"], err
 
 
 def test_second_signal_gives_up_now_and_writes_the_summary(tmp_path, procs):
     port, down = free_udp_port(), free_tcp_port()
-    rx = start(tmp_path, procs, "down", port, down, "--stop-timeout", "60")
+    rx = start(tmp_path, procs, "down", port, TcpDest(), down, "--stop-timeout", "60")
     gen = load(port)
     rx.p.send_signal(signal.SIGTERM)
     wait_until(lambda: stop_watch_running(rx.p.pid), "the stop began")

@@ -21,6 +21,7 @@ import pytest
 from conftest import userns_refused, ROOT, binary, descendants, free_udp_port, run_cmd, udp_rows, \
     wait_for_udp_port
 from support.fds import fd_identity
+from support.ports import free_tcp_port
 
 BOOT_TIMEOUT = 30
 UNIT_DIR = "usr/local/lib/systemd/system"
@@ -492,5 +493,35 @@ def test_logrotate_renames_and_the_unit_reopens(installed):
         c.run("systemctl", "stop", "syslogrx")
         s = read_json_from(c, "/var/log/syslogrx/summary.json")
         assert s["totals"]["received"] == 2 * n and s["totals"]["written"] == 2 * n, s["totals"]
+    finally:
+        c.stop()
+
+
+def test_unit_stop_during_an_outage_ends_before_timeout_stop_sec(tmp_path):
+    """The shipped unit, its TCP destination down, no disk buffer: systemctl
+    stop gives up after --stop-timeout's default and ends before the unit's
+    TimeoutStopSec (no SIGKILL: Result=success); the journal names what was
+    given up and the summary counts it, the books closed exactly."""
+    dest, port = install(tmp_path, output=f"tcp:127.0.0.1:{free_tcp_port()}")
+    unit = (dest / UNIT_DIR / "syslogrx.service").read_text()
+    timeout_stop = int(unit.split("TimeoutStopSec=")[1].split()[0])
+    c = Container(dest, f"srx40s-{uuid.uuid4().hex[:8]}")
+    try:
+        c.start_unit(port)
+        n = 2000
+        for i in range(n):
+            send(port, b"<13>srx40s m%d" % i)
+        t0 = time.monotonic()
+        c.run("systemctl", "stop", "syslogrx", timeout=timeout_stop + 30)
+        took = time.monotonic() - t0
+        assert took < timeout_stop, f"systemctl stop took {took:.1f}s"
+        print(f"systemctl stop during the outage: {took:.1f}s")
+        assert c.run("systemctl", "show", "-p", "Result", "--value",
+                     "syslogrx").stdout.strip() == "success", c.journal()
+        t = read_json_from(c, "/var/log/syslogrx/summary.json")["totals"]
+        assert n == t["received"] + t["kernel_drops"]["total"] + t["abandoned"], t
+        assert t["received"] == t["written"] + t["discarded"] + t["given_up"], t
+        assert t["given_up"] > 0 and t["written"] == 0, t
+        assert f"stop: gave up {t['given_up']} received message(s) not written" in c.journal()
     finally:
         c.stop()

@@ -60,6 +60,13 @@ class Proc:
         return self.p.returncode, out.decode(errors="replace"), err.decode(errors="replace")
 
 
+def stop_timeout(args):
+    """A long --stop-timeout unless args give one: a test's books close on a
+    stop (an upgrade's old process too) that delivers everything, which a
+    loaded host must not cut at the default 20 s."""
+    return [] if "--stop-timeout" in map(str, args) else ["--stop-timeout", "300"]
+
+
 class Syslogrx(Proc):
     """syslogrx started by a test: waits for its "ready" line; stop() returns
     (exit code, stdout, stderr) and the parsed summary."""
@@ -85,6 +92,10 @@ class Syslogrx(Proc):
         # receiver as it runs by default (the hostile-input tests).
         if sequences:
             argv += ["--sequences"]
+        # A test closes its books on a stop that delivers everything: a
+        # loaded host must not cut it at the default --stop-timeout (20 s,
+        # for systemd's TimeoutStopSec). The stop's own tests give theirs.
+        argv += stop_timeout(args)
         if netns:
             argv = ["ip", "netns", "exec", netns] + argv
         super().__init__(argv)

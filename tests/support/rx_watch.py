@@ -13,7 +13,7 @@ import time
 from support.paths import binary
 from support.ports import free_udp_port
 from support.procnet import wait_queues_empty
-from support.procs import read_json, wait_until
+from support.procs import read_json, stop_timeout, wait_until
 
 RATE = 50_000
 SEQ = re.compile(rb"seq@32473 run=\S+ flow=(\d+) seq=(\d+)")
@@ -52,7 +52,7 @@ class Receiver:
         self.p = subprocess.Popen(
             list(prefix) + [exe or binary("syslogrx"), "--listen", listen, "--config", str(self.cf),
              "--output", f"file:{self.out}", "--summary", str(self.summary_path),
-             "--sequences"] + list(args),
+             "--sequences"] + list(args) + stop_timeout(args),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=pass_fds,
             env=dict(os.environ, **(env or {})))
         self.reader = threading.Thread(target=self._read, daemon=True)

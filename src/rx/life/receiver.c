@@ -271,6 +271,10 @@ const char *receiver_single_only(const struct receiver *r)
 	       "it only by a close): a restart applies it";
 }
 
+/* --ordered's merge is never forced: when the stop gives up (r->force) it
+ * hands on all it holds, and the output stage saves or counts it. */
+static const volatile int merge_never_forced;
+
 /* --ordered: the kernel stamps each datagram on arrival (SO_TIMESTAMPNS),
  * and a reorder stage sits between the input window and the output. */
 static int setup_ordered(struct receiver *r)
@@ -290,7 +294,7 @@ static int setup_ordered(struct receiver *r)
 		return err;
 	r->ordered_ready = true;
 	r->reorder = reorder_new(&r->window, &r->ordered_window, cfg->ordered_hold_ms * 1000000ULL,
-				 &r->force);
+				 &merge_never_forced);
 	return r->reorder ? 0 : -ENOMEM;
 }
 

@@ -11,7 +11,7 @@
  *
  *   output.c        start, join, counts, free; picks the loop for the sink
  *   output_sync.c   stream sinks: format into a large buffer, write it whole;
- *                   a batch leaves the window once formatted
+ *                   a batch leaves the window once its lines are written
  *   output_async.c  async sinks (kafka): produce each message; a batch leaves
  *                   the window when every message of it has a delivery report
  *   output_msg.c    the per-message step both loops share: parse, count,
@@ -84,7 +84,7 @@ struct output_stage {
 	struct batch *unflushed, *unflushed_tail;
 	struct batch *cur;     /* the batch being formatted, not yet held */
 	uint32_t cur_buffered; /* its messages in buf */
-	uint64_t saved_bytes; /* appended at the stop since the last disk flush */
+	uint64_t saved_bytes;  /* appended at the stop since the last disk flush */
 	int error;
 };
 

@@ -22,6 +22,8 @@ struct batch_track {
 	struct batch *batch;
 	uint32_t outstanding; /* produced without a report, +1 while producing */
 	bool undelivered;     /* a message of it was given up at exit */
+	uint32_t kept;	      /* of them, given up by a stop that gave up (force):
+			       * saved or counted given_up, not discarded */
 };
 
 static struct batch_track *track_get(struct output_stage *o, struct batch *b)
@@ -38,6 +40,7 @@ static struct batch_track *track_get(struct output_stage *o, struct batch *b)
 	t->batch = b;
 	t->outstanding = 1; /* the producer's hold: no release mid-batch */
 	t->undelivered = false;
+	t->kept = 0;
 	o->tracks_live++;
 	return t;
 }
@@ -47,8 +50,15 @@ static void track_put(struct output_stage *o, struct batch_track *t)
 {
 	if (--t->outstanding)
 		return;
-	/* Given up at exit: a disk batch stays on disk for the next run. */
-	output_release(o, t->batch, !t->undelivered);
+	if (t->kept) {
+		/* The stop gave up on some of it: the rest were written or
+		 * discarded; the batch is kept whole (output_source.c). */
+		t->batch->settled = t->batch->count - t->kept;
+		output_keep(o, t->batch);
+	} else {
+		/* Given up at exit: a disk batch stays on disk for the next run. */
+		output_release(o, t->batch, !t->undelivered);
+	}
 	t->batch = NULL;
 	t->next = o->free_tracks;
 	o->free_tracks = t;
@@ -70,8 +80,11 @@ void output_async_free(struct output_stage *o)
 static void on_done(void *ctx, void *opaque, enum sink_result res)
 {
 	struct output_stage *o = ctx;
+	struct batch_track *t = opaque;
 
-	if (res == SINK_DELIVERED)
+	if (res == SINK_UNDELIVERED && flag_get(o->force))
+		t->kept++; /* the stop gave up on it: not a failure */
+	else if (res == SINK_DELIVERED)
 		output_count(&o->counts.written, 1);
 	else
 		output_count(&o->counts.discarded,
@@ -139,8 +152,12 @@ static void produce_one(struct output_stage *o, struct batch_track *t, const str
 			t->outstanding++;
 			return;
 		}
-		if (err != -EAGAIN || flag_get(o->force)) {
-			/* Permanent (counted by the sink per reason) or leaving now. */
+		if (err == -EAGAIN && flag_get(o->force)) {
+			t->kept++; /* the stop gave up before the sink took it */
+			return;
+		}
+		if (err != -EAGAIN) {
+			/* Permanent: counted by the sink per reason. */
 			output_count(&o->counts.discarded, 1);
 			return;
 		}
@@ -156,12 +173,15 @@ static void process_batch_async(struct output_stage *o, struct batch *b)
 	while (!(t = track_get(o, b))) {
 		/* Out of memory for a 24-byte tracker: wait for completions. */
 		if (flag_get(o->force)) {
-			output_release(o, b, false);
+			b->settled = 0;
+			output_keep(o, b);
 			return;
 		}
 		o->sink->ops->poll(o->sink, 100);
 	}
-	for (uint32_t i = 0; i < b->count && !flag_get(o->force); i++) {
+	uint32_t i;
+
+	for (i = 0; i < b->count && !flag_get(o->force); i++) {
 		const struct msg_rec *r = &b->recs[i];
 		const char *data;
 		struct syslog_msg m;
@@ -184,6 +204,7 @@ static void process_batch_async(struct output_stage *o, struct batch *b)
 		produce_one(o, t, &a);
 		output_msg_done(o, NULL);
 	}
+	t->kept += b->count - i; /* never produced: the stop gave up first */
 	output_batch_done(o);
 	track_put(o, t);
 }
@@ -215,6 +236,9 @@ void output_async_main(struct output_stage *o)
 		lost = s->ops->drain(s);
 		output_count(&o->counts.discarded, lost);
 	} else {
+		/* The sink gives up at once (its abort): what it holds comes
+		 * back undelivered and its batches are kept (track_put). */
+		output_count(&o->counts.discarded, s->ops->drain(s));
 		output_settle(o); /* what the window holds: saved or given up */
 	}
 }

@@ -159,12 +159,14 @@ void output_hold_done(struct output_stage *o)
 	o->unflushed_tail = NULL;
 }
 
-/* A stop gave up on b, never written: a disk record stays where it is; a
- * window batch goes to the disk buffer (saved; refused there, it is counted
- * dropped by the buffer) or, without one, is counted given up. */
-static void keep(struct output_stage *o, struct batch *b)
+/* A stop gave up on b, b->settled of it written (or discarded) already: a
+ * disk record stays where it is, whole; a window batch goes to the disk
+ * buffer whole (saved; refused there, it is counted dropped by the buffer)
+ * or, without one, what was not settled is counted given up. */
+void output_keep(struct output_stage *o, struct batch *b)
 {
 	if (b->disk_seg) {
+		output_count(&o->counts.kept_written, b->settled);
 		output_release(o, b, false);
 		return;
 	}
@@ -192,7 +194,7 @@ void output_settle(struct output_stage *o)
 
 	while ((b = o->unflushed)) {
 		o->unflushed = b->next;
-		keep(o, b);
+		output_keep(o, b);
 	}
 	o->unflushed_tail = NULL;
 	/* Written, not yet settled (the sink would resend them on its next
@@ -206,7 +208,7 @@ void output_settle(struct output_stage *o)
 	while (!window_done(o->window)) {
 		if ((b = window_pop(o->window, 100))) {
 			b->settled = 0;
-			keep(o, b);
+			output_keep(o, b);
 		}
 	}
 }

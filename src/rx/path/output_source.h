@@ -45,6 +45,9 @@ void output_hold_done(struct output_stage *o);
  * settled counted kept_written. Returns once the window is closed and empty.
  */
 void output_settle(struct output_stage *o);
+/* The same for one batch the stop gave up on, b->settled of it written or
+ * discarded already (an async sink's batch, some of it acknowledged). */
+void output_keep(struct output_stage *o, struct batch *b);
 /* At exit: every held record is done (done) or left on disk (!done). */
 void output_source_free(struct output_stage *o, bool done);
 

@@ -3,7 +3,8 @@
  * The output stage's loop for stream sinks: messages are formatted into one
  * large buffer that goes to the sink whole (or, formatted by the workers,
  * copied there, or written as they are when a batch's lines are large); a
- * batch leaves the input window once its lines are buffered or written.
+ * batch leaves the input window once its lines are written (or counted
+ * discarded): a stop that gives up still has it to save or count.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -219,15 +219,12 @@ static uint64_t kafka_drain(struct sink *s)
 	uint64_t deadline = (mono_ns() / 1000000) + (uint64_t)(k->drain_timeout * 1000);
 	uint64_t left;
 
-	while (k->in_flight && (mono_ns() / 1000000) < deadline &&
-	       !(s->abort && flag_get(s->abort)))
+	while (k->in_flight && (mono_ns() / 1000000) < deadline && !sink_aborted(s))
 		rd_kafka_poll(k->rk, 50);
 	if (!k->in_flight)
 		return 0;
 	left = k->in_flight;
-	pr_warn("%s: %llu message(s) not acknowledged within --drain-timeout %gs: "
-		"counted as undelivered\n",
-		s->name, (unsigned long long)left, k->drain_timeout);
+	sink_say_unacknowledged(s, left, "message(s)", k->drain_timeout);
 	/* Purged messages come back through on_delivery as undelivered, which
 	 * completes their batches in the output stage. */
 	k->purging = true;

@@ -449,7 +449,7 @@ static int otlp_produce_msg(struct sink *sk, const char *data, size_t len,
 
 static bool aborted(struct sink_otlp *k)
 {
-	return k->base.abort && flag_get(k->base.abort);
+	return sink_aborted(&k->base);
 }
 
 static int otlp_poll(struct sink *sk, int timeout_ms)
@@ -501,9 +501,7 @@ static uint64_t otlp_drain(struct sink *sk)
 		left += slot_at(k, i)->nrec;
 	if (!left)
 		return 0;
-	pr_warn("%s: %llu record(s) not acknowledged within --drain-timeout %gs: counted as "
-		"undelivered\n",
-		sk->name, (unsigned long long)left, k->drain_timeout);
+	sink_say_unacknowledged(sk, left, "record(s)", k->drain_timeout);
 	BUMP(k->undelivered, left);
 	while (k->n)
 		slot_complete(k, slot_at(k, 0), 0, SINK_UNDELIVERED);

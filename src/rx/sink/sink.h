@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/log.h"
+#include "common/signals.h"
 #include "rx/settings/config.h"
 
 struct sink;
@@ -116,6 +118,26 @@ static inline void sink_set_stalled(struct sink *s, bool stalled)
 static inline bool sink_is_stalled(const struct sink *s)
 {
 	return __atomic_load_n(&s->stalled, __ATOMIC_RELAXED);
+}
+
+static inline bool sink_aborted(const struct sink *s)
+{
+	return s->abort && flag_get(s->abort);
+}
+
+/* An async sink's drain, giving up on left messages ("record(s)" for what):
+ * the one warning, whether --drain-timeout ran out or the stop gave up (the
+ * output stage then saves or counts them, given_up). */
+static inline void sink_say_unacknowledged(const struct sink *s, uint64_t left, const char *what,
+					   double drain_timeout)
+{
+	if (sink_aborted(s))
+		pr_warn("%s: %llu %s not acknowledged when the stop gave up\n", s->name,
+			(unsigned long long)left, what);
+	else
+		pr_warn("%s: %llu %s not acknowledged within --drain-timeout %gs: counted as "
+			"undelivered\n",
+			s->name, (unsigned long long)left, what, drain_timeout);
 }
 
 /* Opens the sink the config names; NULL + errno, having logged why. */

@@ -239,8 +239,7 @@ static int ensure_connected(struct sink_tcp *t)
 		if (t->backoff_ms > BACKOFF_MAX_MS)
 			t->backoff_ms = BACKOFF_MAX_MS;
 		/* In slices: a stop that gives up (abort) is not kept waiting. */
-		for (int left = t->backoff_ms; left > 0 && !(t->base.abort && flag_get(t->base.abort));
-		     left -= 50)
+		for (int left = t->backoff_ms; left > 0 && !sink_aborted(&t->base); left -= 50)
 			sleep_ms(left < 50 ? left : 50);
 	}
 	return 0;
