@@ -26,7 +26,8 @@ from support.prom import http_get, parse, scrape, value
 from support.tcp_sinks import FrameSink
 from support.tls_server import Pki
 
-START_CONNECT_S = 2      # src/rx/sink/tcp.c START_CONNECT_MS
+START_CONNECT_S = 2      # src/rx/sink/tcp.c START_CONNECT_MS; otlp.c CONNECT_TIMEOUT_MS
+KAFKA_START_S = 5        # src/rx/sink/kafka.c METADATA_TIMEOUT_MS
 CLOSE_S = 2              # src/rx/sink/tcp.c CLOSE_MS
 STALL_S = 2              # --stall-timeout in these tests
 SLACK_S = 2              # for a loaded host
@@ -38,8 +39,22 @@ def pki(tmp_path_factory):
 
 
 def output_args(kind, port, pki):
+    if kind == "otlp":
+        return ["--output", f"otlp:https://127.0.0.1:{port}/v1/logs",
+                "--otlp-ca", pki.path("ca.pem")]
+    if kind == "kafka":
+        return ["--output", f"kafka:127.0.0.1:{port}/logs"]
     args = ["--output", f"{kind}:127.0.0.1:{port}"]
     return args + (["--tls-ca", pki.path("ca.pem")] if kind == "tls" else [])
+
+
+def not_reachable(kind, port, why):
+    """The start's line for a destination that does not answer."""
+    if kind == "otlp":
+        return f"--output otlp:https://127.0.0.1:{port}/v1/logs: the collector is not reachable yet"
+    if kind == "kafka":
+        return f"--output kafka:127.0.0.1:{port}/logs: no broker of 127.0.0.1:{port} answered"
+    return f"{kind}:127.0.0.1:{port}: not reachable yet; will retry ({why})"
 
 
 def server_tls(pki):
@@ -52,7 +67,7 @@ def start_timed(tmp_path, procs, *args):
     """syslogrx started; (it, seconds to its ready line)."""
     t0 = time.monotonic()
     rx = Syslogrx(tmp_path, *args, port=free_udp_port(),
-                  ready_timeout=START_CONNECT_S + SLACK_S + 5)
+                  ready_timeout=KAFKA_START_S + SLACK_S + 5)
     procs.append(rx)
     return rx, time.monotonic() - t0
 
@@ -72,17 +87,19 @@ HANGS = {
 }
 
 
-@pytest.mark.parametrize("kind,hang", [("tcp", "syn-dropped"), ("tls", "syn-dropped"),
-                                       ("tls", "mute-tls"), ("tls", "trickled-tls")])
+@pytest.mark.parametrize("kind,hang", [
+    ("tcp", "syn-dropped"), ("tls", "syn-dropped"), ("tls", "mute-tls"), ("tls", "trickled-tls"),
+    ("otlp", "syn-dropped"), ("otlp", "mute-tls"), ("otlp", "trickled-tls"),
+    ("kafka", "syn-dropped"), ("kafka", "mute-tls")])
 def test_a_destination_that_hangs_does_not_hold_the_start(tmp_path, procs, pki, kind, hang):
     server, why = HANGS[hang]
     mport = free_tcp_port()
     with server() as port:
         rx, took = start_timed(tmp_path, procs, "--metrics", str(mport),
                                *output_args(kind, port, pki))
-        assert took < START_CONNECT_S + SLACK_S, f"ready after {took:.1f}s"
-        said = f"{kind}:127.0.0.1:{port}: not reachable yet; will retry ({why})"
-        assert said in rx.early_err, rx.early_err
+        bound = (KAFKA_START_S if kind == "kafka" else START_CONNECT_S) + SLACK_S
+        assert took < bound, f"ready after {took:.1f}s"
+        assert not_reachable(kind, port, why) in rx.early_err, rx.early_err
         assert value(parse(scrape(mport)), "syslogrx_output_up") == 0
         rc, err = stop_timed(rx, SLACK_S + 3)
     assert rc == 0, err
@@ -90,7 +107,10 @@ def test_a_destination_that_hangs_does_not_hold_the_start(tmp_path, procs, pki, 
 
 @pytest.mark.parametrize("kind", ["tcp", "tls"])
 def test_a_server_that_stops_reading_is_a_stall(tmp_path, procs, pki, kind):
-    sink = FrameSink(tls=server_tls(pki) if kind == "tls" else None, stall_after=2000)
+    # A server buffer larger than the history's slots (256 KiB): what it
+    # holds unread is lost unless the resend covers its window.
+    sink = FrameSink(tls=server_tls(pki) if kind == "tls" else None, stall_after=2000,
+                     rcvbuf=1 << 20)
     mport = free_tcp_port()
     rate, seconds = 5000, 8
     try:
@@ -142,6 +162,7 @@ def test_a_server_that_stops_reading_is_a_stall(tmp_path, procs, pki, kind):
     assert "the server takes messages again (syslogrx_output_stalled 0)" in err, err
     t = rx.summary["totals"]
     assert t["kernel_drops"]["total"] == 0 and t["received"] == t["written"]
+    assert rx.summary["output_stalled"] is False and rx.summary["output_up"] is True
     flows = by_flow(sink.msgs, "stall")
     assert len(flows) == FLOWS
     missing = {f: set(range(sent // FLOWS)) - set(v) for f, v in flows.items()}
@@ -166,3 +187,48 @@ def test_a_server_that_trickles_after_our_fin_does_not_hold_the_stop(tmp_path, p
         sink.close()
     assert rc == 0, err
     assert rx.summary["totals"]["written"] == 1000
+
+
+def test_a_stall_with_a_reliable_disk_buffer_loses_nothing_to_kill_9(tmp_path, procs, pki):
+    """The disk buffer keeps a record as long as the output could send it
+    again: a server that stops reading, syslogrx killed with -9 during the
+    stall, the server gone with what it held unread; the next syslogrx on
+    the same disk buffer, to a server that reads, delivers every sequence
+    number. (A record released a second after its write would be lost:
+    the stalled server had older ones unread.)"""
+    first = FrameSink(stall_after=2000, rcvbuf=1 << 20)
+    mport, db = free_tcp_port(), tmp_path / "db"
+    rate, seconds = 5000, 8           # more than the server and our socket hold
+    flags = ["--format", "rfc5424", "--stall-timeout", str(STALL_S), "--window", "100000",
+             "--rcvbuf", "16M", "--disk-buffer", str(db), "--disk-buffer-mode", "reliable"]
+    try:
+        rx, _ = start_timed(tmp_path, procs, "--metrics", str(mport), *flags,
+                            *output_args("tcp", first.port, pki))
+        port = int(rx.argv[rx.argv.index("--listen") + 1].rsplit(":", 1)[1])
+        gen = start_gen(port, "kill9", rate=rate, seconds=seconds)
+        assert gen.wait(timeout=60) == 0
+        t0 = time.monotonic()
+        while value(parse(scrape(mport)), "syslogrx_output_stalled") != 1:
+            assert time.monotonic() - t0 < 30, "no stall"
+            time.sleep(0.05)
+        rx.p.kill()
+        rx.p.wait()
+    finally:
+        first.close()                   # what it held unread is gone
+    second = FrameSink()
+    try:
+        rx2 = Syslogrx(tmp_path, *flags, *output_args("tcp", second.port, pki),
+                       port=free_udp_port(), summary=False)
+        procs.append(rx2)
+        sent = rate * seconds
+        msgs = lambda: first.msgs + second.msgs        # noqa: E731
+        t0 = time.monotonic()
+        while (got := sum(len(set(v)) for v in by_flow(msgs(), "kill9").values())) < sent:
+            if time.monotonic() - t0 > 60:
+                rc, err = stop_timed(rx2, CLOSE_S + SLACK_S + 3)
+                raise AssertionError(f"{got} of {sent} arrived: {err}")
+            time.sleep(0.2)
+        rc, err = stop_timed(rx2, CLOSE_S + SLACK_S + 3)
+    finally:
+        second.close()
+    assert rc == 0, err

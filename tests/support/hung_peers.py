@@ -70,8 +70,10 @@ def _serving(handle):
         yield srv.getsockname()[1]
     finally:
         stop.set()
+        srv.shutdown(socket.SHUT_RDWR)   # wakes the accept (a close alone does not)
         srv.close()
         acceptor.join(timeout=10)
+        assert not acceptor.is_alive(), "the acceptor did not end"
         for t in threads:
             t.join(timeout=10)
             assert not t.is_alive(), "a hung peer's connection was not closed"

@@ -45,10 +45,14 @@ class FrameSink:
     stall_after=N stops reading the first connection after N frames, for
     good (closed unread at close(): what it held is lost), and reads no
     later connection before resume(); trickle_after_eof answers the
-    client's FIN with one byte a second instead of its own FIN."""
+    client's FIN with one byte a second instead of its own FIN; rcvbuf
+    sets the connections' SO_RCVBUF (what a server that stops reading
+    holds unread)."""
 
-    def __init__(self, tls=None, stall_after=None, trickle_after_eof=False):
+    def __init__(self, tls=None, stall_after=None, trickle_after_eof=False, rcvbuf=None):
         self.srv = socket.socket()
+        if rcvbuf:
+            self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         self.srv.bind(("127.0.0.1", 0))
         self.srv.listen(8)
         self.port = self.srv.getsockname()[1]
@@ -110,7 +114,8 @@ class FrameSink:
                 buf = buf[sp + 1 + n:]
             with self.lock:
                 self.msgs.extend(got)
-        assert buf == b"", buf[:100]
+        # a torn frame only from a client killed before close() was called
+        assert buf == b"" or self.closing.is_set(), buf[:100]
         while self.trickle_after_eof and not self.closing.wait(1):
             try:
                 c.send(b"x")

@@ -80,8 +80,9 @@ struct sink {
 	enum tz_kind tz_kind;
 	long tz_offset; /* TZ_FIXED: seconds east of UTC */
 	/* Stream sinks: how long after a successful write the destination may
-	 * still lose it and the sink would resend it (tcp: its replay of a
-	 * connection's last second). The disk buffer keeps a record that long. */
+	 * still lose it and the sink would resend it (tcp: as far back as its
+	 * history reaches, at least a second; the output thread writes it at
+	 * each write). The disk buffer keeps a record that long. */
 	uint64_t settle_ns;
 	/* The --listen names a record's listener index picks (msg_meta.listener);
 	 * NULL when records name none (one unnamed listener). */

@@ -65,6 +65,7 @@
 #define REPLAY_NS 1000000000ULL
 #define REPLAY_MERGE_BYTES (256 << 10)
 #define MS_NS 1000000ULL
+#define SETTLE_MARGIN_NS (100 * MS_NS)
 /* The largest receive window of a server counted (twice, see
  * maybe_unread): bounds what a peer advertising a huge one makes us keep. */
 #define REPLAY_WINDOW_MAX (16ULL << 20)
@@ -77,7 +78,7 @@ struct sent_buf {
 	char *data;
 	size_t len, cap;
 	uint64_t msgs;
-	uint64_t sent_ns;
+	uint64_t first_ns, sent_ns; /* when its first and its last bytes were sent */
 };
 
 struct sink_tcp {
@@ -338,11 +339,19 @@ static void remember_sent(struct sink_tcp *t)
 		t->cur.len = 0;
 	} else if (!ARRAY_PUSH_ROOM(t->hist, t->hist_cap, t->nr_hist, 16)) {
 		t->hist[t->nr_hist] = t->cur;
+		t->hist[t->nr_hist].first_ns = now;
 		t->hist[t->nr_hist++].sent_ns = now;
 		memset(&t->cur, 0, sizeof(t->cur));
 	}
 	keep = slots_needed(t, 0, maybe_unread(t), now - REPLAY_NS);
 	forget_oldest(t, t->nr_hist - keep);
+	/* A disk buffer keeps a record as long as we could send it again (the
+	 * output stage releases it settle_ns after the write that sent it;
+	 * SETTLE_MARGIN_NS over, for the time between that write and ours). */
+	if (t->nr_hist && now - t->hist[0].first_ns + SETTLE_MARGIN_NS > REPLAY_NS)
+		t->base.settle_ns = now - t->hist[0].first_ns + SETTLE_MARGIN_NS;
+	else
+		t->base.settle_ns = REPLAY_NS;
 }
 
 /* After a connection ended: what its kernel held unacknowledged, and what
