@@ -72,6 +72,15 @@ def start_timed(tmp_path, procs, *args):
     return rx, time.monotonic() - t0
 
 
+def gone(procs):
+    """Kills what a failed test left running: a server's close waits for
+    its connections to end."""
+    for p in procs:
+        if p.p.poll() is None:
+            p.p.kill()
+            p.p.wait()
+
+
 def stop_timed(rx, bound):
     t0 = time.monotonic()
     rc, _, err = rx.stop(timeout=bound + 5)
@@ -156,6 +165,7 @@ def test_a_server_that_stops_reading_is_a_stall(tmp_path, procs, pki, kind):
         assert http_get(mport, "/readyz")[0] == 200
         rc, err = stop_timed(rx, CLOSE_S + SLACK_S + 3)
     finally:
+        gone(procs)
         sink.close()
     assert rc == 0, err
     assert err.count("is stalled") == 0 and err.count(": stalled: ") == 1, err
@@ -184,6 +194,7 @@ def test_a_server_that_trickles_after_our_fin_does_not_hold_the_stop(tmp_path, p
             time.sleep(0.05)
         rc, err = stop_timed(rx, CLOSE_S + SLACK_S)
     finally:
+        gone(procs)
         sink.close()
     assert rc == 0, err
     assert rx.summary["totals"]["written"] == 1000
@@ -214,6 +225,7 @@ def test_a_stall_with_a_reliable_disk_buffer_loses_nothing_to_kill_9(tmp_path, p
         rx.p.kill()
         rx.p.wait()
     finally:
+        gone(procs)
         first.close()                   # what it held unread is gone
     second = FrameSink()
     try:
@@ -230,5 +242,6 @@ def test_a_stall_with_a_reliable_disk_buffer_loses_nothing_to_kill_9(tmp_path, p
             time.sleep(0.2)
         rc, err = stop_timed(rx2, CLOSE_S + SLACK_S + 3)
     finally:
+        gone(procs)
         second.close()
     assert rc == 0, err

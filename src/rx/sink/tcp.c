@@ -319,10 +319,11 @@ static size_t slots_needed(const struct sink_tcp *t, size_t newer, size_t bytes,
 }
 
 /*
- * Keeps what was just sent until the server's kernel acknowledged it and it
- * is REPLAY_NS old. Buffers sent one after another share a slot up to
- * REPLAY_MERGE_BYTES, so the slots stay few at any rate; what they hold is
- * bounded by the socket's send buffer plus a second of output.
+ * Keeps what was just sent until the server has read it for all we can
+ * tell (maybe_unread) and it is REPLAY_NS old. Buffers sent one after
+ * another share a slot up to REPLAY_MERGE_BYTES, so the slots stay few at
+ * any rate; what they hold is bounded by the socket's send buffer, twice
+ * REPLAY_WINDOW_MAX and a second of output.
  */
 static void remember_sent(struct sink_tcp *t)
 {
@@ -354,8 +355,9 @@ static void remember_sent(struct sink_tcp *t)
 		t->base.settle_ns = REPLAY_NS;
 }
 
-/* After a connection ended: what its kernel held unacknowledged, and what
- * it took in its last second of progress. */
+/* After a connection ended: what the server may not have read of it
+ * (maybe_unread when it ended), and what it took in its last second of
+ * progress. */
 static int replay_recent(struct sink_tcp *t)
 {
 	size_t from = t->nr_hist - slots_needed(t, 0, t->lost_unread, t->lost_ns - REPLAY_NS);
