@@ -8,6 +8,7 @@
 #                   TSan build in build-tsan/ (the threaded paths); BPF stays build/'s
 #   make bench      benchmarks (ratios against a reference measured in the same run)
 #   make soak       10 minutes under rotation and destination restarts (not in CI)
+#   make chaos      every fault (Toxiproxy) x output x disk buffer, as a table (not in CI)
 #   make mutants    plant each bug of tests/mutants/mutants.txt, check its tests catch it
 #                   (MUTANTS=id1,id2 for some; not part of make test)
 #   make format     clang-format every C file in place (.clang-format)
@@ -65,7 +66,7 @@ endif
 # Only goals that compile straight away check at parse time: the jobs that run
 # `deps` first (run, test, bench, soak, the SC4S tables) build in a sub-make,
 # which parses this file again once clang is there.
-DEPS_FIRST_GOALS := deps container-deps image clean format run test test-sanitize bench soak sc4s-table sc4s-replica
+DEPS_FIRST_GOALS := deps container-deps image clean format run test test-sanitize bench soak chaos sc4s-table sc4s-replica
 ifeq ($(filter $(DEPS_FIRST_GOALS),$(MAKECMDGOALS)),)
 ifeq ($(shell command -v $(CLANG) 2>/dev/null),)
 $(error $(CLANG) is not installed: run `make deps` (as root) first, or `make run` / `make test`, which do)
@@ -145,7 +146,7 @@ test_preformat_LIBS := -lpthread -lm -lcmocka
 FUZZ_LAYERS       := syslog common
 
 .PHONY: image test-container container-deps mutants
-.PHONY: all run test test-sanitize sanitize-unit unit integration fuzz bench soak deps clean vmlinux demo sc4s-table sc4s-replica format install install-lab
+.PHONY: all run test test-sanitize sanitize-unit unit integration fuzz bench soak chaos toxiproxy deps clean vmlinux demo sc4s-table sc4s-replica format install install-lab
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -280,6 +281,15 @@ $(PYPROTO):
 		--no-warn-script-location --root-user-action=ignore --target $(dir $@) $(PYPROTO_PKGS) && touch $@
 pyproto: $(PYPROTO)
 
+# Shopify's Toxiproxy (the fault proxy of test_chaos.py and make chaos), pinned,
+# built with `go install` from the Go module proxy into build/toxiproxy
+# (lab/toxiproxy-setup.sh; Debian 12's old go handled as for the collector).
+TOXIPROXY := $(OUTPUT)/toxiproxy/toxiproxy-server
+$(TOXIPROXY): lab/toxiproxy-setup.sh lab/go-toolchain.sh
+	$(call msg,GO,$@)
+	$(Q)lab/toxiproxy-setup.sh $(OUTPUT)/toxiproxy >/dev/null && touch $@
+toxiproxy: $(TOXIPROXY)
+
 # The Python tests in two phases: those not marked serial in TEST_WORKERS
 # processes at once (pytest-xdist; tests of a module that share its Kafka
 # broker on one of them), then those marked serial (a global sysctl, a fixed
@@ -287,7 +297,7 @@ pyproto: $(PYPROTO)
 # PYTEST_ARGS that picks no serial test). --durations=10: each phase ends
 # with its 10 slowest tests (set-up and tear-down apart).
 TEST_WORKERS ?= 4
-integration: all $(PROMTOOL) $(K8S_VALIDATE) $(PYPROTO)
+integration: all $(PROMTOOL) $(K8S_VALIDATE) $(PYPROTO) $(TOXIPROXY)
 	$(Q){ $(PYTHON) -m pytest -q --durations=10 tests -m "not serial" -n $(TEST_WORKERS) \
 		--dist loadgroup $(PYTEST_ARGS) || [ $$? = 5 ]; } && \
 	{ $(PYTHON) -m pytest -q --durations=10 tests -m serial $(PYTEST_ARGS) || [ $$? = 5 ]; }
@@ -332,7 +342,7 @@ TSAN_INTEGRATION := tests/integration/test_live_resize.py tests/integration/test
 	tests/integration/test_disk_buffer.py \
 	tests/integration/test_window_shutdown.py tests/integration/test_hostile_input.py
 test-sanitize: deps
-	$(Q)$(MAKE) all $(FUZZERS) $(PROMTOOL) $(PYPROTO)
+	$(Q)$(MAKE) all $(FUZZERS) $(PROMTOOL) $(PYPROTO) $(TOXIPROXY)
 	$(Q)$(MAKE) fuzz
 	$(Q)$(ASAN_MAKE) all
 	$(Q)$(ASAN_MAKE) unit
@@ -360,6 +370,13 @@ mutants: all
 soak: deps
 	$(Q)$(MAKE) all
 	$(Q)$(PYTHON) lab/soak.py $(SOAK_ARGS)
+
+# Every fault of the matrix against every output and disk-buffer mode, SIGTERM
+# and kill -9 (lab/chaos.py, bounded by --minutes): the table on stdout and in
+# build/chaos.md, the Faults table of docs/outputs.md among it. Not in CI.
+chaos: deps
+	$(Q)$(MAKE) all $(TOXIPROXY)
+	$(Q)$(PYTHON) lab/chaos.py $(CHAOS_ARGS)
 
 # The SC4S drop-rate table for this machine, with syslog-ng and rsyslog as rows.
 sc4s-table: deps

@@ -51,7 +51,7 @@ def _cluster_id():
 
 class KafkaBroker:
     def __init__(self, host="127.0.0.1", port=None, auto_create=True, partitions=1,
-                 netns=None, workdir=None, outlives_tests=False):
+                 netns=None, workdir=None, outlives_tests=False, advertised_port=None):
         if not netns and not ipaddress.ip_address(host).is_loopback:
             raise ValueError(f"broker address {host} in the root namespace: use loopback, "
                              "or an address of a namespace the test created (netns=)")
@@ -59,6 +59,10 @@ class KafkaBroker:
         self.netns = netns
         self.port = port or free_tcp_port(host if not netns else "127.0.0.1")
         self.controller_port = free_tcp_port(host if not netns else "127.0.0.1")
+        # A proxy in front (tests/support/toxiproxy.py): clients are sent to
+        # its port by the metadata, so every request after the first goes
+        # through it too.
+        self.advertised_port = advertised_port or self.port
         self.auto_create = auto_create
         self.partitions = partitions
         self.libs = kafka_libs()
@@ -87,7 +91,7 @@ class KafkaBroker:
             "node.id": "1",
             "controller.quorum.voters": f"1@{self.host}:{self.controller_port}",
             "listeners": f"PLAINTEXT://{self.host}:{self.port},CONTROLLER://{self.host}:{self.controller_port}",
-            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
+            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.advertised_port}",
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",

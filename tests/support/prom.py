@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The Prometheus text format as the tests read it: scrape a /metrics endpoint
-(status 200, the 0.0.4 content type), parse every sample line into
+(status 200, the 0.0.4 content type) or GET a health path, parse every sample line into
 {(name, labels): value} (each after a TYPE line of its family, no series
 twice), then pick series and values by label."""
 import re
