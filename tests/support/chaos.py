@@ -10,7 +10,8 @@ and the books closed by sequence number.
 
 One cell checks what docs/outputs.md#faults promises:
 - syslogrx is ready within START_BOUND s (the fault on, or at start);
-- /readyz answers 503 and the metrics say the output is down or stalled
+- /readyz answers 503 (with a disk buffer riding out the outage: 200 naming
+  it) and the metrics say the output is down or stalled
   within --stall-timeout + 2 s (for the faults that stop delivery);
 - SIGTERM returns, exit 0, within --stop-timeout + 2 s;
 - every sequence number sent is delivered or counted (kernel drop,
@@ -394,7 +395,9 @@ def watch_fault(cell, rx, t0, bound):
                 code, body = http_get(rx.mport, "/readyz")
             except OSError:
                 code, body = 0, ""
-            if code == 503:
+            # 503; or, while a disk buffer takes the outage, ready (keep
+            # sending here: nothing is lost) with the fault named
+            if code == 503 or (code == 200 and "cannot reach its destination" in body):
                 cell.readyz_s, cell.readyz_said = time.monotonic() - t0, body.strip()
         if cell.metric_s is None and fault_shown(rx, rx.metrics()):
             cell.metric_s = time.monotonic() - t0

@@ -229,6 +229,8 @@ bool receiver_output_counts(struct receiver *r, struct output_counts *c);
 bool receiver_disk_stats(struct receiver *r, struct diskbuf_stats *d);
 /* The output's sink is stalled (sink_is_stalled): its name, else NULL. */
 const char *receiver_output_stalled(const struct receiver *r);
+/* The output's name while it cannot reach its destination, else NULL. */
+const char *receiver_output_down(const struct receiver *r);
 /* A worker waits for room in the input window. */
 bool receiver_window_full(struct receiver *r);
 /* --senders: the workers count per sender. */

@@ -68,6 +68,11 @@ const char *receiver_output_stalled(const struct receiver *r)
 	return r->sink && sink_is_stalled(r->sink) ? r->sink->name : NULL;
 }
 
+const char *receiver_output_down(const struct receiver *r)
+{
+	return r->sink && sink_is_down(r->sink) ? r->sink->name : NULL;
+}
+
 bool receiver_window_full(struct receiver *r)
 {
 	return window_peek_full(&r->window);

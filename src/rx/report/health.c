@@ -119,6 +119,14 @@ static bool ready(struct health *h, uint64_t now, struct text *t)
 			    idle, (unsigned long long)d.bytes, (unsigned long long)d.max_bytes);
 			return false;
 		}
+		/* Still ready (nothing is lost while the buffer has room: keep
+		 * sending here), but the answer says what it is riding out. */
+		if (receiver_output_down(h->r))
+			say(t,
+			    "ready: %s cannot reach its destination; the disk buffer takes "
+			    "what arrives (%llu of %llu bytes)\n",
+			    receiver_output_down(h->r), (unsigned long long)d.bytes,
+			    (unsigned long long)d.max_bytes);
 	} else if (receiver_window_full(h->r)) {
 		say(t,
 		    "the output has written nothing for %.1f s and the input window is full: "
@@ -170,7 +178,7 @@ unsigned int health_answer(bool readyz, char *buf, size_t len, void *ctx)
 	receiver_report_lock(h->r);
 	ok = readyz ? ready(h, now, &t) : !stuck_threads(h, now, &t);
 	receiver_report_unlock(h->r);
-	if (ok)
+	if (ok && !t.used) /* a ready that rides out an outage said so itself */
 		say(&t, readyz ? "ready\n" : "ok\n");
 	return ok ? 200 : 503;
 }

@@ -362,6 +362,9 @@ static enum send_result send_slot(struct sink_otlp *k, struct slot *s)
 		slot_complete(k, s, 0, SINK_FAILED);
 		return SEND_DONE;
 	}
+	/* The stop gave up (on_progress): the slot stays, saved or counted. */
+	if (rc == CURLE_ABORTED_BY_CALLBACK)
+		return SEND_RETRY;
 	/* Transient: the same request again later. */
 	{
 		unsigned int shift = s->tries < 7 ? s->tries - 1 : 6;
@@ -451,6 +454,15 @@ static int otlp_produce_msg(struct sink *sk, const char *data, size_t len,
 static bool aborted(struct sink_otlp *k)
 {
 	return sink_aborted(&k->base);
+}
+
+/* curl calls it at least once a second while a request waits: a stop that
+ * gave up ends the request in flight (CURLE_ABORTED_BY_CALLBACK), and its
+ * records are saved or counted with their batch, not waited for. */
+static int on_progress(void *p, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	return aborted(p);
 }
 
 static int otlp_poll(struct sink *sk, int timeout_ms)
@@ -574,6 +586,9 @@ static int setup_curl(struct sink_otlp *k, const struct config *c)
 	curl_easy_setopt(k->curl, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(k->curl, CURLOPT_TCP_NODELAY, 1L);
 	curl_easy_setopt(k->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
+	curl_easy_setopt(k->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(k->curl, CURLOPT_XFERINFODATA, k);
+	curl_easy_setopt(k->curl, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(k->curl, CURLOPT_ERRORBUFFER, k->errbuf);
 	curl_easy_setopt(k->curl, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(k->curl, CURLOPT_WRITEDATA, k);

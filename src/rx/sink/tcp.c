@@ -184,7 +184,7 @@ static int try_connect(struct sink_tcp *t, uint64_t deadline_ns)
 	if (err == -EINPROGRESS) {
 		/* A destination that drops our SYNs answers nothing: the
 		 * deadline ends the wait, as a refusal would. */
-		ready = poll_until(t->fd, POLLOUT, deadline_ns);
+		ready = poll_until_unless(t->fd, POLLOUT, deadline_ns, t->base.abort);
 		if (ready < 0)
 			err = ready;
 		else if (getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &err, &elen))
@@ -194,14 +194,16 @@ static int try_connect(struct sink_tcp *t, uint64_t deadline_ns)
 	}
 	if (err) {
 		snprintf(t->why, sizeof(t->why), "%s",
-			 err == -ETIMEDOUT ? "no answer to the connection in time" :
+			 err == -ETIMEDOUT  ? "no answer to the connection in time" :
+			 err == -ECANCELED ? "the stop gave up" :
 					     strerror(-err));
 		disconnect(t);
 		return err;
 	}
 	if (!t->tls)
 		return 0;
-	err = tls_session_start(t->tls, t->fd, deadline_ns, &t->session, t->why, sizeof(t->why));
+	err = tls_session_start(t->tls, t->fd, deadline_ns, t->base.abort, &t->session, t->why,
+				sizeof(t->why));
 	if (err)
 		disconnect(t);
 	return err;

@@ -212,15 +212,16 @@ static int handshake_error(struct tls_client *tc, struct tls_session *ts, int re
 
 /* Until the socket can give (or take) what OpenSSL asked for: 0, or
  * -ETIMEDOUT at deadline_ns, or -errno. */
-static int wait_io(int fd, int ssl_err, uint64_t deadline_ns)
+static int wait_io(int fd, int ssl_err, uint64_t deadline_ns, const volatile int *stop)
 {
-	int n = poll_until(fd, ssl_err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline_ns);
+	int n = poll_until_unless(fd, ssl_err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT,
+				  deadline_ns, stop);
 
 	return n < 0 ? n : 0;
 }
 
 int tls_session_start(struct tls_client *tc, int fd, uint64_t deadline_ns,
-		      struct tls_session **out, char *why, size_t whylen)
+		      const volatile int *stop, struct tls_session **out, char *why, size_t whylen)
 {
 	struct tls_session *ts = calloc(1, sizeof(*ts));
 	int ret, err, e;
@@ -255,11 +256,12 @@ int tls_session_start(struct tls_client *tc, int fd, uint64_t deadline_ns,
 			err = handshake_error(tc, ts, ret, why, whylen);
 			goto fail;
 		}
-		err = wait_io(fd, e, deadline_ns);
+		err = wait_io(fd, e, deadline_ns, stop);
 		if (err) {
 			ERR_clear_error();
 			snprintf(why, whylen, "%s",
-				 err == -ETIMEDOUT ? "the server did not complete the TLS handshake in time" :
+				 err == -ETIMEDOUT  ? "the server did not complete the TLS handshake in time" :
+				 err == -ECANCELED ? "the stop gave up" :
 						     strerror(-err));
 			goto fail;
 		}
@@ -286,9 +288,8 @@ int tls_session_send(struct tls_session *ts, const char *p, size_t len, int stal
 		}
 		e = SSL_get_error(ts->ssl, ret);
 		if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) {
-			err = poll_until_unless(ts->fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT,
-						mono_ns() + (uint64_t)stall_ms * 1000000, stop);
-			if (err < 0)
+			err = wait_io(ts->fd, e, mono_ns() + (uint64_t)stall_ms * 1000000, stop);
+			if (err)
 				return err;
 			continue;
 		}

@@ -41,11 +41,12 @@ void tls_client_free(struct tls_client *tc);
  * The handshake on connected non-blocking socket fd, done by deadline_ns
  * (mono_ns) or given up. 0 and *out, or -EPROTO when the server cannot be
  * trusted (its certificate, its name: *why says which, escaped for a log
- * line), or another -errno: -ETIMEDOUT past the deadline, else the
- * connection failed (*why says how).
+ * line), or another -errno: -ETIMEDOUT past the deadline, -ECANCELED once
+ * *stop is set (a stop that gave up; NULL: never), else the connection
+ * failed (*why says how).
  */
 int tls_session_start(struct tls_client *tc, int fd, uint64_t deadline_ns,
-		      struct tls_session **out, char *why, size_t whylen);
+		      const volatile int *stop, struct tls_session **out, char *why, size_t whylen);
 /* Sends all of p, or -errno: -ETIMEDOUT when the socket took nothing for
  * stall_ms (the server stopped reading), -ECANCELED once *stop is set (a
  * stop that gave up; NULL: never). */
