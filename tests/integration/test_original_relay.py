@@ -21,6 +21,7 @@ kernel's receive time, so a message held through an outage keeps it;
 original adds none, and syslog-ng stamps the arrival."""
 import json
 import os
+import signal
 import socket
 import time
 from collections import Counter
@@ -28,9 +29,13 @@ from datetime import datetime, timezone
 
 import pytest
 
-from conftest import free_udp_port, wait_until
+from conftest import binary, free_udp_port, run_cmd, wait_until
 from support import parse_oracle
+from support.books import check_books, run_load, summaries
 from support.ports import free_tcp_port
+from support.prom import parse, scrape, value
+from support.rx_watch import Receiver, listen_for, wait_gone
+from support.tcp_sinks import FrameSink
 from support.syslog_ng import SyslogNgNoParse, SyslogNgServer
 from support.tls_server import Pki
 
@@ -232,3 +237,84 @@ def test_a_stampless_message_held_through_an_outage(syslogrx, tmp_path, fmt):
         # syslogrx's address, the connection's (syslog-ng resolves it)
         assert host in (b"127.0.0.1", b"localhost")
     assert b"Built inbound TCP connection 1" in msg
+
+
+# ---- combinations -----------------------------------------------------------
+
+def test_upgrade_with_original_and_a_reliable_disk_buffer(tmp_path):
+    """kill -USR2 twice under load, --format original with octet framing
+    (both from the config file) and a reliable disk buffer: each process
+    forwards on its own connection, every sequence number arrives and
+    nothing is counted lost."""
+    sink = FrameSink()
+    listen = listen_for(socket.AF_INET)
+    rx = Receiver(tmp_path, listen, "--rcvbuf", "64M", "--output", f"tcp:127.0.0.1:{sink.port}",
+                  "--disk-buffer", str(tmp_path / "db"), "--disk-buffer-mode", "reliable",
+                  settings={"sockets": 2, "threads": 2, "format": "original",
+                            "framing": "octet"})
+    try:
+        def upgrades():
+            for _ in range(2):
+                assert rx.upgrade() is not None, "".join(rx.lines)
+                wait_gone(rx.olds[-1], 60)
+        sent, err, final = run_load(rx, listen, upgrades)
+    finally:
+        sink.close()
+    all_s = summaries(rx, final)
+    assert len(sink.msgs) == sum(s["totals"]["written"] for s in all_s)
+    assert all(s["disk_buffer"]["dropped"] == 0 and s["disk_buffer"]["corrupt"] == 0
+               for s in all_s)
+    # original: a frame is the datagram, sysloggen's "<PRI>..." as sent
+    assert all(m.startswith(b"<") for m in sink.msgs)
+    check_books(sent, all_s, final, sink.flows(), exact=False)
+
+
+def test_original_through_a_reliable_disk_buffer_and_a_kill_9(syslogrx, tmp_path):
+    """syslog-ng down: the corpus goes to disk (reliable), the receiver is
+    killed with -9; the next one on the same DIR, syslog-ng up, delivers
+    every datagram as --format original writes it, once."""
+    grams = [d for _, d in corpus()]
+    ports = {"relay": free_tcp_port()}
+    sng = SyslogNgNoParse(str(tmp_path / "sng"), {"relay": NETWORK_TCP}, ports)
+    buf = tmp_path / "buf"
+    out = ["--format", "original", "--output", f"tcp:127.0.0.1:{ports['relay']}",
+           "--disk-buffer", str(buf), "--disk-buffer-mode", "reliable"]
+    mport, uport = free_tcp_port(), free_udp_port()
+    a = syslogrx(*out, "--rcvbuf", "8M", "--metrics", str(mport), "--stats-interval", "0.5",
+                 port=uport, sequences=False)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for d in grams:
+            s.sendto(d, ("127.0.0.1", uport))
+    wait_until(lambda: value(parse(scrape(mport)), "syslogrx_disk_buffer_written_total")
+               == len(grams), "every datagram on disk")
+    a.p.send_signal(signal.SIGKILL)
+    a.p.wait(timeout=10)
+    sng.start()
+    try:
+        b = syslogrx(*out, port=free_udp_port(), sequences=False)
+        wait_until(lambda: len(sng.msgs("relay")) >= len(grams), "the corpus at syslog-ng",
+                   timeout=60)
+        rc, _, err = b.stop()
+        assert rc == 0, err
+        got = sng.msgs("relay")
+    finally:
+        sng.stop()
+    db = b.summary["disk_buffer"]
+    assert db["recovered"] == len(grams) and db["corrupt"] == 0 and db["msgs"] == 0
+    assert Counter(got) == Counter(as_line(d) for d in grams)
+    assert b.summary["totals"]["line_breaks_escaped"] == len(ESCAPED)
+
+
+def test_original_is_refused_where_it_cannot_apply(tmp_path):
+    """OTLP records are not lines: --format original is refused with the
+    flag that carries the datagram; --framing without a tcp or tls output."""
+    for args, want in [
+        (["--output", "otlp:http://127.0.0.1:1/v1/logs", "--format", "original"],
+         "--otlp-original makes the datagram its body"),
+        (["--output", "file:/dev/null", "--framing", "newline"],
+         "--framing needs --output tcp:HOST:PORT or tls:HOST:PORT"),
+        (["--output", "tcp:127.0.0.1:1", "--framing", "lines"],
+         "--framing lines: expected octet or newline"),
+    ]:
+        r = run_cmd([binary("syslogrx"), "--listen", "127.0.0.1:0", *args])
+        assert r.returncode != 0 and want in r.stderr, r.stderr
