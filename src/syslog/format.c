@@ -40,6 +40,7 @@ static const struct {
 	{ "raw", FORMAT_RAW },
 	{ "json", FORMAT_JSON },
 	{ "rfc5424", FORMAT_RFC5424 },
+	{ "original", FORMAT_ORIGINAL },
 };
 
 const char *format_name(enum out_format fmt)
@@ -61,11 +62,13 @@ int format_from_name(const char *name, enum out_format *out)
 	return -EINVAL;
 }
 
-size_t format_max_len(enum out_format fmt, size_t len)
+static size_t line_max_len(enum out_format fmt, size_t len)
 {
 	switch (fmt) {
 	case FORMAT_RAW:
 		return ESCAPE_LINE_MAX(len) + 1;
+	case FORMAT_ORIGINAL:
+		return 4 * len + 1; /* "#012" for a '\n' */
 	case FORMAT_RFC5424:
 		/* header fields are copied, MSG escaped: all from distinct bytes */
 		return ESCAPE_LINE_MAX(len) + FIXED_RFC5424;
@@ -76,6 +79,11 @@ size_t format_max_len(enum out_format fmt, size_t len)
 		return 3 * ESCAPE_JSON_MAX(len) + 3 * len + FIXED_JSON;
 	}
 	return 0;
+}
+
+size_t format_max_len(enum out_format fmt, size_t len)
+{
+	return line_max_len(fmt, len) + FORMAT_FRAME_PREFIX_MAX;
 }
 
 /* ---- escaping: memcpy the clean runs ------------------------------------ */
@@ -343,6 +351,11 @@ static char *put_sd_elems(char *d, const struct syslog_str *sd, const char *skip
 uint64_t meta_time_ns(const struct syslog_msg *m, enum syslog_parse_result r,
 		      const struct msg_meta *meta)
 {
+	/* No stamp (Cisco ASA's default): the kernel's receive time, not the
+	 * time a receiver behind us reads it, which an outage or the disk
+	 * buffer may make hours later. */
+	if (r != SYSLOG_MALFORMED && !m->timestamp.p)
+		return format_recv_ns(meta);
 	if (meta && meta->zone)
 		return syslog_time_ns_zone(m, r, meta->recv_realtime_ns, meta->zone);
 	return syslog_time_ns(m, r, format_recv_ns(meta), meta ? meta->tz_gmtoff : 0);
@@ -641,7 +654,9 @@ static char *format_rfc5424(char *d, const char *data, size_t len, const struct 
 		d = e ? e : format_put_bsd_as_3339(d, &m->tm, meta);
 		*d++ = ' ';
 	} else {
-		d = PUT_LIT(d, "- ");
+		/* no stamp: when it was received (meta_time_ns) */
+		d = format_put_utc_us(d, format_recv_ns(meta));
+		*d++ = ' ';
 	}
 	d = put_hostname(d, &m->hostname, &src);
 	d = put_field_max(d, &m->app_name, SYSLOG_APP_NAME_MAX);
@@ -661,9 +676,42 @@ static char *format_rfc5424(char *d, const char *data, size_t len, const struct 
 	return d;
 }
 
-size_t format_message_flags(char *dst, enum out_format fmt, unsigned int flags, const char *data,
-			    size_t len, const struct syslog_msg *m, enum syslog_parse_result r,
-			    const struct msg_meta *meta)
+/* original: the datagram as it came (format.h). */
+static char *format_original(char *d, const char *data, size_t len, unsigned int flags,
+			     const struct msg_meta *meta)
+{
+	const char *p, *end;
+
+	if (flags & FORMAT_F_WHOLE) {
+		d = put_str(d, data, len);
+		*d++ = '\n';
+		return d;
+	}
+	while (len && (data[len - 1] == '\n' || data[len - 1] == '\r' || data[len - 1] == '\0'))
+		len--;
+	/* syslog-ng's network() ends a message at a '\n' and at a NUL: each
+	 * inside as rsyslog writes it. memchr and strnlen find the common
+	 * case, neither there, at their vector speed. */
+	end = data + len;
+	if (memchr(data, '\n', len) || strnlen(data, len) != len) {
+		for (p = data; p < end; p++) {
+			if (*p != '\n' && *p)
+				continue;
+			d = put_str(d, data, p - data);
+			d = *p ? PUT_LIT(d, "#012") : PUT_LIT(d, "#000");
+			data = p + 1;
+		}
+		if (meta && meta->breaks_escaped)
+			(*meta->breaks_escaped)++;
+	}
+	d = put_str(d, data, end - data);
+	*d++ = '\n';
+	return d;
+}
+
+static size_t format_line(char *dst, enum out_format fmt, unsigned int flags, const char *data,
+			  size_t len, const struct syslog_msg *m, enum syslog_parse_result r,
+			  const struct msg_meta *meta)
 {
 	char *d = dst;
 
@@ -671,6 +719,9 @@ size_t format_message_flags(char *dst, enum out_format fmt, unsigned int flags, 
 	case FORMAT_RAW:
 		d = put_line(d, data, len, flags);
 		*d++ = '\n';
+		break;
+	case FORMAT_ORIGINAL:
+		d = format_original(d, data, len, flags, meta);
 		break;
 	case FORMAT_JSON:
 		d = format_json(d, data, len, m, r, meta, flags);
@@ -682,9 +733,49 @@ size_t format_message_flags(char *dst, enum out_format fmt, unsigned int flags, 
 	return d - dst;
 }
 
+size_t format_message_flags(char *dst, enum out_format fmt, unsigned int flags, const char *data,
+			    size_t len, const struct syslog_msg *m, enum syslog_parse_result r,
+			    const struct msg_meta *meta)
+{
+	char *d;
+	size_t n;
+
+	if (!(flags & FORMAT_F_OCTET_FRAME))
+		return format_line(dst, fmt, flags, data, len, m, r, meta);
+	/* The line after room for the prefix, then moved to follow it: its
+	 * length is only known once it is written. */
+	n = format_line(dst + FORMAT_FRAME_PREFIX_MAX, fmt, flags, data, len, m, r, meta) - 1;
+	d = put_u64(dst, n);
+	*d++ = ' ';
+	memmove(d, dst + FORMAT_FRAME_PREFIX_MAX, n);
+	return d + n - dst;
+}
+
 size_t format_message(char *dst, enum out_format fmt, const char *data, size_t len,
 		      const struct syslog_msg *m, enum syslog_parse_result r,
 		      const struct msg_meta *meta)
 {
 	return format_message_flags(dst, fmt, 0, data, len, m, r, meta);
+}
+
+uint64_t format_count_messages(const char *buf, size_t len, unsigned int flags)
+{
+	const char *p = buf, *end = buf + len, *nl;
+	uint64_t n = 0;
+
+	if (!(flags & FORMAT_F_OCTET_FRAME)) {
+		for (; (nl = memchr(p, '\n', end - p)); p = nl + 1)
+			n++;
+		return n;
+	}
+	while (p < end) {
+		size_t flen = 0;
+
+		while (p < end && *p >= '0' && *p <= '9')
+			flen = flen * 10 + (*p++ - '0');
+		p++; /* the SP */
+		p += flen < (size_t)(end - p) ? flen : (size_t)(end - p);
+		n++;
+	}
+	return n;
 }

@@ -9,6 +9,17 @@
  *          and C1 included) as rsyslog writes it, "#033"; then '\n'. With
  *          FORMAT_F_EXACT_CONTROL only escape_line() (controls as received).
  *
+ * original the datagram's bytes as they came: no parse, no escape. As a line
+ *          (the default): its own line end, any run of '\n', '\r' and NUL
+ *          that ends it, left off (the '\n' written stands for it), and a
+ *          '\n' or NUL inside written as "#012" or "#000", as rsyslog writes
+ *          a control byte it receives: syslog-ng's network() ends a message
+ *          at either, and one datagram stays one message for it, rsyslog's
+ *          imtcp and a log shipper; each such datagram counted at
+ *          meta->breaks_escaped. With FORMAT_F_WHOLE every byte as it came,
+ *          then '\n' (for a consumer that does not split at line breaks: a
+ *          Kafka record, an octet-counted frame).
+
  * SD      every format writes a sender's STRUCTURED-DATA as syslog/sd.h says:
  *          its syslogrx@32473 element, a repeated SD-ID and elements past
  *          SD_ELEMS_MAX SD-IDs dropped (counted at meta->sd_dropped), values
@@ -21,7 +32,9 @@
  *            timestamp                 the timestamp as written in the message
  *            time_unix_nano            that time normalised (msgtime.h; stamps
  *                                      without an offset in meta->zone, UTC
- *                                      without meta), as OTLP's timeUnixNano
+ *                                      without meta), as OTLP's timeUnixNano;
+ *                                      a message without a stamp: the receive
+ *                                      time (meta_time_ns)
  *            hostname, app_name, procid, msgid, structured_data, msg
  *                                      strings as parsed (msg without a BOM
  *                                      and without the trailing newline/NUL;
@@ -54,6 +67,9 @@
  *            gets ADDR as HOSTNAME, as syslog-ng fills it. Without meta or
  *            its address, neither.
  *          - no PRI: <13> (user.notice, as syslog-ng and rsyslog do)
+ *          - no stamp (Cisco ASA's default, RFC 5424's '-'): the receive
+ *            time, "2026-11-22T03:12:00.123456Z" (a malformed message's
+ *            stays '-')
  *          - RFC 5424 input: header fields as received (APP-NAME and PROCID
  *            cut to 48 and 128 bytes); a stamp that is not RFC 3339 (no
  *            zone, nine fraction digits) converted as below.
@@ -85,11 +101,11 @@
 #include "syslog/msgtime.h"
 #include "syslog/syslog_parse.h"
 
-enum out_format { FORMAT_RAW, FORMAT_JSON, FORMAT_RFC5424 };
+enum out_format { FORMAT_RAW, FORMAT_JSON, FORMAT_RFC5424, FORMAT_ORIGINAL };
 
-/* "raw" | "json" | "rfc5424": 0 and *out set; -EINVAL else. */
+/* "raw" | "json" | "rfc5424" | "original": 0 and *out set; -EINVAL else. */
 int format_from_name(const char *name, enum out_format *out);
-/* The reverse: "raw" | "json" | "rfc5424". */
+/* The reverse. */
 const char *format_name(enum out_format fmt);
 
 struct msg_meta {
@@ -107,15 +123,20 @@ struct msg_meta {
 	 * (sd.h: syslogrx's own SD-ID, a repeated SD-ID, past SD_ELEMS_MAX);
 	 * NULL: not counted. */
 	uint32_t *sd_dropped;
+	/* Where format_message() counts the datagrams whose line breaks it
+	 * escaped (original as a line); NULL: not counted. */
+	uint32_t *breaks_escaped;
 };
 
 #define FORMAT_LISTENER_MAX 32
 
-/* The message's normalised time (msgtime.h) in meta's zone. */
+/* The message's normalised time (msgtime.h) in meta's zone; for a parsed
+ * message without a stamp the receive time (format_recv_ns). */
 uint64_t meta_time_ns(const struct syslog_msg *m, enum syslog_parse_result r,
 		      const struct msg_meta *meta);
 
-/* Worst-case bytes format_message() writes for a datagram of len bytes (including the trailing '\n'). */
+/* Worst-case bytes format_message() writes for a datagram of len bytes
+ * (including the trailing '\n', or an octet-counted frame's prefix). */
 size_t format_max_len(enum out_format fmt, size_t len);
 
 /*
@@ -133,6 +154,21 @@ size_t format_message(char *dst, enum out_format fmt, const char *data, size_t l
 /* json: no "raw" key but for a malformed datagram (the receiver's default;
  * --json-raw writes it for every message). */
 #define FORMAT_F_JSON_NO_RAW 2u
+
+/* original: every byte as it came, line breaks and line end too. */
+#define FORMAT_F_WHOLE 4u
+/* Each message as an RFC 6587 octet-counted frame, "LEN SP MSG" with no
+ * '\n' after it (MSG: the line without its '\n'), for a tcp or tls
+ * output with --framing octet: the formatter frames, since only it knows
+ * where a message that holds a '\n' (original, FORMAT_F_WHOLE) ends. */
+#define FORMAT_F_OCTET_FRAME 8u
+/* The longest "LEN SP" prefix: a datagram is at most 64 KiB. */
+#define FORMAT_FRAME_PREFIX_MAX 11
+
+/* How many messages format_message_flags() wrote in buf, len bytes of
+ * them one after another with the same flags: '\n'-ended lines, or with
+ * FORMAT_F_OCTET_FRAME "LEN SP MSG" frames. */
+uint64_t format_count_messages(const char *buf, size_t len, unsigned int flags);
 
 /* format_message() with FORMAT_F_* flags (format_message's are 0). */
 size_t format_message_flags(char *dst, enum out_format fmt, unsigned int flags, const char *data,

@@ -26,6 +26,8 @@ HELD_5424 = (b'<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 77
              b'[exampleSDID@32473 iut="3" eventSource="App\\"lication\\]"][x@1 k="v"] '
              b'An application event')
 HELD_3164 = b"<38>Mar  5 06:07:08 host1 su[123]: 'su root' failed"
+# no stamp (Cisco ASA's default): its time is the receive time
+HELD_NO_STAMP = b"<166>%ASA-6-302013: Built inbound TCP connection 1"
 
 
 @pytest.fixture
@@ -74,6 +76,7 @@ def test_every_sequence_through_the_collector(collector, syslogrx, encoding, com
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.sendto(HELD_5424, ("127.0.0.1", port))
         s.sendto(HELD_3164, ("127.0.0.1", port))
+        s.sendto(HELD_NO_STAMP, ("127.0.0.1", port))
         src_port = s.getsockname()[1]
     gen = sysloggen(port, "--rate", 50000, "--duration", 1, "--format", "rfc5424",
                     "--end-markers", 0)
@@ -114,6 +117,8 @@ def test_every_sequence_through_the_collector(collector, syslogrx, encoding, com
                             "x@1": {"k": "v"}},
         "net.transport": "IP.UDP", "net.peer.ip": "127.0.0.1", "net.peer.port": str(src_port),
     }
+    r = by_body["Built inbound TCP connection 1"]
+    assert r["timeUnixNano"] == r["observedTimeUnixNano"] > 0
     r = by_body["'su root' failed"]
     assert r["timeUnixNano"] == expected_3164_ns(r["observedTimeUnixNano"], offset)
     assert r["severityNumber"] == 9 and r["severityText"] == "info"

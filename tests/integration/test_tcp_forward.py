@@ -8,6 +8,8 @@ import socket
 import subprocess
 import time
 
+import pytest
+
 from conftest import (Proc, binary, free_udp_port, netns_name, run_cmd, sysloggen,
                       wait_queues_empty, wait_until)
 from support.prom import parse, scrape, value
@@ -105,7 +107,8 @@ def frames(data):
     return out
 
 
-def test_frames_a_server_had_unread_are_sent_again(syslogrx, tmp_path):
+@pytest.mark.parametrize("framing", ["octet", "newline"])
+def test_frames_a_server_had_unread_are_sent_again(syslogrx, tmp_path, framing):
     """README: "a server that stops with data unread in its socket loses
     them; so after a connection ends, the frames sent in its last second are
     sent again on the next one". The server here takes the first connection
@@ -113,7 +116,8 @@ def test_frames_a_server_had_unread_are_sent_again(syslogrx, tmp_path):
     count says so), then it closes with them unread (the kernel resets the
     connection: they are gone). Only the resend brings them back: the
     second connection must carry all 50, then the next message. Without
-    the mechanism they would be missing and this test fails."""
+    the mechanism they would be missing and this test fails. The same
+    with one message per line (--framing newline)."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(4)
@@ -121,7 +125,7 @@ def test_frames_a_server_had_unread_are_sent_again(syslogrx, tmp_path):
     tport, uport, mport = server.getsockname()[1], free_udp_port(), free_tcp_port()
     try:
         rx = syslogrx("--sockets", "1", "--threads", "1", "--metrics", str(mport),
-                      "--output", f"tcp:127.0.0.1:{tport}", port=uport)
+                      "--output", f"tcp:127.0.0.1:{tport}", "--framing", framing, port=uport)
         first, _ = server.accept()
         msgs = [b"<13>unread %03d" % i for i in range(50)]
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
@@ -143,7 +147,7 @@ def test_frames_a_server_had_unread_are_sent_again(syslogrx, tmp_path):
     finally:
         server.close()
     assert rc == 0, err
-    got = frames(data)
+    got = frames(data) if framing == "octet" else data.split(b"\n")[:-1]
     assert got == msgs + [b"<13>after the reset"], got
     assert "sent again the 50 message(s) the server had not acknowledged or had in its last second" \
         in err, err

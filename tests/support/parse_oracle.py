@@ -163,6 +163,10 @@ def from_syslogrx(line):
     if o["malformed"]:
         return {"malformed": True}
     t = o.get("time_unix_nano")
+    if "timestamp" not in o:
+        # no time in the message: the receive time, as syslog-ng stamps it
+        # with its own (test_original_relay checks it is json's "received")
+        t = None
     return {
         "malformed": False,
         "host": o.get("hostname"),

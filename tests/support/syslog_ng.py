@@ -3,6 +3,7 @@
 a syslog() source on 127.0.0.1:port (octet-counted frames, over TCP or TLS),
 each message written as a template makes it, one per line. SyslogNg keeps
 ${SDATA} ${MSG} from TCP; tls_server.SyslogNgTls keeps $RAWMSG from TLS."""
+import base64
 import os
 import signal
 import socket
@@ -78,3 +79,34 @@ class SyslogNg(SyslogNgServer):
                          'transport("tcp") max-connections(4)\n'
                          "                 log-iw-size(100000) log-msg-size(70000)",
                          "${SDATA} ${MSG}\\n")
+
+
+class SyslogNgNoParse(SyslogNgServer):
+    """syslog-ng reading as SC4S's sources do before they parse:
+    flags(no-parse), so that $MSG is the message's bytes as they arrived.
+    sources: {name: driver text} with {port} in it, each given its own free
+    port (self.ports[name]) and file; msgs(name) gives the $MSG of each
+    message it wrote, decoded from base64 (a line break or NUL survives)."""
+
+    def __init__(self, folder, sources, ports):
+        self.ports = dict(ports)
+        first = next(iter(self.ports.values()))
+        super().__init__(folder, first, "", "")
+        conf = ["@version: 3.38",
+                "options { stats-freq(0); keep-hostname(yes); use-dns(no); "
+                "log-msg-size(70000); };"]
+        for name, driver in sources.items():
+            conf.append(f"source s_{name} {{ {driver.format(port=self.ports[name])}; }};")
+            conf.append(f'destination d_{name} {{ file("{self.file(name)}" '
+                        'template("$(base64-encode ${MSG})\\n")); };')
+            conf.append(f"log {{ source(s_{name}); destination(d_{name}); }};")
+        self.write_conf("\n".join(conf) + "\n")
+
+    def file(self, name):
+        return os.path.join(self.dir, f"{name}.log")
+
+    def msgs(self, name):
+        if not os.path.exists(self.file(name)):
+            return []
+        with open(self.file(name), "rb") as f:
+            return [base64.b64decode(line) for line in f.read().splitlines()]

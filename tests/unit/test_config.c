@@ -351,6 +351,31 @@ static void test_kafka(void **state)
 	assert_true(c.stall_timeout > 29.99 && c.stall_timeout < 30.01);
 	assert_int_equal(PARSE(&c, "--output", "tcp:127.0.0.1:601", "--stall-timeout", "2.5"), 0);
 	assert_true(c.stall_timeout > 2.49 && c.stall_timeout < 2.51);
+
+	/* --framing: the format's default, newline for original; the frame
+	 * and the whole datagram only where a frame or record holds them */
+	assert_int_equal(PARSE(&c, "--output", "tcp:127.0.0.1:601"), 0);
+	assert_int_equal(config_framing(&c), FRAMING_OCTET);
+	assert_int_equal(config_format_flags(&c) & (FORMAT_F_OCTET_FRAME | FORMAT_F_WHOLE),
+			 FORMAT_F_OCTET_FRAME | FORMAT_F_WHOLE);
+	assert_int_equal(PARSE(&c, "--output", "tls:127.0.0.1:6514", "--format", "original"), 0);
+	assert_int_equal(config_framing(&c), FRAMING_NEWLINE);
+	assert_int_equal(config_format_flags(&c) & (FORMAT_F_OCTET_FRAME | FORMAT_F_WHOLE), 0);
+	assert_int_equal(PARSE(&c, "--output", "tcp:127.0.0.1:601", "--format", "original",
+			       "--framing", "octet"),
+			 0);
+	assert_int_equal(config_framing(&c), FRAMING_OCTET);
+	assert_int_equal(PARSE(&c, "--output", "kafka:h:1/t", "--format", "original"), 0);
+	assert_int_equal(config_format_flags(&c) & (FORMAT_F_OCTET_FRAME | FORMAT_F_WHOLE),
+			 FORMAT_F_WHOLE);
+	assert_int_equal(PARSE(&c, "--format", "original"), 0);
+	assert_int_equal(config_format_flags(&c) & (FORMAT_F_OCTET_FRAME | FORMAT_F_WHOLE), 0);
+	assert_int_not_equal(PARSE(&c, "--output", "file:/x", "--framing", "octet"), 0);
+	assert_non_null(strstr(err, "--framing needs --output tcp:HOST:PORT or tls:HOST:PORT"));
+	assert_int_not_equal(PARSE(&c, "--output", "tcp:127.0.0.1:601", "--framing", "lf"), 0);
+	assert_non_null(strstr(err, "--framing lf: expected octet or newline"));
+	assert_int_not_equal(PARSE(&c, "--output", "otlp:http://h:1", "--format", "original"), 0);
+	assert_non_null(strstr(err, "--otlp-original makes the datagram its body"));
 }
 
 static void test_otlp(void **state)

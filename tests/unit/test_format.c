@@ -68,9 +68,9 @@ static const struct fcase cases[] = {
 	  "<14>1 2023-10-11T22:14:15Z h a p m [origin ip=\"127.0.0.1\"] one\\ntwo\n" },
 	{ "RFC 5424 BOM and nothing else", IN("<14>1 - - - - - - \xEF\xBB\xBF"),
 	  "<14>1 - - - - - - \xEF\xBB\xBF\n",
-	  "{\"pri\":14,\"facility\":1,\"severity\":6,\"version\":1,\"malformed\":false" META_JSON
+	  "{\"pri\":14,\"facility\":1,\"severity\":6,\"version\":1,\"time_unix_nano\":1795317120123456000,\"malformed\":false" META_JSON
 	  ",\"raw\":\"<14>1 - - - - - - \xEF\xBB\xBF\"}\n",
-	  "<14>1 - 127.0.0.1 - - - [origin ip=\"127.0.0.1\"] \xEF\xBB\xBF\n" },
+	  "<14>1 2026-11-22T03:12:00.123456Z 127.0.0.1 - - - [origin ip=\"127.0.0.1\"] \xEF\xBB\xBF\n" },
 	{ "RFC 3164 quotes, backslash, newline",
 	  IN("<13>Oct 11 22:14:15 host app[7]: say \"hi\" C:\\temp\nline2\n"),
 	  "<13>Oct 11 22:14:15 host app[7]: say \"hi\" C:\\\\temp\\nline2\\n\n",
@@ -121,19 +121,19 @@ static const struct fcase cases[] = {
 	  ",\"raw\":\"<189>123: *Mar  1 18:48:50.483 UTC: %SYS-5-CONFIG_I: Configured from console\"}\n",
 	  "<189>1 2026-03-01T18:48:50.483+05:30 127.0.0.1 UTC - - [origin ip=\"127.0.0.1\"] %SYS-5-CONFIG_I: Configured from console\n" },
 	{ "no PRI, no header: <13>, the first word its TAG", IN("Use the BFG!"), "Use the BFG!\n",
-	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"app_name\":\"Use\",\"msg\":\"the BFG!\",\"malformed\":false" META_JSON
+	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"time_unix_nano\":1795317120123456000,\"app_name\":\"Use\",\"msg\":\"the BFG!\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"Use the BFG!\"}\n",
-	  "<13>1 - 127.0.0.1 Use - - [origin ip=\"127.0.0.1\"] the BFG!\n" },
+	  "<13>1 2026-11-22T03:12:00.123456Z 127.0.0.1 Use - - [origin ip=\"127.0.0.1\"] the BFG!\n" },
 	{ "malformed: bad PRI, newline", IN("<999>bad\nline"), "<999>bad\\nline\n",
 	  "{\"malformed\":true" META_JSON ",\"raw\":\"<999>bad\\nline\"}\n",
 	  "<13>1 - 127.0.0.1 - - - [origin ip=\"127.0.0.1\"] <999>bad\\nline\n" },
 	{ "truncated 5424 header: read as RFC 3164, as syslog-ng does",
 	  IN("<34>1 2003-10-11T22:14:15.003Z host app\n"),
 	  "<34>1 2003-10-11T22:14:15.003Z host app\\n\n",
-	  "{\"pri\":34,\"facility\":4,\"severity\":2,\"version\":0,\"app_name\":\"1\","
+	  "{\"pri\":34,\"facility\":4,\"severity\":2,\"version\":0,\"time_unix_nano\":1795317120123456000,\"app_name\":\"1\","
 	  "\"msg\":\"2003-10-11T22:14:15.003Z host app\",\"malformed\":false" META_JSON
 	  ",\"raw\":\"<34>1 2003-10-11T22:14:15.003Z host app\\n\"}\n",
-	  "<34>1 - 127.0.0.1 1 - - [origin ip=\"127.0.0.1\"] 2003-10-11T22:14:15.003Z host app\n" },
+	  "<34>1 2026-11-22T03:12:00.123456Z 127.0.0.1 1 - - [origin ip=\"127.0.0.1\"] 2003-10-11T22:14:15.003Z host app\n" },
 	{ "malformed: empty", IN(""), "\n", "{\"malformed\":true" META_JSON ",\"raw\":\"\"}\n",
 	  "<13>1 - 127.0.0.1 - - - [origin ip=\"127.0.0.1\"] \n" },
 	{ "malformed: all escapes at once", IN("<>\\\"\0\r\n\x01\xc0"),
@@ -143,11 +143,11 @@ static const struct fcase cases[] = {
 	/* a terminal escape sequence, tab and DEL: as rsyslog writes them */
 	{ "controls: ESC, tab, DEL", IN("<13>1 - h a - - - \x1b[2J\x1b]0;pwned\x07\tend\x7f"),
 	  "<13>1 - h a - - - #033[2J#033]0;pwned#007#011end#177\n",
-	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":1,\"hostname\":\"h\","
+	  "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":1,\"time_unix_nano\":1795317120123456000,\"hostname\":\"h\","
 	  "\"app_name\":\"a\",\"msg\":\"\\u001b[2J\\u001b]0;pwned\\u0007\\tend\x7f\","
 	  "\"malformed\":false" META_JSON
 	  ",\"raw\":\"<13>1 - h a - - - \\u001b[2J\\u001b]0;pwned\\u0007\\tend\x7f\"}\n",
-	  "<13>1 - h a - - [origin ip=\"127.0.0.1\"] #033[2J#033]0;pwned#007#011end#177\n" },
+	  "<13>1 2026-11-22T03:12:00.123456Z h a - - [origin ip=\"127.0.0.1\"] #033[2J#033]0;pwned#007#011end#177\n" },
 };
 
 static struct sockaddr_in src4;
@@ -304,7 +304,7 @@ static void test_listener_named(void **state)
 	}
 	n = json_of("x", &meta, out);
 	check_line("listener", "json", out, n,
-		   "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"app_name\":\"x\",\"malformed\":false,\"socket\":0,"
+		   "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"time_unix_nano\":1000,\"app_name\":\"x\",\"malformed\":false,\"socket\":0,"
 		   "\"listener\":\"cisco_asa\",\"received\":\"1970-01-01T00:00:00.000001Z\","
 		   "\"raw\":\"x\"}\n",
 		   format_max_len(FORMAT_JSON, 1));
@@ -334,14 +334,17 @@ static void test_json_meta(void **state)
 
 	src6.sin6_addr = in6addr_loopback;
 	n = json_of("x", &meta, out);
-	want = "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"app_name\":\"x\",\"malformed\":false,\"source\":\"[::1]:514\","
+	want = "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"time_unix_nano\":1000,\"app_name\":\"x\",\"malformed\":false,\"source\":\"[::1]:514\","
 	       "\"socket\":4294967295,\"received\":\"1970-01-01T00:00:00.000001Z\",\"raw\":\"x\"}\n";
 	check_line("ipv6", "json", out, n, want, format_max_len(FORMAT_JSON, 1));
 
-	/* no meta: no source, socket or received */
-	n = json_of("x", NULL, out);
+	/* no meta: no source, socket or received (a stamp: no clock read) */
+	n = json_of("<13>1 2003-10-11T22:14:15Z - x - - -", NULL, out);
 	check_line("no meta", "json", out, n,
-		   "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"app_name\":\"x\",\"malformed\":false,\"raw\":\"x\"}\n", 1024);
+		   "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":1,"
+		   "\"timestamp\":\"2003-10-11T22:14:15Z\",\"time_unix_nano\":1065910455000000000,"
+		   "\"app_name\":\"x\",\"malformed\":false,"
+		   "\"raw\":\"<13>1 2003-10-11T22:14:15Z - x - - -\"}\n", 1024);
 
 	/* an address too short for its family is left out */
 	meta.src = (struct sockaddr *)&bad4;
@@ -350,7 +353,7 @@ static void test_json_meta(void **state)
 	meta.socket_index = 0;
 	n = json_of("x", &meta, out);
 	check_line("short src", "json", out, n,
-		   "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"app_name\":\"x\",\"malformed\":false,\"socket\":0,"
+		   "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"time_unix_nano\":4102444799999999000,\"app_name\":\"x\",\"malformed\":false,\"socket\":0,"
 		   "\"received\":\"2099-12-31T23:59:59.999999Z\",\"raw\":\"x\"}\n",
 		   1024);
 }
@@ -405,7 +408,7 @@ static void test_json_no_raw(void **state)
  * byte-exact with FORMAT_F_EXACT_CONTROL. */
 static void test_sd_controls(void **state)
 {
-	static const char in[] = "<13>1 - h a - - [x@1 k=\"a\x1b[0m\\\"\t\"] m\x1b";
+	static const char in[] = "<13>1 2003-10-11T22:14:15Z h a - - [x@1 k=\"a\x1b[0m\\\"\t\"] m\x1b";
 	struct syslog_msg m;
 	enum syslog_parse_result r = syslog_parse(in, sizeof(in) - 1, &m);
 	char out[256];
@@ -413,12 +416,12 @@ static void test_sd_controls(void **state)
 
 	assert_int_equal(r, SYSLOG_OK_5424);
 	n = format_message(out, FORMAT_RFC5424, in, sizeof(in) - 1, &m, r, NULL);
-	check_line("sd", "rfc5424", out, n, "<13>1 - h a - - [x@1 k=\"a#033[0m\\\"#011\"] m#033\n",
+	check_line("sd", "rfc5424", out, n, "<13>1 2003-10-11T22:14:15Z h a - - [x@1 k=\"a#033[0m\\\"#011\"] m#033\n",
 		   sizeof(out));
 	n = format_message_flags(out, FORMAT_RFC5424, FORMAT_F_EXACT_CONTROL, in, sizeof(in) - 1,
 				 &m, r, NULL);
 	check_line("sd", "rfc5424 exact", out, n,
-		   "<13>1 - h a - - [x@1 k=\"a\x1b[0m\\\"\t\"] m\x1b\n", sizeof(out));
+		   "<13>1 2003-10-11T22:14:15Z h a - - [x@1 k=\"a\x1b[0m\\\"\t\"] m\x1b\n", sizeof(out));
 }
 
 static size_t rfc5424_from(const char *in, size_t len, const struct sockaddr *sa, socklen_t salen,
@@ -444,16 +447,16 @@ static void test_origin(void **state)
 	inet_pton(AF_INET6, "2001:db8::5", &src6.sin6_addr);
 	n = rfc5424_from("<13>1 - - a - - - m", 19, (struct sockaddr *)&src6, sizeof(src6), 0, out);
 	check_line("ipv6", "rfc5424", out, n,
-		   "<13>1 - 2001:db8::5 a - - [origin ip=\"2001:db8::5\"] m\n", sizeof(out));
+		   "<13>1 2026-11-22T03:12:00.123456Z 2001:db8::5 a - - [origin ip=\"2001:db8::5\"] m\n", sizeof(out));
 	n = rfc5424_from(own, sizeof(own) - 1, (struct sockaddr *)&src4, sizeof(src4), 0, out);
 	check_line("own origin", "rfc5424", out, n,
-		   "<13>1 - h a - - [origin software=\"fw\\]\" ip=\"10.9.9.9\" ip=\"127.0.0.1\"]"
+		   "<13>1 2026-11-22T03:12:00.123456Z h a - - [origin software=\"fw\\]\" ip=\"10.9.9.9\" ip=\"127.0.0.1\"]"
 		   "[x@1 a=\"b\"][y@2 c=\"#033\"] m\n",
 		   sizeof(out));
 	n = rfc5424_from(own, sizeof(own) - 1, (struct sockaddr *)&src4, sizeof(src4),
 			 FORMAT_F_EXACT_CONTROL, out);
 	check_line("own origin exact", "rfc5424", out, n,
-		   "<13>1 - h a - - [origin software=\"fw\\]\" ip=\"10.9.9.9\" ip=\"127.0.0.1\"]"
+		   "<13>1 2026-11-22T03:12:00.123456Z h a - - [origin software=\"fw\\]\" ip=\"10.9.9.9\" ip=\"127.0.0.1\"]"
 		   "[x@1 a=\"b\"][y@2 c=\"\x1b\"] m\n",
 		   sizeof(out));
 	/* a dual-stack socket's IPv4-mapped sender is its IPv4 address */
@@ -466,7 +469,7 @@ static void test_origin(void **state)
 		sizeof(out));
 	/* no usable sender: '-' as before */
 	n = rfc5424_from("<13>1 - - a - - - m", 19, (struct sockaddr *)&src4, 4, 0, out);
-	check_line("short src", "rfc5424", out, n, "<13>1 - - a - - - m\n", sizeof(out));
+	check_line("short src", "rfc5424", out, n, "<13>1 2026-11-22T03:12:00.123456Z - a - - - m\n", sizeof(out));
 }
 
 /* Worst cases reach but never pass format_max_len. */
@@ -483,7 +486,7 @@ static void test_max_len(void **state)
 	memset(in, '\x1b', sizeof(in));
 	r = syslog_parse(in, sizeof(in), &m);
 	n = format_message(big, FORMAT_RAW, in, sizeof(in), &m, r, NULL);
-	assert_int_equal(n, format_max_len(FORMAT_RAW, sizeof(in)));
+	assert_int_equal(n + FORMAT_FRAME_PREFIX_MAX, format_max_len(FORMAT_RAW, sizeof(in)));
 	n = format_message(big, FORMAT_RFC5424, in, sizeof(in), &m, r, NULL);
 	assert_true(n <= format_max_len(FORMAT_RFC5424, sizeof(in)));
 	{

@@ -590,9 +590,7 @@ int receiver_start(struct receiver *r)
 		.queues_outlive = r->queues_kept ? r->queues_kept : &r->handed_over,
 	};
 	err = output_stage_start(&r->out, r->reorder ? &r->ordered_window : &r->window, r->disk,
-				 r->sink, cfg->format,
-				 (cfg->escape_control ? 0 : FORMAT_F_EXACT_CONTROL) |
-					 (cfg->json_raw ? 0 : FORMAT_F_JSON_NO_RAW),
+				 r->sink, cfg->format, config_format_flags(cfg),
 				 cfg->output_rate, cfg->sequences ? &seq_opts : NULL, &r->reopen,
 				 &r->force);
 	if (err)

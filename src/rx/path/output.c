@@ -62,11 +62,13 @@ int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf 
 	o->tz.minute = -1;
 	o->async = (sink->ops->produce || sink->ops->produce_msg) && sink->ops->poll &&
 		   sink->ops->drain;
-	/* Raw lines are the datagram's bytes and null writes nothing: no field
-	 * is needed, so nothing is parsed (and malformed is not counted).
+	/* Raw and original lines are the datagram's bytes and null writes
+	 * nothing: no field is needed, so nothing is parsed (and malformed is
+	 * not counted).
 	 * Async sinks (kafka, otlp) parse always: a key or a record's
 	 * attributes may ask for a field. */
-	o->parse = o->async || (fmt != FORMAT_RAW && !sink->discards);
+	o->parse = o->async ||
+		   (fmt != FORMAT_RAW && fmt != FORMAT_ORIGINAL && !sink->discards);
 	/* Stream sinks: the workers format, one line per message as this
 	 * thread would; paced output stays here (it sleeps per message). */
 	o->pre = (struct preformat){
@@ -111,6 +113,7 @@ void output_stage_counts(struct output_stage *o, struct output_counts *out)
 	out->malformed = __atomic_load_n(&o->counts.malformed, __ATOMIC_RELAXED);
 	out->parsed = o->parse;
 	out->sd_dropped = __atomic_load_n(&o->counts.sd_dropped, __ATOMIC_RELAXED);
+	out->breaks_escaped = __atomic_load_n(&o->counts.breaks_escaped, __ATOMIC_RELAXED);
 	out->discarded = __atomic_load_n(&o->counts.discarded, __ATOMIC_RELAXED);
 	out->write_errors = __atomic_load_n(&o->counts.write_errors, __ATOMIC_RELAXED);
 	out->given_up = __atomic_load_n(&o->counts.given_up, __ATOMIC_RELAXED);

@@ -34,6 +34,7 @@ struct output_counts {
 	uint64_t malformed;    /* did not parse: written raw all the same */
 	bool parsed;	       /* malformed is counted (the output parses) */
 	uint64_t sd_dropped;   /* senders' SD elements not written (syslog/sd.h) */
+	uint64_t breaks_escaped; /* original lines with '\n' or NUL escaped */
 	uint64_t discarded;    /* could not be written: the sink failed */
 	uint64_t write_errors; /* failed sink writes */
 	/* A stop that gave up (force: --stop-timeout, a second signal, or a
@@ -67,6 +68,7 @@ struct output_stage {
 	uint64_t done;			 /* messages taken (this thread's own count) */
 	uint64_t bad;			 /* malformed in this batch, not yet published */
 	uint32_t sd_bad;		 /* SD elements dropped in it, not yet published */
+	uint32_t breaks_bad;		 /* messages with line breaks escaped, not yet published */
 	uint64_t rate_start_ns;		 /* --output-rate schedule: message */
 	uint64_t rate_base;		 /* rate_base + k is due at start + k/rate */
 	struct output_counts counts;	 /* read with __atomic loads */

@@ -23,6 +23,7 @@ enum syslog_parse_result output_msg_take(struct output_stage *o, const struct ba
 		seqtrack_observe(o->seq, *data, r->len);
 	preformat_meta(o->sink, &o->tz, r, meta);
 	meta->sd_dropped = &o->sd_bad;
+	meta->breaks_escaped = &o->breaks_bad;
 	return res;
 }
 
@@ -60,6 +61,9 @@ void output_batch_done(struct output_stage *o)
 	if (o->sd_bad)
 		output_count(&o->counts.sd_dropped, o->sd_bad);
 	o->sd_bad = 0;
+	if (o->breaks_bad)
+		output_count(&o->counts.breaks_escaped, o->breaks_bad);
+	o->breaks_bad = 0;
 }
 
 void output_msg_done(struct output_stage *o, void (*before_sleep)(struct output_stage *o))

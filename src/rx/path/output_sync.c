@@ -84,6 +84,7 @@ static bool take_formatted(struct output_stage *o, struct batch *b)
 
 	o->bad += b->out_bad;
 	o->sd_bad += b->out_sd_dropped;
+	o->breaks_bad += b->out_breaks_escaped;
 	o->done += b->count;
 	if (o->used + b->out_used > o->cap || direct)
 		flush(o);

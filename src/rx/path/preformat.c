@@ -129,7 +129,7 @@ static void out_fit(struct batch *b)
 
 void batch_preformat(const struct preformat *pf, struct tz_cache *tz, struct batch *b)
 {
-	uint32_t bad = 0, sd_dropped = 0;
+	uint32_t bad = 0, sd_dropped = 0, breaks = 0;
 
 	b->out_used = 0;
 	b->formatted = false;
@@ -150,11 +150,13 @@ void batch_preformat(const struct preformat *pf, struct tz_cache *tz, struct bat
 		}
 		preformat_meta(pf->sink, tz, r, &meta);
 		meta.sd_dropped = &sd_dropped;
+		meta.breaks_escaped = &breaks;
 		b->out_used += format_message_flags(b->out + b->out_used, pf->format, pf->flags,
 						    data, r->len, &m, res, &meta);
 	}
 	b->out_bad = bad;
 	b->out_sd_dropped = sd_dropped;
+	b->out_breaks_escaped = breaks;
 	b->formatted = true;
 	out_fit(b);
 }

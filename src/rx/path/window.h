@@ -67,11 +67,13 @@ struct batch {
 	size_t counted;	   /* its bytes in window.alloc_bytes (batch_mem when counted) */
 	/* Its lines, formatted by the worker (rx/path/preformat.h) when
 	 * formatted: out_used bytes, out_bad of the messages malformed,
-	 * out_sd_dropped SD elements dropped (syslog/sd.h). */
+	 * out_sd_dropped SD elements dropped (syslog/sd.h), out_breaks_escaped
+	 * of the messages with line breaks escaped (syslog/format.h). */
 	char *out;
 	size_t out_used, out_cap;
 	uint32_t out_bad;
 	uint32_t out_sd_dropped;
+	uint32_t out_breaks_escaped;
 	bool formatted;
 	/* The output stage's: messages of it already written (or discarded)
 	 * by a flush in the middle of taking it (output_sync.c), so a stop

@@ -369,6 +369,10 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		    "repeated SD-ID, past 64 SD-IDs.",
 		    s.out.sd_dropped);
 	}
+	one(p, "syslogrx_line_breaks_escaped_total", PROM_COUNTER,
+	    "Messages of --format original with a line break or NUL inside, written as #012 "
+	    "or #000 to stay one line.",
+	    s.out.breaks_escaped);
 	one(p, "syslogrx_output_errors_total", PROM_COUNTER, "Failed writes to the output.",
 	    s.out.write_errors);
 	one(p, "syslogrx_given_up_total", PROM_COUNTER,

@@ -558,6 +558,7 @@ static void write_totals(struct json_writer *w, struct receiver *r, const struct
 		jw_null(w, "malformed"); /* raw or null output: nothing parsed */
 		jw_null(w, "sd_dropped");
 	}
+	jw_u64(w, "line_breaks_escaped", s->out.breaks_escaped);
 	jw_u64(w, "truncated", s->truncated);
 	jw_u64(w, "empty", s->empty);
 	jw_u64(w, "abandoned", s->abandoned);

@@ -117,7 +117,7 @@ static bool advise_output_cpu(const struct advice_input *in, struct advice *a, u
 	    in->output_busy_seconds < ADVICE_OUTPUT_BUSY_ACTIVE * in->active_seconds)
 		return false;
 	fix = in->format == FORMAT_JSON && in->json_raw ? "without --json-raw" :
-	      in->format != FORMAT_RAW			? "--format raw" :
+	      in->format != FORMAT_RAW && in->format != FORMAT_ORIGINAL ? "--format raw" :
 							  "";
 	add(a, "limit", "output_cpu", fix,
 	    "the window was full for %.3f s and %llu datagrams were dropped: the output "
@@ -129,8 +129,9 @@ static bool advise_output_cpu(const struct advice_input *in, struct advice *a, u
 	    in->active_seconds, 100 * in->output_busy_seconds / in->active_seconds,
 	    in->format == FORMAT_JSON && in->json_raw ?
 		    "json without --json-raw writes each message once (about half the bytes)" :
-	    in->format != FORMAT_RAW ? "raw lines cost the least to format" :
-				       "raw is already the cheapest format: the output stage needs "
+	    in->format != FORMAT_RAW && in->format != FORMAT_ORIGINAL ?
+		    "raw lines cost the least to format" :
+		    "raw (or original) is already the cheapest format: the output stage needs "
 				       "a CPU of its own (fewer --threads than CPUs)");
 	return true;
 }

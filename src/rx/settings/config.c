@@ -227,7 +227,15 @@ static error_t parse_output_opt(struct parse_state *ps, int key, char *arg)
 		return parse_output_dest(ps, arg);
 	case OPT_FORMAT:
 		if (format_from_name(arg, &c->format))
-			FAIL("--format %s: expected raw, json or rfc5424", arg);
+			FAIL("--format %s: expected raw, json, rfc5424 or original", arg);
+		return 0;
+	case OPT_FRAMING:
+		if (!strcmp(arg, "octet"))
+			c->framing = FRAMING_OCTET;
+		else if (!strcmp(arg, "newline"))
+			c->framing = FRAMING_NEWLINE;
+		else
+			FAIL("--framing %s: expected octet or newline", arg);
 		return 0;
 	case OPT_NO_ESCAPE_CONTROL:
 		c->escape_control = false;
@@ -502,6 +510,31 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	if (key >= 0 && key < OPT_KEY_MAX)
 		ps->set_by[key] = ps->layer;
 	return 0;
+}
+
+enum out_framing config_framing(const struct config *c)
+{
+	if (c->framing != FRAMING_DEFAULT)
+		return c->framing;
+	return c->format == FORMAT_ORIGINAL ? FRAMING_NEWLINE : FRAMING_OCTET;
+}
+
+unsigned int config_format_flags(const struct config *c)
+{
+	bool stream = c->output == OUTPUT_TCP || c->output == OUTPUT_TLS;
+	bool octet = stream && config_framing(c) == FRAMING_OCTET;
+	unsigned int f = 0;
+
+	if (!c->escape_control)
+		f |= FORMAT_F_EXACT_CONTROL;
+	if (!c->json_raw)
+		f |= FORMAT_F_JSON_NO_RAW;
+	if (octet)
+		f |= FORMAT_F_OCTET_FRAME;
+	/* A frame or a Kafka record holds any bytes: original keeps them all. */
+	if (octet || c->output == OUTPUT_KAFKA)
+		f |= FORMAT_F_WHOLE;
+	return f;
 }
 
 const char *config_output_name(const struct config *c, char *buf, size_t len)

@@ -43,6 +43,10 @@ enum output_kind {
 
 /* --timezone: the zone of RFC 3164 stamps that carry none. */
 /* TZ_LOCAL: the host's zone (TZ, else /etc/localtime), as syslog-ng's default */
+/* --framing: how a tcp or tls output delimits messages. DEFAULT: the
+ * format's (config_framing()). */
+enum out_framing { FRAMING_DEFAULT, FRAMING_OCTET, FRAMING_NEWLINE };
+
 enum tz_kind { TZ_UTC, TZ_FIXED, TZ_NAMED, TZ_LOCAL };
 
 struct config {
@@ -62,6 +66,7 @@ struct config {
 	enum output_kind output;
 	char output_arg[PATH_MAX]; /* file path, HOST:PORT for tcp, BROKERS/TOPIC for kafka */
 	enum out_format format;
+	enum out_framing framing; /* --framing, as given */
 	char summary[PATH_MAX];		      /* "" = none */
 	double duration;		      /* 0 = until a signal */
 	uint64_t cost_ns[CONFIG_MAX_COST_NS]; /* lab knob: CPU spent per message by worker t */
@@ -148,6 +153,14 @@ int config_parse(struct config *c, int argc, char **argv, unsigned int flags, ch
 		 size_t errlen);
 
 /* The output as given: "null", "stdout", "file:PATH", "tcp:HOST:PORT", "kafka:...". */
+/* The framing a tcp or tls output uses: --framing, else newline for
+ * --format original (syslog-ng's network() and SC4S's default TCP and TLS
+ * ports read lines) and octet counting for the others (RFC 5425 and 6587:
+ * syslog-ng's syslog(), SC4S's port 601). */
+enum out_framing config_framing(const struct config *c);
+/* The FORMAT_F_* flags the output formats with. */
+unsigned int config_format_flags(const struct config *c);
+
 const char *config_output_name(const struct config *c, char *buf, size_t len);
 
 /* tcp, tls, kafka, otlp: a destination that can be down (and come back). */

@@ -74,6 +74,9 @@ int config_check_otlp(const struct config *c, char *err, size_t errlen)
 	if (c->output != OUTPUT_OTLP && c->otlp_original)
 		FAIL("--otlp-original needs --output otlp:URL (the other outputs carry the "
 		     "datagram already: --format raw, and json's \"raw\" with --json-raw)");
+	if (c->output == OUTPUT_OTLP && c->format == FORMAT_ORIGINAL)
+		FAIL("--format original does not apply to --output otlp: each message is one OTLP "
+		     "log record; --otlp-original makes the datagram its body, byte for byte");
 	if (c->output == OUTPUT_OTLP && c->format != FORMAT_RAW)
 		FAIL("--format %s does not apply to --output otlp: each message is one OTLP "
 		     "log record (see --otlp-encoding)",
@@ -90,6 +93,9 @@ int config_check_format(const struct config *c, char *err, size_t errlen)
 {
 	if (c->json_raw && c->format != FORMAT_JSON)
 		FAIL("--json-raw needs --format json");
+	if (c->framing != FRAMING_DEFAULT && c->output != OUTPUT_TCP && c->output != OUTPUT_TLS)
+		FAIL("--framing needs --output tcp:HOST:PORT or tls:HOST:PORT (a file or stdout "
+		     "has one message per line, a Kafka or OTLP record is one message)");
 	return 0;
 }
 

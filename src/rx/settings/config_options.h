@@ -45,6 +45,7 @@ enum config_opt {
 	OPT_DRAIN_TIMEOUT,
 	OPT_STOP_TIMEOUT,
 	OPT_STALL_TIMEOUT,
+	OPT_FRAMING,
 	/* The kafka output (parse_kafka_opt). */
 	OPT_KAFKA_KEY = 448,
 	OPT_KAFKA_OPT,

@@ -28,6 +28,7 @@ static const struct restart_field {
 	FIELD("output", output),
 	STRING("output", output_arg),
 	FIELD("format", format),
+	FIELD("framing", framing),
 	STRING("summary", summary),
 	FIELD("duration", duration),
 	FIELD("cost-ns", cost_ns),

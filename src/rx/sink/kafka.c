@@ -193,7 +193,11 @@ static int kafka_produce(struct sink *s, const char *msg, size_t len, const char
 		k->rk, RD_KAFKA_V_RKT(k->rkt), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
 		RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_VALUE((void *)msg, len),
 		RD_KAFKA_V_KEY(keylen ? key : NULL, keylen), RD_KAFKA_V_HEADERS(hdrs),
-		RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+		RD_KAFKA_V_OPAQUE(opaque),
+		/* The record's time is the kernel's receive time, not when a
+		 * window or disk buffer let it out (0: librdkafka's now). */
+		RD_KAFKA_V_TIMESTAMP(meta ? (int64_t)(meta->recv_realtime_ns / 1000000) : 0),
+		RD_KAFKA_V_END);
 	if (!err) {
 		BUMP(k->in_flight, 1);
 		return 0;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * tcp:HOST:PORT sink: forwards to another syslog server over TCP with RFC 6587
- * octet-counted framing ("LEN SP MSG"), one frame per line the output stage
- * formatted (lines never hold a raw '\n': every format escapes it).
+ * tcp:HOST:PORT sink: forwards to another syslog server over TCP, the
+ * messages framed as the output stage formatted them (--framing,
+ * syslog/format.h): RFC 6587 octet-counted frames ("LEN SP MSG"), or one
+ * message per line (syslog-ng's network(), rsyslog's imtcp).
  *
  * While the server is down, write() retries with backoff and does not return:
  * the output stage stalls, the input window fills, the workers stop reading and
@@ -30,7 +31,7 @@
  * connection is given up for a new one, which gets the resend first.
  *
  * tls:HOST:PORT is the same with a TLS session on the connection (RFC 5425:
- * the same octet-counted frames, over TLS; tls.c). A server whose
+ * the same frames, over TLS; tls.c). A server whose
  * certificate is refused is an outage like any other once running (the
  * window holds, we retry); at start, when the server answers and is
  * refused, syslogrx does not start: that is a setting to fix, not a wait.
@@ -92,6 +93,7 @@ struct sink_tcp {
 	bool said_down;		     /* the outage is logged already */
 	int backoff_ms;
 	int stall_ms;		     /* --stall-timeout */
+	unsigned int format_flags;   /* FORMAT_F_*: the framing of what write() is given */
 	uint64_t stalled_ns;	     /* when the stall now shown was last seen; 0: none */
 	uint64_t conn_ns;	     /* when the current connection was made */
 	size_t max_wnd;		     /* the server's largest receive window on it */
@@ -262,30 +264,19 @@ static bool peer_closed(struct sink_tcp *t)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR));
 }
 
-/* Lines -> "LEN SP LINE" frames in t->cur. Returns the frames' length. */
-static size_t build_frames(struct sink_tcp *t, const char *buf, size_t len)
+/* The messages to send, as the output formatted them for the framing
+ * (lines, or frames: syslog/format.h), into t->cur, where the history
+ * keeps them. Returns their length. */
+static size_t take_messages(struct sink_tcp *t, const char *buf, size_t len)
 {
 	struct sent_buf *f = &t->cur;
-	size_t out = 0;
 
-	f->msgs = 0;
-	while (len) {
-		const char *nl = memchr(buf, '\n', len);
-		size_t ll = nl ? (size_t)(nl - buf) : len;
-		size_t need = out + 21 + ll;
-
-		if (array_reserve((void **)&f->data, &f->cap, need, 1, 4096))
-			return (size_t)-1;
-		out += sprintf(f->data + out, "%zu ", ll);
-		memcpy(f->data + out, buf, ll);
-		out += ll;
-		f->msgs++;
-		ll += nl ? 1 : 0;
-		buf += ll;
-		len -= ll;
-	}
-	f->len = out;
-	return out;
+	if (array_reserve((void **)&f->data, &f->cap, len, 1, 4096))
+		return (size_t)-1;
+	memcpy(f->data, buf, len);
+	f->msgs = format_count_messages(buf, len, t->format_flags);
+	f->len = len;
+	return len;
 }
 
 /* Frees hist[0..n) (no longer needed), keeping one buffer for cur. */
@@ -440,7 +431,7 @@ static void stall_over(struct sink_tcp *t)
 static int tcp_write(struct sink *s, const char *buf, size_t len)
 {
 	struct sink_tcp *t = (struct sink_tcp *)s;
-	size_t flen = build_frames(t, buf, len);
+	size_t flen = take_messages(t, buf, len);
 	int err;
 
 	if (flen == (size_t)-1)
@@ -525,6 +516,7 @@ struct sink *sink_tcp_open(const struct config *c)
 	t->base.ops = &tcp_ops;
 	t->base.settle_ns = REPLAY_NS;
 	t->stall_ms = (int)(c->stall_timeout * 1000);
+	t->format_flags = config_format_flags(c);
 	t->fd = -1;
 	snprintf(t->base.name, sizeof(t->base.name), "%s:%s", kind, c->output_arg);
 	if (parse_host_port(c->output_arg, &t->addr, &t->addrlen)) {
