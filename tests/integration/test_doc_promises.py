@@ -18,7 +18,10 @@ that breaks it (tests/mutants/mutants.txt names the break):
 - operating.md: `SC4S_LISTEN_DEFAULT_UDP_PORT=P1,P2` gives `default_P1` and
   `default_P2`, alone in the file too.
 """
+import json
 import os
+import re
+import signal
 import socket
 import subprocess
 import time
@@ -276,3 +279,65 @@ def test_sc4s_default_port_list_alone_names_its_listeners(syslogrx, tmp_path):
     assert rc == 0, err
     assert [(l["name"], l["listen"]) for l in rx.summary["listeners"]] == [
         ("default_514", "0.0.0.0:514"), ("default_5514", "0.0.0.0:5514")], rx.summary["listeners"]
+
+
+def test_sc4s_fetch_limit_becomes_at_most_batch_1024(syslogrx, tmp_path):
+    """operating.md: "`SC4S_SOURCE_UDP_FETCH_LIMIT=F` | `--batch F` (at most
+    1024)": a larger F starts with --batch 1024, and says so."""
+    env = tmp_path / "env_file"
+    env.write_text("SC4S_SOURCE_UDP_FETCH_LIMIT=5000\n")
+    rx = syslogrx("--env-file", str(env), port=free_udp_port())
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    assert f"--env-file {env}:1: SC4S_SOURCE_UDP_FETCH_LIMIT=5000 -> --batch 1024" in err, err
+    assert rx.summary["config"]["batch"] == 1024
+
+
+def test_root_by_hand_says_so_once(tmp_path):
+    """combinations.md: "Started as root without `--user` and outside systemd
+    (no `NOTIFY_SOCKET`, no `INVOCATION_ID`), one line after the ready line
+    says so: `syslogrx: running as uid 0 (with no capability left); --user
+    USER runs as USER`. A process taking over (upgrade, ...) does not repeat
+    it." One upgrade (kill -USR2): the line once in all of stderr."""
+    said = "syslogrx: running as uid 0 (with no capability left); --user USER runs as USER\n"
+    env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "INVOCATION_ID")}
+    rx = Proc([binary("syslogrx"), "--listen", f"127.0.0.1:{free_udp_port()}", "--sockets", "1",
+               "--threads", "1", "--output", "null"], env=env)
+    try:
+        seen = []
+        while not any("ready on" in l for l in seen):
+            seen.append(rx.p.stderr.readline().decode())
+            assert seen[-1], "".join(seen)
+        assert rx.p.stderr.readline().decode() == said
+        rx.p.send_signal(signal.SIGUSR2)
+        while "took over" not in seen[-1]:
+            seen.append(rx.p.stderr.readline().decode())
+            assert seen[-1], "".join(seen)
+        # The new process holds stderr now: stopped, it ends the pipe.
+        successor = int(re.search(r"pid (\d+) took over", seen[-1]).group(1))
+        rx.p.wait(timeout=30)
+        os.kill(successor, signal.SIGTERM)
+    finally:
+        rc, _, err = rx.stop()
+    assert rc == 0, err
+    assert said not in "".join(seen) + err, "".join(seen) + err
+
+
+def test_sysloggen_says_when_it_cannot_keep_up(tmp_path):
+    """lab.md: sysloggen "When it cannot keep up it says so and reports the
+    rate it achieved". A rate no machine sends (5,000,000/s) to a socket
+    that reads nothing: a line per second behind, whose achieved rate is the
+    one its --json second reports."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        r = run_cmd([binary("sysloggen"), "--target", f"127.0.0.1:{s.getsockname()[1]}",
+                     "--rate", "5000000", "--count", "600000", "--json"], timeout=120)
+    assert r.returncode == 0, r.stderr
+    seconds = {o["second"]: o for o in map(json.loads, r.stdout.splitlines())
+               if o.get("type") == "second"}
+    late = re.findall(r"cannot keep up: (\d+) messages behind schedule in second (\d+) "
+                      r"\(target 5000000/s, achieved (\d+)/s\)", r.stderr)
+    assert late, r.stderr
+    for behind, second, achieved in late:
+        row = seconds[int(second)]
+        assert (int(behind), int(achieved)) == (row["behind"], round(row["rate"])), (row, r.stderr)
