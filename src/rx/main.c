@@ -29,6 +29,7 @@
 #include "rx/sink/sink.h"
 #include "rx/life/resize.h"
 #include "rx/report/stats_line.h"
+#include "rx/life/fair_share_run.h"
 #include "rx/report/summary.h"
 #include "rx/life/supervisor.h"
 #include "rx/life/upgrade.h"
@@ -104,6 +105,12 @@ static void recheck_supervised(const struct config *cfg)
 /* SIGUSR2: hand the sockets over to a new process; true once it took them. */
 static bool upgrade(struct receiver *r)
 {
+	if (r->fair_share) {
+		pr_warn("SIGUSR2: --fair-share's filter and buckets are not handed over yet; "
+			"ignored, pid %d goes on (restart to upgrade)\n",
+			(int)getpid());
+		return false;
+	}
 	if (r->supervised) {
 		pr_warn("SIGUSR2: a supervised receiver is not upgraded in place (its "
 			"supervisor holds the sockets); ignored\n");
@@ -167,6 +174,7 @@ static void run(struct receiver *r, struct config *cfg)
 			if (upgrade(r))
 				break;
 		}
+		fair_share_run_tick(r, now);
 		health_tick(&health);
 		health_watchdog(&health);
 		if (now >= next_senders) {

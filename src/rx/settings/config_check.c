@@ -128,6 +128,18 @@ int config_check_sequences(const struct config *c, char *err, size_t errlen)
 	return 0;
 }
 
+int config_check_fair_share(const struct config *c, char *err, size_t errlen)
+{
+	if (c->nr_protect && !c->fair_share)
+		FAIL("--protect needs --fair-share");
+	/* A supervised child does not load BPF: it adopts what the supervisor
+	 * holds, and the filter's pressure would be left as it was. */
+	if (c->fair_share && c->supervise)
+		FAIL("--fair-share and --supervise cannot be used together yet: the filter "
+		     "and its buckets are not handed to a supervised child");
+	return 0;
+}
+
 int config_check(struct config *c, char *err, size_t errlen)
 {
 	int ret;
@@ -141,7 +153,8 @@ int config_check(struct config *c, char *err, size_t errlen)
 	    (ret = config_check_format(c, err, errlen)) ||
 	    (ret = config_check_tls(c, err, errlen)) ||
 	    (ret = config_check_disk_buffer(c, err, errlen)) ||
-	    (ret = config_check_sequences(c, err, errlen)))
+	    (ret = config_check_sequences(c, err, errlen)) ||
+	    (ret = config_check_fair_share(c, err, errlen)))
 		return ret;
 	return 0;
 }
