@@ -1,0 +1,166 @@
+"""--fair-share: one flooding sender cannot take the quiet ones down.
+
+Workers with a known capacity (--cost-ns 500000, one thread: 2,000/s at
+most, wall-clock), one sender at 3x that and ten quiet senders at 100/s each,
+from their own loopback addresses, for a bounded time. Without --fair-share
+the quiet senders lose about the flood's share (measured and printed); with
+it they lose nothing and the flood loses its excess, shed in the kernel.
+The books are closed per sender against the sequence numbers in what was
+written (an oracle of their own, not syslogrx's counts): sent = received +
+shed + other kernel drops, exactly.
+"""
+import collections
+import os
+import re
+import signal
+
+import pytest
+
+from conftest import free_udp_port, wait_until
+from support.load import send_many
+from support.procnet import queued_bytes
+
+COST_NS = "500000"  # 2,000/s for one thread
+FLOOD = ("127.0.0.2", 6000)
+QUIET = [(f"127.0.1.{i}", 100) for i in range(1, 11)]
+SECONDS = 5
+MARKER = re.compile(rb"seq@32473 run=(\S+) flow=(\d+) seq=(\d+) ")
+
+
+def start(syslogrx, tmp_path, *flags):
+    port = free_udp_port()
+    out = tmp_path / "out.log"
+    rx = syslogrx("--sockets", "1", "--threads", "1", "--cost-ns", COST_NS, "--rcvbuf", "4M",
+                  "--senders", "4096", "--output", f"file:{out}", *flags, port=port)
+    return rx, port, out
+
+
+def drained(port):
+    return queued_bytes(port) == 0
+
+
+def written(out, run, rates):
+    """{source address: [sequence numbers written]}, from the output file."""
+    seqs = collections.defaultdict(list)
+    with open(out, "rb") as f:
+        for line in f:
+            m = MARKER.search(line)
+            if m and m.group(1) == run.encode():
+                seqs[rates[int(m.group(2))][0]].append(int(m.group(3)))
+    return seqs
+
+
+def run_load(syslogrx, tmp_path, rates, *flags):
+    rx, port, out = start(syslogrx, tmp_path, *flags)
+    sent = send_many("127.0.0.1", port, SECONDS, "fs", rates)
+    wait_until(lambda: drained(port), "the queue drained", timeout=120)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    rows = {r["address"]: r for r in rx.summary["senders"]["rows"]}
+    seqs = written(out, "fs", rates)
+    return rx.summary, rows, sent, seqs, err
+
+
+def check_books(summary, rows, sent, seqs):
+    """Per sender: what was written is seq 0..n-1 minus what the kernel
+    dropped, once each; sent = received + shed + other drops."""
+    snd = summary["senders"]
+    assert snd["complete"] is True, snd
+    for addr, n in sent.items():
+        got = seqs.get(addr, [])
+        assert len(got) == len(set(got)), f"{addr}: duplicates"
+        assert set(got) <= set(range(n)), f"{addr}: a sequence number never sent"
+        row = rows.get(addr, {"received": 0, "dropped": 0, "shed": 0, "kernel_drops": {}})
+        assert row["received"] == len(got), (addr, row, len(got))
+        shed = row.get("shed", 0)
+        others = sum(v for k, v in row["kernel_drops"].items() if k != "SOCKET_FILTER")
+        assert row["kernel_drops"].get("SOCKET_FILTER", 0) == shed, row
+        assert row["dropped"] == shed + others, row
+        assert n == len(got) + shed + others, (addr, n, row)
+
+
+def loss(rows, sent, addrs):
+    lost = sum(sent[a] - rows.get(a, {"received": 0})["received"] for a in addrs)
+    return lost / sum(sent[a] for a in addrs)
+
+
+def test_without_fair_share_the_quiet_lose_the_flood_share(syslogrx, tmp_path):
+    """Measured, not asserted as a figure: the kernel drops at random."""
+    rates = [FLOOD] + QUIET
+    summary, rows, sent, seqs, _ = run_load(syslogrx, tmp_path, rates)
+    check_books(summary, rows, sent, seqs)
+    assert summary["fair_share"] is None
+    assert all("shed" not in r for r in rows.values())
+    quiet = [a for a, _ in QUIET]
+    print(f"\nwithout --fair-share: flood lost {loss(rows, sent, [FLOOD[0]]):.1%}, "
+          f"quiet senders lost {loss(rows, sent, quiet):.1%}")
+    assert rows[FLOOD[0]]["dropped"] > 0
+
+
+def test_fair_share_keeps_the_quiet_senders(syslogrx, tmp_path):
+    rates = [FLOOD] + QUIET
+    summary, rows, sent, seqs, err = run_load(syslogrx, tmp_path, rates, "--fair-share")
+    check_books(summary, rows, sent, seqs)
+    quiet = [a for a, _ in QUIET]
+    print(f"\nwith --fair-share: flood lost {loss(rows, sent, [FLOOD[0]]):.1%}, "
+          f"quiet senders lost {loss(rows, sent, quiet):.1%}")
+    # The quiet senders lose nothing: every sequence number was written.
+    for a in quiet:
+        assert sorted(seqs[a]) == list(range(sent[a])), (a, rows.get(a))
+    # The flood lost its excess, shed in the kernel, not to a full buffer.
+    flood = rows[FLOOD[0]]
+    assert flood["shed"] > 0 and flood["kernel_drops"] == {"SOCKET_FILTER": flood["shed"]}
+    assert flood["received"] + flood["shed"] == sent[FLOOD[0]]
+    fs = summary["fair_share"]
+    assert fs["shed"] == flood["shed"] == summary["totals"]["kernel_drops"]["total"]
+    assert fs["episodes"] >= 1 and fs["unshaped"] == 0
+    assert fs["senders_seen"] == len(rates)
+    # Said when it starts and stops, and who was shed most.
+    assert "fair share: shedding starts" in err, err
+    assert re.search(r"fair share: shedding stops; \d+ datagrams shed, most from 127\.0\.0\.2",
+                     err), err
+
+
+def test_protected_prefix_is_never_shed(syslogrx, tmp_path):
+    """The protected sender is the largest, past the workers' capacity on
+    its own: never shed (a full buffer may still drop it). The unprotected
+    flood beside it is shed."""
+    rates = [("127.0.0.2", 2500), ("127.0.0.3", 1500)] + QUIET[:3]
+    summary, rows, sent, seqs, _ = run_load(syslogrx, tmp_path, rates, "--fair-share",
+                                            "--protect", "127.0.0.2/32")
+    check_books(summary, rows, sent, seqs)
+    assert rows["127.0.0.2"]["shed"] == 0
+    assert rows["127.0.0.3"]["shed"] > 0
+
+
+def test_under_no_pressure_nothing_is_shed(syslogrx, tmp_path):
+    rates = [("127.0.0.2", 400)] + QUIET[:5]
+    summary, rows, sent, seqs, err = run_load(syslogrx, tmp_path, rates, "--fair-share")
+    check_books(summary, rows, sent, seqs)
+    for a, n in sent.items():
+        assert sorted(seqs[a]) == list(range(n)), a
+    assert summary["fair_share"]["shed"] == 0 and summary["fair_share"]["episodes"] == 0
+    assert summary["fair_share"]["filtered"] == sum(sent.values())
+    assert "shedding" not in err
+
+
+@pytest.mark.parametrize("flags, want", [
+    (["--protect", "10.0.0.0/24"], "--protect needs --fair-share"),
+    (["--fair-share", "--protect", "10.0.0.1/24"], "--protect 10.0.0.1/24: expected"),
+    (["--fair-share", "--protect", "10.0.0.0/24=0"], "--protect 10.0.0.0/24=0: expected"),
+    (["--fair-share", "--supervise"], "--fair-share and --supervise cannot be used together"),
+])
+def test_refused_at_start(syslogrx, tmp_path, flags, want):
+    with pytest.raises(AssertionError, match=re.escape(want)):
+        start(syslogrx, tmp_path, *flags)
+
+
+def test_usr2_is_refused_and_it_goes_on(syslogrx, tmp_path):
+    rx, port, out = start(syslogrx, tmp_path, "--fair-share")
+    os.kill(rx.p.pid, signal.SIGUSR2)
+    rx.wait_line("SIGUSR2: --fair-share's filter and buckets are not handed over yet")
+    sent = send_many("127.0.0.1", port, 1, "fs", QUIET[:2])
+    wait_until(lambda: drained(port), "the queue drained", timeout=60)
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    assert rx.summary["totals"]["received"] == sum(sent.values())
