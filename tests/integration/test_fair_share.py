@@ -19,6 +19,8 @@ import pytest
 from conftest import free_udp_port, wait_until
 from support.load import send_many
 from support.procnet import queued_bytes
+from support.procs import Syslogrx
+from support.rx_watch import Receiver
 
 COST_NS = "500000"  # 2,000/s for one thread
 FLOOD = ("127.0.0.2", 6000)
@@ -27,11 +29,17 @@ SECONDS = 5
 MARKER = re.compile(rb"seq@32473 run=(\S+) flow=(\d+) seq=(\d+) ")
 
 
-def start(syslogrx, tmp_path, *flags):
+def start(syslogrx, tmp_path, *flags, second=False):
+    """second: two listeners, the load goes to the second one's port."""
     port = free_udp_port()
     out = tmp_path / "out.log"
+    if second:
+        flags = ("--listen", f"b=127.0.0.1:{port}") + flags
+        listen = f"a=127.0.0.1:{free_udp_port()}"
+    else:
+        listen = f"127.0.0.1:{port}"
     rx = syslogrx("--sockets", "1", "--threads", "1", "--cost-ns", COST_NS, "--rcvbuf", "4M",
-                  "--senders", "4096", "--output", f"file:{out}", *flags, port=port)
+                  "--senders", "4096", "--output", f"file:{out}", *flags, listen=listen)
     return rx, port, out
 
 
@@ -50,15 +58,28 @@ def written(out, run, rates):
     return seqs
 
 
-def run_load(syslogrx, tmp_path, rates, *flags):
-    rx, port, out = start(syslogrx, tmp_path, *flags)
+def run_load(syslogrx, tmp_path, rates, *flags, second=False, until=None):
+    """until: a line to wait for once the load is over, before the stop."""
+    rx, port, out = start(syslogrx, tmp_path, *flags, second=second)
     sent = send_many("127.0.0.1", port, SECONDS, "fs", rates)
     wait_until(lambda: drained(port), "the queue drained", timeout=120)
+    if until:
+        rx.wait_line(until)
     rc, _, err = rx.stop()
     assert rc == 0, err
     rows = {r["address"]: r for r in rx.summary["senders"]["rows"]}
     seqs = written(out, "fs", rates)
     return rx.summary, rows, sent, seqs, err
+
+
+def check_kept(summary, rows, sent, seqs, err):
+    """The quiet senders lost nothing; the flood lost its excess, shed."""
+    check_books(summary, rows, sent, seqs)
+    for a, _ in QUIET:
+        assert sorted(seqs[a]) == list(range(sent[a])), (a, rows.get(a))
+    flood = rows[FLOOD[0]]
+    assert flood["shed"] > 0 and flood["kernel_drops"] == {"SOCKET_FILTER": flood["shed"]}
+    assert "fair share: shedding starts" in err, err
 
 
 def check_books(summary, rows, sent, seqs):
@@ -90,7 +111,7 @@ def test_without_fair_share_the_quiet_lose_the_flood_share(syslogrx, tmp_path):
     summary, rows, sent, seqs, _ = run_load(syslogrx, tmp_path, rates)
     check_books(summary, rows, sent, seqs)
     assert summary["fair_share"] is None
-    assert all("shed" not in r for r in rows.values())
+    assert all(r["shed"] == 0 for r in rows.values())
     quiet = [a for a, _ in QUIET]
     print(f"\nwithout --fair-share: flood lost {loss(rows, sent, [FLOOD[0]]):.1%}, "
           f"quiet senders lost {loss(rows, sent, quiet):.1%}")
@@ -99,7 +120,8 @@ def test_without_fair_share_the_quiet_lose_the_flood_share(syslogrx, tmp_path):
 
 def test_fair_share_keeps_the_quiet_senders(syslogrx, tmp_path):
     rates = [FLOOD] + QUIET
-    summary, rows, sent, seqs, err = run_load(syslogrx, tmp_path, rates, "--fair-share")
+    summary, rows, sent, seqs, err = run_load(syslogrx, tmp_path, rates, "--fair-share",
+                                              until="fair share: shedding stops")
     check_books(summary, rows, sent, seqs)
     quiet = [a for a, _ in QUIET]
     print(f"\nwith --fair-share: flood lost {loss(rows, sent, [FLOOD[0]]):.1%}, "
@@ -164,3 +186,58 @@ def test_usr2_is_refused_and_it_goes_on(syslogrx, tmp_path):
     rc, _, err = rx.stop()
     assert rc == 0, err
     assert rx.summary["totals"]["received"] == sum(sent.values())
+
+
+# ---- with the rest: --user, several listeners, a live resize ---------------------
+
+
+def test_under_user_nobody(procs, nobody_dir):
+    """The filter is loaded before the capabilities go; the tick needs none."""
+    def as_nobody(*args, **kw):
+        p = Syslogrx(nobody_dir, *args, **kw)
+        procs.append(p)
+        return p
+
+    rates = [FLOOD] + QUIET
+    summary, rows, sent, seqs, err = run_load(as_nobody, nobody_dir, rates, "--fair-share",
+                                              "--user", "nobody")
+    check_kept(summary, rows, sent, seqs, err)
+
+
+def test_on_a_second_listener(syslogrx, tmp_path):
+    """Every listener's sockets have the filter: the load goes to the second."""
+    rates = [FLOOD] + QUIET
+    summary, rows, sent, seqs, err = run_load(syslogrx, tmp_path, rates, "--fair-share",
+                                              second=True)
+    check_kept(summary, rows, sent, seqs, err)
+
+
+def test_a_socket_a_resize_opens_has_the_filter(tmp_path):
+    """--balance hash: a grow opens a new socket, which joins the group with
+    the filter on it before it takes traffic. Eight flood senders at 750/s
+    each (3x the capacity in all) hash over both sockets (all on one: 1 run
+    in 128): were the new one unfiltered, its queue would overflow and the
+    quiet senders on it lose. Ten quiet senders at 20/s: below an equal
+    split of the capacity among 18 senders, so none of theirs is shed."""
+    port = free_udp_port()
+    rx = Receiver(tmp_path, f"127.0.0.1:{port}", "--balance", "hash", "--cost-ns", COST_NS,
+                  "--rcvbuf", "4M", "--senders", "4096", "--fair-share",
+                  settings={"sockets": 1, "threads": 1})
+    rx.resize(2, 1)
+    floods = [(f"127.0.2.{i}", 750) for i in range(1, 9)]
+    quiet = [(a, 20) for a, _ in QUIET]
+    rates = floods + quiet
+    sent = send_many("127.0.0.1", port, SECONDS, "fs", rates)
+    wait_until(lambda: drained(port), "the queue drained", timeout=120)
+    rc, err, summary = rx.stop()
+    assert rc == 0, err
+    rows = {r["address"]: r for r in summary["senders"]["rows"]}
+    check_books(summary, rows, sent, written(rx.out, "fs", rates))
+    seqs = written(rx.out, "fs", rates)
+    for a, _ in quiet:
+        assert sorted(seqs[a]) == list(range(sent[a])), (a, rows.get(a))
+    assert [x["state"] for x in summary["sockets"]] == ["live", "live"]
+    # Shed, and nothing lost to a full buffer on either socket.
+    assert summary["fair_share"]["shed"] > 0
+    for x in summary["sockets"]:
+        assert set(x["kernel_drops"]) <= {"total", "SOCKET_FILTER"}, summary["sockets"]

@@ -13,9 +13,14 @@
 struct fair_share_run {
 	struct fair_share *fs;
 	double next_tick, calm_since; /* calm_since: 0 while not calm */
-	double drain_rate;	      /* datagrams/s, averaged over ~1 s */
+	/* What the workers can drain, datagrams/s: measured over ticks that
+	 * began and ended with datagrams queued (busy workers), averaged over
+	 * ~1 s of them; 0 until the first. An idle tick says what arrived, not
+	 * what could be drained. */
+	double drain_rate;
 	uint64_t last_taken;
 	double last_now;
+	bool last_queued;
 	bool shedding;
 	double level;
 	uint64_t episodes, shed_at_start;
@@ -89,17 +94,20 @@ void fair_share_run_close(struct receiver *r)
 	r->fair_share = NULL;
 }
 
-/* The fullest socket's share of its receive buffer. */
-static double max_fill(struct receiver *r)
+/* The fullest socket's share of its receive buffer; *any: a datagram is
+ * queued somewhere. */
+static double max_fill(struct receiver *r, bool *any)
 {
 	double worst = 0;
 
+	*any = false;
 	for (unsigned int i = 0; i < r->group.n; i++) {
 		const struct group_socket *s = &r->group.socks[i];
 		uint64_t queued;
 
 		if (s->fd < 0 || s->rcvbuf <= 0 || sockinfo_meminfo(s->fd, NULL, &queued))
 			continue;
+		*any |= queued > 0;
 		if ((double)queued / s->rcvbuf > worst)
 			worst = (double)queued / s->rcvbuf;
 	}
@@ -155,24 +163,32 @@ void fair_share_run_tick(struct receiver *r, double now)
 	struct fair_share_run *run = r->fair_share;
 	double fill, dt, rate;
 	uint64_t t;
-	bool pressed;
+	bool pressed, queued;
 	char who[64];
 
 	if (!run || now < run->next_tick)
 		return;
 	run->next_tick = now + FAIR_SHARE_TICK_S;
 	t = taken(r);
+	fill = max_fill(r, &queued);
 	dt = now - run->last_now;
-	if (run->last_now > 0 && dt > 0) {
+	if (run->last_queued && queued && dt > 0) {
 		rate = (t - run->last_taken) / dt;
-		/* ~1 s of ticks: one slow tick does not set the level. */
-		run->drain_rate += (rate - run->drain_rate) * (dt < 1.0 ? dt : 1.0);
+		/* ~1 s of busy ticks: one slow tick does not set the level. */
+		if (!run->drain_rate)
+			run->drain_rate = rate;
+		else
+			run->drain_rate += (rate - run->drain_rate) * (dt < 1.0 ? dt : 1.0);
 	}
 	run->last_taken = t;
 	run->last_now = now;
+	run->last_queued = queued;
 
-	fill = max_fill(r);
 	pressed = fill >= FAIR_SHARE_ON_FILL || (r->window_ready && window_peek_full(&r->window));
+	/* No busy tick measured yet: no level to shed to. The queue past the
+	 * fill level has room for the tick until one is. */
+	if (!run->drain_rate)
+		pressed = false;
 	if (pressed || fill >= FAIR_SHARE_OFF_FILL)
 		run->calm_since = 0;
 	else if (!run->calm_since)

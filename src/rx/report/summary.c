@@ -390,8 +390,7 @@ static void write_senders(struct json_writer *w, struct receiver *r, const struc
 		jw_u64(w, "received", row->received);
 		if (ss->traced) {
 			jw_u64(w, "dropped", row->dropped);
-			if (s->cfg->fair_share)
-				jw_u64(w, "shed", row->shed);
+			jw_u64(w, "shed", row->shed);
 			jw_double(w, "loss_ratio", sender_loss_ratio(row->received, row->dropped),
 				  6);
 			write_sender_reasons(w, r, row);
