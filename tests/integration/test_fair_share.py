@@ -13,12 +13,14 @@ import collections
 import os
 import re
 import signal
+import threading
 
 import pytest
 
 from conftest import free_udp_port, wait_until
 from support.load import send_many
-from support.procnet import queued_bytes
+from support.procnet import DROPS, queued_bytes, udp_rows
+from support.fdstore import FdStore
 from support.procs import Syslogrx
 from support.rx_watch import Receiver
 
@@ -241,3 +243,53 @@ def test_a_socket_a_resize_opens_has_the_filter(tmp_path):
     assert summary["fair_share"]["shed"] > 0
     for x in summary["sockets"]:
         assert set(x["kernel_drops"]) <= {"total", "SOCKET_FILTER"}, summary["sockets"]
+
+
+def test_a_filter_left_by_a_killed_receiver_is_lifted(tmp_path):
+    """kill -9 while shedding: the sockets, kept by systemd's fd store, still
+    carry the filter at its last level, with no tick to lift it. The next
+    process (from the store, without --fair-share) detaches it: one sender
+    at 1,500/s, below the capacity but above the level the flood left, loses
+    nothing."""
+    store = FdStore(tmp_path)
+    port = free_udp_port()
+    listen = f"127.0.0.1:{port}"
+    flags = ("--cost-ns", COST_NS, "--rcvbuf", "4M", "--senders", "4096")
+    first, second = tmp_path / "1", tmp_path / "2"
+    first.mkdir()
+    second.mkdir()
+    try:
+        rx1 = Receiver(first, listen, *flags, "--fair-share", settings={"sockets": 1,
+                                                                        "threads": 1},
+                       env={"NOTIFY_SOCKET": store.path})
+        store.collect()
+        load = threading.Thread(target=send_many,
+                                args=("127.0.0.1", port, SECONDS, "flood", [FLOOD] + QUIET))
+        load.start()
+        try:
+            rx1.wait_line("fair share: shedding starts", 0)
+            # A second of shedding (the flood's excess is ~4,000/s): the
+            # level is set from full-second rates, ~800/s.
+            wait_until(lambda: sum(int(f[DROPS]) for f in udp_rows(port)) >= 4000,
+                       "the flood shed", timeout=60)
+            os.kill(rx1.pid, signal.SIGKILL)
+            rx1.p.wait(timeout=30)
+        finally:
+            load.join()
+        prefix, env, fds = store.restart_argv()
+        rx2 = Receiver(second, listen, *flags, settings={"sockets": 1, "threads": 1},
+                       prefix=prefix, env=env, pass_fds=fds)
+        store.collect()
+        # What the flood left queued is read first.
+        wait_until(lambda: drained(port), "the queue drained", timeout=120)
+        sent = send_many("127.0.0.1", port, 2, "after", [("127.0.0.5", 1500)])
+        wait_until(lambda: drained(port), "the queue drained", timeout=120)
+        rc, err, summary = rx2.stop()
+        assert rc == 0, err
+    finally:
+        store.close()
+    assert "(fd store)" in err
+    got = written(rx2.out, "after", [("127.0.0.5", 1500)])["127.0.0.5"]
+    assert sorted(got) == list(range(sent["127.0.0.5"]))
+    row = [r for r in summary["senders"]["rows"] if r["address"] == "127.0.0.5"][0]
+    assert row["dropped"] == 0 and row["received"] == sent["127.0.0.5"], row

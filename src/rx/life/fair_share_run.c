@@ -64,6 +64,21 @@ int fair_share_run_open(struct receiver *r)
 	return err;
 }
 
+int fair_share_run_adopt(struct receiver *r)
+{
+	for (unsigned int i = 0; i < r->group.n; i++) {
+		int err = r->group.socks[i].fd >= 0 ? fair_share_detach(r->group.socks[i].fd) : 0;
+
+		if (err) {
+			pr_warn("--fair-share: detaching the filter the process before left on "
+				"socket %u: %s\n",
+				i, strerror(-err));
+			return err;
+		}
+	}
+	return fair_share_run_open(r);
+}
+
 int fair_share_run_attach(struct receiver *r, unsigned int idx)
 {
 	struct fair_share_run *run = r->fair_share;

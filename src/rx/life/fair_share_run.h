@@ -29,6 +29,12 @@ struct receiver;
  * the group (privileged: before the capabilities go). Nothing without
  * --fair-share. 0 or -errno, logged. */
 int fair_share_run_open(struct receiver *r);
+/* Sockets adopted (systemd's fd store, an upgrade): a filter the process
+ * before left on them (killed with --fair-share on) would go on shedding at
+ * its last level with no tick to lift it, so it is detached; with
+ * --fair-share a fresh one is loaded (CAP_BPF: a start by systemd has it)
+ * and the buckets start afresh. 0 or -errno, logged. */
+int fair_share_run_adopt(struct receiver *r);
 /* A socket the group gained (a resize): the filter on it before it is in
  * selection. 0 (also without --fair-share) or -errno, logged. */
 int fair_share_run_attach(struct receiver *r, unsigned int idx);

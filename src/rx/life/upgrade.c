@@ -17,6 +17,7 @@
 #include "common/sd_notify.h"
 #include "rx/life/handover_listeners.h"
 #include "rx/life/upgrade.h"
+#include "rx/life/fair_share_run.h"
 
 extern char **environ;
 
@@ -470,6 +471,8 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	if (err)
 		return err;
 	err = handover_listeners_adopt(r, cfg, h);
+	if (!err)
+		err = fair_share_run_adopt(r);
 	if (err)
 		return err;
 	close_bpf_fds(h);
