@@ -41,7 +41,8 @@ def start(syslogrx, tmp_path, *flags, second=False):
     else:
         listen = f"127.0.0.1:{port}"
     rx = syslogrx("--sockets", "1", "--threads", "1", "--cost-ns", COST_NS, "--rcvbuf", "4M",
-                  "--senders", "4096", "--output", f"file:{out}", *flags, listen=listen)
+                  "--senders", "4096", "--output", f"file:{out}", "--stats-interval", "0.5",
+                  *flags, listen=listen)
     return rx, port, out
 
 
@@ -139,6 +140,11 @@ def test_fair_share_keeps_the_quiet_senders(syslogrx, tmp_path):
     assert fs["shed"] == flood["shed"] == summary["totals"]["kernel_drops"]["total"]
     assert fs["episodes"] >= 1 and fs["unshaped"] == 0
     assert fs["senders_seen"] == len(rates)
+    # The stats lines: the shed of each interval, part of its drops, the
+    # flood named as the worst sender whenever something was shed.
+    lines = re.findall(r"drops (\d+) shed (\d+) worst (\S+) ", err)
+    assert lines and all(int(s) <= int(d) for d, s, _ in lines), err
+    assert all(w == FLOOD[0] for _, s, w in lines if int(s)), lines
     # Said when it starts and stops, and who was shed most.
     assert "fair share: shedding starts" in err, err
     assert re.search(r"fair share: shedding stops; \d+ datagrams shed, most from 127\.0\.0\.2",

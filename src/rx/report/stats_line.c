@@ -115,7 +115,7 @@ static void socket_cols(struct stats_line *s, const struct snapshot *now, unsign
 void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 {
 	static struct stats_cols c;
-	char cols[8192], worst[INET6_ADDRSTRLEN + 64] = "";
+	char cols[8192], worst[INET6_ADDRSTRLEN + 64] = "", shed[40] = "";
 	size_t used = 0;
 	struct snapshot now;
 	uint64_t ns, rx_sum = 0, drop_sum = 0;
@@ -141,9 +141,15 @@ void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 	}
 	if (drop_sum)
 		worst_sender(s, r, &now, worst, sizeof(worst));
-	fprintf(f, "stats: %.1fs rx %llu/s drops %llu%s window %llu/%llu |%s\n", secs,
+	/* --fair-share: of the drops, those shed in the interval. */
+	if (now.fair_share.on) {
+		snprintf(shed, sizeof(shed), " shed %llu",
+			 (unsigned long long)(now.fair_share.shed - s->last_shed));
+		s->last_shed = now.fair_share.shed;
+	}
+	fprintf(f, "stats: %.1fs rx %llu/s drops %llu%s%s window %llu/%llu |%s\n", secs,
 		(unsigned long long)(secs > 0 ? rx_sum / secs : 0), (unsigned long long)drop_sum,
-		worst, (unsigned long long)now.window.msgs, (unsigned long long)now.window.size,
+		shed, worst, (unsigned long long)now.window.msgs, (unsigned long long)now.window.size,
 		cols);
 	fflush(f);
 	snapshot_free(&now);
