@@ -163,6 +163,20 @@ def test_protected_prefix_is_never_shed(syslogrx, tmp_path):
     assert rows["127.0.0.3"]["shed"] > 0
 
 
+def test_a_weight_gets_its_shares(syslogrx, tmp_path):
+    """Two floods at the same rate, one with --protect ...=3: it gets three
+    shares to the other's one while shedding. A 1 MiB buffer: what queued
+    1:1 before shedding started is little beside it."""
+    rates = [("127.0.0.2", 3000), ("127.0.0.3", 3000)]
+    summary, rows, sent, seqs, _ = run_load(syslogrx, tmp_path, rates, "--fair-share",
+                                            "--protect", "127.0.0.2/32=3", "--rcvbuf", "1M")
+    check_books(summary, rows, sent, seqs)
+    heavy, light = rows["127.0.0.2"], rows["127.0.0.3"]
+    assert heavy["shed"] > 0 and light["shed"] > 0
+    print(f"\nweight 3 : weight 1 received {heavy['received']} : {light['received']}")
+    assert heavy["received"] > 2 * light["received"], (heavy, light)
+
+
 def test_under_no_pressure_nothing_is_shed(syslogrx, tmp_path):
     rates = [("127.0.0.2", 400)] + QUIET[:5]
     summary, rows, sent, seqs, err = run_load(syslogrx, tmp_path, rates, "--fair-share")
