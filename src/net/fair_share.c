@@ -4,12 +4,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "common/array.h"
 #include "common/log.h"
 #include "net/fair_share.h"
+#include "net/handover.h"
 #include "fair_share.skel.h"
 
 #ifndef SO_ATTACH_BPF
@@ -22,21 +24,33 @@
 struct fair_share {
 	struct fair_share_bpf *skel;
 	int ncpus;
+	struct fair_share_bpf__bss *bss; /* the filter's, mapped */
+	void *bss_map;			 /* adopted: our own mapping of it */
+	size_t bss_len;
 };
+
+/* The object opened, not loaded: 0 or -errno (fs freed by the caller). */
+static int fs_new(struct fair_share **out)
+{
+	struct fair_share *fs = calloc(1, sizeof(*fs));
+
+	*out = fs;
+	if (!fs)
+		return -ENOMEM;
+	fs->ncpus = libbpf_num_possible_cpus();
+	if (fs->ncpus < 0)
+		return fs->ncpus;
+	fs->skel = fair_share_bpf__open();
+	return fs->skel ? 0 : -errno;
+}
 
 struct fair_share *fair_share_open(uint32_t max_senders)
 {
-	struct fair_share *fs = calloc(1, sizeof(*fs));
-	int err;
+	struct fair_share *fs;
+	int err = fs_new(&fs);
 
-	if (!fs)
-		return NULL;
-	fs->ncpus = libbpf_num_possible_cpus();
-	fs->skel = fair_share_bpf__open();
-	if (fs->ncpus < 0 || !fs->skel) {
-		err = fs->ncpus < 0 ? fs->ncpus : -errno;
+	if (err)
 		goto fail;
-	}
 	err = bpf_map__set_max_entries(fs->skel->maps.buckets, max_senders);
 	if (!err)
 		err = fair_share_bpf__load(fs->skel);
@@ -48,6 +62,38 @@ struct fair_share *fair_share_open(uint32_t max_senders)
 			pr_warn("--fair-share: loading its socket filter: %s\n", strerror(-err));
 		goto fail;
 	}
+	fs->bss = fs->skel->bss;
+	return fs;
+fail:
+	fair_share_close(fs);
+	errno = -err;
+	return NULL;
+}
+
+int fair_share_export(struct fair_share *fs, int (*fn)(const char *name, int fd, void *ctx),
+		      void *ctx)
+{
+	return handover_export_maps(fs->skel->obj, fn, ctx);
+}
+
+struct fair_share *fair_share_adopt(const struct handover *h)
+{
+	struct fair_share *fs;
+	int err = fs_new(&fs);
+
+	if (err)
+		goto fail;
+	/* The old process's maps; the filter stays attached to the sockets.
+	 * Nothing is loaded: no capability needed. */
+	err = handover_reuse_maps(fs->skel->obj, "fair_share", h, NULL);
+	if (err)
+		goto fail;
+	fs->bss_map = handover_map_bss(fs->skel->maps.bss, &fs->bss_len, "fair-share filter");
+	if (!fs->bss_map) {
+		err = -errno;
+		goto fail;
+	}
+	fs->bss = fs->bss_map;
 	return fs;
 fail:
 	fair_share_close(fs);
@@ -59,6 +105,8 @@ void fair_share_close(struct fair_share *fs)
 {
 	if (!fs)
 		return;
+	if (fs->bss_map)
+		munmap(fs->bss_map, fs->bss_len);
 	fair_share_bpf__destroy(fs->skel);
 	free(fs);
 }
@@ -145,6 +193,14 @@ int fair_share_stats(struct fair_share *fs, uint64_t *stats)
 	return err;
 }
 
+void fair_share_get(struct fair_share *fs, bool *on, double *level)
+{
+	uint64_t interval = __atomic_load_n(&fs->bss->level_interval_ns, __ATOMIC_ACQUIRE);
+
+	*on = __atomic_load_n(&fs->bss->pressure, __ATOMIC_ACQUIRE) && interval;
+	*level = interval ? 1e9 / interval : 0;
+}
+
 void fair_share_set(struct fair_share *fs, bool on, double level)
 {
 	uint64_t interval = 0;
@@ -154,8 +210,8 @@ void fair_share_set(struct fair_share *fs, bool on, double level)
 	if (on)
 		interval = level < 1 ? 1000000000ULL : level < 1e9 ? (uint64_t)(1e9 / level) : 1;
 	/* The interval first: a filter that sees pressure sees its level. */
-	__atomic_store_n(&fs->skel->bss->level_interval_ns, interval, __ATOMIC_RELEASE);
-	__atomic_store_n(&fs->skel->bss->pressure, on ? 1 : 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&fs->bss->level_interval_ns, interval, __ATOMIC_RELEASE);
+	__atomic_store_n(&fs->bss->pressure, on ? 1 : 0, __ATOMIC_RELEASE);
 }
 
 struct by_need {

@@ -18,6 +18,15 @@ struct fair_share;
  * logged (EPERM: CAP_BPF is needed). */
 struct fair_share *fair_share_open(uint32_t max_senders);
 void fair_share_close(struct fair_share *fs);
+/* Calls fn for each of the loaded object's maps (by libbpf name), to hand
+ * them to another process (owner "fair_share"). */
+int fair_share_export(struct fair_share *fs, int (*fn)(const char *name, int fd, void *ctx),
+		      void *ctx);
+/* The other side: the same maps from a checked hand-over, loading nothing
+ * (no capability needed); the filter stays attached to the handed-over
+ * sockets, its buckets go on. NULL + errno, logged. */
+struct handover;
+struct fair_share *fair_share_adopt(const struct handover *h);
 /* Senders in addr/prefixlen (IPv4 mapped, prefixlen over 128 bits) get
  * weight shares; 0: never shed. Before the first datagram: a sender's weight
  * is looked up once, when its bucket is made. */
@@ -41,6 +50,8 @@ int fair_share_read(struct fair_share *fs, int (*fn)(const struct fair_share_row
 		    void *ctx);
 /* The filter's per-CPU stats summed: stats[FAIR_SHARE_NR] (bpf/fair_share.h). */
 int fair_share_stats(struct fair_share *fs, uint64_t *stats);
+/* What the filter does now (an adopted one: what the process before set). */
+void fair_share_get(struct fair_share *fs, bool *on, double *level);
 /* Shape to level datagrams per second at weight 1 (on), or pass all (off). */
 void fair_share_set(struct fair_share *fs, bool on, double level);
 

@@ -105,12 +105,6 @@ static void recheck_supervised(const struct config *cfg)
 /* SIGUSR2: hand the sockets over to a new process; true once it took them. */
 static bool upgrade(struct receiver *r)
 {
-	if (r->fair_share) {
-		pr_warn("SIGUSR2: --fair-share's filter and buckets are not handed over yet; "
-			"ignored, pid %d goes on (restart to upgrade)\n",
-			(int)getpid());
-		return false;
-	}
 	if (r->supervised) {
 		pr_warn("SIGUSR2: a supervised receiver is not upgraded in place (its "
 			"supervisor holds the sockets); ignored\n");

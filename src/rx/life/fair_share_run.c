@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/sockaddr.h"
 #include "net/fair_share.h"
+#include "net/handover.h"
 #include "net/sockinfo.h"
 #include "rx/life/fair_share_run.h"
 #include "rx/life/receiver.h"
@@ -18,6 +19,7 @@ struct fair_share_run {
 	 * ~1 s of them; 0 until the first. An idle tick says what arrived, not
 	 * what could be drained. */
 	double drain_rate;
+	unsigned int busy; /* busy ticks measured */
 	uint64_t last_taken;
 	double last_now;
 	bool last_queued;
@@ -32,6 +34,20 @@ struct fair_share_run {
 	uint64_t top_shed;
 };
 
+/* The tick's state, scratch for max_senders senders. */
+static struct fair_share_run *run_new(struct receiver *r, uint32_t senders)
+{
+	struct fair_share_run *run = calloc(1, sizeof(*run));
+
+	if (!run)
+		return NULL;
+	r->fair_share = run;
+	run->cap = senders;
+	run->rate = calloc(senders, sizeof(*run->rate));
+	run->weight = calloc(senders, sizeof(*run->weight));
+	return run->rate && run->weight ? run : NULL;
+}
+
 int fair_share_run_open(struct receiver *r)
 {
 	const struct config *cfg = r->cfg;
@@ -41,14 +57,8 @@ int fair_share_run_open(struct receiver *r)
 
 	if (!cfg->fair_share)
 		return 0;
-	run = calloc(1, sizeof(*run));
+	run = run_new(r, senders);
 	if (!run)
-		return -ENOMEM;
-	r->fair_share = run;
-	run->cap = senders;
-	run->rate = calloc(senders, sizeof(*run->rate));
-	run->weight = calloc(senders, sizeof(*run->weight));
-	if (!run->rate || !run->weight)
 		return -ENOMEM;
 	run->fs = fair_share_open(senders);
 	if (!run->fs)
@@ -64,8 +74,45 @@ int fair_share_run_open(struct receiver *r)
 	return err;
 }
 
-int fair_share_run_adopt(struct receiver *r)
+static uint64_t shed_total(struct fair_share_run *run)
 {
+	uint64_t st[FAIR_SHARE_NR] = {};
+
+	fair_share_stats(run->fs, st);
+	return st[FAIR_SHARE_SHED];
+}
+
+static int add_map(const char *name, int fd, void *ctx)
+{
+	return handover_add(ctx, HANDOVER_MAP, "fair_share", name, fd, -1);
+}
+
+int fair_share_run_export(struct receiver *r, struct handover *h)
+{
+	struct fair_share_run *run = r->fair_share;
+
+	return run && run->fs ? fair_share_export(run->fs, add_map, h) : 0;
+}
+
+int fair_share_run_adopt(struct receiver *r, const struct handover *h)
+{
+	if (h && r->cfg->fair_share) {
+		/* The buckets map's size is the old process's. */
+		struct fair_share_run *run = run_new(r, r->cfg->senders ? r->cfg->senders
+									: FAIR_SHARE_SENDERS_DEFAULT);
+
+		if (!run)
+			return -ENOMEM;
+		run->fs = fair_share_adopt(h);
+		if (!run->fs)
+			return -errno;
+		/* Shedding goes on at the level handed over until this process
+		 * has measured its own drain. */
+		fair_share_get(run->fs, &run->shedding, &run->level);
+		if (run->shedding)
+			run->shed_at_start = shed_total(run);
+		return 0;
+	}
 	for (unsigned int i = 0; i < r->group.n; i++) {
 		int err = r->group.socks[i].fd >= 0 ? fair_share_detach(r->group.socks[i].fd) : 0;
 
@@ -156,14 +203,6 @@ static int collect(const struct fair_share_row *row, void *ctx)
 	return 0;
 }
 
-static uint64_t shed_total(struct fair_share_run *run)
-{
-	uint64_t st[FAIR_SHARE_NR] = {};
-
-	fair_share_stats(run->fs, st);
-	return st[FAIR_SHARE_SHED];
-}
-
 static void say_top(struct fair_share_run *run, char *buf, size_t len)
 {
 	if (!run->top_shed) {
@@ -178,7 +217,7 @@ void fair_share_run_tick(struct receiver *r, double now)
 	struct fair_share_run *run = r->fair_share;
 	double fill, dt, rate;
 	uint64_t t;
-	bool pressed, queued;
+	bool pressed, queued, known;
 	char who[64];
 
 	if (!run || now < run->next_tick)
@@ -187,22 +226,29 @@ void fair_share_run_tick(struct receiver *r, double now)
 	t = taken(r);
 	fill = max_fill(r, &queued);
 	dt = now - run->last_now;
+	/* Adopted: until the process before stops reading (it does once told
+	 * we are ready), what ours read is not what the group drains. */
+	if (r->ready_pending)
+		queued = false;
 	if (run->last_queued && queued && dt > 0) {
 		rate = (t - run->last_taken) / dt;
-		/* ~1 s of busy ticks: one slow tick does not set the level. */
-		if (!run->drain_rate)
-			run->drain_rate = rate;
+		/* The first busy ticks averaged, then ~1 s of them: one slow
+		 * tick (a process before us still reading) does not set it. */
+		run->busy++;
+		if (run->busy <= FAIR_SHARE_BUSY_TICKS)
+			run->drain_rate += (rate - run->drain_rate) / run->busy;
 		else
 			run->drain_rate += (rate - run->drain_rate) * (dt < 1.0 ? dt : 1.0);
 	}
 	run->last_taken = t;
 	run->last_now = now;
 	run->last_queued = queued;
+	known = run->busy >= FAIR_SHARE_BUSY_TICKS;
 
 	pressed = fill >= FAIR_SHARE_ON_FILL || (r->window_ready && window_peek_full(&r->window));
-	/* No busy tick measured yet: no level to shed to. The queue past the
-	 * fill level has room for the tick until one is. */
-	if (!run->drain_rate)
+	/* Too few busy ticks measured: no level to shed to yet (the queue past
+	 * the fill level has room for them), and a level handed over is kept. */
+	if (!known)
 		pressed = false;
 	if (pressed || fill >= FAIR_SHARE_OFF_FILL)
 		run->calm_since = 0;
@@ -230,7 +276,7 @@ void fair_share_run_tick(struct receiver *r, double now)
 		say_top(run, who, sizeof(who));
 		pr_warn("fair share: shedding stops; %llu datagrams shed, most from %s (%llu in all)\n",
 			(unsigned long long)shed, who, (unsigned long long)run->top_shed);
-	} else if (run->shedding) {
+	} else if (run->shedding && known) {
 		run->level = fair_share_level(run->rate, run->weight, run->n,
 					      run->drain_rate * FAIR_SHARE_HEADROOM);
 	}

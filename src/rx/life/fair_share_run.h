@@ -22,6 +22,8 @@
 #define FAIR_SHARE_OFF_FILL 0.05
 #define FAIR_SHARE_OFF_S 1.0
 #define FAIR_SHARE_HEADROOM 0.9
+/* Busy ticks averaged before the drain is trusted to set a level. */
+#define FAIR_SHARE_BUSY_TICKS 2
 
 struct receiver;
 
@@ -29,12 +31,19 @@ struct receiver;
  * the group (privileged: before the capabilities go). Nothing without
  * --fair-share. 0 or -errno, logged. */
 int fair_share_run_open(struct receiver *r);
-/* Sockets adopted (systemd's fd store, an upgrade): a filter the process
- * before left on them (killed with --fair-share on) would go on shedding at
- * its last level with no tick to lift it, so it is detached; with
- * --fair-share a fresh one is loaded (CAP_BPF: a start by systemd has it)
- * and the buckets start afresh. 0 or -errno, logged. */
-int fair_share_run_adopt(struct receiver *r);
+/* An upgrade: the filter's maps into the hand-over (owner "fair_share"),
+ * with --fair-share. 0 or -errno. */
+struct handover;
+int fair_share_run_export(struct receiver *r, struct handover *h);
+/* Sockets adopted. From an upgrade with --fair-share on both sides (h: the
+ * hand-over holds the filter's maps): the filter stays, its buckets go on,
+ * this process ticks it. Otherwise (systemd's fd store, h NULL; or
+ * --fair-share dropped) a filter the process before left on the sockets
+ * (killed while shedding) would go on shedding at its last level with no
+ * tick to lift it, so it is detached; with --fair-share a fresh one is
+ * loaded (CAP_BPF: a start by systemd has it; an upgrade that adds
+ * --fair-share has not, and fails, said). 0 or -errno, logged. */
+int fair_share_run_adopt(struct receiver *r, const struct handover *h);
 /* A socket the group gained (a resize): the filter on it before it is in
  * selection. 0 (also without --fair-share) or -errno, logged. */
 int fair_share_run_attach(struct receiver *r, unsigned int idx);
