@@ -141,11 +141,16 @@ void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 	}
 	if (drop_sum)
 		worst_sender(s, r, &now, worst, sizeof(worst));
-	/* --fair-share: of the drops, those shed in the interval. */
+	/* --fair-share: of the drops, those shed in the interval. From the
+	 * same read as the drops (the tracer's SOCKET_FILTER count), so never
+	 * more than they; without the tracer, the filter's own count. */
 	if (now.fair_share.on) {
+		int k = now.by_reason ? snapshot_reason_value(r, "SOCKET_FILTER") : -1;
+		uint64_t total = k >= 0 ? now.kernel_drops_by_reason[k] : now.fair_share.shed;
+
 		snprintf(shed, sizeof(shed), " shed %llu",
-			 (unsigned long long)(now.fair_share.shed - s->last_shed));
-		s->last_shed = now.fair_share.shed;
+			 (unsigned long long)(total - s->last_shed));
+		s->last_shed = total;
 	}
 	fprintf(f, "stats: %.1fs rx %llu/s drops %llu%s%s window %llu/%llu |%s\n", secs,
 		(unsigned long long)(secs > 0 ? rx_sum / secs : 0), (unsigned long long)drop_sum,
