@@ -149,18 +149,7 @@ void balancer_close(struct balancer *b)
 
 int balancer_export(struct balancer *b, int (*fn)(const char *name, int fd, void *ctx), void *ctx)
 {
-	struct bpf_map *map;
-	int err;
-
-	bpf_object__for_each_map(map, b->skel->obj)
-	{
-		if (bpf_map__fd(map) < 0)
-			continue;
-		err = fn(bpf_map__name(map), bpf_map__fd(map), ctx);
-		if (err)
-			return err;
-	}
-	return 0;
+	return handover_export_maps(b->skel->obj, fn, ctx);
 }
 
 struct balancer *balancer_adopt(const struct handover *h)
@@ -187,14 +176,9 @@ struct balancer *balancer_adopt_as(const struct handover *h, const char *owner)
 	if (err)
 		goto fail;
 	b->n = bpf_map__max_entries(b->skel->maps.socks);
-	b->bss_len = bpf_map__value_size(b->skel->maps.bss);
-	b->bss_len = (b->bss_len + getpagesize() - 1) / getpagesize() * getpagesize();
-	b->bss_map = mmap(NULL, b->bss_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			  bpf_map__fd(b->skel->maps.bss), 0);
-	if (b->bss_map == MAP_FAILED) {
-		b->bss_map = NULL;
+	b->bss_map = handover_map_bss(b->skel->maps.bss, &b->bss_len, "balancer");
+	if (!b->bss_map) {
 		err = -errno;
-		pr_warn("hand-over: mapping the balancer's .bss: %s\n", strerror(-err));
 		goto fail;
 	}
 	b->live = (__u32 *)((char *)b->bss_map +

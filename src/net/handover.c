@@ -415,3 +415,37 @@ int handover_reuse_maps(struct bpf_object *obj, const char *owner, const struct 
 	}
 	return 0;
 }
+
+int handover_export_maps(struct bpf_object *obj, int (*fn)(const char *name, int fd, void *ctx),
+			 void *ctx)
+{
+	struct bpf_map *map;
+	int err;
+
+	bpf_object__for_each_map(map, obj)
+	{
+		if (bpf_map__fd(map) < 0)
+			continue;
+		err = fn(bpf_map__name(map), bpf_map__fd(map), ctx);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void *handover_map_bss(const struct bpf_map *bss, size_t *len, const char *what)
+{
+	size_t page = getpagesize();
+	void *p;
+
+	*len = (bpf_map__value_size(bss) + page - 1) / page * page;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(bss), 0);
+	if (p == MAP_FAILED) {
+		int err = errno;
+
+		pr_warn("hand-over: mapping the %s's .bss: %s\n", what, strerror(err));
+		errno = err;
+		return NULL;
+	}
+	return p;
+}

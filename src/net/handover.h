@@ -97,6 +97,13 @@ struct bpf_map;
  * needs no capability. 0 or -errno, logged. */
 int handover_reuse_maps(struct bpf_object *obj, const char *owner, const struct handover *h,
 			const struct bpf_map *optional);
+/* Calls fn with each created map of a loaded object (libbpf name, fd): what
+ * an owner hands over. 0 or fn's error. */
+int handover_export_maps(struct bpf_object *obj, int (*fn)(const char *name, int fd, void *ctx),
+			 void *ctx);
+/* A shared, writable mapping of an adopted object's .bss map (what its
+ * program reads), *len its length; NULL + errno, logged with what. */
+void *handover_map_bss(const struct bpf_map *bss, size_t *len, const char *what);
 
 /* The kernel's id of a BPF map or link fd (0 if not one). */
 uint64_t handover_bpf_id(int fd);

@@ -18,6 +18,7 @@ int sender_view_add(struct sender_view *v, const uint8_t addr[16], uint64_t rece
 	r->dropped = dropped;
 	memset(r->reason_drops, 0, sizeof(r->reason_drops));
 	r->other_drops = dropped;
+	r->shed = 0;
 	return 0;
 }
 
@@ -32,6 +33,8 @@ int sender_view_add_drops(struct sender_view *v, const uint8_t addr[16], uint32_
 		r->reason[0] = reason;
 		r->reason_drops[0] = count;
 		r->other_drops = 0;
+		if (v->shed_reason > 0 && reason == (uint32_t)v->shed_reason)
+			r->shed = count;
 	}
 	return err;
 }
@@ -47,6 +50,7 @@ static void merge_row(struct sender_row *a, const struct sender_row *b)
 	a->received += b->received;
 	a->dropped += b->dropped;
 	a->other_drops += b->other_drops;
+	a->shed += b->shed;
 	for (int j = 0; j < SENDER_REASONS; j++) {
 		int k;
 
@@ -67,6 +71,7 @@ static void merge_row(struct sender_row *a, const struct sender_row *b)
 int sender_view_add_tracer(struct sender_view *v, struct tracer *t,
 			   struct tracer_sender_totals *totals)
 {
+	v->shed_reason = tracer_reason_value(t, "SOCKET_FILTER");
 	return tracer_read_senders(t, totals, add_drops, v);
 }
 

@@ -23,11 +23,15 @@ struct sender_row {
 	uint32_t reason[SENDER_REASONS];       /* enum skb_drop_reason */
 	uint64_t reason_drops[SENDER_REASONS]; /* 0: slot unused */
 	uint64_t other_drops;
+	uint64_t shed; /* of dropped: shed by --fair-share (reason SOCKET_FILTER) */
 };
 
 struct sender_view {
 	struct sender_row *rows;
 	size_t n, cap;
+	/* The reason whose drops are shed (SOCKET_FILTER, the --fair-share
+	 * filter's), set by sender_view_add_tracer; -1 (or 0 before): none. */
+	int shed_reason;
 };
 
 /* Appends a row (one address may be added many times). 0 or -ENOMEM. */

@@ -30,6 +30,7 @@
 #include "rx/sink/sink.h"
 #include "rx/life/resize.h"
 #include "rx/report/stats_line.h"
+#include "rx/life/fair_share_run.h"
 #include "rx/report/summary.h"
 #include "rx/life/supervisor.h"
 #include "rx/life/upgrade.h"
@@ -166,6 +167,7 @@ static void run(struct receiver *r, struct config *cfg)
 			if (upgrade(r))
 				break;
 		}
+		fair_share_run_tick(r, now);
 		health_tick(&health);
 		health_watchdog(&health);
 		if (now >= next_senders) {

@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Load senders a test drives from Python (sysloggen is the C one)."""
+import json
 import socket
+import subprocess
+import sys
 import time
 
 
@@ -26,3 +29,47 @@ def send_from(sock, addr, msgs, rate=None):
                 time.sleep(delay)
         sock.sendto(m, addr)
     return len(msgs)
+
+
+# Several senders, each from its own source address at its own rate, for
+# `seconds` (bounded: at most rate x seconds each), from one process. Each
+# datagram carries a sysloggen RFC 3164 marker, flow = the sender's index in
+# the list, seq from 0. Prints {source address: datagrams sent} as JSON.
+_MANY = r"""
+import json, socket, sys, time
+dst, port, seconds, run = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+senders = []
+for i, spec in enumerate(sys.argv[5:]):
+    src, rate = spec.rsplit("=", 1)
+    s = socket.socket(socket.AF_INET6 if ":" in dst else socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+    s.bind((src, 0))
+    s.connect((dst, port))
+    senders.append([src, float(rate), s, 0, i])
+pad = b"x" * 100
+start = time.monotonic()
+while True:
+    el = min(time.monotonic() - start, seconds)
+    for x in senders:
+        for _ in range(min(int(x[1] * el) - x[3], 500)):
+            x[2].send(b"<13>load seq@32473 run=%s flow=%d seq=%d %s"
+                      % (run.encode(), x[4], x[3], pad))
+            x[3] += 1
+    if el >= seconds:
+        break
+    time.sleep(0.0005)
+print(json.dumps({x[0]: x[3] for x in senders}))
+"""
+
+
+def send_many(dst, port, seconds, run, rates, netns=None):
+    """rates: [(source address, datagrams/s)]; each sends for `seconds`
+    (source addresses must be local: 127.0.0.0/8, or a netns's). Returns
+    {source address: sent}; flow i of the markers is rates[i]."""
+    argv = [sys.executable, "-c", _MANY, dst, str(port), str(seconds), run]
+    argv += [f"{a}={r}" for a, r in rates]
+    if netns:
+        argv = ["ip", "netns", "exec", netns] + argv
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 60)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "common/array.h"
 #include "common/redact.h"
 #include "rx/settings/config.h"
 
@@ -264,6 +265,37 @@ static void test_user(void **state)
 	longname[sizeof(longname) - 1] = '\0';
 	assert_int_not_equal(PARSE(&c, "--user", longname), 0);
 	assert_non_null(strstr(err, "--user"));
+}
+
+/* --protect: IPv4 mapped into 128 bits, the prefix length with it; a
+ * weight or none (never shed); host bits past the prefix refused. */
+static void test_protect(void **state)
+{
+	static const uint8_t v4[16] = { [10] = 0xff, [11] = 0xff, [12] = 10, [13] = 0, [14] = 1 };
+	static const uint8_t v6[16] = { 0x20, 0x01, 0x0d, 0xb8 };
+	struct config c;
+
+	assert_int_equal(PARSE(&c, "--fair-share", "--protect", "10.0.1.0/24", "--protect",
+			       "2001:db8::/32=4", "--protect", "10.0.0.7"),
+			 0);
+	assert_true(c.fair_share);
+	assert_int_equal(c.nr_protect, 3);
+	assert_memory_equal(c.protect[0].addr, v4, 16);
+	assert_int_equal(c.protect[0].prefixlen, 96 + 24);
+	assert_int_equal(c.protect[0].weight, 0);
+	assert_memory_equal(c.protect[1].addr, v6, 16);
+	assert_int_equal(c.protect[1].prefixlen, 32);
+	assert_int_equal(c.protect[1].weight, 4);
+	assert_int_equal(c.protect[2].prefixlen, 128);
+	assert_int_equal(c.protect[2].addr[15], 7);
+	static char *const bad[] = { "10.0.1.1/24", "10.0.0.0/33", "10.0.0.0/24=0",
+				     "10.0.0.0/24=1001", "host", "::/129" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_int_not_equal(PARSE(&c, "--fair-share", "--protect", bad[i]), 0);
+		assert_non_null(strstr(err, "--protect"));
+		assert_non_null(strstr(err, bad[i]));
+	}
 }
 
 /* One value for all threads, or exactly one per thread (a slow worker on purpose). */
@@ -748,6 +780,7 @@ int main(void)
 		cmocka_unit_test(test_threads_more_than_sockets),
 		cmocka_unit_test(test_threads_follow_sockets),
 		cmocka_unit_test(test_user),
+		cmocka_unit_test(test_protect),
 		cmocka_unit_test(test_cost_ns_per_thread),
 		cmocka_unit_test(test_ordered),
 		cmocka_unit_test(test_unknown_flag_and_argument),

@@ -16,6 +16,7 @@
 #include "rx/path/diskbuf_lock.h"
 #include "rx/settings/paths_check.h"
 #include "rx/life/receiver.h"
+#include "rx/life/fair_share_run.h"
 #include "rx/life/receiver_workers.h"
 #include "rx/path/senders.h"
 
@@ -413,7 +414,9 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 			return err;
 	}
 	err = setup_balancer(r, probe_err);
-	return err ? err : open_more_listeners(r, probe_err);
+	if (!err)
+		err = open_more_listeners(r, probe_err);
+	return err ? err : fair_share_run_open(r);
 }
 
 int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads)
@@ -745,6 +748,7 @@ void receiver_close(struct receiver *r)
 	if ((r->balancer || r->cbpf) && r->live && !r->handed_over && !r->supervised)
 		balancer_detach(r->group.socks[r->slot_sock[0]].fd);
 	cbpf_order_free(&r->join_order);
+	fair_share_run_close(r);
 	balancer_close(r->balancer);
 	tracer_close(r->tracer);
 	for (unsigned int k = 1; k < r->nr_lis; k++) {

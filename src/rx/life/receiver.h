@@ -26,6 +26,7 @@
 #include "rx/path/worker.h"
 
 struct sender_cache;
+struct fair_share_run;
 
 /* One --listen: its own reuseport group in the kernel, a run of sockets
  * [first, first + n) of the receiver's group, its own balancer and tracer.
@@ -130,6 +131,8 @@ struct receiver {
 	/* --disk-buffer's messages in and out (diskbuf.h): supervised, what
 	 * the supervisor reads after a kill -9 to count what was kept. */
 	struct diskbuf_tally disk_tally;
+	/* --fair-share (rx/life/fair_share_run.h); NULL: off. */
+	struct fair_share_run *fair_share;
 };
 
 /* The privileged half of receiver_open: sockets, tracer, balancer. A

@@ -7,6 +7,7 @@
 #include "net/sockinfo.h"
 #include "common/log.h"
 #include "rx/life/resize.h"
+#include "rx/life/fair_share_run.h"
 #include "rx/life/upgrade.h"
 
 /* Bound on waiting for the workers to empty a retiring socket. Nothing new
@@ -168,6 +169,8 @@ static int grow(struct receiver *r, unsigned int want)
 			if (!r->cbpf) /* not in the store: upgrade_fdstore_put */
 				upgrade_fdstore_socket(&g->socks[idx], true);
 			err = receiver_grow_counters(r);
+			if (!err)
+				err = fair_share_run_attach(r, idx);
 			if (!err && r->cbpf)
 				err = cbpf_order_join(&r->join_order, idx);
 			if (err)

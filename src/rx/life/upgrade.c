@@ -17,6 +17,7 @@
 #include "common/sd_notify.h"
 #include "rx/life/handover_listeners.h"
 #include "rx/life/upgrade.h"
+#include "rx/life/fair_share_run.h"
 
 extern char **environ;
 
@@ -56,6 +57,8 @@ static int build(struct receiver *r, struct handover *h)
 		err = balancer_export(r->balancer, add_balancer_map, h);
 	if (!err && r->tracer)
 		err = tracer_export(r->tracer, add_tracer_obj, h);
+	if (!err)
+		err = fair_share_run_export(r, h);
 	if (!err && r->metrics_fd >= 0)
 		err = handover_add(h, HANDOVER_TCP, "metrics", NULL, r->metrics_fd, -1);
 	if (!err && r->health_fd >= 0)
@@ -470,6 +473,8 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	if (err)
 		return err;
 	err = handover_listeners_adopt(r, cfg, h);
+	if (!err)
+		err = fair_share_run_adopt(r, handed(h, "fair_share") ? h : NULL);
 	if (err)
 		return err;
 	close_bpf_fds(h);
@@ -516,8 +521,13 @@ int upgrade_fdstore_put(struct receiver *r)
 	}
 	handover_init(&h);
 	err = build(r, &h);
-	for (; stored < h.n && !err; stored++)
+	for (; stored < h.n && !err; stored++) {
+		/* A start from the store loads a filter of its own (and lifts
+		 * the old one): the fair-share maps are not kept there. */
+		if (!strcmp(h.items[stored].owner, "fair_share"))
+			continue;
 		err = store_one(&h.items[stored], true);
+	}
 	if (err) {
 		/* Half a store would make the next start fail (sockets without
 		 * their maps): take back what went in; a restart then rebinds. */

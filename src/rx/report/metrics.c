@@ -295,6 +295,16 @@ static void write_senders(struct prom_text *p, const struct snapshot *s)
 				 ss->view.rows[i].dropped);
 		}
 	}
+	if (ss->traced && s->cfg->fair_share) {
+		prom_family(p, "syslogrx_sender_shed_total", PROM_COUNTER,
+			    "Of a sender's kernel drops, those --fair-share shed, for the top senders by drops.");
+		for (size_t i = 0; i < top; i++) {
+			format_addr16(ss->view.rows[i].addr, addr, sizeof(addr));
+			prom_labels_init(&l);
+			prom_label(&l, "sender", addr);
+			prom_u64(p, "syslogrx_sender_shed_total", &l, ss->view.rows[i].shed);
+		}
+	}
 	one(p, "syslogrx_senders_rest_received_total", PROM_COUNTER,
 	    "Datagrams read from senders outside the top, evicted ones included.",
 	    ss->rest_received + ss->received_evicted);
@@ -417,6 +427,15 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		write_disk_buffer(p, &s);
 	if (s.senders.on)
 		write_senders(p, &s);
+	if (s.fair_share.on) {
+		one(p, "syslogrx_fair_share_shedding", PROM_GAUGE,
+		    "1: the group is under pressure and --fair-share sheds each sender's excess.",
+		    s.fair_share.shedding);
+		one(p, "syslogrx_fair_share_shed_total", PROM_COUNTER,
+		    "Datagrams --fair-share shed in the kernel (also in the kernel drops, reason "
+		    "SOCKET_FILTER).",
+		    s.fair_share.shed);
+	}
 	snapshot_free(&s);
 	return p->error;
 }

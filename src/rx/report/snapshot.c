@@ -275,6 +275,7 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 		if (!scrape)
 			seqtrack_totals(seq, &s->seq);
 	}
+	fair_share_run_report(r, &s->fair_share);
 	if (r->reorder && !scrape) {
 		s->have_reorder = true;
 		reorder_get_stats(r->reorder, &s->reorder);

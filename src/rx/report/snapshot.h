@@ -14,6 +14,7 @@
 #ifndef SYSLOGRX_SNAPSHOT_H
 #define SYSLOGRX_SNAPSHOT_H
 
+#include "rx/life/fair_share_run.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include "net/sender_view.h"
@@ -117,6 +118,7 @@ struct snapshot {
 	uint64_t seq_gaps; /* seqtrack's missing */
 	/* snapshot_take only (a scrape leaves them zero): */
 	struct seqtrack_totals seq; /* with have_seq */
+	struct fair_share_report fair_share; /* --fair-share (on: false without) */
 	bool have_reorder;	    /* --ordered */
 	struct reorder_stats reorder;
 	bool have_disk; /* --disk-buffer */

@@ -116,7 +116,7 @@ static void listener_sums(struct stats_line *s, const struct snapshot *now, unsi
  */
 void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 {
-	char worst[INET6_ADDRSTRLEN + 64] = "";
+	char worst[INET6_ADDRSTRLEN + 64] = "", shed[40] = "";
 	struct snapshot now;
 	struct stats_lis l;
 	uint64_t ns, drop_sum = 0;
@@ -142,8 +142,19 @@ void stats_line_print(struct stats_line *s, struct receiver *r, FILE *f)
 	}
 	if (drop_sum)
 		worst_sender(s, r, &now, worst, sizeof(worst));
-	pr_note("stats: window %llu/%llu%s\n", (unsigned long long)now.window.msgs,
-		(unsigned long long)now.window.size, worst);
+	/* --fair-share: of the drops, those shed in the interval. From the
+	 * same read as the drops (the tracer's SOCKET_FILTER count), so never
+	 * more than they; without the tracer, the filter's own count. */
+	if (now.fair_share.on) {
+		int k = now.by_reason ? snapshot_reason_value(r, "SOCKET_FILTER") : -1;
+		uint64_t total = k >= 0 ? now.kernel_drops_by_reason[k] : now.fair_share.shed;
+
+		snprintf(shed, sizeof(shed), " shed %llu",
+			 (unsigned long long)(total - s->last_shed));
+		s->last_shed = total;
+	}
+	pr_note("stats: window %llu/%llu%s%s\n", (unsigned long long)now.window.msgs,
+		(unsigned long long)now.window.size, shed, worst);
 	snapshot_free(&now);
 }
 

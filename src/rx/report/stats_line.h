@@ -13,6 +13,7 @@ struct stats_line {
 	uint64_t last_ns;
 	uint64_t *last_received;
 	uint64_t *last_drops;
+	uint64_t last_shed; /* --fair-share's shed at the last line */
 	/* per sender at the last line with drops, by address: the worst sender
 	 * of an interval is the one whose drops grew most (bounded by --senders) */
 	struct sender_view last_senders;

@@ -393,6 +393,7 @@ static void write_senders(struct json_writer *w, struct receiver *r, const struc
 		jw_u64(w, "received", row->received);
 		if (ss->traced) {
 			jw_u64(w, "dropped", row->dropped);
+			jw_u64(w, "shed", row->shed);
 			jw_double(w, "loss_ratio", sender_loss_ratio(row->received, row->dropped),
 				  6);
 			write_sender_reasons(w, r, row);
@@ -587,6 +588,31 @@ static void write_window(struct json_writer *w, const struct snapshot *s)
 	jw_object_end(w);
 }
 
+/*
+ * "fair_share" (--fair-share; null without): what the filter ran on and
+ * shed in all, whether it sheds now and at which level (datagrams/s per
+ * sender of weight 1), how often shedding started. Per sender: the senders
+ * rows' "shed".
+ */
+static void write_fair_share(struct json_writer *w, const struct snapshot *s)
+{
+	const struct fair_share_report *f = &s->fair_share;
+
+	if (!f->on) {
+		jw_null(w, "fair_share");
+		return;
+	}
+	jw_object_begin(w, "fair_share");
+	jw_bool(w, "shedding", f->shedding);
+	jw_double(w, "level", f->level, 1);
+	jw_u64(w, "episodes", f->episodes);
+	jw_u64(w, "filtered", f->seen);
+	jw_u64(w, "shed", f->shed);
+	jw_u64(w, "unshaped", f->unshaped);
+	jw_u64(w, "senders_seen", f->inserts);
+	jw_object_end(w);
+}
+
 /* The whole document, in its order of keys. */
 static void write_summary(struct json_writer *w, struct receiver *r, const struct snapshot *s)
 {
@@ -615,6 +641,7 @@ static void write_summary(struct json_writer *w, struct receiver *r, const struc
 	write_advice(w, s->advice);
 	write_disk_buffer(w, s);
 	write_senders(w, r, s);
+	write_fair_share(w, s);
 	jw_object_end(w);
 }
 

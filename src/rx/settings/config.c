@@ -187,6 +187,15 @@ static error_t parse_accounting_opt(struct parse_state *ps, int key, char *arg)
 			FAIL("--sequence-flows %s: expected flows from 1 to 1000000", arg);
 		c->sequence_flows = v;
 		return 0;
+	case OPT_FAIR_SHARE:
+		c->fair_share = true;
+		return 0;
+	case OPT_PROTECT:
+		if (add_protect(c, arg))
+			FAIL("--protect %s: expected an IPv4 or IPv6 PREFIX (ADDR or ADDR/LEN, no host "
+			     "bits past LEN) and an optional =WEIGHT from 1 to %d; at most %d",
+			     arg, CONFIG_MAX_WEIGHT, CONFIG_MAX_PROTECT);
+		return 0;
 	case OPT_SEQUENCE_JUMP:
 		if (parse_u64(arg, 1, 1ULL << 40, &v))
 			FAIL("--sequence-jump %s: expected a number from 1 to 2^40", arg);

@@ -49,6 +49,15 @@ enum out_framing { FRAMING_DEFAULT, FRAMING_OCTET, FRAMING_NEWLINE };
 
 enum tz_kind { TZ_UTC, TZ_FIXED, TZ_NAMED, TZ_LOCAL };
 
+/* --protect PREFIX[=WEIGHT]: addr IPv4 mapped, prefixlen over its 128 bits. */
+#define CONFIG_MAX_PROTECT 64
+#define CONFIG_MAX_WEIGHT 1000
+struct config_prefix {
+	uint8_t addr[16];
+	unsigned int prefixlen;
+	unsigned int weight; /* 0: never shed */
+};
+
 struct config {
 	char listen[LISTENER_ADDR_MAX]; /* the first listener's ADDR:PORT */
 	/* --listen, repeatable: one SO_REUSEPORT group each (--sockets each) */
@@ -134,6 +143,11 @@ struct config {
 	 * table), 0 = not counted; senders in the summary's and /metrics' top. */
 	uint32_t senders;
 	unsigned int senders_top;
+	/* --fair-share: shed each sender's excess under pressure; --protect:
+	 * prefixes with a weight (0: never shed), in the order given. */
+	bool fair_share;
+	unsigned int nr_protect;
+	struct config_prefix protect[CONFIG_MAX_PROTECT];
 };
 
 #define CONFIG_SENDERS_DEFAULT 4096

@@ -134,6 +134,18 @@ int config_check_sequences(const struct config *c, char *err, size_t errlen)
 	return 0;
 }
 
+int config_check_fair_share(const struct config *c, char *err, size_t errlen)
+{
+	if (c->nr_protect && !c->fair_share)
+		FAIL("--protect needs --fair-share");
+	/* A supervised child does not load BPF: it adopts what the supervisor
+	 * holds, and the filter's pressure would be left as it was. */
+	if (c->fair_share && c->supervise)
+		FAIL("--fair-share and --supervise cannot be used together yet: the filter "
+		     "and its buckets are not handed to a supervised child");
+	return 0;
+}
+
 unsigned int config_check_each(struct config *c, config_check_say_fn say, void *ctx)
 {
 	unsigned int bad = 0;
@@ -157,6 +169,7 @@ unsigned int config_check_each(struct config *c, config_check_say_fn say, void *
 	CHECK(config_check_tls);
 	CHECK(config_check_disk_buffer);
 	CHECK(config_check_sequences);
+	CHECK(config_check_fair_share);
 #undef CHECK
 	return bad;
 }

@@ -31,6 +31,8 @@ int config_check_tls(const struct config *c, char *err, size_t errlen);
 int config_check_disk_buffer(const struct config *c, char *err, size_t errlen);
 /* --sequence-flows, --sequence-jump: only with --sequences. */
 int config_check_sequences(const struct config *c, char *err, size_t errlen);
+/* --protect needs --fair-share; --fair-share is refused with --supervise. */
+int config_check_fair_share(const struct config *c, char *err, size_t errlen);
 
 /* All of the above, in that order, each refusal handed to say (for
  * --check-config, which names every problem): the number refused. */

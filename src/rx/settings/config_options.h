@@ -34,6 +34,8 @@ enum config_opt {
 	OPT_SEQUENCES,
 	OPT_SEQUENCE_FLOWS,
 	OPT_SEQUENCE_JUMP,
+	OPT_FAIR_SHARE,
+	OPT_PROTECT,
 	/* Output: the records' format, order and pace (parse_output_opt). */
 	OPT_FORMAT = 384,
 	OPT_NO_ESCAPE_CONTROL,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include "common/array.h"
 #include "common/parse_num.h"
 #include "common/redact.h"
@@ -227,4 +228,48 @@ int add_otlp_header(struct config *c, const char *kv, const char *where, char *e
 int add_header_line(const char *kv, const char *where, void *ctx, char *err, size_t errlen)
 {
 	return add_otlp_header(ctx, kv, where, err, errlen);
+}
+
+int add_protect(struct config *c, const char *arg)
+{
+	struct config_prefix *p;
+	char buf[INET6_ADDRSTRLEN + 16], *len, *weight;
+	uint64_t v;
+	unsigned int max = 128, bits;
+
+	if (c->nr_protect >= CONFIG_MAX_PROTECT || strlen(arg) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, arg);
+	p = &c->protect[c->nr_protect];
+	memset(p, 0, sizeof(*p));
+	weight = strchr(buf, '=');
+	if (weight) {
+		*weight++ = '\0';
+		if (parse_u64(weight, 1, CONFIG_MAX_WEIGHT, &v))
+			return -EINVAL;
+		p->weight = v;
+	}
+	len = strchr(buf, '/');
+	if (len)
+		*len++ = '\0';
+	if (inet_pton(AF_INET, buf, p->addr + 12) == 1) {
+		p->addr[10] = p->addr[11] = 0xff;
+		max = 32;
+	} else if (inet_pton(AF_INET6, buf, p->addr) != 1) {
+		return -EINVAL;
+	}
+	if (len) {
+		if (parse_u64(len, 0, max, &v))
+			return -EINVAL;
+		bits = v;
+	} else {
+		bits = max;
+	}
+	p->prefixlen = bits + (128 - max);
+	/* A host bit past the prefix is a typo more often than a wish. */
+	for (unsigned int i = p->prefixlen; i < 128; i++)
+		if (p->addr[i / 8] & (0x80 >> (i % 8)))
+			return -EINVAL;
+	c->nr_protect++;
+	return 0;
 }

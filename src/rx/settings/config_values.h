@@ -26,5 +26,9 @@ int parse_cost_ns(struct config *c, const char *arg);
 int add_otlp_header(struct config *c, const char *kv, const char *where, char *err, size_t errlen);
 /* add_otlp_header as header_file_read's callback (ctx: the config). */
 int add_header_line(const char *kv, const char *where, void *ctx, char *err, size_t errlen);
+/* --protect PREFIX[=WEIGHT]: an IPv4 or IPv6 address with an optional /LEN
+ * (none: the one address), weight 1..CONFIG_MAX_WEIGHT (none: never shed),
+ * appended to c->protect. Host bits set past LEN are refused. */
+int add_protect(struct config *c, const char *arg);
 
 #endif

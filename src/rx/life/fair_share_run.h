@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --fair-share in the receiver: the filter on every socket of the group, and
+ * the tick that tells it when the group is under pressure and which level
+ * is fair (net/fair_share.h).
+ *
+ * Pressure, decided here each FAIR_SHARE_TICK_S from what user space sees:
+ * on when a socket of the group holds FAIR_SHARE_ON_FILL of its receive
+ * buffer or the input window is full; off once every socket has held less
+ * than FAIR_SHARE_OFF_FILL, with the window not full, for FAIR_SHARE_OFF_S.
+ * The level shares FAIR_SHARE_HEADROOM of what the workers drained over
+ * the last second, so that a shaped group's queues go down.
+ */
+#ifndef SYSLOGRX_FAIR_SHARE_RUN_H
+#define SYSLOGRX_FAIR_SHARE_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FAIR_SHARE_TICK_S 0.1
+#define FAIR_SHARE_ON_FILL 0.25
+#define FAIR_SHARE_OFF_FILL 0.05
+#define FAIR_SHARE_OFF_S 1.0
+#define FAIR_SHARE_HEADROOM 0.9
+/* Busy ticks averaged before the drain is trusted to set a level. */
+#define FAIR_SHARE_BUSY_TICKS 2
+
+struct receiver;
+
+/* Loads the filter, sets --protect's prefixes, attaches it to every socket of
+ * the group (privileged: before the capabilities go). Nothing without
+ * --fair-share. 0 or -errno, logged. */
+int fair_share_run_open(struct receiver *r);
+/* An upgrade: the filter's maps into the hand-over (owner "fair_share"),
+ * with --fair-share. 0 or -errno. */
+struct handover;
+int fair_share_run_export(struct receiver *r, struct handover *h);
+/* Sockets adopted. From an upgrade with --fair-share on both sides (h: the
+ * hand-over holds the filter's maps): the filter stays, its buckets go on,
+ * this process ticks it. Otherwise (systemd's fd store, h NULL; or
+ * --fair-share dropped) a filter the process before left on the sockets
+ * (killed while shedding) would go on shedding at its last level with no
+ * tick to lift it, so it is detached; with --fair-share a fresh one is
+ * loaded (CAP_BPF: a start by systemd has it; an upgrade that adds
+ * --fair-share has not, and fails, said). 0 or -errno, logged. */
+int fair_share_run_adopt(struct receiver *r, const struct handover *h);
+/* A socket the group gained (a resize): the filter on it before it is in
+ * selection. 0 (also without --fair-share) or -errno, logged. */
+int fair_share_run_attach(struct receiver *r, unsigned int idx);
+/* Called often from the main loop: acts once per FAIR_SHARE_TICK_S. */
+void fair_share_run_tick(struct receiver *r, double now);
+/* Detaches the filter from the sockets still open and frees it. */
+void fair_share_run_close(struct receiver *r);
+
+struct fair_share_report {
+	bool on;	      /* --fair-share */
+	bool shedding;	      /* under pressure now */
+	double level;	      /* datagrams/s at weight 1 while shedding */
+	uint64_t episodes;    /* times shedding started */
+	uint64_t seen, shed;  /* datagrams the filter ran on, and shed */
+	uint64_t unshaped;    /* passed with no bucket (no address, map full) */
+	uint64_t inserts;     /* senders given a bucket */
+};
+void fair_share_run_report(struct receiver *r, struct fair_share_report *out);
+
+#endif
