@@ -36,6 +36,7 @@ from conftest import (Proc, binary, free_udp_port, netns_name, run_cmd, syslogge
 from support.load import send_udp
 from support.otel_collector import LogSink
 from support.ports import free_tcp_port
+from support.procs import log_text
 from support.prom import parse, scrape, value
 from support.tls_server import Pki, SyslogNgTls
 
@@ -308,7 +309,7 @@ def test_root_by_hand_says_so_once(tmp_path):
         while not any("ready on" in l for l in seen):
             seen.append(rx.p.stderr.readline().decode())
             assert seen[-1], "".join(seen)
-        assert rx.p.stderr.readline().decode() == said
+        assert log_text(rx.p.stderr.readline().decode()) == said
         rx.p.send_signal(signal.SIGUSR2)
         while "took over" not in seen[-1]:
             seen.append(rx.p.stderr.readline().decode())
@@ -320,7 +321,7 @@ def test_root_by_hand_says_so_once(tmp_path):
     finally:
         rc, _, err = rx.stop()
     assert rc == 0, err
-    assert said not in "".join(seen) + err, "".join(seen) + err
+    assert said not in log_text("".join(seen) + err), "".join(seen) + err
 
 
 def test_sysloggen_says_when_it_cannot_keep_up(tmp_path):
