@@ -14,6 +14,7 @@ import urllib.request
 from conftest import free_udp_port, promtool, run_cmd
 from support.otel_collector import LogSink
 from support.ports import free_tcp_port
+from support.procs import log_text
 from support.prom import LABEL, parse, value
 
 DASH = "\u2014".encode()
@@ -84,7 +85,9 @@ def test_collector_messages_are_sanitised_for_labels_and_logs(syslogrx):
         # message shown with its control bytes as #ooo, once per reason
         err.decode("utf-8")
         assert b"\x1b" not in err
-        assert not any(l.startswith(b"syslogrx: forged") for l in err.split(b"\n")), err
+        # (each line read without the time and level a log line starts with)
+        lines = log_text(err.decode("utf-8")).split("\n")
+        assert not any(l.startswith("syslogrx: forged") for l in lines), err
         assert err.count(b"records: " + MSG_CUT + b"; such") == 1
         assert err.count(b"records: bad #033[2J#033[31mred#012syslogrx: forged line; such") \
             == 1, err
