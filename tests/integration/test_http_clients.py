@@ -33,6 +33,9 @@ def fd_count(pid, kind=""):
     return n
 
 
+RSS_SLACK_KIB = 64
+
+
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         return next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
@@ -98,7 +101,11 @@ def test_probes_answer_within_a_second_under_500_trickling_clients(syslogrx, mon
     # They left: every descriptor closed, and no memory kept.
     wait_until(lambda: fd_count(pid) == fds0, "the server closed what the clients left", 20)
     assert stats["opened"] >= 2000, stats
-    assert rss_kib(pid) == rss0, (rss0, rss_kib(pid), stats)
+    # The table is mapped and filled at start: what 8,000 connections leave
+    # behind is at most a page or so the rest of the process touched
+    # meanwhile (the stats line, the logger), far below one connection's
+    # worth each (a leak of 100 bytes a connection would be 800 KiB).
+    assert rss_kib(pid) - rss0 <= RSS_SLACK_KIB, (rss0, rss_kib(pid), stats)
     assert probe(mport, "/healthz")[0] == 200
     rc, _, err = rx.stop()
     assert rc == 0, err
