@@ -24,6 +24,9 @@ FIFO = ["chrt", "-f", "1"]     # bounded: 2-3 s of load, at most ~1.1 cores
 KERNEL_DEFAULT_RCVBUF = 212992
 
 
+BIG_WINDOW = ("--window", "60000")
+
+
 def start_rx(tmp_path, procs, *args, prefix=(), name="summary.json"):
     """syslogrx with a summary, behind an optional command prefix (setpriv,
     nice, ip netns exec); returns the Proc once it is ready."""
@@ -257,9 +260,11 @@ def test_advice_burst_rcvbuf_applied_drops_nothing(tmp_path, procs):
     100 ms stall of the drain, drops a little; the advised --rcvbuf, parsed
     from that run's summary, takes the same load and stall without a drop."""
     port = free_udp_port()
+    # A window loggen's start burst cannot fill (10,000 by default): the
+    # burst this test asks about is the kernel queue's, not the window's.
     rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", "4",
-                  "--threads", "2", "--rcvbuf", KERNEL_DEFAULT_RCVBUF, prefix=FIFO,
-                  name="burst.json")
+                  "--threads", "2", "--rcvbuf", KERNEL_DEFAULT_RCVBUF, *BIG_WINDOW,
+                  prefix=FIFO, name="burst.json")
     sent = loggen(port, 9000, 3, 1000, stall=(1.0, rx.p.pid, STALL))
     s, err = stop_rx(rx)
     drops = s["totals"]["kernel_drops"]["total"]
@@ -274,7 +279,8 @@ def test_advice_burst_rcvbuf_applied_drops_nothing(tmp_path, procs):
 
     port = free_udp_port()
     rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", "4",
-                  "--threads", "2", "--rcvbuf", value, prefix=FIFO, name="applied.json")
+                  "--threads", "2", "--rcvbuf", value, *BIG_WINDOW, prefix=FIFO,
+                  name="applied.json")
     sent = loggen(port, 9000, 3, 1000, stall=(1.0, rx.p.pid, STALL))
     s2, err2 = stop_rx(rx)
     assert s2["totals"]["kernel_drops"]["total"] == 0, (value, s2["sockets"])
