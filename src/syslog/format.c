@@ -332,6 +332,13 @@ static char *put_sd_elems(char *d, const struct syslog_str *sd, const char *skip
 	while (sd_walk_next(&w, &id, &params)) {
 		struct syslog_str text;
 
+		/* An SD-ID past RFC 5424's 32 bytes (syslog-ng reads up to 248):
+		 * cut, two could become one SD-ID twice, so rfc5424 drops the
+		 * element (counted); json keeps it whole. */
+		if (put != put_json_piece && id.len > SYSLOG_SD_NAME_MAX) {
+			w.dropped++;
+			continue;
+		}
 		if (sd_elem_verbatim(&w, &id, params, &text)) {
 			d = put(d, text.p, text.len, flags);
 			continue;
