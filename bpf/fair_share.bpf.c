@@ -71,7 +71,8 @@ static __always_inline int source_addr(struct __sk_buff *skb, __u8 addr[16])
 		__builtin_memset(addr, 0, 10);
 		addr[10] = 0xff;
 		addr[11] = 0xff;
-		return bpf_skb_load_bytes_relative(skb, 12, addr + 12, 4, BPF_HDR_START_NET) ? -1 : 0;
+		return bpf_skb_load_bytes_relative(skb, 12, addr + 12, 4, BPF_HDR_START_NET) ? -1 :
+											       0;
 	}
 	if ((vhl >> 4) == 6)
 		return bpf_skb_load_bytes_relative(skb, 8, addr, 16, BPF_HDR_START_NET) ? -1 : 0;

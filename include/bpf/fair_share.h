@@ -32,13 +32,13 @@ struct fair_share_key {
  * from several CPUs at once may lose an update: a bucket is approximate, the
  * counts (atomic adds) are not. */
 struct fair_share_sender {
-	__u64 tat;	  /* ns, bpf_ktime_get_ns() clock */
-	__u64 win_start;  /* ns, start of the current rate window */
-	__u64 win_count;  /* datagrams seen in it */
-	__u64 last_rate;  /* datagrams per second in the window before */
-	__u64 seen;	  /* every datagram from this sender, while in the map */
-	__u64 shed;	  /* the ones shed */
-	__u32 weight;	  /* 0: protected (never shed); else share = weight x level */
+	__u64 tat;	 /* ns, bpf_ktime_get_ns() clock */
+	__u64 win_start; /* ns, start of the current rate window */
+	__u64 win_count; /* datagrams seen in it */
+	__u64 last_rate; /* datagrams per second in the window before */
+	__u64 seen;	 /* every datagram from this sender, while in the map */
+	__u64 shed;	 /* the ones shed */
+	__u32 weight;	 /* 0: protected (never shed); else share = weight x level */
 	__u32 pad;
 };
 

@@ -40,7 +40,7 @@ int fair_share_detach(int fd);
 /* One sender as the filter sees it. */
 struct fair_share_row {
 	uint8_t addr[16];
-	uint64_t rate;	/* datagrams per second in its last full window */
+	uint64_t rate; /* datagrams per second in its last full window */
 	uint64_t seen, shed;
 	uint32_t weight;
 	bool active; /* sent in the last second */

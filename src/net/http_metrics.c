@@ -62,7 +62,8 @@ struct http_metrics *http_metrics_open(const char *flag, const char *arg)
 	 * the kernel for the server to take them (closing the oldest of its
 	 * own if it must) rather than losing a probe's SYN to a full queue
 	 * and its one-second retransmission. */
-	if (bind(h->fd, (struct sockaddr *)&addr, len) || listen(h->fd, 4 * HTTP_SERVER_MAX_CONNECTIONS))
+	if (bind(h->fd, (struct sockaddr *)&addr, len) ||
+	    listen(h->fd, 4 * HTTP_SERVER_MAX_CONNECTIONS))
 		goto fail;
 	len = sizeof(addr);
 	if (getsockname(h->fd, (struct sockaddr *)&addr, &len))

@@ -62,13 +62,20 @@ struct http_server {
 static const char *reason(unsigned int status)
 {
 	switch (status) {
-	case 200: return "OK";
-	case 400: return "Bad Request";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 431: return "Request Header Fields Too Large";
-	case 503: return "Service Unavailable";
-	default: return "Internal Server Error";
+	case 200:
+		return "OK";
+	case 400:
+		return "Bad Request";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 503:
+		return "Service Unavailable";
+	default:
+		return "Internal Server Error";
 	}
 }
 
@@ -159,11 +166,11 @@ static void conn_reply(struct http_server *s, struct conn *c, const struct http_
 	conn_write(s, c);
 }
 
-static void conn_fixed(struct http_server *s, struct conn *c, unsigned int status,
-		       const char *text)
+static void conn_fixed(struct http_server *s, struct conn *c, unsigned int status, const char *text)
 {
-	struct http_reply r = { .status = status, .type = "text/plain", .body = text,
-				.len = strlen(text) };
+	struct http_reply r = {
+		.status = status, .type = "text/plain", .body = text, .len = strlen(text)
+	};
 
 	conn_reply(s, c, &r, false);
 }
@@ -172,7 +179,9 @@ static void conn_fixed(struct http_server *s, struct conn *c, unsigned int statu
  * METHOD SP PATH[?QUERY] SP HTTP/1.x */
 static void conn_answer(struct http_server *s, struct conn *c)
 {
-	struct http_reply r = { .status = 500, .type = "text/plain", .scratch = c->scratch,
+	struct http_reply r = { .status = 500,
+				.type = "text/plain",
+				.scratch = c->scratch,
 				.scratch_len = sizeof(c->scratch) };
 	char *method = c->req, *path, *version, *eol;
 
@@ -232,10 +241,17 @@ static void conn_event(struct http_server *s, struct conn *c)
 	 * the slot taken since): every handler only tries what would not
 	 * block, so a stale event costs a failed try and nothing else. */
 	switch (c->state) {
-	case CONN_READING: conn_read(s, c); break;
-	case CONN_WRITING: conn_write(s, c); break;
-	case CONN_LINGER: conn_linger(c); break;
-	case CONN_FREE: break;
+	case CONN_READING:
+		conn_read(s, c);
+		break;
+	case CONN_WRITING:
+		conn_write(s, c);
+		break;
+	case CONN_LINGER:
+		conn_linger(c);
+		break;
+	case CONN_FREE:
+		break;
 	}
 }
 
@@ -385,7 +401,8 @@ static void *serve(void *arg)
 		}
 		for (int i = 0; i < n; i++) {
 			if (ev[i].data.ptr == &s->wakefd) {
-				if (read(s->wakefd, &one, sizeof(one)) < 0) { /* drained */ }
+				if (read(s->wakefd, &one, sizeof(one)) < 0) { /* drained */
+				}
 			} else if (ev[i].data.ptr == &s->listen_fd) {
 				if (s->listen_fd >= 0 && !s->accept_rest_until)
 					accept_some(s, mono_ns());
@@ -484,7 +501,8 @@ void http_server_stop(struct http_server *s)
 	pthread_mutex_lock(&s->lock);
 	s->stopping = true;
 	pthread_mutex_unlock(&s->lock);
-	if (write(s->wakefd, &one, sizeof(one)) < 0) { /* a counter: it cannot fill */ }
+	if (write(s->wakefd, &one, sizeof(one)) < 0) { /* a counter: it cannot fill */
+	}
 	pthread_join(s->thread, NULL);
 	for (int i = 0; i < HTTP_SERVER_MAX_CONNECTIONS; i++)
 		if (s->conns[i].state != CONN_FREE)

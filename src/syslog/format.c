@@ -102,8 +102,8 @@ static size_t line_clean(const u8 *s, size_t len)
  * goes on past it when it is no C1 control. Where it stops is where a
  * character starts (the C2 of a C1 control), so the escaper sees it whole.
  */
-static inline __attribute__((always_inline)) size_t
-c1_clean(const u8 *s, size_t len, size_t (*scan)(const u8 *, size_t))
+static inline __attribute__((always_inline)) size_t c1_clean(const u8 *s, size_t len,
+							     size_t (*scan)(const u8 *, size_t))
 {
 	size_t i = 0, lead, n;
 
@@ -652,8 +652,8 @@ static char *format_rfc5424(char *d, const char *data, size_t len, const struct 
 		return d;
 	}
 	if (m->timestamp.p && !(m->flags & SYSLOG_F_TS_NOT_3339) &&
-	    (r == SYSLOG_OK_5424 ||
-	     ((m->flags & SYSLOG_F_ISO_TIMESTAMP_3164) && !(meta && meta->zone && meta->zone->guess)))) {
+	    (r == SYSLOG_OK_5424 || ((m->flags & SYSLOG_F_ISO_TIMESTAMP_3164) &&
+				     !(meta && meta->zone && meta->zone->guess)))) {
 		d = put_field(d, &m->timestamp);
 	} else if (m->timestamp.p) {
 		char *e = meta && meta->zone ? format_put_instant_3339(d, m, r, meta) : NULL;

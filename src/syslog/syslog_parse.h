@@ -124,7 +124,7 @@ struct syslog_msg {
 	 * syslog-ng keeps them as meta.sequenceId and timeQuality.isSynced. */
 	struct syslog_str seq;
 	int8_t synced;
-	uint32_t flags;	     /* SYSLOG_F_* */
+	uint32_t flags; /* SYSLOG_F_* */
 };
 
 enum syslog_parse_result { SYSLOG_OK_5424, SYSLOG_OK_3164, SYSLOG_MALFORMED };

@@ -138,8 +138,8 @@ static void check_strict_sd(const struct syslog_str *sd)
 			CHECK(i + 1 < n && s[i] == '=' && s[i + 1] == '"');
 			for (i += 2; i < n && s[i] != '"';) {
 				if (s[i] == '\\') {
-					CHECK(i + 1 < n &&
-					      (s[i + 1] == '"' || s[i + 1] == '\\' || s[i + 1] == ']'));
+					CHECK(i + 1 < n && (s[i + 1] == '"' || s[i + 1] == '\\' ||
+							    s[i + 1] == ']'));
 					i += 2;
 					continue;
 				}

@@ -288,8 +288,8 @@ static void test_protect(void **state)
 	assert_int_equal(c.protect[1].weight, 4);
 	assert_int_equal(c.protect[2].prefixlen, 128);
 	assert_int_equal(c.protect[2].addr[15], 7);
-	static char *const bad[] = { "10.0.1.1/24", "10.0.0.0/33", "10.0.0.0/24=0",
-				     "10.0.0.0/24=1001", "host", "::/129" };
+	static char *const bad[] = { "10.0.1.1/24",	 "10.0.0.0/33", "10.0.0.0/24=0",
+				     "10.0.0.0/24=1001", "host",	"::/129" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		assert_int_not_equal(PARSE(&c, "--fair-share", "--protect", bad[i]), 0);
@@ -633,7 +633,8 @@ static void test_kafka_bad(void **state)
 		{ "--kafka-opt", "=1", "--kafka-opt =***: expected KEY=VALUE" },
 		{ "--drain-timeout", "-1", "--drain-timeout -1" },
 		{ "--drain-timeout", "5000", "--drain-timeout 5000" },
-		{ "--stall-timeout", "0.5", "--stall-timeout 0.5: expected seconds from 1 to 3600" },
+		{ "--stall-timeout", "0.5",
+		  "--stall-timeout 0.5: expected seconds from 1 to 3600" },
 		{ "--stall-timeout", "5000", "--stall-timeout 5000" },
 	};
 	struct config c;

@@ -60,9 +60,13 @@ static void test_escape_line_ctl(void **state)
 	check_ctl(" ~\xc3\xa9\xa0\xff", 6, " ~\xc3\xa9\xa0\xff");
 	/* C1 controls as net_text_log shows them: U+0080..U+009F by code point,
 	 * a byte 0x80..0x9F of no valid sequence by its value */
-	check_ctl("\xc2\x9b" "2J", 4, "#2332J");
+	check_ctl("\xc2\x9b"
+		  "2J",
+		  4, "#2332J");
 	check_ctl("\xc2\x80\xc2\x9f\xc2\xa0", 6, "#200#237\xc2\xa0");
-	check_ctl("\x9b" "31m\x85", 5, "#23331m#205");
+	check_ctl("\x9b"
+		  "31m\x85",
+		  5, "#23331m#205");
 	check_ctl("\xe2\x82\xac\xe2\x82", 5, "\xe2\x82\xac\xe2#202"); /* cut: its 0x82 is alone */
 	check_ctl("\xc2", 1, "\xc2");
 	check_with(escape_ctl, "\xc2\x9b\x9b\\\xc3\xa9", 6, "#233#233\\\xc3\xa9");
@@ -87,12 +91,12 @@ static void test_escape_json(void **state)
 	check_json("tab\there\nnl\rcr", 14, "tab\\there\\nnl\\rcr");
 	check_json("\x01\x1f", 2, "\\u0001\\u001f");
 	check_json("nul\0", 4, "nul\\u0000");
-	check_json("caf\xc3\xa9", 5, "caf\xc3\xa9");			   /* valid UTF-8 kept */
-	check_json("\xe2\x82\xac", 3, "\xe2\x82\xac");			   /* euro sign */
-	check_json("\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80");		   /* emoji */
-	check_json("bad\xff", 4, "bad\\ufffd");				   /* invalid byte */
-	check_json("\xc2\x9b\xc2\x80\xc2\xa0", 6, "\\u009b\\u0080\xc2\xa0");	   /* C1 escaped */
-	check_json("\x9b", 1, "\\ufffd");					   /* lone 0x9B */
+	check_json("caf\xc3\xa9", 5, "caf\xc3\xa9");			     /* valid UTF-8 kept */
+	check_json("\xe2\x82\xac", 3, "\xe2\x82\xac");			     /* euro sign */
+	check_json("\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80");		     /* emoji */
+	check_json("bad\xff", 4, "bad\\ufffd");				     /* invalid byte */
+	check_json("\xc2\x9b\xc2\x80\xc2\xa0", 6, "\\u009b\\u0080\xc2\xa0"); /* C1 escaped */
+	check_json("\x9b", 1, "\\ufffd");				     /* lone 0x9B */
 	check_json("\xc3", 1, "\\ufffd");				   /* truncated sequence */
 	check_json("\xc0\xaf", 2, "\\ufffd\\ufffd");			   /* overlong */
 	check_json("\xed\xa0\x80", 3, "\\ufffd\\ufffd\\ufffd");		   /* surrogate */

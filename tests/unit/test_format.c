@@ -252,7 +252,8 @@ static void test_stamp_at_the_instant(void **state)
 		/* a clock out of range, normalised */
 		{ "<13>Nov 27 23:37:64 h a: x", "<13>1 2026-11-27T23:38:04-06:00 h a - - - x\n" },
 		/* an RFC 3339 stamp --guess-timezone may move is written afresh */
-		{ "<13>2026-11-28T05:38:04.5Z h a: x", "<13>1 2026-11-28T05:38:04.5Z h a - - - x\n" },
+		{ "<13>2026-11-28T05:38:04.5Z h a: x",
+		  "<13>1 2026-11-28T05:38:04.5Z h a - - - x\n" },
 		/* RFC 5424 without a zone, nine fraction digits */
 		{ "<13>1 2026-11-27T23:38:04.123456789 h a - - - x",
 		  "<13>1 2026-11-27T23:38:04.123456-06:00 h a - - - x\n" },
@@ -303,11 +304,12 @@ static void test_listener_named(void **state)
 			   format_max_len(FORMAT_RFC5424, strlen(cases[i].in)));
 	}
 	n = json_of("x", &meta, out);
-	check_line("listener", "json", out, n,
-		   "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"time_unix_nano\":1000,\"app_name\":\"x\",\"malformed\":false,\"socket\":0,"
-		   "\"listener\":\"cisco_asa\",\"received\":\"1970-01-01T00:00:00.000001Z\","
-		   "\"raw\":\"x\"}\n",
-		   format_max_len(FORMAT_JSON, 1));
+	check_line(
+		"listener", "json", out, n,
+		"{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"time_unix_nano\":1000,\"app_name\":\"x\",\"malformed\":false,\"socket\":0,"
+		"\"listener\":\"cisco_asa\",\"received\":\"1970-01-01T00:00:00.000001Z\","
+		"\"raw\":\"x\"}\n",
+		format_max_len(FORMAT_JSON, 1));
 }
 
 static size_t json_of(const char *in, const struct msg_meta *meta, char *out)
@@ -344,7 +346,8 @@ static void test_json_meta(void **state)
 		   "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":1,"
 		   "\"timestamp\":\"2003-10-11T22:14:15Z\",\"time_unix_nano\":1065910455000000000,"
 		   "\"app_name\":\"x\",\"malformed\":false,"
-		   "\"raw\":\"<13>1 2003-10-11T22:14:15Z - x - - -\"}\n", 1024);
+		   "\"raw\":\"<13>1 2003-10-11T22:14:15Z - x - - -\"}\n",
+		   1024);
 
 	/* an address too short for its family is left out */
 	meta.src = (struct sockaddr *)&bad4;
@@ -352,10 +355,11 @@ static void test_json_meta(void **state)
 	meta.recv_realtime_ns = NS(4102444799, 999999); /* 2099-12-31T23:59:59.999999Z */
 	meta.socket_index = 0;
 	n = json_of("x", &meta, out);
-	check_line("short src", "json", out, n,
-		   "{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"time_unix_nano\":4102444799999999000,\"app_name\":\"x\",\"malformed\":false,\"socket\":0,"
-		   "\"received\":\"2099-12-31T23:59:59.999999Z\",\"raw\":\"x\"}\n",
-		   1024);
+	check_line(
+		"short src", "json", out, n,
+		"{\"pri\":13,\"facility\":1,\"severity\":5,\"version\":0,\"time_unix_nano\":4102444799999999000,\"app_name\":\"x\",\"malformed\":false,\"socket\":0,"
+		"\"received\":\"2099-12-31T23:59:59.999999Z\",\"raw\":\"x\"}\n",
+		1024);
 }
 
 /* json without raw (FORMAT_F_JSON_NO_RAW, the receiver's default): a parsed
@@ -408,7 +412,8 @@ static void test_json_no_raw(void **state)
  * byte-exact with FORMAT_F_EXACT_CONTROL. */
 static void test_sd_controls(void **state)
 {
-	static const char in[] = "<13>1 2003-10-11T22:14:15Z h a - - [x@1 k=\"a\x1b[0m\\\"\t\"] m\x1b";
+	static const char in[] =
+		"<13>1 2003-10-11T22:14:15Z h a - - [x@1 k=\"a\x1b[0m\\\"\t\"] m\x1b";
 	struct syslog_msg m;
 	enum syslog_parse_result r = syslog_parse(in, sizeof(in) - 1, &m);
 	char out[256];
@@ -416,12 +421,14 @@ static void test_sd_controls(void **state)
 
 	assert_int_equal(r, SYSLOG_OK_5424);
 	n = format_message(out, FORMAT_RFC5424, in, sizeof(in) - 1, &m, r, NULL);
-	check_line("sd", "rfc5424", out, n, "<13>1 2003-10-11T22:14:15Z h a - - [x@1 k=\"a#033[0m\\\"#011\"] m#033\n",
+	check_line("sd", "rfc5424", out, n,
+		   "<13>1 2003-10-11T22:14:15Z h a - - [x@1 k=\"a#033[0m\\\"#011\"] m#033\n",
 		   sizeof(out));
 	n = format_message_flags(out, FORMAT_RFC5424, FORMAT_F_EXACT_CONTROL, in, sizeof(in) - 1,
 				 &m, r, NULL);
 	check_line("sd", "rfc5424 exact", out, n,
-		   "<13>1 2003-10-11T22:14:15Z h a - - [x@1 k=\"a\x1b[0m\\\"\t\"] m\x1b\n", sizeof(out));
+		   "<13>1 2003-10-11T22:14:15Z h a - - [x@1 k=\"a\x1b[0m\\\"\t\"] m\x1b\n",
+		   sizeof(out));
 }
 
 static size_t rfc5424_from(const char *in, size_t len, const struct sockaddr *sa, socklen_t salen,
@@ -446,19 +453,23 @@ static void test_origin(void **state)
 
 	inet_pton(AF_INET6, "2001:db8::5", &src6.sin6_addr);
 	n = rfc5424_from("<13>1 - - a - - - m", 19, (struct sockaddr *)&src6, sizeof(src6), 0, out);
-	check_line("ipv6", "rfc5424", out, n,
-		   "<13>1 2026-11-22T03:12:00.123456Z 2001:db8::5 a - - [origin ip=\"2001:db8::5\"] m\n", sizeof(out));
+	check_line(
+		"ipv6", "rfc5424", out, n,
+		"<13>1 2026-11-22T03:12:00.123456Z 2001:db8::5 a - - [origin ip=\"2001:db8::5\"] m\n",
+		sizeof(out));
 	n = rfc5424_from(own, sizeof(own) - 1, (struct sockaddr *)&src4, sizeof(src4), 0, out);
-	check_line("own origin", "rfc5424", out, n,
-		   "<13>1 2026-11-22T03:12:00.123456Z h a - - [origin software=\"fw\\]\" ip=\"10.9.9.9\" ip=\"127.0.0.1\"]"
-		   "[x@1 a=\"b\"][y@2 c=\"#033\"] m\n",
-		   sizeof(out));
+	check_line(
+		"own origin", "rfc5424", out, n,
+		"<13>1 2026-11-22T03:12:00.123456Z h a - - [origin software=\"fw\\]\" ip=\"10.9.9.9\" ip=\"127.0.0.1\"]"
+		"[x@1 a=\"b\"][y@2 c=\"#033\"] m\n",
+		sizeof(out));
 	n = rfc5424_from(own, sizeof(own) - 1, (struct sockaddr *)&src4, sizeof(src4),
 			 FORMAT_F_EXACT_CONTROL, out);
-	check_line("own origin exact", "rfc5424", out, n,
-		   "<13>1 2026-11-22T03:12:00.123456Z h a - - [origin software=\"fw\\]\" ip=\"10.9.9.9\" ip=\"127.0.0.1\"]"
-		   "[x@1 a=\"b\"][y@2 c=\"\x1b\"] m\n",
-		   sizeof(out));
+	check_line(
+		"own origin exact", "rfc5424", out, n,
+		"<13>1 2026-11-22T03:12:00.123456Z h a - - [origin software=\"fw\\]\" ip=\"10.9.9.9\" ip=\"127.0.0.1\"]"
+		"[x@1 a=\"b\"][y@2 c=\"\x1b\"] m\n",
+		sizeof(out));
 	/* a dual-stack socket's IPv4-mapped sender is its IPv4 address */
 	inet_pton(AF_INET6, "::ffff:192.0.2.7", &src6.sin6_addr);
 	n = rfc5424_from("<13>Oct 11 22:14:15 app: m", 26, (struct sockaddr *)&src6, sizeof(src6),
@@ -469,7 +480,8 @@ static void test_origin(void **state)
 		sizeof(out));
 	/* no usable sender: '-' as before */
 	n = rfc5424_from("<13>1 - - a - - - m", 19, (struct sockaddr *)&src4, 4, 0, out);
-	check_line("short src", "rfc5424", out, n, "<13>1 2026-11-22T03:12:00.123456Z - a - - - m\n", sizeof(out));
+	check_line("short src", "rfc5424", out, n,
+		   "<13>1 2026-11-22T03:12:00.123456Z - a - - - m\n", sizeof(out));
 }
 
 /* Worst cases reach but never pass format_max_len. */
@@ -536,10 +548,24 @@ static void test_format_from_name(void **state)
  * byte-exact) and escape_json at every offset. */
 static void test_same_as_escape(void **state)
 {
-	static const char alphabet[] = "ab \"\\\n\r\t\0\x01\x7f\xc3\xa9\xe2\x82\xac\xff\xc2\x9b\x85";
+	static const char alphabet[] =
+		"ab \"\\\n\r\t\0\x01\x7f\xc3\xa9\xe2\x82\xac\xff\xc2\x9b\x85";
 	static const char *const chars[] = {
-		"a", "b", " ", "\xd0\x9f", "\xe6\x97\xa5", "\xf0\x9f\x98\x80", "\xe2\x82\xac",
-		"\xc2\x9b", "\xc2\x85", "\xc2\xa0", "\x9b", "\xe9", "\x1b", "\\", "\xe2\x82",
+		"a",
+		"b",
+		" ",
+		"\xd0\x9f",
+		"\xe6\x97\xa5",
+		"\xf0\x9f\x98\x80",
+		"\xe2\x82\xac",
+		"\xc2\x9b",
+		"\xc2\x85",
+		"\xc2\xa0",
+		"\x9b",
+		"\xe9",
+		"\x1b",
+		"\\",
+		"\xe2\x82",
 	};
 	static char in[300], out[4096], ref[4096];
 
@@ -601,12 +627,17 @@ static void test_same_as_escape(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_table),	       cmocka_unit_test(test_year_rollover),
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_year_rollover),
 		cmocka_unit_test(test_stamp_at_the_instant),
-		cmocka_unit_test(test_json_meta),      cmocka_unit_test(test_max_len),
-		cmocka_unit_test(test_sd_controls),    cmocka_unit_test(test_format_from_name),
-		cmocka_unit_test(test_same_as_escape), cmocka_unit_test(test_json_no_raw),
-		cmocka_unit_test(test_origin),	       cmocka_unit_test(test_listener_named),
+		cmocka_unit_test(test_json_meta),
+		cmocka_unit_test(test_max_len),
+		cmocka_unit_test(test_sd_controls),
+		cmocka_unit_test(test_format_from_name),
+		cmocka_unit_test(test_same_as_escape),
+		cmocka_unit_test(test_json_no_raw),
+		cmocka_unit_test(test_origin),
+		cmocka_unit_test(test_listener_named),
 	};
 
 	/* rfc5424 of RFC 3164 stamps uses the local offset: make it a known one */

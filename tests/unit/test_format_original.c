@@ -26,13 +26,13 @@ static size_t fmt(const char *in, size_t n, unsigned int flags, uint32_t *breaks
 				    &meta);
 }
 
-#define EXPECT(in, flags, want, nbreaks)                                      \
-	do {                                                                  \
-		uint32_t b = 0;                                               \
-		size_t n = fmt(in, sizeof(in) - 1, flags, &b);                \
-		assert_int_equal(n, sizeof(want) - 1);                        \
-		assert_memory_equal(out, want, n);                            \
-		assert_int_equal(b, nbreaks);                                 \
+#define EXPECT(in, flags, want, nbreaks)                                       \
+	do {                                                                   \
+		uint32_t b = 0;                                                \
+		size_t n = fmt(in, sizeof(in) - 1, flags, &b);                 \
+		assert_int_equal(n, sizeof(want) - 1);                         \
+		assert_memory_equal(out, want, n);                             \
+		assert_int_equal(b, nbreaks);                                  \
 		assert_true(n <= format_max_len(FORMAT_ORIGINAL, sizeof(in))); \
 	} while (0)
 
@@ -44,7 +44,10 @@ static const struct {
 	size_t want_len;
 	uint32_t breaks;
 } lines[] = {
-#define LINE(in, want, breaks) { in, sizeof(in) - 1, want, sizeof(want) - 1, breaks }
+#define LINE(in, want, breaks)                                     \
+	{                                                          \
+		in, sizeof(in) - 1, want, sizeof(want) - 1, breaks \
+	}
 	/* as it came: no escape of '\\', controls, invalid UTF-8, no parse */
 	LINE("<134>%ASA-6-302013: a\\b\x1b\xff\t", "<134>%ASA-6-302013: a\\b\x1b\xff\t\n", 0),
 	/* its own line end left off: '\n', "\r\n", NULs, and runs of them */

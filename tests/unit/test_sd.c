@@ -137,7 +137,8 @@ static void check(const struct out *c)
 	n = format_message(out, FORMAT_RFC5424, c->in, len, &m, r, &meta);
 	assert_true(n <= format_max_len(FORMAT_RFC5424, len));
 	if (n != strlen(c->rfc5424) || memcmp(out, c->rfc5424, n))
-		fail_msg("rfc5424 of '%s':\n got '%.*s'\nwant '%s'", c->in, (int)n, out, c->rfc5424);
+		fail_msg("rfc5424 of '%s':\n got '%.*s'\nwant '%s'", c->in, (int)n, out,
+			 c->rfc5424);
 	assert_int_equal(dropped, c->dropped);
 
 	dropped = 0;
@@ -183,7 +184,8 @@ static void test_format(void **state)
 		  "\"e\":\"\\\"]\\\\\"}},",
 		  0 },
 		/* not UTF-8: U+FFFD per byte; C1 controls as the C0 ones */
-		{ HDR "[a@1 k=\"caf\xe9\" c=\"\xc2\x9b" "2J\x1b\"] x",
+		{ HDR "[a@1 k=\"caf\xe9\" c=\"\xc2\x9b"
+		      "2J\x1b\"] x",
 		  HDR "[a@1 k=\"caf\xef\xbf\xbd\" c=\"#2332J#033\"]" OWN " x\n",
 		  "\"structured_data\":\"[a@1 k=\\\"caf\xef\xbf\xbd\\\" c=\\\"\\u009b2J\\u001b\\\"]\","
 		  "\"sd\":{\"a@1\":{\"k\":\"caf\\ufffd\",\"c\":\"\\u009b2J\\u001b\"}},",
@@ -197,16 +199,28 @@ static void test_format(void **state)
 /* C1 controls in MSG and raw; an RFC 5424 MSG after a BOM is UTF-8. */
 static void test_c1_and_bom(void **state)
 {
-	static const char in[] = HDR "- \xef\xbb\xbf" "a\xc2\x9b" "b\x9b" "c\xe9";
-	static const char in2[] = HDR "- a\xc2\x9b" "b\x9b" "c\xe9";
+	static const char in[] = HDR "- \xef\xbb\xbf"
+				     "a\xc2\x9b"
+				     "b\x9b"
+				     "c\xe9";
+	static const char in2[] = HDR "- a\xc2\x9b"
+				      "b\x9b"
+				      "c\xe9";
 	struct syslog_msg m;
 	enum syslog_parse_result r = syslog_parse(in, sizeof(in) - 1, &m);
 	char out[1024];
 	size_t n;
 
 	n = format_message(out, FORMAT_RFC5424, in, sizeof(in) - 1, &m, r, NULL);
-	assert_int_equal(n, sizeof(HDR "- \xef\xbb\xbf" "a#233b\xef\xbf\xbd" "c\xef\xbf\xbd\n") - 1);
-	assert_memory_equal(out, HDR "- \xef\xbb\xbf" "a#233b\xef\xbf\xbd" "c\xef\xbf\xbd\n", n);
+	assert_int_equal(n, sizeof(HDR "- \xef\xbb\xbf"
+				       "a#233b\xef\xbf\xbd"
+				       "c\xef\xbf\xbd\n") -
+				    1);
+	assert_memory_equal(out,
+			    HDR "- \xef\xbb\xbf"
+				"a#233b\xef\xbf\xbd"
+				"c\xef\xbf\xbd\n",
+			    n);
 	/* without a BOM MSG is octets: the C1 byte escaped, the Latin-1 one kept */
 	r = syslog_parse(in2, sizeof(in2) - 1, &m);
 	n = format_message(out, FORMAT_RFC5424, in2, sizeof(in2) - 1, &m, r, NULL);
@@ -264,9 +278,12 @@ static void test_worst_case_fits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_walk),	    cmocka_unit_test(test_walk_cap),
-		cmocka_unit_test(test_value),	    cmocka_unit_test(test_name_ok),
-		cmocka_unit_test(test_format),	    cmocka_unit_test(test_c1_and_bom),
+		cmocka_unit_test(test_walk),
+		cmocka_unit_test(test_walk_cap),
+		cmocka_unit_test(test_value),
+		cmocka_unit_test(test_name_ok),
+		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_c1_and_bom),
 		cmocka_unit_test(test_bad_name_written_valid),
 		cmocka_unit_test(test_worst_case_fits),
 	};

@@ -64,8 +64,8 @@ int fair_share_run_open(struct receiver *r)
 	if (!run->fs)
 		return -errno;
 	for (unsigned int i = 0; i < cfg->nr_protect && !err; i++)
-		err = fair_share_set_prefix(run->fs, cfg->protect[i].addr, cfg->protect[i].prefixlen,
-					    cfg->protect[i].weight);
+		err = fair_share_set_prefix(run->fs, cfg->protect[i].addr,
+					    cfg->protect[i].prefixlen, cfg->protect[i].weight);
 	for (unsigned int i = 0; i < r->group.n && !err; i++)
 		if (r->group.socks[i].fd >= 0)
 			err = fair_share_attach(run->fs, r->group.socks[i].fd);
@@ -98,8 +98,8 @@ int fair_share_run_adopt(struct receiver *r, const struct handover *h)
 {
 	if (h && r->cfg->fair_share) {
 		/* The buckets map's size is the old process's. */
-		struct fair_share_run *run = run_new(r, r->cfg->senders ? r->cfg->senders
-									: FAIR_SHARE_SENDERS_DEFAULT);
+		struct fair_share_run *run =
+			run_new(r, r->cfg->senders ? r->cfg->senders : FAIR_SHARE_SENDERS_DEFAULT);
 
 		if (!run)
 			return -ENOMEM;
@@ -135,7 +135,8 @@ int fair_share_run_attach(struct receiver *r, unsigned int idx)
 		return 0;
 	err = fair_share_attach(run->fs, r->group.socks[idx].fd);
 	if (err)
-		pr_warn("--fair-share: attaching its filter to socket %u: %s\n", idx, strerror(-err));
+		pr_warn("--fair-share: attaching its filter to socket %u: %s\n", idx,
+			strerror(-err));
 	return err;
 }
 

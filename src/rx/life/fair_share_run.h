@@ -53,13 +53,13 @@ void fair_share_run_tick(struct receiver *r, double now);
 void fair_share_run_close(struct receiver *r);
 
 struct fair_share_report {
-	bool on;	      /* --fair-share */
-	bool shedding;	      /* under pressure now */
-	double level;	      /* datagrams/s at weight 1 while shedding */
-	uint64_t episodes;    /* times shedding started */
-	uint64_t seen, shed;  /* datagrams the filter ran on, and shed */
-	uint64_t unshaped;    /* passed with no bucket (no address, map full) */
-	uint64_t inserts;     /* senders given a bucket */
+	bool on;	     /* --fair-share */
+	bool shedding;	     /* under pressure now */
+	double level;	     /* datagrams/s at weight 1 while shedding */
+	uint64_t episodes;   /* times shedding started */
+	uint64_t seen, shed; /* datagrams the filter ran on, and shed */
+	uint64_t unshaped;   /* passed with no bucket (no address, map full) */
+	uint64_t inserts;    /* senders given a bucket */
 };
 void fair_share_run_report(struct receiver *r, struct fair_share_report *out);
 

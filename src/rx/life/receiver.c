@@ -593,9 +593,8 @@ int receiver_start(struct receiver *r)
 		.queues_outlive = r->queues_kept ? r->queues_kept : &r->handed_over,
 	};
 	err = output_stage_start(&r->out, r->reorder ? &r->ordered_window : &r->window, r->disk,
-				 r->sink, cfg->format, config_format_flags(cfg),
-				 cfg->output_rate, cfg->sequences ? &seq_opts : NULL, &r->reopen,
-				 &r->force);
+				 r->sink, cfg->format, config_format_flags(cfg), cfg->output_rate,
+				 cfg->sequences ? &seq_opts : NULL, &r->reopen, &r->force);
 	if (err)
 		return err;
 	/* The workers format for a stream sink; --ordered's merge takes

@@ -23,16 +23,16 @@ struct batch;
 #define SEG_HDR 16
 #define REC_MAGIC 0x52585253u /* "SRXR" in little-endian byte order */
 #define REC_VERSION 2
-#define REC_V1 0	    /* a version-1 record's version field (its "zero") */
-#define REC_V1_HDR 40	    /* a version-1 header ends after first_ns */
+#define REC_V1 0      /* a version-1 record's version field (its "zero") */
+#define REC_V1_HDR 40 /* a version-1 header ends after first_ns */
 
 struct rec_hdr {
 	uint32_t magic;
-	uint32_t hdr_crc; /* crc32 of this header with hdr_crc = 0 */
-	uint32_t len;	  /* payload bytes */
-	uint32_t count;	  /* messages */
-	uint32_t crc;	  /* crc32 of the payload */
-	uint32_t version; /* REC_VERSION (REC_V1: the 40 bytes up to first_ns) */
+	uint32_t hdr_crc;  /* crc32 of this header with hdr_crc = 0 */
+	uint32_t len;	   /* payload bytes */
+	uint32_t count;	   /* messages */
+	uint32_t crc;	   /* crc32 of the payload */
+	uint32_t version;  /* REC_VERSION (REC_V1: the 40 bytes up to first_ns) */
 	uint64_t seq;	   /* record number, increasing across segments */
 	uint64_t first_ns; /* receive time of the first message */
 	/* version 2 on: what a lost stretch is counted by */
@@ -63,8 +63,9 @@ _Static_assert(sizeof(struct disk_name) == 36, "name entry is 36 bytes on disk")
 /* A record's payload at its largest (a header's len past it is corrupt):
  * DISKBUF_COUNT_MAX messages of DISKBUF_MSG_MAX bytes, each with its
  * descriptor and a name entry. */
-#define REC_MAX_PAYLOAD \
-	((uint64_t)DISKBUF_COUNT_MAX * (sizeof(struct disk_msg) + sizeof(struct disk_name) + DISKBUF_MSG_MAX))
+#define REC_MAX_PAYLOAD                \
+	((uint64_t)DISKBUF_COUNT_MAX * \
+	 (sizeof(struct disk_msg) + sizeof(struct disk_name) + DISKBUF_MSG_MAX))
 /* A segment file at its largest: records are appended while they fit the
  * segment size (at most 64 MiB, under this), but the first one always
  * goes in. A file past it was not written by syslogrx. */

@@ -67,8 +67,7 @@ int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf 
 	 * not counted).
 	 * Async sinks (kafka, otlp) parse always: a key or a record's
 	 * attributes may ask for a field. */
-	o->parse = o->async ||
-		   (fmt != FORMAT_RAW && fmt != FORMAT_ORIGINAL && !sink->discards);
+	o->parse = o->async || (fmt != FORMAT_RAW && fmt != FORMAT_ORIGINAL && !sink->discards);
 	/* Stream sinks: the workers format, one line per message as this
 	 * thread would; paced output stays here (it sleeps per message). */
 	o->pre = (struct preformat){

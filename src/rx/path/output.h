@@ -29,14 +29,14 @@
 #include "syslog/seqtrack.h"
 
 struct output_counts {
-	uint64_t processed;    /* taken from the window */
-	uint64_t written;      /* accepted by the sink */
-	uint64_t malformed;    /* did not parse: written raw all the same */
-	bool parsed;	       /* malformed is counted (the output parses) */
-	uint64_t sd_dropped;   /* senders' SD elements not written (syslog/sd.h) */
+	uint64_t processed;	 /* taken from the window */
+	uint64_t written;	 /* accepted by the sink */
+	uint64_t malformed;	 /* did not parse: written raw all the same */
+	bool parsed;		 /* malformed is counted (the output parses) */
+	uint64_t sd_dropped;	 /* senders' SD elements not written (syslog/sd.h) */
 	uint64_t breaks_escaped; /* original lines with '\n' or NUL escaped */
-	uint64_t discarded;    /* could not be written: the sink failed */
-	uint64_t write_errors; /* failed sink writes */
+	uint64_t discarded;	 /* could not be written: the sink failed */
+	uint64_t write_errors;	 /* failed sink writes */
 	/* A stop that gave up (force: --stop-timeout, a second signal, or a
 	 * destination down with a disk buffer) on what it held, never written: */
 	uint64_t given_up;     /* counted, lost (no disk buffer to keep it) */

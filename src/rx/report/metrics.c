@@ -296,8 +296,9 @@ static void write_senders(struct prom_text *p, const struct snapshot *s)
 		}
 	}
 	if (ss->traced && s->cfg->fair_share) {
-		prom_family(p, "syslogrx_sender_shed_total", PROM_COUNTER,
-			    "Of a sender's kernel drops, those --fair-share shed, for the top senders by drops.");
+		prom_family(
+			p, "syslogrx_sender_shed_total", PROM_COUNTER,
+			"Of a sender's kernel drops, those --fair-share shed, for the top senders by drops.");
 		for (size_t i = 0; i < top; i++) {
 			format_addr16(ss->view.rows[i].addr, addr, sizeof(addr));
 			prom_labels_init(&l);

@@ -117,9 +117,9 @@ struct snapshot {
 	bool have_seq;	   /* the output stage has started */
 	uint64_t seq_gaps; /* seqtrack's missing */
 	/* snapshot_take only (a scrape leaves them zero): */
-	struct seqtrack_totals seq; /* with have_seq */
+	struct seqtrack_totals seq;	     /* with have_seq */
 	struct fair_share_report fair_share; /* --fair-share (on: false without) */
-	bool have_reorder;	    /* --ordered */
+	bool have_reorder;		     /* --ordered */
 	struct reorder_stats reorder;
 	bool have_disk; /* --disk-buffer */
 	struct diskbuf_stats disk;

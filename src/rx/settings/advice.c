@@ -116,9 +116,9 @@ static bool advise_output_cpu(const struct advice_input *in, struct advice *a, u
 	    in->output_busy_seconds < ADVICE_OUTPUT_BUSY_FULL * in->window_full_seconds ||
 	    in->output_busy_seconds < ADVICE_OUTPUT_BUSY_ACTIVE * in->active_seconds)
 		return false;
-	fix = in->format == FORMAT_JSON && in->json_raw ? "without --json-raw" :
+	fix = in->format == FORMAT_JSON && in->json_raw			? "without --json-raw" :
 	      in->format != FORMAT_RAW && in->format != FORMAT_ORIGINAL ? "--format raw" :
-							  "";
+									  "";
 	add(a, "limit", "output_cpu", fix,
 	    "the window was full for %.3f s and %llu datagrams were dropped: the output "
 	    "stage's thread was on a CPU or waiting for one %.3f of the %.3f s traffic came "
@@ -132,7 +132,7 @@ static bool advise_output_cpu(const struct advice_input *in, struct advice *a, u
 	    in->format != FORMAT_RAW && in->format != FORMAT_ORIGINAL ?
 		    "raw lines cost the least to format" :
 		    "raw (or original) is already the cheapest format: the output stage needs "
-				       "a CPU of its own (fewer --threads than CPUs)");
+		    "a CPU of its own (fewer --threads than CPUs)");
 	return true;
 }
 

@@ -75,7 +75,7 @@ struct config {
 	enum output_kind output;
 	char output_arg[PATH_MAX]; /* file path, HOST:PORT for tcp, BROKERS/TOPIC for kafka */
 	enum out_format format;
-	enum out_framing framing; /* --framing, as given */
+	enum out_framing framing;	      /* --framing, as given */
 	char summary[PATH_MAX];		      /* "" = none */
 	double duration;		      /* 0 = until a signal */
 	uint64_t cost_ns[CONFIG_MAX_COST_NS]; /* lab knob: CPU spent per message by worker t */

@@ -84,9 +84,9 @@ static void child_checks(const struct config *cfg, const struct caps_user *user)
 			/* every path refused is named, not only the first */
 			refused = 1;
 			pr_err("%s%s%s: %s (syslogrx writes it as %s; checked before starting)\n",
-				wants[i].flag,
-				wants[i].flag[strlen(wants[i].flag) - 1] == ':' ? "" : " ",
-				wants[i].path, no_follow_strerror(err), as);
+			       wants[i].flag,
+			       wants[i].flag[strlen(wants[i].flag) - 1] == ':' ? "" : " ",
+			       wants[i].path, no_follow_strerror(err), as);
 		}
 	}
 	_exit(refused ? 2 : 0);

@@ -92,17 +92,17 @@ struct sink_tcp {
 	char why[512];		     /* why the last connection attempt failed */
 	bool said_down;		     /* the outage is logged already */
 	int backoff_ms;
-	int stall_ms;		     /* --stall-timeout */
-	unsigned int format_flags;   /* FORMAT_F_*: the framing of what write() is given */
-	uint64_t stalled_ns;	     /* when the stall now shown was last seen; 0: none */
-	uint64_t conn_ns;	     /* when the current connection was made */
-	size_t max_wnd;		     /* the server's largest receive window on it */
-	struct sent_buf cur;	     /* the frames being sent, built from lines */
-	struct sent_buf *hist;	     /* sent and maybe not yet read: oldest first */
+	int stall_ms;		   /* --stall-timeout */
+	unsigned int format_flags; /* FORMAT_F_*: the framing of what write() is given */
+	uint64_t stalled_ns;	   /* when the stall now shown was last seen; 0: none */
+	uint64_t conn_ns;	   /* when the current connection was made */
+	size_t max_wnd;		   /* the server's largest receive window on it */
+	struct sent_buf cur;	   /* the frames being sent, built from lines */
+	struct sent_buf *hist;	   /* sent and maybe not yet read: oldest first */
 	size_t nr_hist, hist_cap;
-	bool replay;	     /* the last connection ended: resend from hist first */
-	uint64_t lost_ns;    /* when it last made progress */
-	size_t lost_unread;  /* bytes the server may not have read of it (maybe_unread) */
+	bool replay;	    /* the last connection ended: resend from hist first */
+	uint64_t lost_ns;   /* when it last made progress */
+	size_t lost_unread; /* bytes the server may not have read of it (maybe_unread) */
 	uint64_t reconnects;
 	uint64_t resent; /* messages sent again after a connection ended */
 };
@@ -154,7 +154,8 @@ static size_t maybe_unread(struct sink_tcp *t)
 	int n = 0;
 
 	if (!getsockopt(t->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) && ti.tcpi_snd_wnd > t->max_wnd)
-		t->max_wnd = ti.tcpi_snd_wnd < REPLAY_WINDOW_MAX ? ti.tcpi_snd_wnd : REPLAY_WINDOW_MAX;
+		t->max_wnd = ti.tcpi_snd_wnd < REPLAY_WINDOW_MAX ? ti.tcpi_snd_wnd :
+								   REPLAY_WINDOW_MAX;
 	if (ioctl(t->fd, SIOCOUTQ, &n) || n < 0)
 		n = 0;
 	return (size_t)n + 2 * t->max_wnd + (t->session ? TLS_RECORD_MAX : 0);
@@ -196,7 +197,7 @@ static int try_connect(struct sink_tcp *t, uint64_t deadline_ns)
 	}
 	if (err) {
 		snprintf(t->why, sizeof(t->why), "%s",
-			 err == -ETIMEDOUT  ? "no answer to the connection in time" :
+			 err == -ETIMEDOUT ? "no answer to the connection in time" :
 			 err == -ECANCELED ? "the stop gave up" :
 					     strerror(-err));
 		disconnect(t);

@@ -220,8 +220,8 @@ static int wait_io(int fd, int ssl_err, uint64_t deadline_ns, const volatile int
 	return n < 0 ? n : 0;
 }
 
-int tls_session_start(struct tls_client *tc, int fd, uint64_t deadline_ns,
-		      const volatile int *stop, struct tls_session **out, char *why, size_t whylen)
+int tls_session_start(struct tls_client *tc, int fd, uint64_t deadline_ns, const volatile int *stop,
+		      struct tls_session **out, char *why, size_t whylen)
 {
 	struct tls_session *ts = calloc(1, sizeof(*ts));
 	int ret, err, e;
@@ -260,7 +260,8 @@ int tls_session_start(struct tls_client *tc, int fd, uint64_t deadline_ns,
 		if (err) {
 			ERR_clear_error();
 			snprintf(why, whylen, "%s",
-				 err == -ETIMEDOUT  ? "the server did not complete the TLS handshake in time" :
+				 err == -ETIMEDOUT ?
+					 "the server did not complete the TLS handshake in time" :
 				 err == -ECANCELED ? "the stop gave up" :
 						     strerror(-err));
 			goto fail;

@@ -45,8 +45,8 @@ void tls_client_free(struct tls_client *tc);
  * *stop is set (a stop that gave up; NULL: never), else the connection
  * failed (*why says how).
  */
-int tls_session_start(struct tls_client *tc, int fd, uint64_t deadline_ns,
-		      const volatile int *stop, struct tls_session **out, char *why, size_t whylen);
+int tls_session_start(struct tls_client *tc, int fd, uint64_t deadline_ns, const volatile int *stop,
+		      struct tls_session **out, char *why, size_t whylen);
 /* Sends all of p, or -errno: -ETIMEDOUT when the socket took nothing for
  * stall_ms (the server stopped reading), -ECANCELED once *stop is set (a
  * stop that gave up; NULL: never). */
