@@ -14,7 +14,9 @@
 
 /* A URL whose authority has userinfo: the password after "user:" as ***
  * (http://svc:S3cret@host -> http://svc:***@host), or, with no ':', the
- * whole userinfo (a token alone); anything else as it is. Returns dst (cut
+ * whole userinfo (a token alone); anything else as it is. An output spec
+ * without "://" is read the same after its "KIND:" (kafka:svc:pw@h:9092/t ->
+ * kafka:svc:***@h:9092/t; there, only a "user:" userinfo). Returns dst (cut
  * to cap - 1 bytes). */
 const char *redact_url(char *dst, size_t cap, const char *url);
 

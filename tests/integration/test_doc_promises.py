@@ -162,7 +162,9 @@ def test_a_refused_output_does_not_show_the_password():
     shows the URL". An --output of an unknown kind (a URL without `otlp:`)
     is refused naming the flag and the URL, with its password as ***."""
     for url in ("http://svc:S3cretPass@127.0.0.1:4318/v1/logs",
-                "otlp:ftp://svc:S3cretPass@127.0.0.1:4318"):
+                "otlp:ftp://svc:S3cretPass@127.0.0.1:4318",
+                # a broker list is not a URL, but its user:password@ is the same secret
+                "kafka:svc:S3cretPass@127.0.0.1:9092/logs"):
         r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{free_udp_port()}",
                      "--output", url])
         assert r.returncode == 2, r.stderr

@@ -491,6 +491,12 @@ static void test_redact(void **state)
 			    "http://a:***@h:1/x@y");
 	assert_string_equal(redact_url(b, sizeof(b), "http://h:1/x@y"), "http://h:1/x@y");
 	assert_string_equal(redact_url(b, sizeof(b), "127.0.0.1:514"), "127.0.0.1:514");
+	/* a spec that is not a URL: its kind, then the same userinfo */
+	assert_string_equal(redact_url(b, sizeof(b), "kafka:svc:S3cret@h:9092/t"),
+			    "kafka:svc:***@h:9092/t");
+	assert_string_equal(redact_url(b, sizeof(b), "tcp:h:514"), "tcp:h:514");
+	assert_string_equal(redact_url(b, sizeof(b), "file:/var/log/a@b"), "file:/var/log/a@b");
+	assert_string_equal(redact_url(b, sizeof(b), "file:logs@2026"), "file:logs@2026");
 	assert_string_equal(redact_header(b, sizeof(b), "Authorization=Bearer T0ken"),
 			    "Authorization=***");
 	assert_string_equal(redact_header(b, sizeof(b), "T0ken"), "***");
@@ -627,6 +633,9 @@ static void test_kafka_bad(void **state)
 		{ "--output", "kafka:h:1,,h:2/t", "--output kafka:h:1,,h:2/t" },
 		{ "--output", "kafka:h:1/bad topic", "--output kafka:h:1/bad topic" },
 		{ "--output", "kafka:h:1/..", "--output kafka:h:1/.." },
+		/* credentials are --kafka-opt sasl.*: a user:password@ is refused, shown as *** */
+		{ "--output", "kafka:svc:pw@h:1/t", "--output kafka:svc:***@h:1/t: expected" },
+		{ "--output", "kafka:[::1:1/t", "--output kafka:[::1:1/t" },
 		{ "--kafka-key", "pid", "--kafka-key pid" },
 		/* the value may be a secret (sasl.password=...): never shown */
 		{ "--kafka-opt", "acks", "--kafka-opt ***: expected KEY=VALUE" },

@@ -222,7 +222,7 @@ static error_t parse_output_dest(struct parse_state *ps, const char *arg)
 	if (c->output == OUTPUT_KAFKA && parse_kafka_dest(c))
 		FAIL("--output %s: expected kafka:HOST:PORT[,HOST:PORT...]/TOPIC "
 		     "(topic: 1-249 of a-z A-Z 0-9 . _ -)",
-		     arg);
+		     redact_url(shown, sizeof(shown), arg));
 	return 0;
 }
 

@@ -101,6 +101,24 @@ int parse_timezone(struct config *c, const char *arg)
 	return 0;
 }
 
+/* A broker's host: a name or an IPv4 address (letters, digits, '.', '-',
+ * '_'), or [an IPv6 address]. Nothing else: "user:password@" is refused
+ * (Kafka takes credentials by --kafka-opt sasl.*), never sent or logged. */
+static bool valid_broker_host(const char *h, size_t len)
+{
+	const char *ok = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-_";
+
+	if (len >= 2 && h[0] == '[' && h[len - 1] == ']') {
+		h++;
+		len -= 2;
+		ok = "0123456789abcdefABCDEF:.";
+	}
+	for (size_t i = 0; i < len; i++)
+		if (!strchr(ok, h[i]) || !h[i])
+			return false;
+	return len > 0;
+}
+
 /* One HOST:PORT of a broker list: a host (or [v6]) and a port 1..65535. */
 static bool valid_broker(const char *b, size_t len)
 {
@@ -109,7 +127,7 @@ static bool valid_broker(const char *b, size_t len)
 	uint64_t v;
 	size_t pl;
 
-	if (!colon || colon == b)
+	if (!colon || !valid_broker_host(b, colon - b))
 		return false;
 	pl = b + len - colon - 1;
 	if (!pl || pl >= sizeof(port))
