@@ -152,7 +152,7 @@ static void advise_room(const struct advice_input *in, struct advice *a, uint64_
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)w);
 		add(a, "flag", "--window", v,
 		    "the window was full for %.3f s (the output stage "
-		    "was slower than the input) and %llu datagrams were dropped while it was: "
+		    "was slower than the input) and %llu datagrams were dropped in the run: "
 		    "a window of %llu messages (at most %llu held + %llu dropped, x%d) holds that "
 		    "burst; --window-bytes must hold them too",
 		    in->window_full_seconds, (unsigned long long)drops, (unsigned long long)w,
