@@ -31,6 +31,11 @@ STATE = ["/etc/syslogrx", "/var/log/syslogrx", "/var/log/private/syslogrx",
          "/var/lib/syslogrx", "/var/lib/private/syslogrx",
          "/etc/systemd/system/multi-user.target.wants/syslogrx.service"]
 DEB_MOUNT = "/srv/syslogrx-deb"
+SHIPPED = ["/usr/bin/" + p for p in ("syslogrx", "udpdrops", "udpbalance")] + \
+    [f"/usr/share/man/man8/{p}.8.gz" for p in ("syslogrx", "udpdrops", "udpbalance")] + \
+    ["/lib/systemd/system/syslogrx.service", "/lib/systemd/system/syslogrx-unprivileged.service",
+     "/usr/lib/sysusers.d/syslogrx.conf", "/etc/logrotate.d/syslogrx",
+     "/usr/share/doc/syslogrx/copyright"]
 
 
 @pytest.fixture(scope="module")
@@ -99,13 +104,20 @@ def test_apt_install_start_receive_purge(deb_root, tmp_path):
         wait_until(lambda: c.run("cat", OUTPUT, check=False).stdout, "the output file", timeout=20)
         assert c.run("cat", OUTPUT).stdout == payload + "\n"
 
+        # What the package installed: the programs, their man pages, the units.
+        files = [f for f in c.run("dpkg-query", "-L", "syslogrx").stdout.split()
+                 if c.run("test", "-d", f, check=False).returncode == 1]
+        assert set(SHIPPED) <= set(files), sorted(set(SHIPPED) - set(files))
+
         c.run("env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "purge", "-y", "syslogrx",
               timeout=120)
+        left = [f for f in files if c.run("test", "-e", f, check=False).returncode == 0]
+        assert left == [], left
         assert c.run("dpkg-query", "-W", "-f", "${db:Status-Status}", "syslogrx",
                      check=False).stdout in ("", "not-installed")
         assert show("LoadState") == "not-found"
-        left = [row for row in descendants(c.init).values() if row[3] == "syslogrx"]
-        assert left == [], left
+        running = [row for row in descendants(c.init).values() if row[3] == "syslogrx"]
+        assert running == [], running
         for path in STATE:
             assert c.run("test", "-e", path, check=False).returncode == 1, path
         assert named_syslogrx(c) == []
