@@ -481,7 +481,8 @@ $(DEB_FILE): $(DEB_SRCS)
 	$(Q)git ls-files -co --exclude-standard -z -- $(DEB_TREE) | tar --null --ignore-failed-read -T - -cf - \
 		| tar -xf - -C $(DEB_DIR)/syslogrx-$(DEB_VERSION)
 	$(Q)cd $(DEB_DIR)/syslogrx-$(DEB_VERSION) && dpkg-buildpackage -b -us -uc -jauto >../build.log 2>&1 || \
-		{ tail -30 $(DEB_DIR)/build.log; echo "make deb: failed (whole log: $(DEB_DIR)/build.log)" >&2; exit 1; }
+		{ tail -30 $(DEB_DIR)/build.log; echo "make deb: failed (whole log: $(DEB_DIR)/build.log;" \
+			"unmet build dependencies: make deps)" >&2; exit 1; }
 	$(Q)rm -rf $(DEB_DIR)/syslogrx-$(DEB_VERSION)
 	$(call msg,LINTIAN,$@)
 	$(Q)lintian --fail-on error,warning --info --allow-root $@
