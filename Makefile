@@ -18,6 +18,7 @@
 #   make install-lab  the lab tools (sysloggen, drainrx) into $(LIBEXECDIR)/syslogrx
 #   make image      the container image localhost/syslogrx:VERSION with podman (dist/Containerfile)
 #   make test-container  the image's tests alone (make test runs them with the rest)
+#   make deb        the Debian package build/deb/syslogrx_VERSION_ARCH.deb (debian/), lintian-checked
 #   make V=1        show full commands
 #
 # Layout the rules rely on (add a file, not a rule):
@@ -47,7 +48,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
             libcurl4-openssl-dev libssl-dev \
             systemd systemd-container groff-base man-db linux-perf logrotate python3-pip \
-            universal-ctags gdb strace
+            universal-ctags gdb strace debhelper lintian
 # What `make image` and the container tests need besides (make deps installs
 # them too; `make image` installs only these): podman runs on runc here
 # (lab/containers.conf says why), debootstrap makes a base with no registry.
@@ -145,7 +146,7 @@ test_preformat_LIBS := -lpthread -lm -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 
-.PHONY: image test-container container-deps mutants
+.PHONY: image test-container container-deps mutants deb deb-root
 .PHONY: all run test test-sanitize sanitize-unit unit integration fuzz bench soak chaos toxiproxy deps clean vmlinux demo sc4s-table sc4s-replica format install install-lab
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -297,7 +298,7 @@ toxiproxy: $(TOXIPROXY)
 # PYTEST_ARGS that picks no serial test). --durations=10: each phase ends
 # with its 10 slowest tests (set-up and tear-down apart).
 TEST_WORKERS ?= 4
-integration: all $(PROMTOOL) $(K8S_VALIDATE) $(PYPROTO) $(TOXIPROXY)
+integration: all $(PROMTOOL) $(K8S_VALIDATE) $(PYPROTO) $(TOXIPROXY) deb-root
 	$(Q){ $(PYTHON) -m pytest -q --durations=10 tests -m "not serial" -n $(TEST_WORKERS) \
 		--dist loadgroup $(PYTEST_ARGS) || [ $$? = 5 ]; } && \
 	{ $(PYTHON) -m pytest -q --durations=10 tests -m serial $(PYTEST_ARGS) || [ $$? = 5 ]; }
@@ -458,6 +459,42 @@ install-lab: $(LAB_BINS)
 	$(Q)install -d $(DESTDIR)$(LIBEXECDIR)/syslogrx
 	$(Q)install -m 0755 $(LAB_BINS) $(DESTDIR)$(LIBEXECDIR)/syslogrx/
 
+# ---- Debian package (debian/, docs/operating.md) ----------------------------
+# What the package is built from (committed or new, not ignored), copied to
+# build/deb/syslogrx-VERSION and built there by dpkg-buildpackage: its own
+# build/, from scratch, as on a clean clone; the .deb, the .changes and the
+# build log land in build/deb/. Then lintian: a warning or an error fails.
+# debian/changelog's version must be the program's (a new version needs its
+# changelog entry: `dch -v VERSION`).
+DEB_TREE    := Makefile LICENSE debian src include bpf vmlinux tools dist
+DEB_SRCS    := $(wildcard $(shell git ls-files -co --exclude-standard -- $(DEB_TREE) 2>/dev/null))
+DEB_VERSION := $(shell awk 'NR == 1 { gsub(/[()]/, "", $$2); print $$2 }' debian/changelog)
+DEB_ARCH    := $(shell dpkg --print-architecture 2>/dev/null)
+DEB_DIR     := $(OUTPUT)/deb
+DEB_FILE    := $(DEB_DIR)/syslogrx_$(DEB_VERSION)_$(DEB_ARCH).deb
+deb: $(DEB_FILE)
+$(DEB_FILE): $(DEB_SRCS)
+	$(call msg,DEB,$@)
+	$(Q)[ "$(DEB_VERSION)" = "$(VERSION)" ] || { echo "make deb: debian/changelog is at $(DEB_VERSION)," \
+		"syslogrx at $(VERSION): add its entry (dch -v $(VERSION))" >&2; exit 1; }
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/syslogrx-$(DEB_VERSION)
+	$(Q)git ls-files -co --exclude-standard -z -- $(DEB_TREE) | tar --null --ignore-failed-read -T - -cf - \
+		| tar -xf - -C $(DEB_DIR)/syslogrx-$(DEB_VERSION)
+	$(Q)cd $(DEB_DIR)/syslogrx-$(DEB_VERSION) && dpkg-buildpackage -b -us -uc -jauto >../build.log 2>&1 || \
+		{ tail -30 $(DEB_DIR)/build.log; echo "make deb: failed (whole log: $(DEB_DIR)/build.log;" \
+			"unmet build dependencies: make deps)" >&2; exit 1; }
+	$(Q)rm -rf $(DEB_DIR)/syslogrx-$(DEB_VERSION)
+	$(call msg,LINTIAN,$@)
+	$(Q)lintian --fail-on error,warning --info --allow-root $@
+
+# A fresh Debian 12 root for tests/integration/test_deb.py, with what the
+# package depends on downloaded into its apt cache (lab/deb-root.sh).
+DEB_ROOT    := $(OUTPUT)/deb-root
+$(DEB_ROOT)/.deps: $(DEB_FILE) lab/deb-root.sh
+	$(call msg,ROOT,$(DEB_ROOT))
+	$(Q)lab/deb-root.sh $(DEB_ROOT) $(DEB_FILE) && touch $@
+deb-root: $(DEB_ROOT)/.deps
+
 format:
 	$(call msg,FORMAT,src tools tests bpf)
 	$(Q)clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
@@ -471,4 +508,5 @@ clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT) build-asan build-tsan
 
--include $(shell find $(OUTPUT) -name '*.d' -type f 2>/dev/null)
+# (Not the package's build and test root: build/deb*.)
+-include $(shell find $(OUTPUT) -path '$(OUTPUT)/deb*' -prune -o -name '*.d' -type f -print 2>/dev/null)

@@ -21,6 +21,7 @@ import pytest
 from conftest import userns_refused, ROOT, binary, descendants, free_udp_port, run_cmd, udp_rows, \
     wait_for_udp_port
 from support.fds import fd_identity
+from support.nspawn import children, comm
 from support.ports import free_tcp_port
 
 # Serial: each test boots this machine's own OS in systemd-nspawn (a whole
@@ -29,22 +30,6 @@ pytestmark = pytest.mark.serial
 
 BOOT_TIMEOUT = 30
 UNIT_DIR = "usr/local/lib/systemd/system"
-
-
-def children(pid):
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(x) for x in f.read().split()]
-    except FileNotFoundError:
-        return []
-
-
-def comm(pid):
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip()
-    except FileNotFoundError:
-        return ""
 
 
 class Container:

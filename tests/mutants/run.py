@@ -114,7 +114,11 @@ def clean_copy(work):
     build = os.path.join(ROOT, "build")
     if os.path.isdir(build):
         shutil.copytree(build, os.path.join(clean, "build"), symlinks=True,
-                        ignore=shutil.ignore_patterns("corpus", "*.log"))
+                        ignore=shutil.ignore_patterns("corpus", "*.log", "deb-root"))
+    # The package test's Debian root: device nodes and 300 MB, booted
+    # read-only (test_deb.py): shared, not copied.
+    if os.path.isdir(os.path.join(build, "deb-root")):
+        os.symlink(os.path.join(build, "deb-root"), os.path.join(clean, "build", "deb-root"))
     with open(os.path.join(work, "clean-build.log"), "w") as log:
         if not make(clean, ["all"], log):
             raise SystemExit(f"the clean tree does not build: {work}/clean-build.log")
