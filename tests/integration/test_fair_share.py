@@ -230,13 +230,18 @@ def test_refused_at_start(syslogrx, tmp_path, flags, want):
         start(syslogrx, tmp_path, *flags)
 
 
-def test_usr2_upgrade_while_shedding(tmp_path):
+@pytest.mark.parametrize("second", [False, True], ids=["one-listener", "second-listener"])
+def test_usr2_upgrade_while_shedding(tmp_path, second):
     """kill -USR2 while the flood is shed: the filter stays on the sockets,
     its maps are handed over and the new process ticks it: the quiet
     senders lose nothing across the upgrade, the flood goes on being shed,
-    and the books close per sender over both processes."""
+    and the books close per sender over both processes. second: the load
+    goes to the second of two listeners (its maps are its own)."""
     port = free_udp_port()
-    rx = Receiver(tmp_path, f"127.0.0.1:{port}", "--cost-ns", COST_NS, "--rcvbuf", "4M",
+    listen, more = f"127.0.0.1:{port}", ()
+    if second:
+        listen, more = f"a=127.0.0.1:{free_udp_port()}", ("--listen", f"b=127.0.0.1:{port}")
+    rx = Receiver(tmp_path, listen, *more, "--cost-ns", COST_NS, "--rcvbuf", "4M",
                   "--senders", "4096", "--fair-share", settings={"sockets": 1, "threads": 1})
     rates = [FLOOD] + QUIET
     sent = {}
