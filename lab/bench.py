@@ -25,6 +25,10 @@ rsyslog imudp), side by side in one run, on the same load from sysloggen
   8. the disk buffer's cost (lab/bench_diskbuf.py): CPU per message at
      50,000/s into a healthy TCP destination with no buffer and with
      --disk-buffer-mode reliable, interleaved.
+  9. the fair share (benchlib/fair_share.py): a flood at 27,000 and
+     150,000/s among fifty quiet senders into workers of a known capacity:
+     the quiet senders' loss and the flood's, and the CPU per message, with
+     random alone and with --fair-share.
 
 The per-message cost targets (drain per CPU second, CPU per message against
 drainrx, --ordered and leastloaded against random, reliable against no
@@ -34,7 +38,7 @@ Results in DIR: report.md (targets with PASS/MISS), trials.csv, results.json;
 written after every trial, so Ctrl-C keeps what has run. Progress on stderr.
 
 USAGE: lab/bench.py [--quick] [--out DIR] [--duration S] [--steps N] [--balance-only]
-                    [--senders-only]
+                    [--senders-only] [--fair-share-only]
 
 EXAMPLES:
     make bench                                   # the full run, < 25 minutes on 2 cores
@@ -42,6 +46,7 @@ EXAMPLES:
     lab/bench.py --out results/bench-lab --duration 5 --steps 2
     lab/bench.py --balance-only                  # part 5 alone, about 3 minutes
     lab/bench.py --senders-only                  # part 7 alone, about 1 minute
+    lab/bench.py --fair-share-only               # part 9 alone, about 3 minutes
 """
 import argparse
 import datetime
@@ -56,7 +61,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sweeplib import peers  # noqa: E402
-from benchlib import balance, capacity, report, runner, senders  # noqa: E402
+from benchlib import balance, capacity, fair_share, report, runner, senders  # noqa: E402
 import bench_diskbuf  # noqa: E402
 
 COLUMNS = [27000, 50000, 150000]    # SC4S's columns that matter on 2 cores
@@ -80,6 +85,8 @@ def parse_args(argv):
                     help="run only part 5 (balancing) and write DIR/balance.md")
     ap.add_argument("--senders-only", action="store_true",
                     help="run only part 7 (per-sender counting) and write DIR/senders.md")
+    ap.add_argument("--fair-share-only", action="store_true",
+                    help="run only part 9 (the fair share) and write DIR/fair_share.md")
     ap.add_argument("--report-only", metavar="DIR",
                     help="rewrite DIR/report.md from DIR/results.json, run nothing")
     a = ap.parse_args(argv)
@@ -237,13 +244,14 @@ def balance_phase(a, out, prog):
     return res
 
 
-def senders_phase(a, out, prog):
-    """Part 7: senders.json and senders.md, the latter appended to report.md."""
-    res = senders.run(repeats=1 if a.quick else 3, log=prog.log)
-    with open(os.path.join(out, "senders.json"), "w") as f:
+def senders_phase(a, out, prog, part=senders, name="senders"):
+    """Part 7 (and 9: part=fair_share): NAME.json and NAME.md, the latter
+    appended to report.md."""
+    res = part.run(repeats=1 if a.quick else 3, log=prog.log)
+    with open(os.path.join(out, f"{name}.json"), "w") as f:
         json.dump(res, f, indent=1)
-    md = senders.report_md(res)
-    with open(os.path.join(out, "senders.md"), "w") as f:
+    md = part.report_md(res)
+    with open(os.path.join(out, f"{name}.md"), "w") as f:
         f.write(md)
     if os.path.exists(os.path.join(out, "report.md")):
         with open(os.path.join(out, "report.md"), "a") as f:
@@ -266,6 +274,8 @@ def main(argv):
         return 0
     if a.senders_only:
         return senders_phase(a, out, prog)
+    if a.fair_share_only:
+        return senders_phase(a, out, prog, fair_share, "fair_share")
     for tool in ("syslogrx", "sysloggen", "drainrx", "udpdrops"):
         if not os.access(os.path.join(peers.BUILD, tool), os.X_OK):
             print(f"bench: build/{tool} is missing: run make", file=sys.stderr)
@@ -405,6 +415,7 @@ def main(argv):
             with open(os.path.join(out, "report.md"), "a") as f:
                 f.write("\n" + balance.report_md(res))
         senders_phase(a, out, prog)
+        senders_phase(a, out, prog, fair_share, "fair_share")
     if summary:
         print(open(os.path.join(out, "report.md")).read())
     failed = [t for t in trials if t["error"]]

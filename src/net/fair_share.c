@@ -76,7 +76,7 @@ int fair_share_export(struct fair_share *fs, int (*fn)(const char *name, int fd,
 	return handover_export_maps(fs->skel->obj, fn, ctx);
 }
 
-struct fair_share *fair_share_adopt(const struct handover *h)
+struct fair_share *fair_share_adopt(const struct handover *h, const char *owner)
 {
 	struct fair_share *fs;
 	int err = fs_new(&fs);
@@ -85,7 +85,7 @@ struct fair_share *fair_share_adopt(const struct handover *h)
 		goto fail;
 	/* The old process's maps; the filter stays attached to the sockets.
 	 * Nothing is loaded: no capability needed. */
-	err = handover_reuse_maps(fs->skel->obj, "fair_share", h, NULL);
+	err = handover_reuse_maps(fs->skel->obj, owner, h, NULL);
 	if (err)
 		goto fail;
 	fs->bss_map = handover_map_bss(fs->skel->maps.bss, &fs->bss_len, "fair-share filter");

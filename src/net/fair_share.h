@@ -19,14 +19,14 @@ struct fair_share;
 struct fair_share *fair_share_open(uint32_t max_senders);
 void fair_share_close(struct fair_share *fs);
 /* Calls fn for each of the loaded object's maps (by libbpf name), to hand
- * them to another process (owner "fair_share"). */
+ * them to another process. */
 int fair_share_export(struct fair_share *fs, int (*fn)(const char *name, int fd, void *ctx),
 		      void *ctx);
-/* The other side: the same maps from a checked hand-over, loading nothing
- * (no capability needed); the filter stays attached to the handed-over
- * sockets, its buckets go on. NULL + errno, logged. */
+/* The other side: the maps handed over by owner, from a checked hand-over,
+ * loading nothing (no capability needed); the filter stays attached to the
+ * handed-over sockets, its buckets go on. NULL + errno, logged. */
 struct handover;
-struct fair_share *fair_share_adopt(const struct handover *h);
+struct fair_share *fair_share_adopt(const struct handover *h, const char *owner);
 /* Senders in addr/prefixlen (IPv4 mapped, prefixlen over 128 bits) get
  * weight shares; 0: never shed. Before the first datagram: a sender's weight
  * is looked up once, when its bucket is made. */

@@ -11,21 +11,29 @@
 #include "rx/life/fair_share_run.h"
 #include "rx/life/receiver.h"
 
-struct fair_share_run {
+/* One listener's share: its own filter (buckets, level, pressure), over its
+ * own sockets only, so that senders to one listener cannot take another's. */
+struct fs_listener {
 	struct fair_share *fs;
-	double next_tick, calm_since; /* calm_since: 0 while not calm */
-	/* What the workers can drain, datagrams/s: measured over ticks that
-	 * began and ended with datagrams queued (busy workers), averaged over
-	 * ~1 s of them; 0 until the first. An idle tick says what arrived, not
-	 * what could be drained. */
+	double calm_since; /* 0 while not calm */
+	/* What the workers can drain from this listener's sockets,
+	 * datagrams/s: measured over ticks that began and ended with datagrams
+	 * queued on them (busy workers), averaged over ~1 s of them; 0 until
+	 * the first. An idle tick says what arrived, not what could be
+	 * drained. */
 	double drain_rate;
 	unsigned int busy; /* busy ticks measured */
 	uint64_t last_taken;
-	double last_now;
 	bool last_queued;
 	bool shedding;
 	double level;
 	uint64_t episodes, shed_at_start;
+};
+
+struct fair_share_run {
+	double next_tick, last_now;
+	struct fs_listener lis[CONFIG_MAX_LISTENERS];
+	unsigned int nl;
 	/* The tick's scratch, max_senders entries each. */
 	uint64_t *rate;
 	uint32_t *weight;
@@ -42,79 +50,130 @@ static struct fair_share_run *run_new(struct receiver *r, uint32_t senders)
 	if (!run)
 		return NULL;
 	r->fair_share = run;
+	run->nl = r->nr_lis ? r->nr_lis : 1;
 	run->cap = senders;
 	run->rate = calloc(senders, sizeof(*run->rate));
 	run->weight = calloc(senders, sizeof(*run->weight));
 	return run->rate && run->weight ? run : NULL;
 }
 
-int fair_share_run_open(struct receiver *r)
+static uint32_t senders_of(const struct config *cfg)
+{
+	return cfg->senders ? cfg->senders : FAIR_SHARE_SENDERS_DEFAULT;
+}
+
+/* Listener k's filter loaded, --protect set, on each of its sockets. */
+static int open_listener(struct receiver *r, unsigned int k)
 {
 	const struct config *cfg = r->cfg;
-	struct fair_share_run *run;
-	uint32_t senders = cfg->senders ? cfg->senders : FAIR_SHARE_SENDERS_DEFAULT;
+	struct fs_listener *l = &r->fair_share->lis[k];
 	int err = 0;
 
-	if (!cfg->fair_share)
-		return 0;
-	run = run_new(r, senders);
-	if (!run)
-		return -ENOMEM;
-	run->fs = fair_share_open(senders);
-	if (!run->fs)
+	l->fs = fair_share_open(senders_of(cfg));
+	if (!l->fs)
 		return -errno;
 	for (unsigned int i = 0; i < cfg->nr_protect && !err; i++)
-		err = fair_share_set_prefix(run->fs, cfg->protect[i].addr,
-					    cfg->protect[i].prefixlen, cfg->protect[i].weight);
+		err = fair_share_set_prefix(l->fs, cfg->protect[i].addr, cfg->protect[i].prefixlen,
+					    cfg->protect[i].weight);
 	for (unsigned int i = 0; i < r->group.n && !err; i++)
-		if (r->group.socks[i].fd >= 0)
-			err = fair_share_attach(run->fs, r->group.socks[i].fd);
+		if (r->group.socks[i].fd >= 0 && r->group.socks[i].listener == k)
+			err = fair_share_attach(l->fs, r->group.socks[i].fd);
 	if (err)
 		pr_warn("--fair-share: setting its filter up: %s\n", strerror(-err));
 	return err;
 }
 
-static uint64_t shed_total(struct fair_share_run *run)
+int fair_share_run_open(struct receiver *r)
+{
+	struct fair_share_run *run;
+	int err = 0;
+
+	if (!r->cfg->fair_share)
+		return 0;
+	run = run_new(r, senders_of(r->cfg));
+	if (!run)
+		return -ENOMEM;
+	for (unsigned int k = 0; k < run->nl && !err; k++)
+		err = open_listener(r, k);
+	return err;
+}
+
+static uint64_t shed_total(struct fs_listener *l)
 {
 	uint64_t st[FAIR_SHARE_NR] = {};
 
-	fair_share_stats(run->fs, st);
+	fair_share_stats(l->fs, st);
 	return st[FAIR_SHARE_SHED];
 }
 
+/* The hand-over's owner of listener k's maps: "fair_share", "fair_share1"... */
+static void owner_of(unsigned int k, char *buf, size_t len)
+{
+	if (k)
+		snprintf(buf, len, "fair_share%u", k);
+	else
+		snprintf(buf, len, "fair_share");
+}
+
+struct export_ctx {
+	struct handover *h;
+	char owner[24]; /* "fair_share63" at most: k < CONFIG_MAX_LISTENERS */
+};
+
 static int add_map(const char *name, int fd, void *ctx)
 {
-	return handover_add(ctx, HANDOVER_MAP, "fair_share", name, fd, -1);
+	struct export_ctx *e = ctx;
+
+	return handover_add(e->h, HANDOVER_MAP, e->owner, name, fd, -1);
 }
 
 int fair_share_run_export(struct receiver *r, struct handover *h)
 {
 	struct fair_share_run *run = r->fair_share;
+	int err = 0;
 
-	return run && run->fs ? fair_share_export(run->fs, add_map, h) : 0;
+	for (unsigned int k = 0; run && k < run->nl && !err; k++) {
+		struct export_ctx e = { .h = h };
+
+		owner_of(k, e.owner, sizeof(e.owner));
+		if (run->lis[k].fs)
+			err = fair_share_export(run->lis[k].fs, add_map, &e);
+	}
+	return err;
 }
 
-int fair_share_run_adopt(struct receiver *r, const struct handover *h)
+bool fair_share_run_owner(const char *owner)
 {
-	if (h && r->cfg->fair_share) {
-		/* The buckets map's size is the old process's. */
-		struct fair_share_run *run =
-			run_new(r, r->cfg->senders ? r->cfg->senders : FAIR_SHARE_SENDERS_DEFAULT);
+	return !strncmp(owner, "fair_share", strlen("fair_share"));
+}
 
-		if (!run)
-			return -ENOMEM;
-		run->fs = fair_share_adopt(h);
-		if (!run->fs)
-			return -errno;
-		/* Shedding goes on at the level handed over until this process
-		 * has measured its own drain. */
-		fair_share_get(run->fs, &run->shedding, &run->level);
-		if (run->shedding)
-			run->shed_at_start = shed_total(run);
+/* Listener k's filter from the hand-over: its buckets go on. 1: adopted,
+ * 0: none handed over, -errno. */
+static int adopt_listener(struct receiver *r, unsigned int k, const struct handover *h)
+{
+	struct fs_listener *l = &r->fair_share->lis[k];
+	char owner[24];
+
+	owner_of(k, owner, sizeof(owner));
+	if (handover_find(h, HANDOVER_MAP, owner, "buckets") < 0)
 		return 0;
-	}
+	l->fs = fair_share_adopt(h, owner);
+	if (!l->fs)
+		return -errno;
+	/* Shedding goes on at the level handed over until this process has
+	 * measured its own drain. */
+	fair_share_get(l->fs, &l->shedding, &l->level);
+	if (l->shedding)
+		l->shed_at_start = shed_total(l);
+	return 1;
+}
+
+/* A filter the process before left on listener k's sockets is lifted. */
+static int detach_listener(struct receiver *r, unsigned int k)
+{
 	for (unsigned int i = 0; i < r->group.n; i++) {
-		int err = r->group.socks[i].fd >= 0 ? fair_share_detach(r->group.socks[i].fd) : 0;
+		const struct group_socket *s = &r->group.socks[i];
+		int err = s->fd >= 0 && s->listener == k ? fair_share_detach(s->fd) : 0;
 
 		if (err) {
 			pr_warn("--fair-share: detaching the filter the process before left on "
@@ -123,17 +182,42 @@ int fair_share_run_adopt(struct receiver *r, const struct handover *h)
 			return err;
 		}
 	}
-	return fair_share_run_open(r);
+	return 0;
+}
+
+int fair_share_run_adopt(struct receiver *r, const struct handover *h)
+{
+	unsigned int nl = r->nr_lis ? r->nr_lis : 1;
+	int err = 0;
+
+	if (r->cfg->fair_share && !run_new(r, senders_of(r->cfg)))
+		return -ENOMEM;
+	for (unsigned int k = 0; k < nl && !err; k++) {
+		int got = r->fair_share && h ? adopt_listener(r, k, h) : 0;
+
+		if (got < 0)
+			return got;
+		if (got)
+			continue;
+		err = detach_listener(r, k);
+		if (!err && r->fair_share)
+			err = open_listener(r, k);
+	}
+	return err;
 }
 
 int fair_share_run_attach(struct receiver *r, unsigned int idx)
 {
 	struct fair_share_run *run = r->fair_share;
+	struct fair_share *fs;
 	int err;
 
-	if (!run || !run->fs)
+	if (!run || r->group.socks[idx].listener >= run->nl)
 		return 0;
-	err = fair_share_attach(run->fs, r->group.socks[idx].fd);
+	fs = run->lis[r->group.socks[idx].listener].fs;
+	if (!fs)
+		return 0;
+	err = fair_share_attach(fs, r->group.socks[idx].fd);
 	if (err)
 		pr_warn("--fair-share: attaching its filter to socket %u: %s\n", idx,
 			strerror(-err));
@@ -146,20 +230,20 @@ void fair_share_run_close(struct receiver *r)
 
 	if (!run)
 		return;
-	if (run->fs && !r->handed_over)
-		for (unsigned int i = 0; i < r->group.n; i++)
-			if (r->group.socks[i].fd >= 0)
-				fair_share_detach(r->group.socks[i].fd);
-	fair_share_close(run->fs);
+	for (unsigned int k = 0; k < run->nl; k++) {
+		if (run->lis[k].fs && !r->handed_over)
+			detach_listener(r, k);
+		fair_share_close(run->lis[k].fs);
+	}
 	free(run->rate);
 	free(run->weight);
 	free(run);
 	r->fair_share = NULL;
 }
 
-/* The fullest socket's share of its receive buffer; *any: a datagram is
- * queued somewhere. */
-static double max_fill(struct receiver *r, bool *any)
+/* The fullest of listener k's sockets' share of its receive buffer; *any: a
+ * datagram is queued on one of them. */
+static double max_fill(struct receiver *r, unsigned int k, bool *any)
 {
 	double worst = 0;
 
@@ -168,7 +252,8 @@ static double max_fill(struct receiver *r, bool *any)
 		const struct group_socket *s = &r->group.socks[i];
 		uint64_t queued;
 
-		if (s->fd < 0 || s->rcvbuf <= 0 || sockinfo_meminfo(s->fd, NULL, &queued))
+		if (s->fd < 0 || s->listener != k || s->rcvbuf <= 0 ||
+		    sockinfo_meminfo(s->fd, NULL, &queued))
 			continue;
 		*any |= queued > 0;
 		if ((double)queued / s->rcvbuf > worst)
@@ -177,14 +262,16 @@ static double max_fill(struct receiver *r, bool *any)
 	return worst;
 }
 
-static uint64_t taken(struct receiver *r)
+/* What the workers took from listener k's sockets. */
+static uint64_t taken(struct receiver *r, unsigned int k)
 {
 	uint64_t sum = 0;
 
 	if (!r->counters)
 		return 0;
 	for (unsigned int i = 0; i < r->group.n && i < r->counters_cap; i++)
-		sum += __atomic_load_n(&r->counters[i].received, __ATOMIC_RELAXED);
+		if (r->group.socks[i].listener == k)
+			sum += __atomic_load_n(&r->counters[i].received, __ATOMIC_RELAXED);
 	return sum;
 }
 
@@ -213,38 +300,54 @@ static void say_top(struct fair_share_run *run, char *buf, size_t len)
 	format_addr16(run->top_addr, buf, len);
 }
 
-void fair_share_run_tick(struct receiver *r, double now)
+/* " on NAME" for the log lines with several listeners; "" with one. */
+static void say_listener(struct receiver *r, unsigned int k, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (r->nr_lis > 1)
+		snprintf(buf, len, " on %s",
+			 r->cfg->listener_names && r->lis[k].name ? r->lis[k].name :
+								    r->lis[k].listen);
+}
+
+/* Listener k's drain measured over the tick of dt seconds that ends now. */
+static void measure(struct receiver *r, unsigned int k, double dt, bool queued)
+{
+	struct fs_listener *l = &r->fair_share->lis[k];
+	uint64_t t = taken(r, k);
+
+	if (l->last_queued && queued && dt > 0) {
+		double rate = (t - l->last_taken) / dt;
+
+		/* The first busy ticks averaged, then ~1 s of them: one slow
+		 * tick (a process before us still reading) does not set it. */
+		l->busy++;
+		if (l->busy <= FAIR_SHARE_BUSY_TICKS)
+			l->drain_rate += (rate - l->drain_rate) / l->busy;
+		else
+			l->drain_rate += (rate - l->drain_rate) * (dt < 1.0 ? dt : 1.0);
+	}
+	l->last_taken = t;
+	l->last_queued = queued;
+}
+
+static void tick_listener(struct receiver *r, unsigned int k, double now, double dt)
 {
 	struct fair_share_run *run = r->fair_share;
-	double fill, dt, rate;
-	uint64_t t;
+	struct fs_listener *l = &run->lis[k];
+	double fill;
 	bool pressed, queued, known;
-	char who[64];
+	char who[64], on[96];
 
-	if (!run || now < run->next_tick)
+	if (!l->fs)
 		return;
-	run->next_tick = now + FAIR_SHARE_TICK_S;
-	t = taken(r);
-	fill = max_fill(r, &queued);
-	dt = now - run->last_now;
+	fill = max_fill(r, k, &queued);
 	/* Adopted: until the process before stops reading (it does once told
 	 * we are ready), what ours read is not what the group drains. */
 	if (r->ready_pending)
 		queued = false;
-	if (run->last_queued && queued && dt > 0) {
-		rate = (t - run->last_taken) / dt;
-		/* The first busy ticks averaged, then ~1 s of them: one slow
-		 * tick (a process before us still reading) does not set it. */
-		run->busy++;
-		if (run->busy <= FAIR_SHARE_BUSY_TICKS)
-			run->drain_rate += (rate - run->drain_rate) / run->busy;
-		else
-			run->drain_rate += (rate - run->drain_rate) * (dt < 1.0 ? dt : 1.0);
-	}
-	run->last_taken = t;
-	run->last_now = now;
-	run->last_queued = queued;
-	known = run->busy >= FAIR_SHARE_BUSY_TICKS;
+	measure(r, k, dt, queued);
+	known = l->busy >= FAIR_SHARE_BUSY_TICKS;
 
 	pressed = fill >= FAIR_SHARE_ON_FILL || (r->window_ready && window_peek_full(&r->window));
 	/* Too few busy ticks measured: no level to shed to yet (the queue past
@@ -252,53 +355,77 @@ void fair_share_run_tick(struct receiver *r, double now)
 	if (!known)
 		pressed = false;
 	if (pressed || fill >= FAIR_SHARE_OFF_FILL)
-		run->calm_since = 0;
-	else if (!run->calm_since)
-		run->calm_since = now;
+		l->calm_since = 0;
+	else if (!l->calm_since)
+		l->calm_since = now;
 
 	run->n = 0;
 	run->top_shed = 0;
-	if (pressed || run->shedding)
-		fair_share_read(run->fs, collect, run);
+	if (pressed || l->shedding)
+		fair_share_read(l->fs, collect, run);
 
-	if (pressed && !run->shedding) {
-		run->shedding = true;
-		run->episodes++;
-		run->shed_at_start = shed_total(run);
-		run->level = fair_share_level(run->rate, run->weight, run->n,
-					      run->drain_rate * FAIR_SHARE_HEADROOM);
-		pr_warn("fair share: shedding starts (queue %.0f%% of its buffer, %u senders "
+	say_listener(r, k, on, sizeof(on));
+	if (pressed && !l->shedding) {
+		l->shedding = true;
+		l->episodes++;
+		l->shed_at_start = shed_total(l);
+		l->level = fair_share_level(run->rate, run->weight, run->n,
+					    l->drain_rate * FAIR_SHARE_HEADROOM);
+		pr_warn("fair share: shedding starts%s (queue %.0f%% of its buffer, %u senders "
 			"active, %.0f/s drained, level %.0f/s per sender)\n",
-			fill * 100, run->n, run->drain_rate, run->level);
-	} else if (run->shedding && run->calm_since && now - run->calm_since >= FAIR_SHARE_OFF_S) {
-		uint64_t shed = shed_total(run) - run->shed_at_start;
+			on, fill * 100, run->n, l->drain_rate, l->level);
+	} else if (l->shedding && l->calm_since && now - l->calm_since >= FAIR_SHARE_OFF_S) {
+		uint64_t shed = shed_total(l) - l->shed_at_start;
 
-		run->shedding = false;
+		l->shedding = false;
 		say_top(run, who, sizeof(who));
-		pr_warn("fair share: shedding stops; %llu datagrams shed, most from %s (%llu in all)\n",
-			(unsigned long long)shed, who, (unsigned long long)run->top_shed);
-	} else if (run->shedding && known) {
-		run->level = fair_share_level(run->rate, run->weight, run->n,
-					      run->drain_rate * FAIR_SHARE_HEADROOM);
+		pr_warn("fair share: shedding stops%s; %llu datagrams shed, most from %s (%llu in "
+			"all)\n",
+			on, (unsigned long long)shed, who, (unsigned long long)run->top_shed);
+	} else if (l->shedding && known) {
+		l->level = fair_share_level(run->rate, run->weight, run->n,
+					    l->drain_rate * FAIR_SHARE_HEADROOM);
 	}
-	fair_share_set(run->fs, run->shedding, run->level);
+	fair_share_set(l->fs, l->shedding, l->level);
+}
+
+void fair_share_run_tick(struct receiver *r, double now)
+{
+	struct fair_share_run *run = r->fair_share;
+	double dt;
+
+	if (!run || now < run->next_tick)
+		return;
+	run->next_tick = now + FAIR_SHARE_TICK_S;
+	dt = now - run->last_now;
+	run->last_now = now;
+	for (unsigned int k = 0; k < run->nl; k++)
+		tick_listener(r, k, now, dt);
 }
 
 void fair_share_run_report(struct receiver *r, struct fair_share_report *out)
 {
 	struct fair_share_run *run = r->fair_share;
-	uint64_t st[FAIR_SHARE_NR] = {};
 
 	memset(out, 0, sizeof(*out));
-	if (!run || !run->fs)
+	if (!run)
 		return;
-	out->on = true;
-	out->shedding = run->shedding;
-	out->level = run->shedding ? run->level : 0;
-	out->episodes = run->episodes;
-	fair_share_stats(run->fs, st);
-	out->seen = st[FAIR_SHARE_SEEN];
-	out->shed = st[FAIR_SHARE_SHED];
-	out->unshaped = st[FAIR_SHARE_NO_ENTRY];
-	out->inserts = st[FAIR_SHARE_INSERTS];
+	for (unsigned int k = 0; k < run->nl; k++) {
+		const struct fs_listener *l = &run->lis[k];
+		uint64_t st[FAIR_SHARE_NR] = {};
+
+		if (!l->fs)
+			continue;
+		out->on = true;
+		/* The strictest share of the listeners shedding. */
+		if (l->shedding && (!out->shedding || l->level < out->level))
+			out->level = l->level;
+		out->shedding |= l->shedding;
+		out->episodes += l->episodes;
+		fair_share_stats(l->fs, st);
+		out->seen += st[FAIR_SHARE_SEEN];
+		out->shed += st[FAIR_SHARE_SHED];
+		out->unshaped += st[FAIR_SHARE_NO_ENTRY];
+		out->inserts += st[FAIR_SHARE_INSERTS];
+	}
 }

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * --fair-share in the receiver: the filter on every socket of the group, and
- * the tick that tells it when the group is under pressure and which level
- * is fair (net/fair_share.h).
+ * --fair-share in the receiver: a filter of its own on every socket of each
+ * listener (its own buckets, pressure and level: senders to one listener
+ * cannot take another's share), and the tick that tells each when its
+ * group is under pressure and which level is fair (net/fair_share.h).
  *
- * Pressure, decided here each FAIR_SHARE_TICK_S from what user space sees:
- * on when a socket of the group holds FAIR_SHARE_ON_FILL of its receive
- * buffer or the input window is full; off once every socket has held less
- * than FAIR_SHARE_OFF_FILL, with the window not full, for FAIR_SHARE_OFF_S.
- * The level shares FAIR_SHARE_HEADROOM of what the workers drained over
- * the last second, so that a shaped group's queues go down.
+ * Pressure, decided here each FAIR_SHARE_TICK_S per listener from what user
+ * space sees: on when a socket of its group holds FAIR_SHARE_ON_FILL of its
+ * receive buffer or the input window is full; off once each of its sockets
+ * has held less than FAIR_SHARE_OFF_FILL, with the window not full, for
+ * FAIR_SHARE_OFF_S. The level shares FAIR_SHARE_HEADROOM of what the
+ * workers drained from its sockets over the last second, so that a shaped
+ * group's queues go down.
  */
 #ifndef SYSLOGRX_FAIR_SHARE_RUN_H
 #define SYSLOGRX_FAIR_SHARE_RUN_H
@@ -31,13 +33,16 @@ struct receiver;
  * the group (privileged: before the capabilities go). Nothing without
  * --fair-share. 0 or -errno, logged. */
 int fair_share_run_open(struct receiver *r);
-/* An upgrade: the filter's maps into the hand-over (owner "fair_share"),
- * with --fair-share. 0 or -errno. */
+/* An upgrade: each listener's filter's maps into the hand-over (owner
+ * "fair_share" for the first, "fair_shareK" for listener K), with
+ * --fair-share. 0 or -errno. */
 struct handover;
 int fair_share_run_export(struct receiver *r, struct handover *h);
-/* Sockets adopted. From an upgrade with --fair-share on both sides (h: the
- * hand-over holds the filter's maps): the filter stays, its buckets go on,
- * this process ticks it. Otherwise (systemd's fd store, h NULL; or
+/* Whether a hand-over owner is a filter's (systemd's fd store keeps none). */
+bool fair_share_run_owner(const char *owner);
+/* Sockets adopted. Per listener, from an upgrade with --fair-share on both
+ * sides (h holds its filter's maps): the filter stays, its buckets go on,
+ * this process ticks it. Otherwise (systemd's fd store keeps no maps; or
  * --fair-share dropped) a filter the process before left on the sockets
  * (killed while shedding) would go on shedding at its last level with no
  * tick to lift it, so it is detached; with --fair-share a fresh one is
@@ -54,9 +59,9 @@ void fair_share_run_close(struct receiver *r);
 
 struct fair_share_report {
 	bool on;	     /* --fair-share */
-	bool shedding;	     /* under pressure now */
-	double level;	     /* datagrams/s at weight 1 while shedding */
-	uint64_t episodes;   /* times shedding started */
+	bool shedding;	     /* a listener under pressure now */
+	double level;	     /* datagrams/s at weight 1 while shedding (the lowest) */
+	uint64_t episodes;   /* times shedding started, all listeners */
 	uint64_t seen, shed; /* datagrams the filter ran on, and shed */
 	uint64_t unshaped;   /* passed with no bucket (no address, map full) */
 	uint64_t inserts;    /* senders given a bucket */

@@ -474,7 +474,7 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 		return err;
 	err = handover_listeners_adopt(r, cfg, h);
 	if (!err)
-		err = fair_share_run_adopt(r, handed(h, "fair_share") ? h : NULL);
+		err = fair_share_run_adopt(r, h);
 	if (err)
 		return err;
 	close_bpf_fds(h);
@@ -524,7 +524,7 @@ int upgrade_fdstore_put(struct receiver *r)
 	for (; stored < h.n && !err; stored++) {
 		/* A start from the store loads a filter of its own (and lifts
 		 * the old one): the fair-share maps are not kept there. */
-		if (!strcmp(h.items[stored].owner, "fair_share"))
+		if (fair_share_run_owner(h.items[stored].owner))
 			continue;
 		err = store_one(&h.items[stored], true);
 	}
