@@ -16,9 +16,9 @@ import time
 
 import pytest
 
-from conftest import Syslogrx, free_udp_port, read_json, wait_until
+from support.procs import read_json, Syslogrx, wait_until
 from support.prom import parse, scrape, series, value
-from support.ports import free_tcp_port
+from support.ports import free_tcp_port, free_udp_port
 from support.syslog_ng import SyslogNg
 from support.diskbuf_files import segment_header, v1_record
 from support.tcp_sinks import FrameSink

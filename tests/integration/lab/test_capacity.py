@@ -9,7 +9,7 @@ the sender", x sender's ceiling, both measured in the same run)."""
 import os
 import sys
 
-from conftest import ROOT
+from support.paths import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 from benchlib import capacity  # noqa: E402

@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 
-from conftest import ROOT
+from support.paths import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 from sweeplib import replica  # noqa: E402

@@ -14,7 +14,7 @@ import re
 import subprocess
 import sys
 
-from conftest import ROOT
+from support.paths import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 from sweeplib import table  # noqa: E402

@@ -11,7 +11,10 @@ import subprocess
 import threading
 import time
 
-from conftest import Proc, binary, free_udp_port, wait_for_udp_port
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procnet import wait_for_udp_port
+from support.procs import Proc
 
 SO_RCVBUFFORCE = 33
 

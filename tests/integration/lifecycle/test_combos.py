@@ -23,9 +23,10 @@ import urllib.request
 
 import pytest
 
-from conftest import log_text, binary, free_udp_port, read_json, run_cmd, sysloggen
+from support.paths import binary
+from support.procs import log_text, read_json, run_cmd, sysloggen
 from support.rx_watch import Receiver, SEQ, listen_for, seqs_in_output, start_load, stop_load, wait_gone
-from support.ports import free_tcp_port
+from support.ports import free_tcp_port, free_udp_port
 from support.prom import parse
 from support.otel_collector import Collector, LogSink
 from support.tls_server import Pki, SyslogNgTls

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import free_udp_port
+from support.ports import free_udp_port
 from support.rx_watch import RATE, Receiver, listen_for, seqs_in_output, under_load
 
 CYCLE = (8, 2, 6, 4)            # from 4: 4 -> 8 -> 2 -> 6 -> 4 -> ...

@@ -11,7 +11,9 @@ import time
 
 import pytest
 
-from conftest import log_text, Proc, binary, free_udp_port, read_json, run_cmd, sysloggen
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procs import log_text, Proc, read_json, run_cmd, sysloggen
 
 NOBODY = 65534
 

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import log_text, read_json, wait_until
+from support.procs import log_text, read_json, wait_until
 from support.rx_watch import SEQ, Receiver, config_text, listen_for, under_load
 from support.tcp_sinks import FrameSink
 

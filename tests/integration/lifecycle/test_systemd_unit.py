@@ -18,10 +18,12 @@ import uuid
 
 import pytest
 
-from conftest import userns_refused, ROOT, binary, descendants, free_udp_port, run_cmd, udp_rows, \
-    wait_for_udp_port
+from support.paths import binary, ROOT
+from support.procnet import udp_rows, wait_for_udp_port
+from support.procs import run_cmd, userns_refused
+from support.reaper import descendants
 from support.fds import fd_identity
-from support.ports import free_tcp_port
+from support.ports import free_tcp_port, free_udp_port
 
 # Serial: each test boots this machine's own OS in systemd-nspawn (a whole
 # systemd, 30 s to boot on a loaded host) on the host's network namespace.

@@ -13,7 +13,9 @@ import time
 
 import pytest
 
-from conftest import binary, sysloggen, wait_queues_empty, wait_until
+from support.paths import binary
+from support.procnet import wait_queues_empty
+from support.procs import sysloggen, wait_until
 from support.rx_watch import RATE, Receiver, listen_for, seqs_in_output, under_load
 from support.fds import fd_identity
 

@@ -5,7 +5,8 @@ metric cannot leave an alert that never fires."""
 import os
 import re
 
-from conftest import ROOT, promtool, run_cmd
+from support.paths import ROOT
+from support.procs import promtool, run_cmd
 
 RULES = os.path.join(ROOT, "dist", "syslogrx-alerts.yml")
 TESTS = os.path.join(ROOT, "tests", "promtool", "alerts_test.yml")

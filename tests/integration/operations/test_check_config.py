@@ -7,7 +7,9 @@ import socket
 
 import pytest
 
-from conftest import binary, free_udp_port, log_text, run_cmd
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procs import log_text, run_cmd
 
 
 def check(*args, trace=None):

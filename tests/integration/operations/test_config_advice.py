@@ -15,7 +15,10 @@ import uuid
 
 import pytest
 
-from conftest import log_text, Proc, binary, netns_name, free_udp_port, read_json, run_cmd
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procs import log_text, Proc, read_json, run_cmd
+from support.reaper import netns_name
 
 FIFO = ["chrt", "-f", "1"]     # bounded: 2-3 s of load, at most ~1.1 cores
 # The kernel's usual net.core.rmem_default, asked for explicitly where a test

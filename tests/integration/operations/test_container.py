@@ -27,7 +27,11 @@ import uuid
 
 import pytest
 
-from conftest import ROOT, binary, free_udp_port, netns_name, read_json, udp_rows, wait_until
+from support.paths import binary, ROOT
+from support.ports import free_udp_port
+from support.procnet import udp_rows
+from support.procs import read_json, wait_until
+from support.reaper import netns_name
 
 # Serial: podman's storage and image store are the machine's (a second build
 # or `podman rm` beside this one races it), and the image is built once per

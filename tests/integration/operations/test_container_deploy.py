@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, binary
+from support.paths import binary, ROOT
 
 VALIDATOR = os.path.join(ROOT, "build", "kubernetes-validate")
 DAEMONSET = os.path.join(ROOT, "dist", "kubernetes", "daemonset.yaml")

@@ -31,12 +31,13 @@ import uuid
 
 import pytest
 
-from conftest import (Proc, binary, free_udp_port, netns_name, run_cmd, sysloggen,
-                      wait_queues_empty, wait_until)
+from support.paths import binary
+from support.procnet import wait_queues_empty
+from support.reaper import netns_name
 from support.load import send_udp
 from support.otel_collector import LogSink
-from support.ports import free_tcp_port
-from support.procs import log_text
+from support.ports import free_tcp_port, free_udp_port
+from support.procs import log_text, Proc, run_cmd, sysloggen, wait_until
 from support.prom import parse, scrape, value
 from support.tls_server import Pki, SyslogNgTls
 

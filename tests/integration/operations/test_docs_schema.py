@@ -13,10 +13,10 @@ import json
 import os
 import re
 
-from conftest import ROOT, Proc, binary, free_udp_port, read_json, sysloggen
-from support.ports import free_tcp_port
+from support.paths import binary, ROOT
+from support.ports import free_tcp_port, free_udp_port
 from support.prom import scrape
-from support.procs import start_until
+from support.procs import Proc, read_json, start_until, sysloggen
 from support.tcp_sinks import tcp_server
 
 DOC = os.path.join(ROOT, "docs", "metrics.md")

@@ -12,9 +12,11 @@ import os
 import select
 import socket
 
-from conftest import Proc, binary, free_udp_port, run_cmd, send_udp, wait_until
+from support.load import send_udp
+from support.paths import binary
+from support.procs import Proc, run_cmd, wait_until
 from support.rx_watch import Receiver, listen_for, wait_gone
-from support.ports import free_tcp_port
+from support.ports import free_tcp_port, free_udp_port
 from support.prom import http_get as get, scrape
 from support.syslog_ng import SyslogNg
 

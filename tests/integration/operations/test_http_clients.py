@@ -12,8 +12,8 @@ import time
 import urllib.error
 import urllib.request
 
-from conftest import Proc, free_udp_port, wait_until
-from support.ports import free_tcp_port
+from support.procs import Proc, wait_until
+from support.ports import free_tcp_port, free_udp_port
 from support.trickle import server_limits, start_trickle, trickle_address
 
 LIMITS = server_limits()

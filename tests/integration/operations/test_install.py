@@ -9,7 +9,8 @@ import stat
 
 import pytest
 
-from conftest import BUILD, ROOT, binary, run_cmd
+from support.paths import binary, BUILD, ROOT
+from support.procs import run_cmd
 
 BINARIES = ["syslogrx", "udpdrops", "udpbalance"]
 LAB_TOOLS = ["sysloggen", "drainrx"]

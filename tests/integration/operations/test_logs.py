@@ -8,9 +8,11 @@ import re
 import signal
 import subprocess
 
-from conftest import (Proc, binary, free_udp_port, log_text, read_json, send_udp,
-                      wait_for_udp_port, wait_until)
-from support.procs import LOG_STAMP
+from support.load import send_udp
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procnet import wait_for_udp_port
+from support.procs import LOG_STAMP, log_text, Proc, read_json, wait_until
 
 JOURNAL_LINE = re.compile(r"^<([3467])>syslogrx: ")
 

@@ -15,10 +15,12 @@ import urllib.request
 
 import pytest
 
-from conftest import Proc, binary, free_udp_port, promtool, run_cmd, send_udp, wait_until
+from support.load import send_udp
+from support.paths import binary
+from support.procs import Proc, promtool, run_cmd, wait_until
 from support.udpdrops import finish, proc_drops, start_receiver, start_udpdrops
 from support.prom import parse, scrape, series, value
-from support.ports import free_tcp_port
+from support.ports import free_tcp_port, free_udp_port
 
 
 def check_with_promtool(text):

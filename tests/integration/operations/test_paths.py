@@ -12,7 +12,9 @@ import stat
 
 import pytest
 
-from conftest import binary, free_udp_port, run_cmd, wait_until
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procs import run_cmd, wait_until
 from support.defaults import NOBODY
 
 REFUSED = "it is a symbolic link: refused (syslogrx never follows one)"

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from support.paths import ROOT
 
 # Serial: the README's blocks run as an operator types them, on the host's
 # fixed ports (127.0.0.1:5514, :9464), which a test beside them may not hold.

@@ -8,9 +8,10 @@ import socket
 import stat
 import urllib.request
 
-from conftest import binary, free_udp_port, run_cmd
+from support.paths import binary
+from support.procs import run_cmd
 from support.otel_collector import LogSink
-from support.ports import free_tcp_port
+from support.ports import free_tcp_port, free_udp_port
 
 PASSWORD, TOKEN, TENANT = "S3cretPass", "T0kenT0ken", "tenant-7f3a"
 

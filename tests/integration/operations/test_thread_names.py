@@ -5,10 +5,10 @@ import os
 import re
 import time
 
-from conftest import free_udp_port, send_udp
+from support.load import send_udp
 from support.procs import start_until
 from support.tcp_sinks import tcp_server
-from support.ports import free_tcp_port
+from support.ports import free_tcp_port, free_udp_port
 from support.prom import scrape
 
 

@@ -11,10 +11,9 @@ import socket
 import time
 import urllib.request
 
-from conftest import free_udp_port, promtool, run_cmd
 from support.otel_collector import LogSink
-from support.ports import free_tcp_port
-from support.procs import log_text
+from support.ports import free_tcp_port, free_udp_port
+from support.procs import log_text, promtool, run_cmd
 from support.prom import LABEL, parse, value
 
 DASH = "\u2014".encode()

@@ -17,11 +17,12 @@ import subprocess
 
 import pytest
 
-from conftest import Syslogrx, binary, free_udp_port, run_cmd, sysloggen, wait_until
+from support.paths import binary
+from support.procs import run_cmd, sysloggen, Syslogrx, wait_until
 from support.flows import below_running_max
 from support.kafka_broker import KafkaBroker
 from support.otel_collector import Collector, LogSink
-from support.ports import free_tcp_port
+from support.ports import free_tcp_port, free_udp_port
 from support.prom import parse, scrape, series, value
 
 SENT = 50000

@@ -18,10 +18,12 @@ import time
 
 import pytest
 
-from conftest import (Syslogrx, binary, netns_name, free_udp_port, run_cmd, udp_rows,
-                      wait_queues_empty, wait_until)
+from support.paths import binary
+from support.procnet import udp_rows, wait_queues_empty
+from support.procs import run_cmd, Syslogrx, wait_until
+from support.reaper import netns_name
 from support.kafka_broker import KafkaBroker
-from support.ports import free_tcp_port
+from support.ports import free_tcp_port, free_udp_port
 from support.prom import parse, scrape, value
 from support.load import send_from
 

@@ -10,8 +10,10 @@ import socket
 import subprocess
 import time
 
-from conftest import Syslogrx, binary, free_udp_port, netns_name, wait_until
-from support.ports import free_tcp_port
+from support.paths import binary
+from support.procs import Syslogrx, wait_until
+from support.reaper import netns_name
+from support.ports import free_tcp_port, free_udp_port
 
 TEMPLATE = "${HOST}|${.SDATA.origin.ip}|${.SDATA.origin.software}|${MSG}\\n"
 

@@ -29,10 +29,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from conftest import binary, free_udp_port, run_cmd, wait_until
+from support.paths import binary
+from support.procs import run_cmd, wait_until
 from support import parse_oracle
 from support.books import check_books, run_load, summaries
-from support.ports import free_tcp_port
+from support.ports import free_tcp_port, free_udp_port
 from support.prom import parse, scrape, value
 from support.rx_watch import Receiver, listen_for, wait_gone
 from support.tcp_sinks import FrameSink

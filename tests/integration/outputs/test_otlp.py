@@ -17,9 +17,11 @@ import time
 
 import pytest
 
-from conftest import Syslogrx, binary, free_udp_port, run_cmd, sysloggen, udp_rows
+from support.paths import binary
+from support.procnet import udp_rows
+from support.procs import run_cmd, sysloggen, Syslogrx
 from support.otel_collector import Collector, LogSink
-from support.ports import free_tcp_port
+from support.ports import free_tcp_port, free_udp_port
 from support.prom import parse, scrape, value
 
 HELD_5424 = (b'<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 77 ID47 '

@@ -21,7 +21,8 @@ import threading
 
 import pytest
 
-from conftest import ROOT, free_udp_port
+from support.paths import ROOT
+from support.ports import free_udp_port
 from support.otel_collector import OtlpHttpServer, reply_type
 
 PYPROTO = os.path.join(ROOT, "build", "pyproto")

@@ -18,10 +18,10 @@ import time
 
 import pytest
 
-from conftest import Syslogrx, free_udp_port
+from support.procs import Syslogrx
 from support.flows import FLOWS, by_flow, start_gen
 from support.hung_peers import mute_server, syn_dropper, trickle_server
-from support.ports import free_tcp_port
+from support.ports import free_tcp_port, free_udp_port
 from support.prom import http_get, parse, scrape, value
 from support.tcp_sinks import FrameSink
 from support.tls_server import Pki

@@ -9,7 +9,9 @@ import subprocess
 
 import pytest
 
-from conftest import binary, free_udp_port, wait_until
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procs import wait_until
 
 # Counts each call of the formatter by the name of the thread that made it,
 # until the process exits; then prints the counts on one line.

@@ -13,7 +13,7 @@ import socket
 
 import pytest
 
-from conftest import free_tcp_port, free_udp_port
+from support.ports import free_tcp_port, free_udp_port
 from support import rfc5424
 from support.syslog_ng import SyslogNgServer
 

@@ -16,10 +16,9 @@ import time
 
 import pytest
 
-from conftest import Syslogrx, free_udp_port, sysloggen, wait_until
 from support.otel_collector import LogSink
-from support.ports import free_tcp_port
-from support.procs import log_text
+from support.ports import free_tcp_port, free_udp_port
+from support.procs import log_text, sysloggen, Syslogrx, wait_until
 from support.rx_watch import SEQ
 from support.tcp_sinks import FrameSink
 

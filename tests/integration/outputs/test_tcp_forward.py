@@ -10,11 +10,13 @@ import time
 
 import pytest
 
-from conftest import (Proc, binary, free_udp_port, netns_name, run_cmd, sysloggen,
-                      wait_queues_empty, wait_until)
+from support.paths import binary
+from support.procnet import wait_queues_empty
+from support.procs import Proc, run_cmd, sysloggen, wait_until
+from support.reaper import netns_name
 from support.prom import parse, scrape, value
 from support.syslog_ng import SyslogNg
-from support.ports import free_tcp_port
+from support.ports import free_tcp_port, free_udp_port
 
 
 def established_to(port):

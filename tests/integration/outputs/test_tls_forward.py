@@ -18,11 +18,12 @@ import time
 
 import pytest
 
-from conftest import Syslogrx, binary, free_udp_port, run_cmd
+from support.paths import binary
+from support.procs import run_cmd, Syslogrx
 from support.flows import by_flow, check_complete_in_order, start_gen
 from support.prom import parse, scrape, value
 from support.tls_server import Pki, SyslogNgTls
-from support.ports import free_tcp_port
+from support.ports import free_tcp_port, free_udp_port
 
 N = 20000
 

@@ -18,7 +18,9 @@ How much each drops and steers is a figure: `make bench` prints "random
 against leastloaded beside a noisy neighbour"."""
 import pytest
 
-from conftest import binary, free_udp_port, run_cmd, sysloggen
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procs import run_cmd, sysloggen
 
 SLOW = (1, 3)   # worker t owns sockets t, t+2: worker 1 (the slow one) owns 1 and 3
 FAST = (0, 2)

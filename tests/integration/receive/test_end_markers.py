@@ -8,7 +8,8 @@ import signal
 import subprocess
 import time
 
-from conftest import binary, free_udp_port
+from support.paths import binary
+from support.ports import free_udp_port
 
 SEQ = re.compile(rb" seq=(\d+) ")
 

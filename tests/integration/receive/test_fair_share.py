@@ -17,11 +17,11 @@ import threading
 
 import pytest
 
-from conftest import free_udp_port, wait_until
+from support.ports import free_udp_port
 from support.load import send_many
 from support.procnet import DROPS, queued_bytes, udp_rows
 from support.fdstore import FdStore
-from support.procs import Syslogrx
+from support.procs import Syslogrx, wait_until
 from support.rx_watch import Receiver
 
 COST_NS = "500000"  # 2,000/s for one thread

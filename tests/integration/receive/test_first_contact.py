@@ -6,8 +6,11 @@ import socket
 import subprocess
 import sys
 
-from conftest import (log_text, ROOT, Proc, binary, free_udp_port, netns_name, read_json, run_cmd,
-                      wait_for_udp_port)
+from support.paths import binary, ROOT
+from support.ports import free_udp_port
+from support.procnet import wait_for_udp_port
+from support.procs import log_text, Proc, read_json, run_cmd
+from support.reaper import netns_name
 
 
 def test_make_without_clang_says_make_deps():

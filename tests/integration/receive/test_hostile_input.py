@@ -14,7 +14,10 @@ import time
 
 import pytest
 
-from conftest import binary, free_udp_port, run_cmd, udp_rows
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procnet import udp_rows
+from support.procs import run_cmd
 from support.diskbuf_files import segment_header, v1_record
 
 COUNT = 100_000

@@ -25,8 +25,11 @@ import uuid
 
 import pytest
 
-from conftest import (log_text, Proc, binary, free_udp_port, netns_name, read_json, udp_rows,
-                      wait_for_udp_port, wait_until)
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procnet import udp_rows, wait_for_udp_port
+from support.procs import log_text, Proc, read_json, wait_until
+from support.reaper import netns_name
 from support.defaults import NOBODY
 
 # uid 65534 with an empty bounding set: no capability at all (classic BPF

@@ -13,7 +13,8 @@ import re
 
 import pytest
 
-from conftest import free_udp_port, sysloggen
+from support.ports import free_udp_port
+from support.procs import sysloggen
 from support.flows import below_running_max
 
 RATE = 100_000

@@ -12,7 +12,10 @@ import sys
 
 import pytest
 
-from conftest import binary, free_udp_port, run_cmd, send_udp
+from support.load import send_udp
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procs import run_cmd
 
 BIG = "32M"  # rcvbuf large enough that loopback bursts in these tests never drop
 

@@ -22,9 +22,11 @@ import urllib.request
 
 import pytest
 
-from conftest import (Proc, binary, bpf_ids_held, free_udp_port, netns_name, udp_rows,
-                      wait_until)
-from support.ports import free_tcp_port
+from support.paths import binary
+from support.procnet import udp_rows
+from support.procs import Proc, wait_until
+from support.reaper import bpf_ids_held, netns_name
+from support.ports import free_tcp_port, free_udp_port
 
 
 # Sends from one source address: "burst" as fast as it can; "paced": each

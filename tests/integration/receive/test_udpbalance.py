@@ -11,7 +11,11 @@ import socket
 import sys
 import time
 
-from conftest import Proc, binary, free_udp_port, run_cmd, send_udp, wait_for_udp_port
+from support.load import send_udp
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procnet import wait_for_udp_port
+from support.procs import Proc, run_cmd
 
 # The receiver: sockets on one port; SIGUSR1 prints the counts per inode so
 # far, SIGTERM prints them and exits. argv: port, then one family per socket

@@ -28,8 +28,11 @@ import urllib.request
 
 import pytest
 
-from conftest import (userns_refused, ROOT, Proc, binary, free_udp_port, read_json, run_cmd, send_udp, sysloggen,
-                      udp_rows, wait_for_udp_port)
+from support.load import send_udp
+from support.paths import binary, ROOT
+from support.ports import free_udp_port
+from support.procnet import udp_rows, wait_for_udp_port
+from support.procs import Proc, read_json, run_cmd, sysloggen, userns_refused
 from support.defaults import NOBODY
 from support.rx_watch import Receiver, start_load, stop_load
 

@@ -9,7 +9,9 @@ import time
 
 import pytest
 
-from conftest import Proc, binary, free_udp_port, read_json, run_cmd, sysloggen, wait_until
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procs import Proc, read_json, run_cmd, sysloggen, wait_until
 
 
 def count_lines(path):

@@ -19,7 +19,9 @@ import sys
 
 import pytest
 
-from conftest import Proc, binary, udp_rows, wait_until
+from support.paths import binary
+from support.procnet import udp_rows
+from support.procs import Proc, wait_until
 
 # Serial: it lowers the machine's udp_mem, and every UDP socket of a test
 # running beside it could drop (PROTO_MEM) while it is low.

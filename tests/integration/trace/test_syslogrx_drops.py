@@ -12,7 +12,11 @@ import uuid
 
 import pytest
 
-from conftest import log_text, binary, netns_name, free_udp_port, run_cmd, sysloggen, wait_queues_empty
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procnet import wait_queues_empty
+from support.procs import log_text, run_cmd, sysloggen
+from support.reaper import netns_name
 
 
 def proc_net_udp_drops(port, netns=None):

@@ -19,7 +19,8 @@ import uuid
 
 import pytest
 
-from conftest import binary, netns_name
+from support.paths import binary
+from support.reaper import netns_name
 
 SO_MEMINFO = 55          # <asm-generic/socket.h>; 57 is SO_COOKIE
 SK_MEMINFO_DROPS = 8

@@ -10,8 +10,12 @@ import uuid
 
 import pytest
 
-from conftest import (Proc, binary, netns_name, free_udp_port, send_udp,
-                      wait_for_udp_port, wait_until)
+from support.load import send_udp
+from support.paths import binary
+from support.ports import free_udp_port
+from support.procnet import wait_for_udp_port
+from support.procs import Proc, wait_until
+from support.reaper import netns_name
 from support.udpdrops import finish, proc_drops, start_receiver, start_udpdrops
 
 
