@@ -23,7 +23,8 @@ from support import reaper  # noqa: E402
 from support.defaults import NOBODY  # noqa: E402
 from support.kafka_broker import KafkaBroker  # noqa: E402
 from support.procs import Syslogrx  # noqa: E402
-from support.reaper import PR_SET_CHILD_SUBREAPER, descendants, links_held, our_netns, reap  # noqa: E402
+from support.reaper import (PR_SET_CHILD_SUBREAPER, descendants, links_held, new_netns,  # noqa: E402
+                            our_netns, reap)
 
 
 @pytest.fixture
@@ -70,6 +71,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "broker" in item.fixturenames:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+@pytest.fixture
+def netns(request):
+    """A network namespace of the test's own (lo up), named after its module;
+    deleted at teardown."""
+    with new_netns(request.module.__name__.removeprefix("test_")) as ns:
+        yield ns
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from support.procs import read_json, Syslogrx, wait_until
+from support.procs import read_json, start_rx, wait_until
 from support.prom import parse, scrape, series, value
 from support.ports import free_tcp_port, free_udp_port
 from support.syslog_ng import SyslogNg
@@ -29,14 +29,6 @@ from support.flows import (FLOWS, OUTAGE, RATE, SDATA, SEND_SECONDS, by_flow,
 def rx_args(tport, *extra):
     return ["--sockets", "2", "--threads", "2", "--balance", "hash", "--format", "rfc5424",
             "--window", "10000", "--rcvbuf", "16M", "--output", f"tcp:127.0.0.1:{tport}"] + list(extra)
-
-
-def start_rx(tmp_path, procs, name, port, *args):
-    d = tmp_path / name
-    d.mkdir(exist_ok=True)
-    p = Syslogrx(d, *args, port=port)
-    procs.append(p)
-    return p
 
 
 def metrics_until(mport, done, what, timeout=60):

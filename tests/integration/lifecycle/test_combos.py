@@ -19,7 +19,6 @@ import tempfile
 import threading
 import time
 import urllib.error
-import urllib.request
 
 import pytest
 
@@ -27,12 +26,13 @@ from support.paths import binary
 from support.procs import log_text, read_json, run_cmd, sysloggen
 from support.rx_watch import Receiver, SEQ, listen_for, seqs_in_output, start_load, stop_load, wait_gone
 from support.ports import free_tcp_port, free_udp_port
-from support.prom import parse
+from support.prom import parse, scrape
 from support.otel_collector import Collector, LogSink
 from support.tls_server import Pki, SyslogNgTls
 from support.tcp_sinks import FrameSink
 from support.defaults import NOBODY
 from support.books import RATE, check_books, run_load, summaries, upgraded_twice_delivered
+from support.fds import handover_socket
 
 
 class Scraper:
@@ -50,9 +50,7 @@ class Scraper:
     def _run(self):
         while not self.done.is_set():
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics",
-                                            timeout=10) as r:
-                    m = parse(r.read().decode())
+                m = parse(scrape(self.port))
                 self.samples.append((time.monotonic(), m))
             except (OSError, urllib.error.URLError) as e:
                 self.errors.append(repr(e))
@@ -401,11 +399,7 @@ def test_supervisor_with_metrics_a_crash_and_an_upgrade(tmp_path):
 
 def test_handover_metrics_item_is_checked():
     """A 'tcp metrics' item that is not a listening TCP socket is refused."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    cookie = int.from_bytes(s.getsockopt(socket.SOL_SOCKET, 57, 8), "little")  # SO_COOKIE
+    s, port, cookie = handover_socket()
     fd = s.fileno()
     memfd = os.memfd_create("handover", 0)
     os.write(memfd, (f"syslogrx-handover 1\nlisten 127.0.0.1:{port}\nthreads 1\nready -1\n"

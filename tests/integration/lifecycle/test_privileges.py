@@ -6,7 +6,6 @@ import shutil
 import socket
 import tempfile
 import threading
-import urllib.request
 import time
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from support.paths import binary
 from support.ports import free_udp_port
 from support.procs import log_text, Proc, read_json, run_cmd, sysloggen
+from support.prom import scrape
 
 NOBODY = 65534
 
@@ -270,9 +270,7 @@ def test_no_thread_of_any_mode_keeps_a_capability(nobody_dir, tmp_path, procs, n
             mport = int(mline.rsplit(":", 1)[1].split("/")[0])
             deadline = time.monotonic() + 30
             while True:
-                with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics",
-                                            timeout=10) as resp:
-                    text = resp.read().decode()
+                text = scrape(mport)
                 got = [l for l in text.splitlines() if l.startswith("syslogrx_written_total ")]
                 # A loaded host may drop some: the books close with the drops.
                 drops = sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()

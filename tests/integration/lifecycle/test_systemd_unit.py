@@ -18,6 +18,7 @@ import uuid
 
 import pytest
 
+from support import procs
 from support.paths import binary, ROOT
 from support.procnet import udp_rows, wait_for_udp_port
 from support.procs import run_cmd, userns_refused
@@ -147,13 +148,9 @@ class Container:
 
 
 def wait_until(pred, what, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise AssertionError(f"{what}: not within {timeout}s")
+    """support's wait_until, every 50 ms: most conditions here run a command
+    in the container."""
+    return procs.wait_until(pred, what, timeout, every=0.05)
 
 
 def send(port, msg):

@@ -17,7 +17,7 @@ from support.paths import binary
 from support.procnet import wait_queues_empty
 from support.procs import sysloggen, wait_until
 from support.rx_watch import RATE, Receiver, listen_for, seqs_in_output, under_load
-from support.fds import fd_identity
+from support.fds import fd_identity, handover_socket
 
 
 def check_every_seq(out, sent):
@@ -222,11 +222,7 @@ def test_upgrade_not_ready_within_10_s_is_killed_old_goes_on(tmp_path):
 def test_handover_is_checked_not_trusted(tmp_path):
     """A hand-over whose fds are not what it says is refused: a socket with
     another cookie, a socket where a BPF map should be."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    cookie = int.from_bytes(s.getsockopt(socket.SOL_SOCKET, 57, 8), "little")  # SO_COOKIE
+    s, port, cookie = handover_socket()
     fd = s.fileno()
     for body, want in ((f"sock {fd} {cookie + 1} 0\n", f"expected {cookie + 1}"),
                        (f"sock {fd} {cookie} 0\nmap balancer socks {fd} 7\n",

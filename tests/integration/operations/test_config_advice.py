@@ -11,14 +11,12 @@ import re
 import signal
 import subprocess
 import time
-import uuid
 
 import pytest
 
 from support.paths import binary
 from support.ports import free_udp_port
-from support.procs import log_text, Proc, read_json, run_cmd
-from support.reaper import netns_name
+from support.procs import log_text, run_cmd, start_rx
 
 FIFO = ["chrt", "-f", "1"]     # bounded: 2-3 s of load, at most ~1.1 cores
 # The kernel's usual net.core.rmem_default, asked for explicitly where a test
@@ -32,32 +30,10 @@ KERNEL_DEFAULT_RCVBUF = 212992
 BIG_WINDOW = ("--window", "60000", "--window-bytes", "1G")
 
 
-def start_rx(tmp_path, procs, *args, prefix=(), name="summary.json"):
-    """syslogrx with a summary, behind an optional command prefix (setpriv,
-    nice, ip netns exec); returns the Proc once it is ready."""
-    summary = str(tmp_path / name)
-    args = [str(a) for a in args]
-    if not any(a in ("--output", "-o") or a.startswith("--output=") for a in args):
-        args += ["--output", "null"]    # stdout is the default: a pipe nobody reads would fill
-    p = Proc(list(prefix) + [binary("syslogrx"), "--summary", summary] + args)
-    procs.append(p)
-    p.summary_path = summary
-    p.ready = p.p.stderr.readline().decode()
-    lines = [p.ready]
-    while "ready on" not in p.ready and p.ready:
-        p.ready = p.p.stderr.readline().decode()
-        lines.append(p.ready)
-    if "ready on" not in p.ready:
-        rc, out, err = p.stop()
-        raise AssertionError(f"syslogrx did not start (exit {rc}): {''.join(lines)}{err}")
-    p.early = "".join(lines)
-    return p
-
-
 def stop_rx(p):
     rc, out, err = p.stop()
     assert rc == 0, err
-    return read_json(p.summary_path), p.early + err
+    return p.summary, err
 
 
 def preflight(summary, check):
@@ -71,15 +47,6 @@ def sysctl(name, netns=None):
     argv = ["cat", path] if not netns else ["ip", "netns", "exec", netns, "cat", path]
     return [int(v) for v in subprocess.run(argv, capture_output=True, text=True,
                                            check=True).stdout.split()]
-
-
-@pytest.fixture
-def netns():
-    ns = netns_name(f"advice-{uuid.uuid4().hex[:6]}")
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"], check=True)
-    yield ns
-    subprocess.run(["ip", "netns", "del", ns], check=False)
 
 
 def test_env_file_sc4s_mapping_and_warnings(tmp_path, procs, netns):
@@ -104,8 +71,8 @@ def test_env_file_sc4s_mapping_and_warnings(tmp_path, procs, netns):
         "SC4S_SOURCE_UDP_IW_SIZE=200000\n"
         "SC4S_SOURCE_UDP_FETCH_LIMIT=500\n"
         "SC4S_USE_NAME_CACHE=no\n")
-    rx = start_rx(tmp_path, procs, "--env-file", env, "--threads", "2", "--duration", "1",
-                  prefix=["ip", "netns", "exec", netns])
+    rx = start_rx(tmp_path, procs, "rx", None, "--env-file", env, "--threads", "2",
+                  "--duration", "1", prefix=["ip", "netns", "exec", netns], sequences=False)
     s, err = stop_rx(rx)
 
     # What each setting became, printed, with the line it came from.
@@ -166,9 +133,10 @@ def test_preflight_rcvbuf_above_rmem_max(tmp_path, procs):
     asked = min(4 * rmem_max, 1 << 30)
     capped = 2 * rmem_max < asked
     port = free_udp_port()
-    rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--rcvbuf", asked,
+    rx = start_rx(tmp_path, procs, "rx", port, "--rcvbuf", asked,
                   "--balance", "hash", "--no-trace", "--duration", "0.5",
-                  prefix=["setpriv", "--inh-caps", "-net_admin", "--bounding-set", "-net_admin"])
+                  prefix=["setpriv", "--inh-caps", "-net_admin", "--bounding-set", "-net_admin"],
+                  sequences=False)
     s, err = stop_rx(rx)
     got = s["sockets"][0]["rcvbuf"]
     row = preflight(s, "rcvbuf")
@@ -198,9 +166,9 @@ def test_preflight_sockets_times_rcvbuf_above_udp_mem(tmp_path, procs):
     n = limit // rcvbuf + 1
     assert n <= 64, f"udp_mem {pages} is too large for this test"
     port = free_udp_port()
-    rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", n,
+    rx = start_rx(tmp_path, procs, "rx", port, "--sockets", n,
                   "--threads", "1", "--rcvbuf", "1G", "--balance", "hash", "--no-trace",
-                  "--duration", "0.5")
+                  "--duration", "0.5", sequences=False)
     s, err = stop_rx(rx)
     row = preflight(s, "udp_mem")
     assert row["ok"] is False, row
@@ -267,9 +235,9 @@ def test_advice_burst_rcvbuf_applied_drops_nothing(tmp_path, procs):
     port = free_udp_port()
     # A window loggen's start burst cannot fill (10,000 by default): the
     # burst this test asks about is the kernel queue's, not the window's.
-    rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", "4",
+    rx = start_rx(tmp_path, procs, "burst", port, "--sockets", "4",
                   "--threads", "2", "--rcvbuf", KERNEL_DEFAULT_RCVBUF, *BIG_WINDOW,
-                  prefix=FIFO, name="burst.json")
+                  prefix=FIFO, sequences=False)
     sent = loggen(port, 9000, 3, 1000, stall=(1.0, rx.p.pid, STALL))
     s, err = stop_rx(rx)
     drops = s["totals"]["kernel_drops"]["total"]
@@ -283,9 +251,8 @@ def test_advice_burst_rcvbuf_applied_drops_nothing(tmp_path, procs):
           f"advice --rcvbuf {value}")
 
     port = free_udp_port()
-    rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", "4",
-                  "--threads", "2", "--rcvbuf", value, *BIG_WINDOW, prefix=FIFO,
-                  name="applied.json")
+    rx = start_rx(tmp_path, procs, "applied", port, "--sockets", "4",
+                  "--threads", "2", "--rcvbuf", value, *BIG_WINDOW, prefix=FIFO, sequences=False)
     sent = loggen(port, 9000, 3, 1000, stall=(1.0, rx.p.pid, STALL))
     s2, err2 = stop_rx(rx)
     assert s2["totals"]["kernel_drops"]["total"] == 0, (value, s2["sockets"])
@@ -296,9 +263,9 @@ def test_advice_burst_rcvbuf_applied_drops_nothing(tmp_path, procs):
 
 def one_flow(tmp_path, procs, name, *flags):
     port = free_udp_port()
-    rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--sockets", "4",
+    rx = start_rx(tmp_path, procs, name, port, "--sockets", "4",
                   "--threads", "2", "--cost-ns", "100000", "--rcvbuf", KERNEL_DEFAULT_RCVBUF,
-                  *flags, prefix=FIFO, name=name)
+                  *flags, prefix=FIFO, sequences=False)
     # No end markers: they trail the load by 150 ms, and the advice's offered
     # rate is measured from the first datagram to the last.
     r = run_cmd([binary("sysloggen"), "--target", f"127.0.0.1:{port}", "--rate", "11000",
@@ -318,7 +285,7 @@ def test_advice_one_flow_hash_slow_workers(tmp_path, procs):
     the summary, drops nothing: two workers drain 20,000/s of what --cost-ns
     lets them (the drop in the first run is structural: one worker cannot
     read more than 1e9 / 100,000 msgs/s of wall-clock time)."""
-    s, err = one_flow(tmp_path, procs, "hash.json", "--balance", "hash")
+    s, err = one_flow(tmp_path, procs, "hash", "--balance", "hash")
     drops = s["totals"]["kernel_drops"]["total"]
     assert drops > 0
     assert sum(1 for sock in s["sockets"] if sock["received"]) == 1   # one flow, one socket
@@ -326,7 +293,7 @@ def test_advice_one_flow_hash_slow_workers(tmp_path, procs):
         s["advice"]
     assert "advice: --balance random:" in err
     flags = ["--balance", advised(s, "--balance")]
-    s2, err2 = one_flow(tmp_path, procs, "applied.json", *flags)
+    s2, err2 = one_flow(tmp_path, procs, "applied", *flags)
     print(f"one flow: {drops} dropped with hash, {s2['totals']['kernel_drops']['total']} with {flags}")
     assert s2["totals"]["kernel_drops"]["total"] == 0, (drops, s2["totals"], s2["sockets"])
     assert s2["advice"] == [] and "advice:" not in err2
@@ -365,9 +332,9 @@ def test_preflight_window_above_memavailable(tmp_path, procs):
         port = free_udp_port()
         prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
                   f'mount --bind "{fake}" /proc/meminfo && exec "$0" "$@"']
-        rx = start_rx(tmp_path, procs, "--listen", f"127.0.0.1:{port}", "--window-bytes", window,
+        rx = start_rx(tmp_path, procs, f"window-{window}", port, "--window-bytes", window,
                       "--balance", "hash", "--no-trace", "--duration", "0.3", prefix=prefix,
-                      name=f"window-{window}.json")
+                      sequences=False)
         s, err = stop_rx(rx)
         row = preflight(s, "window_memory")
         assert row["ok"] is ok, row

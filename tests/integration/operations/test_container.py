@@ -31,7 +31,6 @@ from support.paths import binary, ROOT
 from support.ports import free_udp_port
 from support.procnet import udp_rows
 from support.procs import read_json, wait_until
-from support.reaper import netns_name
 
 # Serial: podman's storage and image store are the machine's (a second build
 # or `podman rm` beside this one races it), and the image is built once per
@@ -306,15 +305,6 @@ def no_ports(ns):
                        capture_output=True, text=True, timeout=30, check=True)
     rows = [l.split() for l in r.stdout.splitlines() if l.startswith("Udp:")]
     return int(rows[1][rows[0].index("NoPorts")])
-
-
-@pytest.fixture
-def netns():
-    ns = netns_name("ctr")
-    subprocess.run(["ip", "netns", "add", ns], check=True, timeout=30)
-    subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True, timeout=30)
-    yield ns
-    subprocess.run(["ip", "netns", "del", ns], timeout=30)
 
 
 def test_restart_loses_only_what_no_socket_was_bound_for(image, containers, vol, netns):

@@ -25,8 +25,6 @@ import signal
 import socket
 import subprocess
 import time
-import urllib.error
-import urllib.request
 import uuid
 
 import pytest
@@ -38,7 +36,7 @@ from support.load import send_udp
 from support.otel_collector import LogSink
 from support.ports import free_tcp_port, free_udp_port
 from support.procs import log_text, Proc, run_cmd, sysloggen, wait_until
-from support.prom import parse, scrape, value
+from support.prom import http_get, parse, scrape, value
 from support.tls_server import Pki, SyslogNgTls
 
 
@@ -136,11 +134,7 @@ def test_readyz_is_503_while_the_disk_buffer_is_full_and_drops(syslogrx, tmp_pat
                   "--disk-buffer-size", "1M", "--metrics", str(mport), port=uport)
 
     def readyz():
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{mport}/readyz", timeout=10) as r:
-                return r.status, r.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read().decode()
+        return http_get(mport, "/readyz")
 
     def dropped():
         return value(parse(scrape(mport)), "syslogrx_disk_buffer_dropped_total")

@@ -6,12 +6,12 @@ import base64
 import os
 import socket
 import stat
-import urllib.request
 
 from support.paths import binary
 from support.procs import run_cmd
 from support.otel_collector import LogSink
 from support.ports import free_tcp_port, free_udp_port
+from support.prom import scrape
 
 PASSWORD, TOKEN, TENANT = "S3cretPass", "T0kenT0ken", "tenant-7f3a"
 
@@ -34,8 +34,7 @@ def test_userinfo_and_headers_reach_the_collector_and_nothing_else(syslogrx, tmp
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.sendto(b"<13>Nov 22 03:12:00 h app: one", ("127.0.0.1", port))
         sink.wait_records(1)
-        with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=10) as r:
-            scraped = r.read().decode()
+        scraped = scrape(mport)
         rc, _, err = rx.stop()
         assert rc == 0, err
         err = rx.ready_line + err                   # every line it wrote

@@ -18,7 +18,7 @@ import subprocess
 import pytest
 
 from support.paths import binary
-from support.procs import run_cmd, sysloggen, Syslogrx, wait_until
+from support.procs import run_cmd, start_rx, sysloggen, wait_until
 from support.flows import below_running_max
 from support.kafka_broker import KafkaBroker
 from support.otel_collector import Collector, LogSink
@@ -39,14 +39,6 @@ def rx_args(output, mport, disk, window):
     if disk:
         args += ["--disk-buffer", str(disk[0]), "--disk-buffer-mode", disk[1]]
     return args
-
-
-def start_rx(tmp_path, procs, name, port, *args):
-    d = tmp_path / name
-    d.mkdir(exist_ok=True)
-    p = Syslogrx(d, *args, port=port)
-    procs.append(p)
-    return p
 
 
 def metrics(mport):

@@ -9,9 +9,8 @@ import subprocess
 
 import pytest
 
-from support.paths import binary
 from support.ports import free_udp_port
-from support.procs import wait_until
+from support.procs import start_rx, wait_until
 
 # Counts each call of the formatter by the name of the thread that made it,
 # until the process exits; then prints the counts on one line.
@@ -29,21 +28,6 @@ print("ARMED", flush=True)
 gdb.execute("continue")
 print("SEEN " + json.dumps(seen), flush=True)
 '''
-
-
-def start_rx(tmp_path, port, out, *extra):
-    argv = [binary("syslogrx"), "--listen", f"127.0.0.1:{port}", "--sockets", "2",
-            "--threads", "2", "--balance", "roundrobin", "--format", "json", "--output",
-            f"file:{out}", "--summary", str(tmp_path / "s.json"), "--no-trace", *extra]
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    err = ""
-    while "ready on" not in err:
-        line = p.stderr.readline()
-        if not line:
-            p.wait()
-            raise AssertionError(f"syslogrx did not start: {err}")
-        err += line
-    return p
 
 
 def traced(pid, script):
@@ -67,7 +51,7 @@ def lines_in(out):
 
 
 @pytest.mark.parametrize("paced", [False, True])
-def test_json_is_formatted_by_each_worker(tmp_path, paced):
+def test_json_is_formatted_by_each_worker(tmp_path, procs, paced):
     """--threads 2 over 2 sockets (worker 0 reads socket 0, worker 1 socket
     1): each message's json line is formatted once, by the worker that
     received it, and by no other thread; with --output-rate (paced per
@@ -76,24 +60,25 @@ def test_json_is_formatted_by_each_worker(tmp_path, paced):
     port = free_udp_port()
     script = tmp_path / "count.py"
     script.write_text(GDB_SCRIPT)
-    rx = start_rx(tmp_path, port, out, *(["--output-rate", "1000000"] if paced else []))
+    rx = start_rx(tmp_path, procs, "rx", port, "--sockets", "2", "--threads", "2", "--balance",
+                  "roundrobin", "--format", "json", "--output", f"file:{out}", "--no-trace",
+                  *(["--output-rate", "1000000"] if paced else []), sequences=False)
     g = None
     try:
-        g = traced(rx.pid, script)
+        g = traced(rx.p.pid, script)
         sent = [f"<13>1 2026-11-26T20:00:00Z host app - - - n={i} caf\u00e9".encode()
                 for i in range(58)] + [b"<999>bad", b"<1a>x"]
         send(port, sent)
         wait_until(lambda: lines_in(out) == len(sent), "every line written")
-        rx.terminate()
+        rx.p.terminate()
         rest, _ = g.communicate(timeout=120)
-        assert rx.wait(timeout=60) == 0, rx.stderr.read()
+        rc, _, err = rx.stop(timeout=60)
+        assert rc == 0, err
     finally:
-        for p in (g, rx):
-            if p and p.poll() is None:
-                p.kill()
-                p.wait()
-    with open(tmp_path / "s.json") as f:
-        s = json.load(f)
+        if g and g.poll() is None:
+            g.kill()
+            g.wait()
+    s = rx.summary
     t = s["totals"]
     assert t["received"] == t["written"] == len(sent)
     assert t["malformed"] == 2

@@ -20,8 +20,6 @@ import socket
 import subprocess
 import threading
 import time
-import urllib.request
-import uuid
 
 import pytest
 
@@ -29,8 +27,8 @@ from support.paths import binary
 from support.ports import free_udp_port
 from support.procnet import udp_rows, wait_for_udp_port
 from support.procs import log_text, Proc, read_json, wait_until
-from support.reaper import netns_name
 from support.defaults import NOBODY
+from support.prom import scrape
 
 # uid 65534 with an empty bounding set: no capability at all (classic BPF
 # spreads, SO_MEMINFO counts the drops).
@@ -248,12 +246,9 @@ def test_metrics_and_stats_per_listener(tmp_path, procs):
     procs.append(rx)
     send_all([(f"127.0.0.1:{pa}", "x", 7), (f"127.0.0.1:{pb}", "y", 5)])
 
-    def scrape():
-        return urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5).read().decode()
-
     text = wait_until(lambda: (lambda t: t if 'syslogrx_listener_received_total{listener="x"} 10' in t
                                and 'syslogrx_listener_received_total{listener="y"} 8' in t
-                               else None)(scrape()), "per-listener series")
+                               else None)(scrape(mport)), "per-listener series")
     assert 'syslogrx_socket_received_total{socket="0",listener="x"} 10' in text, text
     assert 'syslogrx_socket_received_total{socket="1",listener="y"} 8' in text, text
     # The no-socket drops: a series per listener's port, at 0 from the start.
@@ -319,15 +314,6 @@ def test_lifecycle_refused_with_several_listeners(tmp_path, procs):
     assert f"SIGHUP: --sockets 1 not applied: {reason}" in seen, seen
     rc, _, err = stop(rx)
     assert rc == 0, err
-
-
-@pytest.fixture
-def netns():
-    ns = netns_name(f"lis-{uuid.uuid4().hex[:6]}")
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"], check=True)
-    yield ns
-    subprocess.run(["ip", "netns", "del", ns], check=False)
 
 
 def test_sc4s_env_file_per_vendor_ports(tmp_path, procs, netns):

@@ -18,15 +18,15 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 
 import pytest
 
 from support.paths import binary
 from support.procnet import udp_rows
 from support.procs import Proc, wait_until
-from support.reaper import bpf_ids_held, netns_name
+from support.reaper import bpf_ids_held, new_netns
 from support.ports import free_tcp_port, free_udp_port
+from support.prom import scrape
 
 
 # Sends from one source address: "burst" as fast as it can; "paced": each
@@ -189,16 +189,8 @@ def netns6(request):
     """A netns with lo up and two extra IPv6 addresses on it, deleted on every
     path: once differing in the interface ID, once only above it (the same
     low 64 bits: two senders, two rows)."""
-    ns = netns_name("senders-v6")
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
-        for a in request.param:
-            subprocess.run(["ip", "-n", ns, "addr", "add", f"{a}/128", "dev", "lo", "nodad"],
-                           check=True)
+    with new_netns("senders-v6", addrs=request.param) as ns:
         yield ns, request.param
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], check=False)
 
 
 def test_two_senders_ipv6(syslogrx, netns6):
@@ -275,11 +267,6 @@ def test_udpdrops_on_syslog_ng(tmp_path, procs):
 
 
 # ---- forged addresses ----------------------------------------------------------
-
-def scrape(port):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
-        return r.read().decode()
-
 
 def sender_series(text):
     """The sample lines of the per-sender families."""

@@ -24,7 +24,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 
 import pytest
 
@@ -35,6 +34,7 @@ from support.procnet import udp_rows, wait_for_udp_port
 from support.procs import Proc, read_json, run_cmd, sysloggen, userns_refused
 from support.defaults import NOBODY
 from support.rx_watch import Receiver, start_load, stop_load
+from support.prom import scrape
 
 NOTHING = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
            "--inh-caps=-all", "--bounding-set=-all"]
@@ -156,8 +156,7 @@ def test_one_flow_with_the_kernel_hash_stays_on_one_socket(where, nobody_dir, pr
 
 def scrape_received(port):
     """{socket index: received + SO_MEMINFO drops} from /metrics."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
-        text = r.read().decode()
+    text = scrape(port)
     got = {}
     for m in re.finditer(r'^syslogrx_socket_(received|so_meminfo_drops)_total\{socket="(\d+)"\} (\d+)$',
                          text, re.M):

@@ -15,12 +15,10 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 
 import pytest
 
 from support.paths import binary
-from support.reaper import netns_name
 
 SO_MEMINFO = 55          # <asm-generic/socket.h>; 57 is SO_COOKIE
 SK_MEMINFO_DROPS = 8
@@ -209,17 +207,6 @@ def run_exact(family, prefix, total=20000, nsocks=4, rcvbuf=4096, flows=8):
 @pytest.mark.parametrize("family", ["4", "6"])
 def test_exact_counts(family):
     run_exact(family, [])
-
-
-@pytest.fixture
-def netns():
-    name = netns_name("tracer-" + uuid.uuid4().hex[:8])
-    subprocess.run(["ip", "netns", "add", name], check=True)
-    try:
-        subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True)
-        yield name
-    finally:
-        subprocess.run(["ip", "netns", "del", name], check=False)
 
 
 @pytest.mark.parametrize("family", ["4", "6"])
