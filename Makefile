@@ -151,7 +151,7 @@ FUZZ_LAYERS       := syslog common
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(APPS) $(TESTS)
+all: $(APPS) $(TEST_PATHS)
 
 # ---- set-up -----------------------------------------------------------------
 # Installs only what is missing; a no-op on a machine that has it all.
@@ -220,7 +220,7 @@ $(OUTPUT)/$(1): $(OUTPUT)/tests/unit/$(1).o $(call archives_of,$(or $($(1)_LAYER
 	$$(call msg,BINARY,$$@)
 	$(Q)$$(CC) $$(LDFLAGS) $$^ $(or $($(1)_LIBS),$(TEST_LIBS)) -o $$@
 endef
-$(foreach t,$(notdir $(TESTS)),$(eval $(call test_rule,$(t))))
+$(foreach t,$(notdir $(TEST_PATHS)),$(eval $(call test_rule,$(t))))
 
 # libFuzzer targets: clang, ASan + UBSan, built from the sources of FUZZ_LAYERS.
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -Iinclude -I$(SKEL_OUTPUT) \
@@ -238,8 +238,8 @@ run: deps
 	$(Q)$(MAKE) all
 	$(Q)lab/demo.sh
 
-unit: $(TESTS)
-	$(Q)set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
+unit: $(TEST_PATHS)
+	$(Q)set -e; for t in $(TEST_PATHS); do echo "== $$t"; $$t; done
 
 # The fuzzers at once (each one core for FUZZ_SECONDS), each on its own copy
 # of the corpus; then each one's last line, or its last 40 on a failure.
@@ -253,9 +253,9 @@ fuzz: $(FUZZERS)
 	done; exit $$failed
 	$(Q)[ "$${PARSE_FUZZ_COUNT:-20000}" = 0 ] || echo "== the parse against syslog-ng ($${PARSE_FUZZ_COUNT:-20000} random headers)"
 	$(Q)[ "$${PARSE_FUZZ_COUNT:-20000}" = 0 ] || PARSE_FUZZ_COUNT=$${PARSE_FUZZ_COUNT:-20000} PARSE_FUZZ_SEED=$${PARSE_FUZZ_SEED:-$$(date +%s)} \
-		$(PYTHON) -m pytest -q tests/integration/test_parse_fuzz_vs_syslog_ng.py $(PYTEST_ARGS)
+		$(PYTHON) -m pytest -q tests/integration/receive/test_parse_fuzz_vs_syslog_ng.py $(PYTEST_ARGS)
 
-# promtool, for tests/integration/test_metrics.py: Debian's prometheus package
+# promtool, for tests/integration/operations/test_metrics.py: Debian's prometheus package
 # unpacked under build/ (apt-get download + dpkg -x), never installed as a service.
 PROMTOOL := $(OUTPUT)/prometheus/usr/bin/promtool
 $(PROMTOOL):
@@ -271,7 +271,7 @@ $(K8S_VALIDATE):
 		kubernetes-validate==1.37.0 >/dev/null
 
 # The official protobuf runtime and OpenTelemetry's generated classes from
-# PyPI, for tests/integration/test_otlp_strict.py: a strict decoder (it
+# PyPI, for tests/integration/outputs/test_otlp_strict.py: a strict decoder (it
 # rejects a string that is not UTF-8) as the oracle for the OTLP encoder.
 # Pinned; into build/pyproto only, never system-wide.
 PYPROTO := $(OUTPUT)/pyproto/.complete
@@ -296,12 +296,15 @@ toxiproxy: $(TOXIPROXY)
 # broker on one of them), then those marked serial (a global sysctl, a fixed
 # port, podman, nspawn, SCHED_FIFO) alone. Exit 5 is "none selected" (a
 # PYTEST_ARGS that picks no serial test). --durations=10: each phase ends
-# with its 10 slowest tests (set-up and tear-down apart).
+# with its 10 slowest tests (set-up and tear-down apart). TEST_PATHS: what
+# runs, all of tests/ (tests/lab and tests/integration) or one feature's
+# folder (TEST_PATHS=tests/integration/outputs).
 TEST_WORKERS ?= 4
+TEST_PATHS   ?= tests
 integration: all $(PROMTOOL) $(K8S_VALIDATE) $(PYPROTO) $(TOXIPROXY) deb-root
-	$(Q){ $(PYTHON) -m pytest -q --durations=10 tests -m "not serial" -n $(TEST_WORKERS) \
+	$(Q){ $(PYTHON) -m pytest -q --durations=10 $(TEST_PATHS) -m "not serial" -n $(TEST_WORKERS) \
 		--dist loadgroup $(PYTEST_ARGS) || [ $$? = 5 ]; } && \
-	{ $(PYTHON) -m pytest -q --durations=10 tests -m serial $(PYTEST_ARGS) || [ $$? = 5 ]; }
+	{ $(PYTHON) -m pytest -q --durations=10 $(TEST_PATHS) -m serial $(PYTEST_ARGS) || [ $$? = 5 ]; }
 
 # After each phase, the seconds since make started (a failed phase too).
 # "+": the line runs a sub-make (under make -n too), as a literal $(MAKE) would.
@@ -339,9 +342,9 @@ sanitize-unit: $(SKELS)
 # itself through a live resize, metrics scrapes and the output stage.
 # (test_install and test_container are left out: they check what `make install`
 # and the image ship, which is build/'s.)
-TSAN_INTEGRATION := tests/integration/test_live_resize.py tests/integration/test_metrics.py \
-	tests/integration/test_disk_buffer.py \
-	tests/integration/test_window_shutdown.py tests/integration/test_hostile_input.py
+TSAN_INTEGRATION := tests/integration/lifecycle/test_live_resize.py \
+	tests/integration/operations/test_metrics.py tests/integration/disk_buffer/test_disk_buffer.py \
+	tests/integration/receive/test_window_shutdown.py tests/integration/receive/test_hostile_input.py
 test-sanitize: deps
 	$(Q)$(MAKE) all $(FUZZERS) $(PROMTOOL) $(PYPROTO) $(TOXIPROXY)
 	$(Q)$(MAKE) fuzz
@@ -349,8 +352,9 @@ test-sanitize: deps
 	$(Q)$(ASAN_MAKE) unit
 	$(Q)ln -sfn ../$(OUTPUT)/prometheus build-asan/prometheus
 	$(Q)SYSLOGRX_BUILD=$(CURDIR)/build-asan $(PYTHON) -m pytest -q tests \
-		--ignore=tests/integration/test_install.py --ignore=tests/integration/test_container.py \
-		--ignore=tests/integration/test_container_deploy.py $(PYTEST_ARGS)
+		--ignore=tests/integration/operations/test_install.py \
+		--ignore=tests/integration/operations/test_container.py \
+		--ignore=tests/integration/operations/test_container_deploy.py $(PYTEST_ARGS)
 	$(Q)$(TSAN_MAKE) all
 	$(Q)$(TSAN_MAKE) build-tsan/test_window && build-tsan/test_window
 	$(Q)ln -sfn ../$(OUTPUT)/prometheus build-tsan/prometheus
@@ -410,8 +414,8 @@ image: container-deps
 
 # The image's tests build their own image from build/ (BINARIES=tree).
 test-container: container-deps all $(K8S_VALIDATE)
-	$(Q)$(PYTHON) -m pytest -q tests/integration/test_container.py \
-		tests/integration/test_container_deploy.py $(PYTEST_ARGS)
+	$(Q)$(PYTHON) -m pytest -q tests/integration/operations/test_container.py \
+		tests/integration/operations/test_container_deploy.py $(PYTEST_ARGS)
 
 # ---- install (dist/: what an installed system gets besides the binaries) ---
 PREFIX     ?= /usr/local
@@ -487,7 +491,7 @@ $(DEB_FILE): $(DEB_SRCS)
 	$(call msg,LINTIAN,$@)
 	$(Q)lintian --fail-on error,warning --info --allow-root $@
 
-# A fresh Debian 12 root for tests/integration/test_deb.py, with what the
+# A fresh Debian 12 root for tests/integration/operations/test_deb.py, with what the
 # package depends on downloaded into its apt cache (lab/deb-root.sh).
 DEB_ROOT    := $(OUTPUT)/deb-root
 $(DEB_ROOT)/.deps: $(DEB_FILE) lab/deb-root.sh

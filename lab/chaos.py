@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """make chaos: every fault against every output and disk-buffer mode, with a
 SIGTERM in the middle of the fault and with a kill -9 and a restart
-(tests/support/chaos.py runs each cell; tests/integration/test_chaos.py
+(tests/support/chaos.py runs each cell; tests/integration/outputs/test_chaos.py
 runs one per fault in make test). Prints the matrix as a table (fault x
 output x buffer: pass/fail, time to ready, to show the fault, to stop,
 sent/delivered/lost/counted) and writes it, with the per-fault table of

@@ -8,7 +8,7 @@ With --disk-buffer the new process reads only once the old one has let DIR
 go (DIR/lock): the gap is the old one's drain and final sync.
 
 Usage: lab/upgrade_gap.py [--rate 20000] [--repeat 2]
-Run as root. Not a test: numbers only (tests/integration/test_combos.py
+Run as root. Not a test: numbers only (tests/integration/lifecycle/test_combos.py
 asserts the books).
 """
 import argparse

@@ -8,7 +8,7 @@
  * Syslog datagram parser: a datagram read as Debian's syslog-ng 3.38 reads
  * it when it parses as SC4S does (a strict RFC 5424 parse, else RFC 3164);
  * syslog-ng's modules/syslogformat is the reference, its running binary the
- * oracle (tests/integration/test_parse_vs_syslog_ng.py). Pure: no I/O, no
+ * oracle (tests/integration/receive/test_parse_vs_syslog_ng.py). Pure: no I/O, no
  * allocation, never reads data[len] or beyond.
  *
  * Results

@@ -1,6 +1,8 @@
-"""Shared fixtures for the root integration tests; the helpers they use (paths,
-free ports, processes, /proc/net/udp, the reaper) are the support package's
-(tests/support), importable here under their old names too.
+"""The fixtures of the integration tests, in every feature folder below this
+one: processes stopped at teardown, a Kafka broker per module, a network
+namespace, and the reaper that leaves nothing running. The helpers the tests
+call are the support package's (tests/support): the tests import them from
+there.
 
 Each test builds its own world (sockets, namespaces, daemons) and takes it down.
 These tests need root and BPF; CI runs as root, so they never skip for that.
@@ -14,22 +16,15 @@ from pathlib import Path
 
 import pytest
 
-# tests/: the support package, for this file and every test module here
+# tests/: the support package, for this file and every test module below it
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from support import reaper  # noqa: E402
 from support.defaults import NOBODY  # noqa: E402
 from support.kafka_broker import KafkaBroker  # noqa: E402
-from support.load import send_udp  # noqa: E402,F401
-from support.paths import BUILD, ROOT, binary, others_can_reach  # noqa: E402,F401
-from support.ports import free_tcp_port, free_udp_port  # noqa: E402,F401
-from support.procnet import (queued_bytes, udp_rows, wait_for_udp_port,  # noqa: E402,F401
-                             wait_queues_empty)
-from support.procs import (Proc, Syslogrx, log_text, promtool, read_json, run_cmd,  # noqa: E402,F401
-                           sysloggen, userns_refused, wait_until)
-from support.reaper import (NETNS_PREFIX, OUR_BPF_PROGS, PR_SET_CHILD_SUBREAPER,  # noqa: E402,F401
-                            bpf_ids_held, bpf_links, descendants, links_held, netns_name,
-                            our_netns, outlives_the_test, reap)
+from support.procs import Syslogrx  # noqa: E402
+from support.reaper import (PR_SET_CHILD_SUBREAPER, descendants, links_held, new_netns,  # noqa: E402
+                            our_netns, reap)
 
 
 @pytest.fixture
@@ -76,6 +71,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "broker" in item.fixturenames:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+@pytest.fixture
+def netns(request):
+    """A network namespace of the test's own (lo up), named after its module;
+    deleted at teardown."""
+    with new_netns(request.module.__name__.removeprefix("test_")) as ns:
+        yield ns
 
 
 @pytest.fixture

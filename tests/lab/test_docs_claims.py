@@ -7,7 +7,8 @@ Each has a row in tests/CLAIMS.md keyed by a hash of its words: a sentence
 reworded or added makes a row missing, one removed makes a row stale, and
 the failure names the page, the line and the sentence, with the row to add.
 Each row's tests exist (pytest files and functions by ast, unit tests by
-their source file).
+their source file); a file name alone is the integration module of that
+name, in its feature folder.
 
     /usr/bin/python3 tests/lab/test_docs_claims.py      the rows to add and to drop
 """
@@ -18,6 +19,10 @@ import re
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+from support.paths import integration_module  # noqa: E402
+
 DOCS = os.path.join(ROOT, "docs")
 TABLE = os.path.join(ROOT, "tests", "CLAIMS.md")
 
@@ -114,7 +119,7 @@ def bad_refs(cell):
             if not os.path.basename(path).startswith("test_"):
                 continue
             current = os.path.join(ROOT, path) if "/" in path else \
-                os.path.join(ROOT, "tests", "integration", path)
+                integration_module(path) or os.path.join(ROOT, "tests", "integration", path)
             if not os.path.exists(current):
                 bad.append(path)
                 current = None
@@ -207,7 +212,7 @@ def test_the_scanner_finds_promises_and_spares_the_rest():
     assert key("a  b\nc") == key("a b c") != key("a b d")
     assert bad_refs("`test_doc_promises.py::test_tls_ca_is_the_only_ca_trusted`") == []
     assert bad_refs("`test_doc_promises.py::no_such`, `unit test_nothing`") == [
-        "tests/integration/test_doc_promises.py::no_such", "tests/unit/test_nothing.c"]
+        "tests/integration/operations/test_doc_promises.py::no_such", "tests/unit/test_nothing.c"]
 
 
 if __name__ == "__main__":

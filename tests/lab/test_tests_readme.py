@@ -4,15 +4,21 @@ Every `file.py::test_name` it names (and every `::test_name` after one, in
 the same table cell) is a test function of that file; `file.py` alone is a
 file of tests; `file.py (N tests)` and `::pattern_* (N tests)` have exactly N
 test functions. Read with ast, not by running pytest: a name that exists only
-as text in a docstring does not count. Paths are under tests/integration/
-unless they say otherwise.
+as text in a docstring does not count. A file name alone is the integration
+module of that name, in its feature folder under tests/integration/; a path
+says where it is.
 """
 import ast
 import fnmatch
 import os
 import re
+import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+from support.paths import integration_module  # noqa: E402
+
 README = os.path.join(ROOT, "tests", "README.md")
 # `file.py`, `file.py::name`, `::name`, each maybe followed by " (N tests)"
 REF = re.compile(r"`((?:[\w/]+\.py)?)(?:::([\w*]+))?`(?: \((\d+) tests\))?")
@@ -29,7 +35,7 @@ def functions_of(path):
 def resolve(name):
     if "/" in name:
         return os.path.join(ROOT, name)
-    return os.path.join(ROOT, "tests", "integration", name)
+    return integration_module(name) or os.path.join(ROOT, "tests", "integration", name)
 
 
 def references():

@@ -19,7 +19,7 @@ One cell checks what docs/outputs.md#faults promises:
   unaccounted (after kill -9, which counts nothing, only with reliable);
   with a disk buffer and SIGTERM (or reliable and kill -9), all delivered
   after a restart with the fault removed.
-tests/integration/test_chaos.py runs one cell per fault, lab/chaos.py all.
+tests/integration/outputs/test_chaos.py runs one cell per fault, lab/chaos.py all.
 """
 import json
 import os

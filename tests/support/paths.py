@@ -3,6 +3,7 @@
 build of the same tree, make test-sanitize's build-asan/), and the built
 programs as a test or a lab script runs them."""
 import atexit
+import glob
 import os
 import shutil
 import stat
@@ -10,6 +11,16 @@ import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.environ.get("SYSLOGRX_BUILD") or os.path.join(ROOT, "build")
+# The integration tests, a folder per feature (receive, trace, outputs, ...).
+INTEGRATION = os.path.join(ROOT, "tests", "integration")
+
+
+def integration_module(name):
+    """The path of the integration test module named NAME (test_x.py) in
+    its feature folder, or None: a module's file name is unique across the
+    folders (tests/lab/test_test_layout.py), so the docs name it alone."""
+    hits = glob.glob(os.path.join(INTEGRATION, "*", name))
+    return hits[0] if len(hits) == 1 else None
 
 
 def others_can_reach(path):

@@ -85,8 +85,10 @@ class Syslogrx(Proc):
     (exit code, stdout, stderr) and the parsed summary."""
 
     def __init__(self, tmp_path, *args, port=None, listen=None, summary=True, netns=None,
-                 sequences=True, ready_timeout=None):
-        self.summary_path = str(tmp_path / "summary.json") if summary else None
+                 prefix=(), sequences=True, ready_timeout=None):
+        # summary: True (summary.json), a file name in tmp_path, or none
+        name = summary if isinstance(summary, str) else "summary.json"
+        self.summary_path = str(tmp_path / name) if summary else None
         argv = [binary("syslogrx")]
         if listen:
             argv += ["--listen", listen]
@@ -94,7 +96,7 @@ class Syslogrx(Proc):
             argv += ["--listen", f"127.0.0.1:{port}"]
         if self.summary_path:
             argv += ["--summary", self.summary_path]
-        argv += list(args)
+        argv += [str(a) for a in args]
         # syslogrx writes to stdout by default (a newcomer sees the messages);
         # these tests count from the summary and never read stdout before exit,
         # so a test that names no output gets the null one it measures with.
@@ -109,6 +111,8 @@ class Syslogrx(Proc):
         # loaded host must not cut it at the default --stop-timeout (20 s,
         # for systemd's TimeoutStopSec). The stop's own tests give theirs.
         argv += stop_timeout(args)
+        # prefix: what runs it (setpriv, nice, chrt); netns: in that namespace
+        argv = list(prefix) + argv
         if netns:
             argv = ["ip", "netns", "exec", netns] + argv
         super().__init__(argv)
@@ -154,6 +158,17 @@ class Syslogrx(Proc):
         return rc, out, err
 
 
+def start_rx(tmp_path, procs, name, port, *args, **kw):
+    """A Syslogrx (the flags: args, kw) in a folder of its own, tmp_path/NAME,
+    for its summary: a test that starts several keeps each one's apart.
+    Stopped at teardown: procs is the fixture's list."""
+    d = tmp_path / name
+    d.mkdir(exist_ok=True)
+    p = Syslogrx(d, *args, port=port, **kw)
+    procs.append(p)
+    return p
+
+
 def run_cmd(argv, timeout=30, **kw):
     """Run to completion; returns CompletedProcess with text output."""
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
@@ -194,16 +209,17 @@ def promtool():
     return path
 
 
-def wait_until(cond, what, timeout=30):
-    """Polls cond() until it returns something true (returned); fails naming
-    what after timeout seconds. For events: a file's state, a counter."""
+def wait_until(cond, what, timeout=30, every=0.01):
+    """Polls cond() every `every` seconds until it returns something true
+    (returned); fails naming what after timeout seconds. For events: a
+    file's state, a counter (a cond that starts a process polls less often)."""
     deadline = time.monotonic() + timeout
     while True:
         v = cond()
         if v:
             return v
         assert time.monotonic() < deadline, f"{what}: not within {timeout}s"
-        time.sleep(0.01)
+        time.sleep(every)
 
 
 def start_until(procs, until, *args):

@@ -5,12 +5,14 @@ reaper. tests/integration/conftest.py's fixtures run them after every test and
 at the end of each pytest process's session, tests/conftest.py once at the end
 of the run (under pytest-xdist, after every worker); state is kept here, once
 per process."""
+import contextlib
 import json
 import os
 import re
 import subprocess
 import signal
 import time
+import uuid
 
 from support.paths import ROOT
 
@@ -50,6 +52,24 @@ def netns_name(tag):
     """The name of a network namespace a test creates: NETNS_PREFIX + tag,
     so the session check finds it if the test does not delete it."""
     return NETNS_PREFIX + tag
+
+
+@contextlib.contextmanager
+def new_netns(tag, addrs=()):
+    """A network namespace of the test's own, named netns_name(tag-RANDOM),
+    with lo up and addrs (one address each, IPv4 or IPv6) on lo; deleted on
+    every path."""
+    ns = netns_name(f"{tag}-{uuid.uuid4().hex[:6]}")
+    subprocess.run(["ip", "netns", "add", ns], check=True, timeout=30)
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True, timeout=30)
+        for a in addrs:
+            v6 = ":" in a                    # nodad: usable at once, no duplicate detection
+            subprocess.run(["ip", "-n", ns, "addr", "add", f"{a}/{128 if v6 else 32}", "dev", "lo"]
+                           + (["nodad"] if v6 else []), check=True, timeout=30)
+        yield ns
+    finally:
+        delete_netns(ns)
 
 
 def _proc_table():

@@ -6,7 +6,7 @@
  * UTF-8; the request frame; the response parser; the normalised time.
  * The expected bytes were checked field by field against an independent
  * decoder (tests/support/otlp_wire.py) and by a real collector
- * (tests/integration/test_otlp.py).
+ * (tests/integration/outputs/test_otlp.py).
  */
 #include <stdarg.h>
 #include <stddef.h>

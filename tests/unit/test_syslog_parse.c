@@ -343,7 +343,7 @@ static const struct pcase cases[] = {
 	  S("1"), {0}, {0}, {0}, S("- h a - - -msg"), false, NOTS | SYSLOG_F_BAD_SD | NOH },
 
 	/* ---- syslog-ng's reading of what devices send (each checked against
-	 * syslog-ng by tests/integration/test_parse_vs_syslog_ng.py's shapes) ---- */
+	 * syslog-ng by tests/integration/receive/test_parse_vs_syslog_ng.py's shapes) ---- */
 	{ "space after PRI",
 	  IN("<6> Nov 27 23:38:04 h0001 a10logd: [audit log] hi"),
 	  SYSLOG_OK_3164, 6, 0, S("Nov 27 23:38:04"), S("h0001"),
