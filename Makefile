@@ -400,11 +400,17 @@ IMAGE_BINARIES ?= source
 # The project's podman settings (runc, ulimits), never the host's.
 export CONTAINERS_CONF := $(CURDIR)/lab/containers.conf
 
+# --layers=false: the build stage (852 MB with its compiler) is not kept as
+# an untagged image, nor a cache of it; the image IMAGE named before is
+# removed once the tag has moved on (unless it has other names or a container).
 image: container-deps
 	$(call msg,IMAGE,$(IMAGE))
-	$(Q)base=$$(lab/container-base.sh $(IMAGE_BASE) $(IMAGE_LOCAL_BASE)) && \
-		podman build -q -f dist/Containerfile --build-arg BASE=$$base \
-			--build-arg BINARIES=$(IMAGE_BINARIES) -t $(IMAGE) . >/dev/null
+	$(Q)old=$$(podman image inspect -f '{{.Id}}' $(IMAGE) 2>/dev/null || true); \
+	base=$$(lab/container-base.sh $(IMAGE_BASE) $(IMAGE_LOCAL_BASE)) && \
+		podman build -q --layers=false -f dist/Containerfile --build-arg BASE=$$base \
+			--build-arg BINARIES=$(IMAGE_BINARIES) -t $(IMAGE) . >/dev/null && \
+		if [ -n "$$old" ] && [ "$$old" != "$$(podman image inspect -f '{{.Id}}' $(IMAGE))" ]; then \
+			podman rmi "$$old" >/dev/null 2>&1 || true; fi
 	$(Q)podman image ls --format '  SIZE     {{.Repository}}:{{.Tag}} {{.Size}}' $(IMAGE)
 
 # The image's tests build their own image from build/ (BINARIES=tree).
