@@ -349,7 +349,8 @@ test-sanitize: deps
 	$(Q)ln -sfn ../$(OUTPUT)/prometheus build-asan/prometheus
 	$(Q)SYSLOGRX_BUILD=$(CURDIR)/build-asan $(PYTHON) -m pytest -q tests \
 		--ignore=tests/integration/test_install.py --ignore=tests/integration/test_container.py \
-		--ignore=tests/integration/test_container_deploy.py $(PYTEST_ARGS)
+		--ignore=tests/integration/test_container_deploy.py \
+		--ignore=tests/integration/test_container_docs.py $(PYTEST_ARGS)
 	$(Q)$(TSAN_MAKE) all
 	$(Q)$(TSAN_MAKE) build-tsan/test_window && build-tsan/test_window
 	$(Q)ln -sfn ../$(OUTPUT)/prometheus build-tsan/prometheus
@@ -416,7 +417,8 @@ image: container-deps
 # The image's tests build their own image from build/ (BINARIES=tree).
 test-container: container-deps all $(K8S_VALIDATE)
 	$(Q)$(PYTHON) -m pytest -q tests/integration/test_container.py \
-		tests/integration/test_container_deploy.py $(PYTEST_ARGS)
+		tests/integration/test_container_deploy.py tests/integration/test_container_docs.py \
+		$(PYTEST_ARGS)
 
 # ---- install (dist/: what an installed system gets besides the binaries) ---
 PREFIX     ?= /usr/local

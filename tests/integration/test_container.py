@@ -28,9 +28,10 @@ import uuid
 
 import pytest
 
-from conftest import (ROOT, binary, free_tcp_port, free_udp_port, netns_name, read_json, udp_rows,
+from conftest import (ROOT, binary, free_tcp_port, free_udp_port, read_json, udp_rows,
                       wait_until)
 from support import quadlet
+from support.reaper import loopback_netns
 from support.syslog_ng import SyslogNgServer
 
 # Serial: podman's storage and image store are the machine's (a second build
@@ -345,11 +346,8 @@ def no_ports(ns):
 
 @pytest.fixture
 def netns():
-    ns = netns_name("ctr")
-    subprocess.run(["ip", "netns", "add", ns], check=True, timeout=30)
-    subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True, timeout=30)
-    yield ns
-    subprocess.run(["ip", "netns", "del", ns], timeout=30)
+    with loopback_netns("ctr") as ns:
+        yield ns
 
 
 def test_restart_loses_only_what_no_socket_was_bound_for(image, containers, vol, netns):

@@ -10,6 +10,7 @@ the end on every path, and the next block starts only once none of it is
 left. A `#> TEXT` line in a block is a line its output must contain."""
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,11 +32,16 @@ def expected_lines(script):
     return [l[3:] for l in script.splitlines() if l.startswith("#> ")]
 
 
-def scratch_copy(path):
-    """A directory that looks like the project's root: one symlink per entry."""
+def scratch_copy(path, copies=()):
+    """A directory that looks like the project's root: one symlink per
+    entry, a copy of those named in `copies` (podman build copies a
+    context's symbolic links as links, not what they point to)."""
     path.mkdir()
     for name in os.listdir(ROOT):
-        if name != ".git":
+        if name in copies:
+            copy = shutil.copytree if os.path.isdir(os.path.join(ROOT, name)) else shutil.copy2
+            copy(os.path.join(ROOT, name), path / name)
+        elif name != ".git":
             os.symlink(os.path.join(ROOT, name), path / name)
     return path
 
@@ -80,10 +86,12 @@ SUBREAPER_BASH = ("import ctypes, os, sys\n"
 
 def run_block(script, cwd, timeout=BLOCK_TIMEOUT, netns=None, env=None):
     """(exit code, stdout, stderr) of the block; in network namespace
-    `netns` if given (`ip netns exec`: its ports are the block's alone)."""
+    `netns` if given (its ports are the block's alone), entered with nsenter:
+    `ip netns exec` mounts a sysfs of its own, without the cgroup mounts a
+    container runtime needs."""
     argv = [sys.executable, "-c", SUBREAPER_BASH, script]
     if netns:
-        argv = ["ip", "netns", "exec", netns, *argv]
+        argv = ["nsenter", f"--net=/run/netns/{netns}", "--", *argv]
     p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, start_new_session=True, env=env)
     try:

@@ -5,6 +5,7 @@ reaper. tests/integration/conftest.py's fixtures run them after every test and
 at the end of each pytest process's session, tests/conftest.py once at the end
 of the run (under pytest-xdist, after every worker); state is kept here, once
 per process."""
+import contextlib
 import json
 import os
 import re
@@ -124,6 +125,19 @@ def bpf_links():
         return json.loads(r.stdout or "[]") if r.returncode == 0 else []
     progs = {p["id"]: p.get("name", "") for p in show("prog")}
     return {l["id"]: progs.get(l.get("prog_id"), "") for l in show("link")}
+
+
+@contextlib.contextmanager
+def loopback_netns(tag):
+    """A network namespace of the test's own, netns_name(tag), with its
+    loopback up; deleted on every path."""
+    ns = netns_name(tag)
+    subprocess.run(["ip", "netns", "add", ns], check=True, timeout=30)
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True, timeout=30)
+        yield ns
+    finally:
+        delete_netns(ns)
 
 
 def our_netns(prefix=NETNS_PREFIX):
