@@ -57,6 +57,9 @@ dir=${TMPDIR:-/tmp}
 pre=""
 has_listen=no
 given listen "$@" && has_listen=yes
+for a in "$@"; do
+	case $a in -l*) has_listen=yes ;; esac # -l ADDR, -lADDR
+done
 envf=$(arg_of env-file "$@") || envf=""
 
 if env | grep -q '^SC4S_'; then
