@@ -3,11 +3,15 @@ capability dropped, as its non-root user, on the host network, one flow is
 spread over 4 sockets and every drop is counted; with CAP_BPF and
 CAP_PERFMON (and dist/seccomp-ebpf.json) the eBPF balancer and the tracer
 run; `podman stop` drains; a restart loses only what arrived while no
-socket was bound, and that is counted too (the kernel's NoPorts).
+socket was bound, and that is counted too (the kernel's NoPorts). SC4S's
+env_file names the listeners (the image's own address only where nothing
+does), and the quadlet's container forwards to a syslog-ng standing in for
+SC4S.
 
-The image is built once per session from build/'s binaries (BINARIES=tree:
-no compiler in the build), on lab/container-base.sh's base; podman uses the
-project's lab/containers.conf. Every container a test starts is removed on
+The image is built once per session by `make image` from build/'s binaries
+(IMAGE_BINARIES=tree: no compiler in the build), on lab/container-base.sh's
+base, and once more by the test that checks it leaves no <none> image;
+podman uses the project's lab/containers.conf. Every container a test starts is removed on
 every path (podman rm -f in the `containers` fixture): they are conmon's
 children, not pytest's, and conftest's reaper cannot see them.
 
