@@ -45,7 +45,8 @@ pytestmark = pytest.mark.serial
 
 CONF = os.path.join(ROOT, "lab", "containers.conf")
 ENV = dict(os.environ, CONTAINERS_CONF=CONF)
-TAG = "localhost/syslogrx:test"
+# The session's own tag: another checkout's tests on this machine build theirs.
+TAG = f"localhost/syslogrx:test-{os.getpid()}"
 UID = 10514                      # the image's user (dist/Containerfile)
 VOL = "/var/lib/syslogrx/summary"
 SECCOMP = os.path.join(ROOT, "dist", "seccomp-ebpf.json")
@@ -93,7 +94,7 @@ def untagged_images():
 
 @pytest.fixture(scope="session")
 def image(pytestconfig):
-    """localhost/syslogrx:test from build/ by `make image`, its size printed."""
+    """TAG from build/ by `make image`, its size printed; removed at the end."""
     if shutil.which("podman") is None:
         pytest.fail("podman is not installed: run `make deps`")
     for name in ("syslogrx", "sysloggen", "udpdrops", "udpbalance"):
@@ -116,7 +117,8 @@ def image(pytestconfig):
     capture = pytestconfig.pluginmanager.getplugin("capturemanager")
     with capture.global_and_fixture_disabled():
         print(f"\n  IMAGE    {TAG} ({base}): {size}, built in {time.monotonic() - t0:.1f} s")
-    return TAG
+    yield TAG
+    podman("rmi", TAG, check=False)
 
 
 @pytest.fixture
