@@ -3,11 +3,15 @@ capability dropped, as its non-root user, on the host network, one flow is
 spread over 4 sockets and every drop is counted; with CAP_BPF and
 CAP_PERFMON (and dist/seccomp-ebpf.json) the eBPF balancer and the tracer
 run; `podman stop` drains; a restart loses only what arrived while no
-socket was bound, and that is counted too (the kernel's NoPorts).
+socket was bound, and that is counted too (the kernel's NoPorts). SC4S's
+env_file names the listeners (the image's own address only where nothing
+does), and the quadlet's container forwards to a syslog-ng standing in for
+SC4S.
 
-The image is built once per session from build/'s binaries (BINARIES=tree:
-no compiler in the build), on lab/container-base.sh's base; podman uses the
-project's lab/containers.conf. Every container a test starts is removed on
+The image is built once per session by `make image` from build/'s binaries
+(IMAGE_BINARIES=tree: no compiler in the build), on lab/container-base.sh's
+base, and once more by the test that checks it leaves no <none> image;
+podman uses the project's lab/containers.conf. Every container a test starts is removed on
 every path (podman rm -f in the `containers` fixture): they are conmon's
 children, not pytest's, and conftest's reaper cannot see them.
 
@@ -19,6 +23,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -27,10 +32,13 @@ import uuid
 
 import pytest
 
+from support import quadlet
 from support.paths import binary, ROOT
-from support.ports import free_udp_port
+from support.ports import free_tcp_port, free_udp_port
 from support.procnet import udp_rows
 from support.procs import read_json, wait_until
+from support.reaper import new_netns
+from support.syslog_ng import SyslogNgServer
 
 # Serial: podman's storage and image store are the machine's (a second build
 # or `podman rm` beside this one races it), and the image is built once per
@@ -39,10 +47,13 @@ pytestmark = pytest.mark.serial
 
 CONF = os.path.join(ROOT, "lab", "containers.conf")
 ENV = dict(os.environ, CONTAINERS_CONF=CONF)
-TAG = "localhost/syslogrx:test"
+# The session's own tag: another checkout's tests on this machine build theirs.
+TAG = f"localhost/syslogrx:test-{os.getpid()}"
 UID = 10514                      # the image's user (dist/Containerfile)
 VOL = "/var/lib/syslogrx/summary"
 SECCOMP = os.path.join(ROOT, "dist", "seccomp-ebpf.json")
+QUADLET = os.path.join(ROOT, "dist", "syslogrx.container")
+CONTAINER_CONF = os.path.join(ROOT, "dist", "syslogrx-container.conf")
 EBPF_CAPS = "CAP_BPF,CAP_PERFMON"
 CAP_PERFMON, CAP_BPF = 38, 39   # linux/capability.h
 REASONS = "unavailable without CAP_BPF and CAP_PERFMON"
@@ -63,9 +74,29 @@ def in_chroot():
         return False
 
 
+# The untagged images podman had before the session's first `make image`.
+UNTAGGED_BEFORE = set()
+
+
+def make_image():
+    """`make image` as an operator runs it, from build/'s binaries."""
+    r = subprocess.run(["make", "-C", ROOT, "--no-print-directory", "image", f"IMAGE={TAG}",
+                        "IMAGE_BINARIES=tree"], capture_output=True, text=True, env=ENV,
+                       timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def image_id(name):
+    return podman("image", "inspect", "-f", "{{.Id}}", name).stdout.strip()
+
+
+def untagged_images():
+    return set(podman("images", "-q", "--no-trunc", "--filter", "dangling=true").stdout.split())
+
+
 @pytest.fixture(scope="session")
 def image(pytestconfig):
-    """localhost/syslogrx:test from build/, its size printed."""
+    """TAG from build/ by `make image`, its size printed; removed at the end."""
     if shutil.which("podman") is None:
         pytest.fail("podman is not installed: run `make deps`")
     for name in ("syslogrx", "sysloggen", "udpdrops", "udpbalance"):
@@ -82,13 +113,14 @@ def image(pytestconfig):
         if probe.returncode != 0:
             pytest.skip(f"podman cannot run a container inside this chroot: {probe.stderr.strip()}")
     t0 = time.monotonic()
-    podman("build", "-q", "-f", "dist/Containerfile", "--build-arg", f"BASE={base}",
-           "--build-arg", "BINARIES=tree", "-t", TAG, ROOT, timeout=900)
+    UNTAGGED_BEFORE.update(untagged_images())
+    make_image()
     size = podman("image", "ls", "--format", "{{.Size}}", TAG).stdout.strip()
     capture = pytestconfig.pluginmanager.getplugin("capturemanager")
     with capture.global_and_fixture_disabled():
         print(f"\n  IMAGE    {TAG} ({base}): {size}, built in {time.monotonic() - t0:.1f} s")
-    return TAG
+    yield TAG
+    podman("rmi", TAG, check=False)
 
 
 @pytest.fixture
@@ -197,6 +229,19 @@ def check_books(s, gen, procnet):
         offered.append(x["received"] + x["abandoned"] + x["kernel_drops"]["total"])
     assert sum(offered) == gen["datagrams"]
     assert within_tenth(offered, gen["datagrams"], 4), offered
+
+
+def test_make_image_leaves_no_untagged_image(image):
+    """`make image`, then again: neither its build stage nor the image the
+    tag named before is left behind as a <none> image, and no cache of the
+    stages is kept (the second build is a new image, not the first one
+    found in a cache)."""
+    old = image_id(image)
+    make_image()
+    assert image_id(image) != old, "the second build came from a cache"
+    assert podman("image", "exists", old, check=False).returncode == 1, "the old image is kept"
+    left = untagged_images() - UNTAGGED_BEFORE
+    assert not left, podman("images", "--filter", "dangling=true").stdout
 
 
 def test_no_capability_non_root_spreads_one_flow(image, containers, vol):
@@ -424,3 +469,78 @@ def test_syslogrx_variables_and_the_default_address(image, containers, vol, netn
     log = wait_ready(name, 1)
     assert "ready on 0.0.0.0:5514" in log, log
     assert len(list(udp_rows(5514, pid=container_pid(name)))) == 4
+
+
+@pytest.mark.parametrize("how", ["mounted", "podman-env-file"])
+def test_an_env_file_with_a_vendor_port_keeps_sc4s_default_listener(image, containers, vol,
+                                                                    tmp_path, netns, how):
+    """An env_file that names only the ASA's port: SC4S listens there and on
+    its DEFAULT port, 514, and so does the container; the image's own
+    0.0.0.0:5514 is for a container nothing names a listener for. Mounted
+    and named with --env-file (the quadlet's way), the mapping lines cite the
+    operator's file and line. In the test's network namespace: 514 and 5516
+    are fixed ports."""
+    env_file = tmp_path / "env_file"
+    env_file.write_text("# the ASA only\nSC4S_LISTEN_CISCO_ASA_UDP_PORT=5516\n")
+    if how == "mounted":
+        args, opts = ["--env-file", "/opt/sc4s/env_file"], ["-v", f"{env_file}:/opt/sc4s/env_file:ro"]
+    else:
+        args, opts = [], ["--env-file", str(env_file)]
+    name = run(containers, image, vol, *args, "--output", "null", net=f"ns:/run/netns/{netns}",
+               caps="CAP_NET_BIND_SERVICE", opts=opts)
+    log = wait_ready(name, 1)
+    assert "ready on default=0.0.0.0:514, cisco_asa=0.0.0.0:5516," in log, log
+    pid = container_pid(name)
+    assert len(list(udp_rows(514, pid=pid))) == len(list(udp_rows(5516, pid=pid))) == 4
+    assert not list(udp_rows(5514, pid=pid))
+    assert "overridden" not in log, log
+    if how == "mounted":
+        assert ("--env-file /opt/sc4s/env_file:2: SC4S_LISTEN_CISCO_ASA_UDP_PORT=5516 -> "
+                "--listen cisco_asa=0.0.0.0:5516\n") in log, log
+
+
+def test_quadlet_reads_the_env_file_and_the_config_and_forwards_to_sc4s(image, containers, vol,
+                                                                        tmp_path):
+    """dist/syslogrx.container run as its generator makes it (podman 4.3 has
+    none), its host files the test's: SC4S's env_file names the listener (a
+    free port), dist/syslogrx-container.conf the output, SC4S's 601 moved to
+    a free port where a syslog-ng stands in for SC4S (no-parse: $MSG is the
+    bytes as they came). Every datagram arrives there byte for byte, once."""
+    uport, tport = free_udp_port(), free_tcp_port()
+    env_file = tmp_path / "env_file"
+    env_file.write_text(f"# SC4S\nSC4S_LISTEN_DEFAULT_UDP_PORT={uport}\n")
+    with open(CONTAINER_CONF) as f:
+        shipped = f.read()
+    assert "\noutput = tcp:127.0.0.1:601\n" in shipped, shipped
+    conf = tmp_path / "syslogrx.conf"
+    conf.write_text(shipped.replace("tcp:127.0.0.1:601", f"tcp:127.0.0.1:{tport}"))
+    buffer = tmp_path / "buffer"
+    buffer.mkdir()
+    os.chown(buffer, UID, UID)
+    name = f"srx-test-{uuid.uuid4().hex[:12]}"
+    containers.append(name)
+    opts, named, args = quadlet.podman_run_args(QUADLET, name, {
+        "/opt/sc4s/env_file": str(env_file),
+        "/etc/syslogrx/syslogrx-container.conf": str(conf),
+        "/var/lib/syslogrx/buffer": str(buffer), VOL: str(vol)})
+    assert named.startswith("localhost/syslogrx:"), named
+    sng = SyslogNgServer(str(tmp_path / "sng"), tport, 'transport("tcp") flags(no-parse)',
+                         "${MSG}\\n").start()
+    try:
+        podman("run", "-d", *opts, image, *args)
+        log = wait_ready(name, 1)
+        assert (f"--env-file /opt/sc4s/env_file:2: SC4S_LISTEN_DEFAULT_UDP_PORT={uport} -> "
+                f"--listen 0.0.0.0:{uport}\n") in log, log
+        sent = [b"<134>%%ASA-6-302013: Built outbound TCP connection quadlet=%d" % i
+                for i in range(3)]
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for m in sent:
+                s.sendto(m, ("127.0.0.1", uport))
+        got = sng.wait_lines(3)
+        code, log = stop(name)
+        assert code == 0, log
+    finally:
+        sng.stop()
+    assert sorted(got) == sorted(sent), got
+    t = read_json(vol / "summary.json")["totals"]
+    assert t["received"] == t["written"] == 3, t

@@ -11,11 +11,13 @@ import sys
 
 import pytest
 
+from support import quadlet
 from support.paths import binary, ROOT
 
 VALIDATOR = os.path.join(ROOT, "build", "kubernetes-validate")
 DAEMONSET = os.path.join(ROOT, "dist", "kubernetes", "daemonset.yaml")
 QUADLET = os.path.join(ROOT, "dist", "syslogrx.container")
+CONTAINER_CONF = os.path.join(ROOT, "dist", "syslogrx-container.conf")
 GENERATOR = "/usr/lib/systemd/system-generators/podman-system-generator"
 
 
@@ -93,43 +95,31 @@ QUADLET_44_KEYS = {
 }
 
 
-def quadlet_entries():
-    """[(section, key, value)] as systemd's parser reads a unit: comments
-    (# ;) skipped, keys repeatable."""
-    section, out = None, []
-    with open(QUADLET) as f:
-        for line in f:
-            line = line.strip()
-            if not line or line[0] in "#;":
-                continue
-            m = re.fullmatch(r"\[(\w+)\]", line)
-            if m:
-                section = m.group(1)
-                continue
-            key, sep, value = line.partition("=")
-            assert sep and section, f"not a unit line: {line!r}"
-            out.append((section, key.strip(), value.strip()))
-    return out
-
-
-def test_quadlet_runs_the_image_with_no_privilege():
-    entries = quadlet_entries()
-    assert {s for s, _, _ in entries} == {"Unit", "Container", "Service", "Install"}
-    c = {}
-    for s, k, v in entries:
-        if s == "Container":
-            assert k in QUADLET_44_KEYS, f"{k}: not a quadlet [Container] key"
-            c.setdefault(k, []).append(v)
+def test_quadlet_runs_the_image_with_no_privilege_but_port_514():
+    sections = {s for s, _, _ in quadlet.entries(QUADLET)}
+    assert sections == {"Unit", "Container", "Service", "Install"}
+    c = quadlet.container_keys(QUADLET)
+    for k in c:
+        assert k in QUADLET_44_KEYS, f"{k}: not a quadlet [Container] key"
     assert c["Image"] == [f"localhost/syslogrx:{version()}"]
     assert c["Network"] == ["host"]
     assert c["DropCapability"] == ["all"]
-    assert "AddCapability" not in c and "PodmanArgs" not in c
+    # SC4S's default UDP port is 514, below 1024: that capability alone.
+    assert c["AddCapability"] == ["CAP_NET_BIND_SERVICE"] and "PodmanArgs" not in c
     assert c["NoNewPrivileges"] == ["true"]
-    assert c["EnvironmentFile"] == ["/opt/sc4s/env_file"]
-    # syslogrx takes the Exec line's arguments.
-    r = subprocess.run([binary("syslogrx"), *shlex.split(c["Exec"][0]), "--help"],
+    # SC4S's env_file and the config file, mounted read-only and named by
+    # Exec's flags: syslogrx reads them itself (and names their lines).
+    assert "/opt/sc4s/env_file:/opt/sc4s/env_file:ro" in c["Volume"]
+    assert "/etc/syslogrx/syslogrx-container.conf:/etc/syslogrx/syslogrx.conf:ro" in c["Volume"]
+    exec_args = shlex.split(c["Exec"][0])
+    assert exec_args == ["--env-file", "/opt/sc4s/env_file",
+                         "--config", "/etc/syslogrx/syslogrx.conf"], exec_args
+    # syslogrx takes the Exec line's arguments, and the config file names an output.
+    r = subprocess.run([binary("syslogrx"), *exec_args, "--help"],
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
+    with open(CONTAINER_CONF) as f:
+        assert re.search(r"^output = tcp:", f.read(), re.M)
 
 
 @pytest.mark.skipif(not os.access(GENERATOR, os.X_OK),
@@ -139,6 +129,6 @@ def test_quadlet_generator_makes_the_podman_run(tmp_path):
                        env=dict(os.environ, QUADLET_UNIT_DIRS=os.path.dirname(QUADLET)))
     assert r.returncode == 0, r.stderr
     run = next(l for l in r.stdout.splitlines() if l.startswith("ExecStart=") and " run " in l)
-    for flag in ("--network host", "--cap-drop all", "--env-file /opt/sc4s/env_file",
+    for flag in ("--network host", "--cap-drop all", "-v /opt/sc4s/env_file:/opt/sc4s/env_file:ro",
                  f"localhost/syslogrx:{version()}"):
         assert flag in run, run
