@@ -40,7 +40,7 @@ USAGE: lab/bench.py [--quick] [--out DIR] [--duration S] [--steps N] [--balance-
                     [--senders-only]
 
 EXAMPLES:
-    make bench                                   # the full run, < 25 minutes on 2 cores
+    make bench                                   # the full run, < 30 minutes on 2 cores
     make bench BENCH_ARGS=--quick                # a smoke run, < 2 minutes
     lab/bench.py --out results/bench-lab --duration 5 --steps 2
     lab/bench.py --balance-only                  # part 5 alone, about 3 minutes
@@ -182,9 +182,9 @@ def receivers_text(vers):
 
 def notes(a, rmem_note):
     n = ["Drops: syslogrx from its summary (kernel_drops from its tracer; SO_MEMINFO with "
-         "--no-trace) and sent - written; drainrx, syslog-ng and rsyslog from udpdrops "
-         "(the same tracer) running alongside, and sent - lines with the sender's marker in "
-         "their output. A trial is zero-drop when both are 0.",
+         "--no-trace) and sent - written; drainrx, syslog-ng, rsyslog and Fluent Bit from "
+         "udpdrops (the same tracer) running alongside, and sent - lines with the sender's "
+         "marker in their output. A trial is zero-drop when both are 0.",
          "A rate is the offered (target) rate unless the sender fell more than 2% short of "
          "it; then the capacity is the rate it achieved.",
          f"CPU per message: the receiver's utime and stime deltas (clock ticks of "
