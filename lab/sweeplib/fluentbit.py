@@ -6,7 +6,7 @@ the sweep name them and go on.
 
 Three configurations, each a row of its own:
   fluent-bit            its defaults: one input, the system's receive buffer,
-                        the input read by the engine thread between flushes
+                        the input read by the engine thread (its event loop)
   fluent-bit tuned      receive_buffer_size (the same effective size as every
                         other peer) and `threaded on` (the input in its own
                         thread, handing chunks to the engine through a ring)
