@@ -242,11 +242,10 @@ static int write_batch(struct rx *r, int n)
 	}
 	while (cnt) {
 		w = writev(out_fd, v, cnt);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) /* every pair holds a newline: 0 bytes is no progress */
+			return w < 0 ? -errno : -EIO;
 		iov_advance(&v, &cnt, w);
 	}
 	return 0;
