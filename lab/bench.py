@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """bench: syslogrx against the physical limit (drainrx, a receiver that only
-drains with recvmmsg) and the peers (Debian's syslog-ng in the SC4S layout,
-rsyslog imudp), side by side in one run, on the same load from sysloggen
-(and once from loggen).
+drains with recvmmsg; drainrx --write, which also writes each batch with one
+writev) and the peers (Debian's syslog-ng in the SC4S layout, rsyslog imudp,
+the OpenTelemetry Collector's syslog receiver, Fluent Bit's in_syslog in
+three configurations when lab/fluentbit-setup.sh has built it), side by side
+in one run, on the same load from sysloggen (an even pace) and from loggen
+(SC4S's sender, its start burst included).
 
   1. zero-drop capacity: the sender's ceiling is measured first (sysloggen
      --rate 0 into drainrx); each receiver then runs the SC4S columns 27,000,
@@ -41,7 +44,7 @@ USAGE: lab/bench.py [--quick] [--out DIR] [--duration S] [--steps N] [--balance-
                     [--senders-only] [--fair-share-only]
 
 EXAMPLES:
-    make bench                                   # the full run, < 25 minutes on 2 cores
+    make bench                                   # the full run, < 30 minutes on 2 cores
     make bench BENCH_ARGS=--quick                # a smoke run, < 2 minutes
     lab/bench.py --out results/bench-lab --duration 5 --steps 2
     lab/bench.py --balance-only                  # part 5 alone, about 3 minutes
@@ -60,7 +63,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sweeplib import peers  # noqa: E402
+from sweeplib import fluentbit, peers  # noqa: E402
 from benchlib import balance, capacity, fair_share, report, runner, senders  # noqa: E402
 import bench_diskbuf  # noqa: E402
 
@@ -150,7 +153,9 @@ def versions():
     if "(" in ng and ")" in ng:
         ng = "syslog-ng " + ng[ng.index("(") + 1:ng.index(")")]
     rs = "rsyslog " + rs.split()[1] if len(rs.split()) > 1 else rs
-    return {"syslog-ng": ng, "rsyslog": rs, "otelcol": otelcol_version()}
+    fb = (first_line([fluentbit.FLUENTBIT, "--version"]) if fluentbit.present()
+          else "Fluent Bit (absent: not built here)")
+    return {"syslog-ng": ng, "rsyslog": rs, "otelcol": otelcol_version(), "fluent-bit": fb}
 
 
 def otelcol_version():
@@ -173,16 +178,20 @@ def receivers_text(vers):
             f"destination; {vers['rsyslog']} (Debian's package, unpacked) imudp: 2 threads, "
             f"batch 128, omfile; {vers['otelcol']} with contrib's syslog receiver (UDP, "
             "rfc3164, its defaults: one socket, one reader) into the nop exporter, written = "
-            "records it accepted (lab/otelcol/peer-builder-config.yaml). Every receive buffer "
-            "is 32M effective (what SO_RCVBUF reports) but the collector's, which has no "
-            "option for it: the system's default, measured.")
+            "records it accepted (lab/otelcol/peer-builder-config.yaml); "
+            f"{vers.get('fluent-bit', 'Fluent Bit')}: in_syslog (UDP, its rfc3164 parser) "
+            "into out_file, as its defaults (`fluent-bit`), with receive_buffer_size and "
+            "`threaded on` (`fluent-bit tuned`), and as two such inputs with net.share_port "
+            "(`fluent-bit share_port`). Every receive buffer is 32M effective (what SO_RCVBUF "
+            "reports) but the collector's and Fluent Bit's defaults, which have no option "
+            "for it or do not set it: the system's default, measured.")
 
 
 def notes(a, rmem_note):
     n = ["Drops: syslogrx from its summary (kernel_drops from its tracer; SO_MEMINFO with "
-         "--no-trace) and sent - written; drainrx, syslog-ng and rsyslog from udpdrops "
-         "(the same tracer) running alongside, and sent - lines with the sender's marker in "
-         "their output. A trial is zero-drop when both are 0.",
+         "--no-trace) and sent - written; drainrx, syslog-ng, rsyslog and Fluent Bit from "
+         "udpdrops (the same tracer) running alongside, and sent - lines with the sender's "
+         "marker in their output. A trial is zero-drop when both are 0.",
          "A rate is the offered (target) rate unless the sender fell more than 2% short of "
          "it; then the capacity is the rate it achieved.",
          f"CPU per message: the receiver's utime and stime deltas (clock ticks of "
@@ -291,10 +300,11 @@ def main(argv):
             print(f"bench: {name}: {e}", file=sys.stderr)
             return 1
     have_loggen = shutil.which("loggen") is not None
+    absent = {} if fluentbit.present() else {n: fluentbit.ABSENT for n in report.FLUENTBIT_NAMES}
 
     meta = {"argv": argv, "quick": a.quick, "machine": machine(), "sender": "sysloggen",
             "size": SIZE, "duration": a.duration, "steps": a.steps, "columns": COLUMNS,
-            "cpu_rate": CPU_RATE, "cpu_count": int(CPU_RATE * a.duration)}
+            "cpu_rate": CPU_RATE, "cpu_count": int(CPU_RATE * a.duration), "absent": absent}
     with open("/proc/loadavg") as f:
         meta["machine"]["loadavg_at_start"] = " ".join(f.read().split()[:3])
     meta["versions"] = versions()
@@ -360,7 +370,7 @@ def main(argv):
                      f"{d['seconds']} s), {report.thousands(d.get('per_core') or 0)} per CPU s"))
             save(out, meta, trials)
 
-        for name in report.RECEIVER_ORDER:
+        for name in [n for n in report.RECEIVER_ORDER if n not in absent]:
             tried = []
             while True:
                 rate = report.next_rate(tried, COLUMNS, meta["ceiling"], a.steps)
@@ -380,8 +390,8 @@ def main(argv):
 
         if have_loggen:
             who = [report.SYSLOGRX_RAW] if a.quick else \
-                [report.SYSLOGRX_RAW, report.DRAINRX, report.SYSLOG_NG, report.RSYSLOG,
-                 report.OTELCOL]
+                [n for n in (report.SYSLOGRX_RAW, report.DRAINRX) + report.PEER_NAMES
+                 if n not in absent]
             for name in who:
                 trial("loggen", name, CPU_RATE, sender="loggen")
             # json into a file as fast as loggen sends: the cell of 0 drops

@@ -5,6 +5,11 @@
  * in time from the first one, and optionally accounts sequence markers
  * (seqtrack, one tracker per socket: a flow stays on one socket because the
  * kernel's reuseport hash is per 4-tuple).
+ *
+ * With --write FILE it is the limit of writing instead: each batch goes into
+ * FILE with one writev (every datagram as it came, then a newline), and
+ * nothing else is done to it, so a receiver writing a file is measured
+ * against what the copy into the page cache costs by itself.
  */
 #include <argp.h>
 #include <arpa/inet.h>
@@ -16,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include "common/signals.h"
@@ -26,6 +33,8 @@
 #include "common/log.h"
 #include "common/sockaddr.h"
 #include "common/parse_num.h"
+#include "common/no_follow.h"
+#include "common/iov_advance.h"
 #include "net/sockinfo.h"
 #include "syslog/seqtrack.h"
 
@@ -33,12 +42,13 @@
 #define DGRAM_MAX 65536
 #define SOCKETS_MAX 64
 
-enum { OPT_RCVBUF = 1000, OPT_IDLE, OPT_BIN, OPT_SEQ };
+enum { OPT_RCVBUF = 1000, OPT_IDLE, OPT_BIN, OPT_SEQ, OPT_WRITE };
 
 static struct env {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	const char *listen;
+	const char *write;
 	uint32_t sockets;
 	double duration, idle;
 	uint64_t rcvbuf;
@@ -57,13 +67,15 @@ struct rx {
 	uint64_t received, bytes;
 	uint64_t *bins;
 	struct seqtrack *st;
-	int err;
+	int err, werr; /* recvmmsg's, writev's */
 	char *bufs;
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
+	struct iovec wiov[2 * BATCH]; /* --write: datagram, newline, ... */
 } __attribute__((aligned(64)));
 
 static struct rx *rxs;
+static int out_fd = -1;
 static uint64_t nbins, start_ns;
 static _Atomic uint64_t t0_ns, last_ns;
 
@@ -72,10 +84,12 @@ static const char doc[] =
 	"Drain-only UDP receiver that counts every datagram, per socket and per time bin.\n"
 	"\n"
 	"USAGE: drainrx --listen ADDR:PORT [--sockets N] [--duration S] [--idle S] [--json]\n"
+	"               [--write FILE]\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    drainrx --listen 127.0.0.1:5514 --duration 10 --json\n"
-	"    drainrx --listen [::1]:5514 --sockets 2 --duration 30 --idle 2 --seq\n";
+	"    drainrx --listen [::1]:5514 --sockets 2 --duration 30 --idle 2 --seq\n"
+	"    drainrx --listen 127.0.0.1:5514 --write /var/tmp/drain.log --json\n";
 
 static const struct argp_option opts[] = {
 	{ "listen", 'l', "ADDR:PORT", 0, "Address to bind: a.b.c.d:port or [v6]:port", 0 },
@@ -86,6 +100,9 @@ static const struct argp_option opts[] = {
 	{ "rcvbuf", OPT_RCVBUF, "SIZE", 0, "SO_RCVBUFFORCE per socket (default 64M)", 0 },
 	{ "bin-ms", OPT_BIN, "MS", 0, "Time bin in ms, a divisor of 1000 (default 10)", 0 },
 	{ "seq", OPT_SEQ, NULL, 0, "Account sequence markers (seqtrack)", 0 },
+	{ "write", OPT_WRITE, "FILE", 0,
+	  "Also write each batch into FILE with one writev: every datagram, a newline after each",
+	  0 },
 	{ "json", 'j', NULL, 0, "One JSON object on stdout", 0 },
 	{},
 };
@@ -128,6 +145,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SEQ:
 		env.seq = true;
+		break;
+	case OPT_WRITE:
+		env.write = arg;
+		if (!*arg)
+			err = -EINVAL;
 		break;
 	case 'j':
 		env.json = true;
@@ -203,6 +225,44 @@ static void account(struct rx *r, int n)
 	}
 }
 
+/* The batch's n datagrams, each followed by a newline, with one writev;
+ * a short write (a full disk's last bytes) goes on from where it stopped. */
+static int write_batch(struct rx *r, int n)
+{
+	static const char nl = '\n';
+	struct iovec *v = r->wiov;
+	int cnt = 2 * n;
+	ssize_t w;
+
+	for (int i = 0; i < n; i++) {
+		v[2 * i].iov_base = r->iov[i].iov_base;
+		v[2 * i].iov_len = r->msgs[i].msg_len;
+		v[2 * i + 1].iov_base = (void *)&nl;
+		v[2 * i + 1].iov_len = 1;
+	}
+	while (cnt) {
+		w = writev(out_fd, v, cnt);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) /* every pair holds a newline: 0 bytes is no progress */
+			return w < 0 ? -errno : -EIO;
+		iov_advance(&v, &cnt, w);
+	}
+	return 0;
+}
+
+/* A batch read: counted, and written with --write. */
+static void take(struct rx *r, int n)
+{
+	int err;
+
+	account(r, n);
+	if (out_fd >= 0 && !r->werr && (err = write_batch(r, n))) {
+		r->werr = err;
+		stop_requested = 1;
+	}
+}
+
 static void *rx_main(void *arg)
 {
 	struct rx *r = arg;
@@ -211,7 +271,7 @@ static void *rx_main(void *arg)
 	while (!stop_requested) {
 		n = recvmmsg(r->fd, r->msgs, BATCH, MSG_WAITFORONE, NULL);
 		if (n > 0) {
-			account(r, n);
+			take(r, n);
 		} else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
 			r->err = -errno;
 			stop_requested = 1;
@@ -223,7 +283,7 @@ static void *rx_main(void *arg)
 		n = recvmmsg(r->fd, r->msgs, BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
 			break;
-		account(r, n);
+		take(r, n);
 	}
 	return NULL;
 }
@@ -319,6 +379,8 @@ static void report(uint64_t end_ns)
 	jw_init(&w, stdout, false);
 	jw_object_begin(&w, NULL);
 	jw_string(&w, "listen", env.listen);
+	if (env.write)
+		jw_string(&w, "write", env.write);
 	jw_u64(&w, "sockets", env.sockets);
 	jw_u64(&w, "received", total);
 	jw_u64(&w, "bytes", bytes);
@@ -399,6 +461,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memset(rxs, 0, sizeof(*rxs) * env.sockets);
+	if (env.write) {
+		/* O_APPEND: each socket's thread appends its batches whole */
+		out_fd = open_own_file(env.write, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+		if (out_fd < 0) {
+			pr_warn("--write %s: %s\n", env.write, no_follow_strerror(-out_fd));
+			return 1;
+		}
+	}
 	for (i = 0; i < env.sockets; i++) {
 		err = open_socket(&rxs[i]);
 		if (err) {
@@ -432,6 +502,10 @@ int main(int argc, char **argv)
 		if (rxs[i].err && !err) {
 			pr_warn("recvmmsg: %s\n", strerror(-rxs[i].err));
 			err = rxs[i].err;
+		}
+		if (rxs[i].werr && !err) {
+			pr_warn("--write %s: writev: %s\n", env.write, strerror(-rxs[i].werr));
+			err = rxs[i].werr;
 		}
 	}
 	report(end);

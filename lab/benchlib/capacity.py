@@ -8,8 +8,10 @@ The receiver's CPU over the drain (the scheduler's per-thread sums, to the
 nanosecond) gives the rate per core.
 
 Every receiver drains the same load in the same run: syslogrx (null output,
-raw into a file, json into a file) and drainrx (recvmmsg and count), 2
-threads each. What drained is what was queued (sent minus the kernel's drops
+raw into a file, json into a file), drainrx (recvmmsg and count) and drainrx
+--write (recvmmsg, then one writev a batch into a file: the limit of
+writing), 2 threads each. A file cell is reported against both drainrx and
+drainrx --write. What drained is what was queued (sent minus the kernel's drops
 while held), so the figure is exact whatever the receiver; syslogrx's input
 window (10,000 messages) may still hold up to 10,000 of them when the queues
 are empty, a bound the report states."""
@@ -32,7 +34,8 @@ SYSLOGRX_NULL = "syslogrx raw, null output"
 SYSLOGRX_FILE = "syslogrx raw, file"
 SYSLOGRX_JSON_FILE = "syslogrx json, file"
 DRAINRX = "drainrx"
-ORDER = (SYSLOGRX_NULL, SYSLOGRX_FILE, SYSLOGRX_JSON_FILE, DRAINRX)
+DRAINRX_WRITE = "drainrx --write, file"
+ORDER = (SYSLOGRX_NULL, SYSLOGRX_FILE, SYSLOGRX_JSON_FILE, DRAINRX, DRAINRX_WRITE)
 # json with the whole datagram in every line too (--json-raw): lab/json_cost.py
 SYSLOGRX_JSON_RAW_FILE = "syslogrx json --json-raw, file"
 
@@ -49,9 +52,10 @@ def receiver(name, port, workdir):
     sockets of twice the buffer, one thread each, and 32 flows so the
     kernel's hash feeds both)."""
     base = {"rcvbuf": RCVBUF, "window": 0, "cost_ns": 0, "duration": 60}
-    if name == DRAINRX:
+    if name in (DRAINRX, DRAINRX_WRITE):
         return runner.DrainRx(dict(base, receiver="drainrx", sockets=2, threads=2,
-                                   rcvbuf=2 * RCVBUF), port, workdir), 32
+                                   rcvbuf=2 * RCVBUF, write=name == DRAINRX_WRITE),
+                              port, workdir), 32
     spec = dict(base, receiver="syslogrx", mode="random", sockets=4, threads=2,
                 format="json" if "json" in name else "raw",
                 output="null" if "null" in name else "file")
@@ -144,6 +148,8 @@ def drain_trial(name, workdir, count=COUNT):
             raise cells.CellError(f"{rx.name} exited with {rc}: {rx.stderr_text()[-300:]}")
         if isinstance(rx, runner.DrainRx):
             t["received"] = rx.result()["received"]
+            if os.path.exists(rx.output):
+                t["output_bytes"] = os.path.getsize(rx.output)
         else:
             with open(rx.summary_path) as f:
                 t["received"] = json.load(f)["totals"]["received"]
@@ -159,24 +165,36 @@ def drain_trial(name, workdir, count=COUNT):
     return t
 
 
+def writes_file(name):
+    """A cell whose receiver writes a file: measured against drainrx --write
+    as well as drainrx."""
+    return name.endswith(", file")
+
+
 def table(trials, ceiling=None):
-    """Markdown: per receiver the drain rate, per CPU second, vs drainrx, and
-    vs the sender's ceiling: `ceiling` (the bench measures it in the same
-    run), else the sender's rate while filling (the receiver held, the sender
-    had the CPUs to itself)."""
-    ref = next((t for t in trials if t["receiver"] == DRAINRX and not t["error"]), None)
+    """Markdown: per receiver the drain rate, per CPU second, vs drainrx and
+    (a file cell) vs drainrx --write, and vs the sender's ceiling: `ceiling`
+    (the bench measures it in the same run), else the sender's rate while
+    filling (the receiver held, the sender had the CPUs to itself)."""
+    def ref(name):
+        return next((t for t in trials if t["receiver"] == name and not t["error"]), None)
+
+    def vs(t, r):
+        return f"{t['rate'] / r['rate']:.2f}x" if r else "-"
+    drain, write = ref(DRAINRX), ref(DRAINRX_WRITE)
     lines = ["| Receiver (2 threads) | drained | drain rate (msgs/s) | per CPU second | "
-             "x drainrx (rate) | sender's ceiling (msgs/s) | x sender's ceiling |",
-             "|---|---|---|---|---|---|---|"]
+             "x drainrx (rate) | x drainrx --write (rate) | "
+             "sender's ceiling (msgs/s) | x sender's ceiling |",
+             "|---|---|---|---|---|---|---|---|"]
     for t in trials:
         if t["error"]:
-            lines.append(f"| {t['receiver']} | error: {t['error'][:80]} | | | | | |")
+            lines.append(f"| {t['receiver']} | error: {t['error'][:80]} | | | | | | |")
             continue
-        vs = f"{t['rate'] / ref['rate']:.2f}x" if ref else "-"
         pc = f"{t['per_core']:,.0f}" if t.get("per_core") else "-"
         c = ceiling or t["sender_rate"]
-        lines.append(f"| {t['receiver']} | {t['drained']:,} | {t['rate']:,.0f} | {pc} | {vs} | "
-                     f"{c:,.0f} | {t['rate'] / c:.2f}x |")
+        w = vs(t, write) if writes_file(t["receiver"]) else ""
+        lines.append(f"| {t['receiver']} | {t['drained']:,} | {t['rate']:,.0f} | {pc} | "
+                     f"{vs(t, drain)} | {w} | {c:,.0f} | {t['rate'] / c:.2f}x |")
     return "\n".join(lines) + "\n"
 
 

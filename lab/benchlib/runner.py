@@ -3,7 +3,7 @@
 load from the sender, a settle, a stop, and what each part measured.
 
 The peers (syslog-ng in the SC4S layout, rsyslog imudp, the OpenTelemetry
-Collector's syslog receiver), the sender, the
+Collector's syslog receiver, Fluent Bit's in_syslog), the sender, the
 output count and the settle are lab/sweeplib's: the bench adds syslogrx's
 --format/--no-trace, the drain-only reference (build/drainrx) and the CPU
 split into user and system time.
@@ -27,7 +27,7 @@ import shutil
 import signal
 import time
 
-from sweeplib import cells, peers
+from sweeplib import cells, fluentbit, peers
 
 from . import report
 
@@ -47,8 +47,9 @@ class SyslogrxBench(peers.Syslogrx):
 
 
 class DrainRx(peers.Receiver):
-    """build/drainrx: recvmmsg into a buffer, count, nothing else. Its JSON
-    report (stdout) is written when SIGTERM stops it."""
+    """build/drainrx: recvmmsg into a buffer, count, nothing else; with
+    spec["write"], also one writev a batch into the output file (--write).
+    Its JSON report (stdout) is written when SIGTERM stops it."""
 
     name = "drainrx"
 
@@ -62,7 +63,8 @@ class DrainRx(peers.Receiver):
                 "--sockets", str(self.spec["sockets"]),
                 # drainrx passes its value to SO_RCVBUFFORCE, which the kernel doubles
                 "--rcvbuf", str(self.spec["rcvbuf"] // 2),
-                "--duration", str(int(self.spec["duration"] * 3 + 120)), "--json"]
+                "--duration", str(int(self.spec["duration"] * 3 + 120)), "--json"] + \
+            (["--write", self.output] if self.spec.get("write") else [])
 
     def start(self):
         import subprocess
@@ -99,6 +101,10 @@ def receiver_spec(name):
     if name == report.OTELCOL:
         return peers.OtelcolSyslog, dict(base, receiver="otelcol", mode="hash", sockets=1,
                                          threads=1)
+    if name in report.FLUENTBIT_NAMES:
+        n = 2 if name == fluentbit.SHARE_PORT else 1
+        return fluentbit.FluentBit, dict(base, receiver="fluent-bit", config=name, mode="hash",
+                                         sockets=n, threads=n)
     raise ValueError(f"unknown receiver {name}")
 
 

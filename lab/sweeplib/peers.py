@@ -412,4 +412,7 @@ RECEIVERS = {"syslogrx": Syslogrx, "syslog-ng": SyslogNg, "syslog-ng-ebpf": Sysl
 
 
 def make_receiver(spec, port, workdir):
+    if spec["receiver"] == "fluent-bit":
+        from .fluentbit import FluentBit    # built on this module's Receiver
+        return FluentBit(spec, port, workdir)
     return RECEIVERS[spec["receiver"]](spec, port, workdir)

@@ -15,13 +15,23 @@ def trial(name, rate, per_core, sender_rate=100000.0, error=""):
 
 def test_table_ratios():
     ts = [trial(capacity.SYSLOGRX_NULL, 640000.0, 784000.0),
+          trial(capacity.SYSLOGRX_FILE, 400000.0, 500000.0),
           trial(capacity.SYSLOGRX_JSON_FILE, 0, None, error="syslogrx exited with 1: boom"),
-          trial(capacity.DRAINRX, 320000.0, 1250000.0)]
+          trial(capacity.DRAINRX, 320000.0, 1250000.0),
+          trial(capacity.DRAINRX_WRITE, 500000.0, 800000.0)]
     lines = capacity.table(ts).splitlines()
-    assert lines[2] == ("| syslogrx raw, null output | 400,000 | 640,000 | 784,000 | 2.00x | "
+    assert lines[0].count("|") == lines[1].count("|") == 9
+    # null output against drainrx only; a file against drainrx and drainrx --write
+    assert lines[2] == ("| syslogrx raw, null output | 400,000 | 640,000 | 784,000 | 2.00x |  | "
                         "100,000 | 6.40x |")
-    assert lines[3].startswith("| syslogrx json, file | error: syslogrx exited with 1")
-    assert lines[4] == "| drainrx | 400,000 | 320,000 | 1,250,000 | 1.00x | 100,000 | 3.20x |"
+    assert lines[3] == ("| syslogrx raw, file | 400,000 | 400,000 | 500,000 | 1.25x | 0.80x | "
+                        "100,000 | 4.00x |")
+    assert lines[4].startswith("| syslogrx json, file | error: syslogrx exited with 1")
+    assert lines[4].count("|") == 9
+    assert lines[5] == ("| drainrx | 400,000 | 320,000 | 1,250,000 | 1.00x |  | 100,000 | "
+                        "3.20x |")
+    assert lines[6] == ("| drainrx --write, file | 400,000 | 500,000 | 800,000 | 1.56x | 1.00x | "
+                        "100,000 | 5.00x |")
     # The bench's own ceiling, measured in the same run, wins over the fill rate.
     lines = capacity.table(ts, ceiling=232000.0).splitlines()
     assert lines[2].endswith("| 232,000 | 2.76x |")
@@ -30,7 +40,8 @@ def test_table_ratios():
 
 def test_no_drainrx_no_ratio():
     lines = capacity.table([trial(capacity.SYSLOGRX_FILE, 500000.0, 700000.0)]).splitlines()
-    assert lines[2] == "| syslogrx raw, file | 400,000 | 500,000 | 700,000 | - | 100,000 | 5.00x |"
+    assert lines[2] == ("| syslogrx raw, file | 400,000 | 500,000 | 700,000 | - | - | 100,000 | "
+                        "5.00x |")
 
 
 def test_where_the_time_goes():

@@ -2,8 +2,6 @@
 (lab/sweeplib/peers.py): the configuration it is given, how its count of
 accepted records is read, and where it stands in the sweep's grid. Pure
 Python, no processes: the collector itself runs in the sweep and the bench."""
-import importlib.machinery
-import importlib.util
 import os
 import sys
 
@@ -12,14 +10,7 @@ import yaml
 LAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lab")
 sys.path.insert(0, LAB)
 from sweeplib import peers  # noqa: E402
-
-
-def load_sweep():
-    loader = importlib.machinery.SourceFileLoader("sweep_script", os.path.join(LAB, "sweep"))
-    spec = importlib.util.spec_from_loader("sweep_script", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+from support import lab_script  # noqa: E402
 
 
 def test_config_is_the_syslog_receiver_on_the_cell_port_into_nop():
@@ -47,7 +38,7 @@ def test_accepted_records_are_read_from_its_own_telemetry():
 
 
 def test_sc4s_grid_has_one_collector_row():
-    sweep = load_sweep()
+    sweep = lab_script.load("sweep")
     a = sweep.parse_args(["--preset", "sc4s", "--out", "/nonexistent"])
     rows = [r for r in sweep.build_grid(a) if r["receiver"] == "otelcol"]
     assert len(rows) == 1, [r["row"] for r in rows]

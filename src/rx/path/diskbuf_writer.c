@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/uio.h>
 #include "common/clock.h"
+#include "common/iov_advance.h"
 #include "common/log.h"
 #include "rx/path/diskbuf_int.h"
 
@@ -57,15 +58,7 @@ static int pwritev_all(int fd, struct iovec *iov, int cnt, uint64_t off)
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
 		off += n;
-		while (cnt && (size_t)n >= iov->iov_len) {
-			n -= iov->iov_len;
-			iov++;
-			cnt--;
-		}
-		if (cnt) {
-			iov->iov_base = (char *)iov->iov_base + n;
-			iov->iov_len -= n;
-		}
+		iov_advance(&iov, &cnt, n);
 	}
 	return 0;
 }
