@@ -16,6 +16,7 @@
 #include "rx/path/diskbuf_lock.h"
 #include "rx/settings/paths_check.h"
 #include "rx/life/receiver.h"
+#include "rx/sink/registry.h"
 #include "rx/life/fair_share_run.h"
 #include "rx/life/receiver_workers.h"
 #include "rx/path/senders.h"
@@ -582,9 +583,10 @@ int receiver_start(struct receiver *r)
 		.timestamps = cfg->ordered,
 		.stop = &r->stop,
 		.force = &r->force,
-		/* A Kafka or OTLP output may be slow to take the window: give
-		 * the read of the kernel queues the same time as the deliveries. */
-		.drain_ms = (cfg->output == OUTPUT_KAFKA || cfg->output == OUTPUT_OTLP) &&
+		/* An output that acknowledges (Kafka, OTLP) may be slow to take
+		 * the window: give the read of the kernel queues the same time
+		 * as the deliveries. */
+		.drain_ms = output_of(cfg)->acknowledges &&
 					    cfg->drain_timeout * 1000 > FINAL_DRAIN_MS ?
 				    (int)(cfg->drain_timeout * 1000) :
 				    FINAL_DRAIN_MS,

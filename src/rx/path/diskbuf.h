@@ -78,11 +78,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "rx/path/window.h"
-
-enum diskbuf_mode {
-	DISKBUF_SPILL,	  /* only what does not fit the input window */
-	DISKBUF_RELIABLE, /* every batch, before the output sees it */
-};
+#include "rx/settings/config.h" /* enum diskbuf_mode */
 
 /*
  * What the buffer took in and gave out, in messages, kept where its owner

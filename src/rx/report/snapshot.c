@@ -285,10 +285,9 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 		s->output_up = !sink_is_down(r->sink);
 		s->output_stalled = sink_is_stalled(r->sink);
 	}
-	if (r->sink && r->cfg->output == OUTPUT_KAFKA)
-		s->have_kafka = !sink_kafka_stats(r->sink, &s->kafka);
-	if (r->sink && r->cfg->output == OUTPUT_OTLP)
-		s->have_otlp = !sink_otlp_stats(r->sink, &s->otlp);
+	/* Each fills its stats only from its own sink. */
+	s->have_kafka = r->sink && !sink_kafka_stats(r->sink, &s->kafka);
+	s->have_otlp = r->sink && !sink_otlp_stats(r->sink, &s->otlp);
 	err = scrape ? sender_cache_read(r, &s->senders) : -ENOENT;
 	if (err == -ENOENT) /* no cache: read the tables */
 		err = snapshot_senders_take(r, &s->senders);

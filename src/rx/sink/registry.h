@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sinks by output kind (rx/settings/outputs.h names the kinds): one
+ * line per output in registry.c's table, its open and its destination's
+ * check.
+ */
+#ifndef SYSLOGRX_SINK_REGISTRY_H
+#define SYSLOGRX_SINK_REGISTRY_H
+
+#include "rx/settings/config.h"
+#include "rx/sink/sink.h"
+
+/* Opens the sink the config names; NULL + errno, having logged why. */
+struct sink *sink_open(const struct config *c);
+
+/* --check-config: the destination as the sink will read it (HOST:PORT, the
+ * PEM files as a TLS client reads them). The number of problems, each
+ * logged. */
+unsigned int sink_check(const struct config *c);
+
+#endif
