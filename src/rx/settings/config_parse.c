@@ -86,6 +86,7 @@ static error_t parse_listen(struct parse_state *ps, const char *arg)
 static error_t parse_input_opt(struct parse_state *ps, int key, char *arg)
 {
 	struct config *c = ps->c;
+	char names[64];
 	uint64_t v;
 
 	switch (key) {
@@ -117,7 +118,8 @@ static error_t parse_input_opt(struct parse_state *ps, int key, char *arg)
 		return 0;
 	case OPT_BALANCE:
 		if (balance_policy_from_name(arg, &c->balance))
-			FAIL("--balance %s: expected random, roundrobin, leastloaded or hash", arg);
+			FAIL("--balance %s: expected %s", arg,
+			     balance_policy_list(names, sizeof(names), ", ", " or ", 0, 0));
 		return 0;
 	case OPT_RCVBUF:
 		if (parse_size(arg, 1, 1ULL << 30, &c->rcvbuf))
@@ -406,7 +408,20 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static const struct argp argp = { config_options, parse_arg, NULL, config_doc };
+/* --help: --balance's policies, from their table (bpf/balancer.h). */
+static char *help_filter(int key, const char *text, void *input)
+{
+	char names[128], *out;
+
+	(void)input;
+	if (key != OPT_BALANCE ||
+	    asprintf(&out, "%s %s", balance_policy_list(names, sizeof(names), " | ", " | ", 0, 0),
+		     text) < 0)
+		return (char *)text;
+	return out;
+}
+
+static const struct argp argp = { config_options, parse_arg, NULL, config_doc, NULL, help_filter };
 
 /*
  * One setting from a file, `name = value` with a long flag name, through the
