@@ -7,6 +7,7 @@
 #include "rx/report/sender_cache.h"
 #include "rx/report/snapshot.h"
 #include "rx/report/snapshot_senders.h"
+#include "rx/sink/registry.h"
 
 struct no_socket_ctx {
 	struct snapshot *s;
@@ -223,9 +224,7 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 		s->output_up = !sink_is_down(r->sink);
 		s->output_stalled = sink_is_stalled(r->sink);
 	}
-	/* Each fills its stats only from its own sink. */
-	s->have_kafka = r->sink && !sink_kafka_stats(r->sink, &s->kafka);
-	s->have_otlp = r->sink && !sink_otlp_stats(r->sink, &s->otlp);
+	sink_stats_read(r->cfg, r->sink, &s->output);
 	err = scrape ? sender_cache_read(r, &s->senders) : -ENOENT;
 	if (err == -ENOENT) /* no cache: read the tables */
 		err = snapshot_senders_take(r, &s->senders);

@@ -23,8 +23,7 @@
 #include "rx/path/output.h"
 #include "rx/path/reorder.h"
 #include "rx/life/receiver.h"
-#include "rx/sink/kafka.h"
-#include "rx/sink/otlp.h"
+#include "rx/sink/stats.h"
 #include "rx/path/window.h"
 #include "rx/report/snapshot_senders.h"
 
@@ -100,10 +99,8 @@ struct snapshot {
 	bool have_output_state; /* a network output: tcp, tls, kafka, otlp */
 	bool output_up;		/* delivering, not retrying an unreachable destination */
 	bool output_stalled;	/* connected, but its destination takes nothing */
-	bool have_kafka;
-	struct sink_kafka_stats kafka;
-	bool have_otlp;
-	struct sink_otlp_stats otlp;
+	/* The output's own numbers (kafka, otlp), if it keeps any */
+	struct sink_stats output;
 	struct snapshot_senders senders;
 };
 

@@ -6,7 +6,7 @@
 #include "rx/settings/config.h"
 
 /* The settings only a restart applies, by the flag that sets them (each
- * output's own are in its table: the output_kafka.c of each output). */
+ * output lists its own in its struct output_def: outputs.h). */
 #define FIELD RESTART_FIELD
 #define STRING RESTART_STRING
 static const struct restart_field restart_fields[] = {

@@ -38,20 +38,21 @@ struct restart_field {
 	size_t count_off; /* RESTART_STRINGS: the unsigned int that counts them */
 };
 
-#define RESTART_FIELD(flag, f)                                                                    \
-	{                                                                                         \
-		flag, offsetof(struct config, f), sizeof(((struct config *)0)->f), RESTART_BYTES, \
-			0                                                                         \
+#define RESTART_FIELD(fl, f)                                   \
+	{                                                      \
+		.flag = fl, .off = offsetof(struct config, f), \
+		.size = sizeof(((struct config *)0)->f)        \
 	}
-#define RESTART_STRING(flag, f)                                        \
-	{                                                              \
-		flag, offsetof(struct config, f), 0, RESTART_STRING, 0 \
+#define RESTART_STRING(fl, f)                                                        \
+	{                                                                            \
+		.flag = fl, .off = offsetof(struct config, f), .how = RESTART_STRING \
 	}
 /* Strings f[0..n) of sizeof(f[0]) bytes each: n and each string compared. */
-#define RESTART_STRINGS(flag, f, n)                                                   \
-	{                                                                             \
-		flag, offsetof(struct config, f), sizeof(((struct config *)0)->f[0]), \
-			RESTART_STRINGS, offsetof(struct config, n)                   \
+#define RESTART_STRINGS(fl, f, n)                                                   \
+	{                                                                           \
+		.flag = fl, .off = offsetof(struct config, f),                      \
+		.size = sizeof(((struct config *)0)->f[0]), .how = RESTART_STRINGS, \
+		.count_off = offsetof(struct config, n)                             \
 	}
 
 struct output_def {

@@ -49,16 +49,24 @@ static unsigned int check_otlp(const struct config *c)
 
 static const struct sink_kind {
 	struct sink *(*open)(const struct config *c);
-	unsigned int (*check)(const struct config *c);
+	unsigned int (*check)(const struct config *c);	     /* --check-config */
+	int (*stats)(struct sink *s, struct sink_stats *st); /* its own numbers */
 } kinds[OUTPUT_KINDS] = {
 	[OUTPUT_NULL] = { sink_file_open },
 	[OUTPUT_STDOUT] = { sink_file_open },
 	[OUTPUT_FILE] = { sink_file_open },
 	[OUTPUT_TCP] = { sink_tcp_open, check_host_port },
-	[OUTPUT_KAFKA] = { sink_kafka_open },
-	[OUTPUT_OTLP] = { sink_otlp_open, check_otlp },
+	[OUTPUT_KAFKA] = { sink_kafka_open, NULL, kafka_stats_read },
+	[OUTPUT_OTLP] = { sink_otlp_open, check_otlp, otlp_stats_read },
 	[OUTPUT_TLS] = { sink_tcp_open, check_tls },
 };
+
+void sink_stats_read(const struct config *c, struct sink *s, struct sink_stats *st)
+{
+	st->ops = NULL;
+	if (s && kinds[c->output].stats && kinds[c->output].stats(s, st))
+		st->ops = NULL;
+}
 
 unsigned int sink_check(const struct config *c)
 {

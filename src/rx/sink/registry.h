@@ -9,6 +9,7 @@
 
 #include "rx/settings/config.h"
 #include "rx/sink/sink.h"
+#include "rx/sink/stats.h"
 
 /* Opens the sink the config names; NULL + errno, having logged why. */
 struct sink *sink_open(const struct config *c);
@@ -17,5 +18,9 @@ struct sink *sink_open(const struct config *c);
  * PEM files as a TLS client reads them). The number of problems, each
  * logged. */
 unsigned int sink_check(const struct config *c);
+
+/* The output's own numbers from its sink s (NULL: not open yet) into st;
+ * st->ops NULL when it keeps none. Safe while the output stage runs. */
+void sink_stats_read(const struct config *c, struct sink *s, struct sink_stats *st);
 
 #endif
