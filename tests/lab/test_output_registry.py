@@ -36,13 +36,13 @@ def test_only_the_registry_and_the_sinks_name_an_output_kind():
 def test_the_scan_sees_the_kinds():
     """The pattern matches where the kinds are named (a scan that finds
     nothing anywhere would pass the test above for nothing)."""
-    assert kind_uses("outputs.h", os.path.join(ROOT, "src/rx/settings/outputs.h"))
+    assert kind_uses("output_def.h", os.path.join(ROOT, "src/rx/settings/output_def.h"))
     assert not KIND.search("OPT_OUTPUT_RATE SYSLOGRX_OUTPUT_H ADVICE_OUTPUT_BUSY")
 
 
 def test_every_output_has_one_line_in_each_table():
     """outputs.c's table and the sinks' (sink/registry.c) list the same kinds."""
-    with open(os.path.join(ROOT, "src/rx/settings/outputs.h")) as f:
+    with open(os.path.join(ROOT, "src/rx/settings/output_def.h")) as f:
         kinds = re.findall(r"^\s*(OUTPUT_[A-Z]+),", f.read(), re.M)
     kinds.remove("OUTPUT_KINDS")
     for table in ("src/rx/settings/outputs.c", "src/rx/sink/registry.c"):

@@ -114,13 +114,12 @@ def test_no_two_files_of_a_room_call_each_other():
 
 
 # Rooms whose files also include no header of a file that needs them: no
-# arrow runs back up (settings/: struct config holds each output's options
-# and each output's settings file reads struct config; life/: struct
-# receiver, until it is split into parts).
-NO_ARROW_BACK_UP = ("rx/path", "rx/sink", "rx/report")
+# arrow runs back up (all but life/, where every file reads struct receiver
+# through receiver.h, until it is split into parts).
+NO_ARROW_BACK_UP = ("rx/settings", "rx/sink", "rx/path", "rx/report")
 
 
-def test_no_arrow_runs_back_up_in_path_sink_report():
+def test_no_arrow_runs_back_up_but_in_life():
     graph = inside_rooms(arrows())
     bad = [c for c in loops(graph) if os.path.dirname(c[0]) in NO_ARROW_BACK_UP]
     assert not bad, "files that include or call each other in a loop:\n" + "\n".join(

@@ -12,6 +12,9 @@
 #include <string.h>
 #include "rx/settings/config.h"
 #include "rx/settings/config_check.h"
+#include "rx/settings/output_kafka.h"
+#include "rx/settings/output_otlp.h"
+#include "rx/settings/output_tls.h"
 
 _Static_assert(CONFIG_MAX_SOCKETS == 4096, "the messages below name it");
 

@@ -11,10 +11,10 @@
 #include "bpf/balancer.h"
 #include "rx/settings/env_file.h"
 #include "rx/settings/listeners.h"
-#include "rx/settings/output_kafka.h"
-#include "rx/settings/output_otlp.h"
-#include "rx/settings/output_tls.h"
-#include "rx/settings/outputs.h"
+#include "rx/settings/kafka_options.h"
+#include "rx/settings/otlp_options.h"
+#include "rx/settings/output_def.h"
+#include "rx/settings/tls_options.h"
 
 #define CONFIG_MAX_SOCKETS REUSEPORT_MAX_SOCKETS
 #define CONFIG_MAX_BATCH 1024
@@ -62,7 +62,7 @@ struct config {
 	unsigned int batch; /* recvmmsg batch: the fetch limit */
 	enum output_kind output;
 	char output_arg[PATH_MAX]; /* file path, HOST:PORT for tcp, BROKERS/TOPIC for kafka */
-	/* Each output's own flags (their headers: rx/settings/outputs.c names them) */
+	/* Each output's own flags (its options header: kafka_options.h, ...) */
 	struct kafka_options kafka;
 	struct otlp_options otlp;
 	struct tls_options tls;

@@ -19,7 +19,7 @@ int config_check_max_sockets(const struct config *c, char *err, size_t errlen);
 int config_check_threads(struct config *c, char *err, size_t errlen);
 /* --supervise: the supervisor holds the sockets, so no live resize. */
 int config_check_supervise(const struct config *c, char *err, size_t errlen);
-/* Each output's own (its check in rx/settings/outputs.h's table), then: */
+/* Each output's own (its check in rx/settings/output_def.h's table), then: */
 /* --json-raw: only with --format json; --framing only with a stream output. */
 int config_check_format(const struct config *c, char *err, size_t errlen);
 /* --disk-buffer*: a network output; not with --ordered. */

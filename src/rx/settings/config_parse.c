@@ -262,7 +262,7 @@ static error_t parse_output_opt(struct parse_state *ps, int key, char *arg)
 	return ARGP_ERR_UNKNOWN;
 }
 
-/* An output's own flags: its parse_opt (rx/settings/outputs.h). */
+/* An output's own flags: its parse_opt (rx/settings/output_def.h). */
 static error_t parse_outputs_opt(struct parse_state *ps, int key, char *arg)
 {
 	int ret = outputs_parse_opt(ps->c, key, arg, ps->err, ps->errlen);

@@ -6,7 +6,7 @@
 #include "rx/settings/config.h"
 
 /* The settings only a restart applies, by the flag that sets them (each
- * output lists its own in its struct output_def: outputs.h). */
+ * output lists its own in its struct output_def: output_def.h). */
 #define FIELD RESTART_FIELD
 #define STRING RESTART_STRING
 static const struct restart_field restart_fields[] = {

@@ -4,24 +4,8 @@
 #ifndef SYSLOGRX_OUTPUT_OTLP_H
 #define SYSLOGRX_OUTPUT_OTLP_H
 
-#include <limits.h>
-#include <stdbool.h>
-#include "rx/settings/outputs.h"
-
-#define CONFIG_MAX_OTLP_HEADERS 16
-#define CONFIG_OTLP_HEADER_LEN 1024
-
-/* --output otlp:URL (output_arg is the URL, with /v1/logs added when it has
- * no path) and its flags */
-struct otlp_options {
-	bool gzip; /* --otlp-compression gzip (default) | none */
-	bool json; /* --otlp-encoding json; protobuf by default */
-	/* --otlp-original: the body is the datagram as it came */
-	bool original;
-	char ca[PATH_MAX], cert[PATH_MAX], key[PATH_MAX];
-	unsigned int nr_headers; /* --otlp-header KEY=VALUE, in order */
-	char headers[CONFIG_MAX_OTLP_HEADERS][CONFIG_OTLP_HEADER_LEN];
-};
+#include "rx/settings/output_def.h"
+#include "rx/settings/otlp_options.h"
 
 extern const struct output_def output_otlp;
 

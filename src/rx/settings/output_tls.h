@@ -4,16 +4,8 @@
 #ifndef SYSLOGRX_OUTPUT_TLS_H
 #define SYSLOGRX_OUTPUT_TLS_H
 
-#include <limits.h>
-#include "rx/settings/outputs.h"
-
-/* The CA to verify the server with ("" = the system's), the client's
- * certificate and key ("" = none), the name its certificate must hold
- * ("" = HOST) */
-struct tls_options {
-	char ca[PATH_MAX], cert[PATH_MAX], key[PATH_MAX];
-	char name[256];
-};
+#include "rx/settings/output_def.h"
+#include "rx/settings/tls_options.h"
 
 extern const struct output_def output_tls;
 

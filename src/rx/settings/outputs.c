@@ -6,7 +6,10 @@
 #include <string.h>
 #include "common/redact.h"
 #include "rx/settings/config.h"
-#include "rx/settings/outputs.h"
+#include "rx/settings/output_def.h"
+#include "rx/settings/output_kafka.h"
+#include "rx/settings/output_otlp.h"
+#include "rx/settings/output_tls.h"
 
 static const struct output_def output_null = {
 	.kind = OUTPUT_NULL,

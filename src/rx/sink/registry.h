@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The sinks by output kind (rx/settings/outputs.h names the kinds): one
+ * The sinks by output kind (rx/settings/output_def.h names the kinds): one
  * line per output in registry.c's table, its open and its destination's
  * check.
  */

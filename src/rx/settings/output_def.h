@@ -6,8 +6,8 @@
  * file (output_kafka.c, output_otlp.c, output_tls.c); rx/sink/ opens it. Only
  * this table, those files and sink/ tell the kinds apart.
  */
-#ifndef SYSLOGRX_OUTPUTS_H
-#define SYSLOGRX_OUTPUTS_H
+#ifndef SYSLOGRX_OUTPUT_DEF_H
+#define SYSLOGRX_OUTPUT_DEF_H
 
 #include <stdbool.h>
 #include <stddef.h>
