@@ -78,7 +78,7 @@ static const char doc[] =
 	"for the group's N sockets, and leaves; the program stays with the group\n"
 	"(no steered counts; while the receiver keeps its N sockets).\n"
 	"\n"
-	"USAGE: udpbalance --pid PID --port P --policy random|roundrobin|leastloaded\n"
+	"USAGE: udpbalance --pid PID --port P --policy POLICY\n"
 	"                  [--interval S]\n"
 	"                  [--count K] [--json] [--keep] [-v]\n"
 	"       udpbalance --pid PID --port P --cbpf [--json] [-v]\n"
@@ -95,12 +95,27 @@ enum { OPT_POLICY = 256, OPT_KEEP, OPT_CBPF };
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Process owning the SO_REUSEPORT group (required)", 0 },
 	{ "port", 'P', "PORT", 0, "Local UDP port of the group (required)", 0 },
-	{ "policy", OPT_POLICY, "POLICY", 0, "random | roundrobin | leastloaded (required)", 0 },
+	/* --help names the policies first (help_filter) */
+	{ "policy", OPT_POLICY, "POLICY", 0, "(required)", 0 },
 	{ "keep", OPT_KEEP, NULL, 0, "Leave the program attached at exit", 0 },
 	{ "cbpf", OPT_CBPF, NULL, 0,
 	  "random by classic BPF: join, attach, leave; no capability (the receiver's uid)", 0 },
 	{},
 };
+
+/* --help: the policies that load a program, from their table (bpf/balancer.h). */
+static char *help_filter(int key, const char *text, void *input)
+{
+	char names[128], *out;
+
+	(void)input;
+	if (key != OPT_POLICY || asprintf(&out, "%s %s",
+					  balance_policy_list(names, sizeof(names), " | ", " | ", 0,
+							      BALANCE_F_NO_PROGRAM),
+					  text) < 0)
+		return (char *)text;
+	return out;
+}
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
@@ -112,10 +127,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.port = cli_port(arg);
 		break;
 	case OPT_POLICY:
-		if (balance_policy_from_name(arg, &env.policy) || env.policy == BALANCE_HASH)
-			cli_bad_value(
-				"--policy", arg,
-				"random, roundrobin or leastloaded (hash is what detaching gives)");
+		if (balance_policy_from_name(arg, &env.policy) ||
+		    (balance_policy_flags(env.policy) & BALANCE_F_NO_PROGRAM)) {
+			char expect[160], names[64], none[32];
+
+			snprintf(expect, sizeof(expect), "%s (%s is what detaching gives)",
+				 BALANCE_POLICY_LIST(names, 0, BALANCE_F_NO_PROGRAM),
+				 BALANCE_POLICY_LIST(none, BALANCE_F_NO_PROGRAM, 0));
+			cli_bad_value("--policy", arg, expect);
+		}
 		env.policy_set = true;
 		break;
 	case OPT_KEEP:
@@ -128,7 +148,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		fprintf(stderr, "udpbalance: unexpected argument '%s'\n", arg);
 		exit(2);
 	case ARGP_KEY_END:
-		if (env.cbpf && env.policy_set && env.policy != BALANCE_RANDOM) {
+		if (env.cbpf && env.policy_set &&
+		    !(balance_policy_flags(env.policy) & BALANCE_F_CLASSIC)) {
 			fprintf(stderr,
 				"udpbalance: --cbpf spreads at random: --policy %s needs "
 				"eBPF (CAP_BPF)\n",
@@ -146,10 +167,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		}
 		/* Left attached, leastloaded would steer on queue sizes frozen
 		 * when udpbalance's tracepoint programs went away. */
-		if (env.keep && env.policy == BALANCE_LEASTLOADED) {
+		if (env.keep && (balance_policy_flags(env.policy) & BALANCE_F_PRESSURE)) {
 			fprintf(stderr,
-				"udpbalance: --keep cannot be used with --policy leastloaded: "
-				"its queue tracking ends when udpbalance exits\n");
+				"udpbalance: --keep cannot be used with --policy %s: "
+				"its queue tracking ends when udpbalance exits\n",
+				balance_policy_name(env.policy));
 			exit(2);
 		}
 		break;
@@ -623,6 +645,7 @@ int main(int argc, char **argv)
 		.parser = parse_arg,
 		.doc = doc,
 		.children = children,
+		.help_filter = help_filter,
 	};
 	struct group g = {};
 	struct balancer *b = NULL;
@@ -654,7 +677,7 @@ int main(int argc, char **argv)
 	if (!env.cbpf) {
 		int probe = balancer_probe();
 
-		if (probe && env.policy == BALANCE_RANDOM) {
+		if (probe && (balance_policy_flags(env.policy) & BALANCE_F_CLASSIC)) {
 			snprintf(why, sizeof(why),
 				 "no CAP_BPF: loading an SK_REUSEPORT program: %s",
 				 strerror(-probe));
@@ -662,9 +685,7 @@ int main(int argc, char **argv)
 		} else if (probe) {
 			pr_warn("--policy %s needs eBPF: %s (loading an SK_REUSEPORT program: %s); "
 				"random works without it (classic BPF)\n",
-				balance_policy_name(env.policy),
-				env.policy == BALANCE_LEASTLOADED ? "CAP_BPF and CAP_PERFMON" :
-								    "CAP_BPF",
+				balance_policy_name(env.policy), balance_policy_needs(env.policy),
 				strerror(-probe));
 			err = probe;
 			goto cleanup;

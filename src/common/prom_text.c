@@ -210,3 +210,10 @@ void prom_double(struct prom_text *p, const char *name, const struct prom_labels
 		}
 	sample(p, name, l, s);
 }
+
+void prom_one(struct prom_text *p, const char *name, enum prom_type type, const char *help,
+	      uint64_t v)
+{
+	prom_family(p, name, type, help);
+	prom_u64(p, name, NULL, v);
+}

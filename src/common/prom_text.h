@@ -58,5 +58,8 @@ void prom_raw(struct prom_text *p, const char *text, size_t len);
 /* One sample; labels may be NULL. */
 void prom_u64(struct prom_text *p, const char *name, const struct prom_labels *l, uint64_t v);
 void prom_double(struct prom_text *p, const char *name, const struct prom_labels *l, double v);
+/* A family of one unlabelled sample. */
+void prom_one(struct prom_text *p, const char *name, enum prom_type type, const char *help,
+	      uint64_t v);
 
 #endif

@@ -18,25 +18,27 @@ struct balancer {
 	enum balance_policy policy;
 	unsigned int n;
 	int ncpus;
-	struct bpf_link *enqueue_link; /* leastloaded: the pressure programs */
+	bool pressure;		       /* BALANCE_F_PRESSURE: leastloaded */
+	struct bpf_link *enqueue_link; /* the pressure programs */
 	struct bpf_link *dequeue_link;
 	__u32 *live;   /* live_sockets in the kernel's .bss */
 	void *bss_map; /* adopted: our own mapping of the .bss map */
 	size_t bss_len;
 };
 
-static const char *const policy_names[] = {
-	[BALANCE_HASH] = "hash",
-	[BALANCE_RANDOM] = "random",
-	[BALANCE_ROUNDROBIN] = "roundrobin",
-	[BALANCE_LEASTLOADED] = "leastloaded",
-};
+#define POLICY_ROW(id, value, name, flags) { BALANCE_##id, name, flags },
+static const struct {
+	enum balance_policy policy;
+	const char *name;
+	unsigned int flags;
+} policies[] = { BALANCE_POLICIES(POLICY_ROW) };
+#undef POLICY_ROW
 
 int balance_policy_from_name(const char *name, enum balance_policy *out)
 {
-	for (unsigned int i = 0; i < ARRAY_SIZE(policy_names); i++) {
-		if (!strcmp(name, policy_names[i])) {
-			*out = i;
+	for (unsigned int i = 0; i < ARRAY_SIZE(policies); i++) {
+		if (!strcmp(name, policies[i].name)) {
+			*out = policies[i].policy;
 			return 0;
 		}
 	}
@@ -45,7 +47,45 @@ int balance_policy_from_name(const char *name, enum balance_policy *out)
 
 const char *balance_policy_name(enum balance_policy p)
 {
-	return (unsigned int)p < ARRAY_SIZE(policy_names) ? policy_names[p] : "?";
+	for (unsigned int i = 0; i < ARRAY_SIZE(policies); i++)
+		if (policies[i].policy == p)
+			return policies[i].name;
+	return "?";
+}
+
+unsigned int balance_policy_flags(enum balance_policy p)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(policies); i++)
+		if (policies[i].policy == p)
+			return policies[i].flags;
+	return 0;
+}
+
+const char *balance_policy_needs(enum balance_policy p)
+{
+	return balance_policy_flags(p) & BALANCE_F_PRESSURE ? "CAP_BPF and CAP_PERFMON" : "CAP_BPF";
+}
+
+const char *balance_policy_list(char *buf, size_t len, const char *sep, const char *last,
+				unsigned int with, unsigned int without)
+{
+	unsigned int n = 0, left = 0;
+	size_t at = 0;
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(policies); i++)
+		left += (policies[i].flags & with) == with && !(policies[i].flags & without);
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < ARRAY_SIZE(policies) && at < len; i++) {
+		if ((policies[i].flags & with) != with || (policies[i].flags & without))
+			continue;
+		at += snprintf(buf + at, len - at, "%s%s",
+			       !n	     ? "" :
+			       n + 1 == left ? last :
+					       sep,
+			       policies[i].name);
+		n++;
+	}
+	return buf;
 }
 
 int balancer_probe(void)
@@ -65,10 +105,12 @@ int balancer_probe(void)
 
 struct balancer *balancer_open(enum balance_policy policy, unsigned int nr_sockets)
 {
+	char others[64];
 	struct balancer *b;
 	int err;
 
-	if (policy == BALANCE_HASH || nr_sockets == 0 || nr_sockets > REUSEPORT_MAX_SOCKETS) {
+	if ((balance_policy_flags(policy) & BALANCE_F_NO_PROGRAM) || nr_sockets == 0 ||
+	    nr_sockets > REUSEPORT_MAX_SOCKETS) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -77,6 +119,7 @@ struct balancer *balancer_open(enum balance_policy policy, unsigned int nr_socke
 		return NULL;
 	b->n = nr_sockets;
 	b->policy = policy;
+	b->pressure = balance_policy_flags(policy) & BALANCE_F_PRESSURE;
 	b->ncpus = libbpf_num_possible_cpus();
 	if (b->ncpus < 0) {
 		err = b->ncpus;
@@ -98,20 +141,22 @@ struct balancer *balancer_open(enum balance_policy policy, unsigned int nr_socke
 		goto fail;
 	/* The pressure programs are tracing programs (CAP_PERFMON): only
 	 * leastloaded loads them, so random and roundrobin need CAP_BPF alone. */
-	bpf_program__set_autoload(b->skel->progs.pressure_enqueue, policy == BALANCE_LEASTLOADED);
-	bpf_program__set_autoload(b->skel->progs.pressure_dequeue, policy == BALANCE_LEASTLOADED);
+	bpf_program__set_autoload(b->skel->progs.pressure_enqueue, b->pressure);
+	bpf_program__set_autoload(b->skel->progs.pressure_dequeue, b->pressure);
 	err = balancer_bpf__load(b->skel);
 	if (err) {
-		if ((err == -EPERM || err == -EACCES) && policy == BALANCE_LEASTLOADED)
-			pr_warn("--balance leastloaded needs CAP_BPF and CAP_PERFMON (its tp_btf "
-				"programs track each socket's queue); random needs CAP_BPF only\n");
+		if ((err == -EPERM || err == -EACCES) && b->pressure)
+			pr_warn("--balance %s needs CAP_BPF and CAP_PERFMON (its tp_btf "
+				"programs track each socket's queue); %s needs CAP_BPF only\n",
+				balance_policy_name(policy),
+				BALANCE_POLICY_LIST(others, BALANCE_F_CLASSIC, 0));
 		else if (err == -EPERM || err == -EACCES)
 			pr_warn("loading the SK_REUSEPORT program needs CAP_BPF (or root)\n");
 		else
 			pr_warn("loading the SK_REUSEPORT program failed: %s\n", strerror(-err));
 		goto fail;
 	}
-	if (policy == BALANCE_LEASTLOADED) {
+	if (b->pressure) {
 		b->enqueue_link = bpf_program__attach(b->skel->progs.pressure_enqueue);
 		if (!b->enqueue_link) {
 			err = -errno;
@@ -205,7 +250,7 @@ int balancer_set_socket(struct balancer *b, unsigned int idx, int fd)
 	if (bpf_map__update_elem(b->skel->maps.socks, &key, sizeof(key), &value, sizeof(value),
 				 BPF_ANY))
 		return -errno;
-	if (b->policy == BALANCE_LEASTLOADED) {
+	if (b->pressure) {
 		/* The socket's own storage names its slot for the pressure programs. */
 		struct balancer_slot slot = { .slot = idx };
 
@@ -218,7 +263,7 @@ int balancer_set_socket(struct balancer *b, unsigned int idx, int fd)
 
 int balancer_read_queued(struct balancer *b, uint64_t *queued)
 {
-	if (b->policy != BALANCE_LEASTLOADED)
+	if (!b->pressure)
 		return -ENOENT;
 	for (__u32 slot = 0; slot < b->n; slot++) {
 		__u32 v = 0;

@@ -12,9 +12,21 @@
 
 struct balancer;
 
-/* "random" | "roundrobin" | "leastloaded" | "hash" -> policy; -EINVAL for anything else. */
+/* A policy's name (bpf/balancer.h's table) -> policy; -EINVAL for anything else. */
 int balance_policy_from_name(const char *name, enum balance_policy *out);
 const char *balance_policy_name(enum balance_policy p);
+/* Its BALANCE_F_* flags. */
+unsigned int balance_policy_flags(enum balance_policy p);
+/* The names of the policies that have every flag of with and none of
+ * without, in the table's order, for help and errors: "random, roundrobin or
+ * hash" with sep ", " and last " or ". Returns buf. */
+const char *balance_policy_list(char *buf, size_t len, const char *sep, const char *last,
+				unsigned int with, unsigned int without);
+/* The same into a char array, "a, b or c". */
+#define BALANCE_POLICY_LIST(buf, with, without) \
+	balance_policy_list(buf, sizeof(buf), ", ", " or ", with, without)
+/* What loading p's program needs: "CAP_BPF", "CAP_BPF and CAP_PERFMON". */
+const char *balance_policy_needs(enum balance_policy p);
 
 /*
  * Whether an SK_REUSEPORT program can be loaded here: 0, or -errno (-EPERM

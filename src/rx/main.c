@@ -315,10 +315,10 @@ static void say_ready(const struct receiver *r, const struct config *cfg)
 	if (r->drops_meminfo)
 		snprintf(spread + strlen(spread), sizeof(spread) - strlen(spread),
 			 "; drops from SO_MEMINFO (reasons need CAP_BPF and CAP_PERFMON)");
-	if (cfg->output == OUTPUT_NULL)
+	if (output_of(cfg)->discards)
 		pr_note("ready on %s, discarding messages (--output null)%s\n",
 			listen_text(r, listens, sizeof(listens)), spread);
-	else if (cfg->output == OUTPUT_OTLP)
+	else if (output_of(cfg)->records)
 		pr_note("ready on %s, exporting OTLP log records to %s%s\n",
 			listen_text(r, listens, sizeof(listens)),
 			config_output_name(cfg, where, sizeof(where)), spread);

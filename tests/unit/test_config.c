@@ -354,10 +354,10 @@ static void test_kafka(void **state)
 	assert_int_equal(PARSE(&c, "--output", "kafka:127.0.0.1:9092/syslog"), 0);
 	assert_int_equal(c.output, OUTPUT_KAFKA);
 	assert_string_equal(c.output_arg, "127.0.0.1:9092/syslog");
-	assert_string_equal(c.kafka_brokers, "127.0.0.1:9092");
-	assert_string_equal(c.kafka_topic, "syslog");
-	assert_int_equal(c.kafka_key, KAFKA_KEY_NONE);
-	assert_int_equal(c.kafka_nr_opts, 0);
+	assert_string_equal(c.kafka.brokers, "127.0.0.1:9092");
+	assert_string_equal(c.kafka.topic, "syslog");
+	assert_int_equal(c.kafka.key, KAFKA_KEY_NONE);
+	assert_int_equal(c.kafka.nr_opts, 0);
 	assert_true(c.drain_timeout > 9.99 && c.drain_timeout < 10.01);
 
 	assert_int_equal(PARSE(&c, "--output", "kafka:k1:9092,[::1]:9093,10.0.0.7:19092/a.b_c-1",
@@ -365,19 +365,19 @@ static void test_kafka(void **state)
 			       "compression.type=lz4", "--kafka-opt", "client.id=a=b",
 			       "--drain-timeout", "2.5"),
 			 0);
-	assert_string_equal(c.kafka_brokers, "k1:9092,[::1]:9093,10.0.0.7:19092");
-	assert_string_equal(c.kafka_topic, "a.b_c-1");
-	assert_int_equal(c.kafka_key, KAFKA_KEY_SOURCE);
-	assert_int_equal(c.kafka_nr_opts, 3);
-	assert_string_equal(c.kafka_opts[0], "acks=1");
-	assert_string_equal(c.kafka_opts[1], "compression.type=lz4");
-	assert_string_equal(c.kafka_opts[2], "client.id=a=b");
+	assert_string_equal(c.kafka.brokers, "k1:9092,[::1]:9093,10.0.0.7:19092");
+	assert_string_equal(c.kafka.topic, "a.b_c-1");
+	assert_int_equal(c.kafka.key, KAFKA_KEY_SOURCE);
+	assert_int_equal(c.kafka.nr_opts, 3);
+	assert_string_equal(c.kafka.opts[0], "acks=1");
+	assert_string_equal(c.kafka.opts[1], "compression.type=lz4");
+	assert_string_equal(c.kafka.opts[2], "client.id=a=b");
 	assert_true(c.drain_timeout > 2.49 && c.drain_timeout < 2.51);
 
 	assert_int_equal(PARSE(&c, "--output", "kafka:h:1/t", "--kafka-key", "hostname"), 0);
-	assert_int_equal(c.kafka_key, KAFKA_KEY_HOSTNAME);
+	assert_int_equal(c.kafka.key, KAFKA_KEY_HOSTNAME);
 	assert_int_equal(PARSE(&c, "--output", "kafka:h:1/t", "--kafka-key", "app"), 0);
-	assert_int_equal(c.kafka_key, KAFKA_KEY_APP);
+	assert_int_equal(c.kafka.key, KAFKA_KEY_APP);
 	assert_int_equal(PARSE(&c, "--output", "kafka:h:1/t", "--drain-timeout", "0"), 0);
 	assert_true(c.drain_timeout == 0);
 	assert_true(c.stall_timeout > 29.99 && c.stall_timeout < 30.01);
@@ -417,7 +417,7 @@ static void test_otlp(void **state)
 	assert_int_equal(PARSE(&c, "--output", "otlp:http://127.0.0.1:4318"), 0);
 	assert_int_equal(c.output, OUTPUT_OTLP);
 	assert_string_equal(c.output_arg, "http://127.0.0.1:4318/v1/logs");
-	assert_true(c.otlp_gzip && !c.otlp_json && !c.otlp_nr_headers && !c.otlp_original);
+	assert_true(c.otlp.gzip && !c.otlp.json && !c.otlp.nr_headers && !c.otlp.original);
 	assert_string_equal(c.timezone, "local");
 	assert_int_equal(c.tz_kind, TZ_LOCAL);
 	assert_int_equal(PARSE(&c, "--output", "otlp:http://h:1/"), 0);
@@ -428,12 +428,12 @@ static void test_otlp(void **state)
 			       "X-Scope-OrgID=t1", "--otlp-ca", "/dev/null", "--timezone", "-05:30",
 			       "--otlp-original"),
 			 0);
-	assert_true(c.otlp_original);
+	assert_true(c.otlp.original);
 	assert_string_equal(c.output_arg, "https://[::1]:4318/otlp/v1/logs");
-	assert_true(!c.otlp_gzip && c.otlp_json);
-	assert_int_equal(c.otlp_nr_headers, 2);
-	assert_string_equal(c.otlp_headers[0], "Authorization=Bearer a=b");
-	assert_string_equal(c.otlp_ca, "/dev/null");
+	assert_true(!c.otlp.gzip && c.otlp.json);
+	assert_int_equal(c.otlp.nr_headers, 2);
+	assert_string_equal(c.otlp.headers[0], "Authorization=Bearer a=b");
+	assert_string_equal(c.otlp.ca, "/dev/null");
 	assert_int_equal(c.tz_kind, TZ_FIXED);
 	assert_int_equal(c.tz_offset, -(5 * 3600 + 30 * 60));
 	assert_int_equal(PARSE(&c, "--timezone", "Europe/Paris"), 0);
@@ -455,14 +455,14 @@ static void test_tls(void **state)
 			 0);
 	assert_int_equal(c.output, OUTPUT_TLS);
 	assert_string_equal(c.output_arg, "127.0.0.1:6514");
-	assert_string_equal(c.tls_ca, "/dev/null");
-	assert_string_equal(c.tls_cert, "/dev/null");
-	assert_string_equal(c.tls_key, "/dev/null");
-	assert_string_equal(c.tls_name, "syslog.example");
+	assert_string_equal(c.tls.ca, "/dev/null");
+	assert_string_equal(c.tls.cert, "/dev/null");
+	assert_string_equal(c.tls.key, "/dev/null");
+	assert_string_equal(c.tls.name, "syslog.example");
 	assert_true(config_output_is_network(&c));
 	/* the system's CAs, HOST as the name */
 	assert_int_equal(PARSE(&c, "--output", "tls:[::1]:6514"), 0);
-	assert_true(!c.tls_ca[0] && !c.tls_name[0]);
+	assert_true(!c.tls.ca[0] && !c.tls.name[0]);
 
 	assert_int_not_equal(PARSE(&c, "--output", "tcp:127.0.0.1:601", "--tls-ca", "/dev/null"),
 			     0);
@@ -538,10 +538,10 @@ static void test_otlp_header_file(void **state)
 	assert_int_equal(PARSE(&c, "--output", "otlp:http://h:1", "--otlp-header-file", path,
 			       "--otlp-header", "X-Extra=1"),
 			 0);
-	assert_int_equal(c.otlp_nr_headers, 3);
-	assert_string_equal(c.otlp_headers[0], "Authorization=Bearer T0ken");
-	assert_string_equal(c.otlp_headers[1], "X-Scope-OrgID=t1");
-	assert_string_equal(c.otlp_headers[2], "X-Extra=1");
+	assert_int_equal(c.otlp.nr_headers, 3);
+	assert_string_equal(c.otlp.headers[0], "Authorization=Bearer T0ken");
+	assert_string_equal(c.otlp.headers[1], "X-Scope-OrgID=t1");
+	assert_string_equal(c.otlp.headers[2], "X-Extra=1");
 
 	assert_int_equal(chmod(path, 0620), 0);
 	assert_int_not_equal(PARSE(&c, "--output", "otlp:http://h:1", "--otlp-header-file", path),

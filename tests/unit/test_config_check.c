@@ -12,6 +12,9 @@
 #include <string.h>
 #include "rx/settings/config.h"
 #include "rx/settings/config_check.h"
+#include "rx/settings/output_kafka.h"
+#include "rx/settings/output_otlp.h"
+#include "rx/settings/output_tls.h"
 
 _Static_assert(CONFIG_MAX_SOCKETS == 4096, "the messages below name it");
 
@@ -131,42 +134,42 @@ static void test_supervise(void **state)
 
 static void test_kafka(void **state)
 {
-	c.kafka_key = KAFKA_KEY_SOURCE;
-	REFUSED(config_check_kafka(&c, err, sizeof(err)),
+	c.kafka.key = KAFKA_KEY_SOURCE;
+	REFUSED(kafka_options_check(&c, err, sizeof(err)),
 		"--kafka-key and --kafka-opt need --output kafka:BROKERS/TOPIC");
-	c.kafka_key = KAFKA_KEY_NONE;
-	c.kafka_nr_opts = 1;
-	REFUSED(config_check_kafka(&c, err, sizeof(err)),
+	c.kafka.key = KAFKA_KEY_NONE;
+	c.kafka.nr_opts = 1;
+	REFUSED(kafka_options_check(&c, err, sizeof(err)),
 		"--kafka-key and --kafka-opt need --output kafka:BROKERS/TOPIC");
 	c.output = OUTPUT_KAFKA;
-	c.kafka_key = KAFKA_KEY_SOURCE;
-	ACCEPTED(config_check_kafka(&c, err, sizeof(err)));
+	c.kafka.key = KAFKA_KEY_SOURCE;
+	ACCEPTED(kafka_options_check(&c, err, sizeof(err)));
 }
 
 static void test_otlp(void **state)
 {
-	c.otlp_json = true;
-	REFUSED(config_check_otlp(&c, err, sizeof(err)),
+	c.otlp.json = true;
+	REFUSED(otlp_options_check(&c, err, sizeof(err)),
 		"--otlp-compression, -encoding, -ca, -cert, -key and -header need --output otlp:URL");
-	c.otlp_json = false;
-	c.otlp_original = true;
-	REFUSED(config_check_otlp(&c, err, sizeof(err)),
+	c.otlp.json = false;
+	c.otlp.original = true;
+	REFUSED(otlp_options_check(&c, err, sizeof(err)),
 		"--otlp-original needs --output otlp:URL (the other outputs carry the datagram "
 		"already: --format raw, and json's \"raw\" with --json-raw)");
 
 	c.output = OUTPUT_OTLP;
 	snprintf(c.output_arg, sizeof(c.output_arg), "https://127.0.0.1:4318/v1/logs");
 	c.format = FORMAT_JSON;
-	REFUSED(config_check_otlp(&c, err, sizeof(err)),
+	REFUSED(otlp_options_check(&c, err, sizeof(err)),
 		"--format json does not apply to --output otlp: each message is one OTLP log "
 		"record (see --otlp-encoding)");
 	c.format = FORMAT_RAW;
-	snprintf(c.otlp_cert, sizeof(c.otlp_cert), "/etc/rx/client.pem");
-	REFUSED(config_check_otlp(&c, err, sizeof(err)), "--otlp-cert and --otlp-key go together");
-	snprintf(c.otlp_key, sizeof(c.otlp_key), "/etc/rx/client.key");
-	ACCEPTED(config_check_otlp(&c, err, sizeof(err)));
+	snprintf(c.otlp.cert, sizeof(c.otlp.cert), "/etc/rx/client.pem");
+	REFUSED(otlp_options_check(&c, err, sizeof(err)), "--otlp-cert and --otlp-key go together");
+	snprintf(c.otlp.key, sizeof(c.otlp.key), "/etc/rx/client.key");
+	ACCEPTED(otlp_options_check(&c, err, sizeof(err)));
 	snprintf(c.output_arg, sizeof(c.output_arg), "http://127.0.0.1:4318/v1/logs");
-	REFUSED(config_check_otlp(&c, err, sizeof(err)),
+	REFUSED(otlp_options_check(&c, err, sizeof(err)),
 		"--otlp-ca, --otlp-cert and --otlp-key need an https:// URL");
 }
 
@@ -180,13 +183,13 @@ static void test_format(void **state)
 
 static void test_tls(void **state)
 {
-	snprintf(c.tls_name, sizeof(c.tls_name), "logs.example.net");
-	REFUSED(config_check_tls(&c, err, sizeof(err)),
+	snprintf(c.tls.name, sizeof(c.tls.name), "logs.example.net");
+	REFUSED(tls_options_check(&c, err, sizeof(err)),
 		"--tls-ca, --tls-cert, --tls-key and --tls-name need --output tls:HOST:PORT");
 	c.output = OUTPUT_TLS;
-	ACCEPTED(config_check_tls(&c, err, sizeof(err)));
-	snprintf(c.tls_key, sizeof(c.tls_key), "/etc/rx/client.key");
-	REFUSED(config_check_tls(&c, err, sizeof(err)), "--tls-cert and --tls-key go together");
+	ACCEPTED(tls_options_check(&c, err, sizeof(err)));
+	snprintf(c.tls.key, sizeof(c.tls.key), "/etc/rx/client.key");
+	REFUSED(tls_options_check(&c, err, sizeof(err)), "--tls-cert and --tls-key go together");
 }
 
 static void test_disk_buffer(void **state)

@@ -204,11 +204,11 @@ static void test_otlp_original(void **state)
 {
 	write_file(conf_path, "output = otlp:http://127.0.0.1:4318\notlp-original = yes\n");
 	assert_int_equal(PARSE("--config", conf_path), 0);
-	assert_true(c.otlp_original);
+	assert_true(c.otlp.original);
 	teardown(NULL);
 	write_file(conf_path, "output = otlp:http://127.0.0.1:4318\notlp-original = no\n");
 	assert_int_equal(PARSE("--config", conf_path), 0);
-	assert_false(c.otlp_original);
+	assert_false(c.otlp.original);
 	teardown(NULL);
 	write_file(conf_path, "otlp-original\n");
 	assert_int_not_equal(PARSE("--config", conf_path, "--output", "null"), 0);

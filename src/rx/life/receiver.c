@@ -16,6 +16,7 @@
 #include "rx/path/diskbuf_lock.h"
 #include "rx/settings/paths_check.h"
 #include "rx/life/receiver.h"
+#include "rx/sink/registry.h"
 #include "rx/life/fair_share_run.h"
 #include "rx/life/receiver_workers.h"
 #include "rx/path/senders.h"
@@ -91,6 +92,7 @@ static int setup_balancer(struct receiver *r, int probe_err)
 {
 	struct socket_group *g = &r->group;
 	unsigned int slots = g->n;
+	char names[64], what[96];
 	uint64_t *cookies;
 	int err = 0;
 
@@ -99,7 +101,7 @@ static int setup_balancer(struct receiver *r, int probe_err)
 		snprintf(r->balance_why, sizeof(r->balance_why), "--balance hash");
 		return 0;
 	}
-	if (r->cfg->balance == BALANCE_RANDOM && probe_err) {
+	if ((balance_policy_flags(r->cfg->balance) & BALANCE_F_CLASSIC) && probe_err) {
 		char why[128];
 
 		snprintf(why, sizeof(why), "no CAP_BPF: loading an SK_REUSEPORT program: %s",
@@ -109,11 +111,9 @@ static int setup_balancer(struct receiver *r, int probe_err)
 	if (probe_err) {
 		/* roundrobin and leastloaded keep state in maps: eBPF only. */
 		pr_warn("--balance %s needs eBPF: %s (loading an SK_REUSEPORT program: %s); "
-			"without privilege, --balance random spreads by classic BPF\n",
-			balance_policy_name(r->cfg->balance),
-			r->cfg->balance == BALANCE_LEASTLOADED ? "CAP_BPF and CAP_PERFMON" :
-								 "CAP_BPF",
-			strerror(-probe_err));
+			"without privilege, --balance %s spreads by classic BPF\n",
+			balance_policy_name(r->cfg->balance), balance_policy_needs(r->cfg->balance),
+			strerror(-probe_err), BALANCE_POLICY_LIST(names, BALANCE_F_CLASSIC, 0));
 		return probe_err;
 	}
 	r->balance_runs = "eBPF";
@@ -121,7 +121,10 @@ static int setup_balancer(struct receiver *r, int probe_err)
 	r->balancer = balancer_open(r->cfg->balance, slots);
 	if (!r->balancer) {
 		err = -errno;
-		say_unprivileged_way(err, "--balance roundrobin and leastloaded need eBPF");
+		snprintf(what, sizeof(what), "--balance %s need eBPF",
+			 balance_policy_list(names, sizeof(names), ", ", " and ", 0,
+					     BALANCE_F_CLASSIC | BALANCE_F_NO_PROGRAM));
+		say_unprivileged_way(err, what);
 		return err;
 	}
 	cookies = calloc(slots, sizeof(*cookies));
@@ -582,9 +585,9 @@ int receiver_start(struct receiver *r)
 		.timestamps = cfg->ordered,
 		.stop = &r->stop,
 		.force = &r->force,
-		/* A Kafka or OTLP output may be slow to take the window: give
-		 * the read of the kernel queues the same time as the deliveries. */
-		.drain_ms = (cfg->output == OUTPUT_KAFKA || cfg->output == OUTPUT_OTLP) &&
+		/* An output that acknowledges (Kafka, OTLP) may be slow to take the
+		 * window: give the read of the kernel queues the deliveries' time. */
+		.drain_ms = output_of(cfg)->acknowledges &&
 					    cfg->drain_timeout * 1000 > FINAL_DRAIN_MS ?
 				    (int)(cfg->drain_timeout * 1000) :
 				    FINAL_DRAIN_MS,

@@ -32,11 +32,12 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/no_follow.h"
+#include "rx/path/diskbuf.h"
+#include "rx/path/diskbuf_format.h"
 #include "rx/path/diskbuf_int.h"
-#include "rx/path/worker.h"
+#include "rx/path/window.h"
 #include "rx/settings/config.h"
 
-_Static_assert(DISKBUF_MSG_MAX == WORKER_SLOT_BYTES, "a record's message is one receive slot");
 _Static_assert(DISKBUF_COUNT_MAX == CONFIG_MAX_BATCH, "a record is one batch");
 
 /* The bounds of a segment file's size (diskbuf_open clamps to them). */
@@ -47,72 +48,6 @@ _Static_assert(SEG_MAX <= SEG_FILE_MAX, "a segment the writer fills is one the r
 const char *diskbuf_mode_name(enum diskbuf_mode m)
 {
 	return m == DISKBUF_RELIABLE ? "reliable" : "spill";
-}
-
-/* ---- the cursor -------------------------------------------------------------
- * DIR/cursor: 24 bytes, the oldest segment's id and the offset before which
- * every record of it is done, with a CRC. Rewritten in place by the writer
- * thread (at most every CURSOR_NS) so that a restart after a crash does not
- * send again what was delivered: only what was in flight, and what was done
- * since the last rewrite. A missing or damaged cursor means "from the start":
- * duplicates, never a loss.
- */
-#define CURSOR_NS (100 * 1000000ULL)
-
-static uint32_t cursor_crc(const struct cursor *c)
-{
-	return dbuf_crc(c, offsetof(struct cursor, crc));
-}
-
-/* A planted cursor (a link, not a regular file, another owner's) refuses
- * the open; one that cannot be made only costs duplicates after a restart. */
-static int cursor_load(struct diskbuf *d)
-{
-	struct cursor c;
-
-	d->cursor_fd = dbuf_open_own_file(d, "cursor", O_CREAT);
-	if (d->cursor_fd == -EPERM)
-		return -EPERM;
-	if (d->cursor_fd < 0) {
-		pr_warn("--disk-buffer %s: cursor: %s (a restart sends whole segments again)\n",
-			d->dir, strerror(-d->cursor_fd));
-		d->cursor_fd = -1;
-		return 0;
-	}
-	if (!dbuf_pread_all(d->cursor_fd, &c, sizeof(c), 0) && c.crc == cursor_crc(&c))
-		d->cursor = c;
-	return 0;
-}
-
-/* Under the lock: the cursor as it is now. */
-static struct cursor cursor_now(const struct diskbuf *d)
-{
-	struct cursor c = { 0 };
-
-	if (d->head) {
-		c.seg = d->head->id;
-		c.off = d->head->done_off;
-	}
-	c.crc = cursor_crc(&c);
-	return c;
-}
-
-/* Under the lock: rewrites the cursor if it moved (the lock is released
- * around the write). */
-void dbuf_cursor_save(struct diskbuf *d, bool now)
-{
-	struct cursor c = cursor_now(d);
-	uint64_t t = mono_ns();
-
-	if (d->cursor_fd < 0 || !memcmp(&c, &d->cursor, sizeof(c)) ||
-	    (!now && t - d->cursor_ns < CURSOR_NS))
-		return;
-	d->cursor = c;
-	d->cursor_ns = t;
-	pthread_mutex_unlock(&d->lock);
-	if (pwrite(d->cursor_fd, &c, sizeof(c), 0) != sizeof(c))
-		pr_warn("--disk-buffer %s: writing the cursor: %s\n", d->dir, strerror(errno));
-	pthread_mutex_lock(&d->lock);
 }
 
 /* Under the lock: a record read at start is in flight. */
@@ -193,7 +128,7 @@ struct diskbuf *diskbuf_open(const struct diskbuf_opts *opts)
 	}
 	err = dbuf_dir_check(d, created);
 	if (!err)
-		err = cursor_load(d);
+		err = dbuf_cursor_load(d);
 	if (err)
 		goto fail;
 	err = dbuf_recover(d);

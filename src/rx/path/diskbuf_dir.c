@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include "common/array.h"
 #include "common/log.h"
+#include "rx/path/diskbuf_format.h"
 #include "rx/path/diskbuf_int.h"
+#include "rx/path/window.h"
 
 static void seg_path(const struct diskbuf *d, uint64_t id, char *buf, size_t len)
 {

@@ -20,7 +20,9 @@
 #include "common/crc32_fast.h"
 #include "common/log.h"
 #include "bpf/balancer.h"
+#include "rx/path/diskbuf_format.h"
 #include "rx/path/diskbuf_int.h"
+#include "rx/path/window.h"
 
 #define SCAN_CHUNK 65536
 

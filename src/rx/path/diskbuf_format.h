@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <netinet/in.h>
-#include "rx/path/diskbuf.h"
+#include "rx/path/diskbuf_opts.h"
 #include "rx/settings/listeners.h"
 
 struct batch;
@@ -82,5 +82,10 @@ static inline uint64_t dbuf_hdr_len(const struct rec_hdr *h)
 }
 /* pread until len bytes are read: 0, or -errno (-EIO at the file's end). */
 int dbuf_pread_all(int fd, void *buf, size_t len, uint64_t off);
+
+/* The name of a message's listener past this run's (see
+ * DISKBUF_LISTENER_NONE), or NULL: for the output stage (sink.h's
+ * listener_name), any thread. */
+const char *diskbuf_listener_name(const void *d, uint32_t listener);
 
 #endif

@@ -2,8 +2,8 @@
 /*
  * The disk buffer's insides, shared by its files (diskbuf_format.c reads
  * and writes records, diskbuf_dir.c keeps DIR and its segments, diskbuf_writer.c
- * the queue, the writer thread and the hand-off, diskbuf.c the cursor and the
- * interface of diskbuf.h). Nothing outside them includes this.
+ * the queue, the writer thread and the hand-off, diskbuf_cursor.c the cursor,
+ * diskbuf.c the interface of diskbuf.h). Nothing outside them includes this.
  */
 #ifndef SYSLOGRX_DISKBUF_INT_H
 #define SYSLOGRX_DISKBUF_INT_H
@@ -13,8 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/uio.h>
-#include "rx/path/diskbuf.h"
-#include "rx/path/diskbuf_format.h"
+#include "rx/path/diskbuf_opts.h"
 
 /* The writer's iovecs per run: a record's descriptors, then its batch's
  * bytes in one piece, or one per message when the batch was received into
@@ -175,10 +174,13 @@ bool dbuf_handoff_is_next(const struct diskbuf *d, const struct seg *s);
 /* Outside the lock: what dbuf_handoff_pass took, back to its owner. */
 void dbuf_handoff_put(struct diskbuf *d, struct batch *gone);
 
-/* ---- diskbuf.c -------------------------------------------------------------- */
+/* ---- diskbuf_cursor.c ------------------------------------------------------- */
 
 /* Under the lock: rewrites DIR/cursor if it moved (the writer does it
  * at most every CURSOR_NS, now or not at close). */
 void dbuf_cursor_save(struct diskbuf *d, bool now);
+/* At open: DIR/cursor read (a damaged one is ignored: "from the start");
+ * -EPERM for a planted one, else 0. */
+int dbuf_cursor_load(struct diskbuf *d);
 
 #endif

@@ -18,7 +18,9 @@
 #include "common/clock.h"
 #include "common/iov_advance.h"
 #include "common/log.h"
+#include "rx/path/diskbuf_format.h"
 #include "rx/path/diskbuf_int.h"
+#include "rx/path/window.h"
 
 /* Encoded records waiting for the writer: a slow disk's seconds at 100k/s. */
 #define QUEUE_MAX_BYTES (64ULL << 20)

@@ -3,7 +3,7 @@
 #ifndef SYSLOGRX_OUTPUT_ASYNC_H
 #define SYSLOGRX_OUTPUT_ASYNC_H
 
-#include "rx/path/output.h"
+#include "rx/path/output_stage.h"
 
 /* Sizes the line buffer and routes the sink's delivery reports to o. */
 int output_async_init(struct output_stage *o);

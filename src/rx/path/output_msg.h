@@ -3,7 +3,7 @@
 #ifndef SYSLOGRX_OUTPUT_MSG_H
 #define SYSLOGRX_OUTPUT_MSG_H
 
-#include "rx/path/output.h"
+#include "rx/path/output_stage.h"
 #include "syslog/syslog_parse.h"
 
 void output_count(uint64_t *counter, uint64_t n); /* relaxed atomic add */

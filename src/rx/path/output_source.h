@@ -10,7 +10,7 @@
 #define SYSLOGRX_OUTPUT_SOURCE_H
 
 #include <stdbool.h>
-#include "rx/path/output.h"
+#include "rx/path/output_stage.h"
 
 /* The oldest batch: the window's first, then the disk buffer's; waits up to
  * timeout_ms for either. NULL on timeout or when both are empty and the

@@ -3,7 +3,7 @@
 #ifndef SYSLOGRX_OUTPUT_SYNC_H
 #define SYSLOGRX_OUTPUT_SYNC_H
 
-#include "rx/path/output.h"
+#include "rx/path/output_stage.h"
 
 /* Sizes the format buffer for the largest datagram; 0 or -ENOMEM. */
 int output_sync_init(struct output_stage *o);

@@ -17,6 +17,7 @@
 #include "rx/path/worker.h"
 
 _Static_assert(RECV_SLOT_MAX == WORKER_SLOT_BYTES, "a slot and its overflow hold any datagram");
+_Static_assert(DISKBUF_MSG_MAX == WORKER_SLOT_BYTES, "a record's message is one receive slot");
 
 #define POLL_MS 100
 #define COALESCE_MIN_US 50

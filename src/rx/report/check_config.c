@@ -10,7 +10,7 @@
 #include "rx/report/check_config.h"
 #include "rx/settings/config_check.h"
 #include "rx/settings/config_print.h"
-#include "rx/sink/tls.h"
+#include "rx/sink/registry.h"
 
 static void say(const char *msg, void *ctx)
 {
@@ -18,39 +18,6 @@ static void say(const char *msg, void *ctx)
 
 	pr_err("%s\n", msg);
 	(*problems)++;
-}
-
-/* tcp:/tls: HOST:PORT as the output will parse it; the PEM files of the tls
- * and otlp outputs read as a TLS client reads them (each logs its refusal). */
-static unsigned int check_output(const struct config *c)
-{
-	unsigned int problems = 0;
-	struct sockaddr_storage a;
-	socklen_t alen;
-
-	if ((c->output == OUTPUT_TCP || c->output == OUTPUT_TLS) &&
-	    parse_host_port(c->output_arg, &a, &alen)) {
-		pr_err("--output %s:%s: expected HOST:PORT with a numeric address\n",
-		       c->output == OUTPUT_TLS ? "tls" : "tcp", c->output_arg);
-		problems++;
-	}
-	if (c->output == OUTPUT_TLS &&
-	    tls_files_check(&(struct tls_files){ .ca = c->tls_ca,
-						 .cert = c->tls_cert,
-						 .key = c->tls_key,
-						 .ca_flag = "--tls-ca",
-						 .cert_flag = "--tls-cert",
-						 .key_flag = "--tls-key" }))
-		problems++;
-	if (c->output == OUTPUT_OTLP && (c->otlp_ca[0] || c->otlp_cert[0]) &&
-	    tls_files_check(&(struct tls_files){ .ca = c->otlp_ca,
-						 .cert = c->otlp_cert,
-						 .key = c->otlp_key,
-						 .ca_flag = "--otlp-ca",
-						 .cert_flag = "--otlp-cert",
-						 .key_flag = "--otlp-key" }))
-		problems++;
-	return problems;
 }
 
 /* --metrics and --health: addresses the endpoint would bind, and not one
@@ -142,7 +109,7 @@ int check_config_run(struct config *c)
 	unsigned int problems = 0;
 
 	config_check_each(c, say, &problems); /* say() counts each */
-	problems += check_output(c);
+	problems += sink_check(c);
 	problems += check_endpoints(c);
 	problems += check_ports(c);
 	problems += check_user_paths(c);

@@ -168,57 +168,6 @@ static void write_sockets(struct prom_text *p, struct receiver *r, const struct 
 	}
 }
 
-static void write_kafka(struct prom_text *p, const struct snapshot *s)
-{
-	const struct sink_kafka_stats *k = &s->kafka;
-	struct prom_labels l;
-
-	one(p, "syslogrx_kafka_delivered_total", PROM_COUNTER, "Messages acknowledged by Kafka.",
-	    k->delivered);
-	prom_family(p, "syslogrx_kafka_failed_total", PROM_COUNTER,
-		    "Messages Kafka refused for good, per librdkafka error name.");
-	for (unsigned int i = 0; i < k->nr_reasons; i++) {
-		prom_labels_init(&l);
-		prom_label(&l, "reason", k->reasons[i].name);
-		prom_u64(p, "syslogrx_kafka_failed_total", &l, k->reasons[i].count);
-	}
-	one(p, "syslogrx_kafka_in_flight_messages", PROM_GAUGE,
-	    "Messages produced with no delivery report yet.", k->in_flight);
-	one(p, "syslogrx_kafka_undelivered_total", PROM_COUNTER,
-	    "Messages given up at exit (--drain-timeout).", k->undelivered);
-}
-
-static void write_otlp(struct prom_text *p, const struct snapshot *s)
-{
-	const struct sink_otlp_stats *o = &s->otlp;
-	struct prom_labels l;
-
-	one(p, "syslogrx_otlp_batches_total", PROM_COUNTER,
-	    "OTLP export requests the collector answered 2xx.", o->requests);
-	one(p, "syslogrx_otlp_records_total", PROM_COUNTER,
-	    "Log records the collector accepted (2xx, not rejected).", o->records);
-	one(p, "syslogrx_otlp_raw_bytes_total", PROM_COUNTER,
-	    "Bytes of accepted request bodies before compression.", o->bytes_raw);
-	one(p, "syslogrx_otlp_sent_bytes_total", PROM_COUNTER,
-	    "Bytes of accepted request bodies as sent (after compression).", o->bytes_sent);
-	one(p, "syslogrx_otlp_retries_total", PROM_COUNTER,
-	    "Requests sent again after 429/502/503/504 or a connection error.", o->retries);
-	prom_family(p, "syslogrx_otlp_failed_total", PROM_COUNTER,
-		    "Log records failed for good, per reason (HTTP status or rejection message).");
-	for (unsigned int i = 0; i < o->nr_reasons; i++) {
-		prom_labels_init(&l);
-		prom_label(&l, "reason", o->reasons[i].name);
-		prom_u64(p, "syslogrx_otlp_failed_total", &l, o->reasons[i].count);
-	}
-	one(p, "syslogrx_otlp_in_flight_records", PROM_GAUGE,
-	    "Log records produced with no answer yet.", o->in_flight);
-	one(p, "syslogrx_otlp_undelivered_total", PROM_COUNTER,
-	    "Log records given up at exit (--drain-timeout).", o->undelivered);
-	one(p, "syslogrx_otlp_last_http_status", PROM_GAUGE,
-	    "The last HTTP status the collector answered (0: none, or no answer).",
-	    (uint64_t)o->last_status);
-}
-
 /* --disk-buffer: what is on disk and what went through it. */
 static void write_disk_buffer(struct prom_text *p, const struct snapshot *s)
 {
@@ -420,10 +369,8 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		    "1: the network output's destination is connected but has taken nothing of "
 		    "what it holds for --stall-timeout (it reconnects); 0: not stalled.",
 		    s.output_stalled);
-	if (s.have_kafka)
-		write_kafka(p, &s);
-	if (s.have_otlp)
-		write_otlp(p, &s);
+	if (s.output.ops) /* the output's own rows: syslogrx_kafka_*, syslogrx_otlp_* */
+		s.output.ops->metrics(p, &s.output);
 	if (s.have_disk)
 		write_disk_buffer(p, &s);
 	if (s.senders.on)

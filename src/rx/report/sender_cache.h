@@ -10,7 +10,7 @@
 #define SYSLOGRX_SENDER_CACHE_H
 
 #include "rx/life/receiver.h"
-#include "rx/report/snapshot.h"
+#include "rx/report/snapshot_senders.h"
 
 #define SENDER_CACHE_REFRESH_S 5.0
 

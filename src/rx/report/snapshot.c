@@ -4,9 +4,10 @@
 #include <string.h>
 #include "common/log.h"
 #include "net/sockinfo.h"
-#include "rx/path/senders.h"
 #include "rx/report/sender_cache.h"
 #include "rx/report/snapshot.h"
+#include "rx/report/snapshot_senders.h"
+#include "rx/sink/registry.h"
 
 struct no_socket_ctx {
 	struct snapshot *s;
@@ -49,68 +50,6 @@ static void take_socket(struct receiver *r, unsigned int i, struct snapshot_sock
 			!sockinfo_meminfo(g->fd, &ss->so_meminfo_drops, &ss->queued_bytes);
 	}
 	ss->traced = !receiver_traced(r, i, &ss->st);
-}
-
-static void add_sender_totals(struct tracer_sender_totals *sum,
-			      const struct tracer_sender_totals *one)
-{
-	sum->max_entries += one->max_entries;
-	sum->attributed += one->attributed;
-	sum->unattributed += one->unattributed;
-	sum->inserts += one->inserts;
-	sum->entries += one->entries;
-	sum->in_table += one->in_table;
-}
-
-static int add_received(const uint8_t addr[16], uint64_t count, void *ctx)
-{
-	return sender_view_add(ctx, addr, count, 0);
-}
-
-int snapshot_senders_take(struct receiver *r, struct snapshot_senders *ss)
-{
-	unsigned int n = __atomic_load_n(&r->nr_senders, __ATOMIC_ACQUIRE);
-	int err = 0;
-
-	memset(ss, 0, sizeof(*ss));
-	ss->on = r->senders != NULL;
-	for (unsigned int t = 0; ss->on && t < n && !err; t++) {
-		struct sender_table_stats st;
-
-		err = sender_table_read(r->senders[t], &st, add_received, &ss->view);
-		ss->received += st.received;
-		ss->evicted += st.evicted;
-		ss->received_evicted += st.evicted_received;
-	}
-	for (unsigned int k = 0; !err && k < (r->nr_lis ? r->nr_lis : 1); k++) {
-		struct tracer *t = receiver_listener_tracer(r, k);
-		struct tracer_sender_totals one;
-
-		if (!t)
-			continue;
-		/* Each listener's tracer holds its own port's drops per sender. */
-		err = sender_view_add_tracer(&ss->view, t, &one);
-		ss->traced = !err;
-		add_sender_totals(&ss->drops, &one);
-	}
-	if (err == -ENOENT) /* --senders 0 */
-		err = 0;
-	if (ss->drops.attributed > ss->drops.in_table)
-		ss->drops_evicted = ss->drops.attributed - ss->drops.in_table;
-	if (ss->drops.inserts > ss->drops.entries)
-		ss->drop_entries_evicted = ss->drops.inserts - ss->drops.entries;
-	sender_view_finish(&ss->view);
-	ss->tracked = ss->view.n;
-	ss->top = r->cfg->senders_top < ss->view.n ? r->cfg->senders_top : ss->view.n;
-	sender_view_sum(&ss->view, ss->top, &ss->rest_received, &ss->rest_dropped);
-	if (err)
-		snapshot_senders_free(ss);
-	return err;
-}
-
-void snapshot_senders_free(struct snapshot_senders *ss)
-{
-	sender_view_free(&ss->view);
 }
 
 /* What listeners 1.. steered, by their own maps: slot k is their socket
@@ -285,10 +224,7 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 		s->output_up = !sink_is_down(r->sink);
 		s->output_stalled = sink_is_stalled(r->sink);
 	}
-	if (r->sink && r->cfg->output == OUTPUT_KAFKA)
-		s->have_kafka = !sink_kafka_stats(r->sink, &s->kafka);
-	if (r->sink && r->cfg->output == OUTPUT_OTLP)
-		s->have_otlp = !sink_otlp_stats(r->sink, &s->otlp);
+	sink_stats_read(r->cfg, r->sink, &s->output);
 	err = scrape ? sender_cache_read(r, &s->senders) : -ENOENT;
 	if (err == -ENOENT) /* no cache: read the tables */
 		err = snapshot_senders_take(r, &s->senders);

@@ -23,9 +23,9 @@
 #include "rx/path/output.h"
 #include "rx/path/reorder.h"
 #include "rx/life/receiver.h"
-#include "rx/sink/kafka.h"
-#include "rx/sink/otlp.h"
+#include "rx/sink/stats.h"
 #include "rx/path/window.h"
+#include "rx/report/snapshot_senders.h"
 
 struct snapshot_socket {
 	const char *state;		/* receiver_socket_state: live, spare, closed */
@@ -40,33 +40,6 @@ struct snapshot_socket {
 	bool traced;		     /* a tracer (not --no-trace) */
 	struct tracer_sock_stats st; /* drops per reason, queue_hwm_bytes */
 };
-
-/*
- * Per sender (--senders). Once the receiver has stopped:
- *   received = the view's received + received_evicted, and
- *   the sockets' kernel drops = the view's dropped + drops_evicted +
- *   drops.unattributed, when only our sockets use the port.
- */
-struct snapshot_senders {
-	bool on;		   /* the workers count per sender */
-	bool traced;		   /* the tracer counts drops per sender */
-	struct sender_view view;   /* worst first */
-	uint64_t received;	   /* every datagram the tables counted */
-	uint64_t evicted;	   /* worker table slots given to another sender */
-	uint64_t received_evicted; /* what those slots held */
-	struct tracer_sender_totals drops;
-	/* The view's first top rows are shown (--senders-top, at most tracked);
-	 * the rest are summed. A scrape's view holds only those top rows. */
-	size_t tracked, top;
-	uint64_t rest_received, rest_dropped;
-	/* from drops, read apart, so never below 0: */
-	uint64_t drops_evicted;	       /* attributed - in_table */
-	uint64_t drop_entries_evicted; /* inserts - entries */
-};
-
-/* Reads the per-sender tables (the view allocated). 0 or -errno. */
-int snapshot_senders_take(struct receiver *r, struct snapshot_senders *ss);
-void snapshot_senders_free(struct snapshot_senders *ss);
 
 /* One --listen's books: the sums over its sockets, and what its tracer
  * counted for its port with no socket to take it. */
@@ -126,10 +99,8 @@ struct snapshot {
 	bool have_output_state; /* a network output: tcp, tls, kafka, otlp */
 	bool output_up;		/* delivering, not retrying an unreachable destination */
 	bool output_stalled;	/* connected, but its destination takes nothing */
-	bool have_kafka;
-	struct sink_kafka_stats kafka;
-	bool have_otlp;
-	struct sink_otlp_stats otlp;
+	/* The output's own numbers (kafka, otlp), if it keeps any */
+	struct sink_stats output;
 	struct snapshot_senders senders;
 };
 

@@ -253,59 +253,6 @@ static void write_ordering(struct json_writer *w, const struct snapshot *s)
 	jw_object_end(w);
 }
 
-/* "kafka": what the broker acknowledged. delivered + failed.total +
- * undelivered = messages produced; in_flight is what had no delivery report
- * at all when the summary was written (normally 0). */
-static void write_kafka(struct json_writer *w, const struct snapshot *s)
-{
-	const struct sink_kafka_stats *ks = &s->kafka;
-
-	if (!s->have_kafka)
-		return;
-	jw_object_begin(w, "kafka");
-	jw_string(w, "brokers", ks->brokers);
-	jw_string(w, "topic", ks->topic);
-	jw_u64(w, "delivered", ks->delivered);
-	jw_object_begin(w, "failed");
-	jw_u64(w, "total", ks->failed);
-	for (unsigned int i = 0; i < ks->nr_reasons; i++)
-		jw_u64(w, ks->reasons[i].name, ks->reasons[i].count);
-	jw_object_end(w);
-	jw_u64(w, "in_flight", ks->in_flight);
-	jw_u64(w, "undelivered", ks->undelivered);
-	jw_object_end(w);
-}
-
-/* "otlp": what the collector answered. records + failed.total + undelivered
- * + in_flight = messages produced; bytes before/after compression count the
- * requests answered 2xx. */
-static void write_otlp(struct json_writer *w, const struct snapshot *s)
-{
-	const struct sink_otlp_stats *o = &s->otlp;
-
-	if (!s->have_otlp)
-		return;
-	jw_object_begin(w, "otlp");
-	jw_string(w, "url", o->url);
-	jw_string(w, "encoding", o->encoding);
-	jw_string(w, "compression", o->compression);
-	jw_bool(w, "original", o->original);
-	jw_u64(w, "batches", o->requests);
-	jw_u64(w, "records", o->records);
-	jw_u64(w, "bytes_raw", o->bytes_raw);
-	jw_u64(w, "bytes_sent", o->bytes_sent);
-	jw_u64(w, "retries", o->retries);
-	jw_object_begin(w, "failed");
-	jw_u64(w, "total", o->failed);
-	for (unsigned int i = 0; i < o->nr_reasons; i++)
-		jw_u64(w, o->reasons[i].name, o->reasons[i].count);
-	jw_object_end(w);
-	jw_u64(w, "in_flight", o->in_flight);
-	jw_u64(w, "undelivered", o->undelivered);
-	jw_i64(w, "last_http_status", o->last_status);
-	jw_object_end(w);
-}
-
 /* "disk_buffer": what --disk-buffer holds and did. Messages received +
  * recovered = written to the sink + discarded + given_up + dropped + msgs
  * (still on disk for the next run) - kept_written (written, and kept on
@@ -635,8 +582,8 @@ static void write_summary(struct json_writer *w, struct receiver *r, const struc
 		jw_bool(w, "output_stalled", s->output_stalled);
 	else
 		jw_null(w, "output_stalled");
-	write_kafka(w, s);
-	write_otlp(w, s);
+	if (s->output.ops) /* the output's own object: "kafka", "otlp" */
+		s->output.ops->summary(w, &s->output);
 	write_preflight(w, s->preflight);
 	write_advice(w, s->advice);
 	write_disk_buffer(w, s);

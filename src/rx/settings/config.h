@@ -11,43 +11,31 @@
 #include "bpf/balancer.h"
 #include "rx/settings/env_file.h"
 #include "rx/settings/listeners.h"
-
-/* --kafka-key: what a Kafka record's key is (it picks the partition). */
-enum kafka_key { KAFKA_KEY_NONE, KAFKA_KEY_SOURCE, KAFKA_KEY_HOSTNAME, KAFKA_KEY_APP };
+#include "rx/settings/kafka_options.h"
+#include "rx/settings/otlp_options.h"
+#include "rx/settings/output_def.h"
+#include "rx/settings/tls_options.h"
 
 #define CONFIG_MAX_SOCKETS REUSEPORT_MAX_SOCKETS
 #define CONFIG_MAX_BATCH 1024
 
-enum output_kind {
-	OUTPUT_NULL,
-	OUTPUT_STDOUT,
-	OUTPUT_FILE,
-	OUTPUT_TCP,
-	OUTPUT_KAFKA,
-	OUTPUT_OTLP,
-	OUTPUT_TLS, /* tcp over TLS (RFC 5425) */
-};
-
 /* --cost-ns takes one value for every thread, or one per thread. */
 #define CONFIG_MAX_COST_NS 64
 
-#define CONFIG_MAX_KAFKA_OPTS 64
-#define CONFIG_KAFKA_OPT_LEN 512
 /* --stop-timeout's default, seconds: under the unit's TimeoutStopSec=30 with room
  * for the give-up, the summary and the exit. */
 #define CONFIG_STOP_TIMEOUT 20.0
-#define CONFIG_KAFKA_TOPIC_MAX 249 /* Kafka's own limit */
-
-#define CONFIG_MAX_OTLP_HEADERS 16
-#define CONFIG_OTLP_HEADER_LEN 1024
 
 /* --timezone: the zone of RFC 3164 stamps that carry none. */
 /* TZ_LOCAL: the host's zone (TZ, else /etc/localtime), as syslog-ng's default */
-/* --framing: how a tcp or tls output delimits messages. DEFAULT: the
- * format's (config_framing()). */
-enum out_framing { FRAMING_DEFAULT, FRAMING_OCTET, FRAMING_NEWLINE };
 
 enum tz_kind { TZ_UTC, TZ_FIXED, TZ_NAMED, TZ_LOCAL };
+
+/* --disk-buffer-mode: what the disk buffer (rx/path/diskbuf.c) keeps. */
+enum diskbuf_mode {
+	DISKBUF_SPILL,	  /* only what does not fit the input window */
+	DISKBUF_RELIABLE, /* every batch, before the output sees it */
+};
 
 /* --protect PREFIX[=WEIGHT]: addr IPv4 mapped, prefixlen over its 128 bits. */
 #define CONFIG_MAX_PROTECT 64
@@ -74,6 +62,10 @@ struct config {
 	unsigned int batch; /* recvmmsg batch: the fetch limit */
 	enum output_kind output;
 	char output_arg[PATH_MAX]; /* file path, HOST:PORT for tcp, BROKERS/TOPIC for kafka */
+	/* Each output's own flags (its options header: kafka_options.h, ...) */
+	struct kafka_options kafka;
+	struct otlp_options otlp;
+	struct tls_options tls;
 	enum out_format format;
 	enum out_framing framing;	      /* --framing, as given */
 	char summary[PATH_MAX];		      /* "" = none */
@@ -87,32 +79,12 @@ struct config {
 	bool trace;		 /* count kernel drops with bpf/tracer.bpf.c */
 	double stats_interval;	 /* 0 = no periodic stats line */
 	bool verbose;
-	/* --output kafka:BROKERS/TOPIC, split */
-	char kafka_brokers[PATH_MAX]; /* "host:port[,host:port...]" */
-	char kafka_topic[CONFIG_KAFKA_TOPIC_MAX + 1];
-	enum kafka_key kafka_key;
-	unsigned int kafka_nr_opts; /* --kafka-opt KEY=VALUE, in order */
-	char kafka_opts[CONFIG_MAX_KAFKA_OPTS][CONFIG_KAFKA_OPT_LEN];
 	double drain_timeout; /* seconds to wait for outstanding deliveries at exit */
 	/* How long a stop delivers before it gives up on what is left (saved
 	 * to the disk buffer, or counted given up): below systemd's
 	 * TimeoutStopSec (30 s in dist/) with room for the summary. */
 	double stop_timeout;
 	double stall_timeout; /* tcp, tls: seconds a connected server may take nothing */
-	/* --output otlp:URL (output_arg is the URL, with /v1/logs added when it
-	 * has no path) and its flags */
-	bool otlp_gzip; /* --otlp-compression gzip (default) | none */
-	bool otlp_json; /* --otlp-encoding json; protobuf by default */
-	/* --otlp-original: the body is the datagram as it came */
-	bool otlp_original;
-	char otlp_ca[PATH_MAX], otlp_cert[PATH_MAX], otlp_key[PATH_MAX];
-	/* --output tls:HOST:PORT (RFC 5425): the CA to verify the server with
-	 * ("" = the system's), the client's certificate and key ("" = none),
-	 * the name its certificate must hold ("" = HOST) */
-	char tls_ca[PATH_MAX], tls_cert[PATH_MAX], tls_key[PATH_MAX];
-	char tls_name[256];
-	unsigned int otlp_nr_headers; /* --otlp-header KEY=VALUE, in order */
-	char otlp_headers[CONFIG_MAX_OTLP_HEADERS][CONFIG_OTLP_HEADER_LEN];
 	char timezone[64];    /* --timezone, as given ("local" by default) */
 	enum tz_kind tz_kind; /* what it is */
 	long tz_offset;	      /* TZ_FIXED: seconds east of UTC */
@@ -130,8 +102,8 @@ struct config {
 	uint64_t ordered_hold_ms; /* most a message is held for late batches */
 	/* --disk-buffer (rx/path/diskbuf.h): "" = none */
 	char disk_buffer[PATH_MAX];
-	uint64_t disk_buffer_size;	  /* bytes, all segment files together */
-	int disk_buffer_mode;		  /* enum diskbuf_mode: 0 spill, 1 reliable */
+	uint64_t disk_buffer_size; /* bytes, all segment files together */
+	enum diskbuf_mode disk_buffer_mode;
 	unsigned int disk_buffer_sync_ms; /* fdatasync interval; 0 = every batch */
 	bool escape_control; /* raw/rfc5424: controls as #033 (--no-escape-control: off) */
 	bool json_raw;	     /* json: "raw" for every message (--json-raw), else malformed only */
@@ -166,23 +138,6 @@ struct config {
 int config_parse(struct config *c, int argc, char **argv, unsigned int flags, char *err,
 		 size_t errlen);
 
-/* The output as given: "null", "stdout", "file:PATH", "tcp:HOST:PORT", "kafka:...". */
-/* The framing a tcp or tls output uses: --framing, else newline for
- * --format original (syslog-ng's network() and SC4S's default TCP and TLS
- * ports read lines) and octet counting for the others (RFC 5425 and 6587:
- * syslog-ng's syslog(), SC4S's port 601). */
-enum out_framing config_framing(const struct config *c);
-/* The FORMAT_F_* flags the output formats with. */
-unsigned int config_format_flags(const struct config *c);
-
-const char *config_output_name(const struct config *c, char *buf, size_t len);
-
-/* tcp, tls, kafka, otlp: a destination that can be down (and come back). */
-static inline bool config_output_is_network(const struct config *c)
-{
-	return c->output == OUTPUT_TCP || c->output == OUTPUT_TLS || c->output == OUTPUT_KAFKA ||
-	       c->output == OUTPUT_OTLP;
-}
 /*
  * Applies a config file (and the env-file it names, under it) over c, then
  * checks the whole: for a re-read without a command line. To re-read with

@@ -57,56 +57,13 @@ int config_check_supervise(const struct config *c, char *err, size_t errlen)
 	return 0;
 }
 
-int config_check_kafka(const struct config *c, char *err, size_t errlen)
-{
-	/* Kafka flags with another output would be silently ignored. */
-	if (c->output != OUTPUT_KAFKA && (c->kafka_key != KAFKA_KEY_NONE || c->kafka_nr_opts))
-		FAIL("--kafka-key and --kafka-opt need --output kafka:BROKERS/TOPIC");
-	return 0;
-}
-
-int config_check_otlp(const struct config *c, char *err, size_t errlen)
-{
-	if (c->output != OUTPUT_OTLP && (!c->otlp_gzip || c->otlp_json || c->otlp_ca[0] ||
-					 c->otlp_cert[0] || c->otlp_key[0] || c->otlp_nr_headers))
-		FAIL("--otlp-compression, -encoding, -ca, -cert, -key and -header need "
-		     "--output otlp:URL");
-	if (c->output != OUTPUT_OTLP && c->otlp_original)
-		FAIL("--otlp-original needs --output otlp:URL (the other outputs carry the "
-		     "datagram already: --format raw, and json's \"raw\" with --json-raw)");
-	if (c->output == OUTPUT_OTLP && c->format == FORMAT_ORIGINAL)
-		FAIL("--format original does not apply to --output otlp: each message is one OTLP "
-		     "log record; --otlp-original makes the datagram its body, byte for byte");
-	if (c->output == OUTPUT_OTLP && c->format != FORMAT_RAW)
-		FAIL("--format %s does not apply to --output otlp: each message is one OTLP "
-		     "log record (see --otlp-encoding)",
-		     format_name(c->format));
-	if (!c->otlp_cert[0] != !c->otlp_key[0])
-		FAIL("--otlp-cert and --otlp-key go together");
-	if (c->output == OUTPUT_OTLP && !strncmp(c->output_arg, "http://", 7) &&
-	    (c->otlp_ca[0] || c->otlp_cert[0]))
-		FAIL("--otlp-ca, --otlp-cert and --otlp-key need an https:// URL");
-	return 0;
-}
-
 int config_check_format(const struct config *c, char *err, size_t errlen)
 {
 	if (c->json_raw && c->format != FORMAT_JSON)
 		FAIL("--json-raw needs --format json");
-	if (c->framing != FRAMING_DEFAULT && c->output != OUTPUT_TCP && c->output != OUTPUT_TLS)
+	if (c->framing != FRAMING_DEFAULT && !output_of(c)->stream)
 		FAIL("--framing needs --output tcp:HOST:PORT or tls:HOST:PORT (a file or stdout "
 		     "has one message per line, a Kafka or OTLP record is one message)");
-	return 0;
-}
-
-int config_check_tls(const struct config *c, char *err, size_t errlen)
-{
-	if (c->output != OUTPUT_TLS &&
-	    (c->tls_ca[0] || c->tls_cert[0] || c->tls_key[0] || c->tls_name[0]))
-		FAIL("--tls-ca, --tls-cert, --tls-key and --tls-name need --output "
-		     "tls:HOST:PORT");
-	if (!c->tls_cert[0] != !c->tls_key[0])
-		FAIL("--tls-cert and --tls-key go together");
 	return 0;
 }
 
@@ -163,10 +120,10 @@ unsigned int config_check_each(struct config *c, config_check_say_fn say, void *
 	CHECK(config_check_max_sockets);
 	CHECK(config_check_threads);
 	CHECK(config_check_supervise);
-	CHECK(config_check_kafka);
-	CHECK(config_check_otlp);
+	for (const struct output_def *const *d = outputs; *d; d++)
+		if ((*d)->check)
+			CHECK((*d)->check);
 	CHECK(config_check_format);
-	CHECK(config_check_tls);
 	CHECK(config_check_disk_buffer);
 	CHECK(config_check_sequences);
 	CHECK(config_check_fair_share);

@@ -19,14 +19,9 @@ int config_check_max_sockets(const struct config *c, char *err, size_t errlen);
 int config_check_threads(struct config *c, char *err, size_t errlen);
 /* --supervise: the supervisor holds the sockets, so no live resize. */
 int config_check_supervise(const struct config *c, char *err, size_t errlen);
-/* --kafka-key, --kafka-opt: only with the kafka output. */
-int config_check_kafka(const struct config *c, char *err, size_t errlen);
-/* --otlp-*: only with the otlp output; its TLS files with https. */
-int config_check_otlp(const struct config *c, char *err, size_t errlen);
-/* --json-raw: only with --format json. */
+/* Each output's own (its check in rx/settings/output_def.h's table), then: */
+/* --json-raw: only with --format json; --framing only with a stream output. */
 int config_check_format(const struct config *c, char *err, size_t errlen);
-/* --tls-*: only with the tls output; a certificate with its key. */
-int config_check_tls(const struct config *c, char *err, size_t errlen);
 /* --disk-buffer*: a network output; not with --ordered. */
 int config_check_disk_buffer(const struct config *c, char *err, size_t errlen);
 /* --sequence-flows, --sequence-jump: only with --sequences. */

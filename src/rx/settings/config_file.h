@@ -4,7 +4,7 @@
  * line (spaces around '=' optional), '#' starts a comment at the start of a
  * line or after a space, blank lines are skipped, a value in matching quotes
  * loses them. A line with a name only has no value (a flag like no-trace).
- * What the names mean is the caller's business (rx/settings/config.c, rx/settings/env_file.c).
+ * What the names mean is the caller's business (rx/settings/config_parse.c, rx/settings/env_file.c).
  */
 #ifndef SYSLOGRX_CONFIG_FILE_H
 #define SYSLOGRX_CONFIG_FILE_H

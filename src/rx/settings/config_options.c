@@ -36,8 +36,9 @@ const struct argp_option config_options[] = {
 	  "Lab knob: a live shrink closes sockets with what is queued, losing datagrams on purpose (the negative control)" },
 	{ "supervise", OPT_SUPERVISE, NULL, 0,
 	  "Hold the sockets in a supervisor that replaces a receiver that dies" },
+	/* --help names the policies first (config_parse.c's help_filter) */
 	{ "balance", OPT_BALANCE, "POLICY", 0,
-	  "random | roundrobin | leastloaded | hash (default random; without CAP_BPF random is classic BPF)" },
+	  "(default random; without CAP_BPF random is classic BPF)" },
 	{ "rcvbuf", OPT_RCVBUF, "BYTES", 0,
 	  "Kernel receive buffer per socket, K/M/G suffixes (default: kernel's)" },
 	{ "batch", OPT_BATCH, "N", 0, "recvmmsg batch, the fetch limit (default 64)" },

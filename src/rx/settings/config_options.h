@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * syslogrx's flags: their keys, in blocks by what they hold (each block has
- * its parser in config.c), the argp table and --help's text.
+ * its parser in config_parse.c), the argp table and --help's text.
  */
 #ifndef SYSLOGRX_CONFIG_OPTIONS_H
 #define SYSLOGRX_CONFIG_OPTIONS_H

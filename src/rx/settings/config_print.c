@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 #include <string.h>
-#include "common/redact.h"
 #include "net/balancer.h"
 #include "rx/settings/config_print.h"
 
@@ -52,7 +51,7 @@ static void print_input(const struct config *c, FILE *f)
 
 static void print_output(const struct config *c, FILE *f)
 {
-	char out[PATH_MAX + 16], shown[CONFIG_KAFKA_OPT_LEN];
+	char out[PATH_MAX + 16];
 
 	fprintf(f, "output = %s\n", config_output_name(c, out, sizeof(out)));
 	fprintf(f, "format = %s\n", format_name(c->format));
@@ -63,23 +62,7 @@ static void print_output(const struct config *c, FILE *f)
 		num(f, "ordered", c->ordered_hold_ms);
 	if (c->output_rate)
 		num(f, "output-rate", c->output_rate);
-	for (unsigned int i = 0; i < c->kafka_nr_opts; i++)
-		fprintf(f, "kafka-opt = %s\n",
-			redact_header(shown, sizeof(shown), c->kafka_opts[i]));
-	if (c->output == OUTPUT_OTLP) {
-		fprintf(f, "otlp-compression = %s\n", c->otlp_gzip ? "gzip" : "none");
-		fprintf(f, "otlp-encoding = %s\n", c->otlp_json ? "json" : "protobuf");
-		for (unsigned int i = 0; i < c->otlp_nr_headers; i++)
-			fprintf(f, "otlp-header = %s\n",
-				redact_header(shown, sizeof(shown), c->otlp_headers[i]));
-	}
-	str(f, "otlp-ca", c->otlp_ca);
-	str(f, "otlp-cert", c->otlp_cert);
-	str(f, "otlp-key", c->otlp_key);
-	str(f, "tls-ca", c->tls_ca);
-	str(f, "tls-cert", c->tls_cert);
-	str(f, "tls-key", c->tls_key);
-	str(f, "tls-name", c->tls_name);
+	outputs_print(c, f);
 	if (c->disk_buffer[0]) {
 		str(f, "disk-buffer", c->disk_buffer);
 		num(f, "disk-buffer-size", c->disk_buffer_size);

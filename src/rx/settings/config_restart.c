@@ -5,21 +5,11 @@
 #include "common/array.h"
 #include "rx/settings/config.h"
 
-/* The settings only a restart applies, by the flag that sets them. */
-#define FIELD(flag, f)                                                                   \
-	{                                                                                \
-		flag, offsetof(struct config, f), sizeof(((struct config *)0)->f), false \
-	}
-#define STRING(flag, f)                                   \
-	{                                                 \
-		flag, offsetof(struct config, f), 0, true \
-	}
-static const struct restart_field {
-	const char *flag;
-	size_t off, size;
-	bool string; /* compare up to the NUL: the rest may differ */
-} restart_fields[] = {
-	STRING("listen", listen),
+/* The settings only a restart applies, by the flag that sets them (each
+ * output lists its own in its struct output_def: output_def.h). */
+#define FIELD RESTART_FIELD
+#define STRING RESTART_STRING
+static const struct restart_field restart_fields[] = {
 	FIELD("max-sockets", max_sockets),
 	FIELD("supervise", supervise),
 	FIELD("balance", balance),
@@ -39,22 +29,9 @@ static const struct restart_field {
 	FIELD("no-trace", trace),
 	FIELD("stats-interval", stats_interval),
 	FIELD("verbose", verbose),
-	FIELD("kafka-key", kafka_key),
-	FIELD("kafka-opt", kafka_nr_opts),
 	FIELD("drain-timeout", drain_timeout),
 	FIELD("stop-timeout", stop_timeout),
 	FIELD("stall-timeout", stall_timeout),
-	FIELD("otlp-compression", otlp_gzip),
-	FIELD("otlp-encoding", otlp_json),
-	STRING("otlp-ca", otlp_ca),
-	STRING("otlp-cert", otlp_cert),
-	STRING("otlp-key", otlp_key),
-	FIELD("otlp-header", otlp_nr_headers),
-	STRING("tls-ca", tls_ca),
-	STRING("tls-cert", tls_cert),
-	STRING("tls-key", tls_key),
-	STRING("tls-name", tls_name),
-	FIELD("otlp-original", otlp_original),
 	STRING("timezone", timezone),
 	FIELD("guess-timezone", guess_tz),
 	STRING("metrics", metrics),
@@ -77,34 +54,66 @@ static const struct restart_field {
 #undef FIELD
 #undef STRING
 
+static bool field_differs(const struct restart_field *f, const struct config *a,
+			  const struct config *b)
+{
+	const char *pa = (const char *)a + f->off, *pb = (const char *)b + f->off;
+	unsigned int na, nb;
+
+	switch (f->how) {
+	case RESTART_STRING: /* compare up to the NUL: the rest may differ */
+		return strcmp(pa, pb);
+	case RESTART_STRINGS:
+		memcpy(&na, (const char *)a + f->count_off, sizeof(na));
+		memcpy(&nb, (const char *)b + f->count_off, sizeof(nb));
+		if (na != nb)
+			return true;
+		for (unsigned int k = 0; k < na; k++)
+			if (strcmp(pa + k * f->size, pb + k * f->size))
+				return true;
+		return false;
+	default:
+		return memcmp(pa, pb, f->size);
+	}
+}
+
+static unsigned int fields_changed(const struct restart_field *fields, unsigned int nr,
+				   const struct config *a, const struct config *b,
+				   const char **last, void (*fn)(const char *flag, void *ctx),
+				   void *ctx)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < nr; i++) {
+		const struct restart_field *f = &fields[i];
+
+		/* One flag, one report (output and output_arg, cost-ns, ordered). */
+		if (!field_differs(f, a, b) || (*last && !strcmp(*last, f->flag)))
+			continue;
+		*last = f->flag;
+		n++;
+		if (fn)
+			fn(f->flag, ctx);
+	}
+	return n;
+}
+
 unsigned int config_restart_changes(const struct config *a, const struct config *b,
 				    void (*fn)(const char *flag, void *ctx), void *ctx)
 {
 	const char *last = NULL;
 	unsigned int n = 0;
 
-	for (unsigned int i = 0; i < ARRAY_SIZE(restart_fields); i++) {
-		const struct restart_field *f = &restart_fields[i];
-		const char *pa = (const char *)a + f->off, *pb = (const char *)b + f->off;
-		bool differ = f->string ? strcmp(pa, pb) : memcmp(pa, pb, f->size);
-
-		if (!strcmp(f->flag, "listen") && !differ)
-			differ = a->nr_listeners != b->nr_listeners ||
-				 memcmp(a->listeners, b->listeners,
-					a->nr_listeners * sizeof(a->listeners[0]));
-		if (!strcmp(f->flag, "kafka-opt") && !differ)
-			for (unsigned int k = 0; k < a->kafka_nr_opts && !differ; k++)
-				differ = strcmp(a->kafka_opts[k], b->kafka_opts[k]);
-		if (!strcmp(f->flag, "otlp-header") && !differ)
-			for (unsigned int k = 0; k < a->otlp_nr_headers && !differ; k++)
-				differ = strcmp(a->otlp_headers[k], b->otlp_headers[k]);
-		/* One flag, one report (output and output_arg, cost-ns, ordered). */
-		if (!differ || (last && !strcmp(last, f->flag)))
-			continue;
-		last = f->flag;
+	/* --listen: the first's address, then every listener */
+	if (strcmp(a->listen, b->listen) || a->nr_listeners != b->nr_listeners ||
+	    memcmp(a->listeners, b->listeners, a->nr_listeners * sizeof(a->listeners[0]))) {
+		last = "listen";
 		n++;
 		if (fn)
-			fn(f->flag, ctx);
+			fn(last, ctx);
 	}
+	n += fields_changed(restart_fields, ARRAY_SIZE(restart_fields), a, b, &last, fn, ctx);
+	for (const struct output_def *const *d = outputs; *d; d++)
+		n += fields_changed((*d)->restart, (*d)->nr_restart, a, b, &last, fn, ctx);
 	return n;
 }

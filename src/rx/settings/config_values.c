@@ -1,71 +1,14 @@
 // SPDX-License-Identifier: MIT
-/* The values of the flags that need more than a number: the output and its
- * destination, the time zone, the Kafka key, --cost-ns, OTLP headers. */
-#include <ctype.h>
+/* The values of the flags that need more than a number: the time zone,
+ * --cost-ns, --protect. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-#include "common/array.h"
 #include "common/parse_num.h"
-#include "common/redact.h"
 #include "rx/settings/config_values.h"
-
-int parse_output(struct config *c, const char *arg)
-{
-	static const struct {
-		const char *prefix;
-		enum output_kind kind;
-		bool has_arg;
-	} kinds[] = {
-		{ "null", OUTPUT_NULL, false },	  { "stdout", OUTPUT_STDOUT, false },
-		{ "file:", OUTPUT_FILE, true },	  { "tcp:", OUTPUT_TCP, true },
-		{ "kafka:", OUTPUT_KAFKA, true }, { "otlp:", OUTPUT_OTLP, true },
-		{ "tls:", OUTPUT_TLS, true },
-	};
-
-	for (unsigned int i = 0; i < ARRAY_SIZE(kinds); i++) {
-		size_t pl = strlen(kinds[i].prefix);
-
-		if (kinds[i].has_arg ? strncmp(arg, kinds[i].prefix, pl) :
-				       strcmp(arg, kinds[i].prefix))
-			continue;
-		if (kinds[i].has_arg && (!arg[pl] || strlen(arg + pl) >= sizeof(c->output_arg)))
-			return -EINVAL;
-		c->output = kinds[i].kind;
-		snprintf(c->output_arg, sizeof(c->output_arg), "%s",
-			 kinds[i].has_arg ? arg + pl : "");
-		return 0;
-	}
-	return -EINVAL;
-}
-
-/* otlp:http[s]://HOST:PORT[/PATH]; without a path, OTLP/HTTP's /v1/logs. */
-int parse_otlp_url(struct config *c)
-{
-	const char *u = c->output_arg, *host, *slash;
-	size_t hl;
-
-	if (!strncmp(u, "http://", 7))
-		host = u + 7;
-	else if (!strncmp(u, "https://", 8))
-		host = u + 8;
-	else
-		return -EINVAL;
-	slash = strchr(host, '/');
-	hl = slash ? (size_t)(slash - host) : strlen(host);
-	if (!hl || !memchr(host, ':', hl))
-		return -EINVAL;
-	if ((!slash || !slash[1]) && strlen(u) + sizeof("/v1/logs") > sizeof(c->output_arg))
-		return -EINVAL;
-	if (!slash)
-		strcat(c->output_arg, "/v1/logs");
-	else if (!slash[1])
-		strcat(c->output_arg, "v1/logs");
-	return 0;
-}
 
 /* --timezone: local (the host's), UTC, +HH:MM / -HH:MM, or a zone in the
  * system's tz database. */
@@ -101,95 +44,6 @@ int parse_timezone(struct config *c, const char *arg)
 	return 0;
 }
 
-/* A broker's host: a name or an IPv4 address (letters, digits, '.', '-',
- * '_'), or [an IPv6 address]. Nothing else: "user:password@" is refused
- * (Kafka takes credentials by --kafka-opt sasl.*), never sent or logged. */
-static bool valid_broker_host(const char *h, size_t len)
-{
-	const char *ok = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-_";
-
-	if (len >= 2 && h[0] == '[' && h[len - 1] == ']') {
-		h++;
-		len -= 2;
-		ok = "0123456789abcdefABCDEF:.";
-	}
-	for (size_t i = 0; i < len; i++)
-		if (!strchr(ok, h[i]) || !h[i])
-			return false;
-	return len > 0;
-}
-
-/* One HOST:PORT of a broker list: a host (or [v6]) and a port 1..65535. */
-static bool valid_broker(const char *b, size_t len)
-{
-	const char *colon = memrchr(b, ':', len);
-	char port[8];
-	uint64_t v;
-	size_t pl;
-
-	if (!colon || !valid_broker_host(b, colon - b))
-		return false;
-	pl = b + len - colon - 1;
-	if (!pl || pl >= sizeof(port))
-		return false;
-	memcpy(port, colon + 1, pl);
-	port[pl] = '\0';
-	return !parse_u64(port, 1, 65535, &v);
-}
-
-/* Kafka's topic rule: 1..249 of [a-zA-Z0-9._-], not "." or "..". */
-static bool valid_topic(const char *t)
-{
-	size_t len = strlen(t);
-
-	if (!len || len > CONFIG_KAFKA_TOPIC_MAX || !strcmp(t, ".") || !strcmp(t, ".."))
-		return false;
-	for (const char *p = t; *p; p++)
-		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '_' && *p != '-')
-			return false;
-	return true;
-}
-
-/* output_arg "BROKERS/TOPIC" -> kafka_brokers, kafka_topic. The last '/'
- * splits them: topics cannot contain one. */
-int parse_kafka_dest(struct config *c)
-{
-	const char *slash = strrchr(c->output_arg, '/');
-	const char *b, *end;
-
-	if (!slash || slash == c->output_arg || !valid_topic(slash + 1))
-		return -EINVAL;
-	for (b = c->output_arg; b < slash; b = end + 1) {
-		end = memchr(b, ',', slash - b);
-		if (!end)
-			end = slash;
-		if (!valid_broker(b, end - b))
-			return -EINVAL;
-	}
-	snprintf(c->kafka_brokers, sizeof(c->kafka_brokers), "%.*s", (int)(slash - c->output_arg),
-		 c->output_arg);
-	snprintf(c->kafka_topic, sizeof(c->kafka_topic), "%s", slash + 1);
-	return 0;
-}
-
-int parse_kafka_key(const char *arg, enum kafka_key *out)
-{
-	static const char *const names[] = {
-		[KAFKA_KEY_NONE] = "none",
-		[KAFKA_KEY_SOURCE] = "source",
-		[KAFKA_KEY_HOSTNAME] = "hostname",
-		[KAFKA_KEY_APP] = "app",
-	};
-
-	for (unsigned int i = 0; i < ARRAY_SIZE(names); i++) {
-		if (!strcmp(arg, names[i])) {
-			*out = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 /* "N" or "N,N,...": at most CONFIG_MAX_COST_NS values; the count is checked
  * against --threads once every flag is read. */
 int parse_cost_ns(struct config *c, const char *arg)
@@ -213,39 +67,6 @@ int parse_cost_ns(struct config *c, const char *arg)
 	}
 	c->nr_cost_ns = n;
 	return 0;
-}
-
-/* One KEY=VALUE header, from a flag or a --otlp-header-file line (where
- * names it). An error never shows the value: it is a secret as often as
- * not (Authorization=Bearer ...). */
-int add_otlp_header(struct config *c, const char *kv, const char *where, char *err, size_t errlen)
-{
-	const char *eq = strchr(kv, '=');
-	char shown[64];
-
-	if (c->otlp_nr_headers >= CONFIG_MAX_OTLP_HEADERS) {
-		snprintf(err, errlen, "%s: at most %d headers", where, CONFIG_MAX_OTLP_HEADERS);
-		return -EINVAL;
-	}
-	if (!eq || eq == kv || strlen(kv) >= CONFIG_OTLP_HEADER_LEN || memchr(kv, ':', eq - kv) ||
-	    memchr(kv, ' ', eq - kv)) {
-		snprintf(err, errlen,
-			 "%s %s: expected KEY=VALUE (shorter than %d bytes, no ':' in KEY)", where,
-			 eq && eq - kv < 48 ? redact_header(shown, sizeof(shown), kv) : REDACTED,
-			 CONFIG_OTLP_HEADER_LEN);
-		return -EINVAL;
-	}
-	if (strpbrk(kv, "\r\n")) {
-		snprintf(err, errlen, "%s: a header cannot hold a line break", where);
-		return -EINVAL;
-	}
-	snprintf(c->otlp_headers[c->otlp_nr_headers++], CONFIG_OTLP_HEADER_LEN, "%s", kv);
-	return 0;
-}
-
-int add_header_line(const char *kv, const char *where, void *ctx, char *err, size_t errlen)
-{
-	return add_otlp_header(ctx, kv, where, err, errlen);
 }
 
 int add_protect(struct config *c, const char *arg)

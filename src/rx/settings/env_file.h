@@ -2,7 +2,7 @@
 /*
  * --env-file: SC4S's env_file (/opt/sc4s/env_file) mapped onto syslogrx's
  * flags. Each mapped setting is handed to the caller as a flag and a value
- * (rx/settings/config.c feeds it through the same parser as the command line); the
+ * (rx/settings/config_parse.c feeds it through the same parser as the command line); the
  * others are ignored by name; where SC4S itself would silently misbehave
  * with these settings, a warning says so.
  */
@@ -25,7 +25,7 @@ struct env_mapping {
 	unsigned int line;
 	char flag[24];		/* "--sockets"; "" when it maps to no flag */
 	char became[320];	/* the flag's value, or what it means here */
-	char overridden_by[16]; /* "", "config" or "command line" (rx/settings/config.c) */
+	char overridden_by[16]; /* "", "config" or "command line" (rx/settings/config_parse.c) */
 	bool sc4s_default;	/* unset in the file: SC4S's default (line 0) */
 };
 

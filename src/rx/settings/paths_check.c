@@ -57,7 +57,7 @@ static void child_checks(const struct config *cfg, const struct caps_user *user)
 		enum want_kind kind;
 	} wants[] = {
 		{ "--summary", cfg->summary, WANT_BESIDE },
-		{ "--output file:", cfg->output == OUTPUT_FILE ? cfg->output_arg : "", WANT_FILE },
+		{ "--output file:", output_of(cfg)->path ? cfg->output_arg : "", WANT_FILE },
 		{ "--disk-buffer", cfg->disk_buffer, WANT_DIR },
 	};
 	char self[64];
@@ -97,7 +97,7 @@ int paths_check(const struct config *cfg, const struct caps_user *user)
 	int status;
 	pid_t pid;
 
-	if (!cfg->summary[0] && cfg->output != OUTPUT_FILE && !cfg->disk_buffer[0])
+	if (!cfg->summary[0] && !output_of(cfg)->path && !cfg->disk_buffer[0])
 		return 0;
 	fflush(stderr);
 	pid = fork();

@@ -296,7 +296,7 @@ static int build_conf(rd_kafka_conf_t *conf, const struct config *c)
 		qmsgs = RDK_MAX_QUEUE_MSGS;
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)qmsgs);
 	const char *defaults[][2] = {
-		{ "bootstrap.servers", c->kafka_brokers },
+		{ "bootstrap.servers", c->kafka.brokers },
 		{ "client.id", "syslogrx" },
 		{ "acks", "all" },
 		{ "enable.idempotence", "true" },
@@ -310,11 +310,11 @@ static int build_conf(rd_kafka_conf_t *conf, const struct config *c)
 		if (err)
 			return err;
 	}
-	for (unsigned int i = 0; i < c->kafka_nr_opts; i++) {
+	for (unsigned int i = 0; i < c->kafka.nr_opts; i++) {
 		char kv[CONFIG_KAFKA_OPT_LEN], *eq;
 
-		snprintf(kv, sizeof(kv), "%s", c->kafka_opts[i]);
-		eq = strchr(kv, '='); /* config.c checked there is one */
+		snprintf(kv, sizeof(kv), "%s", c->kafka.opts[i]);
+		eq = strchr(kv, '='); /* output_kafka.c checked there is one */
 		if (!eq)
 			return -EINVAL;
 		*eq = '\0';
@@ -382,11 +382,11 @@ struct sink *sink_kafka_open(const struct config *c)
 	if (!k)
 		return NULL;
 	k->base.ops = &kafka_ops;
-	snprintf(k->brokers, sizeof(k->brokers), "%s", c->kafka_brokers);
-	snprintf(k->topic, sizeof(k->topic), "%s", c->kafka_topic);
+	snprintf(k->brokers, sizeof(k->brokers), "%s", c->kafka.brokers);
+	snprintf(k->topic, sizeof(k->topic), "%s", c->kafka.topic);
 	snprintf(k->base.name, sizeof(k->base.name), "kafka:%s", c->output_arg);
 	k->drain_timeout = c->drain_timeout;
-	k->base.key = c->kafka_key;
+	k->base.key = c->kafka.key;
 
 	conf = rd_kafka_conf_new();
 	if (!conf) {

@@ -570,11 +570,11 @@ static int setup_curl(struct sink_otlp *k, const struct config *c)
 	if (k->gzip)
 		err |= add_header(k, "Content-Encoding: gzip");
 	err |= add_header(k, "Expect:"); /* no 100-continue round trip */
-	for (unsigned int i = 0; i < c->otlp_nr_headers; i++) {
-		const char *eq = strchr(c->otlp_headers[i], '=');
+	for (unsigned int i = 0; i < c->otlp.nr_headers; i++) {
+		const char *eq = strchr(c->otlp.headers[i], '=');
 
-		snprintf(h, sizeof(h), "%.*s: %s", (int)(eq - c->otlp_headers[i]),
-			 c->otlp_headers[i], eq + 1);
+		snprintf(h, sizeof(h), "%.*s: %s", (int)(eq - c->otlp.headers[i]),
+			 c->otlp.headers[i], eq + 1);
 		err |= add_header(k, h);
 	}
 	if (err)
@@ -596,11 +596,11 @@ static int setup_curl(struct sink_otlp *k, const struct config *c)
 	curl_easy_setopt(k->curl, CURLOPT_HEADERDATA, k);
 	curl_easy_setopt(k->curl, CURLOPT_USERAGENT, "syslogrx");
 	curl_easy_setopt(k->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	if (c->otlp_ca[0])
-		curl_easy_setopt(k->curl, CURLOPT_CAINFO, c->otlp_ca);
-	if (c->otlp_cert[0]) {
-		curl_easy_setopt(k->curl, CURLOPT_SSLCERT, c->otlp_cert);
-		curl_easy_setopt(k->curl, CURLOPT_SSLKEY, c->otlp_key);
+	if (c->otlp.ca[0])
+		curl_easy_setopt(k->curl, CURLOPT_CAINFO, c->otlp.ca);
+	if (c->otlp.cert[0]) {
+		curl_easy_setopt(k->curl, CURLOPT_SSLCERT, c->otlp.cert);
+		curl_easy_setopt(k->curl, CURLOPT_SSLKEY, c->otlp.key);
 	}
 	return 0;
 }
@@ -666,12 +666,12 @@ static int probe(struct sink_otlp *k, const struct config *c)
 
 		net_text_log(why, sizeof(why), said, strlen(said)); /* may quote the peer */
 		pr_warn("--output otlp:%s: cannot reach the collector: %s%s%s%s\n", k->shown_url,
-			why, tls && c->otlp_ca[0] ? " (TLS: check --otlp-ca " : "",
-			tls && c->otlp_ca[0] ? c->otlp_ca : "", tls && c->otlp_ca[0] ? ")" : "");
-		if (tls && c->otlp_ca[0])
+			why, tls && c->otlp.ca[0] ? " (TLS: check --otlp-ca " : "",
+			tls && c->otlp.ca[0] ? c->otlp.ca : "", tls && c->otlp.ca[0] ? ")" : "");
+		if (tls && c->otlp.ca[0])
 			pr_warn("--output otlp:%s: the server's certificate is not signed by a CA "
 				"in --otlp-ca %s\n",
-				k->shown_url, c->otlp_ca);
+				k->shown_url, c->otlp.ca);
 		return tls ? -EPROTO : -EINVAL;
 	}
 	pr_warn("--output otlp:%s: the collector answered an empty export with HTTP %ld "
@@ -691,9 +691,9 @@ struct sink *sink_otlp_open(const struct config *c)
 	snprintf(k->url, sizeof(k->url), "%s", c->output_arg);
 	redact_url(k->shown_url, sizeof(k->shown_url), k->url);
 	config_output_name(c, k->base.name, sizeof(k->base.name)); /* userinfo as *** */
-	k->enc = c->otlp_json ? OTLP_JSON : OTLP_PROTOBUF;
-	k->gzip = c->otlp_gzip;
-	k->original = c->otlp_original;
+	k->enc = c->otlp.json ? OTLP_JSON : OTLP_PROTOBUF;
+	k->gzip = c->otlp.gzip;
+	k->original = c->otlp.original;
 	k->drain_timeout = c->drain_timeout;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		err = -ENOMEM;
@@ -712,11 +712,11 @@ struct sink *sink_otlp_open(const struct config *c)
 	err = setup_curl(k, c);
 	if (err)
 		goto fail;
-	if (c->otlp_ca[0] || c->otlp_cert[0]) {
+	if (c->otlp.ca[0] || c->otlp.cert[0]) {
 		err = tls_files_check(&(struct tls_files){
-			.ca = c->otlp_ca[0] ? c->otlp_ca : "",
-			.cert = c->otlp_cert,
-			.key = c->otlp_key,
+			.ca = c->otlp.ca[0] ? c->otlp.ca : "",
+			.cert = c->otlp.cert,
+			.key = c->otlp.key,
 			.ca_flag = "--otlp-ca",
 			.cert_flag = "--otlp-cert",
 			.key_flag = "--otlp-key",

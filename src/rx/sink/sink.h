@@ -147,9 +147,6 @@ static inline bool sink_is_stalled(const struct sink *s)
 	return __atomic_load_n(&s->stalled, __ATOMIC_RELAXED);
 }
 
-/* Opens the sink the config names; NULL + errno, having logged why. */
-struct sink *sink_open(const struct config *c);
-
 struct sink *sink_file_open(const struct config *c);
 struct sink *sink_kafka_open(const struct config *c);
 struct sink *sink_tcp_open(const struct config *c);

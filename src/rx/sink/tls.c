@@ -141,7 +141,7 @@ struct tls_client *tls_client_new(const struct config *c, const char *host)
 
 	if (!tc)
 		return NULL;
-	snprintf(tc->name, sizeof(tc->name), "%s", c->tls_name[0] ? c->tls_name : host);
+	snprintf(tc->name, sizeof(tc->name), "%s", c->tls.name[0] ? c->tls.name : host);
 	tc->name_is_ip = inet_pton(AF_INET, tc->name, ip) == 1 ||
 			 inet_pton(AF_INET6, tc->name, ip) == 1;
 	tc->ctx = SSL_CTX_new(TLS_client_method());
@@ -151,9 +151,9 @@ struct tls_client *tls_client_new(const struct config *c, const char *host)
 	SSL_CTX_set_min_proto_version(tc->ctx, TLS1_2_VERSION);
 	SSL_CTX_set_verify(tc->ctx, SSL_VERIFY_PEER, on_verify);
 	err = load_files(tc->ctx, &(struct tls_files){
-					  .ca = c->tls_ca,
-					  .cert = c->tls_cert,
-					  .key = c->tls_key,
+					  .ca = c->tls.ca,
+					  .cert = c->tls.cert,
+					  .key = c->tls.key,
 					  .ca_flag = "--tls-ca",
 					  .cert_flag = "--tls-cert",
 					  .key_flag = "--tls-key",

@@ -9,6 +9,7 @@ checked against the code both ways so the two cannot drift:
   its summary is in the table, and every path the table lists for a section
   that was on is in the summary (with --ordered, --env-file, --metrics and
   sysloggen's markers; then a TCP output with --disk-buffer)."""
+import glob
 import json
 import os
 import re
@@ -22,6 +23,12 @@ from support.tcp_sinks import tcp_server
 DOC = os.path.join(ROOT, "docs", "metrics.md")
 METRICS_C = os.path.join(ROOT, "src", "rx", "report", "metrics.c")
 SUMMARY_C = os.path.join(ROOT, "src", "rx", "report", "summary.c")
+# An output's own summary object and metrics rows: its sink's stats file.
+OUTPUT_STATS_C = sorted(glob.glob(os.path.join(ROOT, "src", "rx", "sink", "*_stats.c")))
+
+
+def code_of(*paths):
+    return "".join(open(p).read() for p in paths)
 PLACEHOLDER = "REASON"  # a kernel drop reason or a librdkafka error name
 
 
@@ -64,7 +71,8 @@ def parts(paths):
 
 def test_metric_names_match_metrics_c():
     _, documented = doc_table()
-    emitted = set(re.findall(r'"(syslogrx_[a-z_]+)"', open(METRICS_C).read()))
+    assert OUTPUT_STATS_C
+    emitted = set(re.findall(r'"(syslogrx_[a-z_]+)"', code_of(METRICS_C, *OUTPUT_STATS_C)))
     assert len(emitted) >= 35, emitted
     assert not emitted - documented, f"emitted, not in docs/metrics.md: {sorted(emitted - documented)}"
     assert not documented - emitted, f"in docs/metrics.md, not emitted: {sorted(documented - emitted)}"
@@ -72,7 +80,7 @@ def test_metric_names_match_metrics_c():
 
 def test_summary_keys_match_summary_c():
     paths, _ = doc_table()
-    code = open(SUMMARY_C).read()
+    code = code_of(SUMMARY_C, *OUTPUT_STATS_C)
     written = set(re.findall(
         r'(?:jw_\w+|write_reasons|write_string_or_null)\(&?w, (?:r, )?"([a-z_]+)"', code))
     assert len(written) >= 90, written

@@ -1,21 +1,17 @@
 // SPDX-License-Identifier: MIT
 #include <argp.h>
-#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "common/array.h"
-#include "common/redact.h"
 #include "net/balancer.h"
 #include "rx/settings/config.h"
 #include "rx/settings/config_check.h"
 #include "rx/settings/config_options.h"
 #include "rx/settings/config_values.h"
 #include "rx/settings/config_file.h"
-#include "rx/settings/header_file.h"
 #include "common/parse_num.h"
 #include "net/http_metrics.h"
 
@@ -41,16 +37,14 @@ static void config_defaults(struct config *c)
 	c->threads = 0; /* not given: 2, or --sockets if fewer (ARGP_KEY_END) */
 	c->balance = BALANCE_RANDOM;
 	c->batch = 64;
-	c->output = OUTPUT_STDOUT; /* someone who starts it and sends a message sees it */
 	c->format = FORMAT_RAW;
 	c->window = 10000;
 	c->window_bytes = 64ULL << 20;
 	c->trace = true;
-	c->kafka_key = KAFKA_KEY_NONE;
 	c->drain_timeout = 10.0;
 	c->stop_timeout = CONFIG_STOP_TIMEOUT;
 	c->stall_timeout = 30.0;
-	c->otlp_gzip = true;
+	outputs_defaults(c);
 	snprintf(c->timezone, sizeof(c->timezone), "local");
 	c->tz_kind = TZ_LOCAL;
 	c->nr_cost_ns = 1;
@@ -92,6 +86,7 @@ static error_t parse_listen(struct parse_state *ps, const char *arg)
 static error_t parse_input_opt(struct parse_state *ps, int key, char *arg)
 {
 	struct config *c = ps->c;
+	char names[64];
 	uint64_t v;
 
 	switch (key) {
@@ -123,7 +118,8 @@ static error_t parse_input_opt(struct parse_state *ps, int key, char *arg)
 		return 0;
 	case OPT_BALANCE:
 		if (balance_policy_from_name(arg, &c->balance))
-			FAIL("--balance %s: expected random, roundrobin, leastloaded or hash", arg);
+			FAIL("--balance %s: expected %s", arg,
+			     balance_policy_list(names, sizeof(names), ", ", " or ", 0, 0));
 		return 0;
 	case OPT_RCVBUF:
 		if (parse_size(arg, 1, 1ULL << 30, &c->rcvbuf))
@@ -205,27 +201,6 @@ static error_t parse_accounting_opt(struct parse_state *ps, int key, char *arg)
 	return ARGP_ERR_UNKNOWN;
 }
 
-/* --output: the kind, then a URL's or a broker list's shape. */
-static error_t parse_output_dest(struct parse_state *ps, const char *arg)
-{
-	struct config *c = ps->c;
-	char shown[sizeof(c->output_arg)];
-
-	if (parse_output(c, arg))
-		FAIL("--output %s: expected null, stdout, file:PATH, tcp:HOST:PORT, "
-		     "kafka:HOST:PORT[,HOST:PORT...]/TOPIC or otlp:http[s]://HOST:PORT[/PATH]",
-		     redact_url(shown, sizeof(shown), arg));
-	if (c->output == OUTPUT_OTLP && parse_otlp_url(c))
-		FAIL("--output %s: expected otlp:http://HOST:PORT[/PATH] or "
-		     "otlp:https://HOST:PORT[/PATH]",
-		     redact_url(shown, sizeof(shown), arg));
-	if (c->output == OUTPUT_KAFKA && parse_kafka_dest(c))
-		FAIL("--output %s: expected kafka:HOST:PORT[,HOST:PORT...]/TOPIC "
-		     "(topic: 1-249 of a-z A-Z 0-9 . _ -)",
-		     redact_url(shown, sizeof(shown), arg));
-	return 0;
-}
-
 /* Output: the destination, the records' format, order and pace. */
 static error_t parse_output_opt(struct parse_state *ps, int key, char *arg)
 {
@@ -233,7 +208,7 @@ static error_t parse_output_opt(struct parse_state *ps, int key, char *arg)
 
 	switch (key) {
 	case OPT_OUTPUT:
-		return parse_output_dest(ps, arg);
+		return outputs_parse(c, arg, ps->err, ps->errlen);
 	case OPT_FORMAT:
 		if (format_from_name(arg, &c->format))
 			FAIL("--format %s: expected raw, json, rfc5424 or original", arg);
@@ -287,99 +262,12 @@ static error_t parse_output_opt(struct parse_state *ps, int key, char *arg)
 	return ARGP_ERR_UNKNOWN;
 }
 
-static error_t parse_kafka_opt(struct parse_state *ps, int key, char *arg)
+/* An output's own flags: its parse_opt (rx/settings/output_def.h). */
+static error_t parse_outputs_opt(struct parse_state *ps, int key, char *arg)
 {
-	struct config *c = ps->c;
-	char shown[sizeof(c->output_arg)];
+	int ret = outputs_parse_opt(ps->c, key, arg, ps->err, ps->errlen);
 
-	switch (key) {
-	case OPT_KAFKA_KEY:
-		if (parse_kafka_key(arg, &c->kafka_key))
-			FAIL("--kafka-key %s: expected none, source, hostname or app", arg);
-		return 0;
-	case OPT_KAFKA_OPT:
-		if (c->kafka_nr_opts >= CONFIG_MAX_KAFKA_OPTS)
-			FAIL("--kafka-opt %s: at most %d --kafka-opt flags",
-			     redact_header(shown, sizeof(shown), arg), CONFIG_MAX_KAFKA_OPTS);
-		if (!strchr(arg, '=') || arg[0] == '=' || strlen(arg) >= CONFIG_KAFKA_OPT_LEN)
-			FAIL("--kafka-opt %s: expected KEY=VALUE (shorter than %d bytes)",
-			     strlen(arg) < 64 ? redact_header(shown, sizeof(shown), arg) : REDACTED,
-			     CONFIG_KAFKA_OPT_LEN);
-		snprintf(c->kafka_opts[c->kafka_nr_opts++], CONFIG_KAFKA_OPT_LEN, "%s", arg);
-		return 0;
-	}
-	return ARGP_ERR_UNKNOWN;
-}
-
-/* A PEM file of the otlp or the tls output: readable now, kept by path. */
-static error_t parse_pem_path(struct parse_state *ps, const char *flag, char *dst, const char *arg)
-{
-	if (strlen(arg) >= PATH_MAX || access(arg, R_OK))
-		FAIL("%s %s: cannot read it: %s", flag, arg, strerror(errno ?: ENAMETOOLONG));
-	snprintf(dst, PATH_MAX, "%s", arg);
-	return 0;
-}
-
-static error_t parse_otlp_opt(struct parse_state *ps, int key, char *arg)
-{
-	struct config *c = ps->c;
-
-	switch (key) {
-	case OPT_OTLP_COMPRESSION:
-		if (strcmp(arg, "gzip") && strcmp(arg, "none"))
-			FAIL("--otlp-compression %s: expected gzip or none", arg);
-		c->otlp_gzip = !strcmp(arg, "gzip");
-		return 0;
-	case OPT_OTLP_ENCODING:
-		if (strcmp(arg, "protobuf") && strcmp(arg, "json"))
-			FAIL("--otlp-encoding %s: expected protobuf or json", arg);
-		c->otlp_json = !strcmp(arg, "json");
-		return 0;
-	case OPT_OTLP_CA:
-		return parse_pem_path(ps, "--otlp-ca", c->otlp_ca, arg);
-	case OPT_OTLP_CERT:
-		return parse_pem_path(ps, "--otlp-cert", c->otlp_cert, arg);
-	case OPT_OTLP_KEY:
-		return parse_pem_path(ps, "--otlp-key", c->otlp_key, arg);
-	case OPT_OTLP_HEADER:
-		if (add_otlp_header(c, arg, "--otlp-header", ps->err, ps->errlen))
-			return EINVAL;
-		return 0;
-	case OPT_OTLP_HEADER_FILE:
-		if (header_file_read(arg, add_header_line, c, ps->err, ps->errlen))
-			return EINVAL;
-		return 0;
-	case OPT_OTLP_ORIGINAL:
-		c->otlp_original = true;
-		return 0;
-	}
-	return ARGP_ERR_UNKNOWN;
-}
-
-static error_t parse_tls_opt(struct parse_state *ps, int key, char *arg)
-{
-	struct config *c = ps->c;
-	bool ok;
-
-	switch (key) {
-	case OPT_TLS_CA:
-		return parse_pem_path(ps, "--tls-ca", c->tls_ca, arg);
-	case OPT_TLS_CERT:
-		return parse_pem_path(ps, "--tls-cert", c->tls_cert, arg);
-	case OPT_TLS_KEY:
-		return parse_pem_path(ps, "--tls-key", c->tls_key, arg);
-	case OPT_TLS_NAME:
-		ok = *arg && strlen(arg) < sizeof(c->tls_name);
-		for (const char *p = arg; ok && *p; p++)
-			ok = isalnum((unsigned char)*p) || strchr(".-_:*", *p);
-		if (!ok)
-			FAIL("--tls-name %s: expected a DNS name or an IP address (letters, digits, "
-			     "'.', '-', '_', ':', '*'; under %zu bytes)",
-			     arg, sizeof(c->tls_name));
-		snprintf(c->tls_name, sizeof(c->tls_name), "%s", arg);
-		return 0;
-	}
-	return ARGP_ERR_UNKNOWN;
+	return ret < 0 ? ARGP_ERR_UNKNOWN : ret;
 }
 
 static error_t parse_disk_buffer_opt(struct parse_state *ps, int key, char *arg)
@@ -401,7 +289,7 @@ static error_t parse_disk_buffer_opt(struct parse_state *ps, int key, char *arg)
 	case OPT_DISK_BUFFER_MODE:
 		if (strcmp(arg, "spill") && strcmp(arg, "reliable"))
 			FAIL("--disk-buffer-mode %s: expected spill or reliable", arg);
-		c->disk_buffer_mode = !strcmp(arg, "reliable");
+		c->disk_buffer_mode = strcmp(arg, "reliable") ? DISKBUF_SPILL : DISKBUF_RELIABLE;
 		return 0;
 	case OPT_DISK_BUFFER_SYNC:
 		if (parse_u64(arg, 0, 3600000, &v))
@@ -495,8 +383,7 @@ static error_t parse_file_opt(struct parse_state *ps, int key, char *arg)
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	static error_t (*const block[])(struct parse_state *, int, char *) = {
-		parse_input_opt,       parse_accounting_opt, parse_output_opt,
-		parse_kafka_opt,       parse_otlp_opt,	     parse_tls_opt,
+		parse_input_opt,       parse_accounting_opt, parse_output_opt, parse_outputs_opt,
 		parse_disk_buffer_opt, parse_run_opt,	     parse_file_opt,
 	};
 	struct parse_state *ps = state->input;
@@ -521,51 +408,20 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-enum out_framing config_framing(const struct config *c)
+/* --help: --balance's policies, from their table (bpf/balancer.h). */
+static char *help_filter(int key, const char *text, void *input)
 {
-	if (c->framing != FRAMING_DEFAULT)
-		return c->framing;
-	return c->format == FORMAT_ORIGINAL ? FRAMING_NEWLINE : FRAMING_OCTET;
+	char names[128], *out;
+
+	(void)input;
+	if (key != OPT_BALANCE ||
+	    asprintf(&out, "%s %s", balance_policy_list(names, sizeof(names), " | ", " | ", 0, 0),
+		     text) < 0)
+		return (char *)text;
+	return out;
 }
 
-unsigned int config_format_flags(const struct config *c)
-{
-	bool stream = c->output == OUTPUT_TCP || c->output == OUTPUT_TLS;
-	bool octet = stream && config_framing(c) == FRAMING_OCTET;
-	unsigned int f = 0;
-
-	if (!c->escape_control)
-		f |= FORMAT_F_EXACT_CONTROL;
-	if (!c->json_raw)
-		f |= FORMAT_F_JSON_NO_RAW;
-	if (octet)
-		f |= FORMAT_F_OCTET_FRAME;
-	/* A frame or a Kafka record holds any bytes: original keeps them all. */
-	if (octet || c->output == OUTPUT_KAFKA)
-		f |= FORMAT_F_WHOLE;
-	return f;
-}
-
-const char *config_output_name(const struct config *c, char *buf, size_t len)
-{
-	static const char *const kinds[] = {
-		[OUTPUT_NULL] = "null", [OUTPUT_STDOUT] = "stdout", [OUTPUT_FILE] = "file",
-		[OUTPUT_TCP] = "tcp",	[OUTPUT_KAFKA] = "kafka",   [OUTPUT_OTLP] = "otlp",
-		[OUTPUT_TLS] = "tls",
-	};
-
-	char shown[sizeof(c->output_arg)];
-
-	/* a URL's userinfo is a secret: never in the summary or a log line */
-	if (c->output_arg[0])
-		snprintf(buf, len, "%s:%s", kinds[c->output],
-			 redact_url(shown, sizeof(shown), c->output_arg));
-	else
-		snprintf(buf, len, "%s", kinds[c->output]);
-	return buf;
-}
-
-static const struct argp argp = { config_options, parse_arg, NULL, config_doc };
+static const struct argp argp = { config_options, parse_arg, NULL, config_doc, NULL, help_filter };
 
 /*
  * One setting from a file, `name = value` with a long flag name, through the
