@@ -151,7 +151,7 @@ FUZZ_LAYERS       := syslog common
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(APPS) $(TEST_PATHS)
+all: $(APPS) $(TESTS)
 
 # ---- set-up -----------------------------------------------------------------
 # Installs only what is missing; a no-op on a machine that has it all.
@@ -220,7 +220,7 @@ $(OUTPUT)/$(1): $(OUTPUT)/tests/unit/$(1).o $(call archives_of,$(or $($(1)_LAYER
 	$$(call msg,BINARY,$$@)
 	$(Q)$$(CC) $$(LDFLAGS) $$^ $(or $($(1)_LIBS),$(TEST_LIBS)) -o $$@
 endef
-$(foreach t,$(notdir $(TEST_PATHS)),$(eval $(call test_rule,$(t))))
+$(foreach t,$(notdir $(TESTS)),$(eval $(call test_rule,$(t))))
 
 # libFuzzer targets: clang, ASan + UBSan, built from the sources of FUZZ_LAYERS.
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -Iinclude -I$(SKEL_OUTPUT) \
@@ -238,8 +238,8 @@ run: deps
 	$(Q)$(MAKE) all
 	$(Q)lab/demo.sh
 
-unit: $(TEST_PATHS)
-	$(Q)set -e; for t in $(TEST_PATHS); do echo "== $$t"; $$t; done
+unit: $(TESTS)
+	$(Q)set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
 # The fuzzers at once (each one core for FUZZ_SECONDS), each on its own copy
 # of the corpus; then each one's last line, or its last 40 on a failure.
