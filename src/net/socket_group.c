@@ -69,7 +69,10 @@ static int open_one_at(struct socket_group *g, unsigned int idx, uint64_t rcvbuf
 	s->fd = socket(to->addr->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s->fd < 0)
 		return -errno;
-	if (setsockopt(s->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)))
+	/* Each datagram's arrival time (net/arrival_stamp.h), on every socket
+	 * a group holds, bound here or handed over (adopt_socket). */
+	if (setsockopt(s->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
+	    setsockopt(s->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)))
 		return -errno;
 	if (rcvbuf) {
 		err = set_rcvbuf(s->fd, rcvbuf, idx, &s->rcvbuf);
@@ -205,10 +208,13 @@ static int adopt_socket(struct group_socket *s, int fd)
 {
 	socklen_t sl = sizeof(s->rcvbuf);
 	struct stat st;
+	int one = 1;
 
 	s->fd = fd;
-	/* Ours from now on, and no child of ours inherits it by accident. */
+	/* Ours from now on, and no child of ours inherits it by accident; its
+	 * arrival stamps asked again (a predecessor may not have). */
 	if (fcntl(s->fd, F_SETFD, FD_CLOEXEC) ||
+	    setsockopt(s->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) ||
 	    getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf, &sl))
 		return -errno;
 	sl = sizeof(s->cookie);

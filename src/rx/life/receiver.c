@@ -280,27 +280,13 @@ const char *receiver_single_only(const struct receiver *r)
  * hands on all it holds, and the output stage saves or counts it. */
 static const volatile int merge_never_forced;
 
-/* --ordered: the kernel stamps each datagram on arrival (SO_TIMESTAMPNS),
- * and a reorder stage sits between the input window and the output. Ready
- * only once the kernel stamps on arrival (see net/arrival_stamp.h): else the
- * first datagrams would be merged in the order they were read. */
+/* --ordered: a reorder stage between the input window and the output, which
+ * merges the sockets by their arrival stamps. */
 static int setup_ordered(struct receiver *r)
 {
 	const struct config *cfg = r->cfg;
-	int on = 1, err;
+	int err;
 
-	for (unsigned int i = 0; i < r->group.n; i++) {
-		if (setsockopt(r->group.socks[i].fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on))) {
-			err = -errno;
-			pr_warn("--ordered: SO_TIMESTAMPNS on socket %u: %s\n", i, strerror(-err));
-			return err;
-		}
-	}
-	err = arrival_stamps_wait(1000);
-	if (err)
-		pr_warn("--ordered: not seen that the kernel stamps datagrams on arrival (%s): "
-			"the first ones may be merged in the order they were read\n",
-			strerror(-err));
 	err = window_init(&r->ordered_window, cfg->window, cfg->window_bytes, cfg->batch);
 	if (err)
 		return err;
@@ -549,6 +535,12 @@ int receiver_open_rest(struct receiver *r)
 	if (err)
 		return err;
 	r->window_ready = true;
+	/* A message without a stamp of its own carries its arrival time, and
+	 * --ordered merges by it: ready once the kernel stamps on arrival (the
+	 * group's sockets ask for stamps; net/arrival_stamp.h says why wait). */
+	if (arrival_stamps_wait(1000))
+		pr_warn("not seen that the kernel stamps datagrams on arrival: the first ones "
+			"may carry the time they were read\n");
 	if (cfg->ordered) {
 		err = setup_ordered(r);
 		if (err)
@@ -582,7 +574,7 @@ int receiver_start(struct receiver *r)
 		.cost_ns = cfg->cost_ns,
 		.nr_cost_ns = cfg->nr_cost_ns,
 		.cost_makeup = cfg->cost_makeup,
-		.timestamps = cfg->ordered,
+		.timestamps = true,
 		.stop = &r->stop,
 		.force = &r->force,
 		/* An output that acknowledges (Kafka, OTLP) may be slow to take the

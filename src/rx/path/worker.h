@@ -43,7 +43,7 @@ struct worker_shared {
 	const volatile int *stop;  /* stop reading: drain what is queued, exit */
 	const volatile int *force; /* exit now */
 	int drain_ms;		   /* bound on the final drain */
-	bool timestamps;	   /* --ordered: recv_ns is the kernel's SO_TIMESTAMPNS */
+	bool timestamps;	   /* recv_ns is the kernel's SO_TIMESTAMPNS */
 	/* A live resize: the sockets to read (indexes into the group) and a flag
 	 * that ends the threads WITHOUT the final drain, to be restarted over a
 	 * new set. NULL / 0: every socket of the group, no regroup. */

@@ -173,7 +173,7 @@ def test_original_value_is_every_byte_and_the_record_time_the_receive_time(broke
         for m in msgs:
             s.sendto(m, ("127.0.0.1", port))
     summary, err = stop_ok(rx)
-    # read by then: a worker stamps a datagram when it reads it, after the send
+    # the kernel stamps a datagram as it arrives, inside the sendto
     t1 = int(time.time() * 1000)
     assert summary["kafka"]["delivered"] == len(msgs)
     assert sorted(v for _, _, v in broker.records(topic)) == sorted(msgs)

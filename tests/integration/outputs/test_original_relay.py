@@ -202,6 +202,31 @@ def test_json_time_of_a_message_without_a_stamp_is_its_receive_time(syslogrx, tm
     assert o["time_unix_nano"] // 1000 == _utc_us(o["received"])
 
 
+def test_the_receive_time_is_the_kernels_not_the_workers(syslogrx, tmp_path):
+    """A message without a stamp carries the time the kernel received it
+    (SO_TIMESTAMPNS), not the time a worker read it: sent while syslogrx is
+    stopped (SIGSTOP) for 0.5 s, its time is before the stop ended."""
+    out = tmp_path / "out.json"
+    uport = free_udp_port()
+    rx = syslogrx("--format", "json", "--output", f"file:{out}", port=uport, sequences=False)
+    os.kill(rx.p.pid, signal.SIGSTOP)
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            t0 = time.time()
+            s.sendto(ASA, ("127.0.0.1", uport))
+            t1 = time.time()
+        wait_until(lambda: time.time() > t1 + 0.5, "0.5 s stopped", timeout=10)
+    finally:
+        os.kill(rx.p.pid, signal.SIGCONT)
+    wait_until(lambda: out.exists() and out.read_bytes().endswith(b"\n"), "the line")
+    rc, _, err = rx.stop()
+    assert rc == 0, err
+    o = json.loads(out.read_bytes())
+    assert "timestamp" not in o
+    # microseconds, the sender's clock read around its sendto
+    assert int(t0 * 1e6) - 1000 <= o["time_unix_nano"] // 1000 <= int(t1 * 1e6) + 1000, (t0, t1, o)
+
+
 @pytest.mark.parametrize("fmt", ["rfc5424", "original"])
 def test_a_stampless_message_held_through_an_outage(syslogrx, tmp_path, fmt):
     """syslog-ng is down when the message comes and up 3 s later: in rfc5424
