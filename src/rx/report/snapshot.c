@@ -284,6 +284,9 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 		s->have_output_state = true;
 		s->output_up = !sink_is_down(r->sink);
 		s->output_stalled = sink_is_stalled(r->sink);
+		s->have_resend = r->cfg->output == OUTPUT_TCP || r->cfg->output == OUTPUT_TLS;
+		s->output_resent = sink_counted(&r->sink->resent);
+		s->output_uncertain = sink_counted(&r->sink->uncertain);
 	}
 	if (r->sink && r->cfg->output == OUTPUT_KAFKA)
 		s->have_kafka = !sink_kafka_stats(r->sink, &s->kafka);
