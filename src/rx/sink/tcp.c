@@ -261,8 +261,9 @@ static int ensure_connected(struct sink_tcp *t)
 }
 
 /* The server never sends us anything: readable means it closed (or reset:
- * -1 over TLS; over TCP a reset shows in SO_ERROR); over TLS, once the
- * session's own records (tickets) are read. */
+ * over TCP that shows in SO_ERROR; over TLS, -1: an end without its
+ * close_notify); over TLS, once the session's own records (tickets) are
+ * read. */
 static int peer_closed(struct sink_tcp *t)
 {
 	struct pollfd p = { .fd = t->fd, .events = POLLIN | POLLRDHUP };

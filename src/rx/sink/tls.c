@@ -314,8 +314,10 @@ int tls_session_closed(struct tls_session *ts)
 		ERR_clear_error();
 		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
 			return 0;
-		/* the reset's error is read here, not left in SO_ERROR */
-		return e == SSL_ERROR_SYSCALL && errno == ECONNRESET ? -1 : 1;
+		/* Closed with its close_notify, or not: a reset, or an end
+		 * without it (a truncation, TLS says), whose error is read
+		 * here, not left in SO_ERROR. */
+		return e == SSL_ERROR_ZERO_RETURN ? 1 : -1;
 	}
 }
 
