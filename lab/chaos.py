@@ -66,8 +66,8 @@ def main():
             t = time.monotonic()
             c = chaos.run_cell(w, f, o, b, kill)
             done.append(c)
-            with open(a.json, "w") as f:         # a run cut short keeps its cells
-                json.dump([c.row() for c in done], f, indent=1)
+            with open(a.json, "w") as out:       # a run cut short keeps its cells
+                json.dump([c.row() for c in done], out, indent=1)
             print(f"{'pass' if c.ok else 'FAIL'} {f:10} {o:5} {b:8} {'kill' if kill else 'term'}"
                   f" {time.monotonic() - t:5.1f} s  {'; '.join(c.why)}", flush=True)
     md = "## The matrix\n\n" + chaos.table(done)
