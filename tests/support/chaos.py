@@ -641,3 +641,29 @@ def faults_table(cells):
         rows.append(f"| {f} | {o} | {'; '.join(does) or '-'} | {sees} | "
                     f"{'; '.join(lost) or '-'} |")
     return "\n".join(rows) + "\n"
+
+
+def kill_table(cells):
+    """docs/outputs.md's kill -9 table: per fault and output, per buffer,
+    what never reached the destination once the next syslogrx (started with
+    the fault still on, then the fault removed) delivered what it could,
+    and what its summary counted (the killed process counts nothing: what
+    its memory held is lost by design, `reliable` excepted)."""
+    rows = ["| fault | output | none | spill | reliable |", "| --- | --- | --- | --- | --- |"]
+    seen = {}
+    for c in cells:
+        if c.kill:
+            seen.setdefault((c.fault, c.output), {})[c.buffer] = c
+    for (f, o), by in seen.items():
+        cols = []
+        for b in BUFFERS:
+            c = by.get(b)
+            if c is None:
+                cols.append("-")
+                continue
+            cnt = ", ".join(f"{k} {v}" for k, v in sorted(c.counts.items()))
+            cols.append(("none lost" if not c.lost else f"{c.lost} lost")
+                        + (f" ({cnt})" if cnt else "")
+                        + ("" if c.ok else " **FAIL**"))
+        rows.append(f"| {f} | {o} | " + " | ".join(cols) + " |")
+    return "\n".join(rows) + "\n"

@@ -378,13 +378,14 @@ static int replay_recent(struct sink_tcp *t)
 		if (err)
 			return err;
 		msgs += t->hist[k].msgs;
+		/* as it goes: a resend cut short has sent some again too */
+		sink_count(&t->base.resent, t->hist[k].msgs);
 	}
 	t->conn_msgs += msgs;
 	if (msgs)
 		pr_warn("%s: sent again the %llu message(s) the server had not acknowledged or had "
 			"in its last second (it may have had them unread: duplicates possible)\n",
 			t->base.name, (unsigned long long)msgs);
-	sink_count(&t->base.resent, msgs);
 	return 0;
 }
 
@@ -412,9 +413,10 @@ static uint64_t hist_msgs(const struct sink_tcp *t, size_t from)
 }
 
 /*
- * A connection the server reset (or that failed): its server may have
- * dropped anything sent on it, read or not (a proxy that read it, a
- * server that crashed with it queued). What the resend covers is sent
+ * A connection the server reset without closing it first: its server may
+ * have dropped anything sent on it, read or not (a proxy that read it, a
+ * server that crashed with it queued). A reset that answers what we sent
+ * after its FIN is not one: what it read before its FIN it had read. What the resend covers is sent
  * again; the rest of what the connection carried is counted uncertain,
  * not taken as delivered, and said at most every 10 s.
  */
@@ -437,14 +439,15 @@ static void count_aborted(struct sink_tcp *t)
 }
 
 /* The connection is given up; progress_ns: when it last took anything;
- * aborted: a send failed on it (a reset shows in SO_ERROR too). */
+ * aborted: the server reset it (ECONNRESET, in SO_ERROR too; Linux says
+ * EPIPE for a reset after the server's FIN). */
 static void connection_lost(struct sink_tcp *t, uint64_t progress_ns, bool aborted)
 {
 	size_t held = maybe_unread(t);
 	socklen_t elen = sizeof(int);
 	int err = 0;
 
-	if (!getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &err, &elen) && err)
+	if (!getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &err, &elen) && err == ECONNRESET)
 		aborted = true;
 	disconnect(t);
 	replay_next(t, progress_ns, held);
@@ -466,7 +469,7 @@ static void send_failed(struct sink_tcp *t, int err)
 	if (err != -ETIMEDOUT) {
 		pr_warn("%s: %s; reconnecting and sending the buffer again\n", t->base.name,
 			strerror(-err));
-		connection_lost(t, now, true);
+		connection_lost(t, now, err == -ECONNRESET);
 		return;
 	}
 	if (!t->stalled_ns)
@@ -496,6 +499,7 @@ static int tcp_write(struct sink *s, const char *buf, size_t len)
 {
 	struct sink_tcp *t = (struct sink_tcp *)s;
 	size_t flen = take_messages(t, buf, len);
+	bool again = false; /* a send of it failed: some may have gone */
 	int err;
 
 	if (flen == (size_t)-1)
@@ -521,11 +525,14 @@ static int tcp_write(struct sink *s, const char *buf, size_t len)
 		err = conn_send(t, t->cur.data, flen);
 		if (!err) {
 			t->conn_msgs += t->cur.msgs;
+			if (again)
+				sink_count(&t->base.resent, t->cur.msgs);
 			remember_sent(t);
 			stall_over(t);
 			return 0;
 		}
 		send_failed(t, err);
+		again = true;
 		if (s->abort && flag_get(s->abort))
 			return err;
 	}
