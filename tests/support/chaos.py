@@ -550,8 +550,10 @@ def run_cell(w, fault_name, output, buffer, kill=False):
             if took is None or rc != 0:
                 cell.why.append(f"the restarted syslogrx: stop {took}, exit {rc}")
             summaries.append(rx2.summary_json())
-        # the destination's last writes, then the books
-        want = cell.sent - sum(sum(counted(s).values()) for s in summaries)
+        # the destination's last writes (uncertain ones may come too),
+        # then the books
+        want = cell.sent - sum(sum(n for k, n in counted(s).items() if k != "uncertain")
+                               for s in summaries)
         wait_for(lambda: distinct(delivered(dest, run)) >= want, 15)
         flows = delivered(dest, run)
         cell.delivered = distinct(flows)
@@ -618,7 +620,8 @@ def faults_table(cells):
             does.append(f"not ready within {START_BOUND} s ({', '.join(late)})")
         log = next((c.log for c in cs if c.log), "")
         if log:
-            does.append("logs `" + _short(re.sub(r"^syslogrx: \S+: ", "", log), 100) + "`")
+            does.append("logs `" + _short(re.sub(r"^(\S+ \w+ )?syslogrx: \S+: ", "", log), 100)
+                        + "`")
         stops = [f"{c.buffer} {c.stop_s:.1f} s" if c.stop_s is not None else f"{c.buffer} past its bound"
                  for c in cs if c.start_s is not None]
         if stops:
