@@ -339,6 +339,8 @@ def counted(s):
            "uncertain": s.get("output_uncertain") or 0}
     if s.get("disk_buffer"):
         out["disk_dropped"] = s["disk_buffer"].get("dropped") or 0
+        # records a kill -9 tore, counted by the next run
+        out["disk_corrupt"] = s["disk_buffer"].get("corrupt_msgs") or 0
     return {k: v for k, v in out.items() if v}
 
 
