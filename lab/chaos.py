@@ -45,7 +45,8 @@ def main():
             with open(path) as f:
                 done += [chaos.Cell.from_row(r) for r in json.load(f)]
         print("## The matrix\n\n" + chaos.table(done) + "\n## Faults (docs/outputs.md)\n\n"
-              + chaos.faults_table(done))
+              + chaos.faults_table(done) + "\n## kill -9 (docs/outputs.md)\n\n"
+              + chaos.kill_table(done))
         return 0
     # every SIGTERM cell before the kill -9 ones: a run cut by --minutes has
     # the first kind whole
@@ -66,6 +67,8 @@ def main():
             t = time.monotonic()
             c = chaos.run_cell(w, f, o, b, kill)
             done.append(c)
+            with open(a.json, "w") as out:       # a run cut short keeps its cells
+                json.dump([c.row() for c in done], out, indent=1)
             print(f"{'pass' if c.ok else 'FAIL'} {f:10} {o:5} {b:8} {'kill' if kill else 'term'}"
                   f" {time.monotonic() - t:5.1f} s  {'; '.join(c.why)}", flush=True)
     md = "## The matrix\n\n" + chaos.table(done)
@@ -73,6 +76,7 @@ def main():
         md += "\nNot run (past --minutes): " + ", ".join(
             f"{f}/{o}/{b}/{'kill' if k else 'term'}" for f, o, b, k in skipped) + "\n"
     md += "\n## Faults (docs/outputs.md)\n\n" + chaos.faults_table(done)
+    md += "\n## kill -9 (docs/outputs.md)\n\n" + chaos.kill_table(done)
     print("\n" + md)
     with open(a.md, "w") as f:
         f.write(md)

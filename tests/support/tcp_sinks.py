@@ -4,6 +4,7 @@ connection and keeps the bytes; FrameSink takes octet-counted syslog frames
 (RFC 6587) and keeps each flow's sequence numbers."""
 import contextlib
 import socket
+import struct
 import threading
 
 from support.rx_watch import SEQ
@@ -36,6 +37,21 @@ def tcp_server():
         t.join(timeout=30)
 
 
+def frames(buf):
+    """The whole octet-counted frames at the start of buf, and the rest."""
+    got = []
+    while True:
+        sp = buf.find(b" ")
+        if sp < 0:
+            break
+        n = int(buf[:sp])
+        if len(buf) < sp + 1 + n:
+            break
+        got.append(buf[sp + 1:sp + 1 + n])
+        buf = buf[sp + 1 + n:]
+    return got, buf
+
+
 class FrameSink:
     """A TCP syslog server on loopback for --output tcp: reads RFC 6587
     octet-counted frames on every connection (an upgrade's old and new
@@ -47,9 +63,14 @@ class FrameSink:
     later connection before resume(); trickle_after_eof answers the
     client's FIN with one byte a second instead of its own FIN; rcvbuf
     sets the connections' SO_RCVBUF (what a server that stops reading
-    holds unread)."""
+    holds unread); reset_after=N resets the first connection (RST) after
+    N frames, what it held unread lost (with keep=K it kept only the first
+    K of them: a proxy that read the rest and dropped it), and with
+    refuse_after_reset the server then closes its listener: every later
+    connect is refused."""
 
-    def __init__(self, tls=None, stall_after=None, trickle_after_eof=False, rcvbuf=None):
+    def __init__(self, tls=None, stall_after=None, trickle_after_eof=False, rcvbuf=None,
+                 reset_after=None, refuse_after_reset=False, keep=None):
         self.srv = socket.socket()
         if rcvbuf:
             self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
@@ -62,6 +83,9 @@ class FrameSink:
         self.tls = tls
         self.stall_after = stall_after
         self.trickle_after_eof = trickle_after_eof
+        self.reset_after, self.refuse_after_reset = reset_after, refuse_after_reset
+        self.keep = keep
+        self.reset = threading.Event()      # the first connection was reset
         self.stalled = threading.Event()    # the first connection stopped reading
         self.resumed = threading.Event()
         self.closing = threading.Event()
@@ -87,6 +111,9 @@ class FrameSink:
                     c = self.tls.wrap_socket(c, server_side=True)
                 if self.stall_after is not None and nth > 1:
                     self.resumed.wait()
+                if self.reset_after is not None and nth == 1:
+                    self._read_then_reset(c)
+                    return
                 self._read(c, self.stall_after if nth == 1 else None)
             except (OSError, ValueError):
                 if not self.closing.is_set():
@@ -101,17 +128,7 @@ class FrameSink:
             data = c.recv(1 << 16)
             if not data:
                 break
-            buf += data
-            got = []
-            while True:
-                sp = buf.find(b" ")
-                if sp < 0:
-                    break
-                n = int(buf[:sp])
-                if len(buf) < sp + 1 + n:
-                    break
-                got.append(buf[sp + 1:sp + 1 + n])
-                buf = buf[sp + 1 + n:]
+            got, buf = frames(buf + data)
             with self.lock:
                 self.msgs.extend(got)
         # a torn frame only from a client killed before close() was called
@@ -122,10 +139,33 @@ class FrameSink:
             except OSError:
                 return                       # the client is gone: reset
 
+    def _read_then_reset(self, c):
+        """reset_after frames read (as fast as they come: what was read
+        past them dropped), then an RST (SO_LINGER 0): what the kernel held
+        is dropped with the connection."""
+        buf, n = b"", 0
+        while n < self.reset_after and (data := c.recv(1 << 16)):
+            got, buf = frames(buf + data)
+            with self.lock:
+                self.msgs.extend(got[:max(0, (self.keep or len(got) + n) - n)])
+            n += len(got)
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        if self.refuse_after_reset:
+            self.srv.shutdown(socket.SHUT_RDWR)     # wakes the accept (a close alone does not)
+            self.srv.close()
+        c.close()
+        self.reset.set()
+
     def _read_then_stop(self, c, frames):
         """Reads frames whole, not a byte past the last: what follows stays
         in the kernel (over TLS: in the kernel and the record being read),
         unread for good."""
+        self._read_frames(c, frames)
+        self.stalled.set()
+        self.closing.wait()
+
+    def _read_frames(self, c, frames):
+        """frames frames read whole, not a byte past the last."""
         for _ in range(frames):
             head = b""
             while not head.endswith(b" "):
@@ -141,8 +181,6 @@ class FrameSink:
                 body += d
             with self.lock:
                 self.msgs.append(body)
-        self.stalled.set()
-        self.closing.wait()
 
     def resume(self):
         """Later connections are read from now on."""

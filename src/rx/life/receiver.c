@@ -700,6 +700,9 @@ int receiver_stop(struct receiver *r)
 		r->out_started = false;
 		say_kept(r);
 	}
+	/* The stream ended before the summary counts what it could not confirm. */
+	if (r->sink && r->sink->ops->finish)
+		r->sink->ops->finish(r->sink);
 	/* On disk before the summary counts it there. */
 	if (r->disk)
 		diskbuf_flush(r->disk);

@@ -369,6 +369,16 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		    "1: the network output's destination is connected but has taken nothing of "
 		    "what it holds for --stall-timeout (it reconnects); 0: not stalled.",
 		    s.output_stalled);
+	if (s.have_resend) {
+		one(p, "syslogrx_output_resent_total", PROM_COUNTER,
+		    "Messages a tcp or tls output sent again on a new connection: the last one "
+		    "ended with them maybe unread (duplicates possible).",
+		    s.output_resent);
+		one(p, "syslogrx_output_uncertain_total", PROM_COUNTER,
+		    "Messages a tcp or tls output wrote that a connection ended or the stop closed "
+		    "with, maybe unread by the server, and did not send again.",
+		    s.output_uncertain);
+	}
 	if (s.output.ops) /* the output's own rows: syslogrx_kafka_*, syslogrx_otlp_* */
 		s.output.ops->metrics(p, &s.output);
 	if (s.have_disk)

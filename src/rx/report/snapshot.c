@@ -223,6 +223,9 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 		s->have_output_state = true;
 		s->output_up = !sink_is_down(r->sink);
 		s->output_stalled = sink_is_stalled(r->sink);
+		s->have_resend = r->sink->resends;
+		s->output_resent = sink_counted(&r->sink->resent);
+		s->output_uncertain = sink_counted(&r->sink->uncertain);
 	}
 	sink_stats_read(r->cfg, r->sink, &s->output);
 	err = scrape ? sender_cache_read(r, &s->senders) : -ENOENT;

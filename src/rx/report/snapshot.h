@@ -99,6 +99,8 @@ struct snapshot {
 	bool have_output_state; /* a network output: tcp, tls, kafka, otlp */
 	bool output_up;		/* delivering, not retrying an unreachable destination */
 	bool output_stalled;	/* connected, but its destination takes nothing */
+	bool have_resend;	/* tcp, tls: a connection's output resends */
+	uint64_t output_resent, output_uncertain; /* with have_resend: struct sink's */
 	/* The output's own numbers (kafka, otlp), if it keeps any */
 	struct sink_stats output;
 	struct snapshot_senders senders;

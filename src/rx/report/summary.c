@@ -582,6 +582,14 @@ static void write_summary(struct json_writer *w, struct receiver *r, const struc
 		jw_bool(w, "output_stalled", s->output_stalled);
 	else
 		jw_null(w, "output_stalled");
+	/* tcp, tls: sent again on a new connection; written, maybe unread */
+	if (s->have_resend) {
+		jw_u64(w, "output_resent", s->output_resent);
+		jw_u64(w, "output_uncertain", s->output_uncertain);
+	} else {
+		jw_null(w, "output_resent");
+		jw_null(w, "output_uncertain");
+	}
 	if (s->output.ops) /* the output's own object: "kafka", "otlp" */
 		s->output.ops->summary(w, &s->output);
 	write_preflight(w, s->preflight);

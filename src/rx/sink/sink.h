@@ -38,6 +38,10 @@ struct sink_ops {
 	int (*write)(struct sink *s, const char *buf, size_t len);
 	/* Reopens the destination (SIGHUP, logrotate). */
 	int (*reopen)(struct sink *s);
+	/* Optional, at the stop after the last write and before the summary:
+	 * ends the stream (bounded) and counts what the destination may not
+	 * have (uncertain). close() does it when the stop did not. */
+	void (*finish)(struct sink *s);
 	void (*close)(struct sink *s);
 
 	/* Async sinks only (NULL for stream sinks). */
@@ -105,6 +109,14 @@ struct sink {
 	 * nothing of what the sink holds for the stall timeout (--stall-timeout),
 	 * until it takes everything again. Written and read as down is. */
 	int stalled;
+	/* Stream sinks over a connection (tcp, tls): messages sent again on a
+	 * new connection because the last one ended with them maybe unread
+	 * (resent), and messages written that a connection ended or a stop
+	 * closed with, maybe unread, and that were not sent again (uncertain).
+	 * Written by the output thread, read by a scrape (relaxed atomics).
+	 * resends: the sink keeps these two (set at open). */
+	uint64_t resent, uncertain;
+	bool resends;
 };
 
 static inline void sink_set_down(struct sink *s, bool down)
@@ -145,6 +157,16 @@ static inline void sink_set_stalled(struct sink *s, bool stalled)
 static inline bool sink_is_stalled(const struct sink *s)
 {
 	return __atomic_load_n(&s->stalled, __ATOMIC_RELAXED);
+}
+
+static inline void sink_count(uint64_t *counter, uint64_t n)
+{
+	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t sink_counted(const uint64_t *counter)
+{
+	return __atomic_load_n(counter, __ATOMIC_RELAXED);
 }
 
 struct sink *sink_file_open(const struct config *c);

@@ -17,9 +17,13 @@
  * connection ends, what the server may not have read is sent again on the
  * next one (maybe_unread: what its kernel had not acknowledged, what its
  * receive buffer may hold, and the last REPLAY_NS before its last progress):
- * at least once, with possible duplicates (counted, logged), rather than a
- * silent loss. The history keeps each buffer sent until it is outside all of
- * these.
+ * at least once, with possible duplicates (counted resent, logged), rather
+ * than a silent loss. The history keeps each buffer sent until it is outside
+ * all of these. What TCP cannot confirm is counted uncertain, never taken as
+ * delivered: what a connection the server reset carried before the resend
+ * (a peer may drop what it read), and at the stop what the server may not
+ * have read when it does not answer our FIN with its own, or when the stop
+ * came before a resend.
  *
  * Every step has a deadline, so no destination holds the start or the stop:
  * the connection and the TLS handshake together CONNECT_MS (START_CONNECT_MS
@@ -104,7 +108,8 @@ struct sink_tcp {
 	uint64_t lost_ns;   /* when it last made progress */
 	size_t lost_unread; /* bytes the server may not have read of it (maybe_unread) */
 	uint64_t reconnects;
-	uint64_t resent; /* messages sent again after a connection ended */
+	uint64_t conn_msgs;	    /* messages sent on this connection, resent ones too */
+	uint64_t uncertain_said_ns; /* when an aborted connection's count was last said */
 };
 
 static void sleep_ms(int ms)
@@ -235,6 +240,7 @@ static int ensure_connected(struct sink_tcp *t)
 			t->said_down = false;
 			t->backoff_ms = 0;
 			t->reconnects++;
+			t->conn_msgs = 0;
 			return 0;
 		}
 		sink_set_down(&t->base, true);
@@ -254,9 +260,11 @@ static int ensure_connected(struct sink_tcp *t)
 	return 0;
 }
 
-/* The server never sends us anything: readable means it closed (or reset);
- * over TLS, once the session's own records (tickets) are read. */
-static bool peer_closed(struct sink_tcp *t)
+/* The server never sends us anything: readable means it closed (or reset:
+ * over TCP that shows in SO_ERROR; over TLS, -1: an end without its
+ * close_notify); over TLS, once the session's own records (tickets) are
+ * read. */
+static int peer_closed(struct sink_tcp *t)
 {
 	struct pollfd p = { .fd = t->fd, .events = POLLIN | POLLRDHUP };
 
@@ -350,37 +358,42 @@ static void remember_sent(struct sink_tcp *t)
 		t->base.settle_ns = now - t->hist[0].first_ns + SETTLE_MARGIN_NS;
 	else
 		t->base.settle_ns = REPLAY_NS;
+	t->base.resends = true;
 }
 
-/* After a connection ended: what the server may not have read of it
- * (maybe_unread when it ended), and what it took in its last second of
- * progress. */
+/* After a connection ended: the first slot of what the server may not
+ * have read of it (maybe_unread when it ended), and of what it took in its
+ * last second of progress. */
+static size_t replay_from(const struct sink_tcp *t)
+{
+	return t->nr_hist - slots_needed(t, 0, t->lost_unread, t->lost_ns - REPLAY_NS);
+}
+
 static int replay_recent(struct sink_tcp *t)
 {
-	size_t from = t->nr_hist - slots_needed(t, 0, t->lost_unread, t->lost_ns - REPLAY_NS);
 	uint64_t msgs = 0;
 
-	for (size_t k = from; k < t->nr_hist; k++) {
+	for (size_t k = replay_from(t); k < t->nr_hist; k++) {
 		int err = conn_send(t, t->hist[k].data, t->hist[k].len);
 
 		if (err)
 			return err;
 		msgs += t->hist[k].msgs;
+		/* as it goes: a resend cut short has sent some again too */
+		sink_count(&t->base.resent, t->hist[k].msgs);
 	}
+	t->conn_msgs += msgs;
 	if (msgs)
 		pr_warn("%s: sent again the %llu message(s) the server had not acknowledged or had "
 			"in its last second (it may have had them unread: duplicates possible)\n",
 			t->base.name, (unsigned long long)msgs);
-	t->resent += msgs;
 	return 0;
 }
 
-/* The connection is given up; progress_ns: when it last took anything. */
-static void connection_lost(struct sink_tcp *t, uint64_t progress_ns)
+/* The connection ended with `held` bytes maybe unread; progress_ns: when it
+ * last took anything. What it may not have read is sent again first. */
+static void replay_next(struct sink_tcp *t, uint64_t progress_ns, size_t held)
 {
-	size_t held = maybe_unread(t);
-
-	disconnect(t);
 	if (!t->replay) {
 		t->lost_ns = progress_ns;
 		t->lost_unread = 0;
@@ -390,6 +403,60 @@ static void connection_lost(struct sink_tcp *t, uint64_t progress_ns)
 	t->replay = true;
 }
 
+/* Messages from hist[from] on. */
+static uint64_t hist_msgs(const struct sink_tcp *t, size_t from)
+{
+	uint64_t msgs = 0;
+
+	for (size_t k = from; k < t->nr_hist; k++)
+		msgs += t->hist[k].msgs;
+	return msgs;
+}
+
+/*
+ * A connection the server reset without closing it first: its server may
+ * have dropped anything sent on it, read or not (a proxy that read it, a
+ * server that crashed with it queued). A reset that answers what we sent
+ * after its FIN is not one: what it read before its FIN it had read. What the resend covers is sent
+ * again; the rest of what the connection carried is counted uncertain,
+ * not taken as delivered, and said at most every 10 s.
+ */
+static void count_aborted(struct sink_tcp *t)
+{
+	uint64_t again = hist_msgs(t, replay_from(t)), n, now;
+
+	if (t->conn_msgs <= again)
+		return;
+	n = t->conn_msgs - again;
+	sink_count(&t->base.uncertain, n);
+	now = mono_ns();
+	if (t->uncertain_said_ns && now - t->uncertain_said_ns < 10000 * MS_NS)
+		return;
+	t->uncertain_said_ns = now;
+	pr_warn("%s: the connection was reset: %llu message(s) written on it before what is "
+		"sent again may not have been read (counted: output_uncertain, "
+		"syslogrx_output_uncertain_total)\n",
+		t->base.name, (unsigned long long)n);
+}
+
+/* The connection is given up; progress_ns: when it last took anything;
+ * aborted: the server reset it (ECONNRESET, in SO_ERROR too; Linux says
+ * EPIPE for a reset after the server's FIN). */
+static void connection_lost(struct sink_tcp *t, uint64_t progress_ns, bool aborted)
+{
+	size_t held = maybe_unread(t);
+	socklen_t elen = sizeof(int);
+	int err = 0;
+
+	if (!getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &err, &elen) && err == ECONNRESET)
+		aborted = true;
+	disconnect(t);
+	replay_next(t, progress_ns, held);
+	if (aborted)
+		count_aborted(t);
+	t->conn_msgs = 0;
+}
+
 /* A send that failed: a stall is said once and shown until it is over;
  * either way the connection is given up for a new one. */
 static void send_failed(struct sink_tcp *t, int err)
@@ -397,13 +464,13 @@ static void send_failed(struct sink_tcp *t, int err)
 	uint64_t now = mono_ns();
 
 	if (err == -ECANCELED) { /* the stop gave up: what is held is saved or counted */
-		connection_lost(t, now);
+		connection_lost(t, now, false);
 		return;
 	}
 	if (err != -ETIMEDOUT) {
 		pr_warn("%s: %s; reconnecting and sending the buffer again\n", t->base.name,
 			strerror(-err));
-		connection_lost(t, now);
+		connection_lost(t, now, err == -ECONNRESET);
 		return;
 	}
 	if (!t->stalled_ns)
@@ -413,7 +480,7 @@ static void send_failed(struct sink_tcp *t, int err)
 			t->base.name, t->stall_ms);
 	t->stalled_ns = now;
 	sink_set_stalled(&t->base, true);
-	connection_lost(t, now - t->stall_ms * MS_NS);
+	connection_lost(t, now - t->stall_ms * MS_NS, false);
 }
 
 /* A write went through: a stall is over once a connection has taken what
@@ -433,6 +500,7 @@ static int tcp_write(struct sink *s, const char *buf, size_t len)
 {
 	struct sink_tcp *t = (struct sink_tcp *)s;
 	size_t flen = take_messages(t, buf, len);
+	bool again = false; /* a send of it failed: some may have gone */
 	int err;
 
 	if (flen == (size_t)-1)
@@ -441,8 +509,10 @@ static int tcp_write(struct sink *s, const char *buf, size_t len)
 		err = ensure_connected(t);
 		if (err)
 			return err;
-		if (peer_closed(t)) {
-			connection_lost(t, mono_ns());
+		int closed = peer_closed(t);
+
+		if (closed) {
+			connection_lost(t, mono_ns(), closed < 0);
 			continue;
 		}
 		if (t->replay) {
@@ -455,11 +525,15 @@ static int tcp_write(struct sink *s, const char *buf, size_t len)
 		}
 		err = conn_send(t, t->cur.data, flen);
 		if (!err) {
+			t->conn_msgs += t->cur.msgs;
+			if (again)
+				sink_count(&t->base.resent, t->cur.msgs);
 			remember_sent(t);
 			stall_over(t);
 			return 0;
 		}
 		send_failed(t, err);
+		again = true;
 		if (s->abort && flag_get(s->abort))
 			return err;
 	}
@@ -470,26 +544,77 @@ static int tcp_reopen(struct sink *s)
 	return 0; /* a connection has nothing to rotate */
 }
 
+/*
+ * Our half closed (with TLS, its close_notify first), then a bounded wait
+ * for the server's, not past a stop that gave up. Its FIN, with no error
+ * and nothing of ours unacknowledged, says it read all we sent (1); a
+ * server that closes with bytes unread resets the connection instead (-1);
+ * no answer in time, 0. A server that keeps sending after our FIN does not
+ * hold us past CLOSE_MS.
+ */
+static int closed_cleanly(struct sink_tcp *t)
+{
+	uint64_t deadline = mono_ns() + CLOSE_MS * MS_NS;
+	socklen_t elen = sizeof(int);
+	int err = 0, outq = 0;
+	char buf[256];
+
+	tls_session_end(t->session);
+	t->session = NULL;
+	shutdown(t->fd, SHUT_WR);
+	while (poll_until_unless(t->fd, POLLIN, deadline, t->base.abort) > 0) {
+		ssize_t n = read(t->fd, buf, sizeof(buf));
+
+		if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN)))
+			continue;
+		if (n < 0 || getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &err, &elen) || err)
+			return -1;
+		return !ioctl(t->fd, SIOCOUTQ, &outq) && !outq;
+	}
+	return 0;
+}
+
+/*
+ * The stream's end, at the stop: closed cleanly, the server read all of
+ * it. Otherwise, and when a connection ended and the stop came before the
+ * resend, what the server may not have read (as a new connection would
+ * have sent again) is counted uncertain and said: TCP cannot tell whether
+ * it was read. Idempotent.
+ */
+static void tcp_finish(struct sink *s)
+{
+	struct sink_tcp *t = (struct sink_tcp *)s;
+	uint64_t msgs = 0;
+
+	if (t->fd >= 0) {
+		size_t held = maybe_unread(t);
+		int clean = closed_cleanly(t);
+
+		if (clean < 1)
+			replay_next(t, mono_ns(), held);
+		if (clean < 0)
+			count_aborted(t);
+		close(t->fd);
+		t->fd = -1;
+	}
+	if (t->replay) {
+		msgs = hist_msgs(t, replay_from(t));
+		t->replay = false;
+	}
+	if (!msgs)
+		return;
+	sink_count(&s->uncertain, msgs);
+	pr_warn("stop: %s: %llu message(s) written may not have been read: the connection "
+		"ended without the server's close (counted: output_uncertain, "
+		"syslogrx_output_uncertain_total)\n",
+		s->name, (unsigned long long)msgs);
+}
+
 static void tcp_close(struct sink *s)
 {
 	struct sink_tcp *t = (struct sink_tcp *)s;
 
-	if (t->fd >= 0) {
-		/* With TLS, its close_notify first: the server then knows the
-		 * stream ended whole. */
-		tls_session_end(t->session);
-		/* Our half closed, then wait (bounded) for the server's: what we
-		 * sent is then in its hands, not in our socket buffer. A server
-		 * that keeps sending after it does not hold us past CLOSE_MS. */
-		shutdown(t->fd, SHUT_WR);
-		uint64_t deadline = mono_ns() + CLOSE_MS * MS_NS;
-		char sink_buf[256];
-
-		while (poll_until(t->fd, POLLIN, deadline) > 0 &&
-		       read(t->fd, sink_buf, sizeof(sink_buf)) > 0)
-			;
-		close(t->fd);
-	}
+	tcp_finish(s);
 	tls_client_free(t->tls);
 	free(t->cur.data);
 	for (size_t k = 0; k < t->nr_hist; k++)
@@ -501,6 +626,7 @@ static void tcp_close(struct sink *s)
 static const struct sink_ops tcp_ops = {
 	.write = tcp_write,
 	.reopen = tcp_reopen,
+	.finish = tcp_finish,
 	.close = tcp_close,
 };
 
@@ -516,6 +642,7 @@ struct sink *sink_tcp_open(const struct config *c)
 		return NULL;
 	t->base.ops = &tcp_ops;
 	t->base.settle_ns = REPLAY_NS;
+	t->base.resends = true;
 	t->stall_ms = (int)(c->stall_timeout * 1000);
 	t->format_flags = config_format_flags(c);
 	t->fd = -1;

@@ -300,7 +300,7 @@ int tls_session_send(struct tls_session *ts, const char *p, size_t len, int stal
 	return 0;
 }
 
-bool tls_session_closed(struct tls_session *ts)
+int tls_session_closed(struct tls_session *ts)
 {
 	char buf[4096];
 
@@ -312,7 +312,12 @@ bool tls_session_closed(struct tls_session *ts)
 			continue; /* a syslog server sends nothing: dropped */
 		e = SSL_get_error(ts->ssl, ret);
 		ERR_clear_error();
-		return e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE;
+		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+			return 0;
+		/* Closed with its close_notify, or not: a reset, or an end
+		 * without it (a truncation, TLS says), whose error is read
+		 * here, not left in SO_ERROR. */
+		return e == SSL_ERROR_ZERO_RETURN ? 1 : -1;
 	}
 }
 

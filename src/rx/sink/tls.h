@@ -52,9 +52,10 @@ int tls_session_start(struct tls_client *tc, int fd, uint64_t deadline_ns, const
  * stop that gave up; NULL: never). */
 int tls_session_send(struct tls_session *ts, const char *p, size_t len, int stall_ms,
 		     const volatile int *stop);
-/* The server closed (close_notify, FIN or reset); what it may send besides
- * (TLS 1.3 session tickets) is read and dropped. */
-bool tls_session_closed(struct tls_session *ts);
+/* 1: the server closed the session (its close_notify), -1: the connection
+ * ended without it (a reset, a FIN alone), 0: neither; what it may send besides (TLS 1.3 session tickets) is read
+ * and dropped. */
+int tls_session_closed(struct tls_session *ts);
 /* Sends close_notify (best effort) and frees; the socket stays open. */
 void tls_session_end(struct tls_session *ts);
 

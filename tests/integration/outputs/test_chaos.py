@@ -15,16 +15,18 @@ from support import chaos
 
 # fault: (output, buffer)
 CELLS = {
-    # the stop in an outage saves to disk (spill can lose a message or two
-    # written as the connection was cut: docs/outputs.md#faults)
-    "down": ("tcp", "reliable"),
+    # the stop in an outage saves to disk; what the cut connection may not
+    # have read and no resend reached is counted uncertain
+    "down": ("tcp", "spill"),
     "blackholed": ("tcp", "spill"),       # SYNs dropped from the start: connect() waits
     "silent": ("tls", "spill"),           # a handshake nobody answers, from the start
     "latency": ("otlp", "none"),          # slow answers: not a fault to show
     "bandwidth": ("tcp", "reliable"),     # a trickle toward the destination
     "timeout": ("otlp", "none"),          # requests swallowed, then cut: retried or counted
     "slow_close": ("tcp", "none"),        # the stop's close must not wait for the peer
-    "reset_peer": ("otlp", "reliable"),   # requests cut by RST
+    # each connection reset: what it carried is sent again or counted
+    # uncertain (a proxy may drop what it read)
+    "reset_peer": ("tls", "none"),
     # closed mid-frame: a request cut is retried; over plain TCP the bytes a
     # peer took and dropped are beyond what syslog over TCP can see (no
     # acknowledgement): make chaos shows that row, docs/outputs.md says it

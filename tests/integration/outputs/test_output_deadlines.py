@@ -12,13 +12,20 @@ and a connected server that takes nothing is a stall, shown and mended.
   server reads again every sequence number of the load arrives, although
   the first connection is closed unread (what it held is sent again).
 - A server that answers our FIN with a byte a second: the stop returns
-  within CLOSE_S of the close."""
+  within CLOSE_S of the close.
+- A connection reset with messages unread (tcp and tls): what the server
+  may not have read is sent again on the next connection, every sequence
+  number arrives, the resend counted (output_resent); a stop before the
+  resend, or one that gives up on a server that stopped reading, counts
+  what the server may not have read (output_uncertain): every sequence
+  number delivered or counted."""
+import re
 import ssl
 import time
 
 import pytest
 
-from support.procs import Syslogrx
+from support.procs import Syslogrx, log_text
 from support.flows import FLOWS, by_flow, start_gen
 from support.hung_peers import mute_server, syn_dropper, trickle_server
 from support.ports import free_tcp_port, free_udp_port
@@ -198,6 +205,9 @@ def test_a_server_that_trickles_after_our_fin_does_not_hold_the_stop(tmp_path, p
         sink.close()
     assert rc == 0, err
     assert rx.summary["totals"]["written"] == 1000
+    # no FIN from the server: what its window may hold unread is counted
+    # uncertain, not taken as read
+    assert 0 < rx.summary["output_uncertain"] <= 1000, err
 
 
 def test_a_stall_with_a_reliable_disk_buffer_loses_nothing_to_kill_9(tmp_path, procs, pki):
@@ -273,3 +283,116 @@ def test_a_stop_is_not_held_by_a_stalled_send(tmp_path, procs, pki, kind):
     assert t["given_up"] > 0, err
     assert t["received"] == t["written"] + t["discarded"] + t["given_up"], t
     assert f"stop: gave up {t['given_up']} received message(s) not written" in err, err
+    # written, and held unread by the server when it closed: counted
+    # uncertain, not delivered
+    assert_counted(rx, err, sink, "held", 30000, kind)
+
+
+def assert_counted(rx, err, sink, run, sent, kind):
+    """Every sequence number of run delivered to sink or counted (given up,
+    uncertain, kernel drops, abandoned); some counted uncertain, and said."""
+    s = rx.summary
+    t = s["totals"]
+    got = sum(len(set(v)) for v in by_flow(sink.msgs, run).values())
+    assert got < sent, "nothing lost: the fault did not bite"
+    counted = t["given_up"] + s["output_uncertain"] + t["kernel_drops"]["total"] + t["abandoned"]
+    assert sent - got <= counted, (sent, got, t, s["output_uncertain"])
+    assert 0 < s["output_uncertain"] <= t["written"], (s["output_uncertain"], t)
+    # each count said once: a reset connection's, the stop's
+    said = sum(int(n) for n in UNCERTAIN.findall(log_text(err)))
+    assert said == s["output_uncertain"], err
+
+
+UNCERTAIN = re.compile(r": (\d+) message\(s\) written .*may not have been read.* \(counted: "
+                       r"output_uncertain, syslogrx_output_uncertain_total\)")
+
+
+def run_to_a_reset(tmp_path, procs, pki, kind, sink, run, seconds, *more):
+    """seconds of run at 2,000/s to sink, which resets; then the stop
+    (within --stop-timeout 2 or the close's bound, and slack). Returns
+    (syslogrx, exit code, stderr); sink closed."""
+    try:
+        rx, _ = start_timed(tmp_path, procs, "--format", "rfc5424", "--rcvbuf", "16M", *more,
+                            *output_args(kind, sink.port, pki))
+        port = int(rx.argv[rx.argv.index("--listen") + 1].rsplit(":", 1)[1])
+        assert start_gen(port, run, rate=2000, seconds=seconds).wait(timeout=60) == 0
+        assert sink.reset.wait(30), "the server never reset"
+        rc, err = stop_timed(rx, CLOSE_S + SLACK_S + 3)
+    finally:
+        gone(procs)
+        sink.close()
+    return rx, rc, err
+
+
+RESENT = re.compile(r"sent again the (\d+) message\(s\)")
+
+
+@pytest.mark.parametrize("kind", ["tcp", "tls"])
+def test_a_reset_connection_is_sent_again_and_counted(tmp_path, procs, pki, kind):
+    """The server resets its first connection with messages unread: the
+    next connection gets what it may not have read first; every sequence
+    number arrives, the duplicates no more than output_resent, which the
+    summary and the metric agree on, and the log's lines do not pass."""
+    sink = FrameSink(tls=server_tls(pki) if kind == "tls" else None, reset_after=300)
+    mport = free_tcp_port()
+    rate, seconds = 2000, 2
+    try:
+        rx, _ = start_timed(tmp_path, procs, "--metrics", str(mport), "--format", "rfc5424",
+                            "--rcvbuf", "16M", *output_args(kind, sink.port, pki))
+        port = int(rx.argv[rx.argv.index("--listen") + 1].rsplit(":", 1)[1])
+        assert start_gen(port, "reset", rate=rate, seconds=seconds).wait(timeout=60) == 0
+        assert sink.reset.wait(30), "the server never reset"
+        sent = rate * seconds
+        t0 = time.monotonic()
+        while (got := sum(len(set(v)) for v in by_flow(sink.msgs, "reset").values())) < sent:
+            assert time.monotonic() - t0 < 30, f"{got} of {sent} arrived"
+            time.sleep(0.1)
+        metric = value(parse(scrape(mport)), "syslogrx_output_resent_total")
+        rc, err = stop_timed(rx, CLOSE_S + SLACK_S + 3)
+    finally:
+        gone(procs)
+        sink.close()
+    assert rc == 0, err
+    s = rx.summary
+    # the resends said, and the buffer a failed send was writing
+    said = sum(int(n) for n in RESENT.findall(err))
+    assert 0 < said <= s["output_resent"] == metric, (err, s["output_resent"], metric)
+    dups = sum(len(v) - len(set(v)) for v in by_flow(sink.msgs, "reset").values())
+    assert dups <= s["output_resent"], (dups, s["output_resent"])
+    # the last connection closed cleanly: nothing uncertain
+    assert s["output_uncertain"] == 0 and s["totals"]["written"] == sent, s["totals"]
+
+
+@pytest.mark.parametrize("kind", ["tcp", "tls"])
+def test_a_reset_after_dropping_what_it_read_is_counted(tmp_path, procs, pki, kind):
+    """A server that read 2.5 s of messages, kept the first 300 (a proxy
+    that dropped the rest) and reset the connection: the resend covers the
+    last second; the rest the connection carried is counted uncertain at
+    once, not taken as delivered. Every sequence number delivered or
+    counted."""
+    # a small window: what the server may hold unread stays under a second
+    sink = FrameSink(tls=server_tls(pki) if kind == "tls" else None, reset_after=5000,
+                     keep=300, rcvbuf=1 << 16)
+    rx, rc, err = run_to_a_reset(tmp_path, procs, pki, kind, sink, "dropped", 4)
+    assert rc == 0, err
+    assert rx.summary["output_resent"] > 0, rx.summary
+    assert "the connection was reset: " in err, err
+    assert_counted(rx, err, sink, "dropped", 2000 * 4, kind)
+
+
+@pytest.mark.parametrize("kind", ["tcp", "tls"])
+def test_a_stop_before_the_resend_counts_it_uncertain(tmp_path, procs, pki, kind):
+    """The server resets its connection with messages unread and refuses
+    every later one; the stop gives up after --stop-timeout: the window is
+    given up, what the reset connection may not have read is counted
+    uncertain, none unaccounted: received = written + discarded + given_up
+    and every sequence number delivered or counted."""
+    sink = FrameSink(tls=server_tls(pki) if kind == "tls" else None, reset_after=300,
+                     refuse_after_reset=True)
+    rx, rc, err = run_to_a_reset(tmp_path, procs, pki, kind, sink, "uncertain", 2,
+                                 "--stop-timeout", "2")
+    assert rc == 0, err
+    t = rx.summary["totals"]
+    assert t["received"] == t["written"] + t["discarded"] + t["given_up"], t
+    assert rx.summary["output_resent"] == 0, rx.summary
+    assert_counted(rx, err, sink, "uncertain", 2000 * 2, kind)
