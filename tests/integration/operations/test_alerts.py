@@ -2,6 +2,7 @@
 them, its unit tests (tests/promtool/alerts_test.yml) pass, and every metric
 they use is one syslogrx can emit (src/rx/report/metrics.c), so a renamed
 metric cannot leave an alert that never fires."""
+import glob
 import os
 import re
 
@@ -11,6 +12,8 @@ from support.procs import promtool, run_cmd
 RULES = os.path.join(ROOT, "dist", "syslogrx-alerts.yml")
 TESTS = os.path.join(ROOT, "tests", "promtool", "alerts_test.yml")
 METRICS_C = os.path.join(ROOT, "src", "rx", "report", "metrics.c")
+# Each output writes its own rows (syslogrx_kafka_*, syslogrx_otlp_*).
+OUTPUT_STATS_C = sorted(glob.glob(os.path.join(ROOT, "src", "rx", "sink", "*_stats.c")))
 
 
 def test_promtool_check_rules():
@@ -45,7 +48,9 @@ def rule_exprs():
 
 
 def test_rules_use_only_metrics_syslogrx_emits():
-    emitted = set(re.findall(r'"(syslogrx_[a-z_]+)"', open(METRICS_C).read()))
+    emitted = set()
+    for path in [METRICS_C] + OUTPUT_STATS_C:
+        emitted |= set(re.findall(r'"(syslogrx_[a-z_]+)"', open(path).read()))
     exprs = rule_exprs()
     used = set(re.findall(r"\bsyslogrx_[a-z_]+", "\n".join(exprs)))
     assert len(exprs) == 17 and len(used) == 19, (exprs, used)
