@@ -18,6 +18,7 @@ import time
 import pytest
 
 from conftest import Syslogrx, binary, free_udp_port, run_cmd, sysloggen, udp_rows
+from support import otlp_wire
 from support.otel_collector import Collector, LogSink
 from support.ports import free_tcp_port
 from support.prom import parse, scrape, value
@@ -520,3 +521,51 @@ def test_original_through_the_collector(collector, syslogrx, encoding):
     for d in ORIGINALS[2:5]:
         if d in by_body:
             assert isinstance(by_body[d]["body"], bytes), d
+
+
+def sd_params_of(body, encoding):
+    """[(SD-ID, [(name, value), ...]), ...] of the first record of a request,
+    in the order they were sent: a list, not a dict, so that a duplicate
+    name shows."""
+    if encoding == "json":
+        rec = json.loads(body)["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]
+        sd = next(a["value"]["kvlistValue"]["values"] for a in rec["attributes"]
+                  if a["key"] == "structured_data")
+        return [(e["key"], [(p["key"], p["value"]["stringValue"])
+                            for p in e["value"]["kvlistValue"]["values"]]) for e in sd]
+
+    def one(b, f):
+        return next(v for n, _, v in otlp_wire.fields(b) if n == f)
+
+    def kv(b):                       # KeyValue: key 1, AnyValue 2
+        return one(b, 1).decode(), one(b, 2)
+
+    def kvlist(anyvalue):            # AnyValue.kvlist_value 6: KeyValueList.values 1
+        return [kv(v) for n, _, v in otlp_wire.fields(one(anyvalue, 6)) if n == 1]
+
+    rec = one(one(one(body, 1), 2), 2)   # resourceLogs, scopeLogs, logRecords
+    attrs = [kv(v) for n, _, v in otlp_wire.fields(rec) if n == 6]
+    sd = next(v for k, v in attrs if k == "structured_data")
+    return [(k, [(pk, one(pv, 1).decode()) for pk, pv in kvlist(v)]) for k, v in kvlist(sd)]
+
+
+@pytest.mark.parametrize("encoding", ["protobuf", "json"])
+def test_duplicate_sd_parameter_names_are_all_sent(syslogrx, encoding):
+    """otlp.md: "Duplicate parameter names inside one SD element are all
+    sent". Judged on the request's own bytes (the sink's decoder keeps
+    attributes in a dict, which would hide a duplicate): the element's
+    values are every parameter, in the order the sender wrote them."""
+    sink = LogSink()
+    try:
+        port = free_udp_port()
+        rx = syslogrx("--output", f"otlp:{sink.url}", "--otlp-encoding", encoding,
+                      "--otlp-compression", "none", port=port)
+        send(port, [b'<14>1 2026-11-28T00:00:00Z h app - - [dup@1 a="1" a="2" b="3" a="4"] m'])
+        assert len(sink.wait_records(1)) == 1
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+    finally:
+        sink.close()
+    body = next(body for _, recs, body in sink.requests if recs)
+    assert sd_params_of(body, encoding) == \
+        [("dup@1", [("a", "1"), ("a", "2"), ("b", "3"), ("a", "4")])]

@@ -11,6 +11,7 @@ import pathlib
 import shutil
 import signal
 import socket
+import struct
 import tempfile
 import time
 
@@ -180,3 +181,41 @@ def test_kill_9_twice_with_a_reliable_disk_buffer_counts_the_disk_as_kept(tmp_pa
     assert {bytes(m) for m in sink.msgs} == {b"<13>m%05d" % i for i in range(count)}
     assert final["disk_buffer"]["msgs"] == 0
     assert "the 1000 it put on the disk buffer are kept" in err, err
+
+
+def test_under_systemd_the_supervisor_says_ready_once(tmp_path):
+    """combinations.md (supervisor x unit): "the supervisor says READY=1 once
+    the first child is up; children do not use the fd store". A stand-in
+    $NOTIFY_SOCKET (SO_PASSCRED: the kernel names each sender's pid) through
+    a start and a kill -9 of the child: one READY=1, the supervisor's, and
+    no FDSTORE=1 from anyone."""
+    path = str(tmp_path / "notify")
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(path)
+    notify.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    got = []
+
+    def take(timeout):
+        notify.settimeout(timeout)
+        while True:
+            try:
+                msg, anc, _, _ = notify.recvmsg(4096, socket.CMSG_SPACE(12) + socket.CMSG_SPACE(64))
+            except socket.timeout:
+                return
+            pid = next(struct.unpack("3i", d[:12])[0] for lvl, typ, d in anc
+                       if lvl == socket.SOL_SOCKET and typ == socket.SCM_CREDENTIALS)
+            got.append((pid, msg.decode()))
+    try:
+        rx = Receiver(tmp_path, listen_for(socket.AF_INET), "--supervise",
+                      env={"NOTIFY_SOCKET": path})
+        first = rx.child()
+        wait_until(lambda: take(0.2) or any("READY=1" in m for _, m in got), "READY=1")
+        assert rx.kill_child() != first
+        rc, err, _ = rx.stop()
+        take(0.5)
+    finally:
+        notify.close()
+    assert rc == 0, err
+    ready = [pid for pid, m in got if "READY=1" in m.splitlines()]
+    assert ready == [rx.p.pid], got
+    assert not [m for _, m in got if "FDSTORE=1" in m], got
