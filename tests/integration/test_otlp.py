@@ -13,11 +13,12 @@ import signal
 import socket
 import ssl
 import subprocess
+import threading
 import time
 
 import pytest
 
-from conftest import Syslogrx, binary, free_udp_port, run_cmd, sysloggen, udp_rows
+from conftest import Syslogrx, binary, free_udp_port, run_cmd, sysloggen, udp_rows, wait_until
 from support import otlp_wire
 from support.otel_collector import Collector, LogSink
 from support.ports import free_tcp_port
@@ -569,3 +570,42 @@ def test_duplicate_sd_parameter_names_are_all_sent(syslogrx, encoding):
     body = next(body for _, recs, body in sink.requests if recs)
     assert sd_params_of(body, encoding) == \
         [("dup@1", [("a", "1"), ("a", "2"), ("b", "3"), ("a", "4")])]
+
+
+def test_at_most_4_requests_outstanding_then_the_window_holds(syslogrx):
+    """otlp.md: "Messages are grouped into requests: 1 MiB of records, or
+    what arrived in 10 ms; at most 4 requests are outstanding, then the input
+    window holds what arrives". The collector answers every request 503
+    (Retry-After 1) until released: 10 messages 100 ms apart are 10
+    requests' worth; 4 are outstanding (one record each), the other 6 wait
+    in the window (which holds all 10: a batch leaves it once answered).
+    Released, all 10 arrive."""
+    release = threading.Event()
+    sink = LogSink(answer=lambda n, body: None if n == 0 or release.is_set()
+                   else (503, {"Retry-After": "1"}, b"busy"))
+    try:
+        port, mport = free_udp_port(), free_tcp_port()
+        rx = syslogrx("--output", f"otlp:{sink.url}", "--otlp-compression", "none",
+                      "--metrics", f"127.0.0.1:{mport}", port=port)
+        msgs = [b"<13>Nov 22 03:12:00 h app: m%03d" % i for i in range(10)]
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for m in msgs:
+                s.sendto(m, ("127.0.0.1", port))
+                time.sleep(0.1)             # each its own request (10 ms linger)
+
+        def held():
+            m = parse(scrape(mport))
+            return (value(m, "syslogrx_otlp_in_flight_records"),
+                    value(m, "syslogrx_window_messages"))
+        wait_until(lambda: held()[1] == len(msgs) and held()[0] >= 4, "every message taken")
+        assert held() == (4, len(msgs))
+        release.set()
+        wait_until(lambda: held() == (0, 0), "all delivered")
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+    finally:
+        release.set()
+        sink.close()
+    delivered = [r["body"] for _, recs, _ in sink.requests if recs for r in recs]
+    assert sorted(set(delivered)) == [m.split(b": ", 1)[1].decode() for m in msgs]
+    assert rx.summary["otlp"]["records"] == len(msgs)
