@@ -585,3 +585,65 @@ def test_sigterm_sends_what_is_on_disk_too(procs, tmp_path):
     db = rx.summary["disk_buffer"]
     assert db["replayed"] == db["written"] > 0 and db["segments"] == 0, db
     assert not list((tmp_path / "db").glob("*.seg"))
+
+
+def thread_of(pid, name):
+    """The tid of pid's thread called name (pthread_setname_np)."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            if f.read().strip() == name:
+                return int(tid)
+    raise AssertionError(f"no thread {name} in {pid}")
+
+
+PWRITEV = {"x86_64": 296, "aarch64": 70}[os.uname().machine]
+
+
+def test_a_worker_never_waits_for_the_disk(procs, tmp_path):
+    """outputs.md: "the buffer's own writer thread writes each record with
+    one `pwrite` and syncs, so a worker never waits for the disk". strace
+    holds the writer's first record write (pwritev) 5 s, a disk stalled by
+    dirty-page throttling. 10 datagrams go to the disk first (reliable);
+    once the writer is held inside that write (its /proc syscall), 40 more
+    come in groups of 10, each sent once the one before was read: the worker
+    reads them all meanwhile and the disk has none of them yet; once the
+    write goes through, all 50 reach the server."""
+    sink, port, mport, n = FrameSink(), free_udp_port(), free_tcp_port(), 50
+    rx = None
+    try:
+        rx = start_rx(tmp_path, procs, "rx", port, "--sockets", "1", "--threads", "1",
+                      "--output", f"tcp:127.0.0.1:{sink.port}", "--metrics", str(mport),
+                      "--disk-buffer", str(tmp_path / "db"), "--disk-buffer-mode", "reliable")
+        writer = thread_of(rx.p.pid, "diskbuf")
+        tracer = subprocess.Popen(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=pwritev",
+                                   "-e", "inject=pwritev:delay_enter=5000000:when=1",
+                                   "-p", str(rx.p.pid)])
+
+        def all_traced():
+            tasks = os.listdir(f"/proc/{rx.p.pid}/task")
+            return all(re.search(r"^TracerPid:\s+[1-9]", open(
+                f"/proc/{rx.p.pid}/task/{t}/status").read(), re.M) for t in tasks)
+
+        def writing():
+            with open(f"/proc/{rx.p.pid}/task/{writer}/syscall") as f:
+                return f.read().split()[0] == str(PWRITEV)
+        wait_until(all_traced, "strace attached to every thread")
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for i in range(n):
+                s.sendto(b"<13>stalled %02d" % i, ("127.0.0.1", port))
+                if i % 10 == 9:
+                    m = metrics_until(mport, lambda m: received(m) == i + 1,
+                                      f"the worker read {i + 1}", 4)
+                if i == 9:
+                    wait_until(writing, "the writer held in its first pwritev", 4)
+        assert writing() and value(m, "syslogrx_disk_buffer_written_total") == 0
+        wait_until(lambda: len(sink.msgs) == n, "all 50 at the server")
+        stop_ok(rx)
+        assert tracer.wait(timeout=60) == 0
+    finally:
+        if rx and rx.p.poll() is None:
+            rx.p.kill()
+            rx.p.wait()
+        sink.close()
+    assert sorted(sink.msgs) == [b"<13>stalled %02d" % i for i in range(n)]
+    assert rx.summary["totals"]["kernel_drops"]["total"] == 0
