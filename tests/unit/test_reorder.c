@@ -27,14 +27,19 @@ struct stage {
 	struct reorder *ro;
 };
 
-static void stage_open(struct stage *s, uint64_t hold_ns, uint64_t out_msgs)
+static void stage_open_in(struct stage *s, uint64_t in_msgs, uint64_t hold_ns, uint64_t out_msgs)
 {
 	force = 0;
-	assert_int_equal(window_init(&s->in, 10000, 64 << 20, 64), 0);
+	assert_int_equal(window_init(&s->in, in_msgs, 64 << 20, 64), 0);
 	assert_int_equal(window_init(&s->out, out_msgs, 64 << 20, 64), 0);
 	s->ro = reorder_new(&s->in, &s->out, hold_ns, &force);
 	assert_non_null(s->ro);
 	assert_int_equal(reorder_start(s->ro), 0);
+}
+
+static void stage_open(struct stage *s, uint64_t hold_ns, uint64_t out_msgs)
+{
+	stage_open_in(s, 10000, hold_ns, out_msgs);
 }
 
 static void stage_close(struct stage *s, struct reorder_stats *st)
@@ -191,6 +196,54 @@ static void test_shuffled_batches_through_a_small_window(void **state)
 	assert_int_equal(st.unstamped, 1);
 }
 
+/* balancing.md: "Held messages still occupy the input window (the memory
+ * bound holds); past half of it the oldest are written early, so the hold
+ * never stops the workers." A hold of a minute, an input window of 100
+ * messages, and 300 pushed by a worker that waits at most 1 s for room (push
+ * asserts it got it): the workers go on, and all but the newest half window
+ * are out, in stamp order, long before their hold ends. */
+static void test_held_past_half_the_window_are_written_early(void **state)
+{
+	enum { WIN = 100, N = 300, PER = 10 };
+	uint64_t t = clock_ns(CLOCK_REALTIME);
+	static int got[N];
+	struct reorder_stats st;
+	struct stage s;
+	unsigned int n = 0;
+	struct batch *b;
+
+	stage_open_in(&s, WIN, 60000 * MS, 10000);
+	for (int k = 0; k < N / PER; k++) {
+		uint64_t stamps[PER];
+		int ids[PER];
+
+		for (int i = 0; i < PER; i++) {
+			ids[i] = k * PER + i;
+			stamps[i] = t + ids[i];
+		}
+		push(&s, stamps, ids, PER);
+	}
+	while (n < N - WIN / 2 && (b = window_pop(&s.out, 5000))) {
+		for (uint32_t i = 0; i < b->count; i++) {
+			char text[16] = "";
+
+			memcpy(text, b->data + b->recs[i].off, b->recs[i].len);
+			assert_int_equal(sscanf(text, "m%d", &got[n]), 1);
+			assert_int_equal(got[n], (int)n);
+			n++;
+		}
+		window_release(&s.out, b);
+	}
+	assert_true(n >= N - WIN / 2);
+	window_close(&s.in);
+	n += drain(&s, got + n, N - n, 5000);
+	assert_int_equal(n, N);
+	stage_close(&s, &st);
+	assert_int_equal(st.merged, N);
+	assert_int_equal(st.late, 0);
+	assert_true(st.held_hwm <= WIN);
+}
+
 /* The merge of batch heads is the stamp order of every held message: batches
  * with inversions inside (sorted on arrival) and stamps shared across and
  * within batches (arrival order kept: batch by batch, then by index) come
@@ -247,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_holds_then_writes_late_ones_at_once),
 		cmocka_unit_test(test_shuffled_batches_through_a_small_window),
 		cmocka_unit_test(test_runs_with_inversions_and_ties_equal_a_stable_sort),
+		cmocka_unit_test(test_held_past_half_the_window_are_written_early),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

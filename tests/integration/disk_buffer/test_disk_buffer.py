@@ -10,8 +10,10 @@ per flow is syslogrx's to keep. --rcvbuf 16M: the kernel queue covers a
 worker starved of CPU by the other jobs on a 2-core CI machine (the window
 is what the test is about, not the scheduler)."""
 import os
+import re
 import signal
 import socket
+import subprocess
 import time
 
 import pytest
@@ -497,3 +499,143 @@ def test_zeroed_middle_of_a_segment_costs_exactly_its_messages(procs, tmp_path):
     assert db["corrupt_msgs"] == len(lost), err
     assert db["corrupt_uncounted"] == 0 and db["recovered"] == len(arrived)
     assert "message(s) in" in err and f"{len(lost)} message(s)" in err, err
+
+
+@pytest.mark.parametrize("sync_ms", [0, 60000])
+def test_disk_buffer_sync_at_most_every_sync_ms(procs, tmp_path, sync_ms):
+    """outputs.md, `--disk-buffer-sync MS`: "fdatasync at most this often;
+    `0` = after every batch". strace, attached to every thread, counts the
+    fdatasync calls (not syslogrx's own count). 20 datagrams sent one at a
+    time, each forwarded before the next is sent, are 20 batches, each
+    written to disk first (reliable). With 0: one fdatasync or more per
+    batch. With a minute, in these few seconds: at most 3 (when the first
+    batch is written, a minute after the last sync; at exit, the segment
+    and the cursor)."""
+    sink, port, rx = FrameSink(), free_udp_port(), None
+    try:
+        rx = start_rx(tmp_path, procs, "rx", port, "--sockets", "1", "--threads", "1",
+                      "--output", f"tcp:127.0.0.1:{sink.port}",
+                      "--disk-buffer", str(tmp_path / "db"), "--disk-buffer-mode", "reliable",
+                      "--disk-buffer-sync", str(sync_ms))
+        trace = tmp_path / "fdatasync.strace"
+        tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=fdatasync", "-o",
+                                   str(trace), "-p", str(rx.p.pid)])
+
+        def all_traced():
+            tasks = os.listdir(f"/proc/{rx.p.pid}/task")
+            return all(re.search(r"^TracerPid:\s+[1-9]", open(
+                f"/proc/{rx.p.pid}/task/{t}/status").read(), re.M) for t in tasks)
+        wait_until(all_traced, "strace attached to every thread")
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for i in range(20):
+                s.sendto(b"<13>batch %02d" % i, ("127.0.0.1", port))
+                wait_until(lambda: len(sink.msgs) == i + 1, f"message {i} forwarded")
+        stop_ok(rx)
+        assert tracer.wait(timeout=60) == 0
+    finally:
+        if rx and rx.p.poll() is None:      # failed midway: the sink must not wait on it
+            rx.p.kill()
+            rx.p.wait()
+        sink.close()
+    syncs = sum("fdatasync(" in l for l in trace.read_text().splitlines())
+    assert rx.summary["disk_buffer"]["written"] == 20
+    if sync_ms == 0:
+        assert syncs >= 20, trace.read_text()
+    else:
+        assert 1 <= syncs <= 3, trace.read_text()
+
+
+def test_sigterm_sends_what_is_on_disk_too(procs, tmp_path):
+    """outputs.md: "on SIGTERM the output sends what is on disk too, as it
+    does the window ... for at most `--stop-timeout`". The output is held to
+    50 messages a second (`--output-rate`) behind a window of 10, so 200
+    messages sent at once are mostly on disk when SIGTERM comes (a
+    destination that is up: one that is down at the stop has the window
+    saved to disk instead): the stop delivers all 200, and leaves no
+    segment."""
+    port, mport, n = free_udp_port(), free_tcp_port(), 200
+    sink = FrameSink()
+    rx = start_rx(tmp_path, procs, "rx", port, "--sockets", "1", "--threads", "1",
+                  "--window", "10", "--output-rate", "50", "--metrics", str(mport),
+                  "--output", f"tcp:127.0.0.1:{sink.port}", "--disk-buffer", str(tmp_path / "db"))
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for i in range(n):
+                s.sendto(b"<13>on disk %03d" % i, ("127.0.0.1", port))
+        m = metrics_until(mport, lambda m: value(m, "syslogrx_disk_buffer_written_total") +
+                          value(m, "syslogrx_window_messages") + len(sink.msgs) >= n,
+                          "all taken, most on disk")
+        unsent = n - len(sink.msgs) - value(m, "syslogrx_window_messages")
+        assert unsent >= n / 2, unsent            # on disk at the SIGTERM
+        stop_ok(rx)
+    finally:
+        if rx.p.poll() is None:
+            rx.p.kill()
+            rx.p.wait()
+        sink.close()
+    assert sorted(sink.msgs) == [b"<13>on disk %03d" % i for i in range(n)]
+    db = rx.summary["disk_buffer"]
+    assert db["replayed"] == db["written"] > 0 and db["segments"] == 0, db
+    assert not list((tmp_path / "db").glob("*.seg"))
+
+
+def thread_of(pid, name):
+    """The tid of pid's thread called name (pthread_setname_np)."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            if f.read().strip() == name:
+                return int(tid)
+    raise AssertionError(f"no thread {name} in {pid}")
+
+
+PWRITEV = {"x86_64": 296, "aarch64": 70}[os.uname().machine]
+
+
+def test_a_worker_never_waits_for_the_disk(procs, tmp_path):
+    """outputs.md: "the buffer's own writer thread writes each record with
+    one `pwrite` and syncs, so a worker never waits for the disk". strace
+    holds the writer's first record write (pwritev) 5 s, a disk stalled by
+    dirty-page throttling. 10 datagrams go to the disk first (reliable);
+    once the writer is held inside that write (its /proc syscall), 40 more
+    come in groups of 10, each sent once the one before was read: the worker
+    reads them all meanwhile and the disk has none of them yet; once the
+    write goes through, all 50 reach the server."""
+    sink, port, mport, n = FrameSink(), free_udp_port(), free_tcp_port(), 50
+    rx = None
+    try:
+        rx = start_rx(tmp_path, procs, "rx", port, "--sockets", "1", "--threads", "1",
+                      "--output", f"tcp:127.0.0.1:{sink.port}", "--metrics", str(mport),
+                      "--disk-buffer", str(tmp_path / "db"), "--disk-buffer-mode", "reliable")
+        writer = thread_of(rx.p.pid, "diskbuf")
+        tracer = subprocess.Popen(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=pwritev",
+                                   "-e", "inject=pwritev:delay_enter=5000000:when=1",
+                                   "-p", str(rx.p.pid)])
+
+        def all_traced():
+            tasks = os.listdir(f"/proc/{rx.p.pid}/task")
+            return all(re.search(r"^TracerPid:\s+[1-9]", open(
+                f"/proc/{rx.p.pid}/task/{t}/status").read(), re.M) for t in tasks)
+
+        def writing():
+            with open(f"/proc/{rx.p.pid}/task/{writer}/syscall") as f:
+                return f.read().split()[0] == str(PWRITEV)
+        wait_until(all_traced, "strace attached to every thread")
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for i in range(n):
+                s.sendto(b"<13>stalled %02d" % i, ("127.0.0.1", port))
+                if i % 10 == 9:
+                    m = metrics_until(mport, lambda m: received(m) == i + 1,
+                                      f"the worker read {i + 1}", 4)
+                if i == 9:
+                    wait_until(writing, "the writer held in its first pwritev", 4)
+        assert writing() and value(m, "syslogrx_disk_buffer_written_total") == 0
+        wait_until(lambda: len(sink.msgs) == n, "all 50 at the server")
+        stop_ok(rx)
+        assert tracer.wait(timeout=60) == 0
+    finally:
+        if rx and rx.p.poll() is None:
+            rx.p.kill()
+            rx.p.wait()
+        sink.close()
+    assert sorted(sink.msgs) == [b"<13>stalled %02d" % i for i in range(n)]
+    assert rx.summary["totals"]["kernel_drops"]["total"] == 0

@@ -14,9 +14,11 @@ import time
 import pytest
 
 from support.paths import binary
-from support.procnet import wait_queues_empty
+from support.procnet import udp_rows, wait_queues_empty
 from support.procs import sysloggen, wait_until
-from support.rx_watch import RATE, Receiver, listen_for, seqs_in_output, under_load
+from support.rx_watch import (RATE, Receiver, alive, listen_for, seqs_in_output, under_load,
+                              wait_gone)
+from support.tcp_sinks import FrameSink
 from support.fds import fd_identity, handover_socket
 
 
@@ -238,3 +240,36 @@ def test_handover_is_checked_not_trusted(tmp_path):
         assert r.returncode == 1, r.stderr
         assert want in r.stderr and "ready on" not in r.stderr
     s.close()
+
+
+def test_a_new_process_that_fails_after_taking_the_disk_buffer_leaves_none(tmp_path):
+    """combinations.md: "with a disk buffer the new process says ready
+    *before* it has DIR ..., so if it then fails (... DIR unreadable) both
+    processes are gone and the service manager's restart takes over". A FIFO
+    planted in DIR as a segment (refused, never read) makes the new process
+    fail once the old one has handed over and let DIR go: the old one ends
+    (exit 0, done after the hand-over), the new one ends with the refusal
+    named, and nothing is left running on the port."""
+    sink, new = FrameSink(), None
+    listen = listen_for(socket.AF_INET)
+    db = tmp_path / "db"
+    try:
+        rx = Receiver(tmp_path, listen, "--output", f"tcp:127.0.0.1:{sink.port}",
+                      "--disk-buffer", str(db))
+        os.mkfifo(db / "0000000000000099.seg")
+        os.kill(rx.p.pid, signal.SIGUSR2)
+        rx.wait_line("handed over to pid", 0)
+        new = int(re.search(r"handed over to pid (\d+)",
+                            next(l for l in rx.lines if "handed over to pid" in l)).group(1))
+        assert rx.p.wait(timeout=60) == 0
+        wait_gone(new, 60)
+        rx.reader.join(timeout=30)
+    finally:
+        if new and alive(new):              # failed: the sink must not wait on it
+            os.kill(new, signal.SIGKILL)
+            wait_gone(new, 30)
+        sink.close()
+    err = "".join(rx.lines)
+    assert f"pid {rx.p.pid} done after the hand-over" in err, err
+    assert f"--disk-buffer {db}: 0000000000000099.seg is not a regular file: refused" in err, err
+    assert not list(udp_rows(int(listen.rsplit(":", 1)[1])))    # no socket left on the port

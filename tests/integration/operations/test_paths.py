@@ -14,7 +14,8 @@ import pytest
 
 from support.paths import binary
 from support.ports import free_udp_port
-from support.procs import run_cmd, wait_until
+from support.procs import read_json, run_cmd, wait_until
+from support.rx_watch import Receiver
 from support.defaults import NOBODY
 
 REFUSED = "it is a symbolic link: refused (syslogrx never follows one)"
@@ -193,3 +194,37 @@ def test_output_file_is_created_0640(tmp_path):
     r = run_cmd(rx_argv("--output", f"file:{path}"))
     assert r.returncode == 0, r.stderr
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
+
+
+@pytest.mark.parametrize("plant", [None, "link"])
+def test_supervisor_summary_is_0600_and_never_through_a_link(tmp_path, plant):
+    """security.md: "The summary (`--summary PATH`, and the supervisor's
+    `PATH.supervisor`) is created 0600", and PATH.supervisor is opened
+    O_NOFOLLOW like the summary: a link planted there before the start is
+    refused with the reason when the supervisor writes, its target
+    untouched. The same page: the supervisor "never parses or writes a
+    message": while its child writes, it holds no descriptor of the
+    output file."""
+    sup_path = tmp_path / "summary.json.supervisor"
+    target = tmp_path / "precious"
+    if plant:
+        target.write_bytes(b"keep me")
+        sup_path.symlink_to(target)
+    os.umask(old := os.umask(0o022))
+    rx = Receiver(tmp_path, f"127.0.0.1:{free_udp_port()}", "--supervise")
+    child = rx.child()
+    wait_until(lambda: rx.out.exists(), "the child's output file")
+    def holds_output(pid):
+        return any(os.path.realpath(f"/proc/{pid}/fd/{fd}") == str(rx.out)
+                   for fd in os.listdir(f"/proc/{pid}/fd"))
+    assert holds_output(child)
+    assert not holds_output(rx.p.pid)
+    rc, err, _ = rx.stop()
+    assert rc == 0, err
+    if plant:
+        assert f"--summary {sup_path}: {REFUSED}" in err, err
+        assert target.read_bytes() == b"keep me"
+        assert os.path.islink(sup_path)
+    else:
+        assert stat.S_IMODE(os.stat(sup_path).st_mode) == 0o600
+        assert read_json(sup_path)["children"][0]["pid"] == child

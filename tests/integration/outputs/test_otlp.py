@@ -13,15 +13,17 @@ import signal
 import socket
 import ssl
 import subprocess
+import threading
 import time
 
 import pytest
 
+from support import otlp_wire
 from support.paths import binary
-from support.procnet import udp_rows
-from support.procs import run_cmd, sysloggen, Syslogrx
-from support.otel_collector import Collector, LogSink
 from support.ports import free_tcp_port, free_udp_port
+from support.procnet import udp_rows
+from support.procs import run_cmd, sysloggen, Syslogrx, wait_until
+from support.otel_collector import Collector, LogSink
 from support.prom import parse, scrape, value
 
 HELD_5424 = (b'<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 77 ID47 '
@@ -522,3 +524,90 @@ def test_original_through_the_collector(collector, syslogrx, encoding):
     for d in ORIGINALS[2:5]:
         if d in by_body:
             assert isinstance(by_body[d]["body"], bytes), d
+
+
+def sd_params_of(body, encoding):
+    """[(SD-ID, [(name, value), ...]), ...] of the first record of a request,
+    in the order they were sent: a list, not a dict, so that a duplicate
+    name shows."""
+    if encoding == "json":
+        rec = json.loads(body)["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]
+        sd = next(a["value"]["kvlistValue"]["values"] for a in rec["attributes"]
+                  if a["key"] == "structured_data")
+        return [(e["key"], [(p["key"], p["value"]["stringValue"])
+                            for p in e["value"]["kvlistValue"]["values"]]) for e in sd]
+
+    def one(b, f):
+        return next(v for n, _, v in otlp_wire.fields(b) if n == f)
+
+    def kv(b):                       # KeyValue: key 1, AnyValue 2
+        return one(b, 1).decode(), one(b, 2)
+
+    def kvlist(anyvalue):            # AnyValue.kvlist_value 6: KeyValueList.values 1
+        return [kv(v) for n, _, v in otlp_wire.fields(one(anyvalue, 6)) if n == 1]
+
+    rec = one(one(one(body, 1), 2), 2)   # resourceLogs, scopeLogs, logRecords
+    attrs = [kv(v) for n, _, v in otlp_wire.fields(rec) if n == 6]
+    sd = next(v for k, v in attrs if k == "structured_data")
+    return [(k, [(pk, one(pv, 1).decode()) for pk, pv in kvlist(v)]) for k, v in kvlist(sd)]
+
+
+@pytest.mark.parametrize("encoding", ["protobuf", "json"])
+def test_duplicate_sd_parameter_names_are_all_sent(syslogrx, encoding):
+    """otlp.md: "Duplicate parameter names inside one SD element are all
+    sent". Judged on the request's own bytes (the sink's decoder keeps
+    attributes in a dict, which would hide a duplicate): the element's
+    values are every parameter, in the order the sender wrote them."""
+    sink = LogSink()
+    try:
+        port = free_udp_port()
+        rx = syslogrx("--output", f"otlp:{sink.url}", "--otlp-encoding", encoding,
+                      "--otlp-compression", "none", port=port)
+        send(port, [b'<14>1 2026-11-28T00:00:00Z h app - - [dup@1 a="1" a="2" b="3" a="4"] m'])
+        assert len(sink.wait_records(1)) == 1
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+    finally:
+        sink.close()
+    body = next(body for _, recs, body in sink.requests if recs)
+    assert sd_params_of(body, encoding) == \
+        [("dup@1", [("a", "1"), ("a", "2"), ("b", "3"), ("a", "4")])]
+
+
+def test_at_most_4_requests_outstanding_then_the_window_holds(syslogrx):
+    """otlp.md: "Messages are grouped into requests: 1 MiB of records, or
+    what arrived in 10 ms; at most 4 requests are outstanding, then the input
+    window holds what arrives". The collector answers every request 503
+    (Retry-After 1) until released: 10 messages 100 ms apart are 10
+    requests' worth; 4 are outstanding (one record each), the other 6 wait
+    in the window (which holds all 10: a batch leaves it once answered).
+    Released, all 10 arrive."""
+    release = threading.Event()
+    sink = LogSink(answer=lambda n, body: None if n == 0 or release.is_set()
+                   else (503, {"Retry-After": "1"}, b"busy"))
+    try:
+        port, mport = free_udp_port(), free_tcp_port()
+        rx = syslogrx("--output", f"otlp:{sink.url}", "--otlp-compression", "none",
+                      "--metrics", f"127.0.0.1:{mport}", port=port)
+        msgs = [b"<13>Nov 22 03:12:00 h app: m%03d" % i for i in range(10)]
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for m in msgs:
+                s.sendto(m, ("127.0.0.1", port))
+                time.sleep(0.1)             # each its own request (10 ms linger)
+
+        def held():
+            m = parse(scrape(mport))
+            return (value(m, "syslogrx_otlp_in_flight_records"),
+                    value(m, "syslogrx_window_messages"))
+        wait_until(lambda: held()[1] == len(msgs) and held()[0] >= 4, "every message taken")
+        assert held() == (4, len(msgs))
+        release.set()
+        wait_until(lambda: held() == (0, 0), "all delivered")
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+    finally:
+        release.set()
+        sink.close()
+    delivered = [r["body"] for _, recs, _ in sink.requests if recs for r in recs]
+    assert sorted(set(delivered)) == [m.split(b": ", 1)[1].decode() for m in msgs]
+    assert rx.summary["otlp"]["records"] == len(msgs)

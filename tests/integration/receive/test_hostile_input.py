@@ -19,6 +19,7 @@ from support.ports import free_udp_port
 from support.procnet import udp_rows
 from support.procs import run_cmd
 from support.diskbuf_files import segment_header, v1_record
+from support.defaults import NOBODY
 
 COUNT = 100_000
 CHUNK = 2_000           # < the rcvbuf in datagrams: a chunk never overflows it
@@ -207,6 +208,28 @@ def test_shared_disk_buffer_dir_is_refused(tmp_path):
                  "--output", "tcp:127.0.0.1:9", "--disk-buffer", str(d), "--duration", "1"])
     assert r.returncode != 0
     assert "writable by group or others (mode 0777): refused" in r.stderr, r.stderr
+
+
+def test_disk_buffer_dir_of_another_user_is_refused(tmp_path):
+    """security.md: an existing DIR "owned by another user ... is refused at
+    start" (mode 0700: no group or world write to refuse it for): exit 2,
+    the DIR named, nothing created in it. Two checks refuse it: the paths
+    check before the start (the user syslogrx runs as, here root without
+    its capabilities, cannot write there), and the owner check when DIR is
+    opened (reached only when the first passes: the uid of the paths check
+    is the uid that opens DIR). Without the paths check the open fails
+    later, after the output has started: exit 1, not the refusal's 2."""
+    d = tmp_path / "buf"
+    d.mkdir(mode=0o700)
+    os.chown(d, NOBODY, NOBODY)
+    r = run_cmd([binary("syslogrx"), "--listen", f"127.0.0.1:{free_udp_port()}",
+                 "--output", "tcp:127.0.0.1:9", "--disk-buffer", str(d), "--duration", "1"])
+    assert r.returncode == 2, r.stderr
+    assert f"--disk-buffer {d}: Permission denied (syslogrx writes it as uid 0 without " \
+        "capabilities; checked before starting)" in r.stderr \
+        or f"--disk-buffer {d}: owned by uid {NOBODY}, not uid 0 that syslogrx runs as: " \
+        "refused" in r.stderr, r.stderr
+    assert os.listdir(d) == []
 
 
 def test_forged_segment_costs_exactly_its_record(syslogrx, tmp_path):

@@ -113,13 +113,17 @@ def test_roundrobin_exact_with_senders_on_two_cpus(syslogrx):
     """Senders on CPU 0 and CPU 1 at once: loopback runs the reuseport
     program on the sender's CPU, so two copies of it pick sockets at the same
     time. One position shared by all CPUs (an atomic add) keeps the shares
-    exactly equal; a per-CPU or unlocked position does not."""
+    exactly equal; a per-CPU or unlocked position does not. 300,000 each:
+    an unlocked position loses an update only when both copies run in the
+    same few instructions; with 100,000 each, `make mutants` on a machine
+    at load 10 saw the shares come out equal (the senders seldom ran at
+    once) in 2 runs of 3."""
     if len(os.sched_getaffinity(0) & {0, 1}) < 2:
         pytest.skip("needs CPUs 0 and 1")
     port = free_udp_port()
     rx = syslogrx("--sockets", "8", "--threads", "2", "--balance", "roundrobin",
                   "--rcvbuf", BIG, port=port)
-    per_sender = 100_000
+    per_sender = 300_000
     senders = [subprocess.Popen(["taskset", "-c", str(cpu), sys.executable, "-c",
                                  PINNED_SENDER, str(port), str(per_sender)],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
