@@ -46,7 +46,9 @@ def burst_seconds(gen):
 def test_big_window_absorbs_a_burst(syslogrx, tmp_path):
     """Output capped at 10,000/s, a burst of 100,000: a 200,000-message
     window takes it all; everything is written after SIGTERM."""
-    gen, s, out = window_run(syslogrx, tmp_path, 200_000, "4M")
+    # 16 MiB of kernel queue beside the window: the workers keep up with the
+    # burst, but a loaded host stalls them (the window is what this tests).
+    gen, s, out = window_run(syslogrx, tmp_path, 200_000, "16M")
     t = s["totals"]
     assert t["kernel_drops"]["total"] == 0, t
     assert t["received"] == gen["datagrams"] == 101_003     # + the flow's 3 end markers
