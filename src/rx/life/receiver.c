@@ -337,7 +337,7 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 	return err ? err : receiver_open_rest(r);
 }
 
-int receiver_check_user_paths(struct receiver *r)
+int receiver_check_user_paths(struct receiver *r, unsigned int *refused)
 {
 	int err;
 
@@ -348,7 +348,7 @@ int receiver_check_user_paths(struct receiver *r)
 		r->user_known = true;
 	}
 	/* What will be written later, checked as whom will write it. */
-	return paths_check(r->cfg, r->user_known ? &r->user : NULL);
+	return paths_check(r->cfg, r->user_known ? &r->user : NULL, refused);
 }
 
 int receiver_acquire(struct receiver *r, const struct config *cfg)
@@ -367,7 +367,7 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 	probe_err = cfg->balance != BALANCE_HASH || cfg->trace ? balancer_probe() : 0;
 	/* A wrong name, or a path the user cannot write, fails before
 	 * anything is bound. */
-	err = receiver_check_user_paths(r);
+	err = receiver_check_user_paths(r, NULL);
 	if (err)
 		return err;
 	/* The tracer goes first when the port is known, so that no drop between

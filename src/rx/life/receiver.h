@@ -140,8 +140,9 @@ struct receiver {
 int receiver_acquire(struct receiver *r, const struct config *cfg);
 /* Looks --user up (a wrong name, a missing CAP_SETUID: said) and checks as
  * that user (or as uid 0 without capabilities) every path written later.
- * 0, -EINVAL (said: exit 2) or -errno. Before anything is bound. */
-int receiver_check_user_paths(struct receiver *r);
+ * 0, -EINVAL (said: exit 2; *refused, when not NULL, the paths refused)
+ * or -errno. Before anything is bound. */
+int receiver_check_user_paths(struct receiver *r, unsigned int *refused);
 /* Opens sockets, loads and attaches BPF, opens the sink. Returns 0 or -errno
  * (-EPERM, -EADDRINUSE, ...) having logged one line naming the problem. */
 int receiver_open(struct receiver *r, const struct config *cfg);

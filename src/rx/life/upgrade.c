@@ -432,7 +432,7 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 		return -EINVAL;
 	}
 	format_host_port((struct sockaddr *)&addr, want, sizeof(want));
-	err = receiver_check_user_paths(r);
+	err = receiver_check_user_paths(r, NULL);
 	if (err)
 		return err;
 	if (h->from_fdstore) {

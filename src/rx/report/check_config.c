@@ -98,10 +98,13 @@ static unsigned int check_ports(const struct config *c)
 static unsigned int check_user_paths(const struct config *c)
 {
 	static struct receiver r;
+	unsigned int refused = 0;
 
 	memset(&r, 0, sizeof(r));
 	r.cfg = c;
-	return receiver_check_user_paths(&r) ? 1 : 0;
+	if (!receiver_check_user_paths(&r, &refused))
+		return 0;
+	return refused ? refused : 1; /* a wrong --user, or the check failed: one */
 }
 
 int check_config_run(struct config *c)

@@ -50,6 +50,9 @@ static int check_one(const char *path, enum want_kind kind)
 	return access(dirname(copy), W_OK | X_OK) ? errno : 0;
 }
 
+/* The child's exit code: this plus the number of paths refused. */
+#define PATHS_REFUSED_EXIT 64
+
 static void child_checks(const struct config *cfg, const struct caps_user *user)
 {
 	struct {
@@ -63,7 +66,7 @@ static void child_checks(const struct config *cfg, const struct caps_user *user)
 	char self[64];
 	const char *as = user ? user->name : self;
 	int err = user ? caps_switch_user(user) : caps_drop_all();
-	int refused = 0;
+	int refused = 0; /* how many: the exit code's low bits */
 
 	/* Without --user, whoever runs it: root (its capabilities dropped, as
 	 * after the start) or the unit's own user (nobody, 65534). */
@@ -82,17 +85,17 @@ static void child_checks(const struct config *cfg, const struct caps_user *user)
 		err = check_one(wants[i].path, wants[i].kind);
 		if (err) {
 			/* every path refused is named, not only the first */
-			refused = 1;
+			refused++;
 			pr_err("%s%s%s: %s (syslogrx writes it as %s; checked before starting)\n",
 			       wants[i].flag,
 			       wants[i].flag[strlen(wants[i].flag) - 1] == ':' ? "" : " ",
 			       wants[i].path, no_follow_strerror(err), as);
 		}
 	}
-	_exit(refused ? 2 : 0);
+	_exit(refused ? PATHS_REFUSED_EXIT + refused : 0);
 }
 
-int paths_check(const struct config *cfg, const struct caps_user *user)
+int paths_check(const struct config *cfg, const struct caps_user *user, unsigned int *refused)
 {
 	int status;
 	pid_t pid;
@@ -110,5 +113,9 @@ int paths_check(const struct config *cfg, const struct caps_user *user)
 			return -errno;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 2 ? -EINVAL : -EIO;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) <= PATHS_REFUSED_EXIT)
+		return -EIO;
+	if (refused)
+		*refused = WEXITSTATUS(status) - PATHS_REFUSED_EXIT;
+	return -EINVAL;
 }

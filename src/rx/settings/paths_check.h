@@ -16,9 +16,10 @@
 /*
  * Checks in a child process that becomes user (NULL: drops every capability
  * and keeps its uid), so that the answer is the one the receiver will get.
- * 0, or -EINVAL having said which flag and path (the caller exits 2), or
- * another -errno (the check itself failed).
+ * 0, or -EINVAL having said which flags and paths (the caller exits 2;
+ * *refused, when not NULL, is how many), or another -errno (the check
+ * itself failed).
  */
-int paths_check(const struct config *cfg, const struct caps_user *user);
+int paths_check(const struct config *cfg, const struct caps_user *user, unsigned int *refused);
 
 #endif

@@ -70,7 +70,8 @@ def test_every_problem_is_named_not_only_the_first(tmp_path):
                   "--listen", f"c=127.0.0.1:{p}", "--json-raw", "--sockets", "2",
                   "--threads", "3", "--output", "tls:127.0.0.1:6514", "--tls-ca", notpem,
                   "--metrics", "9464", "--health", "127.0.0.1:9464",
-                  "--summary", "/nonexistent-dir/s.json")
+                  "--summary", "/nonexistent-dir/s.json",
+                  "--disk-buffer", "/nonexistent-dir/buffer")
     finally:
         held.close()
     assert r.returncode == 1, r.stdout + r.stderr
@@ -84,11 +85,13 @@ def test_every_problem_is_named_not_only_the_first(tmp_path):
         "--metrics 9464 and --health 127.0.0.1:9464: the same address",
         f"--listen 127.0.0.1:{taken}: port {taken} is taken by a socket on 127.0.0.1:{taken}",
         "--summary /nonexistent-dir/s.json: No such file or directory",
+        # a second path refused is a problem of its own
+        "--disk-buffer /nonexistent-dir/buffer: No such file or directory",
     ]
     for want in wants:
         assert want in err, (want, err)
     assert err.splitlines()[-1] == \
-        "syslogrx: --check-config: 7 problem(s); syslogrx would not start", err
+        "syslogrx: --check-config: 8 problem(s); syslogrx would not start", err
 
 
 @pytest.mark.parametrize("args,named", [
