@@ -80,3 +80,28 @@ def send_many(dst, port, seconds, run, rates, netns=None):
     r = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 60)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
+
+
+# One datagram from each of n source addresses, 127.1.0.0 upwards (n at most
+# 16,711,680): loopback takes any 127/8 source a socket binds to.
+_FORGER = r"""
+import socket, sys
+port, n = int(sys.argv[1]), int(sys.argv[2])
+msg = b"<13>forged " + b"x" * 100
+for i in range(n):
+    src = "127.%d.%d.%d" % (1 + (i >> 16), (i >> 8) & 255, i & 255)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((src, 0))
+    s.sendto(msg, ("127.0.0.1", port))
+    s.close()
+print(n, flush=True)
+"""
+
+
+def send_forged(port, n, timeout=300):
+    """Forged senders: one datagram from each of n addresses to 127.0.0.1:port.
+    Returns the number sent."""
+    r = subprocess.run([sys.executable, "-c", _FORGER, str(port), str(n)], capture_output=True,
+                       text=True, timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    return int(r.stdout)

@@ -126,6 +126,14 @@ def bpf_ids_held(pid, kind):
     return ids
 
 
+def maps_named(name):
+    """bpftool's view of the BPF maps named `name` (a list of dicts: id,
+    max_entries, bytes_memlock, ...)."""
+    r = subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True,
+                       check=True, timeout=30)
+    return [m for m in json.loads(r.stdout) if m.get("name") == name]
+
+
 def links_held(pids):
     """{pid: [BPF link ids it holds an fd of]} for those of pids holding any."""
     held = {}

@@ -24,11 +24,12 @@ import threading
 import pytest
 
 from support.ports import free_udp_port
-from support.load import send_many
+from support.load import send_forged, send_many
 from support.paths import binary
 from support.procnet import DROPS, queued_bytes, udp_rows
 from support.fdstore import FdStore
 from support.procs import Syslogrx, wait_until
+from support.reaper import bpf_ids_held, maps_named
 from support.rx_watch import Receiver
 
 COST_NS = "500000"  # 2,000/s for one thread
@@ -211,6 +212,39 @@ def test_protected_prefix_is_never_shed(syslogrx, tmp_path):
     check_books(summary, rows, sent, seqs)
     assert rows["127.0.0.2"]["shed"] == 0
     assert rows["127.0.0.3"]["shed"] > 0
+
+
+def test_forged_sources_cost_the_map_alone(syslogrx, tmp_path):
+    """100,000 forged source addresses while a protected sender floods past
+    the workers' capacity: the buckets map keeps its size and its memory (an
+    LRU of --senders entries), the protected sender is never shed, and its
+    books close exactly (security.md: what a forger cannot do)."""
+    rx, port, out = start(syslogrx, tmp_path, "--fair-share", "--protect", "127.0.0.2/32")
+    held = set(bpf_ids_held(rx.p.pid, "map"))
+    mine = [m for m in maps_named("buckets") if m["id"] in held]
+    assert len(mine) == 1 and mine[0]["max_entries"] == 4096, mine
+    rates = [("127.0.0.2", 2500)]
+    sent, forged = {}, []
+    flood = threading.Thread(
+        target=lambda: sent.update(send_many("127.0.0.1", port, SECONDS, "fs", rates)))
+    flood.start()
+    try:
+        forged.append(send_forged(port, 100_000))
+    finally:
+        flood.join()
+    summary, rows, sent, seqs, _ = finish(rx, port, out, None, sent,
+                                          lambda o: written(o, "fs", rates))
+    now = [m for m in maps_named("buckets") if m["id"] == mine[0]["id"]]
+    assert [(m["max_entries"], m["bytes_memlock"]) for m in now] == \
+        [(4096, mine[0]["bytes_memlock"])]
+    # The filter saw every forged address (and the protected sender), in a
+    # map that holds 4,096 of them: the least recently seen went.
+    assert forged == [100_000], forged
+    assert summary["fair_share"]["senders_seen"] == 100_001, summary["fair_share"]
+    row, got = rows["127.0.0.2"], seqs["127.0.0.2"]
+    assert row["shed"] == 0 and row["kernel_drops"].get("SOCKET_FILTER", 0) == 0, row
+    assert len(got) == len(set(got)) == row["received"]
+    assert sent["127.0.0.2"] == row["received"] + row["dropped"], (sent, row)
 
 
 def test_a_weight_gets_its_shares(syslogrx, tmp_path):

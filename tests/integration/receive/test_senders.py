@@ -24,9 +24,10 @@ import pytest
 from support.paths import binary
 from support.procnet import udp_rows
 from support.procs import Proc, wait_until
-from support.reaper import bpf_ids_held, new_netns
+from support.reaper import bpf_ids_held, maps_named, new_netns
 from support.ports import free_tcp_port, free_udp_port
 from support.prom import scrape
+from support.load import send_forged
 
 
 # Sends from one source address: "burst" as fast as it can; "paced": each
@@ -274,28 +275,6 @@ def sender_series(text):
             if l.startswith(("syslogrx_sender_", "syslogrx_senders_"))]
 
 
-def map_info(name):
-    """bpftool's view of the BPF maps named `name` (list)."""
-    r = subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True,
-                       check=True)
-    return [m for m in json.loads(r.stdout) if m.get("name") == name]
-
-
-# 100,000 source addresses 127.1.0.0 - 127.2.134.159, one datagram each.
-FORGER = r"""
-import socket, sys
-port, n = int(sys.argv[1]), int(sys.argv[2])
-msg = b"<13>forged " + b"x" * 100
-for i in range(n):
-    src = "127.%d.%d.%d" % (1 + (i >> 16), (i >> 8) & 255, i & 255)
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind((src, 0))
-    s.sendto(msg, ("127.0.0.1", port))
-    s.close()
-print(n, flush=True)
-"""
-
-
 def test_forged_addresses_bounded(syslogrx):
     port, top, table = free_udp_port(), 5, 1024
     with socket.socket() as s:
@@ -306,15 +285,12 @@ def test_forged_addresses_bounded(syslogrx):
                   "--senders", str(table), "--senders-top", str(top), "--metrics", str(mport),
                   port=port)
     held = set(bpf_ids_held(rx.p.pid, "map"))
-    mine = [m for m in map_info("sender_drops") if m["id"] in held]
+    mine = [m for m in maps_named("sender_drops") if m["id"] in held]
     assert len(mine) == 1 and mine[0]["max_entries"] == table, mine
     memlock = mine[0]["bytes_memlock"]
     first = sender_series(scrape(mport))
 
-    r = subprocess.run([sys.executable, "-c", FORGER, str(port), "100000"], capture_output=True,
-                       text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    sent = int(r.stdout)
+    sent = send_forged(port, 100_000)
     wait_drained(port)
     # Scrapes show the per-sender rows of the last refresh (every 5 s):
     # wait for one that saw the flood (both tables full).
@@ -322,7 +298,7 @@ def test_forged_addresses_bounded(syslogrx):
                "a refresh of the per-sender rows after the flood", 30)
     during = sender_series(scrape(mport))
     # The kernel's table kept its size and memory: the LRU is preallocated.
-    now = [m for m in map_info("sender_drops") if m["id"] == mine[0]["id"]]
+    now = [m for m in maps_named("sender_drops") if m["id"] == mine[0]["id"]]
     assert now[0]["max_entries"] == table and now[0]["bytes_memlock"] == memlock
     proc_drops = sum(d for _, d in port_rows(port))
     rc, _, err = rx.stop()
@@ -453,7 +429,7 @@ def test_scrape_cost_does_not_grow_with_senders(syslogrx, procs):
     rx = syslogrx("--sockets", "2", "--threads", "2", "--rcvbuf", "16K", "--cost-ns", "1000000",
                   "--senders", "16384", "--senders-top", "5", "--metrics", str(mport), port=port)
     held = set(bpf_ids_held(rx.p.pid, "map"))
-    mine = [m for m in map_info("sender_drops") if m["id"] in held]
+    mine = [m for m in maps_named("sender_drops") if m["id"] in held]
     assert len(mine) == 1, mine
     scrape(mport)
     tid = metrics_thread(rx.p.pid)
