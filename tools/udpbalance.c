@@ -245,6 +245,17 @@ static int cmp_member(const void *a, const void *b)
 	return x->row.inode < y->row.inode ? -1 : x->row.inode > y->row.inode;
 }
 
+/* Sorted members without repeats (by inode); the new count. */
+static size_t dedup_members(struct member *m, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!k || m[i].row.inode != m[k - 1].row.inode)
+			m[k++] = m[i];
+	return k;
+}
+
 /* Every socket on the port, split into env.pid's and the others'. */
 static int group_scan(struct group *g)
 {
@@ -268,6 +279,10 @@ static int group_scan(struct group *g)
 		return err;
 	}
 	array_sort(g->m, g->n, sizeof(g->m[0]), cmp_member);
+	/* /proc/net/udp is read a page at a time: a socket another process
+	 * binds or closes meanwhile moves the rows, and one of ours can come
+	 * twice (the same socket in two slots: EBUSY). One each. */
+	g->n = dedup_members(g->m, g->n);
 	return 0;
 }
 
