@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <stdbool.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "common/array.h"
 #include "net/proc_net.h"
 #include "net/sockinfo.h"
 
@@ -156,12 +158,12 @@ int proc_net_udp_parse_line(const char *line, int family, struct udp_sock_row *o
 	return 0;
 }
 
-static int for_each_in_table(const char *path, int family,
-			     int (*fn)(const struct udp_sock_row *r, void *ctx), void *ctx)
+/* Appends every row of one table to *rows. 0 or -errno. */
+static int read_table(const char *path, int family, struct udp_sock_row **rows, size_t *n,
+		      size_t *cap)
 {
-	struct udp_sock_row row;
 	char *line = NULL;
-	size_t cap = 0;
+	size_t lcap = 0;
 	int err = 0;
 	FILE *f;
 
@@ -169,24 +171,88 @@ static int for_each_in_table(const char *path, int family,
 	if (!f)
 		/* No IPv6 in this kernel: an empty table, not an error. */
 		return errno == ENOENT && family == AF_INET6 ? 0 : -errno;
-	if (getline(&line, &cap, f) < 0) { /* the header */
+	if (getline(&line, &lcap, f) < 0) { /* the header */
 		err = ferror(f) ? -EIO : 0;
 		goto out;
 	}
-	while (getline(&line, &cap, f) >= 0) {
-		if (proc_net_udp_parse_line(line, family, &row)) {
+	while (getline(&line, &lcap, f) >= 0) {
+		if (ARRAY_PUSH_ROOM(*rows, *cap, *n, 64)) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (proc_net_udp_parse_line(line, family, &(*rows)[*n])) {
 			err = -EPROTO; /* the kernel changed its format */
 			goto out;
 		}
-		err = fn(&row, ctx);
-		if (err)
-			goto out;
+		(*n)++;
 	}
 	if (ferror(f))
 		err = -EIO;
 out:
 	free(line);
 	fclose(f);
+	return err;
+}
+
+static int cmp_inode(const void *a, const void *b)
+{
+	const struct udp_sock_row *x = a, *y = b;
+
+	return x->inode < y->inode ? -1 : x->inode > y->inode;
+}
+
+/* Whether sorted rows[0..n) hold a socket of this inode (not 0). */
+static bool has_inode(const struct udp_sock_row *rows, size_t n, uint64_t inode)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rows[mid].inode < inode)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return inode && lo < n && rows[lo].inode == inode;
+}
+
+/*
+ * The kernel writes /proc/net/udp a page at a time, and finds where it left
+ * off by counting rows from the first: a socket bound or closed meanwhile
+ * in an earlier hash slot moves the rest, so that one read can miss a row
+ * or show one twice. Two reads: each socket (by inode) once, as the second
+ * read shows it, or as the first did if the second missed it. A socket
+ * closed between them is still shown, as it would be had it closed a
+ * moment after a single read.
+ */
+static int for_each_in_table(const char *path, int family,
+			     int (*fn)(const struct udp_sock_row *r, void *ctx), void *ctx)
+{
+	struct udp_sock_row *rows = NULL, *second;
+	size_t n = 0, cap = 0, first, nsecond;
+	int err;
+
+	err = read_table(path, family, &rows, &n, &cap);
+	first = n;
+	if (!err)
+		err = read_table(path, family, &rows, &n, &cap);
+	if (err)
+		goto out;
+	second = rows + first;
+	nsecond = n - first;
+	array_sort(second, nsecond, sizeof(rows[0]), cmp_inode);
+	for (size_t i = 0; i < nsecond && !err; i++)
+		/* a kernel socket (inode 0) is never a repeat of another */
+		if (!i || !second[i].inode || second[i].inode != second[i - 1].inode)
+			err = fn(&second[i], ctx);
+	array_sort(rows, first, sizeof(rows[0]), cmp_inode);
+	for (size_t i = 0; i < first && !err; i++)
+		if (rows[i].inode && !has_inode(second, nsecond, rows[i].inode) &&
+		    (!i || rows[i].inode != rows[i - 1].inode))
+			err = fn(&rows[i], ctx);
+out:
+	free(rows);
 	return err;
 }
 

@@ -99,7 +99,9 @@ def test_probes_answer_within_a_second_under_500_trickling_clients(syslogrx, mon
     assert stats["closed_by_server"] >= 500 - TABLE, stats
 
     # They left: every descriptor closed, and no memory kept.
-    wait_until(lambda: fd_count(pid) == fds0, "the server closed what the clients left", 20)
+    # (At most fds0: the probes' own connections may still have been open
+    # in the table when fds0 was counted, the server closing them on EOF.)
+    wait_until(lambda: fd_count(pid) <= fds0, "the server closed what the clients left", 20)
     assert stats["opened"] >= 2000, stats
     # The table is mapped and filled at start: what 8,000 connections leave
     # behind is at most a page or so the rest of the process touched
