@@ -314,10 +314,12 @@ test_time   = printf '  TIME     %-24s %5d s\n' "$(strip $(1))" $$(( $$(date +%s
 TEST_JOBS  ?= $(shell nproc)
 test_phase  = $(MAKE) $(1) -j$(TEST_JOBS) && $(call test_time,$(firstword $(1))) || \
 	{ $(call test_time,$(firstword $(1)) FAILED); exit 1; }
+# The package's root (debootstrap: mostly the network and the disk) is made
+# beside the build, not before the integration tests.
 test: deps
-	$(Q)+$(call test_phase,all $(FUZZERS))
+	$(Q)+$(call test_phase,all $(FUZZERS) deb-root)
 	$(Q)+$(call test_phase,unit)
-	$(Q)+PARSE_FUZZ_COUNT=0 $(call test_phase,fuzz)
+	$(Q)+PARSE_FUZZ_COUNT=0 FUZZ_SECONDS=$${FUZZ_SECONDS:-15} $(call test_phase,fuzz)
 	$(Q)+$(call test_phase,sanitize-unit)
 	$(Q)+$(call test_phase,integration)
 	$(Q)+$(call test_time,make test: all passed)
