@@ -176,9 +176,13 @@ def test_kill_9_twice_with_a_reliable_disk_buffer_counts_the_disk_as_kept(tmp_pa
     assert sup["restarts"] == 2 and sup["window_lost"] == 0, sup
     assert [c["window_lost"] for c in sup["children"]] == [0, 0, 0], sup
     assert first["taken"] == first["disk_buffer_written"] == count, first
-    assert second["taken"] == 0 == last["taken"] and second["written"] > 0, sup
+    # A child killed with -9 may not have counted a write the server got
+    # (the kill comes between them): the children's written is at most what
+    # arrived, never more, and no figure wraps.
+    assert second["taken"] == 0 == last["taken"], sup
     assert second["disk_buffer_replayed"] >= second["written"], second
-    assert len(sink.msgs) == sum(c["written"] for c in sup["children"])
+    assert count <= sum(c["written"] for c in sup["children"]) <= len(sink.msgs), sup
+    assert all(c[k] < 2**63 for c in sup["children"] for k in ("written", "taken")), sup
     assert {bytes(m) for m in sink.msgs} == {b"<13>m%05d" % i for i in range(count)}
     assert final["disk_buffer"]["msgs"] == 0
     assert "the 1000 it put on the disk buffer are kept" in err, err
