@@ -574,7 +574,6 @@ int receiver_start(struct receiver *r)
 		.cost_ns = cfg->cost_ns,
 		.nr_cost_ns = cfg->nr_cost_ns,
 		.cost_makeup = cfg->cost_makeup,
-		.timestamps = true,
 		.stop = &r->stop,
 		.force = &r->force,
 		/* An output that acknowledges (Kafka, OTLP) may be slow to take the

@@ -111,8 +111,7 @@ static void aim_iovecs(struct worker *w, struct batch *b, uint32_t want)
 						    WORKER_SLOT_BYTES - slot };
 		w->msgs[i].msg_hdr.msg_namelen = sizeof(w->addrs[i]);
 		w->msgs[i].msg_hdr.msg_flags = 0;
-		if (w->ctrl)
-			w->msgs[i].msg_hdr.msg_controllen = WORKER_CTRL_BYTES;
+		w->msgs[i].msg_hdr.msg_controllen = WORKER_CTRL_BYTES;
 	}
 }
 
@@ -243,13 +242,8 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32
 		r->sock = idx;
 		r->listener = sh->group->socks[idx].listener;
 		r->truncated = !!(m->msg_hdr.msg_flags & MSG_TRUNC);
-		r->recv_ns = now;
-		if (w->ctrl) {
-			uint64_t stamp = arrival_stamp(&w->msgs[i].msg_hdr);
-
-			if (stamp) /* else the reorder stage places it by arrival */
-				r->recv_ns = stamp;
-		}
+		/* the kernel's arrival stamp; none (stamping not yet on): the read */
+		r->recv_ns = arrival_stamp(&w->msgs[i].msg_hdr) ?: now;
 		memcpy(&r->src, &w->addrs[i], sizeof(r->src));
 		r->src_len = m->msg_hdr.msg_namelen;
 		trunc += r->truncated;
@@ -484,16 +478,12 @@ static int worker_setup(struct worker *w)
 	unsigned int nr = sh->order ? sh->nr_order : sh->group->n;
 
 	w->socks = calloc(nr ? nr : 1, sizeof(*w->socks));
-	if (!w->msgs || !w->iov || !w->addrs || !w->buf || !w->socks)
+	/* room for each datagram's arrival stamp (SO_TIMESTAMPNS) */
+	w->ctrl = calloc(sh->batch, WORKER_CTRL_BYTES);
+	if (!w->msgs || !w->iov || !w->addrs || !w->buf || !w->socks || !w->ctrl)
 		return -ENOMEM;
-	if (sh->timestamps) {
-		w->ctrl = calloc(sh->batch, WORKER_CTRL_BYTES);
-		if (!w->ctrl)
-			return -ENOMEM;
-		for (unsigned int i = 0; i < sh->batch; i++)
-			w->msgs[i].msg_hdr.msg_control = w->ctrl + (size_t)i * WORKER_CTRL_BYTES;
-	}
 	for (unsigned int i = 0; i < sh->batch; i++) {
+		w->msgs[i].msg_hdr.msg_control = w->ctrl + (size_t)i * WORKER_CTRL_BYTES;
 		w->msgs[i].msg_hdr.msg_iov = &w->iov[2 * i];
 		w->msgs[i].msg_hdr.msg_iovlen = 2;
 		w->msgs[i].msg_hdr.msg_name = &w->addrs[i];

@@ -43,7 +43,6 @@ struct worker_shared {
 	const volatile int *stop;  /* stop reading: drain what is queued, exit */
 	const volatile int *force; /* exit now */
 	int drain_ms;		   /* bound on the final drain */
-	bool timestamps;	   /* recv_ns is the kernel's SO_TIMESTAMPNS */
 	/* A live resize: the sockets to read (indexes into the group) and a flag
 	 * that ends the threads WITHOUT the final drain, to be restarted over a
 	 * new set. NULL / 0: every socket of the group, no regroup. */
@@ -78,7 +77,7 @@ struct worker {
 	struct recv_slot slot; /* each datagram's room in the batch */
 	struct tz_cache tz;    /* --timezone, for the lines formatted here */
 	struct sockaddr_in6 *addrs;
-	char *ctrl;		   /* --ordered: batch x WORKER_CTRL_BYTES of cmsg room */
+	char *ctrl;		   /* batch x WORKER_CTRL_BYTES of cmsg room: arrival stamps */
 	unsigned int pause_us;	   /* the current pause after a small read */
 	unsigned int pause_max_us; /* its ceiling, from the sockets' rcvbuf */
 	int error;		   /* -errno that ended the thread, 0 if none */
