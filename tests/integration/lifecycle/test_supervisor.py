@@ -248,9 +248,12 @@ def test_kill_9_with_a_spill_buffer_never_under_counts_the_loss(tmp_path):
                 wait_until(lambda: any(db.glob("*.seg")), "a segment on disk")
                 rx.kill_child()
                 time.sleep(0.5)         # the new child reads the disk back
-        sent, err, final = run_load(rx, listen, crash_while_spilling)
-    finally:
-        sink.close()
+        # The load must outrun --output-rate or nothing spills.
+        sent, err, final = run_load(rx, listen, crash_while_spilling, rate=50_000)
+    except BaseException:
+        sink.srv.close()        # the receiver still holds its connection: the reaper ends it
+        raise
+    sink.close()
     sup = read_json(f"{rx.summary_path}.supervisor")
     assert sup["restarts"] == 2, sup
     t = final["totals"]
