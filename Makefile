@@ -147,7 +147,7 @@ test_preformat_LIBS := -lpthread -lm -lcmocka
 FUZZ_LAYERS       := syslog common
 
 .PHONY: image test-container container-deps mutants deb deb-root
-.PHONY: all run test test-sanitize sanitize-unit unit integration fuzz bench soak chaos toxiproxy deps clean vmlinux demo sc4s-table sc4s-replica format install install-lab
+.PHONY: all run test test-sanitize sanitize-unit sanitize-unit-bins unit unit-bins integration fuzz bench soak chaos toxiproxy deps clean vmlinux demo sc4s-table sc4s-replica format install install-lab
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -238,6 +238,7 @@ run: deps
 	$(Q)$(MAKE) all
 	$(Q)lab/demo.sh
 
+unit-bins: $(TESTS)
 unit: $(TESTS)
 	$(Q)set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
@@ -314,10 +315,10 @@ test_time   = printf '  TIME     %-24s %5d s\n' "$(strip $(1))" $$(( $$(date +%s
 TEST_JOBS  ?= $(shell nproc)
 test_phase  = $(MAKE) $(1) -j$(TEST_JOBS) && $(call test_time,$(firstword $(1))) || \
 	{ $(call test_time,$(firstword $(1)) FAILED); exit 1; }
-# The package's root (debootstrap: mostly the network and the disk) is made
-# beside the build, not before the integration tests.
+# The package's root (debootstrap: mostly the network and the disk) and the
+# ASan units are made beside the build, not before the tests that use them.
 test: deps
-	$(Q)+$(call test_phase,all $(FUZZERS) deb-root)
+	$(Q)+$(call test_phase,all $(FUZZERS) deb-root sanitize-unit-bins)
 	$(Q)+$(call test_phase,unit)
 	$(Q)+PARSE_FUZZ_COUNT=0 FUZZ_SECONDS=$${FUZZ_SECONDS:-15} $(call test_phase,fuzz)
 	$(Q)+$(call test_phase,sanitize-unit)
@@ -335,9 +336,12 @@ TSAN_MAKE = $(MAKE) OUTPUT=build-tsan SKEL_OUTPUT=$(OUTPUT) CC=$(CLANG) SAN_CFLA
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp
 
-# The unit tests under ASan + UBSan (make test runs these).
+# The unit tests under ASan + UBSan (make test runs these; it builds them
+# beside the plain build, sanitize-unit-bins, and runs them after).
 sanitize-unit: $(SKELS)
 	$(Q)$(ASAN_MAKE) unit
+sanitize-unit-bins: $(SKELS)
+	$(Q)$(ASAN_MAKE) unit-bins
 
 # Units, fuzzer and integration tests under ASan + UBSan, then the threaded
 # paths under TSan: the window's and the snapshot's units, and syslogrx
