@@ -66,8 +66,9 @@ def test_small_grid(tmp_path):
     by = {(c["row"], c["rate"]): c for c in cells}
     for c in cells:
         assert c["error"] == "", c
-        # The sender offered exactly rate x duration (it can, at these rates).
-        assert c["sent"] == c["rate"] * DURATION, c
+        # The sender offers at most rate x duration: a loaded host can hold it
+        # below the rate (achieved_rate says so, and the floor below uses it).
+        assert 0 < c["sent"] <= c["rate"] * DURATION, c
         assert c["size"] == 1000 and c["duration"] == DURATION
         # Every kernel drop is a missing message; nothing arrived twice.
         assert c["seq_missing"] >= c["kernel_drops"] >= 0, c
@@ -91,8 +92,10 @@ def test_small_grid(tmp_path):
     # One worker cannot keep up: at least what --cost-ns kept it from reading
     # is dropped, and the kernel says why (the socket's buffer was full).
     floor = drop_floor(hash40)
+    assert floor > 0 or hash40["achieved_rate"] < 1e9 / COST_NS, (floor, hash40)
     assert hash40["kernel_drops"] >= floor, (floor, hash40)
-    assert hash40["kernel_drops"] > 0 and "SOCKET_RCVBUFF" in hash40["drops_by_reason"], hash40
+    if floor > 0:
+        assert "SOCKET_RCVBUFF" in hash40["drops_by_reason"], hash40
     # The balancer steered every datagram: nothing fell back to the hash, and
     # random selection gave each of the 4 sockets a share (1/4 expected; at
     # 120,000 datagrams below 1/5 is hundreds of standard deviations off).

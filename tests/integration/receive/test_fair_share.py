@@ -55,7 +55,10 @@ def start(syslogrx, tmp_path, *flags, second=False, cost=COST_NS, rcvbuf="4M", n
         listen = f"a=127.0.0.1:{second if second is not True else free_udp_port()}"
     else:
         listen = f"127.0.0.1:{port}"
-    rx = syslogrx("--sockets", "1", "--threads", "1", "--cost-ns", cost, "--rcvbuf", rcvbuf,
+    # --cost-makeup: the drain stays at 1e9 / cost per second on a loaded
+    # host (a starved worker lowers the shares, and the quiet are shed too).
+    rx = syslogrx("--sockets", "1", "--threads", "1", "--cost-ns", cost, "--cost-makeup",
+                  "--rcvbuf", rcvbuf,
                   "--senders", "4096", "--output", f"file:{out}", "--stats-interval", "0.5",
                   *flags, listen=listen, netns=netns)
     return rx, port, out
@@ -99,7 +102,7 @@ def run_wide(syslogrx, tmp_path, netns, *flags, until=None):
     """The issue's world in netns: the flood from sysloggen (C: it keeps its
     rate on a loaded host), from the namespace's 127.0.0.1, its own
     sequence numbers; the quiet senders meanwhile, from their addresses."""
-    rx, port, out = start(syslogrx, tmp_path, "--cost-makeup", "--senders-top", "64", *flags,
+    rx, port, out = start(syslogrx, tmp_path, "--senders-top", "64", *flags,
                           netns=netns, cost=WIDE_COST_NS, rcvbuf="16M")
     sent = {}
     quiet = threading.Thread(target=lambda: sent.update(
@@ -232,11 +235,12 @@ def test_forged_sources_cost_the_map_alone(syslogrx, tmp_path):
         forged.append(send_forged(port, 100_000))
     finally:
         flood.join()
-    summary, rows, sent, seqs, _ = finish(rx, port, out, None, sent,
-                                          lambda o: written(o, "fs", rates))
+    # Read while the receiver holds it: once it stops, the map is freed.
     now = [m for m in maps_named("buckets") if m["id"] == mine[0]["id"]]
     assert [(m["max_entries"], m["bytes_memlock"]) for m in now] == \
         [(4096, mine[0]["bytes_memlock"])]
+    summary, rows, sent, seqs, _ = finish(rx, port, out, None, sent,
+                                          lambda o: written(o, "fs", rates))
     # The filter saw every forged address (and the protected sender), in a
     # map that holds 4,096 of them: the least recently seen went.
     assert forged == [100_000], forged
@@ -294,7 +298,7 @@ def test_usr2_upgrade_while_shedding(tmp_path, second):
     listen, more = f"127.0.0.1:{port}", ()
     if second:
         listen, more = f"a=127.0.0.1:{free_udp_port()}", ("--listen", f"b=127.0.0.1:{port}")
-    rx = Receiver(tmp_path, listen, *more, "--cost-ns", COST_NS, "--rcvbuf", "4M",
+    rx = Receiver(tmp_path, listen, *more, "--cost-ns", COST_NS, "--cost-makeup", "--rcvbuf", "4M",
                   "--senders", "4096", "--fair-share", settings={"sockets": 1, "threads": 1})
     rates = [FLOOD] + QUIET
     sent = {}
