@@ -71,10 +71,10 @@ static void reload_config(struct receiver *r, struct config *cfg)
 				       .threads = fresh.threads,
 				       .naive = fresh.shrink_naive };
 	if (receiver_resize(r, &req) == 0)
-		pr_note("resized to %u sockets, %u threads\n", r->live, r->threads);
+		pr_note("resized to %u sockets, %u threads\n", intake_live(r), r->threads);
 	else
-		pr_warn("resize failed, %u sockets, %u threads\n", r->live, r->threads);
-	cfg->sockets = r->live;
+		pr_warn("resize failed, %u sockets, %u threads\n", intake_live(r), r->threads);
+	cfg->sockets = intake_live(r);
 	cfg->threads = r->threads;
 	cfg->shrink_naive = fresh.shrink_naive;
 }
@@ -141,7 +141,7 @@ static void run(struct receiver *r, struct config *cfg)
 	double start = mono_ns() / 1e9, next_stats = start + cfg->stats_interval;
 	double next_senders = start + SENDER_CACHE_REFRESH_S;
 	struct stats_line sl = {};
-	bool stats = cfg->stats_interval > 0 && !stats_line_init(&sl, r->group.n);
+	bool stats = cfg->stats_interval > 0 && !stats_line_init(&sl, intake_group(r)->n);
 
 	while (!stop_requested) {
 		double now = mono_ns() / 1e9;
@@ -158,7 +158,7 @@ static void run(struct receiver *r, struct config *cfg)
 				reload_config(r, cfg);
 				if (stats) { /* the sockets changed: new columns */
 					stats_line_free(&sl);
-					stats = !stats_line_init(&sl, r->group.n);
+					stats = !stats_line_init(&sl, intake_group(r)->n);
 				}
 			}
 		}
@@ -190,12 +190,12 @@ static const char *listen_text(const struct receiver *r, char *buf, size_t len)
 {
 	size_t used = 0;
 
-	if (!r->cfg->listener_names || !r->nr_lis)
-		return r->group.listen;
+	if (!r->cfg->listener_names || !intake_listeners(r))
+		return intake_group(r)->listen;
 	buf[0] = '\0';
-	for (unsigned int k = 0; k < r->nr_lis && used < len; k++)
-		used += snprintf(buf + used, len - used, "%s%s=%s", k ? ", " : "", r->lis[k].name,
-				 r->lis[k].listen);
+	for (unsigned int k = 0; k < intake_listeners(r) && used < len; k++)
+		used += snprintf(buf + used, len - used, "%s%s=%s", k ? ", " : "",
+				 intake_listener_name(r, k), intake_listener_listen(r, k));
 	return buf;
 }
 
@@ -309,10 +309,11 @@ static void say_ready(const struct receiver *r, const struct config *cfg)
 {
 	char where[PATH_MAX + 16], spread[384] = "";
 
-	if (r->cbpf)
+	if (intake_cbpf(r))
 		snprintf(spread, sizeof(spread), "; %s spread by %s (%s)",
-			 balance_policy_name(cfg->balance), r->balance_runs, r->balance_why);
-	if (r->drops_meminfo)
+			 balance_policy_name(cfg->balance), intake_balance_runs(r),
+			 intake_balance_why(r));
+	if (intake_drops_meminfo(r))
 		snprintf(spread + strlen(spread), sizeof(spread) - strlen(spread),
 			 "; drops from SO_MEMINFO (reasons need CAP_BPF and CAP_PERFMON)");
 	if (output_of(cfg)->discards)
@@ -344,7 +345,7 @@ static void say_took_over(struct receiver *r, struct handover *h)
 	receiver_say_ready(r);
 	handover_free(h);
 	pr_note("pid %d took over %s (%s): %u sockets, %u threads\n", (int)getpid(),
-		listen_text(r, listens, sizeof(listens)), how, r->live, r->threads);
+		listen_text(r, listens, sizeof(listens)), how, intake_live(r), r->threads);
 }
 
 /* Once run() returns: stop without losing what was accepted (bounded by
@@ -380,7 +381,7 @@ static int finish(struct receiver *r, const struct config *cfg)
 	if (!advice_measure(r, &adv)) {
 		advice_print(&adv);
 		/* Without the tracer no drop was counted: no advice is not "none needed". */
-		if (r->tracer || r->drops_meminfo || adv.n)
+		if (receiver_listener_tracer(r, 0) || intake_drops_meminfo(r) || adv.n)
 			r->advice = &adv;
 	}
 	if (cfg->summary[0] && summary_write(r, summary_path))
@@ -466,12 +467,12 @@ int main(int argc, char **argv)
 		r->supervised = true;
 		r->queues_kept = &ledger->queues_kept;
 	}
-	preflight_sockets(&pf, &cfg, &r->group);
+	preflight_sockets(&pf, &cfg, intake_group(r));
 	r->preflight = &pf;
 	pr_info("listening on %s: %u sockets, %u threads, balance %s by %s (%s)\n",
-		listen_text(r, listens, sizeof(listens)), r->group.n, cfg.threads,
-		balance_policy_name(cfg.balance), r->balance_runs ? r->balance_runs : "?",
-		r->balance_why);
+		listen_text(r, listens, sizeof(listens)), intake_group(r)->n, cfg.threads,
+		balance_policy_name(cfg.balance),
+		intake_balance_runs(r) ? intake_balance_runs(r) : "?", intake_balance_why(r));
 	if (serve_endpoints(r))
 		goto cleanup;
 	say_ready(r, &cfg);

@@ -102,14 +102,14 @@ static struct supervisor_ledger *ledger_map(int fd, size_t *len)
  * batch taken by a recvmmsg the kill interrupts on its way back. */
 static uint64_t group_reads(struct receiver *held, const struct receiver *shared)
 {
+	const struct socket_group *g = intake_group(held);
 	uint64_t sum = 0, n;
 
-	if (!held->tracer)
+	if (!receiver_listener_tracer(held, 0))
 		return __atomic_load_n(&shared->taken, __ATOMIC_ACQUIRE);
-	for (unsigned int i = 0; i < held->group.n; i++)
-		if (!tracer_socket_reads(receiver_listener_tracer(held,
-								  held->group.socks[i].listener),
-					 held->group.socks[i].cookie, &n))
+	for (unsigned int i = 0; i < g->n; i++)
+		if (!tracer_socket_reads(receiver_listener_tracer(held, g->socks[i].listener),
+					 g->socks[i].cookie, &n))
 			sum += n;
 	return sum;
 }
@@ -239,8 +239,9 @@ static void child_record(struct child_rec *c, pid_t child, int status, struct re
 {
 	c->pid = child;
 	c->status = status;
-	c->taken = held->tracer ? minus(group_reads(held, shared), reads_before) :
-				  group_reads(held, shared);
+	c->taken = receiver_listener_tracer(held, 0) ?
+			   minus(group_reads(held, shared), reads_before) :
+			   group_reads(held, shared);
 	c->written = __atomic_load_n(&shared->out.counts.written, __ATOMIC_RELAXED);
 	c->discarded = __atomic_load_n(&shared->out.counts.discarded, __ATOMIC_RELAXED);
 	c->disk_written = __atomic_load_n(&shared->disk_tally.written, __ATOMIC_RELAXED);
@@ -320,8 +321,8 @@ int supervise(const struct config *cfg, int argc, char **argv)
 		goto out;
 	}
 	shared = &ledger->r;
-	pr_note("supervisor pid %d holds %s: %u sockets\n", (int)getpid(), held.group.listen,
-		held.live);
+	pr_note("supervisor pid %d holds %s: %u sockets\n", (int)getpid(),
+		intake_group(&held)->listen, intake_live(&held));
 	receiver_say_identity(cfg);
 
 	for (;;) {
