@@ -71,10 +71,11 @@ static void reload_config(struct receiver *r, struct config *cfg)
 				       .threads = fresh.threads,
 				       .naive = fresh.shrink_naive };
 	if (receiver_resize(r, &req) == 0)
-		pr_note("resized to %u sockets, %u threads\n", intake_live(r), r->threads);
+		pr_note("resized to %u sockets, %u threads\n", intake_live(&r->intake), r->threads);
 	else
-		pr_warn("resize failed, %u sockets, %u threads\n", intake_live(r), r->threads);
-	cfg->sockets = intake_live(r);
+		pr_warn("resize failed, %u sockets, %u threads\n", intake_live(&r->intake),
+			r->threads);
+	cfg->sockets = intake_live(&r->intake);
 	cfg->threads = r->threads;
 	cfg->shrink_naive = fresh.shrink_naive;
 }
@@ -141,7 +142,7 @@ static void run(struct receiver *r, struct config *cfg)
 	double start = mono_ns() / 1e9, next_stats = start + cfg->stats_interval;
 	double next_senders = start + SENDER_CACHE_REFRESH_S;
 	struct stats_line sl = {};
-	bool stats = cfg->stats_interval > 0 && !stats_line_init(&sl, intake_group(r)->n);
+	bool stats = cfg->stats_interval > 0 && !stats_line_init(&sl, intake_group(&r->intake)->n);
 
 	while (!stop_requested) {
 		double now = mono_ns() / 1e9;
@@ -158,7 +159,7 @@ static void run(struct receiver *r, struct config *cfg)
 				reload_config(r, cfg);
 				if (stats) { /* the sockets changed: new columns */
 					stats_line_free(&sl);
-					stats = !stats_line_init(&sl, intake_group(r)->n);
+					stats = !stats_line_init(&sl, intake_group(&r->intake)->n);
 				}
 			}
 		}
@@ -190,12 +191,13 @@ static const char *listen_text(const struct receiver *r, char *buf, size_t len)
 {
 	size_t used = 0;
 
-	if (!r->cfg->listener_names || !intake_listeners(r))
-		return intake_group(r)->listen;
+	if (!r->cfg->listener_names || !intake_listeners(&r->intake))
+		return intake_group(&r->intake)->listen;
 	buf[0] = '\0';
-	for (unsigned int k = 0; k < intake_listeners(r) && used < len; k++)
+	for (unsigned int k = 0; k < intake_listeners(&r->intake) && used < len; k++)
 		used += snprintf(buf + used, len - used, "%s%s=%s", k ? ", " : "",
-				 intake_listener_name(r, k), intake_listener_listen(r, k));
+				 intake_listener_name(&r->intake, k),
+				 intake_listener_listen(&r->intake, k));
 	return buf;
 }
 
@@ -309,11 +311,11 @@ static void say_ready(const struct receiver *r, const struct config *cfg)
 {
 	char where[PATH_MAX + 16], spread[384] = "";
 
-	if (intake_cbpf(r))
+	if (intake_cbpf(&r->intake))
 		snprintf(spread, sizeof(spread), "; %s spread by %s (%s)",
-			 balance_policy_name(cfg->balance), intake_balance_runs(r),
-			 intake_balance_why(r));
-	if (intake_drops_meminfo(r))
+			 balance_policy_name(cfg->balance), intake_balance_runs(&r->intake),
+			 intake_balance_why(&r->intake));
+	if (intake_drops_meminfo(&r->intake))
 		snprintf(spread + strlen(spread), sizeof(spread) - strlen(spread),
 			 "; drops from SO_MEMINFO (reasons need CAP_BPF and CAP_PERFMON)");
 	if (output_of(cfg)->discards)
@@ -345,7 +347,7 @@ static void say_took_over(struct receiver *r, struct handover *h)
 	receiver_say_ready(r);
 	handover_free(h);
 	pr_note("pid %d took over %s (%s): %u sockets, %u threads\n", (int)getpid(),
-		listen_text(r, listens, sizeof(listens)), how, intake_live(r), r->threads);
+		listen_text(r, listens, sizeof(listens)), how, intake_live(&r->intake), r->threads);
 }
 
 /* Once run() returns: stop without losing what was accepted (bounded by
@@ -381,7 +383,8 @@ static int finish(struct receiver *r, const struct config *cfg)
 	if (!advice_measure(r, &adv)) {
 		advice_print(&adv);
 		/* Without the tracer no drop was counted: no advice is not "none needed". */
-		if (receiver_listener_tracer(r, 0) || intake_drops_meminfo(r) || adv.n)
+		if (intake_listener_tracer(&r->intake, 0) || intake_drops_meminfo(&r->intake) ||
+		    adv.n)
 			r->advice = &adv;
 	}
 	if (cfg->summary[0] && summary_write(r, summary_path))
@@ -467,19 +470,20 @@ int main(int argc, char **argv)
 		r->supervised = true;
 		r->queues_kept = &ledger->queues_kept;
 	}
-	preflight_sockets(&pf, &cfg, intake_group(r));
+	preflight_sockets(&pf, &cfg, intake_group(&r->intake));
 	r->preflight = &pf;
 	pr_info("listening on %s: %u sockets, %u threads, balance %s by %s (%s)\n",
-		listen_text(r, listens, sizeof(listens)), intake_group(r)->n, cfg.threads,
+		listen_text(r, listens, sizeof(listens)), intake_group(&r->intake)->n, cfg.threads,
 		balance_policy_name(cfg.balance),
-		intake_balance_runs(r) ? intake_balance_runs(r) : "?", intake_balance_why(r));
+		intake_balance_runs(&r->intake) ? intake_balance_runs(&r->intake) : "?",
+		intake_balance_why(&r->intake));
 	if (serve_endpoints(r))
 		goto cleanup;
 	say_ready(r, &cfg);
 	if (!adopted)
 		receiver_say_identity(&cfg);
-	if (receiver_single_only(r))
-		pr_note("%s\n", receiver_single_only(r));
+	if (intake_single_only(&r->intake))
+		pr_note("%s\n", intake_single_only(&r->intake));
 
 	err = receiver_start(r);
 	if (err)

@@ -50,7 +50,7 @@ static struct fair_share_run *run_new(struct receiver *r, uint32_t senders)
 	if (!run)
 		return NULL;
 	r->fair_share = run;
-	run->nl = intake_listeners(r) ? intake_listeners(r) : 1;
+	run->nl = intake_listeners(&r->intake) ? intake_listeners(&r->intake) : 1;
 	run->cap = senders;
 	run->rate = calloc(senders, sizeof(*run->rate));
 	run->weight = calloc(senders, sizeof(*run->weight));
@@ -67,7 +67,7 @@ static int open_listener(struct receiver *r, unsigned int k)
 {
 	const struct config *cfg = r->cfg;
 	struct fs_listener *l = &r->fair_share->lis[k];
-	const struct socket_group *g = intake_group(r);
+	const struct socket_group *g = intake_group(&r->intake);
 	int err = 0;
 
 	l->fs = fair_share_open(senders_of(cfg));
@@ -172,7 +172,7 @@ static int adopt_listener(struct receiver *r, unsigned int k, const struct hando
 /* A filter the process before left on listener k's sockets is lifted. */
 static int detach_listener(struct receiver *r, unsigned int k)
 {
-	const struct socket_group *g = intake_group(r);
+	const struct socket_group *g = intake_group(&r->intake);
 
 	for (unsigned int i = 0; i < g->n; i++) {
 		const struct group_socket *s = &g->socks[i];
@@ -190,7 +190,7 @@ static int detach_listener(struct receiver *r, unsigned int k)
 
 int fair_share_run_adopt(struct receiver *r, const struct handover *h)
 {
-	unsigned int nl = intake_listeners(r) ? intake_listeners(r) : 1;
+	unsigned int nl = intake_listeners(&r->intake) ? intake_listeners(&r->intake) : 1;
 	int err = 0;
 
 	if (r->cfg->fair_share && !run_new(r, senders_of(r->cfg)))
@@ -212,7 +212,7 @@ int fair_share_run_adopt(struct receiver *r, const struct handover *h)
 int fair_share_run_attach(struct receiver *r, unsigned int idx)
 {
 	struct fair_share_run *run = r->fair_share;
-	const struct group_socket *s = &intake_group(r)->socks[idx];
+	const struct group_socket *s = &intake_group(&r->intake)->socks[idx];
 	struct fair_share *fs;
 	int err;
 
@@ -249,7 +249,7 @@ void fair_share_run_close(struct receiver *r)
  * datagram is queued on one of them. */
 static double max_fill(struct receiver *r, unsigned int k, bool *any)
 {
-	const struct socket_group *g = intake_group(r);
+	const struct socket_group *g = intake_group(&r->intake);
 	double worst = 0;
 
 	*any = false;
@@ -270,7 +270,7 @@ static double max_fill(struct receiver *r, unsigned int k, bool *any)
 /* What the workers took from listener k's sockets. */
 static uint64_t taken(struct receiver *r, unsigned int k)
 {
-	const struct socket_group *g = intake_group(r);
+	const struct socket_group *g = intake_group(&r->intake);
 	uint64_t sum = 0;
 
 	if (!r->counters)
@@ -309,12 +309,13 @@ static void say_top(struct fair_share_run *run, char *buf, size_t len)
 /* " on NAME" for the log lines with several listeners; "" with one. */
 static void say_listener(struct receiver *r, unsigned int k, char *buf, size_t len)
 {
-	const char *name = intake_listener_name(r, k);
+	const char *name = intake_listener_name(&r->intake, k);
 
 	buf[0] = 0;
-	if (intake_listeners(r) > 1)
+	if (intake_listeners(&r->intake) > 1)
 		snprintf(buf, len, " on %s",
-			 r->cfg->listener_names && name ? name : intake_listener_listen(r, k));
+			 r->cfg->listener_names && name ? name :
+							  intake_listener_listen(&r->intake, k));
 }
 
 /* Listener k's drain measured over the tick of dt seconds that ends now. */

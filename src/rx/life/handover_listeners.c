@@ -98,7 +98,7 @@ static int adopt_spread(struct receiver *r, struct rx_listener *l, unsigned int 
 	if (r->cfg->balance == BALANCE_HASH)
 		return 0;
 	if (r->intake.cbpf)
-		return r->intake.live > l->n ? -EXDEV : receiver_listener_cbpf(r, l);
+		return r->intake.live > l->n ? -EXDEV : intake_listener_cbpf(&r->intake, l);
 	snprintf(owner, sizeof(owner), "balancer%u", k);
 	l->balancer = balancer_adopt_as(h, owner);
 	if (!l->balancer)

@@ -11,7 +11,7 @@
 #include <time.h>
 #include "common/log.h"
 #include "net/sockinfo.h"
-#include "rx/life/receiver.h"
+#include "rx/life/intake.h"
 
 /* A newcomer without privileges learns what works without them. */
 static void say_unprivileged_way(int err, const char *what)
@@ -33,56 +33,56 @@ static unsigned int pool_size(const struct config *c)
 	return c->max_sockets;
 }
 
-int receiver_use_cbpf(struct receiver *r, const char *why)
+int intake_use_cbpf(struct rx_intake *in, const char *why)
 {
-	struct socket_group *g = &r->intake.group;
+	struct socket_group *g = &in->group;
 	int err = 0;
 
-	r->intake.cbpf = true;
-	r->intake.balance_runs = "classic BPF";
-	snprintf(r->intake.balance_why, sizeof(r->intake.balance_why), "%s", why);
+	in->cbpf = true;
+	in->balance_runs = "classic BPF";
+	snprintf(in->balance_why, sizeof(in->balance_why), "%s", why);
 	for (unsigned int i = 0; i < g->n && !err; i++)
-		err = cbpf_order_join(&r->intake.join_order, i);
+		err = cbpf_order_join(&in->join_order, i);
 	if (!err)
-		err = cbpf_balancer_attach(g->socks[0].fd, r->intake.live);
+		err = cbpf_balancer_attach(g->socks[0].fd, in->live);
 	if (err)
 		pr_warn("SO_ATTACH_REUSEPORT_CBPF: %s\n", strerror(-err));
 	return err;
 }
 
-static int setup_balancer(struct receiver *r, int probe_err)
+static int setup_balancer(struct rx_intake *in, int probe_err)
 {
-	struct socket_group *g = &r->intake.group;
+	struct socket_group *g = &in->group;
 	unsigned int slots = g->n;
 	char names[64], what[96];
 	uint64_t *cookies;
 	int err = 0;
 
-	if (r->cfg->balance == BALANCE_HASH) {
-		r->intake.balance_runs = "kernel hash";
-		snprintf(r->intake.balance_why, sizeof(r->intake.balance_why), "--balance hash");
+	if (in->cfg->balance == BALANCE_HASH) {
+		in->balance_runs = "kernel hash";
+		snprintf(in->balance_why, sizeof(in->balance_why), "--balance hash");
 		return 0;
 	}
-	if ((balance_policy_flags(r->cfg->balance) & BALANCE_F_CLASSIC) && probe_err) {
+	if ((balance_policy_flags(in->cfg->balance) & BALANCE_F_CLASSIC) && probe_err) {
 		char why[128];
 
 		snprintf(why, sizeof(why), "no CAP_BPF: loading an SK_REUSEPORT program: %s",
 			 strerror(-probe_err));
-		return receiver_use_cbpf(r, why);
+		return intake_use_cbpf(in, why);
 	}
 	if (probe_err) {
 		/* roundrobin and leastloaded keep state in maps: eBPF only. */
 		pr_warn("--balance %s needs eBPF: %s (loading an SK_REUSEPORT program: %s); "
 			"without privilege, --balance %s spreads by classic BPF\n",
-			balance_policy_name(r->cfg->balance), balance_policy_needs(r->cfg->balance),
-			strerror(-probe_err), BALANCE_POLICY_LIST(names, BALANCE_F_CLASSIC, 0));
+			balance_policy_name(in->cfg->balance),
+			balance_policy_needs(in->cfg->balance), strerror(-probe_err),
+			BALANCE_POLICY_LIST(names, BALANCE_F_CLASSIC, 0));
 		return probe_err;
 	}
-	r->intake.balance_runs = "eBPF";
-	snprintf(r->intake.balance_why, sizeof(r->intake.balance_why),
-		 "CAP_BPF: SK_REUSEPORT program loaded");
-	r->intake.balancer = balancer_open(r->cfg->balance, slots);
-	if (!r->intake.balancer) {
+	in->balance_runs = "eBPF";
+	snprintf(in->balance_why, sizeof(in->balance_why), "CAP_BPF: SK_REUSEPORT program loaded");
+	in->balancer = balancer_open(in->cfg->balance, slots);
+	if (!in->balancer) {
 		err = -errno;
 		snprintf(what, sizeof(what), "--balance %s need eBPF",
 			 balance_policy_list(names, sizeof(names), ", ", " and ", 0,
@@ -93,18 +93,18 @@ static int setup_balancer(struct receiver *r, int probe_err)
 	cookies = calloc(slots, sizeof(*cookies));
 	if (!cookies)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < r->intake.live && !err; i++) {
+	for (unsigned int i = 0; i < in->live && !err; i++) {
 		cookies[i] = g->socks[i].cookie;
-		err = balancer_set_socket(r->intake.balancer, i, g->socks[i].fd);
+		err = balancer_set_socket(in->balancer, i, g->socks[i].fd);
 		if (err)
 			pr_warn("balancer: socket %u: %s\n", i, strerror(-err));
 	}
 	/* The group and the map must agree, slot by slot; spares stay out. */
 	if (!err)
-		err = balancer_verify_live(r->intake.balancer, cookies, r->intake.live);
+		err = balancer_verify_live(in->balancer, cookies, in->live);
 	if (!err) {
-		balancer_set_live(r->intake.balancer, r->intake.live);
-		err = balancer_attach(r->intake.balancer, g->socks[0].fd);
+		balancer_set_live(in->balancer, in->live);
+		err = balancer_attach(in->balancer, g->socks[0].fd);
 		if (err)
 			pr_warn("SO_ATTACH_REUSEPORT_EBPF: %s\n", strerror(-err));
 	}
@@ -112,49 +112,49 @@ static int setup_balancer(struct receiver *r, int probe_err)
 	return err;
 }
 
-int receiver_listener_cbpf(struct receiver *r, struct rx_listener *l)
+int intake_listener_cbpf(struct rx_intake *in, struct rx_listener *l)
 {
 	int err = 0;
 
 	l->cbpf = true;
 	for (unsigned int i = 0; i < l->n && !err; i++)
 		err = cbpf_order_join(&l->join_order, l->first + i);
-	return err ? err : cbpf_balancer_attach(r->intake.group.socks[l->first].fd, r->intake.live);
+	return err ? err : cbpf_balancer_attach(in->group.socks[l->first].fd, in->live);
 }
 
-/* Listener k >= 1: the same spreading as listener 0 (r->intake.balance_runs says
+/* Listener k >= 1: the same spreading as listener 0 (in->balance_runs says
  * which, decided there), over its own run of sockets: its pool, of which
- * the first r->intake.live are in selection (every listener has as many in
+ * the first in->live are in selection (every listener has as many in
  * selection as listener 0; a live resize changes them all). */
-static int spread_listener(struct receiver *r, struct rx_listener *l)
+static int spread_listener(struct rx_intake *in, struct rx_listener *l)
 {
-	struct socket_group *g = &r->intake.group;
+	struct socket_group *g = &in->group;
 	uint64_t *cookies;
 	int err = 0;
 
-	if (r->cfg->balance == BALANCE_HASH)
+	if (in->cfg->balance == BALANCE_HASH)
 		return 0;
-	if (r->intake.cbpf) {
-		err = receiver_listener_cbpf(r, l);
+	if (in->cbpf) {
+		err = intake_listener_cbpf(in, l);
 		if (err)
 			pr_warn("--listen %s: SO_ATTACH_REUSEPORT_CBPF: %s\n", l->listen,
 				strerror(-err));
 		return err;
 	}
-	l->balancer = balancer_open(r->cfg->balance, l->n);
+	l->balancer = balancer_open(in->cfg->balance, l->n);
 	if (!l->balancer)
 		return -errno;
 	cookies = calloc(l->n, sizeof(*cookies));
 	if (!cookies)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < r->intake.live && !err; i++) {
+	for (unsigned int i = 0; i < in->live && !err; i++) {
 		cookies[i] = g->socks[l->first + i].cookie;
 		err = balancer_set_socket(l->balancer, i, g->socks[l->first + i].fd);
 	}
 	if (!err)
-		err = balancer_verify_live(l->balancer, cookies, r->intake.live);
+		err = balancer_verify_live(l->balancer, cookies, in->live);
 	if (!err) {
-		balancer_set_live(l->balancer, r->intake.live);
+		balancer_set_live(l->balancer, in->live);
 		err = balancer_attach(l->balancer, g->socks[l->first].fd);
 	}
 	if (err)
@@ -165,15 +165,15 @@ static int spread_listener(struct receiver *r, struct rx_listener *l)
 
 /* Listeners 1..: tracer first when the port is known (no drop between bind
  * and attach uncounted), sockets, spreading. Listener 0 is open. */
-static int open_more_listeners(struct receiver *r, int probe_err)
+static int open_more_listeners(struct rx_intake *in, int probe_err)
 {
-	const struct config *cfg = r->cfg;
+	const struct config *cfg = in->cfg;
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	int first, err, foreign;
 
 	for (unsigned int k = 1; k < cfg->nr_listeners; k++) {
-		struct rx_listener *l = &r->intake.lis[k];
+		struct rx_listener *l = &in->lis[k];
 		/* Each listener's tracer counts its own port's drops per sender
 		 * (its own bounded map); a supervisor counts what each child
 		 * took from every listener. */
@@ -181,8 +181,8 @@ static int open_more_listeners(struct receiver *r, int probe_err)
 					     .senders = cfg->senders };
 
 		l->name = cfg->listeners[k].name;
-		r->intake.nr_lis = k + 1; /* closed by receiver_close from here on */
-		if (cfg->trace && !r->intake.drops_meminfo &&
+		in->nr_lis = k + 1; /* closed by receiver_close from here on */
+		if (cfg->trace && !in->drops_meminfo &&
 		    !parse_host_port(cfg->listeners[k].addr, &addr, &addrlen) &&
 		    sockaddr_port(&addr)) {
 			topts.port = sockaddr_port(&addr);
@@ -193,47 +193,46 @@ static int open_more_listeners(struct receiver *r, int probe_err)
 				return -errno;
 			}
 		}
-		first = socket_group_append(&r->intake.group, cfg->listeners[k].addr,
-					    pool_size(cfg), cfg->rcvbuf, k, l->listen,
-					    sizeof(l->listen));
+		first = socket_group_append(&in->group, cfg->listeners[k].addr, pool_size(cfg),
+					    cfg->rcvbuf, k, l->listen, sizeof(l->listen));
 		if (first < 0)
 			return first;
 		l->first = first;
 		l->n = pool_size(cfg);
 		if (!parse_host_port(l->listen, &addr, &addrlen))
 			l->port = sockaddr_port(&addr);
-		if (cfg->trace && !r->intake.drops_meminfo && !l->tracer) {
+		if (cfg->trace && !in->drops_meminfo && !l->tracer) {
 			topts.port = l->port;
 			l->tracer = tracer_open(&topts);
 			if (!l->tracer)
 				return -errno;
 		}
-		err = spread_listener(r, l);
+		err = spread_listener(in, l);
 		if (err)
 			return err;
 	}
 	/* Every listener bound: a socket on one of our ports that is none of
 	 * ours could join a group and take part of its traffic. */
-	for (unsigned int k = 0; k < r->intake.nr_lis; k++) {
-		foreign = socket_group_foreign_port(&r->intake.group, r->intake.lis[k].port);
+	for (unsigned int k = 0; k < in->nr_lis; k++) {
+		foreign = socket_group_foreign_port(&in->group, in->lis[k].port);
 		if (foreign > 0) {
 			pr_warn("--listen %s: %d other socket(s) already bound to this port; "
 				"refusing to share the reuseport group\n",
-				r->intake.lis[k].listen, foreign);
+				in->lis[k].listen, foreign);
 			return -EADDRINUSE;
 		}
 	}
 	return 0;
 }
 
-struct tracer *receiver_listener_tracer(const struct receiver *r, unsigned int k)
+struct tracer *intake_listener_tracer(const struct rx_intake *in, unsigned int k)
 {
-	return k == 0 ? r->intake.tracer : k < r->intake.nr_lis ? r->intake.lis[k].tracer : NULL;
+	return k == 0 ? in->tracer : k < in->nr_lis ? in->lis[k].tracer : NULL;
 }
 
-const char *receiver_single_only(const struct receiver *r)
+const char *intake_single_only(const struct rx_intake *in)
 {
-	if (r->intake.nr_lis <= 1 || r->cfg->balance != BALANCE_HASH)
+	if (in->nr_lis <= 1 || in->cfg->balance != BALANCE_HASH)
 		return NULL;
 	return "with several --listen and --balance hash, a live change of --sockets is not "
 	       "done (the kernel's hash selects every socket of a group, so a socket leaves "
@@ -241,31 +240,31 @@ const char *receiver_single_only(const struct receiver *r)
 }
 
 /* Drops without the tracer: SO_MEMINFO per socket, exact, no reasons. */
-static void count_drops_without_tracer(struct receiver *r, const char *why)
+static void count_drops_without_tracer(struct rx_intake *in, const char *why)
 {
-	r->intake.drops_meminfo = true;
+	in->drops_meminfo = true;
 	pr_info("drops per socket from SO_MEMINFO (exact, no reasons): %s\n", why);
 }
 
-static int open_tracer(struct receiver *r, uint16_t port, int probe_err)
+static int open_tracer(struct rx_intake *in, uint16_t port, int probe_err)
 {
 	/* A supervisor counts what each child took from the kernel. */
 	struct tracer_opts topts = {
 		.port = port,
-		.count_reads = r->cfg->supervise,
-		.senders = r->cfg->senders,
+		.count_reads = in->cfg->supervise,
+		.senders = in->cfg->senders,
 	};
 
 	if (probe_err == -EPERM || probe_err == -EACCES) {
-		count_drops_without_tracer(r, "the tracer needs CAP_BPF and CAP_PERFMON");
+		count_drops_without_tracer(in, "the tracer needs CAP_BPF and CAP_PERFMON");
 		return 0;
 	}
-	r->intake.tracer = tracer_open(&topts);
-	if (!r->intake.tracer) {
+	in->tracer = tracer_open(&topts);
+	if (!in->tracer) {
 		int err = -errno;
 
 		if (err == -EPERM || err == -EACCES) {
-			count_drops_without_tracer(r, "the tracer needs CAP_BPF and CAP_PERFMON");
+			count_drops_without_tracer(in, "the tracer needs CAP_BPF and CAP_PERFMON");
 			return 0;
 		}
 		pr_warn("tracer: %s (--no-trace runs without it)\n", strerror(-err));
@@ -274,166 +273,164 @@ static int open_tracer(struct receiver *r, uint16_t port, int probe_err)
 	return 0;
 }
 
-void intake_first_listener(struct receiver *r, const char *name)
+void intake_first_listener(struct rx_intake *in, const char *name)
 {
-	r->intake.lis[0] = (struct rx_listener){ .name = name,
-						 .port = socket_group_port(&r->intake.group),
-						 .n = r->intake.group.n };
-	snprintf(r->intake.lis[0].listen, sizeof(r->intake.lis[0].listen), "%s",
-		 r->intake.group.listen);
-	r->intake.nr_lis = 1;
+	in->lis[0] = (struct rx_listener){ .name = name,
+					   .port = socket_group_port(&in->group),
+					   .n = in->group.n };
+	snprintf(in->lis[0].listen, sizeof(in->lis[0].listen), "%s", in->group.listen);
+	in->nr_lis = 1;
 }
 
-int intake_open(struct receiver *r, int probe_err)
+int intake_open(struct rx_intake *in, const struct config *cfg, int probe_err)
 {
-	const struct config *cfg = r->cfg;
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	int err, foreign;
 
+	in->cfg = cfg;
 	/* The tracer goes first when the port is known, so that no drop between
 	 * bind and attach goes uncounted. */
 	if (cfg->trace && !parse_host_port(cfg->listen, &addr, &addrlen) && sockaddr_port(&addr)) {
-		err = open_tracer(r, sockaddr_port(&addr), probe_err);
+		err = open_tracer(in, sockaddr_port(&addr), probe_err);
 		if (err)
 			return err;
 	}
-	err = socket_group_open(&r->intake.group, cfg->listen, pool_size(cfg), cfg->rcvbuf);
+	err = socket_group_open(&in->group, cfg->listen, pool_size(cfg), cfg->rcvbuf);
 	if (err)
 		return err;
-	intake_first_listener(r, cfg->listeners[0].name);
-	err = intake_set_slots(r, cfg->sockets);
+	intake_first_listener(in, cfg->listeners[0].name);
+	err = intake_set_slots(in, cfg->sockets);
 	if (err)
 		return err;
-	foreign = socket_group_foreign(&r->intake.group);
+	foreign = socket_group_foreign(&in->group);
 	if (foreign > 0) {
 		/* Same-user sockets with SO_REUSEPORT would join our group and take
 		 * part of the traffic: the group would not be the N we balance. */
 		pr_warn("--listen %s: %d other socket(s) already bound to this port; "
 			"refusing to share the reuseport group\n",
-			r->intake.group.listen, foreign);
+			in->group.listen, foreign);
 		return -EADDRINUSE;
 	}
-	if (cfg->trace && !r->intake.tracer && !r->intake.drops_meminfo) {
-		err = open_tracer(r, socket_group_port(&r->intake.group), probe_err);
+	if (cfg->trace && !in->tracer && !in->drops_meminfo) {
+		err = open_tracer(in, socket_group_port(&in->group), probe_err);
 		if (err)
 			return err;
 	}
-	err = setup_balancer(r, probe_err);
-	return err ? err : open_more_listeners(r, probe_err);
+	err = setup_balancer(in, probe_err);
+	return err ? err : open_more_listeners(in, probe_err);
 }
 
-int intake_set_slots(struct receiver *r, unsigned int live)
+int intake_set_slots(struct rx_intake *in, unsigned int live)
 {
-	r->intake.live = live;
-	r->intake.slot_cap = r->intake.group.n > live ? r->intake.group.n : live;
-	r->intake.slot_sock = calloc(r->intake.slot_cap, sizeof(*r->intake.slot_sock));
-	r->intake.steered_base = calloc(r->intake.slot_cap, sizeof(*r->intake.steered_base));
-	if (!r->intake.slot_sock || !r->intake.steered_base)
+	in->live = live;
+	in->slot_cap = in->group.n > live ? in->group.n : live;
+	in->slot_sock = calloc(in->slot_cap, sizeof(*in->slot_sock));
+	in->steered_base = calloc(in->slot_cap, sizeof(*in->steered_base));
+	if (!in->slot_sock || !in->steered_base)
 		return -ENOMEM;
-	for (unsigned int k = 0; k < r->intake.live; k++)
-		r->intake.slot_sock[k] = k;
+	for (unsigned int k = 0; k < in->live; k++)
+		in->slot_sock[k] = k;
 	return 0;
 }
 
-static bool in_selection(const struct receiver *r, unsigned int idx)
+static bool in_selection(const struct rx_intake *in, unsigned int idx)
 {
-	unsigned int k = r->intake.group.socks[idx].listener;
+	unsigned int k = in->group.socks[idx].listener;
 
-	/* Another listener's: the first r->intake.live of its pool, which never moves. */
+	/* Another listener's: the first in->live of its pool, which never moves. */
 	if (k)
-		return k < r->intake.nr_lis && idx - r->intake.lis[k].first < r->intake.live;
-	for (unsigned int k = 0; k < r->intake.live; k++)
-		if (r->intake.slot_sock[k] == idx)
+		return k < in->nr_lis && idx - in->lis[k].first < in->live;
+	for (unsigned int k = 0; k < in->live; k++)
+		if (in->slot_sock[k] == idx)
 			return true;
 	return false;
 }
 
-const char *receiver_socket_state(const struct receiver *r, unsigned int idx)
+const char *intake_socket_state(const struct rx_intake *in, unsigned int idx)
 {
-	if (r->intake.group.socks[idx].fd < 0)
+	if (in->group.socks[idx].fd < 0)
 		return "closed";
-	if (in_selection(r, idx))
+	if (in_selection(in, idx))
 		return "live";
 	/* Connected away but not yet drained: still read, never reused. */
-	return r->intake.group.socks[idx].away ? "retiring" : "spare";
+	return in->group.socks[idx].away ? "retiring" : "spare";
 }
 
-unsigned int intake_read_order(const struct receiver *r, unsigned int *order)
+unsigned int intake_read_order(const struct rx_intake *in, unsigned int *order)
 {
 	unsigned int n = 0;
 
 	/* Those in selection first, so that each thread gets its share of them;
 	 * then the spares (and sockets still draining), which only a failed
 	 * selection or a shrink in progress would feed. */
-	for (unsigned int k = 0; k < r->intake.live; k++)
-		order[n++] = r->intake.slot_sock[k];
-	for (unsigned int i = 0; i < r->intake.group.n; i++)
-		if (r->intake.group.socks[i].fd >= 0 && r->intake.group.socks[i].listener &&
-		    in_selection(r, i))
+	for (unsigned int k = 0; k < in->live; k++)
+		order[n++] = in->slot_sock[k];
+	for (unsigned int i = 0; i < in->group.n; i++)
+		if (in->group.socks[i].fd >= 0 && in->group.socks[i].listener &&
+		    in_selection(in, i))
 			order[n++] = i;
-	for (unsigned int i = 0; i < r->intake.group.n; i++)
-		if (r->intake.group.socks[i].fd >= 0 && !in_selection(r, i))
+	for (unsigned int i = 0; i < in->group.n; i++)
+		if (in->group.socks[i].fd >= 0 && !in_selection(in, i))
 			order[n++] = i;
 	return n;
 }
 
-int intake_grow_steered(struct receiver *r, unsigned int cap)
+int intake_grow_steered(struct rx_intake *in, unsigned int cap)
 {
 	uint64_t *st;
 
-	if (cap <= r->intake.steered_cap)
+	if (cap <= in->steered_cap)
 		return 0;
-	st = realloc(r->intake.sock_steered, cap * sizeof(*st));
+	st = realloc(in->sock_steered, cap * sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	r->intake.sock_steered = st;
-	memset(st + r->intake.steered_cap, 0, (cap - r->intake.steered_cap) * sizeof(*st));
-	r->intake.steered_cap = cap;
+	in->sock_steered = st;
+	memset(st + in->steered_cap, 0, (cap - in->steered_cap) * sizeof(*st));
+	in->steered_cap = cap;
 	return 0;
 }
 
-void receiver_credit_steered(struct receiver *r)
+void intake_credit_steered(struct rx_intake *in)
 {
 	unsigned int slots;
 	uint64_t *now, failures;
 
-	if (!r->intake.balancer)
+	if (!in->balancer)
 		return;
-	slots = balancer_slots(r->intake.balancer);
+	slots = balancer_slots(in->balancer);
 	now = calloc(slots, sizeof(*now));
-	if (!now || balancer_read(r->intake.balancer, now, &failures)) {
+	if (!now || balancer_read(in->balancer, now, &failures)) {
 		free(now);
 		return;
 	}
-	for (unsigned int k = 0; k < slots && k < r->intake.slot_cap; k++) {
+	for (unsigned int k = 0; k < slots && k < in->slot_cap; k++) {
 		/* Only a slot in selection is ever picked. */
-		if (k < r->intake.live)
-			r->intake.sock_steered[r->intake.slot_sock[k]] +=
-				now[k] - r->intake.steered_base[k];
-		r->intake.steered_base[k] = now[k];
+		if (k < in->live)
+			in->sock_steered[in->slot_sock[k]] += now[k] - in->steered_base[k];
+		in->steered_base[k] = now[k];
 	}
 	free(now);
 }
 
-int receiver_steered(struct receiver *r, uint64_t *per_socket, uint64_t *failures)
+int intake_steered(struct rx_intake *in, uint64_t *per_socket, uint64_t *failures)
 {
 	unsigned int slots;
 	uint64_t *now;
 	int err;
 
-	if (!r->intake.balancer)
+	if (!in->balancer)
 		return -ENOENT;
-	slots = balancer_slots(r->intake.balancer);
+	slots = balancer_slots(in->balancer);
 	now = calloc(slots, sizeof(*now));
 	if (!now)
 		return -ENOMEM;
-	err = balancer_read(r->intake.balancer, now, failures);
+	err = balancer_read(in->balancer, now, failures);
 	if (!err) {
-		for (unsigned int i = 0; i < r->intake.group.n; i++)
-			per_socket[i] = r->intake.sock_steered[i];
-		for (unsigned int k = 0; k < r->intake.live && k < slots; k++)
-			per_socket[r->intake.slot_sock[k]] += now[k] - r->intake.steered_base[k];
+		for (unsigned int i = 0; i < in->group.n; i++)
+			per_socket[i] = in->sock_steered[i];
+		for (unsigned int k = 0; k < in->live && k < slots; k++)
+			per_socket[in->slot_sock[k]] += now[k] - in->steered_base[k];
 	}
 	free(now);
 	return err;
@@ -441,10 +438,10 @@ int receiver_steered(struct receiver *r, uint64_t *per_socket, uint64_t *failure
 
 /* What listeners 1.. steered, by their own maps: slot k is their socket
  * first + k (no resize moves them). */
-void intake_other_steered(struct receiver *r, uint64_t *steered, uint64_t *failures)
+void intake_other_steered(struct rx_intake *in, uint64_t *steered, uint64_t *failures)
 {
-	for (unsigned int k = 1; k < r->intake.nr_lis; k++) {
-		const struct rx_listener *l = &r->intake.lis[k];
+	for (unsigned int k = 1; k < in->nr_lis; k++) {
+		const struct rx_listener *l = &in->lis[k];
 		uint64_t now[l->n ? l->n : 1], f = 0;
 
 		if (!l->balancer || balancer_slots(l->balancer) != l->n ||
@@ -466,12 +463,12 @@ void intake_other_steered(struct receiver *r, uint64_t *steered, uint64_t *failu
  * the eBPF balancer a socket that leaves would fail its selections while
  * the others leave; there the tracer counts what the close frees.)
  */
-void intake_leave_the_port(struct receiver *r, bool kept)
+void intake_leave_the_port(struct rx_intake *in, bool kept)
 {
-	struct socket_group *g = &r->intake.group;
+	struct socket_group *g = &in->group;
 	unsigned int left = 0;
 
-	if (r->intake.balancer || kept || !g->socks)
+	if (in->balancer || kept || !g->socks)
 		return;
 	for (unsigned int i = 0; i < g->n; i++) {
 		int err;
@@ -492,39 +489,39 @@ void intake_leave_the_port(struct receiver *r, bool kept)
 	/* A lookup that found a socket before its connect() may still be
 	 * queueing to it: after this, the drain sees all there is. */
 	if (left)
-		receiver_grace_period();
+		intake_grace_period();
 }
 
-void intake_close(struct receiver *r, bool kept)
+void intake_close(struct rx_intake *in, bool kept)
 {
 	/* Handed over: the program stays with the group for the new process.
 	 * Supervised: the program stays with the group its supervisor holds. */
-	if ((r->intake.balancer || r->intake.cbpf) && r->intake.live && !kept)
-		balancer_detach(r->intake.group.socks[r->intake.slot_sock[0]].fd);
-	cbpf_order_free(&r->intake.join_order);
-	balancer_close(r->intake.balancer);
-	tracer_close(r->intake.tracer);
-	for (unsigned int k = 1; k < r->intake.nr_lis; k++) {
-		struct rx_listener *l = &r->intake.lis[k];
+	if ((in->balancer || in->cbpf) && in->live && !kept)
+		balancer_detach(in->group.socks[in->slot_sock[0]].fd);
+	cbpf_order_free(&in->join_order);
+	balancer_close(in->balancer);
+	tracer_close(in->tracer);
+	for (unsigned int k = 1; k < in->nr_lis; k++) {
+		struct rx_listener *l = &in->lis[k];
 
 		if ((l->balancer || l->cbpf) && !kept)
-			balancer_detach(r->intake.group.socks[l->first].fd);
+			balancer_detach(in->group.socks[l->first].fd);
 		cbpf_order_free(&l->join_order);
 		free(l->steered_base);
 		balancer_close(l->balancer);
 		tracer_close(l->tracer);
 	}
-	socket_group_close(&r->intake.group);
-	free(r->intake.slot_sock);
-	free(r->intake.steered_base);
-	free(r->intake.sock_steered);
+	socket_group_close(&in->group);
+	free(in->slot_sock);
+	free(in->steered_base);
+	free(in->sock_steered);
 }
 
-int receiver_traced(struct receiver *r, unsigned int i, struct tracer_sock_stats *st)
+int intake_traced(struct rx_intake *in, unsigned int i, struct tracer_sock_stats *st)
 {
 	memset(st, 0, sizeof(*st));
-	if (r->intake.drops_meminfo) {
-		const struct group_socket *s = &r->intake.group.socks[i];
+	if (in->drops_meminfo) {
+		const struct group_socket *s = &in->group.socks[i];
 
 		if (s->fd < 0) { /* closed by a live shrink: its count at close */
 			st->total = s->drops_at_close;
@@ -532,13 +529,13 @@ int receiver_traced(struct receiver *r, unsigned int i, struct tracer_sock_stats
 		}
 		return sockinfo_meminfo(s->fd, &st->total, NULL);
 	}
-	if (!receiver_listener_tracer(r, r->intake.group.socks[i].listener))
+	if (!intake_listener_tracer(in, in->group.socks[i].listener))
 		return -ENOENT;
-	return tracer_read_socket(receiver_listener_tracer(r, r->intake.group.socks[i].listener),
-				  r->intake.group.socks[i].cookie, st);
+	return tracer_read_socket(intake_listener_tracer(in, in->group.socks[i].listener),
+				  in->group.socks[i].cookie, st);
 }
 
-void receiver_grace_period(void)
+void intake_grace_period(void)
 {
 	int err = socket_group_rcu_grace_period();
 
@@ -551,52 +548,52 @@ void receiver_grace_period(void)
 	}
 }
 
-const struct socket_group *intake_group(const struct receiver *r)
+const struct socket_group *intake_group(const struct rx_intake *in)
 {
-	return &r->intake.group;
+	return &in->group;
 }
 
-unsigned int intake_live(const struct receiver *r)
+unsigned int intake_live(const struct rx_intake *in)
 {
-	return r->intake.live;
+	return in->live;
 }
 
-unsigned int intake_listeners(const struct receiver *r)
+unsigned int intake_listeners(const struct rx_intake *in)
 {
-	return r->intake.nr_lis;
+	return in->nr_lis;
 }
 
-const char *intake_listener_name(const struct receiver *r, unsigned int k)
+const char *intake_listener_name(const struct rx_intake *in, unsigned int k)
 {
-	return k < r->intake.nr_lis ? r->intake.lis[k].name : NULL;
+	return k < in->nr_lis ? in->lis[k].name : NULL;
 }
 
-const char *intake_listener_listen(const struct receiver *r, unsigned int k)
+const char *intake_listener_listen(const struct rx_intake *in, unsigned int k)
 {
-	return k < r->intake.nr_lis ? r->intake.lis[k].listen : NULL;
+	return k < in->nr_lis ? in->lis[k].listen : NULL;
 }
 
-const char *intake_balance_runs(const struct receiver *r)
+const char *intake_balance_runs(const struct rx_intake *in)
 {
-	return r->intake.balance_runs;
+	return in->balance_runs;
 }
 
-const char *intake_balance_why(const struct receiver *r)
+const char *intake_balance_why(const struct rx_intake *in)
 {
-	return r->intake.balance_why;
+	return in->balance_why;
 }
 
-bool intake_has_balancer(const struct receiver *r)
+bool intake_has_balancer(const struct rx_intake *in)
 {
-	return r->intake.balancer != NULL;
+	return in->balancer != NULL;
 }
 
-bool intake_cbpf(const struct receiver *r)
+bool intake_cbpf(const struct rx_intake *in)
 {
-	return r->intake.cbpf;
+	return in->cbpf;
 }
 
-bool intake_drops_meminfo(const struct receiver *r)
+bool intake_drops_meminfo(const struct rx_intake *in)
 {
-	return r->intake.drops_meminfo;
+	return in->drops_meminfo;
 }

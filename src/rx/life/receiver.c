@@ -109,7 +109,7 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 	if (err)
 		return err;
 	r->threads = cfg->threads;
-	err = intake_open(r, probe_err);
+	err = intake_open(&r->intake, cfg, probe_err);
 	if (err)
 		return err;
 	return fair_share_run_open(r);
@@ -118,7 +118,7 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads)
 {
 	r->threads = threads;
-	return intake_set_slots(r, live);
+	return intake_set_slots(&r->intake, live);
 }
 
 int receiver_drop_privileges(struct receiver *r)
@@ -264,7 +264,7 @@ int receiver_start(struct receiver *r)
 	int err;
 
 	r->wsh = (struct worker_shared){
-		.group = intake_group(r),
+		.group = intake_group(&r->intake),
 		.window = &r->window,
 		.disk = r->disk,
 		.counters = r->counters,
@@ -329,7 +329,8 @@ int receiver_stop(struct receiver *r)
 	int err = 0, e;
 
 	if (!flag_get(&r->stop))
-		intake_leave_the_port(r, r->handed_over || r->supervised || r->queues_kept);
+		intake_leave_the_port(&r->intake,
+				      r->handed_over || r->supervised || r->queues_kept);
 	flag_set(&r->stop, 1);
 	err = receiver_join_workers(r);
 	__atomic_store_n(&r->stop_ns, mono_ns(), __ATOMIC_RELAXED);
@@ -401,7 +402,7 @@ void receiver_close(struct receiver *r)
 		window_destroy(&r->window);
 	fair_share_run_close(r);
 	/* Handed over, or a supervisor holds the group: the programs stay. */
-	intake_close(r, r->handed_over || r->supervised);
+	intake_close(&r->intake, r->handed_over || r->supervised);
 	free(r->counters);
 	free(r->workers);
 	free(r->order);

@@ -15,7 +15,7 @@
 
 int receiver_grow_counters(struct receiver *r)
 {
-	const struct socket_group *g = intake_group(r);
+	const struct socket_group *g = intake_group(&r->intake);
 	unsigned int cap = g->cap > g->n ? g->cap : g->n;
 	struct sock_counters *c;
 	unsigned int *order;
@@ -29,7 +29,7 @@ int receiver_grow_counters(struct receiver *r)
 	order = realloc(r->order, cap * sizeof(*order));
 	if (order)
 		r->order = order;
-	err = intake_grow_steered(r, cap);
+	err = intake_grow_steered(&r->intake, cap);
 	if (!c || !order || err)
 		return -ENOMEM;
 	memset(c + r->counters_cap, 0, (cap - r->counters_cap) * sizeof(*c));
@@ -40,7 +40,7 @@ int receiver_grow_counters(struct receiver *r)
 
 int receiver_workers_resume(struct receiver *r)
 {
-	unsigned int n = intake_read_order(r, r->order);
+	unsigned int n = intake_read_order(&r->intake, r->order);
 	struct worker *w;
 	int err;
 

@@ -25,7 +25,7 @@ static void sleep_ms(long ms)
 static bool is_spare(const struct receiver *r, unsigned int idx)
 {
 	return !r->intake.group.socks[idx].listener &&
-	       !strcmp(receiver_socket_state(r, idx), "spare");
+	       !strcmp(intake_socket_state(&r->intake, idx), "spare");
 }
 
 /* Classic BPF: the program for n sockets, attached through a socket that
@@ -153,7 +153,7 @@ static int grow(struct receiver *r, unsigned int want)
 			if (idx < g->n && !is_spare(r, idx)) {
 				pr_warn("resize: the group's index %u is socket %u, which is %s, "
 					"not a spare\n",
-					k, idx, receiver_socket_state(r, idx));
+					k, idx, intake_socket_state(&r->intake, idx));
 				err = -EXDEV;
 				break;
 			}
@@ -215,7 +215,7 @@ static void shrink_to_spares(struct receiver *r, unsigned int want)
 		/* The retiring sockets hold indices [want, live): a program for
 		 * want sockets never picks them, nor the spares past them. */
 		if (!attach_cbpf(r, want))
-			receiver_grace_period();
+			intake_grace_period();
 		return;
 	}
 	balancer_set_live(r->intake.balancer, want);
@@ -225,9 +225,9 @@ static void shrink_to_spares(struct receiver *r, unsigned int want)
 		if (err)
 			pr_warn("resize: emptying balancer slot %u: %s\n", k, strerror(-err));
 	}
-	receiver_grace_period();
+	intake_grace_period();
 	/* The counts of the retired slots are final now. */
-	receiver_credit_steered(r);
+	intake_credit_steered(&r->intake);
 }
 
 /* The kernel's hash (no balancer) selects every socket of the group, so a
@@ -249,7 +249,7 @@ static int shrink_prepare(struct receiver *r, unsigned int want)
 	}
 	/* A lookup that found a retiring socket before its connect() may still
 	 * be queueing to it: after this, nothing more arrives on them. */
-	receiver_grace_period();
+	intake_grace_period();
 	for (unsigned int waited = 0;; waited++) {
 		unsigned int busy = 0;
 
@@ -331,7 +331,7 @@ static int resize_locked(struct receiver *r, const struct resize_request *req)
 			balancer_set_live(r->intake.balancer, want);
 			for (unsigned int k = want; k < r->intake.live; k++)
 				balancer_clear_socket(r->intake.balancer, k);
-			receiver_credit_steered(r);
+			intake_credit_steered(&r->intake);
 		} else if (r->intake.cbpf) {
 			attach_cbpf(r, want);
 		}
@@ -357,7 +357,7 @@ static int resize_locked(struct receiver *r, const struct resize_request *req)
 	} else if (want < r->intake.live) {
 		shrink_close(r, want);
 	} else if (want > r->intake.live) {
-		receiver_credit_steered(r);
+		intake_credit_steered(&r->intake);
 		err = listeners_fill(r, want);
 		if (!err)
 			err = grow(r, want);
@@ -388,9 +388,9 @@ int receiver_resize(struct receiver *r, const struct resize_request *req)
 
 	/* Several listeners with the kernel's hash: the threads change live
 	 * (they read every listener's sockets); the sockets do not. */
-	if (receiver_single_only(r) && req->sockets != r->intake.live) {
+	if (intake_single_only(&r->intake) && req->sockets != r->intake.live) {
 		pr_warn("SIGHUP: --sockets %u not applied: %s\n", req->sockets,
-			receiver_single_only(r));
+			intake_single_only(&r->intake));
 		threads_only.sockets = r->intake.live;
 		req = &threads_only;
 	}

@@ -102,13 +102,14 @@ static struct supervisor_ledger *ledger_map(int fd, size_t *len)
  * batch taken by a recvmmsg the kill interrupts on its way back. */
 static uint64_t group_reads(struct receiver *held, const struct receiver *shared)
 {
-	const struct socket_group *g = intake_group(held);
+	const struct socket_group *g = intake_group(&held->intake);
 	uint64_t sum = 0, n;
 
-	if (!receiver_listener_tracer(held, 0))
+	if (!intake_listener_tracer(&held->intake, 0))
 		return __atomic_load_n(&shared->taken, __ATOMIC_ACQUIRE);
 	for (unsigned int i = 0; i < g->n; i++)
-		if (!tracer_socket_reads(receiver_listener_tracer(held, g->socks[i].listener),
+		if (!tracer_socket_reads(intake_listener_tracer(&held->intake,
+								g->socks[i].listener),
 					 g->socks[i].cookie, &n))
 			sum += n;
 	return sum;
@@ -239,7 +240,7 @@ static void child_record(struct child_rec *c, pid_t child, int status, struct re
 {
 	c->pid = child;
 	c->status = status;
-	c->taken = receiver_listener_tracer(held, 0) ?
+	c->taken = intake_listener_tracer(&held->intake, 0) ?
 			   minus(group_reads(held, shared), reads_before) :
 			   group_reads(held, shared);
 	c->written = __atomic_load_n(&shared->out.counts.written, __ATOMIC_RELAXED);
@@ -322,7 +323,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	}
 	shared = &ledger->r;
 	pr_note("supervisor pid %d holds %s: %u sockets\n", (int)getpid(),
-		intake_group(&held)->listen, intake_live(&held));
+		intake_group(&held.intake)->listen, intake_live(&held.intake));
 	receiver_say_identity(cfg);
 
 	for (;;) {

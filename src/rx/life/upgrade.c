@@ -50,7 +50,7 @@ static int build(struct receiver *r, struct handover *h)
 	} else {
 		for (unsigned int i = 0; i < r->intake.group.n && !err; i++)
 			if (!r->intake.group.socks[i].listener &&
-			    !strcmp(receiver_socket_state(r, i), "spare"))
+			    !strcmp(intake_socket_state(&r->intake, i), "spare"))
 				err = handover_add(h, HANDOVER_SOCK, NULL, NULL,
 						   r->intake.group.socks[i].fd, -1);
 	}
@@ -385,8 +385,9 @@ static int adopt_balancer(struct receiver *r, const struct config *cfg, const st
 		/* Classic BPF handed over: no maps, the program is the group's.
 		 * The sockets came in join order (build): index k is group
 		 * socket k. Attached again for the same count: no capability. */
-		err = receiver_use_cbpf(r, "handed over without eBPF maps: the program stays "
-					   "with the group");
+		err = intake_use_cbpf(&r->intake,
+				      "handed over without eBPF maps: the program stays "
+				      "with the group");
 		if (err)
 			return err;
 	} else {
@@ -427,6 +428,7 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
+	r->intake.cfg = cfg;
 	r->metrics_fd = -1;
 	r->health_fd = -1;
 	if (parse_host_port(cfg->listen, &addr, &addrlen)) {
@@ -450,7 +452,7 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 			r->intake.group.listen);
 		return -EINVAL;
 	}
-	intake_first_listener(r, cfg->listeners[0].name);
+	intake_first_listener(&r->intake, cfg->listeners[0].name);
 	if (h->threads > live)
 		h->threads = live;
 	err = receiver_set_slots(r, live, h->threads);
@@ -484,7 +486,7 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	if (err)
 		return err;
 	/* steered counts from here on are ours. */
-	receiver_credit_steered(r);
+	intake_credit_steered(&r->intake);
 	memset(r->intake.sock_steered, 0, r->intake.steered_cap * sizeof(*r->intake.sock_steered));
 	return 0;
 }

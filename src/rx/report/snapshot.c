@@ -14,7 +14,7 @@ static void take_socket(struct receiver *r, unsigned int i, struct snapshot_sock
 	const struct sock_counters *sc = &r->counters[i];
 	struct intake_socket_report is;
 
-	intake_report_socket(r, i, &is);
+	intake_report_socket(&r->intake, i, &is);
 	ss->listener = is.listener;
 	ss->cookie = is.cookie;
 	ss->inode = is.inode;
@@ -39,7 +39,7 @@ static void take_no_socket(struct receiver *r, unsigned int k, struct snapshot *
 {
 	struct intake_no_socket ns;
 
-	if (intake_report_no_socket(r, k, &ns))
+	if (intake_report_no_socket(&r->intake, k, &ns))
 		return;
 	s->tracer_map_full += ns.map_full;
 	l->no_socket_drops = ns.drops;
@@ -53,16 +53,18 @@ static void take_no_socket(struct receiver *r, unsigned int k, struct snapshot *
 /* The sums per listener, and each listener's no-socket drops. */
 static int take_listeners(struct receiver *r, struct snapshot *s)
 {
-	unsigned int nl = intake_listeners(r) ? intake_listeners(r) : 1;
+	unsigned int nl = intake_listeners(&r->intake) ? intake_listeners(&r->intake) : 1;
 
 	s->lis = calloc(nl, sizeof(*s->lis));
 	if (!s->lis)
 		return -ENOMEM;
 	s->nr_lis = nl;
-	s->listener_names = r->cfg->listener_names && intake_listeners(r);
+	s->listener_names = r->cfg->listener_names && intake_listeners(&r->intake);
 	for (unsigned int k = 0; k < nl; k++) {
-		s->lis[k].name = intake_listener_name(r, k);
-		s->lis[k].listen = intake_listeners(r) ? intake_listener_listen(r, k) : s->listen;
+		s->lis[k].name = intake_listener_name(&r->intake, k);
+		s->lis[k].listen = intake_listeners(&r->intake) ?
+					   intake_listener_listen(&r->intake, k) :
+					   s->listen;
 	}
 	for (unsigned int i = 0; i < s->n; i++) {
 		const struct snapshot_socket *ss = &s->socks[i];
@@ -88,7 +90,7 @@ static void take_run(struct receiver *r, struct snapshot *s)
 {
 	struct intake_run_report run;
 
-	intake_report_run(r, &run);
+	intake_report_run(&r->intake, &run);
 	s->cfg = r->cfg;
 	s->listen = run.listen;
 	s->balance_runs = run.balance_runs;
@@ -105,7 +107,7 @@ static void take_run(struct receiver *r, struct snapshot *s)
 
 static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 {
-	unsigned int n = intake_group(r)->n;
+	unsigned int n = intake_group(&r->intake)->n;
 	uint64_t *steered = NULL;
 	struct seqtrack *seq;
 	int err;
@@ -123,11 +125,11 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 	s->n = n;
 	if (s->balancer) {
 		/* per socket across the slot changes of live resizes */
-		s->have_selection = !receiver_steered(r, steered, &s->selection_failures);
+		s->have_selection = !intake_steered(&r->intake, steered, &s->selection_failures);
 		if (!s->have_selection)
 			s->selection_failures = 0;
 		else
-			intake_other_steered(r, steered, &s->selection_failures);
+			intake_other_steered(&r->intake, steered, &s->selection_failures);
 	}
 	s->drops_match_so_meminfo = true;
 	for (unsigned int i = 0; i < n; i++) {
@@ -231,12 +233,12 @@ void snapshot_free(struct snapshot *s)
 
 const char *snapshot_reason_name(struct receiver *r, unsigned int reason)
 {
-	return tracer_reason_name(receiver_listener_tracer(r, 0), reason);
+	return tracer_reason_name(intake_listener_tracer(&r->intake, 0), reason);
 }
 
 int snapshot_reason_value(struct receiver *r, const char *name)
 {
-	struct tracer *t = receiver_listener_tracer(r, 0);
+	struct tracer *t = intake_listener_tracer(&r->intake, 0);
 
 	return t ? tracer_reason_value(t, name) : -1;
 }
