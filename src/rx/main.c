@@ -105,7 +105,7 @@ static void recheck_supervised(const struct config *cfg)
 /* SIGUSR2: hand the sockets over to a new process; true once it took them. */
 static bool upgrade(struct receiver *r)
 {
-	if (r->supervised) {
+	if (shell_supervised(&r->shell)) {
 		pr_warn("SIGUSR2: a supervised receiver is not upgraded in place (its "
 			"supervisor holds the sockets); ignored\n");
 		return false;
@@ -153,7 +153,7 @@ static void run(struct receiver *r, struct config *cfg)
 		if (hup_requested) {
 			hup_requested = 0;
 			flag_set(&r->reopen, 1);
-			if (cfg->config_file[0] && r->supervised) {
+			if (cfg->config_file[0] && shell_supervised(&r->shell)) {
 				recheck_supervised(cfg);
 			} else if (cfg->config_file[0]) {
 				reload_config(r, cfg);
@@ -344,7 +344,7 @@ static void say_took_over(struct receiver *r, struct handover *h)
 			  h->from_fdstore   ? "fd store" :
 					      "upgrade";
 
-	receiver_say_ready(r);
+	shell_say_ready(&r->shell);
 	handover_free(h);
 	pr_note("pid %d took over %s (%s): %u sockets, %u threads\n", (int)getpid(),
 		listen_text(r, listens, sizeof(listens)), how, intake_live(&r->intake), r->threads);
@@ -464,12 +464,10 @@ int main(int argc, char **argv)
 		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
 		goto cleanup;
 	}
-	r->metrics_fd = http_metrics_fd(metrics); /* handed over with the sockets */
-	r->health_fd = http_metrics_fd(health_http);
-	if (ledger) {
-		r->supervised = true;
-		r->queues_kept = &ledger->queues_kept;
-	}
+	/* handed over with the sockets */
+	shell_set_endpoints(&r->shell, http_metrics_fd(metrics), http_metrics_fd(health_http));
+	if (ledger)
+		shell_set_supervised(&r->shell, &ledger->queues_kept);
 	preflight_sockets(&pf, &cfg, intake_group(&r->intake));
 	r->preflight = &pf;
 	pr_info("listening on %s: %u sockets, %u threads, balance %s by %s (%s)\n",
@@ -481,7 +479,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	say_ready(r, &cfg);
 	if (!adopted)
-		receiver_say_identity(&cfg);
+		shell_say_identity(&cfg);
 	if (intake_single_only(&r->intake))
 		pr_note("%s\n", intake_single_only(&r->intake));
 
@@ -490,7 +488,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	if (adopted)
 		say_took_over(r, &h);
-	if (!r->supervised)
+	if (!shell_supervised(&r->shell))
 		upgrade_fdstore_put(r);
 	run(r, &cfg);
 	ret = finish(r, &cfg);

@@ -6,7 +6,7 @@ its header declares. The check, on every C file of src/, tools/ and tests/
 outside a part's files (comments and strings ignored):
 
 - no member access through the part's member of struct receiver
-  (`r->intake.group`, `held.intake.live`);
+  (`r->intake.group`, `held.shell.supervised`);
 - no mention of the part's struct types, so that no pointer to one can be
   held outside the part: the single exception is struct receiver's own
   member line in src/rx/life/receiver.h, which embeds the part by value.
@@ -30,6 +30,14 @@ PARTS = {
             "src/rx/life/resize.c",
             "src/rx/life/upgrade.c",
             "src/rx/life/handover_listeners.c",
+        ],
+    },
+    "shell": {
+        "member": "shell",
+        "types": ["rx_shell"],
+        "files": [
+            "src/rx/life/shell.h",
+            "src/rx/life/shell.c",
         ],
     },
 }
@@ -80,6 +88,10 @@ class ReceiverParts(unittest.TestCase):
         # Its functions, comments and strings are not a trespass.
         self.assertEqual(trespasses("n = intake_live(r); /* r->intake.live */\n"
                                     "pr_warn(\"r->intake.live\");\n", part), [])
+        shell = PARTS["shell"]
+        self.assertEqual(trespasses("if (held.shell.supervised)\n", shell),
+                         [(1, "if (held.shell.supervised)")])
+        self.assertEqual(trespasses("if (shell_supervised(&held.shell))\n", shell), [])
         # The embedding line is allowed in receiver.h only.
         self.assertEqual(trespasses("\tstruct rx_intake intake;\n", part, RECEIVER_H), [])
         self.assertEqual(len(trespasses("\tstruct rx_intake intake;\n", part, "src/x.h")), 1)

@@ -235,7 +235,7 @@ void fair_share_run_close(struct receiver *r)
 	if (!run)
 		return;
 	for (unsigned int k = 0; k < run->nl; k++) {
-		if (run->lis[k].fs && !r->handed_over)
+		if (run->lis[k].fs && !shell_handed_over(&r->shell))
 			detach_listener(r, k);
 		fair_share_close(run->lis[k].fs);
 	}
@@ -352,7 +352,7 @@ static void tick_listener(struct receiver *r, unsigned int k, double now, double
 	fill = max_fill(r, k, &queued);
 	/* Adopted: until the process before stops reading (it does once told
 	 * we are ready), what ours read is not what the group drains. */
-	if (r->ready_pending)
+	if (shell_ready_pending(&r->shell))
 		queued = false;
 	measure(r, k, dt, queued);
 	known = l->busy >= FAIR_SHARE_BUSY_TICKS;

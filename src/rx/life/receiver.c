@@ -1,19 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
-#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "common/signals.h"
-#include <unistd.h>
 #include "common/clock.h"
-#include "common/caps.h"
 #include "common/log.h"
 #include "net/arrival_stamp.h"
 #include "rx/path/diskbuf.h"
 #include "rx/path/diskbuf_lock.h"
-#include "rx/settings/paths_check.h"
 #include "rx/life/receiver.h"
 #include "rx/sink/registry.h"
 #include "rx/life/fair_share_run.h"
@@ -26,29 +22,6 @@
 /* An upgrade with a disk buffer: how long the new process waits for the old
  * one to write what it holds and let DIR go. */
 #define DISK_HANDOVER_WAIT_MS 120000
-
-/* --user: looked up first, so a wrong name or a missing privilege is said
- * before anything is bound. */
-static int lookup_user(const char *name, struct caps_user *u)
-{
-	int err = caps_user_lookup(name, u);
-
-	if (err == -ENOENT) {
-		pr_warn("--user %s: no such user\n", name);
-		return -EINVAL;
-	}
-	if (err) {
-		pr_warn("--user %s: %s\n", name, strerror(-err));
-		return err;
-	}
-	if (!caps_is_user(u) && (!caps_have(CAP_SETUID) || !caps_have(CAP_SETGID))) {
-		pr_warn("--user %s: switching user needs CAP_SETUID and CAP_SETGID (run as root, "
-			"or start as that user with the capabilities instead)\n",
-			name);
-		return -EPERM;
-	}
-	return 0;
-}
 
 /* --ordered's merge is never forced: when the stop gives up (r->force) it
  * hands on all it holds, and the output stage saves or counts it. */
@@ -77,20 +50,6 @@ int receiver_open(struct receiver *r, const struct config *cfg)
 	return err ? err : receiver_open_rest(r);
 }
 
-int receiver_check_user_paths(struct receiver *r, unsigned int *refused)
-{
-	int err;
-
-	if (r->cfg->user[0] && !r->user_known) {
-		err = lookup_user(r->cfg->user, &r->user);
-		if (err)
-			return err;
-		r->user_known = true;
-	}
-	/* What will be written later, checked as whom will write it. */
-	return paths_check(r->cfg, r->user_known ? &r->user : NULL, refused);
-}
-
 int receiver_acquire(struct receiver *r, const struct config *cfg)
 {
 	int err, probe_err;
@@ -98,14 +57,13 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->report_lock, NULL);
 	r->cfg = cfg;
-	r->metrics_fd = -1;
-	r->health_fd = -1;
+	shell_init(&r->shell);
 	/* Can eBPF be loaded here at all? If not, classic BPF and SO_MEMINFO
 	 * take over, said once each, with no failed load logged first. */
 	probe_err = cfg->balance != BALANCE_HASH || cfg->trace ? balancer_probe() : 0;
 	/* A wrong name, or a path the user cannot write, fails before
 	 * anything is bound. */
-	err = receiver_check_user_paths(r, NULL);
+	err = shell_check_user_paths(&r->shell, cfg, NULL);
 	if (err)
 		return err;
 	r->threads = cfg->threads;
@@ -121,45 +79,9 @@ int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threa
 	return intake_set_slots(&r->intake, live);
 }
 
-int receiver_drop_privileges(struct receiver *r)
-{
-	const struct config *cfg = r->cfg;
-	int err;
-
-	if (cfg->user[0]) {
-		/* Adopted sockets (an upgrade) skip receiver_acquire. */
-		err = r->user_known ? 0 : lookup_user(cfg->user, &r->user);
-		if (!err)
-			err = caps_switch_user(&r->user);
-		if (err) {
-			pr_warn("--user %s: switching to uid %u gid %u: %s\n", cfg->user,
-				(unsigned int)r->user.uid, (unsigned int)r->user.gid,
-				strerror(-err));
-			return err;
-		}
-		return 0;
-	}
-	/* Fail closed: a receiver that could not give its capabilities up
-	 * does not start. */
-	err = caps_drop_all();
-	if (err)
-		pr_warn("dropping capabilities: %s; not starting with them\n", strerror(-err));
-	return err;
-}
-
-void receiver_say_ready(struct receiver *r)
-{
-	if (!r->ready_pending)
-		return;
-	if (write(r->ready_fd, "ready\n", 6) != 6)
-		pr_warn("upgrade: telling the old process: %s\n", strerror(errno));
-	close(r->ready_fd);
-	r->ready_pending = false;
-}
-
 static void say_ready_for_lock(void *ctx)
 {
-	receiver_say_ready(ctx);
+	shell_say_ready(ctx);
 }
 
 /* DIR/lock first: held by the process we take over from, we say ready and
@@ -186,8 +108,9 @@ static int open_disk_buffer(struct receiver *r)
 		dopts.handoff_msgs = cfg->window;
 		dopts.handoff_bytes = cfg->window_bytes;
 	}
-	fd = diskbuf_lock_take(cfg->disk_buffer, r->ready_pending ? say_ready_for_lock : NULL, r,
-			       DISK_HANDOVER_WAIT_MS);
+	fd = diskbuf_lock_take(cfg->disk_buffer,
+			       shell_ready_pending(&r->shell) ? say_ready_for_lock : NULL,
+			       &r->shell, DISK_HANDOVER_WAIT_MS);
 	if (fd < 0)
 		return fd == -EBUSY ? -EADDRINUSE : fd;
 	r->disk_lock_fd = fd;
@@ -201,15 +124,6 @@ static int open_disk_buffer(struct receiver *r)
 	return 0;
 }
 
-void receiver_say_identity(const struct config *cfg)
-{
-	/* Under systemd the unit says who runs it; started by hand, say it. */
-	if (cfg->user[0] || geteuid() != 0 || getenv("NOTIFY_SOCKET") || getenv("INVOCATION_ID"))
-		return;
-	pr_note("running as uid 0 (with no capability left); --user USER "
-		"runs as USER\n");
-}
-
 int receiver_open_rest(struct receiver *r)
 {
 	const struct config *cfg = r->cfg;
@@ -219,7 +133,7 @@ int receiver_open_rest(struct receiver *r)
 	 * loaded and attached. Capabilities are per thread: drop them before
 	 * any thread exists, the disk buffer's writer and librdkafka's
 	 * included; what is opened from here on is opened as the user. */
-	err = receiver_drop_privileges(r);
+	err = shell_drop_privileges(&r->shell, cfg);
 	if (err)
 		return err;
 	err = receiver_grow_counters(r);
@@ -283,7 +197,7 @@ int receiver_start(struct receiver *r)
 				    FINAL_DRAIN_MS,
 		.regroup = &r->regroup,
 		.taken = &r->taken,
-		.queues_outlive = r->queues_kept ? r->queues_kept : &r->handed_over,
+		.queues_outlive = shell_queues_outlive(&r->shell),
 	};
 	err = output_stage_start(&r->out, r->reorder ? &r->ordered_window : &r->window, r->disk,
 				 r->sink, cfg->format, config_format_flags(cfg), cfg->output_rate,
@@ -326,11 +240,13 @@ static void say_kept(struct receiver *r)
 
 int receiver_stop(struct receiver *r)
 {
+	/* Another process reads the sockets after us. */
+	bool kept = shell_handed_over(&r->shell) || shell_supervised(&r->shell) ||
+		    shell_queues_kept(&r->shell);
 	int err = 0, e;
 
 	if (!flag_get(&r->stop))
-		intake_leave_the_port(&r->intake,
-				      r->handed_over || r->supervised || r->queues_kept);
+		intake_leave_the_port(&r->intake, kept);
 	flag_set(&r->stop, 1);
 	err = receiver_join_workers(r);
 	__atomic_store_n(&r->stop_ns, mono_ns(), __ATOMIC_RELAXED);
@@ -402,7 +318,7 @@ void receiver_close(struct receiver *r)
 		window_destroy(&r->window);
 	fair_share_run_close(r);
 	/* Handed over, or a supervisor holds the group: the programs stay. */
-	intake_close(&r->intake, r->handed_over || r->supervised);
+	intake_close(&r->intake, shell_handed_over(&r->shell) || shell_supervised(&r->shell));
 	free(r->counters);
 	free(r->workers);
 	free(r->order);
@@ -412,6 +328,6 @@ void receiver_close(struct receiver *r)
 	r->senders = NULL;
 	r->nr_senders = 0;
 	/* Supervised, the counts stay for the supervisor to read after us. */
-	if (!r->supervised)
+	if (!shell_supervised(&r->shell))
 		memset(r, 0, sizeof(*r));
 }

@@ -12,7 +12,6 @@
 #ifndef SYSLOGRX_RECEIVER_H
 #define SYSLOGRX_RECEIVER_H
 
-#include "common/caps.h"
 #include "net/balancer.h"
 #include "net/cbpf_balancer.h"
 #include "rx/settings/config.h"
@@ -25,6 +24,7 @@
 #include "rx/path/window.h"
 #include "rx/path/worker.h"
 #include "rx/life/intake.h"
+#include "rx/life/shell.h"
 
 struct sender_cache;
 struct fair_share_run;
@@ -63,13 +63,9 @@ struct receiver {
 	/* Held by a live resize and by snapshot_take: a metrics scrape never
 	 * reads the group, the slots or the steered counts half changed. */
 	pthread_mutex_t report_lock;
-	struct caps_user user; /* --user, looked up before anything is bound */
-	bool user_known;
-	bool handed_over; /* a new process took the sockets and BPF objects */
-	bool supervised;  /* a supervisor holds them: no resize, no USR2 */
-	/* Supervised: the supervisor's word that a next child reads the
-	 * queues (supervisor.h's ledger); NULL otherwise. */
-	const bool *queues_kept;
+	/* --user, the endpoints' sockets, the supervisor link, the hand-over
+	 * and "ready" (rx/life/shell.h): read and written by shell.c only. */
+	struct rx_shell shell;
 	uint64_t taken; /* datagrams taken from the kernel (worker.h) */
 	/* --senders: one table per worker id (rx/path/senders.h), made when a
 	 * worker of that id first starts and kept across resizes; NULL = off. */
@@ -78,13 +74,6 @@ struct receiver {
 	/* What scrapes show of them (rx/report/sender_cache.h), made and
 	 * refreshed by the front end; NULL: a scrape reads the tables. */
 	struct sender_cache *sender_cache;
-	/* --metrics' listening socket, handed over with the group's (an
-	 * upgrade, a supervisor's children, systemd's fd store); -1: none. */
-	int metrics_fd;
-	int health_fd; /* --health's, the same way */
-	/* Adopted: the pipe on which the process before us waits for "ready". */
-	bool ready_pending;
-	int ready_fd;
 	/* --disk-buffer: DIR/lock (rx/path/diskbuf_lock.h), held until after
 	 * the buffer's last write. */
 	bool disk_locked;
@@ -99,11 +88,6 @@ struct receiver {
 /* The privileged half of receiver_open: sockets, tracer, balancer. A
  * supervisor holds just these. */
 int receiver_acquire(struct receiver *r, const struct config *cfg);
-/* Looks --user up (a wrong name, a missing CAP_SETUID: said) and checks as
- * that user (or as uid 0 without capabilities) every path written later.
- * 0, -EINVAL (said: exit 2; *refused, when not NULL, the paths refused)
- * or -errno. Before anything is bound. */
-int receiver_check_user_paths(struct receiver *r, unsigned int *refused);
 /* Opens sockets, loads and attaches BPF, opens the sink. Returns 0 or -errno
  * (-EPERM, -EADDRINUSE, ...) having logged one line naming the problem. */
 int receiver_open(struct receiver *r, const struct config *cfg);
@@ -120,16 +104,6 @@ void receiver_close(struct receiver *r);
  * sockets [0, live); then counters, window, capabilities dropped, sink. */
 int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads);
 int receiver_open_rest(struct receiver *r);
-/* Becomes --user (or, without it, drops every capability) for good; every
- * thread started afterwards holds none. 0 or -errno, logged: the caller does
- * not start. */
-int receiver_drop_privileges(struct receiver *r);
-/* Adopted: tells the process that handed over that we are ready (it stops
- * reading then); once, later calls do nothing. */
-void receiver_say_ready(struct receiver *r);
-/* Started as root without --user and outside systemd: says once that the
- * process stays uid 0 (having dropped every capability). */
-void receiver_say_identity(const struct config *cfg);
 
 /* Live resize primitives (used by rx/life/resize.c): stop the workers without
  * the final drain (the kernel queues keep what arrives meanwhile), and start

@@ -218,19 +218,20 @@ static int hold_endpoint(const char *flag, const char *addr, struct http_metrics
 static int hold(struct receiver *held, const struct config *cfg, struct http_metrics **metrics,
 		struct http_metrics **health)
 {
-	int err = receiver_acquire(held, cfg);
+	int err = receiver_acquire(held, cfg), metrics_fd = -1, health_fd = -1;
 
 	if (err)
 		return (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
-	err = hold_endpoint("--metrics", cfg->metrics, metrics, &held->metrics_fd);
+	err = hold_endpoint("--metrics", cfg->metrics, metrics, &metrics_fd);
 	if (!err)
-		err = hold_endpoint("--health", cfg->health, health, &held->health_fd);
+		err = hold_endpoint("--health", cfg->health, health, &health_fd);
+	shell_set_endpoints(&held->shell, metrics_fd, health_fd);
 	if (err)
 		return err;
 	/* The sockets are bound and held: become --user now (or drop every
 	 * capability), before any child. A child cannot switch user any more
 	 * than it needs to: it inherits the user, and no capability. */
-	return receiver_drop_privileges(held) ? 1 : 0;
+	return shell_drop_privileges(&held->shell, cfg) ? 1 : 0;
 }
 
 /* What the child that exited took from the sockets, wrote, and put on the
@@ -324,7 +325,7 @@ int supervise(const struct config *cfg, int argc, char **argv)
 	shared = &ledger->r;
 	pr_note("supervisor pid %d holds %s: %u sockets\n", (int)getpid(),
 		intake_group(&held.intake)->listen, intake_live(&held.intake));
-	receiver_say_identity(cfg);
+	shell_say_identity(cfg);
 
 	for (;;) {
 		double died = (mono_ns() / 1e6);
@@ -373,7 +374,7 @@ out:
 		write_summary(path, recs, nrec, lost_total, restarts, upgrades);
 	}
 	/* The last child is gone: nobody reads the sockets any more. */
-	held.handed_over = false;
+	shell_set_handed_over(&held.shell, false);
 	receiver_close(&held);
 	http_metrics_close(metrics);
 	http_metrics_close(health);

@@ -60,10 +60,11 @@ static int build(struct receiver *r, struct handover *h)
 		err = tracer_export(r->intake.tracer, add_tracer_obj, h);
 	if (!err)
 		err = fair_share_run_export(r, h);
-	if (!err && r->metrics_fd >= 0)
-		err = handover_add(h, HANDOVER_TCP, "metrics", NULL, r->metrics_fd, -1);
-	if (!err && r->health_fd >= 0)
-		err = handover_add(h, HANDOVER_TCP, "health", NULL, r->health_fd, -1);
+	if (!err && shell_metrics_fd(&r->shell) >= 0)
+		err = handover_add(h, HANDOVER_TCP, "metrics", NULL, shell_metrics_fd(&r->shell),
+				   -1);
+	if (!err && shell_health_fd(&r->shell) >= 0)
+		err = handover_add(h, HANDOVER_TCP, "health", NULL, shell_health_fd(&r->shell), -1);
 	if (!err)
 		err = handover_listeners_build(r, h);
 	return err;
@@ -200,7 +201,7 @@ int receiver_upgrade(struct receiver *r, char *const argv[], pid_t *child)
 	int err = start_new(r, argv, -1, sd_notify_enabled(), child);
 
 	if (!err)
-		r->handed_over = true;
+		shell_set_handed_over(&r->shell, true);
 	return err;
 }
 
@@ -429,14 +430,13 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
 	r->intake.cfg = cfg;
-	r->metrics_fd = -1;
-	r->health_fd = -1;
+	shell_init(&r->shell);
 	if (parse_host_port(cfg->listen, &addr, &addrlen)) {
 		pr_warn("--listen %s: not an ADDR:PORT\n", cfg->listen);
 		return -EINVAL;
 	}
 	format_host_port((struct sockaddr *)&addr, want, sizeof(want));
-	err = receiver_check_user_paths(r, NULL);
+	err = shell_check_user_paths(&r->shell, cfg, NULL);
 	if (err)
 		return err;
 	if (h->from_fdstore) {
@@ -479,8 +479,7 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 		return err;
 	close_bpf_fds(h);
 	/* Ours to say, once open (or, with a disk buffer, to let DIR go). */
-	r->ready_fd = h->ready_fd;
-	r->ready_pending = h->ready_fd >= 0;
+	shell_expect_ready(&r->shell, h->ready_fd);
 	h->ready_fd = -1;
 	err = receiver_open_rest(r);
 	if (err)
@@ -538,7 +537,7 @@ int upgrade_fdstore_put(struct receiver *r)
 			store_one(&h.items[i], false);
 	} else {
 		/* systemd holds them now: at exit the program stays on the group. */
-		r->handed_over = true;
+		shell_set_handed_over(&r->shell, true);
 	}
 	handover_free(&h);
 	/* READY=1 in any case: a Type=notify start must not hang on the store. */
