@@ -71,10 +71,11 @@ static void reload_config(struct receiver *r, struct config *cfg)
 				       .threads = fresh.threads,
 				       .naive = fresh.shrink_naive };
 	if (receiver_resize(r, &req) == 0)
-		pr_note("resized to %u sockets, %u threads\n", r->live, r->threads);
+		pr_note("resized to %u sockets, %u threads\n", intake_live(&r->intake), r->threads);
 	else
-		pr_warn("resize failed, %u sockets, %u threads\n", r->live, r->threads);
-	cfg->sockets = r->live;
+		pr_warn("resize failed, %u sockets, %u threads\n", intake_live(&r->intake),
+			r->threads);
+	cfg->sockets = intake_live(&r->intake);
 	cfg->threads = r->threads;
 	cfg->shrink_naive = fresh.shrink_naive;
 }
@@ -104,7 +105,7 @@ static void recheck_supervised(const struct config *cfg)
 /* SIGUSR2: hand the sockets over to a new process; true once it took them. */
 static bool upgrade(struct receiver *r)
 {
-	if (r->supervised) {
+	if (shell_supervised(&r->shell)) {
 		pr_warn("SIGUSR2: a supervised receiver is not upgraded in place (its "
 			"supervisor holds the sockets); ignored\n");
 		return false;
@@ -141,7 +142,7 @@ static void run(struct receiver *r, struct config *cfg)
 	double start = mono_ns() / 1e9, next_stats = start + cfg->stats_interval;
 	double next_senders = start + SENDER_CACHE_REFRESH_S;
 	struct stats_line sl = {};
-	bool stats = cfg->stats_interval > 0 && !stats_line_init(&sl, r->group.n);
+	bool stats = cfg->stats_interval > 0 && !stats_line_init(&sl, intake_group(&r->intake)->n);
 
 	while (!stop_requested) {
 		double now = mono_ns() / 1e9;
@@ -152,13 +153,13 @@ static void run(struct receiver *r, struct config *cfg)
 		if (hup_requested) {
 			hup_requested = 0;
 			flag_set(&r->reopen, 1);
-			if (cfg->config_file[0] && r->supervised) {
+			if (cfg->config_file[0] && shell_supervised(&r->shell)) {
 				recheck_supervised(cfg);
 			} else if (cfg->config_file[0]) {
 				reload_config(r, cfg);
 				if (stats) { /* the sockets changed: new columns */
 					stats_line_free(&sl);
-					stats = !stats_line_init(&sl, r->group.n);
+					stats = !stats_line_init(&sl, intake_group(&r->intake)->n);
 				}
 			}
 		}
@@ -190,12 +191,13 @@ static const char *listen_text(const struct receiver *r, char *buf, size_t len)
 {
 	size_t used = 0;
 
-	if (!r->cfg->listener_names || !r->nr_lis)
-		return r->group.listen;
+	if (!r->cfg->listener_names || !intake_listeners(&r->intake))
+		return intake_group(&r->intake)->listen;
 	buf[0] = '\0';
-	for (unsigned int k = 0; k < r->nr_lis && used < len; k++)
-		used += snprintf(buf + used, len - used, "%s%s=%s", k ? ", " : "", r->lis[k].name,
-				 r->lis[k].listen);
+	for (unsigned int k = 0; k < intake_listeners(&r->intake) && used < len; k++)
+		used += snprintf(buf + used, len - used, "%s%s=%s", k ? ", " : "",
+				 intake_listener_name(&r->intake, k),
+				 intake_listener_listen(&r->intake, k));
 	return buf;
 }
 
@@ -309,10 +311,11 @@ static void say_ready(const struct receiver *r, const struct config *cfg)
 {
 	char where[PATH_MAX + 16], spread[384] = "";
 
-	if (r->cbpf)
+	if (intake_cbpf(&r->intake))
 		snprintf(spread, sizeof(spread), "; %s spread by %s (%s)",
-			 balance_policy_name(cfg->balance), r->balance_runs, r->balance_why);
-	if (r->drops_meminfo)
+			 balance_policy_name(cfg->balance), intake_balance_runs(&r->intake),
+			 intake_balance_why(&r->intake));
+	if (intake_drops_meminfo(&r->intake))
 		snprintf(spread + strlen(spread), sizeof(spread) - strlen(spread),
 			 "; drops from SO_MEMINFO (reasons need CAP_BPF and CAP_PERFMON)");
 	if (output_of(cfg)->discards)
@@ -341,10 +344,10 @@ static void say_took_over(struct receiver *r, struct handover *h)
 			  h->from_fdstore   ? "fd store" :
 					      "upgrade";
 
-	receiver_say_ready(r);
+	shell_say_ready(&r->shell);
 	handover_free(h);
 	pr_note("pid %d took over %s (%s): %u sockets, %u threads\n", (int)getpid(),
-		listen_text(r, listens, sizeof(listens)), how, r->live, r->threads);
+		listen_text(r, listens, sizeof(listens)), how, intake_live(&r->intake), r->threads);
 }
 
 /* Once run() returns: stop without losing what was accepted (bounded by
@@ -380,7 +383,8 @@ static int finish(struct receiver *r, const struct config *cfg)
 	if (!advice_measure(r, &adv)) {
 		advice_print(&adv);
 		/* Without the tracer no drop was counted: no advice is not "none needed". */
-		if (r->tracer || r->drops_meminfo || adv.n)
+		if (intake_listener_tracer(&r->intake, 0) || intake_drops_meminfo(&r->intake) ||
+		    adv.n)
 			r->advice = &adv;
 	}
 	if (cfg->summary[0] && summary_write(r, summary_path))
@@ -460,32 +464,31 @@ int main(int argc, char **argv)
 		ret = (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
 		goto cleanup;
 	}
-	r->metrics_fd = http_metrics_fd(metrics); /* handed over with the sockets */
-	r->health_fd = http_metrics_fd(health_http);
-	if (ledger) {
-		r->supervised = true;
-		r->queues_kept = &ledger->queues_kept;
-	}
-	preflight_sockets(&pf, &cfg, &r->group);
+	/* handed over with the sockets */
+	shell_set_endpoints(&r->shell, http_metrics_fd(metrics), http_metrics_fd(health_http));
+	if (ledger)
+		shell_set_supervised(&r->shell, &ledger->queues_kept);
+	preflight_sockets(&pf, &cfg, intake_group(&r->intake));
 	r->preflight = &pf;
 	pr_info("listening on %s: %u sockets, %u threads, balance %s by %s (%s)\n",
-		listen_text(r, listens, sizeof(listens)), r->group.n, cfg.threads,
-		balance_policy_name(cfg.balance), r->balance_runs ? r->balance_runs : "?",
-		r->balance_why);
+		listen_text(r, listens, sizeof(listens)), intake_group(&r->intake)->n, cfg.threads,
+		balance_policy_name(cfg.balance),
+		intake_balance_runs(&r->intake) ? intake_balance_runs(&r->intake) : "?",
+		intake_balance_why(&r->intake));
 	if (serve_endpoints(r))
 		goto cleanup;
 	say_ready(r, &cfg);
 	if (!adopted)
-		receiver_say_identity(&cfg);
-	if (receiver_single_only(r))
-		pr_note("%s\n", receiver_single_only(r));
+		shell_say_identity(&cfg);
+	if (intake_single_only(&r->intake))
+		pr_note("%s\n", intake_single_only(&r->intake));
 
 	err = receiver_start(r);
 	if (err)
 		goto cleanup;
 	if (adopted)
 		say_took_over(r, &h);
-	if (!r->supervised)
+	if (!shell_supervised(&r->shell))
 		upgrade_fdstore_put(r);
 	run(r, &cfg);
 	ret = finish(r, &cfg);

@@ -50,7 +50,7 @@ static struct fair_share_run *run_new(struct receiver *r, uint32_t senders)
 	if (!run)
 		return NULL;
 	r->fair_share = run;
-	run->nl = r->nr_lis ? r->nr_lis : 1;
+	run->nl = intake_listeners(&r->intake) ? intake_listeners(&r->intake) : 1;
 	run->cap = senders;
 	run->rate = calloc(senders, sizeof(*run->rate));
 	run->weight = calloc(senders, sizeof(*run->weight));
@@ -67,6 +67,7 @@ static int open_listener(struct receiver *r, unsigned int k)
 {
 	const struct config *cfg = r->cfg;
 	struct fs_listener *l = &r->fair_share->lis[k];
+	const struct socket_group *g = intake_group(&r->intake);
 	int err = 0;
 
 	l->fs = fair_share_open(senders_of(cfg));
@@ -75,9 +76,9 @@ static int open_listener(struct receiver *r, unsigned int k)
 	for (unsigned int i = 0; i < cfg->nr_protect && !err; i++)
 		err = fair_share_set_prefix(l->fs, cfg->protect[i].addr, cfg->protect[i].prefixlen,
 					    cfg->protect[i].weight);
-	for (unsigned int i = 0; i < r->group.n && !err; i++)
-		if (r->group.socks[i].fd >= 0 && r->group.socks[i].listener == k)
-			err = fair_share_attach(l->fs, r->group.socks[i].fd);
+	for (unsigned int i = 0; i < g->n && !err; i++)
+		if (g->socks[i].fd >= 0 && g->socks[i].listener == k)
+			err = fair_share_attach(l->fs, g->socks[i].fd);
 	if (err)
 		pr_warn("--fair-share: setting its filter up: %s\n", strerror(-err));
 	return err;
@@ -171,8 +172,10 @@ static int adopt_listener(struct receiver *r, unsigned int k, const struct hando
 /* A filter the process before left on listener k's sockets is lifted. */
 static int detach_listener(struct receiver *r, unsigned int k)
 {
-	for (unsigned int i = 0; i < r->group.n; i++) {
-		const struct group_socket *s = &r->group.socks[i];
+	const struct socket_group *g = intake_group(&r->intake);
+
+	for (unsigned int i = 0; i < g->n; i++) {
+		const struct group_socket *s = &g->socks[i];
 		int err = s->fd >= 0 && s->listener == k ? fair_share_detach(s->fd) : 0;
 
 		if (err) {
@@ -187,7 +190,7 @@ static int detach_listener(struct receiver *r, unsigned int k)
 
 int fair_share_run_adopt(struct receiver *r, const struct handover *h)
 {
-	unsigned int nl = r->nr_lis ? r->nr_lis : 1;
+	unsigned int nl = intake_listeners(&r->intake) ? intake_listeners(&r->intake) : 1;
 	int err = 0;
 
 	if (r->cfg->fair_share && !run_new(r, senders_of(r->cfg)))
@@ -209,15 +212,16 @@ int fair_share_run_adopt(struct receiver *r, const struct handover *h)
 int fair_share_run_attach(struct receiver *r, unsigned int idx)
 {
 	struct fair_share_run *run = r->fair_share;
+	const struct group_socket *s = &intake_group(&r->intake)->socks[idx];
 	struct fair_share *fs;
 	int err;
 
-	if (!run || r->group.socks[idx].listener >= run->nl)
+	if (!run || s->listener >= run->nl)
 		return 0;
-	fs = run->lis[r->group.socks[idx].listener].fs;
+	fs = run->lis[s->listener].fs;
 	if (!fs)
 		return 0;
-	err = fair_share_attach(fs, r->group.socks[idx].fd);
+	err = fair_share_attach(fs, s->fd);
 	if (err)
 		pr_warn("--fair-share: attaching its filter to socket %u: %s\n", idx,
 			strerror(-err));
@@ -231,7 +235,7 @@ void fair_share_run_close(struct receiver *r)
 	if (!run)
 		return;
 	for (unsigned int k = 0; k < run->nl; k++) {
-		if (run->lis[k].fs && !r->handed_over)
+		if (run->lis[k].fs && !shell_handed_over(&r->shell))
 			detach_listener(r, k);
 		fair_share_close(run->lis[k].fs);
 	}
@@ -245,11 +249,12 @@ void fair_share_run_close(struct receiver *r)
  * datagram is queued on one of them. */
 static double max_fill(struct receiver *r, unsigned int k, bool *any)
 {
+	const struct socket_group *g = intake_group(&r->intake);
 	double worst = 0;
 
 	*any = false;
-	for (unsigned int i = 0; i < r->group.n; i++) {
-		const struct group_socket *s = &r->group.socks[i];
+	for (unsigned int i = 0; i < g->n; i++) {
+		const struct group_socket *s = &g->socks[i];
 		uint64_t queued;
 
 		if (s->fd < 0 || s->listener != k || s->rcvbuf <= 0 ||
@@ -265,12 +270,13 @@ static double max_fill(struct receiver *r, unsigned int k, bool *any)
 /* What the workers took from listener k's sockets. */
 static uint64_t taken(struct receiver *r, unsigned int k)
 {
+	const struct socket_group *g = intake_group(&r->intake);
 	uint64_t sum = 0;
 
 	if (!r->counters)
 		return 0;
-	for (unsigned int i = 0; i < r->group.n && i < r->counters_cap; i++)
-		if (r->group.socks[i].listener == k)
+	for (unsigned int i = 0; i < g->n && i < r->counters_cap; i++)
+		if (g->socks[i].listener == k)
 			sum += __atomic_load_n(&r->counters[i].received, __ATOMIC_RELAXED);
 	return sum;
 }
@@ -303,11 +309,13 @@ static void say_top(struct fair_share_run *run, char *buf, size_t len)
 /* " on NAME" for the log lines with several listeners; "" with one. */
 static void say_listener(struct receiver *r, unsigned int k, char *buf, size_t len)
 {
+	const char *name = intake_listener_name(&r->intake, k);
+
 	buf[0] = 0;
-	if (r->nr_lis > 1)
+	if (intake_listeners(&r->intake) > 1)
 		snprintf(buf, len, " on %s",
-			 r->cfg->listener_names && r->lis[k].name ? r->lis[k].name :
-								    r->lis[k].listen);
+			 r->cfg->listener_names && name ? name :
+							  intake_listener_listen(&r->intake, k));
 }
 
 /* Listener k's drain measured over the tick of dt seconds that ends now. */
@@ -344,7 +352,7 @@ static void tick_listener(struct receiver *r, unsigned int k, double now, double
 	fill = max_fill(r, k, &queued);
 	/* Adopted: until the process before stops reading (it does once told
 	 * we are ready), what ours read is not what the group drains. */
-	if (r->ready_pending)
+	if (shell_ready_pending(&r->shell))
 		queued = false;
 	measure(r, k, dt, queued);
 	known = l->busy >= FAIR_SHARE_BUSY_TICKS;

@@ -35,15 +35,15 @@ int handover_listeners_build(struct receiver *r, struct handover *h)
 {
 	int err = 0;
 
-	for (unsigned int k = 1; k < r->nr_lis && !err; k++) {
-		const struct rx_listener *l = &r->lis[k];
+	for (unsigned int k = 1; k < r->intake.nr_lis && !err; k++) {
+		const struct rx_listener *l = &r->intake.lis[k];
 		struct export_ctx e = { .h = h };
 
 		/* Its sockets never move: index i is slot i and join order i;
-		 * the first r->live in selection, then its spares. */
+		 * the first r->intake.live in selection, then its spares. */
 		for (unsigned int i = 0; i < l->n && !err; i++)
 			err = handover_add(h, HANDOVER_SOCK, NULL, NULL,
-					   r->group.socks[l->first + i].fd,
+					   r->intake.group.socks[l->first + i].fd,
 					   (int)(k * HANDOVER_LISTENER_SLOTS + i));
 		snprintf(e.owner, sizeof(e.owner), "balancer%u", k);
 		if (!err && l->balancer)
@@ -97,32 +97,32 @@ static int adopt_spread(struct receiver *r, struct rx_listener *l, unsigned int 
 
 	if (r->cfg->balance == BALANCE_HASH)
 		return 0;
-	if (r->cbpf)
-		return r->live > l->n ? -EXDEV : receiver_listener_cbpf(r, l);
+	if (r->intake.cbpf)
+		return r->intake.live > l->n ? -EXDEV : intake_listener_cbpf(&r->intake, l);
 	snprintf(owner, sizeof(owner), "balancer%u", k);
 	l->balancer = balancer_adopt_as(h, owner);
 	if (!l->balancer)
 		return -errno;
 	/* Every listener has listener 0's count in selection (a resize
 	 * changes them all); the rest of its pool are spares. */
-	if (r->live > l->n) {
+	if (r->intake.live > l->n) {
 		pr_warn("hand-over: --listen %s: %u sockets handed over, %u in selection\n",
-			l->listen, l->n, r->live);
+			l->listen, l->n, r->intake.live);
 		return -EXDEV;
 	}
 	cookies = calloc(l->n, sizeof(*cookies));
 	if (!cookies)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < l->n; i++)
-		cookies[i] = r->group.socks[l->first + i].cookie;
-	err = balancer_verify_live(l->balancer, cookies, r->live);
+		cookies[i] = r->intake.group.socks[l->first + i].cookie;
+	err = balancer_verify_live(l->balancer, cookies, r->intake.live);
 	free(cookies);
 	/* What the process before steered is its own: counted from here. */
 	l->steered_base = calloc(l->n, sizeof(*l->steered_base));
 	if (!err && (!l->steered_base || balancer_read(l->balancer, l->steered_base, &failures)))
 		err = -ENOMEM;
 	l->failures_base = failures;
-	if (!err && balancer_get_live(l->balancer) != r->live)
+	if (!err && balancer_get_live(l->balancer) != r->intake.live)
 		err = -EXDEV;
 	if (err)
 		pr_warn("hand-over: --listen %s: the balancer's map does not hold the sockets handed "
@@ -134,7 +134,7 @@ static int adopt_spread(struct receiver *r, struct rx_listener *l, unsigned int 
 static int adopt_one(struct receiver *r, const struct config *cfg, const struct handover *h,
 		     unsigned int k, int *fds)
 {
-	struct rx_listener *l = &r->lis[k];
+	struct rx_listener *l = &r->intake.lis[k];
 	struct sockaddr_storage want;
 	socklen_t wl;
 	char want_text[80], owner[24];
@@ -144,14 +144,14 @@ static int adopt_one(struct receiver *r, const struct config *cfg, const struct 
 	int first;
 
 	l->name = cfg->listeners[k].name;
-	r->nr_lis = k + 1; /* closed by receiver_close from here on */
+	r->intake.nr_lis = k + 1; /* closed by receiver_close from here on */
 	if (!n) {
 		pr_warn("hand-over: --listen %s: no socket handed over for it (adding a listener "
 			"needs a restart)\n",
 			cfg->listeners[k].addr);
 		return -EINVAL;
 	}
-	first = socket_group_adopt_more(&r->group, fds, n, k);
+	first = socket_group_adopt_more(&r->intake.group, fds, n, k);
 	if (first < 0)
 		return first;
 	l->first = first;
@@ -170,7 +170,7 @@ static int adopt_one(struct receiver *r, const struct config *cfg, const struct 
 		return -EINVAL;
 	}
 	snprintf(owner, sizeof(owner), "tracer%u", k);
-	if (cfg->trace && !r->drops_meminfo && owner_handed(h, owner)) {
+	if (cfg->trace && !r->intake.drops_meminfo && owner_handed(h, owner)) {
 		l->tracer = tracer_adopt_as(h, owner);
 		if (!l->tracer)
 			return -errno;

@@ -40,10 +40,11 @@ uint64_t receiver_worker_beat_ns(const struct receiver *r, unsigned int i)
 
 unsigned int receiver_sockets_bound(const struct receiver *r)
 {
+	const struct socket_group *g = intake_group(&r->intake);
 	unsigned int bound = 0;
 
-	for (unsigned int i = 0; i < r->group.n; i++)
-		bound += r->group.socks[i].fd >= 0;
+	for (unsigned int i = 0; i < g->n; i++)
+		bound += g->socks[i].fd >= 0;
 	return bound;
 }
 

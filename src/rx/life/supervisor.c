@@ -102,14 +102,15 @@ static struct supervisor_ledger *ledger_map(int fd, size_t *len)
  * batch taken by a recvmmsg the kill interrupts on its way back. */
 static uint64_t group_reads(struct receiver *held, const struct receiver *shared)
 {
+	const struct socket_group *g = intake_group(&held->intake);
 	uint64_t sum = 0, n;
 
-	if (!held->tracer)
+	if (!intake_listener_tracer(&held->intake, 0))
 		return __atomic_load_n(&shared->taken, __ATOMIC_ACQUIRE);
-	for (unsigned int i = 0; i < held->group.n; i++)
-		if (!tracer_socket_reads(receiver_listener_tracer(held,
-								  held->group.socks[i].listener),
-					 held->group.socks[i].cookie, &n))
+	for (unsigned int i = 0; i < g->n; i++)
+		if (!tracer_socket_reads(intake_listener_tracer(&held->intake,
+								g->socks[i].listener),
+					 g->socks[i].cookie, &n))
 			sum += n;
 	return sum;
 }
@@ -217,19 +218,20 @@ static int hold_endpoint(const char *flag, const char *addr, struct http_metrics
 static int hold(struct receiver *held, const struct config *cfg, struct http_metrics **metrics,
 		struct http_metrics **health)
 {
-	int err = receiver_acquire(held, cfg);
+	int err = receiver_acquire(held, cfg), metrics_fd = -1, health_fd = -1;
 
 	if (err)
 		return (err == -EINVAL || err == -EADDRINUSE || err == -EADDRNOTAVAIL) ? 2 : 1;
-	err = hold_endpoint("--metrics", cfg->metrics, metrics, &held->metrics_fd);
+	err = hold_endpoint("--metrics", cfg->metrics, metrics, &metrics_fd);
 	if (!err)
-		err = hold_endpoint("--health", cfg->health, health, &held->health_fd);
+		err = hold_endpoint("--health", cfg->health, health, &health_fd);
+	shell_set_endpoints(&held->shell, metrics_fd, health_fd);
 	if (err)
 		return err;
 	/* The sockets are bound and held: become --user now (or drop every
 	 * capability), before any child. A child cannot switch user any more
 	 * than it needs to: it inherits the user, and no capability. */
-	return receiver_drop_privileges(held) ? 1 : 0;
+	return shell_drop_privileges(&held->shell, cfg) ? 1 : 0;
 }
 
 /* What the child that exited took from the sockets, wrote, and put on the
@@ -239,8 +241,9 @@ static void child_record(struct child_rec *c, pid_t child, int status, struct re
 {
 	c->pid = child;
 	c->status = status;
-	c->taken = held->tracer ? minus(group_reads(held, shared), reads_before) :
-				  group_reads(held, shared);
+	c->taken = intake_listener_tracer(&held->intake, 0) ?
+			   minus(group_reads(held, shared), reads_before) :
+			   group_reads(held, shared);
 	c->written = __atomic_load_n(&shared->out.counts.written, __ATOMIC_RELAXED);
 	c->discarded = __atomic_load_n(&shared->out.counts.discarded, __ATOMIC_RELAXED);
 	c->disk_written = __atomic_load_n(&shared->disk_tally.written, __ATOMIC_RELAXED);
@@ -320,9 +323,9 @@ int supervise(const struct config *cfg, int argc, char **argv)
 		goto out;
 	}
 	shared = &ledger->r;
-	pr_note("supervisor pid %d holds %s: %u sockets\n", (int)getpid(), held.group.listen,
-		held.live);
-	receiver_say_identity(cfg);
+	pr_note("supervisor pid %d holds %s: %u sockets\n", (int)getpid(),
+		intake_group(&held.intake)->listen, intake_live(&held.intake));
+	shell_say_identity(cfg);
 
 	for (;;) {
 		double died = (mono_ns() / 1e6);
@@ -379,7 +382,7 @@ out:
 		write_summary(path, recs, nrec, lost_total, restarts, upgrades);
 	}
 	/* The last child is gone: nobody reads the sockets any more. */
-	held.handed_over = false;
+	shell_set_handed_over(&held.shell, false);
 	receiver_close(&held);
 	http_metrics_close(metrics);
 	http_metrics_close(health);

@@ -35,34 +35,36 @@ static int build(struct receiver *r, struct handover *h)
 {
 	int err = 0;
 
-	snprintf(h->listen, sizeof(h->listen), "%s", r->group.listen);
+	snprintf(h->listen, sizeof(h->listen), "%s", r->intake.group.listen);
 	h->threads = r->threads;
-	for (unsigned int k = 0; k < r->live && !err; k++)
-		err = handover_add(h, HANDOVER_SOCK, NULL, NULL, r->group.socks[r->slot_sock[k]].fd,
-				   k);
-	if (r->cbpf) {
+	for (unsigned int k = 0; k < r->intake.live && !err; k++)
+		err = handover_add(h, HANDOVER_SOCK, NULL, NULL,
+				   r->intake.group.socks[r->intake.slot_sock[k]].fd, k);
+	if (r->intake.cbpf) {
 		/* Classic BPF picks by join order: the spares in that order, so
 		 * that the order handed over is the group's. */
-		for (unsigned int k = r->live; k < r->join_order.nr && !err; k++)
+		for (unsigned int k = r->intake.live; k < r->intake.join_order.nr && !err; k++)
 			err = handover_add(h, HANDOVER_SOCK, NULL, NULL,
-					   r->group.socks[r->join_order.id[k]].fd, -1);
+					   r->intake.group.socks[r->intake.join_order.id[k]].fd,
+					   -1);
 	} else {
-		for (unsigned int i = 0; i < r->group.n && !err; i++)
-			if (!r->group.socks[i].listener &&
-			    !strcmp(receiver_socket_state(r, i), "spare"))
+		for (unsigned int i = 0; i < r->intake.group.n && !err; i++)
+			if (!r->intake.group.socks[i].listener &&
+			    !strcmp(intake_socket_state(&r->intake, i), "spare"))
 				err = handover_add(h, HANDOVER_SOCK, NULL, NULL,
-						   r->group.socks[i].fd, -1);
+						   r->intake.group.socks[i].fd, -1);
 	}
-	if (!err && r->balancer)
-		err = balancer_export(r->balancer, add_balancer_map, h);
-	if (!err && r->tracer)
-		err = tracer_export(r->tracer, add_tracer_obj, h);
+	if (!err && r->intake.balancer)
+		err = balancer_export(r->intake.balancer, add_balancer_map, h);
+	if (!err && r->intake.tracer)
+		err = tracer_export(r->intake.tracer, add_tracer_obj, h);
 	if (!err)
 		err = fair_share_run_export(r, h);
-	if (!err && r->metrics_fd >= 0)
-		err = handover_add(h, HANDOVER_TCP, "metrics", NULL, r->metrics_fd, -1);
-	if (!err && r->health_fd >= 0)
-		err = handover_add(h, HANDOVER_TCP, "health", NULL, r->health_fd, -1);
+	if (!err && shell_metrics_fd(&r->shell) >= 0)
+		err = handover_add(h, HANDOVER_TCP, "metrics", NULL, shell_metrics_fd(&r->shell),
+				   -1);
+	if (!err && shell_health_fd(&r->shell) >= 0)
+		err = handover_add(h, HANDOVER_TCP, "health", NULL, shell_health_fd(&r->shell), -1);
 	if (!err)
 		err = handover_listeners_build(r, h);
 	return err;
@@ -199,7 +201,7 @@ int receiver_upgrade(struct receiver *r, char *const argv[], pid_t *child)
 	int err = start_new(r, argv, -1, sd_notify_enabled(), child);
 
 	if (!err)
-		r->handed_over = true;
+		shell_set_handed_over(&r->shell, true);
 	return err;
 }
 
@@ -293,10 +295,10 @@ static int slots_from_map(struct receiver *r, const struct config *cfg, struct h
 
 	h->threads = cfg->threads;
 	if (cfg->balance != BALANCE_HASH) {
-		r->balancer = balancer_adopt(h);
-		if (!r->balancer)
+		r->intake.balancer = balancer_adopt(h);
+		if (!r->intake.balancer)
 			return -errno;
-		live = balancer_get_live(r->balancer);
+		live = balancer_get_live(r->intake.balancer);
 	}
 	for (unsigned int i = 0; i < h->n; i++) {
 		struct handover_item *it = &h->items[i];
@@ -311,14 +313,15 @@ static int slots_from_map(struct receiver *r, const struct config *cfg, struct h
 			h->items[i--] = h->items[--h->n];
 			continue;
 		}
-		if (!r->balancer) {
+		if (!r->intake.balancer) {
 			it->slot = k++; /* hash: every socket takes traffic */
 			continue;
 		}
 		for (unsigned int s = 0; s < live; s++) {
 			uint64_t cookie;
 
-			if (!balancer_slot_cookie(r->balancer, s, &cookie) && cookie == it->id)
+			if (!balancer_slot_cookie(r->intake.balancer, s, &cookie) &&
+			    cookie == it->id)
 				it->slot = s;
 		}
 	}
@@ -362,7 +365,7 @@ static int adopt_group(struct receiver *r, const struct handover *h, unsigned in
 		if (h->items[i].kind == HANDOVER_SOCK && h->items[i].slot < 0 &&
 		    !h->items[i].listener)
 			fds[n++] = h->items[i].fd;
-	err = socket_group_adopt(&r->group, fds, n);
+	err = socket_group_adopt(&r->intake.group, fds, n);
 	free(fds);
 	*out_live = live;
 	return err;
@@ -377,36 +380,37 @@ static int adopt_balancer(struct receiver *r, const struct config *cfg, const st
 	int err;
 
 	if (cfg->balance == BALANCE_HASH) {
-		r->balance_runs = "kernel hash";
-		snprintf(r->balance_why, sizeof(r->balance_why), "--balance hash");
+		r->intake.balance_runs = "kernel hash";
+		snprintf(r->intake.balance_why, sizeof(r->intake.balance_why), "--balance hash");
 	} else if (cfg->balance == BALANCE_RANDOM && !h->from_fdstore && !handed(h, "balancer")) {
 		/* Classic BPF handed over: no maps, the program is the group's.
 		 * The sockets came in join order (build): index k is group
 		 * socket k. Attached again for the same count: no capability. */
-		err = receiver_use_cbpf(r, "handed over without eBPF maps: the program stays "
-					   "with the group");
+		err = intake_use_cbpf(&r->intake,
+				      "handed over without eBPF maps: the program stays "
+				      "with the group");
 		if (err)
 			return err;
 	} else {
-		r->balance_runs = "eBPF";
-		snprintf(r->balance_why, sizeof(r->balance_why),
+		r->intake.balance_runs = "eBPF";
+		snprintf(r->intake.balance_why, sizeof(r->intake.balance_why),
 			 "handed over: the program and its map stay with the group");
-		if (!r->balancer)
-			r->balancer = balancer_adopt(h);
-		if (!r->balancer)
+		if (!r->intake.balancer)
+			r->intake.balancer = balancer_adopt(h);
+		if (!r->intake.balancer)
 			return -errno;
 		cookies = calloc(live, sizeof(*cookies));
 		if (!cookies)
 			return -ENOMEM;
 		for (unsigned int k = 0; k < live; k++)
-			cookies[k] = r->group.socks[k].cookie;
+			cookies[k] = r->intake.group.socks[k].cookie;
 		/* The map in selection holds exactly the sockets we were given. */
-		err = balancer_verify_live(r->balancer, cookies, live);
+		err = balancer_verify_live(r->intake.balancer, cookies, live);
 		free(cookies);
-		if (!err && balancer_get_live(r->balancer) != live) {
+		if (!err && balancer_get_live(r->intake.balancer) != live) {
 			pr_warn("upgrade: the program selects among %u sockets, the hand-over "
 				"says %u\n",
-				balancer_get_live(r->balancer), live);
+				balancer_get_live(r->intake.balancer), live);
 			err = -EXDEV;
 		}
 		if (err)
@@ -425,14 +429,14 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
-	r->metrics_fd = -1;
-	r->health_fd = -1;
+	r->intake.cfg = cfg;
+	shell_init(&r->shell);
 	if (parse_host_port(cfg->listen, &addr, &addrlen)) {
 		pr_warn("--listen %s: not an ADDR:PORT\n", cfg->listen);
 		return -EINVAL;
 	}
 	format_host_port((struct sockaddr *)&addr, want, sizeof(want));
-	err = receiver_check_user_paths(r, NULL);
+	err = shell_check_user_paths(&r->shell, cfg, NULL);
 	if (err)
 		return err;
 	if (h->from_fdstore) {
@@ -443,16 +447,12 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	err = adopt_group(r, h, &live);
 	if (err)
 		return err;
-	if (sockaddr_port(&addr) && strcmp(want, r->group.listen)) {
+	if (sockaddr_port(&addr) && strcmp(want, r->intake.group.listen)) {
 		pr_warn("upgrade: --listen %s, but the sockets handed over are bound to %s\n", want,
-			r->group.listen);
+			r->intake.group.listen);
 		return -EINVAL;
 	}
-	r->lis[0] = (struct rx_listener){ .name = cfg->listeners[0].name,
-					  .port = socket_group_port(&r->group),
-					  .n = r->group.n };
-	snprintf(r->lis[0].listen, sizeof(r->lis[0].listen), "%s", r->group.listen);
-	r->nr_lis = 1;
+	intake_first_listener(&r->intake, cfg->listeners[0].name);
 	if (h->threads > live)
 		h->threads = live;
 	err = receiver_set_slots(r, live, h->threads);
@@ -463,10 +463,10 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 
 	if (cfg->trace && !handed(h, "tracer")) {
 		/* The old process had no tracer for want of privilege. */
-		r->drops_meminfo = true;
+		r->intake.drops_meminfo = true;
 	} else if (cfg->trace) {
-		r->tracer = tracer_adopt(h);
-		if (!r->tracer)
+		r->intake.tracer = tracer_adopt(h);
+		if (!r->intake.tracer)
 			return -errno;
 	}
 	err = adopt_balancer(r, cfg, h, live);
@@ -479,15 +479,14 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 		return err;
 	close_bpf_fds(h);
 	/* Ours to say, once open (or, with a disk buffer, to let DIR go). */
-	r->ready_fd = h->ready_fd;
-	r->ready_pending = h->ready_fd >= 0;
+	shell_expect_ready(&r->shell, h->ready_fd);
 	h->ready_fd = -1;
 	err = receiver_open_rest(r);
 	if (err)
 		return err;
 	/* steered counts from here on are ours. */
-	receiver_credit_steered(r);
-	memset(r->sock_steered, 0, r->counters_cap * sizeof(*r->sock_steered));
+	intake_credit_steered(&r->intake);
+	memset(r->intake.sock_steered, 0, r->intake.steered_cap * sizeof(*r->intake.sock_steered));
 	return 0;
 }
 
@@ -512,7 +511,7 @@ int upgrade_fdstore_put(struct receiver *r)
 
 	if (!sd_notify_enabled())
 		return 0;
-	if (r->cbpf) {
+	if (r->intake.cbpf) {
 		/* The store gives fds back by name, not in the group's join order,
 		 * which classic BPF picks by: a restart binds anew. */
 		pr_info("classic BPF: sockets not put in systemd's fd store; a restart binds "
@@ -538,7 +537,7 @@ int upgrade_fdstore_put(struct receiver *r)
 			store_one(&h.items[i], false);
 	} else {
 		/* systemd holds them now: at exit the program stays on the group. */
-		r->handed_over = true;
+		shell_set_handed_over(&r->shell, true);
 	}
 	handover_free(&h);
 	/* READY=1 in any case: a Type=notify start must not hang on the store. */

@@ -34,7 +34,7 @@ int upgrade_spawn(struct receiver *r, char *const argv[], int ledger_fd, pid_t *
 /* New side: the receiver from a hand-over (handover_receive() said 1), in
  * place of receiver_open(). cfg's sockets/threads are set to the live ones. */
 int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h);
-/* After receiver_start(): receiver_say_ready() tells the old process to stop. */
+/* After receiver_start(): shell_say_ready() tells the old process to stop. */
 
 /*
  * systemd (Type=notify, FileDescriptorStoreMax=): stores the sockets, maps

@@ -31,7 +31,7 @@ struct sock_counters {
 };
 
 struct worker_shared {
-	struct socket_group *group;
+	const struct socket_group *group;
 	struct window *window;
 	struct diskbuf *disk;		/* --disk-buffer, or NULL */
 	struct sock_counters *counters; /* one per socket of the group */

@@ -29,7 +29,7 @@ static void measure_senders(struct receiver *r, struct advice_senders *as)
 	struct snapshot_senders ss;
 
 	memset(as, 0, sizeof(*as));
-	if (!r->senders || !r->tracer || snapshot_senders_take(r, &ss))
+	if (!r->senders || !intake_listener_tracer(&r->intake, 0) || snapshot_senders_take(r, &ss))
 		return;
 	as->have = ss.traced;
 	as->drops = ss.drops.attributed;
@@ -60,12 +60,12 @@ static void advise_per_listener(struct receiver *r, const struct advice_input *a
 
 	if (!mine)
 		return;
-	for (unsigned int k = 0; k < r->nr_lis; k++) {
+	for (unsigned int k = 0; k < intake_listeners(&r->intake); k++) {
 		struct advice_input in = *all;
 
 		in.nsocks = 0;
 		for (unsigned int i = 0; i < all->nsocks; i++)
-			if (r->group.socks[i].listener == k)
+			if (intake_group(&r->intake)->socks[i].listener == k)
 				mine[in.nsocks++] = socks[i];
 		in.socks = mine;
 		if (k) {
@@ -76,7 +76,7 @@ static void advise_per_listener(struct receiver *r, const struct advice_input *a
 		for (unsigned int i = 0; i < one.n && out->n < ADVICE_MAX; i++) {
 			out->items[out->n] = one.items[i];
 			snprintf(out->items[out->n].listener, sizeof(out->items[0].listener), "%s",
-				 r->lis[k].name);
+				 intake_listener_name(&r->intake, k));
 			out->n++;
 		}
 	}
@@ -86,7 +86,8 @@ static void advise_per_listener(struct receiver *r, const struct advice_input *a
 int advice_measure(struct receiver *r, struct advice *out)
 {
 	const struct config *c = r->cfg;
-	unsigned int n = r->group.n, nw = r->wsh.nr_workers ? r->wsh.nr_workers : c->threads;
+	unsigned int n = intake_group(&r->intake)->n,
+		     nw = r->wsh.nr_workers ? r->wsh.nr_workers : c->threads;
 	struct advice_sock *socks = calloc(n ? n : 1, sizeof(*socks));
 	uint64_t *busy = calloc(nw ? nw : 1, sizeof(*busy));
 	uint64_t *steered = calloc(n ? n : 1, sizeof(*steered));
@@ -103,22 +104,22 @@ int advice_measure(struct receiver *r, struct advice *out)
 		free(steered);
 		return -ENOMEM;
 	}
-	if (r->tracer)
-		find_reasons(r->tracer, &rcvbuf_reason, &proto_reason);
+	if (intake_listener_tracer(&r->intake, 0))
+		find_reasons(intake_listener_tracer(&r->intake, 0), &rcvbuf_reason, &proto_reason);
 	for (unsigned int i = 0; i < n; i++) {
 		struct advice_sock *s = &socks[i];
 		struct tracer_sock_stats st;
 
 		s->received = r->counters[i].received;
 		s->bytes = r->counters[i].bytes;
-		s->rcvbuf = r->group.socks[i].rcvbuf;
-		if (receiver_traced(r, i, &st))
+		s->rcvbuf = intake_group(&r->intake)->socks[i].rcvbuf;
+		if (intake_traced(&r->intake, i, &st))
 			continue;
 		s->drops = st.total;
 		/* SO_MEMINFO has no reason: a socket's own drops are its full
 		 * buffer, unless the machine's udp_mem ran out, which only the
 		 * tracer can tell apart. Counted as buffer-full. */
-		if (r->drops_meminfo)
+		if (intake_drops_meminfo(&r->intake))
 			s->drops_rcvbuf = st.total;
 		else
 			s->drops_rcvbuf = rcvbuf_reason >= 0 ? st.by_reason[rcvbuf_reason] : 0;
@@ -141,7 +142,8 @@ int advice_measure(struct receiver *r, struct advice *out)
 		.nworkers = nw,
 		.ncpus = cpus > 0 ? cpus : 0,
 		.balance = c->balance,
-		.traced = r->tracer != NULL || r->drops_meminfo,
+		.traced = intake_listener_tracer(&r->intake, 0) != NULL ||
+			  intake_drops_meminfo(&r->intake),
 		.socks = socks,
 		.worker_busy_ns = busy,
 		.active_seconds = last > first ? (last - first) / 1e9 : 0,
@@ -154,13 +156,13 @@ int advice_measure(struct receiver *r, struct advice *out)
 		.json_raw = c->json_raw,
 		.page_size = sysconf(_SC_PAGESIZE),
 	};
-	if (r->balancer)
-		receiver_steered(r, steered, &in.selection_failures); /* per group socket */
+	if (intake_has_balancer(&r->intake))
+		intake_steered(&r->intake, steered, &in.selection_failures); /* per group socket */
 	measure_senders(r, &in.senders);
 	sysctl_read_u64("net.core.rmem_max", &in.rmem_max);
 	if (sysctl_read("net.ipv4.udp_mem", in.udp_mem, 3) != 3)
 		memset(in.udp_mem, 0, sizeof(in.udp_mem));
-	if (c->listener_names && r->nr_lis)
+	if (c->listener_names && intake_listeners(&r->intake))
 		advise_per_listener(r, &in, socks, out);
 	else
 		advice_compute(&in, out);

@@ -101,8 +101,8 @@ static unsigned int check_user_paths(const struct config *c)
 	unsigned int refused = 0;
 
 	memset(&r, 0, sizeof(r));
-	r.cfg = c;
-	if (!receiver_check_user_paths(&r, &refused))
+	shell_init(&r.shell);
+	if (!shell_check_user_paths(&r.shell, c, &refused))
 		return 0;
 	return refused ? refused : 1; /* a wrong --user, or the check failed: one */
 }

@@ -9,79 +9,62 @@
 #include "rx/report/snapshot_senders.h"
 #include "rx/sink/registry.h"
 
-struct no_socket_ctx {
-	struct snapshot *s;
-	uint16_t port;
-};
-
-static int add_no_socket(uint16_t port, uint32_t reason, uint64_t count, void *arg)
-{
-	struct no_socket_ctx *c = arg;
-
-	if (port != c->port)
-		return 0;
-	c->s->no_socket_drops += count;
-	if (reason < TRACER_MAX_REASONS)
-		c->s->no_socket_by_reason[reason] += count;
-	return 0;
-}
-
 static void take_socket(struct receiver *r, unsigned int i, struct snapshot_socket *ss)
 {
-	const struct group_socket *g = &r->group.socks[i];
 	const struct sock_counters *sc = &r->counters[i];
+	struct intake_socket_report is;
 
-	ss->listener = g->listener;
-	ss->cookie = g->cookie;
-	ss->inode = g->inode;
-	ss->rcvbuf = g->rcvbuf;
+	intake_report_socket(&r->intake, i, &is);
+	ss->listener = is.listener;
+	ss->cookie = is.cookie;
+	ss->inode = is.inode;
+	ss->rcvbuf = is.rcvbuf;
 	/* Written by the owning worker only: relaxed loads see whole values. */
 	ss->received = __atomic_load_n(&sc->received, __ATOMIC_RELAXED);
 	ss->bytes = __atomic_load_n(&sc->bytes, __ATOMIC_RELAXED);
 	ss->truncated = __atomic_load_n(&sc->truncated, __ATOMIC_RELAXED);
 	ss->empty = __atomic_load_n(&sc->empty, __ATOMIC_RELAXED);
 	ss->abandoned = __atomic_load_n(&sc->abandoned, __ATOMIC_RELAXED);
-	ss->state = receiver_socket_state(r, i);
-	if (g->fd < 0) { /* closed by a live shrink: its count at close */
-		ss->have_meminfo = true;
-		ss->so_meminfo_drops = g->drops_at_close;
-	} else {
-		ss->have_meminfo =
-			!sockinfo_meminfo(g->fd, &ss->so_meminfo_drops, &ss->queued_bytes);
-	}
-	ss->traced = !receiver_traced(r, i, &ss->st);
+	ss->state = is.state;
+	ss->have_meminfo = is.have_meminfo;
+	ss->so_meminfo_drops = is.so_meminfo_drops;
+	ss->queued_bytes = is.queued_bytes;
+	ss->traced = is.traced;
+	ss->st = is.st;
 }
 
-/* What listeners 1.. steered, by their own maps: slot k is their socket
- * first + k (no resize moves them). */
-static void other_steered(struct receiver *r, uint64_t *steered, uint64_t *failures)
+/* Listener k's no-socket drops, added to the run's. */
+static void take_no_socket(struct receiver *r, unsigned int k, struct snapshot *s,
+			   struct snapshot_listener *l)
 {
-	for (unsigned int k = 1; k < r->nr_lis; k++) {
-		const struct rx_listener *l = &r->lis[k];
-		uint64_t now[l->n ? l->n : 1], f = 0;
+	struct intake_no_socket ns;
 
-		if (!l->balancer || balancer_slots(l->balancer) != l->n ||
-		    balancer_read(l->balancer, now, &f))
-			continue;
-		for (unsigned int i = 0; i < l->n; i++)
-			steered[l->first + i] = now[i] - (l->steered_base ? l->steered_base[i] : 0);
-		*failures += f - l->failures_base;
+	if (intake_report_no_socket(&r->intake, k, &ns))
+		return;
+	s->tracer_map_full += ns.map_full;
+	l->no_socket_drops = ns.drops;
+	s->no_socket_drops += ns.drops;
+	for (unsigned int i = 0; i < TRACER_MAX_REASONS; i++) {
+		l->no_socket_by_reason[i] = ns.by_reason[i];
+		s->no_socket_by_reason[i] += ns.by_reason[i];
 	}
 }
 
 /* The sums per listener, and each listener's no-socket drops. */
 static int take_listeners(struct receiver *r, struct snapshot *s)
 {
-	unsigned int nl = r->nr_lis ? r->nr_lis : 1;
+	unsigned int nl = intake_listeners(&r->intake) ? intake_listeners(&r->intake) : 1;
 
 	s->lis = calloc(nl, sizeof(*s->lis));
 	if (!s->lis)
 		return -ENOMEM;
 	s->nr_lis = nl;
-	s->listener_names = r->cfg->listener_names && r->nr_lis;
+	s->listener_names = r->cfg->listener_names && intake_listeners(&r->intake);
 	for (unsigned int k = 0; k < nl; k++) {
-		s->lis[k].name = r->nr_lis ? r->lis[k].name : NULL;
-		s->lis[k].listen = r->nr_lis ? r->lis[k].listen : r->group.listen;
+		s->lis[k].name = intake_listener_name(&r->intake, k);
+		s->lis[k].listen = intake_listeners(&r->intake) ?
+					   intake_listener_listen(&r->intake, k) :
+					   s->listen;
 	}
 	for (unsigned int i = 0; i < s->n; i++) {
 		const struct snapshot_socket *ss = &s->socks[i];
@@ -97,34 +80,25 @@ static int take_listeners(struct receiver *r, struct snapshot *s)
 		l->kernel_drops += ss->traced ? ss->st.total : 0;
 		l->so_meminfo_drops += ss->so_meminfo_drops;
 	}
-	for (unsigned int k = 1; k < r->nr_lis; k++) {
-		struct snapshot_listener *l = &s->lis[k];
-		struct snapshot one_port = { 0 };
-		struct no_socket_ctx c = { &one_port, r->lis[k].port };
-
-		if (!r->lis[k].tracer)
-			continue;
-		s->tracer_map_full += tracer_map_full(r->lis[k].tracer);
-		tracer_for_each_no_socket(r->lis[k].tracer, add_no_socket, &c);
-		l->no_socket_drops = one_port.no_socket_drops;
-		s->no_socket_drops += one_port.no_socket_drops;
-		for (unsigned int i = 0; i < TRACER_MAX_REASONS; i++) {
-			l->no_socket_by_reason[i] = one_port.no_socket_by_reason[i];
-			s->no_socket_by_reason[i] += one_port.no_socket_by_reason[i];
-		}
-	}
+	for (unsigned int k = 0; k < nl; k++)
+		take_no_socket(r, k, s, &s->lis[k]);
 	return 0;
 }
 
 /* What the run was: settings, the spreading, the front end's findings. */
 static void take_run(struct receiver *r, struct snapshot *s)
 {
+	struct intake_run_report run;
+
+	intake_report_run(&r->intake, &run);
 	s->cfg = r->cfg;
-	s->listen = r->group.listen;
-	s->balance_runs = r->balance_runs;
-	s->balance_why = r->balance_why;
-	s->balancer = r->balancer != NULL;
-	s->drops_meminfo = r->drops_meminfo;
+	s->listen = run.listen;
+	s->balance_runs = run.balance_runs;
+	s->balance_why = run.balance_why;
+	s->balancer = run.balancer;
+	s->drops_meminfo = run.drops_meminfo;
+	s->traced = run.traced;
+	s->by_reason = run.by_reason;
 	s->elapsed_ns = __atomic_load_n(&r->stop_ns, __ATOMIC_RELAXED) -
 			__atomic_load_n(&r->start_ns, __ATOMIC_RELAXED);
 	s->preflight = r->preflight;
@@ -133,32 +107,30 @@ static void take_run(struct receiver *r, struct snapshot *s)
 
 static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 {
-	unsigned int n = r->group.n;
-	uint64_t *steered = NULL, ns0, ns0_by_reason[TRACER_MAX_REASONS];
+	unsigned int n = intake_group(&r->intake)->n;
+	uint64_t *steered = NULL;
 	struct seqtrack *seq;
 	int err;
 
 	memset(s, 0, sizeof(*s));
 	take_run(r, s);
 	s->socks = calloc(n ? n : 1, sizeof(*s->socks));
-	if (r->balancer)
+	if (s->balancer)
 		steered = calloc(n ? n : 1, sizeof(*steered));
-	if (!s->socks || (r->balancer && !steered)) {
+	if (!s->socks || (s->balancer && !steered)) {
 		free(steered);
 		snapshot_free(s);
 		return -ENOMEM;
 	}
 	s->n = n;
-	if (r->balancer) {
+	if (s->balancer) {
 		/* per socket across the slot changes of live resizes */
-		s->have_selection = !receiver_steered(r, steered, &s->selection_failures);
+		s->have_selection = !intake_steered(&r->intake, steered, &s->selection_failures);
 		if (!s->have_selection)
 			s->selection_failures = 0;
 		else
-			other_steered(r, steered, &s->selection_failures);
+			intake_other_steered(&r->intake, steered, &s->selection_failures);
 	}
-	s->traced = r->tracer != NULL || r->drops_meminfo;
-	s->by_reason = r->tracer != NULL;
 	s->drops_match_so_meminfo = true;
 	for (unsigned int i = 0; i < n; i++) {
 		struct snapshot_socket *ss = &s->socks[i];
@@ -180,21 +152,10 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 			s->drops_match_so_meminfo = false;
 	}
 	free(steered);
-	if (r->tracer) {
-		struct no_socket_ctx c = { s, socket_group_port(&r->group) };
-
-		s->tracer_map_full = tracer_map_full(r->tracer);
-		tracer_for_each_no_socket(r->tracer, add_no_socket, &c);
-	}
-	/* listener 0's port's, before the others' */
-	ns0 = s->no_socket_drops;
-	memcpy(ns0_by_reason, s->no_socket_by_reason, sizeof(ns0_by_reason));
 	if (take_listeners(r, s)) {
 		snapshot_free(s);
 		return -ENOMEM;
 	}
-	s->lis[0].no_socket_drops = ns0;
-	memcpy(s->lis[0].no_socket_by_reason, ns0_by_reason, sizeof(ns0_by_reason));
 	/* Before the output stage starts (a scrape right after bind) its
 	 * counts are not there yet: zero. */
 	if (__atomic_load_n(&r->out_ready, __ATOMIC_ACQUIRE))
@@ -272,10 +233,12 @@ void snapshot_free(struct snapshot *s)
 
 const char *snapshot_reason_name(struct receiver *r, unsigned int reason)
 {
-	return tracer_reason_name(r->tracer, reason);
+	return tracer_reason_name(intake_listener_tracer(&r->intake, 0), reason);
 }
 
 int snapshot_reason_value(struct receiver *r, const char *name)
 {
-	return r->tracer ? tracer_reason_value(r->tracer, name) : -1;
+	struct tracer *t = intake_listener_tracer(&r->intake, 0);
+
+	return t ? tracer_reason_value(t, name) : -1;
 }

@@ -28,7 +28,7 @@
 #include "rx/report/snapshot_senders.h"
 
 struct snapshot_socket {
-	const char *state;		/* receiver_socket_state: live, spare, closed */
+	const char *state;		/* intake_socket_state: live, spare, closed */
 	unsigned int listener;		/* index into snapshot.lis */
 	uint64_t cookie, inode, rcvbuf; /* set at open */
 	uint64_t received, bytes, truncated, empty, abandoned;

@@ -24,6 +24,7 @@ static int add_received(const uint8_t addr[16], uint64_t count, void *ctx)
 int snapshot_senders_take(struct receiver *r, struct snapshot_senders *ss)
 {
 	unsigned int n = __atomic_load_n(&r->nr_senders, __ATOMIC_ACQUIRE);
+	unsigned int nl = intake_listeners(&r->intake) ? intake_listeners(&r->intake) : 1;
 	int err = 0;
 
 	memset(ss, 0, sizeof(*ss));
@@ -36,8 +37,8 @@ int snapshot_senders_take(struct receiver *r, struct snapshot_senders *ss)
 		ss->evicted += st.evicted;
 		ss->received_evicted += st.evicted_received;
 	}
-	for (unsigned int k = 0; !err && k < (r->nr_lis ? r->nr_lis : 1); k++) {
-		struct tracer *t = receiver_listener_tracer(r, k);
+	for (unsigned int k = 0; !err && k < nl; k++) {
+		struct tracer *t = intake_listener_tracer(&r->intake, k);
 		struct tracer_sender_totals one;
 
 		if (!t)
