@@ -12,14 +12,19 @@ it decoded. The vendor corpus through --format original --proxy-protocol v1
 reads, field by field, as syslog-ng reading the same datagrams directly over
 UDP. The pool stays within --proxy-connections however many senders come,
 and its figures add up."""
+import os
+import pathlib
 import re
+import shutil
 import signal
 import socket
 import struct
+import tempfile
 
 import pytest
 
 from support import parse_oracle
+from support.defaults import NOBODY
 from support.books import check_books, run_load, summaries
 from support.haproxy import HAProxy
 from support.load import send_forged
@@ -287,3 +292,90 @@ def test_idle_connections_close(syslogrx, tmp_path):
     assert [r[0] for r in recs] == [SENDERS[0]] * 2
     p = rx.summary["proxy"]
     assert p["opened"] == 2 and p["closed"]["idle"] == 1 and p["closed"]["stop"] == 1
+
+
+# ---- combinations -----------------------------------------------------------
+
+def test_a_resize_and_an_upgrade_under_load(tmp_path):
+    """sysloggen's load through --proxy-protocol v1 (from the config file)
+    while SIGHUP grows the sockets and kill -USR2 replaces the process, as
+    --user nobody: each process opens its own connection for the sender;
+    every sequence number arrives once but for counted kernel drops."""
+    sport = free_tcp_port()
+    sng = SyslogNgProxied(tmp_path / "sng", sport).start()
+    listen = listen_for(socket.AF_INET)
+    work = pathlib.Path(tempfile.mkdtemp(prefix="srx-proxy-user-"))
+    os.chown(work, NOBODY, NOBODY)    # its summary, written as nobody
+    try:
+        rx = Receiver(work, listen, "--rcvbuf", "64M", "--max-sockets", "4",
+                      "--output", f"tcp:127.0.0.1:{sport}", "--user", "nobody",
+                      settings={"sockets": 2, "threads": 2, "format": "original",
+                                "proxy-protocol": "v1"})
+
+        def actions():
+            rx.resize(4, 2)
+            assert rx.upgrade() is not None, "".join(rx.lines)
+            wait_gone(rx.olds[-1], 60)
+        sent, err, final = run_load(rx, listen, actions)
+        all_s = summaries(rx, final)
+        written = sum(s["totals"]["written"] for s in all_s)
+        wait_until(lambda: len(sng.lines()) >= written, f"{written} messages at syslog-ng",
+                   timeout=60)
+        recs = sng.records()
+    finally:
+        sng.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    assert len(recs) == written
+    assert {r[0] for r in recs} == {"127.0.0.1"}
+    assert sum(s["proxy"]["opened"] for s in all_s) >= 2
+    check_books(sent, all_s, final, {f: s for f, s in sng.flows().items()}, exact=False)
+
+
+def test_reliable_disk_buffer_and_a_kill_9(syslogrx, tmp_path):
+    """syslog-ng down: SENDERS' messages go to a reliable disk buffer and
+    the receiver is killed with -9; the next one on the same DIR, syslog-ng
+    up, opens a connection per sender as recorded: each arrives as its
+    sender, every sequence number once."""
+    sport, mport, uport = free_tcp_port(), free_tcp_port(), free_udp_port()
+    out = ["--format", "original", "--proxy-protocol", "v1", "--sockets", "1", "--threads",
+           "1", "--output", f"tcp:127.0.0.1:{sport}", "--disk-buffer", str(tmp_path / "buf"),
+           "--disk-buffer-mode", "reliable"]
+    n = 100
+    a = syslogrx(*out, "--metrics", str(mport), port=uport, sequences=False)
+    send_flows(uport, SENDERS, n)
+    wait_until(lambda: value(parse(scrape(mport)), "syslogrx_disk_buffer_written_total")
+               == n * len(SENDERS), "every message on disk")
+    a.p.send_signal(signal.SIGKILL)
+    a.p.wait(timeout=10)
+    sng = SyslogNgProxied(tmp_path / "sng", sport).start()
+    try:
+        b = syslogrx(*out, port=uport, sequences=False)
+        wait_until(lambda: len(sng.lines()) >= n * len(SENDERS), "every message at syslog-ng",
+                   timeout=60)
+        rc, _, err = b.stop()
+        assert rc == 0, err
+        recs = sng.records()
+    finally:
+        sng.stop()
+    assert b.summary["disk_buffer"]["recovered"] == n * len(SENDERS)
+    check_senders(recs, uport, SENDERS, n)
+
+
+def test_supervised(tmp_path):
+    """--supervise: the supervised child runs the pool as a receiver does."""
+    sport = free_tcp_port()
+    sng = SyslogNgProxied(tmp_path / "sng", sport).start()
+    listen = listen_for(socket.AF_INET)
+    try:
+        rx = Receiver(tmp_path, listen, "--supervise", "--format", "original",
+                      "--proxy-protocol", "v1", "--sockets", "1", "--threads", "1",
+                      "--output", f"tcp:127.0.0.1:{sport}")
+        rx.child()
+        send_flows(int(listen.rsplit(":", 1)[1]), SENDERS, 50)
+        wait_until(lambda: len(sng.lines()) >= 50 * len(SENDERS), "every message at syslog-ng")
+        rc, err, final = rx.stop()
+        assert rc == 0, err
+        recs = sng.records()
+    finally:
+        sng.stop()
+    check_senders(recs, int(listen.rsplit(":", 1)[1]), SENDERS, 50)
