@@ -79,6 +79,7 @@ struct pconn {
 	uint32_t listener;	   /* its index in laddr */
 	struct pend *head, *tail;  /* oldest first */
 	uint64_t acked;		   /* bytes_acked when last looked */
+	uint64_t wrote;		   /* tcp: bytes_acked once all written is acknowledged */
 	uint64_t progress_ns;	   /* when it last had a byte acknowledged */
 	uint64_t conn_msgs;	   /* messages acknowledged on this connection */
 	uint64_t open_ns;	   /* when it was opened */
@@ -142,16 +143,29 @@ static uint64_t bytes_acked(int fd)
 	return ti.tcpi_bytes_acked;
 }
 
-/* Where the acknowledged count will be once everything written is: the
- * unacknowledged bytes read first, so that an acknowledgement in between
- * only moves the mark later (a release later, never early). */
-static uint64_t acked_mark(int fd)
+/*
+ * Where the acknowledged count will be once everything written on c is
+ * (len: the bytes just written). Over TCP we count what we wrote from the
+ * count at the connection's start. Over TLS the library writes records of
+ * its own: the unacknowledged bytes (SIOCOUTQ) added to the acknowledged
+ * count, read again until no acknowledgement came in between (one that did
+ * would carry the mark past all that was written: never reached).
+ */
+static uint64_t acked_mark(struct pconn *c, size_t len)
 {
+	uint64_t a1 = 0;
 	int outq = 0;
 
-	if (ioctl(fd, SIOCOUTQ, &outq) || outq < 0)
-		outq = 0;
-	return bytes_acked(fd) + (uint64_t)outq;
+	if (!c->session)
+		return c->wrote += len;
+	for (int i = 0; i < 16; i++) {
+		a1 = bytes_acked(c->fd);
+		if (ioctl(c->fd, SIOCOUTQ, &outq) || outq < 0)
+			outq = 0;
+		if (bytes_acked(c->fd) == a1)
+			break;
+	}
+	return a1 + (uint64_t)outq;
 }
 
 static int send_all(struct sink_pool *t, struct pconn *c, const char *p, size_t len)
@@ -228,12 +242,14 @@ static int try_connect(struct sink_pool *t, struct pconn *c)
 	}
 	n = proxy_header(t->version, hdr, sizeof(hdr), (struct sockaddr *)&c->src, c->src_len,
 			 (struct sockaddr *)&t->laddr[c->listener], t->laddr_len[c->listener]);
+	c->wrote = bytes_acked(fd); /* nothing of ours sent yet */
 	err = send_all(t, c, (const char *)hdr, n);
 	if (err) {
 		snprintf(t->why, sizeof(t->why), "the PROXY header: %s", strerror(-err));
 		disconnect(t, c, POOL_CLOSE_LOST);
 		return err;
 	}
+	acked_mark(c, n);
 	c->acked = bytes_acked(fd);
 	c->progress_ns = c->open_ns = mono_ns();
 	c->conn_msgs = 0;
@@ -323,7 +339,7 @@ static int write_from(struct sink_pool *t, struct pconn *c, struct pend *p)
 			if (err)
 				break;
 			q->sent = true;
-			q->end = acked_mark(c->fd);
+			q->end = acked_mark(c, q->len);
 		}
 		if (!err)
 			return 0;

@@ -338,8 +338,8 @@ def test_reliable_disk_buffer_and_a_kill_9(syslogrx, tmp_path):
     sender, every sequence number once."""
     sport, mport, uport = free_tcp_port(), free_tcp_port(), free_udp_port()
     out = ["--format", "original", "--proxy-protocol", "v1", "--sockets", "1", "--threads",
-           "1", "--output", f"tcp:127.0.0.1:{sport}", "--disk-buffer", str(tmp_path / "buf"),
-           "--disk-buffer-mode", "reliable"]
+           "1", "--rcvbuf", "8M", "--output", f"tcp:127.0.0.1:{sport}",
+           "--disk-buffer", str(tmp_path / "buf"), "--disk-buffer-mode", "reliable"]
     n = 100
     a = syslogrx(*out, "--metrics", str(mport), port=uport, sequences=False)
     send_flows(uport, SENDERS, n)
@@ -367,7 +367,7 @@ def test_supervised(tmp_path):
     sng = SyslogNgProxied(tmp_path / "sng", sport).start()
     listen = listen_for(socket.AF_INET)
     try:
-        rx = Receiver(tmp_path, listen, "--supervise", "--format", "original",
+        rx = Receiver(tmp_path, listen, "--supervise", "--rcvbuf", "8M", "--format", "original",
                       "--proxy-protocol", "v1", "--sockets", "1", "--threads", "1",
                       "--output", f"tcp:127.0.0.1:{sport}")
         rx.child()
