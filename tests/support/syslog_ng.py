@@ -119,13 +119,19 @@ class SyslogNgProxied(SyslogNgServer):
     source with SC4S_SOURCE_PROXYCONNECT=yes (flags(no-parse), up to
     max_connections): each message one line of the PROXY header's four
     fields and its $MSG in base64. records() -> [(srcip, srcport, dstip,
-    dstport, msg)]; flows() the sequence markers per flow."""
+    dstport, msg)]; flows() the sequence markers per flow. pki (a
+    tls_server.Pki): transport("proxied-tls") with its server certificate."""
 
-    def __init__(self, folder, port, max_connections=100):
+    def __init__(self, folder, port, max_connections=100, pki=None):
         super().__init__(str(folder), port, "", "")
+        transport = 'transport("proxied-tcp")'
+        if pki:
+            transport = (f'transport("proxied-tls") tls(key-file("{pki.path("srv.key")}") '
+                         f'cert-file("{pki.path("srv.pem")}") '
+                         'peer-verify(optional-untrusted))')
         self.write_conf(f"""@version: 3.38
 options {{ stats-freq(0); keep-hostname(yes); use-dns(no); log-msg-size(70000); }};
-source s_in {{ network(ip("127.0.0.1") port({port}) transport("proxied-tcp") flags(no-parse)
+source s_in {{ network(ip("127.0.0.1") port({port}) {transport} flags(no-parse)
                        log-msg-size(70000) max-connections({max_connections})
                        log-iw-size({max(100000, 100 * max_connections)})); }};
 destination d_file {{ file("{self.out}" template(

@@ -34,6 +34,7 @@ from support.procs import run_cmd, wait_until
 from support.prom import parse, scrape, value
 from support.rx_watch import Receiver, SEQ, listen_for, wait_gone
 from support.syslog_ng import SyslogNgProxied
+from support.tls_server import Pki
 
 SENDERS = ["127.0.0.11", "127.0.0.12", "127.0.0.13", "127.0.0.14"]
 PER_SENDER = 500
@@ -114,6 +115,28 @@ def test_each_sender_arrives_as_itself(syslogrx, tmp_path, version):
     assert p["opened"] == len(SENDERS) == p["closed"]["stop"] == p["connections_peak"]
     assert p["connections"] == 0
     assert rx.summary["output_resent"] == rx.summary["output_uncertain"] == 0
+
+
+def test_over_tls_into_proxied_tls(syslogrx, tmp_path):
+    """tls:HOST:PORT --proxy-protocol v1 into syslog-ng's proxied-tls (SC4S's
+    TLS source with PROXYCONNECT): the header inside each sender's session."""
+    pki = Pki(tmp_path / "pki")
+    sport = free_tcp_port()
+    sng = SyslogNgProxied(tmp_path / "sng", sport, pki=pki).start()
+    try:
+        uport = free_udp_port()
+        rx = syslogrx("--format", "original", "--proxy-protocol", "v1", "--sockets", "1",
+                      "--threads", "1", "--rcvbuf", "8M", "--output", f"tls:127.0.0.1:{sport}",
+                      "--tls-ca", pki.path("ca.pem"), port=uport, sequences=False)
+        send_flows(uport, SENDERS, 100)
+        wait_until(lambda: len(sng.lines()) >= 100 * len(SENDERS), "every message at syslog-ng")
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+        recs = sng.records()
+    finally:
+        sng.stop()
+    assert rx.summary["totals"]["written"] == len(recs) == 100 * len(SENDERS)
+    check_senders(recs, uport, SENDERS, 100)
 
 
 V2_SIG = b"\r\n\r\n\x00\r\nQUIT\n"
