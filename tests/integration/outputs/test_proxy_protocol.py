@@ -139,6 +139,26 @@ def test_over_tls_into_proxied_tls(syslogrx, tmp_path):
     check_senders(recs, uport, SENDERS, 100)
 
 
+def test_an_ipv6_sender_is_named_tcp6(syslogrx, tmp_path):
+    """A listener on [::1]: the header says TCP6 with the sender's and the
+    listener's IPv6 addresses, as syslog-ng reads them."""
+    sport, uport = free_tcp_port(), free_udp_port()
+    sng = SyslogNgProxied(tmp_path / "sng", sport).start()
+    try:
+        rx = syslogrx("--format", "original", "--proxy-protocol", "v1", "--output",
+                      f"tcp:127.0.0.1:{sport}", listen=f"[::1]:{uport}", sequences=False)
+        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as u:
+            u.sendto(b"<13>from ipv6", ("::1", uport))
+            port6 = u.getsockname()[1]
+        wait_until(lambda: len(sng.lines()) >= 1, "the message at syslog-ng")
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+        recs = sng.records()
+    finally:
+        sng.stop()
+    assert recs == [("::1", str(port6), "::1", str(uport), b"<13>from ipv6")]
+
+
 V2_SIG = b"\r\n\r\n\x00\r\nQUIT\n"
 
 
@@ -336,7 +356,7 @@ def test_a_resize_and_an_upgrade_under_load(tmp_path):
                                 "proxy-protocol": "v1"})
 
         def actions():
-            rx.resize(4, 2)
+            rx.resize(4, 2, proxy_connections=64)   # a restart's: named, not applied
             assert rx.upgrade() is not None, "".join(rx.lines)
             wait_gone(rx.olds[-1], 60)
         sent, err, final = run_load(rx, listen, actions)
@@ -349,6 +369,9 @@ def test_a_resize_and_an_upgrade_under_load(tmp_path):
         sng.stop()
         shutil.rmtree(work, ignore_errors=True)
     assert len(recs) == written
+    assert err.count(f"--proxy-connections changed in {work / 'syslogrx.conf'}: "
+                     "needs a restart") == 1, err
+    assert [s["proxy"]["connections_max"] for s in all_s] == [256, 64]
     assert {r[0] for r in recs} == {"127.0.0.1"}
     assert sum(s["proxy"]["opened"] for s in all_s) >= 2
     check_books(sent, all_s, final, {f: s for f, s in sng.flows().items()}, exact=False)
