@@ -321,9 +321,15 @@ static void connection_lost(struct sink_pool *t, struct pconn *c, bool aborted, 
 static int write_from(struct sink_pool *t, struct pconn *c, struct pend *p)
 {
 	for (;;) {
-		bool fresh = c->fd < 0;
 		struct pend *q;
+		bool fresh;
 		int err;
+
+		/* a server that closed since: a new connection, not a write into
+		 * the old one */
+		if (c->fd >= 0 && (err = conn_peer_closed(c->fd, c->session)))
+			connection_lost(t, c, err < 0, "the server closed it");
+		fresh = c->fd < 0;
 
 		if (fresh && c->lost_young)
 			conn_backoff(&c->lost_backoff_ms, &t->base);
@@ -487,8 +493,10 @@ static int pool_produce(struct sink *s, const char *msg, size_t len, const char 
 	memcpy(p->data, msg, len);
 	if (t->newline)
 		p->data[len] = '\n';
-	if (!c->head)
+	if (!c->head) {
 		busy_add(t, c);
+		c->progress_ns = mono_ns(); /* a stall counts from its first wait */
+	}
 	if (c->tail)
 		c->tail->next = p;
 	else
