@@ -48,7 +48,8 @@ void proxy_defaults(struct config *c)
 int proxy_options_check(const struct config *c, char *err, size_t errlen)
 {
 	if (!c->proxy.version) {
-		if (c->proxy.connections != PROXY_CONNECTIONS_DEF || c->proxy.idle != PROXY_IDLE_DEF)
+		if (c->proxy.connections != PROXY_CONNECTIONS_DEF ||
+		    c->proxy.idle != PROXY_IDLE_DEF)
 			FAIL("--proxy-connections and --proxy-idle need --proxy-protocol v1|v2");
 		return 0;
 	}

@@ -222,7 +222,6 @@ static int ensure_connected(struct sink_tcp *t)
 	return 0;
 }
 
-
 /* The messages to send, as the output formatted them for the framing
  * (lines, or frames: syslog/format.h), into t->cur, where the history
  * keeps them. Returns their length. */

@@ -76,20 +76,20 @@ struct pconn {
 	struct tls_session *session;
 	struct sockaddr_storage src; /* the sender, as the header names it */
 	socklen_t src_len;
-	uint32_t listener;	   /* its index in laddr */
-	struct pend *head, *tail;  /* oldest first */
-	uint64_t acked;		   /* bytes_acked when last looked */
-	uint64_t wrote;		   /* tcp: bytes_acked once all written is acknowledged */
-	uint64_t progress_ns;	   /* when it last had a byte acknowledged */
-	uint64_t conn_msgs;	   /* messages acknowledged on this connection */
-	uint64_t open_ns;	   /* when it was opened */
+	uint32_t listener;	  /* its index in laddr */
+	struct pend *head, *tail; /* oldest first */
+	uint64_t acked;		  /* bytes_acked when last looked */
+	uint64_t wrote;		  /* tcp: bytes_acked once all written is acknowledged */
+	uint64_t progress_ns;	  /* when it last had a byte acknowledged */
+	uint64_t conn_msgs;	  /* messages acknowledged on this connection */
+	uint64_t open_ns;	  /* when it was opened */
 	/* The server ended it within a second of its opening (a connection
 	 * limit, a server that refuses the header): its next opens back off
 	 * until it makes progress. */
 	int lost_backoff_ms;
 	bool lost_young;
-	uint32_t busy_at;	   /* its index in busy[] while head != NULL */
-	bool used;		   /* the slot holds a sender */
+	uint32_t busy_at; /* its index in busy[] while head != NULL */
+	bool used;	  /* the slot holds a sender */
 };
 
 struct sink_pool {
@@ -103,7 +103,7 @@ struct sink_pool {
 	uint32_t *busy; /* slots with pending messages */
 	uint32_t nr_busy;
 	uint32_t cap;
-	bool newline;	/* --framing newline: a '\n' after each message */
+	bool newline; /* --framing newline: a '\n' after each message */
 	uint64_t idle_ns;
 	int stall_ms;
 	double drain_timeout;
@@ -480,8 +480,8 @@ static struct pconn *conn_for(struct sink_pool *t, const struct msg_meta *meta)
 	return c;
 }
 
-static int pool_produce(struct sink *s, const char *msg, size_t len, const char *key,
-			size_t keylen, const struct msg_meta *meta, void *opaque)
+static int pool_produce(struct sink *s, const char *msg, size_t len, const char *key, size_t keylen,
+			const struct msg_meta *meta, void *opaque)
 {
 	struct sink_pool *t = (struct sink_pool *)s;
 	struct pconn *c = conn_for(t, meta);
@@ -702,8 +702,8 @@ struct sink *sink_tcp_pool_open(const struct config *c)
 	for (uint32_t i = 0; !err && i < t->cap; i++)
 		t->conns[i].fd = -1;
 	if (!err && parse_host_port(c->output_arg, &t->addr, &t->addrlen)) {
-		pr_warn("--output %s: expected %s:HOST:PORT with a numeric address\n",
-			t->base.name, kind);
+		pr_warn("--output %s: expected %s:HOST:PORT with a numeric address\n", t->base.name,
+			kind);
 		err = -EINVAL;
 	}
 	if (!err && (err = room_for(t->cap)))
