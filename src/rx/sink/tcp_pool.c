@@ -92,6 +92,11 @@ struct pconn {
 	bool used;	  /* the slot holds a sender */
 };
 
+/* docs/outputs.md gives a slot's bytes: its connection, its busy[] entry,
+ * its sender_pool entry. */
+_Static_assert(sizeof(struct pconn) + sizeof(uint32_t) + SENDER_POOL_SLOT_BYTES <= 276,
+	       "a pool slot outgrew what docs/outputs.md says");
+
 struct sink_pool {
 	struct sink base;
 	enum proxy_version version;
