@@ -66,7 +66,7 @@ const struct argp_option config_options[] = {
 	{ "kafka-opt", OPT_KAFKA_OPT, "KEY=VALUE", 0,
 	  "librdkafka producer property, repeatable (e.g. acks=1, compression.type=lz4)" },
 	{ "drain-timeout", OPT_DRAIN_TIMEOUT, "SECONDS", 0,
-	  "At exit, wait this long for outstanding Kafka or OTLP deliveries (default 10)" },
+	  "At exit, wait this long for outstanding Kafka or OTLP deliveries, or --proxy-protocol acknowledgements (default 10)" },
 	{ "stop-timeout", OPT_STOP_TIMEOUT, "SECONDS", 0,
 	  "A stop delivers for at most this long, then saves (disk buffer) or counts what is "
 	  "left (default 20)" },

@@ -92,11 +92,6 @@ struct pconn {
 	bool used;	  /* the slot holds a sender */
 };
 
-/* docs/outputs.md gives a slot's bytes: its connection, its busy[] entry,
- * its sender_pool entry. */
-_Static_assert(sizeof(struct pconn) + sizeof(uint32_t) + SENDER_POOL_SLOT_BYTES <= 276,
-	       "a pool slot outgrew what docs/outputs.md says");
-
 struct sink_pool {
 	struct sink base;
 	enum proxy_version version;
@@ -689,6 +684,10 @@ struct sink *sink_tcp_pool_open(const struct config *c)
 	uint8_t a16[16];
 	int err;
 
+	/* docs/outputs.md gives a slot's bytes: its connection, its busy[]
+	 * entry, its sender_pool entry. */
+	_Static_assert(sizeof(struct pconn) + sizeof(uint32_t) + SENDER_POOL_SLOT_BYTES <= 276,
+		       "a pool slot outgrew what docs/outputs.md says");
 	if (!t)
 		return NULL;
 	t->base.ops = &pool_ops;
