@@ -36,20 +36,30 @@ log {{ source(s_in); destination(d_file); }};
         with open(self.conf, "w") as f:
             f.write(text)
 
+    netns = None    # a network namespace to run in (SyslogNgProxied's)
+
     def spawn(self, env=None):
+        prefix = ["ip", "netns", "exec", self.netns] if self.netns else []
         self.p = subprocess.Popen(
-            ["/usr/sbin/syslog-ng", "-F", "--no-caps", "-f", self.conf,
+            prefix + ["/usr/sbin/syslog-ng", "-F", "--no-caps", "-f", self.conf,
              "-R", os.path.join(self.dir, "persist"), "-p", os.path.join(self.dir, "pid"),
              "-c", os.path.join(self.dir, "ctl")],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+
+    def listening(self):
+        if self.netns:
+            r = subprocess.run(["ss", "-N", self.netns, "-Hltn", f"sport = :{self.port}"],
+                               capture_output=True, text=True, timeout=30)
+            return bool(r.stdout.strip())
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", self.port)) == 0
 
     def start(self):
         self.spawn()
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return self
+            if self.listening():
+                return self
             assert self.p.poll() is None, self.p.stdout.read().decode()
             time.sleep(0.05)
         raise AssertionError("syslog-ng did not listen")
@@ -120,10 +130,12 @@ class SyslogNgProxied(SyslogNgServer):
     max_connections): each message one line of the PROXY header's four
     fields and its $MSG in base64. records() -> [(srcip, srcport, dstip,
     dstport, msg)]; flows() the sequence markers per flow. pki (a
-    tls_server.Pki): transport("proxied-tls") with its server certificate."""
+    tls_server.Pki): transport("proxied-tls") with its server certificate.
+    netns: run in that network namespace."""
 
-    def __init__(self, folder, port, max_connections=100, pki=None):
+    def __init__(self, folder, port, max_connections=100, pki=None, netns=None):
         super().__init__(str(folder), port, "", "")
+        self.netns = netns
         transport = 'transport("proxied-tcp")'
         if pki:
             transport = (f'transport("proxied-tls") tls(key-file("{pki.path("srv.key")}") '

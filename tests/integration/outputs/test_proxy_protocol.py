@@ -19,6 +19,8 @@ import shutil
 import signal
 import socket
 import struct
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -33,6 +35,7 @@ from support.load import send_forged
 from support.paths import binary
 from support.ports import free_tcp_port, free_udp_port
 from support.procs import run_cmd, wait_until
+from support.reaper import new_netns
 from support.prom import parse, scrape, value
 from support.rx_watch import Receiver, SEQ, listen_for, wait_gone
 from support.syslog_ng import SyslogNgProxied
@@ -304,33 +307,46 @@ def test_vendor_corpus_reads_as_sent_directly(syslogrx, tmp_path):
     assert rx.summary["proxy"]["opened"] == 1
 
 
+def scrape_in(ns, port):
+    """/metrics of a syslogrx in network namespace ns."""
+    r = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c",
+                        "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("
+                        f"'http://127.0.0.1:{port}/metrics', timeout=10).read().decode())"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    return parse(r.stdout)
+
+
 def test_pool_stays_within_its_bound(syslogrx, tmp_path):
-    """2,000 senders, one datagram each, through a pool of 32: never more
-    than 32 open, opens = closes + open, every message arrives once, as its
+    """2,000 senders (distinct addresses, in a namespace of the test's own),
+    one datagram each, through a pool of 32: never more than 32 open,
+    opens = closes + open in the metrics, every message arrives once, as its
     sender. syslog-ng takes SC4S's 2,000 connections: it counts a closed
     connection until it has read its end, which lags behind a pool that
     churns (docs/operating.md sizes SC4S's limit well above the pool's)."""
     n, senders = 32, 2000
     sport, mport, uport = free_tcp_port(), free_tcp_port(), free_udp_port()
-    sng = SyslogNgProxied(tmp_path / "sng", sport, max_connections=2000).start()
-    try:
-        rx = syslogrx("--format", "original", "--proxy-protocol", "v1", "--proxy-connections",
-                      str(n), "--rcvbuf", "16M", "--metrics", str(mport),
-                      "--output", f"tcp:127.0.0.1:{sport}", port=uport, sequences=False)
-        assert send_forged(uport, senders) == senders
-        wait_until(lambda: len(sng.lines()) >= senders, f"{senders} messages at syslog-ng",
-                   timeout=120)
-        m = parse(scrape(mport))
-        closes = sum(value(m, "syslogrx_proxy_closes_total", reason=r)
-                     for r in ("idle", "full", "lost", "stop"))
-        assert value(m, "syslogrx_proxy_opens_total") == \
-            value(m, "syslogrx_proxy_connections") + closes
-        assert value(m, "syslogrx_proxy_connections") <= n
-        rc, _, err = rx.stop()
-        assert rc == 0, err
-        recs = sng.records()
-    finally:
-        sng.stop()
+    with new_netns("proxy") as ns:
+        sng = SyslogNgProxied(tmp_path / "sng", sport, max_connections=2000, netns=ns).start()
+        try:
+            rx = syslogrx("--format", "original", "--proxy-protocol", "v1",
+                          "--proxy-connections", str(n), "--rcvbuf", "16M", "--metrics",
+                          str(mport), "--output", f"tcp:127.0.0.1:{sport}", port=uport,
+                          netns=ns, sequences=False)
+            assert send_forged(uport, senders, netns=ns) == senders
+            wait_until(lambda: len(sng.lines()) >= senders, f"{senders} messages at syslog-ng",
+                       timeout=120)
+            m = scrape_in(ns, mport)
+            closes = sum(value(m, "syslogrx_proxy_closes_total", reason=r)
+                         for r in ("idle", "full", "lost", "stop"))
+            assert value(m, "syslogrx_proxy_opens_total") == \
+                value(m, "syslogrx_proxy_connections") + closes
+            assert value(m, "syslogrx_proxy_connections") <= n
+            rc, _, err = rx.stop()
+            assert rc == 0, err
+            recs = sng.records()
+        finally:
+            sng.stop()
     t = rx.summary["totals"]
     assert t["received"] == t["written"] == len(recs) == senders
     want = {"127.%d.%d.%d" % (1 + (i >> 16), (i >> 8) & 255, i & 255) for i in range(senders)}
