@@ -457,12 +457,15 @@ static struct pconn *conn_for(struct sink_pool *t, const struct msg_meta *meta)
 	const struct sockaddr *src = meta->src ? meta->src : (const struct sockaddr *)&none;
 	socklen_t src_len = meta->src ? meta->src_len : sizeof(none);
 	uint64_t now = mono_ns();
-	uint8_t key[16] = { 0 };
+	uint8_t key[SENDER_POOL_KEY_BYTES] = { 0 };
+	uint32_t listener = listener_of(t, meta->listener);
 	struct pconn *c;
 	bool evicted;
 	int slot;
 
+	/* the sender and the listener: a header names both */
 	sockaddr_addr16(src, src_len, key);
+	memcpy(key + 16, &listener, sizeof(listener));
 	slot = sender_pool_find(t->pool, key, now);
 	if (slot >= 0)
 		return &t->conns[slot];
@@ -473,7 +476,7 @@ static struct pconn *conn_for(struct sink_pool *t, const struct msg_meta *meta)
 	memset(&c->src, 0, sizeof(c->src));
 	memcpy(&c->src, src, src_len < sizeof(c->src) ? src_len : sizeof(c->src));
 	c->src_len = src_len;
-	c->listener = listener_of(t, meta->listener);
+	c->listener = listener;
 	c->used = true;
 	c->lost_young = false; /* a new sender: no backoff of the last one's */
 	c->lost_backoff_ms = 0;

@@ -214,6 +214,31 @@ def test_a_server_restart_loses_nothing_uncounted(syslogrx, tmp_path):
     assert s["proxy"]["closed"]["lost"] >= len(SENDERS)
 
 
+def test_a_connection_per_sender_and_listener(syslogrx, tmp_path):
+    """One sender to two listeners: a connection for each, each header
+    naming the listener its messages came by."""
+    sport, p1, p2 = free_tcp_port(), free_udp_port(), free_udp_port()
+    sng = SyslogNgProxied(tmp_path / "sng", sport).start()
+    try:
+        rx = syslogrx("--format", "original", "--proxy-protocol", "v1", "--rcvbuf", "8M",
+                      "--listen", f"b=127.0.0.1:{p2}", "--output", f"tcp:127.0.0.1:{sport}",
+                      listen=f"a=127.0.0.1:{p1}", sequences=False)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+            u.bind((SENDERS[0], 0))
+            for i in range(50):
+                u.sendto(b"<13>to a %d" % i, ("127.0.0.1", p1))
+                u.sendto(b"<13>to b %d" % i, ("127.0.0.1", p2))
+        wait_until(lambda: len(sng.lines()) >= 100, "every message at syslog-ng")
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+        recs = sng.records()
+    finally:
+        sng.stop()
+    assert len(recs) == 100 and {r[0] for r in recs} == {SENDERS[0]}
+    assert all(r[3] == str(p1 if r[4].startswith(b"<13>to a") else p2) for r in recs), recs
+    assert rx.summary["proxy"]["opened"] == 2
+
+
 V2_SIG = b"\r\n\r\n\x00\r\nQUIT\n"
 
 
