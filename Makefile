@@ -146,8 +146,8 @@ test_preformat_LIBS := -lpthread -lm -lcmocka
 # The fuzzers are built with sanitizers from these layers' sources.
 FUZZ_LAYERS       := syslog common
 
-.PHONY: image test-container container-deps mutants deb deb-root
-.PHONY: all run test test-sanitize sanitize-unit unit integration fuzz bench soak chaos toxiproxy deps clean vmlinux demo sc4s-table sc4s-replica format install install-lab
+.PHONY: image test-container container-deps mutants deb deb-root lab-setups
+.PHONY: all run test test-sanitize sanitize-unit sanitize-unit-bins unit unit-bins integration fuzz bench soak chaos toxiproxy deps clean vmlinux demo sc4s-table sc4s-replica format install install-lab
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -238,6 +238,7 @@ run: deps
 	$(Q)$(MAKE) all
 	$(Q)lab/demo.sh
 
+unit-bins: $(TESTS)
 unit: $(TESTS)
 	$(Q)set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
@@ -301,7 +302,8 @@ toxiproxy: $(TOXIPROXY)
 # folder (TEST_PATHS=tests/integration/outputs).
 TEST_WORKERS ?= 4
 TEST_PATHS   ?= tests
-integration: all $(PROMTOOL) $(K8S_VALIDATE) $(PYPROTO) $(TOXIPROXY) deb-root
+TEST_TOOLS   := $(PROMTOOL) $(K8S_VALIDATE) $(PYPROTO) $(TOXIPROXY)
+integration: all $(TEST_TOOLS) deb-root
 	$(Q){ $(PYTHON) -m pytest -q --durations=10 $(TEST_PATHS) -m "not serial" -n $(TEST_WORKERS) \
 		--dist loadgroup $(PYTEST_ARGS) || [ $$? = 5 ]; } && \
 	{ $(PYTHON) -m pytest -q --durations=10 $(TEST_PATHS) -m serial $(PYTEST_ARGS) || [ $$? = 5 ]; }
@@ -314,15 +316,34 @@ test_time   = printf '  TIME     %-24s %5d s\n' "$(strip $(1))" $$(( $$(date +%s
 TEST_JOBS  ?= $(shell nproc)
 test_phase  = $(MAKE) $(1) -j$(TEST_JOBS) && $(call test_time,$(firstword $(1))) || \
 	{ $(call test_time,$(firstword $(1)) FAILED); exit 1; }
-# The package's root (debootstrap: mostly the network and the disk) is made
-# beside the build, not before the integration tests.
+# The lab's set-ups that tests start on first use (Kafka's jars, the
+# collector's Go build), each under the lock the tests take on its script
+# (support.procs.lab_setup): a test that needs one before it is done waits.
+lab-setups:
+	$(Q)flock lab/kafka-setup.sh lab/kafka-setup.sh >/dev/null
+	$(Q)flock lab/otelcol-setup.sh lab/otelcol-setup.sh >/dev/null
+
+# The package's root (debootstrap: mostly the network and the disk) and the
+# ASan units are made beside the build, not before the tests that use them.
+# The integration tests' tools, then the lab's set-ups, are fetched and built
+# in the background from the start (one at a time: they share the Go
+# toolchain's fetch and apt), so no test worker spends minutes on a Go build;
+# the integration phase waits for the tools only. One shell: the background
+# job's process group is killed on every way out.
+TEST_BG_LOG := $(OUTPUT)/test-setups.log
 test: deps
-	$(Q)+$(call test_phase,all $(FUZZERS) deb-root)
-	$(Q)+$(call test_phase,unit)
-	$(Q)+PARSE_FUZZ_COUNT=0 FUZZ_SECONDS=$${FUZZ_SECONDS:-15} $(call test_phase,fuzz)
-	$(Q)+$(call test_phase,sanitize-unit)
-	$(Q)+$(call test_phase,integration)
-	$(Q)+$(call test_time,make test: all passed)
+	$(Q)+mkdir -p $(OUTPUT) && rm -f $(OUTPUT)/.test-tools && \
+	MAKEFLAGS= setsid sh -c '$(MAKE) --no-print-directory $(TEST_TOOLS) && touch $(OUTPUT)/.test-tools; \
+		$(MAKE) --no-print-directory lab-setups' >$(TEST_BG_LOG) 2>&1 & bg=$$!; \
+	trap 'kill -- -$$bg 2>/dev/null' EXIT; \
+	$(call test_phase,all $(FUZZERS) deb-root sanitize-unit-bins) && \
+	$(call test_phase,unit) && \
+	{ PARSE_FUZZ_COUNT=0 FUZZ_SECONDS=$${FUZZ_SECONDS:-15} $(call test_phase,fuzz); } && \
+	$(call test_phase,sanitize-unit) && \
+	{ while [ ! -e $(OUTPUT)/.test-tools ] && kill -0 $$bg 2>/dev/null; do sleep 1; done; \
+	  [ -e $(OUTPUT)/.test-tools ] || { echo "the tests' tools: see $(TEST_BG_LOG)"; tail -20 $(TEST_BG_LOG); }; } && \
+	$(call test_phase,integration) && \
+	$(call test_time,make test: all passed)
 
 # ---- sanitizers (clang; libclang-rt-14-dev has their runtimes) ----------------
 # The same sources with AddressSanitizer + UndefinedBehaviorSanitizer into
@@ -335,9 +356,12 @@ TSAN_MAKE = $(MAKE) OUTPUT=build-tsan SKEL_OUTPUT=$(OUTPUT) CC=$(CLANG) SAN_CFLA
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp
 
-# The unit tests under ASan + UBSan (make test runs these).
+# The unit tests under ASan + UBSan (make test runs these; it builds them
+# beside the plain build, sanitize-unit-bins, and runs them after).
 sanitize-unit: $(SKELS)
 	$(Q)$(ASAN_MAKE) unit
+sanitize-unit-bins: $(SKELS)
+	$(Q)$(ASAN_MAKE) unit-bins
 
 # Units, fuzzer and integration tests under ASan + UBSan, then the threaded
 # paths under TSan: the window's and the snapshot's units, and syslogrx

@@ -32,6 +32,9 @@ def pytest_configure(config):
         "markers", "serial: changes or measures what the whole machine shares (a global "
                    "sysctl, a fixed port, podman's storage, the CPU): run alone, after the "
                    "parallel phase (make integration: -m serial, without -n)")
+    config.addinivalue_line(
+        "markers", "podman: uses podman's storage and images (the machine's): every such "
+                   "test runs in one pytest-xdist worker, one at a time, beside the rest")
 
 
 def at_the_top(config):

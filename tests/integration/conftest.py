@@ -62,15 +62,25 @@ def broker():
             b.close()
 
 
+# tryfirst: xdist names a test's group from its mark in its own hook, which
+# runs before this one when this conftest was loaded at start-up (pytest
+# given a folder below tests/).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (make integration: --dist loadgroup), the tests of
     a module that take its Kafka broker run in one worker: one broker per
-    module, as in one process (a JVM, the slowest start of the suite)."""
+    module, as in one process (a JVM, the slowest start of the suite). The
+    tests marked podman are one group, and the first handed out: the longest
+    (two image builds, one from source), it then ends while the other
+    workers still have tests to run, not after them."""
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
-        if "broker" in item.fixturenames:
+        if item.get_closest_marker("podman"):
+            item.add_marker(pytest.mark.xdist_group("podman"))
+        elif "broker" in item.fixturenames:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    items.sort(key=lambda item: item.get_closest_marker("podman") is None)
 
 
 @pytest.fixture

@@ -16,7 +16,8 @@ One cell checks what docs/outputs.md#faults promises:
 - SIGTERM returns, exit 0, within --stop-timeout + 2 s;
 - every sequence number sent is delivered or counted (kernel drop,
   abandoned, discarded, given up, dropped by the disk buffer): none
-  unaccounted (after kill -9, which counts nothing, only with reliable);
+  unaccounted (after kill -9, which counts nothing, only with reliable,
+  killed once its disk buffer has written all it received);
   with a disk buffer and SIGTERM (or reliable and kill -9), all delivered
   after a restart with the fault removed, but for what a tcp or tls output
   counted uncertain (written, and its server may have dropped it: TCP
@@ -447,6 +448,16 @@ def wait_for(cond, bound):
     return False
 
 
+def on_disk(rx):
+    """A reliable disk buffer has written (or counted dropped) every message
+    read: what a kill -9 may cost is then nothing (what the workers read and
+    the writer has not yet written dies with the process: docs/outputs.md,
+    test_disk_buffer.py::test_reliable_kill_9_loses_exactly_what_the_writer_had_not_written)."""
+    m = rx.metrics()
+    return bool(m) and rx.total(m, "syslogrx_disk_buffer_written_total") + rx.total(
+        m, "syslogrx_disk_buffer_dropped_total") >= rx.total(m, "syslogrx_socket_received_total")
+
+
 def restart(cell, folder, args):
     """The next syslogrx on the same disk buffer, in folder/restart."""
     os.makedirs(os.path.join(folder, "restart"))
@@ -512,6 +523,9 @@ def run_cell(w, fault_name, output, buffer, kill=False):
                  + rx.total(rx.metrics(), "syslogrx_socket_kernel_drops_total") >= cell.sent, 10)
         cell.log = next((l for l in rx.lines[logged:] if "syslogrx" in l), "")
         if kill:
+            if buffer == "reliable" and not wait_for(lambda: on_disk(rx), 10):
+                cell.why.append("the disk buffer had not written what was received "
+                                "within 10 s")
             rx.kill()
         else:
             bound = (STOP_TIMEOUT if stopper else 30) + SLACK

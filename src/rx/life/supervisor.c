@@ -359,6 +359,14 @@ int supervise(const struct config *cfg, int argc, char **argv)
 			continue;
 		}
 		upgrading = false;
+		/* --duration is the run's: the child's clean exit at its end ends
+		 * the supervisor too, not a restart for another --duration. */
+		if (cfg->duration && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			pr_note("supervisor: receiver pid %d ran its --duration; stopping\n",
+				(int)child);
+			ret = 0;
+			break;
+		}
 		child_crashed(cfg, c, shared);
 		lost_total += c->lost;
 		restarts++;

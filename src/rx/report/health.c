@@ -87,7 +87,7 @@ static bool ready(struct health *h, uint64_t now, struct text *t)
 {
 	double idle = ago_s(now, LOAD(h->written_ns));
 	struct diskbuf_stats d;
-	const char *stalled;
+	const char *stalled, *down;
 
 	if (receiver_stopping(h->r)) {
 		say(t, "stopping\n");
@@ -133,6 +133,13 @@ static bool ready(struct health *h, uint64_t now, struct text *t)
 		    "the kernel's queues fill and will drop\n",
 		    idle);
 		return false;
+	} else if ((down = receiver_output_down(h->r))) {
+		/* Ready while the window has room (nothing is lost yet), and
+		 * said, as with a disk buffer: output_up 0 is the figure. */
+		say(t,
+		    "ready: %s cannot reach its destination; the input window holds what "
+		    "arrives until it is full\n",
+		    down);
 	}
 	return true;
 }

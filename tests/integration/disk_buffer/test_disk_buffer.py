@@ -591,6 +591,46 @@ def thread_of(pid, name):
 PWRITEV = {"x86_64": 296, "aarch64": 70}[os.uname().machine]
 
 
+class WriterHeld:
+    """strace holds the disk buffer writer's next record write (pwritev)
+    5 s, a disk stalled by dirty-page throttling; held() says the writer is
+    inside it (its /proc syscall)."""
+
+    def __init__(self, pid):
+        # the writer thread is named a moment after the ready line
+        self.pid = pid
+        self.writer = wait_until(lambda: thread_of(pid, "diskbuf"), "the diskbuf thread", 10)
+        self.tracer = subprocess.Popen(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+                                        "trace=pwritev", "-e",
+                                        "inject=pwritev:delay_enter=5000000:when=1",
+                                        "-p", str(pid)])
+        wait_until(self.all_traced, "strace attached to every thread")
+
+    def all_traced(self):
+        tasks = os.listdir(f"/proc/{self.pid}/task")
+        return all(re.search(r"^TracerPid:\s+[1-9]", open(
+            f"/proc/{self.pid}/task/{t}/status").read(), re.M) for t in tasks)
+
+    def held(self):
+        with open(f"/proc/{self.pid}/task/{self.writer}/syscall") as f:
+            return f.read().split()[0] == str(PWRITEV)
+
+
+def send_in_tens(port, mport, tag, first, n, writer):
+    """Datagrams first..first+n, 10 at a time, each ten sent once the worker
+    read the one before; the writer held inside its pwritev after the first
+    ten. Returns the last scrape."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for i in range(first, first + n):
+            s.sendto(b"<13>%s %02d" % (tag, i), ("127.0.0.1", port))
+            if i % 10 == 9:
+                m = metrics_until(mport, lambda m: received(m) == i + 1,
+                                  f"the worker read {i + 1}", 4)
+            if i == first + 9:
+                wait_until(writer.held, "the writer held in its first pwritev", 4)
+    return m
+
+
 def test_a_worker_never_waits_for_the_disk(procs, tmp_path):
     """outputs.md: "the buffer's own writer thread writes each record with
     one `pwrite` and syncs, so a worker never waits for the disk". strace
@@ -606,33 +646,12 @@ def test_a_worker_never_waits_for_the_disk(procs, tmp_path):
         rx = start_rx(tmp_path, procs, "rx", port, "--sockets", "1", "--threads", "1",
                       "--output", f"tcp:127.0.0.1:{sink.port}", "--metrics", str(mport),
                       "--disk-buffer", str(tmp_path / "db"), "--disk-buffer-mode", "reliable")
-        # the writer thread is named a moment after the ready line
-        writer = wait_until(lambda: thread_of(rx.p.pid, "diskbuf"), "the diskbuf thread", 10)
-        tracer = subprocess.Popen(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=pwritev",
-                                   "-e", "inject=pwritev:delay_enter=5000000:when=1",
-                                   "-p", str(rx.p.pid)])
-
-        def all_traced():
-            tasks = os.listdir(f"/proc/{rx.p.pid}/task")
-            return all(re.search(r"^TracerPid:\s+[1-9]", open(
-                f"/proc/{rx.p.pid}/task/{t}/status").read(), re.M) for t in tasks)
-
-        def writing():
-            with open(f"/proc/{rx.p.pid}/task/{writer}/syscall") as f:
-                return f.read().split()[0] == str(PWRITEV)
-        wait_until(all_traced, "strace attached to every thread")
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            for i in range(n):
-                s.sendto(b"<13>stalled %02d" % i, ("127.0.0.1", port))
-                if i % 10 == 9:
-                    m = metrics_until(mport, lambda m: received(m) == i + 1,
-                                      f"the worker read {i + 1}", 4)
-                if i == 9:
-                    wait_until(writing, "the writer held in its first pwritev", 4)
-        assert writing() and value(m, "syslogrx_disk_buffer_written_total") == 0
+        writer = WriterHeld(rx.p.pid)
+        m = send_in_tens(port, mport, b"stalled", 0, n, writer)
+        assert writer.held() and value(m, "syslogrx_disk_buffer_written_total") == 0
         wait_until(lambda: len(sink.msgs) == n, "all 50 at the server")
         stop_ok(rx)
-        assert tracer.wait(timeout=60) == 0
+        assert writer.tracer.wait(timeout=60) == 0
     finally:
         if rx and rx.p.poll() is None:
             rx.p.kill()
@@ -640,3 +659,45 @@ def test_a_worker_never_waits_for_the_disk(procs, tmp_path):
         sink.close()
     assert sorted(sink.msgs) == [b"<13>stalled %02d" % i for i in range(n)]
     assert rx.summary["totals"]["kernel_drops"]["total"] == 0
+
+
+def test_reliable_kill_9_loses_exactly_what_the_writer_had_not_written(procs, tmp_path):
+    """outputs.md: with reliable, kill -9 loses nothing that reached the disk,
+    and exactly what the workers had read and the writer had not yet
+    written: received - disk_buffer.written at the kill. The destination is
+    down; 10 datagrams reach the disk; the writer is then held inside its
+    next write (strace, as above) while 40 more are read; kill -9. The next
+    run on the same DIR, the destination up, delivers the 10, and only
+    them: the 40 died with the process's memory."""
+    down, port, mport = free_tcp_port(), free_udp_port(), free_tcp_port()
+    db = tmp_path / "db"
+    a = start_rx(tmp_path, procs, "a", port, "--sockets", "1", "--threads", "1",
+                 "--output", f"tcp:127.0.0.1:{down}", "--metrics", str(mport),
+                 "--disk-buffer", str(db), "--disk-buffer-mode", "reliable")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for i in range(10):
+            s.sendto(b"<13>kept %02d" % i, ("127.0.0.1", port))
+    metrics_until(mport, lambda m: value(m, "syslogrx_disk_buffer_written_total") == 10,
+                  "the first 10 on disk")
+    writer = WriterHeld(a.p.pid)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.sendto(b"<13>held 10", ("127.0.0.1", port))   # the record the writer is held in
+    wait_until(writer.held, "the writer held in its pwritev", 4)
+    m = send_in_tens(port, mport, b"held", 11, 39, writer)
+    assert writer.held() and received(m) == 50
+    assert value(m, "syslogrx_disk_buffer_written_total") == 10, m
+    a.p.kill()
+    a.p.wait(timeout=10)
+    writer.tracer.wait(timeout=30)
+
+    sink = FrameSink()      # the destination back (at another port: the records do not name it)
+    try:
+        b = start_rx(tmp_path, procs, "b", free_udp_port(), "--output", f"tcp:127.0.0.1:{sink.port}",
+                     "--disk-buffer", str(db), "--disk-buffer-mode", "reliable")
+        wait_until(lambda: len(sink.msgs) >= 10, "the 10 on disk delivered")
+        stop_ok(b)
+    finally:
+        sink.close()
+    assert sorted(sink.msgs) == [b"<13>kept %02d" % i for i in range(10)]
+    d = b.summary["disk_buffer"]
+    assert d["recovered"] == 10 and d["corrupt"] == 0, d

@@ -12,11 +12,13 @@ import shutil
 import signal
 import socket
 import struct
+import subprocess
 import tempfile
 import time
 
 import pytest
 
+from support.paths import binary
 from support.procs import log_text, read_json, wait_until
 from support.rx_watch import SEQ, Receiver, config_text, listen_for, under_load
 from support.books import run_load
@@ -248,9 +250,12 @@ def test_kill_9_with_a_spill_buffer_never_under_counts_the_loss(tmp_path):
                 wait_until(lambda: any(db.glob("*.seg")), "a segment on disk")
                 rx.kill_child()
                 time.sleep(0.5)         # the new child reads the disk back
-        sent, err, final = run_load(rx, listen, crash_while_spilling)
-    finally:
-        sink.close()
+        # The load must outrun --output-rate or nothing spills.
+        sent, err, final = run_load(rx, listen, crash_while_spilling, rate=50_000)
+    except BaseException:
+        sink.srv.close()        # the receiver still holds its connection: the reaper ends it
+        raise
+    sink.close()
     sup = read_json(f"{rx.summary_path}.supervisor")
     assert sup["restarts"] == 2, sup
     t = final["totals"]
@@ -263,3 +268,18 @@ def test_kill_9_with_a_spill_buffer_never_under_counts_the_loss(tmp_path):
     assert sorted(os.listdir(db)) == ["lock"]          # the disk all sent at the end
     print(f"sent {sent['sent']} missing {missing} counted lost {sup['window_lost']} "
           f"kernel {kernel}")
+
+
+def test_duration_ends_the_supervised_run(tmp_path):
+    """--duration is the run's, supervised or not: the child's clean exit at
+    its end ends the supervisor with 0 (not a restart for another one), and
+    the supervisor's summary says no restart."""
+    summary = tmp_path / "summary.json"
+    p = subprocess.run([binary("syslogrx"), "--supervise", "--duration", "1",
+                        "--listen", listen_for(socket.AF_INET), "--output", "null",
+                        "--summary", str(summary)],
+                       capture_output=True, text=True, timeout=20)
+    assert p.returncode == 0, p.stderr
+    assert "ran its --duration; stopping" in p.stderr, p.stderr
+    sup = read_json(f"{summary}.supervisor")
+    assert sup["restarts"] == 0 and len(sup["children"]) == 1, sup

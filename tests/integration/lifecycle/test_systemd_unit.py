@@ -75,7 +75,8 @@ class Container:
     def start_unit(self, port):
         """Boots, starts syslogrx.service, waits for its sockets on port."""
         self.boot()
-        self.run("systemctl", "start", "syslogrx")
+        r = self.run("systemctl", "start", "syslogrx", check=False)
+        assert r.returncode == 0, f"systemctl start: {r.stdout}{r.stderr}\n{self.journal()}"
         wait_for_udp_port(port, count=4)
 
     def journal(self):

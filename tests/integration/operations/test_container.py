@@ -40,10 +40,10 @@ from support.procs import read_json, wait_until
 from support.reaper import new_netns
 from support.syslog_ng import SyslogNgServer
 
-# Serial: podman's storage and image store are the machine's (a second build
-# or `podman rm` beside this one races it), and the image is built once per
-# session: one process runs the module.
-pytestmark = pytest.mark.serial
+# podman's storage and image store are the machine's (a second build or
+# `podman rm` beside this one races it), and the image is built once per
+# session: the podman tests run in one process, one at a time (conftest).
+pytestmark = pytest.mark.podman
 
 CONF = os.path.join(ROOT, "lab", "containers.conf")
 ENV = dict(os.environ, CONTAINERS_CONF=CONF)

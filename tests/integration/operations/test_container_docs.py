@@ -20,9 +20,10 @@ from support.paths import ROOT
 from support.doc_blocks import check_block, runnable_blocks, scratch_copy
 from support.reaper import new_netns
 
-# Serial: podman's storage and images are the machine's, and the build
-# block tags localhost/syslogrx:VERSION, which the other blocks run.
-pytestmark = pytest.mark.serial
+# podman's storage and images are the machine's, and the build block tags
+# localhost/syslogrx:VERSION, which the other blocks run: the podman tests
+# run in one process, one at a time (conftest).
+pytestmark = pytest.mark.podman
 
 PAGE = os.path.join(ROOT, "docs", "container.md")
 # What dist/Containerfile COPYs, and .containerignore that says so.

@@ -67,6 +67,29 @@ PTRACE_DETACH, PTRACE_SEIZE, PTRACE_INTERRUPT = 17, 0x4206, 0x4207
 WALL = 0x40000000
 
 
+def test_ready_names_a_destination_down_while_the_window_has_room(syslogrx, tmp_path):
+    """No disk buffer, the destination down, the window empty: ready (nothing
+    is lost yet), the outage named as output_up 0 says it; ready plain once
+    the output delivers."""
+    tport, uport, hport = free_tcp_port(), free_udp_port(), free_tcp_port()
+    rx = syslogrx("--window", "200", "--output", f"tcp:127.0.0.1:{tport}",
+                  "--health", str(hport), port=uport)
+    wait_until(lambda: get(hport, "/readyz") == (
+        200, f"ready: tcp:127.0.0.1:{tport} cannot reach its destination; the input window "
+        "holds what arrives until it is full\n"), "readyz 200 naming the outage", 30)
+    sng = SyslogNg(tmp_path, tport)
+    sng.start()
+    try:
+        send_udp("127.0.0.1", uport, 10, size=200)
+        wait_until(lambda: get(hport, "/readyz") == (200, "ready\n"),
+                   "readyz 200 plain once the output delivers", 30)
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+    finally:
+        sng.stop()
+    assert rx.summary["totals"]["written"] == 10
+
+
 @contextlib.contextmanager
 def thread_stopped(pid, name):
     """That thread alone stopped (PTRACE_SEIZE + PTRACE_INTERRUPT: no group
