@@ -9,10 +9,10 @@
 #define NIL UINT32_MAX
 
 struct entry {
-	uint8_t key[16];
 	uint64_t used_ns;
-	uint32_t newer, older; /* the LRU list (used) */
-	uint32_t chain;	       /* the next in its bucket (used), or in the free list */
+	uint8_t key[SENDER_POOL_KEY_BYTES]; /* after used_ns: no padding */
+	uint32_t newer, older;		    /* the LRU list (used) */
+	uint32_t chain;			    /* the next in its bucket (used), or in the free list */
 };
 
 struct sender_pool {
@@ -26,16 +26,20 @@ struct sender_pool {
 _Static_assert(sizeof(struct entry) + 2 * sizeof(uint32_t) <= SENDER_POOL_SLOT_BYTES,
 	       "SENDER_POOL_SLOT_BYTES is what the header documents");
 
-static uint32_t bucket_of(const struct sender_pool *p, const uint8_t key[16])
+static uint32_t bucket_of(const struct sender_pool *p, const uint8_t key[SENDER_POOL_KEY_BYTES])
 {
 	uint64_t a, b, h;
+	uint32_t tag;
 
 	memcpy(&a, key, 8);
 	memcpy(&b, key + 8, 8);
+	memcpy(&tag, key + 16, 4);
 	h = (a ^ p->seed[0]) * 0x9e3779b97f4a7c15ULL;
 	h ^= h >> 32;
 	h = (h ^ b ^ p->seed[1]) * 0xc2b2ae3d27d4eb4fULL;
 	h ^= h >> 29;
+	h = (h ^ tag) * 0x9e3779b97f4a7c15ULL;
+	h ^= h >> 32;
 	return (uint32_t)h & p->mask;
 }
 
@@ -117,10 +121,11 @@ static void touch(struct sender_pool *p, uint32_t i, uint64_t now_ns)
 	}
 }
 
-int sender_pool_find(struct sender_pool *p, const uint8_t key[16], uint64_t now_ns)
+int sender_pool_find(struct sender_pool *p, const uint8_t key[SENDER_POOL_KEY_BYTES],
+		     uint64_t now_ns)
 {
 	for (uint32_t i = p->bucket[bucket_of(p, key)]; i != NIL; i = p->e[i].chain) {
-		if (!memcmp(p->e[i].key, key, 16)) {
+		if (!memcmp(p->e[i].key, key, SENDER_POOL_KEY_BYTES)) {
 			touch(p, i, now_ns);
 			return (int)i;
 		}
@@ -146,8 +151,8 @@ void sender_pool_release(struct sender_pool *p, uint32_t slot)
 	p->used--;
 }
 
-uint32_t sender_pool_take(struct sender_pool *p, const uint8_t key[16], uint64_t now_ns,
-			  bool *evicted, uint8_t old_key[16])
+uint32_t sender_pool_take(struct sender_pool *p, const uint8_t key[SENDER_POOL_KEY_BYTES],
+			  uint64_t now_ns, bool *evicted, uint8_t old_key[SENDER_POOL_KEY_BYTES])
 {
 	uint32_t i, b;
 
@@ -155,12 +160,12 @@ uint32_t sender_pool_take(struct sender_pool *p, const uint8_t key[16], uint64_t
 	if (*evicted) {
 		i = p->oldest;
 		if (old_key)
-			memcpy(old_key, p->e[i].key, 16);
+			memcpy(old_key, p->e[i].key, SENDER_POOL_KEY_BYTES);
 		sender_pool_release(p, i);
 	}
 	i = p->free;
 	p->free = p->e[i].chain;
-	memcpy(p->e[i].key, key, 16);
+	memcpy(p->e[i].key, key, SENDER_POOL_KEY_BYTES);
 	b = bucket_of(p, key);
 	p->e[i].chain = p->bucket[b];
 	p->bucket[b] = i;

@@ -6,7 +6,8 @@
  *
  * The key is the sender's address as 16 bytes (sockaddr_addr16: IPv4 as
  * IPv4-mapped), not its port: a device that sends from a new source port now
- * and then keeps its connection. Slots are numbered 0..cap-1, so that the
+ * and then keeps its connection; then 4 bytes the caller chooses (the
+ * listener: a header names one). Slots are numbered 0..cap-1, so that the
  * caller keeps its per-connection state in an array of its own.
  *
  * Memory is fixed at sender_pool_new: SENDER_POOL_SLOT_BYTES a slot. The
@@ -21,6 +22,8 @@
 #include <stdint.h>
 
 #define SENDER_POOL_MAX 65536
+/* The key: the address (16 bytes), then a 4-byte tag. */
+#define SENDER_POOL_KEY_BYTES 20
 /* A slot's entry and its two hash buckets. */
 #define SENDER_POOL_SLOT_BYTES 48
 
@@ -31,15 +34,16 @@ struct sender_pool *sender_pool_new(uint32_t cap);
 void sender_pool_free(struct sender_pool *p);
 
 /* The slot that holds key, marked used at now_ns; -1 if none does. */
-int sender_pool_find(struct sender_pool *p, const uint8_t key[16], uint64_t now_ns);
+int sender_pool_find(struct sender_pool *p, const uint8_t key[SENDER_POOL_KEY_BYTES],
+		     uint64_t now_ns);
 
 /*
  * A slot for key, which no slot holds: a free one if there is one, else the
  * least recently used, taken from its sender (*evicted true, its key in
  * old_key when old_key is not NULL: the caller closes that connection).
  */
-uint32_t sender_pool_take(struct sender_pool *p, const uint8_t key[16], uint64_t now_ns,
-			  bool *evicted, uint8_t old_key[16]);
+uint32_t sender_pool_take(struct sender_pool *p, const uint8_t key[SENDER_POOL_KEY_BYTES],
+			  uint64_t now_ns, bool *evicted, uint8_t old_key[SENDER_POOL_KEY_BYTES]);
 
 /* Frees a slot (its connection closed). */
 void sender_pool_release(struct sender_pool *p, uint32_t slot);

@@ -102,10 +102,12 @@ print(n, flush=True)
 """
 
 
-def send_forged(port, n, timeout=300):
-    """Forged senders: one datagram from each of n addresses to 127.0.0.1:port.
-    Returns the number sent."""
-    r = subprocess.run([sys.executable, "-c", _FORGER, str(port), str(n)], capture_output=True,
-                       text=True, timeout=timeout)
+def send_forged(port, n, timeout=300, netns=None):
+    """Forged senders: one datagram from each of n addresses to 127.0.0.1:port
+    (in netns, when given). Returns the number sent."""
+    argv = [sys.executable, "-c", _FORGER, str(port), str(n)]
+    if netns:
+        argv = ["ip", "netns", "exec", netns] + argv
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     assert r.returncode == 0, r.stderr
     return int(r.stdout)

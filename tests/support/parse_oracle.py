@@ -77,19 +77,43 @@ def render(src, template, idx, now):
     return re.sub(r"\{\{\s*([a-z_]+)\s*\}\}", one, template).encode("utf-8", "surrogateescape")
 
 
+def rendered(now=None):
+    """[(name, datagram)]: every corpus entry rendered at now (default: the
+    current time), in file order."""
+    now = now or datetime.now()
+    out = []
+    for f in sorted(os.listdir(CORPUS)):
+        if f.endswith(".jsonl"):
+            for i, (src, t) in enumerate(load(f)):
+                out.append((f"{src}#{i}", render(src, t, i, now)))
+    return out
+
+
+def as_line(d):
+    """The documented line of a datagram (--format original, newline
+    framing): its line end off, '\\n' and NUL inside as rsyslog writes
+    them."""
+    return d.rstrip(b"\n\r\x00").replace(b"\n", b"#012").replace(b"\x00", b"#000")
+
+
 class SyslogNgParse(SyslogNgServer):
     """syslog-ng on UDP 127.0.0.1:port parsing as SC4S does; each message
-    one JSON line of the fields compared."""
+    one JSON line of the fields compared. proxied_port: also a
+    network(transport("proxied-tcp")) source there, as SC4S's with
+    SC4S_SOURCE_PROXYCONNECT=yes (HOST from PROXIED_SRCIP where the message
+    names none), parsed the same way into its own file (proxied_lines())."""
 
     TEMPLATE = ("$(format-json host=${HOST} program=${PROGRAM} pid=${PID} msgid=${MSGID} "
                 "stamp=${S_UNIXTIME}.${S_USEC} recvd=${R_UNIXTIME}.${R_USEC} "
                 "facility=${FACILITY_NUM} severity=${SEVERITY_NUM} sd=${SDATA} msg=${MSG})\\n")
 
-    def __init__(self, folder, port, tz, guess=True):
+    def __init__(self, folder, port, tz, guess=True, proxied_port=None):
         super().__init__(folder, port, "", "")
         self.tz = tz
+        self.proxied_port = proxied_port
+        self.proxied_out = os.path.join(self.dir, "proxied.log")
         flags = "flags(guess-timezone)" if guess else ""
-        self.write_conf(f"""@version: 3.38
+        conf = f"""@version: 3.38
 options {{ stats-freq(0); keep-hostname(yes); use-dns(no); use-fqdn(no); log-msg-size(70000); }};
 source s_in {{ network(ip("127.0.0.1") port({port}) transport("udp") flags(no-parse)
                        log-msg-size(70000) so-rcvbuf(4194304)); }};
@@ -102,7 +126,27 @@ log {{
   else {{ parser(p_3164); }};
   destination(d_file);
 }};
-""")
+"""
+        if proxied_port:
+            conf += f"""source s_proxied {{ network(ip("127.0.0.1") port({proxied_port})
+                       transport("proxied-tcp") flags(no-parse) log-msg-size(70000)
+                       max-connections(2000) log-iw-size(200000)); }};
+destination d_proxied {{ file("{self.proxied_out}" template("{self.TEMPLATE}")); }};
+log {{
+  source(s_proxied);
+  rewrite {{ set("${{PROXIED_SRCIP}}" value("HOST")); }};
+  if {{ filter {{ message('^<[0-9]{{1,3}}>1 ') }}; parser(p_5424); }}
+  else {{ parser(p_3164); }};
+  destination(d_proxied);
+}};
+"""
+        self.write_conf(conf)
+
+    def proxied_lines(self):
+        if not os.path.exists(self.proxied_out):
+            return []
+        with open(self.proxied_out, "rb") as f:
+            return f.read().splitlines()
 
     def start(self):
         env = dict(os.environ)

@@ -10,6 +10,8 @@ import socket
 import subprocess
 import time
 
+from support.rx_watch import SEQ
+
 
 class SyslogNgServer:
     """syslog-ng -F with `source` (the options of a syslog() source) on
@@ -34,20 +36,30 @@ log {{ source(s_in); destination(d_file); }};
         with open(self.conf, "w") as f:
             f.write(text)
 
+    netns = None    # a network namespace to run in (SyslogNgProxied's)
+
     def spawn(self, env=None):
+        prefix = ["ip", "netns", "exec", self.netns] if self.netns else []
         self.p = subprocess.Popen(
-            ["/usr/sbin/syslog-ng", "-F", "--no-caps", "-f", self.conf,
+            prefix + ["/usr/sbin/syslog-ng", "-F", "--no-caps", "-f", self.conf,
              "-R", os.path.join(self.dir, "persist"), "-p", os.path.join(self.dir, "pid"),
              "-c", os.path.join(self.dir, "ctl")],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+
+    def listening(self):
+        if self.netns:
+            r = subprocess.run(["ss", "-N", self.netns, "-Hltn", f"sport = :{self.port}"],
+                               capture_output=True, text=True, timeout=30)
+            return bool(r.stdout.strip())
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", self.port)) == 0
 
     def start(self):
         self.spawn()
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return self
+            if self.listening():
+                return self
             assert self.p.poll() is None, self.p.stdout.read().decode()
             time.sleep(0.05)
         raise AssertionError("syslog-ng did not listen")
@@ -110,3 +122,48 @@ class SyslogNgNoParse(SyslogNgServer):
             return []
         with open(self.file(name), "rb") as f:
             return [base64.b64decode(line) for line in f.read().splitlines()]
+
+
+class SyslogNgProxied(SyslogNgServer):
+    """network(transport("proxied-tcp")) on 127.0.0.1:port, as SC4S's TCP
+    source with SC4S_SOURCE_PROXYCONNECT=yes (flags(no-parse), up to
+    max_connections): each message one line of the PROXY header's four
+    fields and its $MSG in base64. records() -> [(srcip, srcport, dstip,
+    dstport, msg)]; flows() the sequence markers per flow. pki (a
+    tls_server.Pki): transport("proxied-tls") with its server certificate.
+    netns: run in that network namespace."""
+
+    def __init__(self, folder, port, max_connections=100, pki=None, netns=None):
+        super().__init__(str(folder), port, "", "")
+        self.netns = netns
+        transport = 'transport("proxied-tcp")'
+        if pki:
+            transport = (f'transport("proxied-tls") tls(key-file("{pki.path("srv.key")}") '
+                         f'cert-file("{pki.path("srv.pem")}") '
+                         'peer-verify(optional-untrusted))')
+        self.write_conf(f"""@version: 3.38
+options {{ stats-freq(0); keep-hostname(yes); use-dns(no); log-msg-size(70000); }};
+source s_in {{ network(ip("127.0.0.1") port({port}) {transport} flags(no-parse)
+                       log-msg-size(70000) max-connections({max_connections})
+                       log-iw-size({max(100000, 100 * max_connections)})); }};
+destination d_file {{ file("{self.out}" template(
+  "${{PROXIED_SRCIP}} ${{PROXIED_SRCPORT}} ${{PROXIED_DSTIP}} ${{PROXIED_DSTPORT}} $(base64-encode ${{MSG}})\\n")); }};
+log {{ source(s_in); destination(d_file); }};
+""")
+
+    def records(self):
+        out = []
+        for line in self.lines():
+            f = line.split(b" ")
+            out.append((f[0].decode(), f[1].decode(), f[2].decode(), f[3].decode(),
+                        base64.b64decode(f[4]) if len(f) > 4 else b""))
+        return out
+
+    def flows(self):
+        """{flow: [sequence numbers in the order they arrived]}"""
+        flows = {}
+        for r in self.records():
+            m = SEQ.search(r[4])
+            if m:
+                flows.setdefault(int(m.group(1)), []).append(int(m.group(2)))
+        return flows

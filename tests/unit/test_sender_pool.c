@@ -12,9 +12,9 @@
 #include <string.h>
 #include "net/sender_pool.h"
 
-static void key_of(uint32_t n, uint8_t k[16])
+static void key_of(uint32_t n, uint8_t k[SENDER_POOL_KEY_BYTES])
 {
-	memset(k, 0, 16);
+	memset(k, 0, SENDER_POOL_KEY_BYTES);
 	k[10] = k[11] = 0xff;
 	memcpy(k + 12, &n, 4);
 }
@@ -22,7 +22,7 @@ static void key_of(uint32_t n, uint8_t k[16])
 static void test_lru_eviction(void **state)
 {
 	struct sender_pool *p = sender_pool_new(3);
-	uint8_t k[16], old[16], want[16];
+	uint8_t k[SENDER_POOL_KEY_BYTES], old[SENDER_POOL_KEY_BYTES], want[SENDER_POOL_KEY_BYTES];
 	bool ev;
 	uint32_t s1, s2, s3, s4;
 
@@ -44,7 +44,7 @@ static void test_lru_eviction(void **state)
 	s4 = sender_pool_take(p, k, 50, &ev, old);
 	assert_true(ev);
 	key_of(2, want);
-	assert_memory_equal(old, want, 16);
+	assert_memory_equal(old, want, SENDER_POOL_KEY_BYTES);
 	assert_int_equal(s4, s2);
 	assert_int_equal(sender_pool_find(p, want, 60), -1);
 	assert_int_equal(sender_pool_used(p), 3);
@@ -98,7 +98,7 @@ static void test_against_a_model(void **state)
 	const uint32_t cap = 17;
 	struct sender_pool *p = sender_pool_new(cap);
 	struct model m = { 0 };
-	uint8_t k[16], old[16], want[16];
+	uint8_t k[SENDER_POOL_KEY_BYTES], old[SENDER_POOL_KEY_BYTES], want[SENDER_POOL_KEY_BYTES];
 	unsigned int seed = 7;
 	bool ev;
 
@@ -126,12 +126,12 @@ static void test_against_a_model(void **state)
 		assert_int_equal(ev, m.n == (int)cap);
 		if (ev) {
 			key_of(m.keys[0], want);
-			assert_memory_equal(old, want, 16);
+			assert_memory_equal(old, want, SENDER_POOL_KEY_BYTES);
 			assert_int_equal(slot, (int)m.slots[0]);
 			model_remove(&m, 0);
 		}
 		model_push(&m, key, slot);
-		assert_memory_equal(sender_pool_key(p, slot), k, 16);
+		assert_memory_equal(sender_pool_key(p, slot), k, SENDER_POOL_KEY_BYTES);
 		assert_int_equal(sender_pool_used(p), m.n);
 	}
 	sender_pool_free(p);

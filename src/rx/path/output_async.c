@@ -196,7 +196,8 @@ static void process_batch_async(struct output_stage *o, struct batch *b)
 			 * the record value is the line without its '\n'. */
 			a.len = format_message_flags(o->buf, o->format, o->format_flags, data,
 						     r->len, &m, res, &meta);
-			a.len = a.len ? a.len - 1 : 0;
+			if (!(o->format_flags & FORMAT_F_OCTET_FRAME))
+				a.len = a.len ? a.len - 1 : 0; /* a frame has no '\n' */
 			a.msg = o->buf;
 			a.keylen = message_key(o, r, &m, res, keybuf, sizeof(keybuf), &a.key);
 		}

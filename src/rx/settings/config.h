@@ -14,6 +14,7 @@
 #include "rx/settings/kafka_options.h"
 #include "rx/settings/otlp_options.h"
 #include "rx/settings/output_def.h"
+#include "rx/settings/proxy_options.h"
 #include "rx/settings/tls_options.h"
 
 #define CONFIG_MAX_SOCKETS REUSEPORT_MAX_SOCKETS
@@ -66,6 +67,7 @@ struct config {
 	struct kafka_options kafka;
 	struct otlp_options otlp;
 	struct tls_options tls;
+	struct proxy_options proxy; /* tcp, tls: a connection per sender */
 	enum out_format format;
 	enum out_framing framing;	      /* --framing, as given */
 	char summary[PATH_MAX];		      /* "" = none */

@@ -65,6 +65,9 @@ enum config_opt {
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
 	OPT_TLS_NAME,
+	OPT_PROXY_PROTOCOL,
+	OPT_PROXY_CONNECTIONS,
+	OPT_PROXY_IDLE,
 	/* The disk buffer (parse_disk_buffer_opt). */
 	OPT_DISK_BUFFER = 640,
 	OPT_DISK_BUFFER_SIZE,

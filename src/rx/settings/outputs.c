@@ -9,6 +9,7 @@
 #include "rx/settings/output_def.h"
 #include "rx/settings/output_kafka.h"
 #include "rx/settings/output_otlp.h"
+#include "rx/settings/output_proxy.h"
 #include "rx/settings/output_tls.h"
 
 static const struct output_def output_null = {
@@ -39,6 +40,14 @@ static const struct output_def output_tcp = {
 	.has_arg = true,
 	.network = true,
 	.stream = true,
+	/* --proxy-protocol and its pool, for tls too (every output's
+	 * parse_opt and check run whatever the output is) */
+	.parse_opt = proxy_parse_opt,
+	.defaults = proxy_defaults,
+	.check = proxy_options_check,
+	.print = proxy_print,
+	.restart = proxy_restart,
+	.nr_restart = PROXY_NR_RESTART,
 };
 
 /* One line per output, by kind: the sinks' open table in rx/sink/registry.c

@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/sockaddr.h"
 #include "rx/sink/registry.h"
+#include "rx/sink/tcp_pool.h"
 #include "rx/sink/tls.h"
 
 /* tcp:/tls: HOST:PORT as the output will parse it. */
@@ -55,10 +56,10 @@ static const struct sink_kind {
 	[OUTPUT_NULL] = { sink_file_open },
 	[OUTPUT_STDOUT] = { sink_file_open },
 	[OUTPUT_FILE] = { sink_file_open },
-	[OUTPUT_TCP] = { sink_tcp_open, check_host_port },
+	[OUTPUT_TCP] = { sink_tcp_open, check_host_port, pool_stats_read },
 	[OUTPUT_KAFKA] = { sink_kafka_open, NULL, kafka_stats_read },
 	[OUTPUT_OTLP] = { sink_otlp_open, check_otlp, otlp_stats_read },
-	[OUTPUT_TLS] = { sink_tcp_open, check_tls },
+	[OUTPUT_TLS] = { sink_tcp_open, check_tls, pool_stats_read },
 };
 
 void sink_stats_read(const struct config *c, struct sink *s, struct sink_stats *st)
@@ -82,7 +83,8 @@ struct sink *sink_open(const struct config *c)
 		errno = ENOTSUP;
 		return NULL;
 	}
-	s = kinds[c->output].open(c);
+	/* --proxy-protocol: a connection per sender (tcp_pool.c) */
+	s = c->proxy.version ? sink_tcp_pool_open(c) : kinds[c->output].open(c);
 	if (!s)
 		return NULL;
 	/* A named --timezone is the process's local zone from here on

@@ -10,6 +10,7 @@
 
 #include "rx/sink/kafka.h"
 #include "rx/sink/otlp.h"
+#include "rx/sink/tcp_pool.h"
 
 struct json_writer;
 struct prom_text;
@@ -27,11 +28,13 @@ struct sink_stats {
 	union {
 		struct sink_kafka_stats kafka;
 		struct sink_otlp_stats otlp;
+		struct sink_pool_stats pool;
 	};
 };
 
 /* Each fills st from its own sink: 0, or -ENOENT (s is not one). */
 int kafka_stats_read(struct sink *s, struct sink_stats *st);
 int otlp_stats_read(struct sink *s, struct sink_stats *st);
+int pool_stats_read(struct sink *s, struct sink_stats *st);
 
 #endif

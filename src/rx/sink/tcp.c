@@ -58,12 +58,11 @@
 #include "common/log.h"
 #include "common/poll_until.h"
 #include "rx/settings/config.h"
+#include "rx/sink/conn_io.h"
 #include "rx/sink/sink.h"
 #include "rx/sink/tls.h"
 #include "common/sockaddr.h"
 
-#define BACKOFF_MIN_MS 50
-#define BACKOFF_MAX_MS 2000
 #define CONNECT_MS 10000
 #define START_CONNECT_MS 2000
 #define CLOSE_MS 2000
@@ -111,38 +110,6 @@ struct sink_tcp {
 	uint64_t conn_msgs;	    /* messages sent on this connection, resent ones too */
 	uint64_t uncertain_said_ns; /* when an aborted connection's count was last said */
 };
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* Sends all of p on the non-blocking fd, or -errno: -ETIMEDOUT when the
- * socket took nothing for stall_ms (the server's window stays shut),
- * -ECANCELED once a stop gave up (*stop). */
-static int send_all(int fd, const char *p, size_t len, int stall_ms, const volatile int *stop)
-{
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-		int ready;
-
-		if (n >= 0) {
-			p += n;
-			len -= n;
-			continue;
-		}
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN)
-			return -errno;
-		ready = poll_until_unless(fd, POLLOUT, mono_ns() + stall_ms * MS_NS, stop);
-		if (ready < 0)
-			return ready;
-	}
-	return 0;
-}
 
 /*
  * What the server may not have read of what fd was given: the bytes its
@@ -220,7 +187,7 @@ static int try_connect(struct sink_tcp *t, uint64_t deadline_ns)
 static int conn_send(struct sink_tcp *t, const char *p, size_t len)
 {
 	return t->session ? tls_session_send(t->session, p, len, t->stall_ms, t->base.abort) :
-			    send_all(t->fd, p, len, t->stall_ms, t->base.abort);
+			    conn_send_all(t->fd, p, len, t->stall_ms, t->base.abort);
 }
 
 /* Connects, retrying with exponential backoff until it works or we must stop. */
@@ -250,27 +217,9 @@ static int ensure_connected(struct sink_tcp *t)
 			pr_warn("%s: %s; retrying with backoff (%d ms doubling to %d ms), the input "
 				"window holds what arrives meanwhile\n",
 				t->base.name, t->why, BACKOFF_MIN_MS, BACKOFF_MAX_MS);
-		t->backoff_ms = t->backoff_ms ? t->backoff_ms * 2 : BACKOFF_MIN_MS;
-		if (t->backoff_ms > BACKOFF_MAX_MS)
-			t->backoff_ms = BACKOFF_MAX_MS;
-		/* In slices: a stop that gives up (abort) is not kept waiting. */
-		for (int left = t->backoff_ms; left > 0 && !sink_aborted(&t->base); left -= 50)
-			sleep_ms(left < 50 ? left : 50);
+		conn_backoff(&t->backoff_ms, &t->base);
 	}
 	return 0;
-}
-
-/* The server never sends us anything: readable means it closed (or reset:
- * over TCP that shows in SO_ERROR; over TLS, -1: an end without its
- * close_notify); over TLS, once the session's own records (tickets) are
- * read. */
-static int peer_closed(struct sink_tcp *t)
-{
-	struct pollfd p = { .fd = t->fd, .events = POLLIN | POLLRDHUP };
-
-	if (t->session)
-		return tls_session_closed(t->session);
-	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR));
 }
 
 /* The messages to send, as the output formatted them for the framing
@@ -509,7 +458,7 @@ static int tcp_write(struct sink *s, const char *buf, size_t len)
 		err = ensure_connected(t);
 		if (err)
 			return err;
-		int closed = peer_closed(t);
+		int closed = conn_peer_closed(t->fd, t->session);
 
 		if (closed) {
 			connection_lost(t, mono_ns(), closed < 0);

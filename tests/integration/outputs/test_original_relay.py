@@ -32,6 +32,7 @@ import pytest
 from support.paths import binary
 from support.procs import run_cmd, wait_until
 from support import parse_oracle
+from support.parse_oracle import as_line
 from support.books import check_books, run_load, summaries
 from support.ports import free_tcp_port, free_udp_port
 from support.prom import parse, scrape, value
@@ -68,19 +69,7 @@ NETWORK_UDP = ('network(ip("127.0.0.1") port({port}) transport("udp") flags(no-p
 
 def corpus():
     """[(name, datagram)]: the corpus rendered now, then the edge shapes."""
-    now = datetime.now()
-    out = []
-    for f in sorted(os.listdir(parse_oracle.CORPUS)):
-        if f.endswith(".jsonl"):
-            for i, (src, t) in enumerate(parse_oracle.load(f)):
-                out.append((f"{src}#{i}", parse_oracle.render(src, t, i, now)))
-    return out + list(EDGES.items())
-
-
-def as_line(d):
-    """The documented line of a datagram: its line end off, '\\n' and NUL
-    inside as rsyslog writes them."""
-    return d.rstrip(b"\n\r\x00").replace(b"\n", b"#012").replace(b"\x00", b"#000")
+    return parse_oracle.rendered() + list(EDGES.items())
 
 
 def tls_driver(kind, pki):
