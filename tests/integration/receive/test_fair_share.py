@@ -203,9 +203,10 @@ def test_fair_share_keeps_the_quiet_senders(syslogrx, tmp_path, netns):
 
 
 def test_the_share_is_90_percent_of_what_the_workers_drain(syslogrx, tmp_path):
-    """One sender alone, at 3x what the worker drains: the level it is shed
-    to is 90% of the drain the tick measured (the rest lets the queue go
-    down), and that drain is no more than the worker can take (--cost-ns:
+    """balancing.md: "The tick shares 90% of what the workers drain (the
+    rest lets the queues go down)". One sender alone, at 3x what the worker
+    drains: the level it is shed to is 90% of the drain the tick measured,
+    and that drain is no more than the worker can take (--cost-ns:
     2,000/s), as the start line says. A 16 MiB buffer: the pressure comes
     after the sender's first full second, so its rate is known (more than
     the share), not a part of a second."""
