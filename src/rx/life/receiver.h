@@ -27,6 +27,7 @@
 
 struct sender_cache;
 struct fair_share_run;
+struct rx_route;
 
 /* One --listen: its own reuseport group in the kernel, a run of sockets
  * [first, first + n) of the receiver's group, its own balancer and tracer.
@@ -76,6 +77,9 @@ struct receiver {
 	struct output_stage out;
 	bool out_started;
 	bool out_ready; /* its counts readable: set once started, never cleared */
+	/* --output LISTENER=SPEC: the named outputs (rx/life/receiver_outputs.h) */
+	struct rx_route *routes;
+	unsigned int nr_routes;
 	struct worker_shared wsh;
 	struct reorder *reorder;      /* --ordered: between window and ordered_window */
 	struct window ordered_window; /* what the output stage reads with --ordered */

@@ -24,6 +24,7 @@ int window_init(struct window *w, uint64_t max_msgs, uint64_t max_bytes, uint32_
 	w->batch_cap = batch_cap;
 	w->pool_idle_ns = WINDOW_POOL_IDLE_NS;
 	w->pool_since_ns = mono_ns();
+	w->nr_queues = 1;
 	err = -pthread_mutex_init(&w->lock, NULL);
 	if (!err)
 		err = cond_init_monotonic(&w->room);
@@ -47,7 +48,8 @@ static void free_list(struct batch *b)
 
 void window_destroy(struct window *w)
 {
-	free_list(w->head);
+	for (unsigned int q = 0; q < WINDOW_MAX_QUEUES; q++)
+		free_list(w->q[q].head);
 	free_list(w->free);
 	pthread_cond_destroy(&w->room);
 	pthread_cond_destroy(&w->ready);
@@ -298,9 +300,31 @@ void batch_trim(struct batch *b, size_t end)
 	b->data_cap = end ?: 1;
 }
 
+void window_route(struct window *w, uint32_t listener, unsigned int q)
+{
+	if (listener >= WINDOW_MAX_LISTENERS || q >= WINDOW_MAX_QUEUES)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->route[listener] = q;
+	if (q >= w->nr_queues)
+		w->nr_queues = q + 1;
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* A batch holds one socket's read, so its first record names its listener. */
+static struct window_queue *queue_of(struct window *w, const struct batch *b)
+{
+	uint32_t l = b->count ? b->recs[0].listener : 0;
+
+	return &w->q[l < WINDOW_MAX_LISTENERS ? w->route[l] : 0];
+}
+
 void window_push(struct window *w, struct batch *b, uint32_t reserved)
 {
+	struct window_queue *q;
+
 	pthread_mutex_lock(&w->lock);
+	q = queue_of(w, b);
 	w->reserved -= reserved;
 	recount(w, b);
 	PUBLISH(w->msgs, w->msgs + b->count);
@@ -309,19 +333,29 @@ void window_push(struct window *w, struct batch *b, uint32_t reserved)
 	if (w->msgs > w->hwm)
 		PUBLISH(w->hwm, w->msgs);
 	b->next = NULL;
-	if (w->tail)
-		w->tail->next = b;
+	if (q->tail)
+		q->tail->next = b;
 	else
-		w->head = b;
-	w->tail = b;
+		q->head = b;
+	q->tail = b;
 	if (b->count < reserved)
 		pthread_cond_signal(&w->room);
-	pthread_cond_signal(&w->ready);
+	/* several takers wait on one condition: each checks its own queue */
+	if (w->nr_queues > 1)
+		pthread_cond_broadcast(&w->ready);
+	else
+		pthread_cond_signal(&w->ready);
 	pthread_mutex_unlock(&w->lock);
 }
 
 struct batch *window_pop(struct window *w, int timeout_ms)
 {
+	return window_pop_from(w, 0, timeout_ms);
+}
+
+struct batch *window_pop_from(struct window *w, unsigned int qi, int timeout_ms)
+{
+	struct window_queue *q = &w->q[qi < WINDOW_MAX_QUEUES ? qi : 0];
 	struct timespec deadline;
 	struct batch *b;
 
@@ -329,17 +363,17 @@ struct batch *window_pop(struct window *w, int timeout_ms)
 	/* No timeout, no wait: a timed wait on a deadline already past still
 	 * costs a futex call and a context switch (in reliable disk-buffer
 	 * mode the window is always empty and polled at every batch). */
-	if (!w->head && !w->closed && timeout_ms > 0) {
+	if (!q->head && !w->closed && timeout_ms > 0) {
 		deadline_in(&deadline, timeout_ms);
-		while (!w->head && !w->closed)
+		while (!q->head && !w->closed)
 			if (pthread_cond_timedwait(&w->ready, &w->lock, &deadline) == ETIMEDOUT)
 				break;
 	}
-	b = w->head;
+	b = q->head;
 	if (b) {
-		w->head = b->next;
-		if (!w->head)
-			w->tail = NULL;
+		q->head = b->next;
+		if (!q->head)
+			q->tail = NULL;
 		b->next = NULL;
 	}
 	pthread_mutex_unlock(&w->lock);
@@ -373,10 +407,15 @@ void window_close(struct window *w)
 
 bool window_done(struct window *w)
 {
+	return window_done_for(w, 0);
+}
+
+bool window_done_for(struct window *w, unsigned int q)
+{
 	bool done;
 
 	pthread_mutex_lock(&w->lock);
-	done = w->closed && !w->head;
+	done = w->closed && !w->q[q < WINDOW_MAX_QUEUES ? q : 0].head;
 	pthread_mutex_unlock(&w->lock);
 	return done;
 }

@@ -52,6 +52,13 @@ struct msg_rec {
 
 /* Listeners a record can name (config's CONFIG_MAX_LISTENERS). */
 #define WINDOW_MAX_LISTENERS 64
+/* Takers of the window (an output per listener): one queue each. */
+#define WINDOW_MAX_QUEUES 16
+
+/* The batches queued for one taker, oldest first. */
+struct window_queue {
+	struct batch *head, *tail;
+};
 
 struct batch {
 	struct batch *next;
@@ -111,8 +118,13 @@ struct window_stats {
 struct window {
 	pthread_mutex_t lock;
 	pthread_cond_t room;	   /* workers wait here */
-	pthread_cond_t ready;	   /* the output stage waits here */
-	struct batch *head, *tail; /* full batches, oldest first */
+	pthread_cond_t ready;	   /* the output stages wait here */
+	/* Full batches by taker: a batch (one socket's read: one listener)
+	 * joins queue route[its listener]; one queue unless routed. The room
+	 * and the bounds are the window's, whatever the queue. */
+	struct window_queue q[WINDOW_MAX_QUEUES];
+	uint8_t route[WINDOW_MAX_LISTENERS];
+	unsigned int nr_queues;
 	struct batch *free;	   /* recycled batches: no malloc per batch */
 	uint64_t max_msgs, max_bytes;
 	uint64_t msgs, bytes; /* pushed, not yet released */
@@ -176,6 +188,12 @@ void window_push(struct window *w, struct batch *b, uint32_t reserved);
  * window is closed and empty (window_done() tells which).
  */
 struct batch *window_pop(struct window *w, int timeout_ms);
+/* Several takers: listener's batches join queue q (< WINDOW_MAX_QUEUES),
+ * before any push. */
+void window_route(struct window *w, uint32_t listener, unsigned int q);
+/* window_pop and window_done for queue q's taker (they are queue 0's). */
+struct batch *window_pop_from(struct window *w, unsigned int q, int timeout_ms);
+bool window_done_for(struct window *w, unsigned int q);
 /* The output stage is done with b (written or handed on): its room is free. */
 void window_release(struct window *w, struct batch *b);
 
