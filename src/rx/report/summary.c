@@ -546,6 +546,13 @@ static void write_outputs(struct json_writer *w, const struct snapshot *s)
 			jw_bool(w, "up", o->up);
 		else
 			jw_null(w, "up");
+		if (o->resends) {
+			jw_u64(w, "resent", o->resent);
+			jw_u64(w, "uncertain", o->uncertain);
+		} else {
+			jw_null(w, "resent");
+			jw_null(w, "uncertain");
+		}
 		jw_object_end(w);
 	}
 	jw_array_end(w);
