@@ -100,10 +100,14 @@ int config_check_routes(struct config *c, char *err, size_t errlen)
 
 		for (unsigned int k = 0; k < c->nr_listeners && !known; k++)
 			known = !strcmp(c->listeners[k].name, rt->listener);
-		if (!known)
-			FAIL("--output %s=%s:%s: no listener is named %s (--listen NAME=ADDR:PORT, or "
+		if (!known) {
+			char shown[ROUTE_ARG_MAX + 16];
+
+			FAIL("--output %s=%s: no listener is named %s (--listen NAME=ADDR:PORT, or "
 			     "the env-file's)",
-			     rt->listener, d->name, rt->arg, rt->listener);
+			     rt->listener, output_route_name(c, i, shown, sizeof(shown)),
+			     rt->listener);
+		}
 		if (d->acknowledges)
 			FAIL("--output %s=%s:...: a %s output cannot be one of several yet (its flags "
 			     "and numbers are one set): use null, stdout, file, tcp or tls",

@@ -9,9 +9,14 @@ output="LISTENER" or "default". What cannot go beside it is refused at
 start, naming the reason."""
 import time
 
+import pytest
+
 from support.flows import FLOWS, SDATA, by_flow, start_gen
 from support.ports import free_tcp_port, free_udp_port
-from support.procs import Syslogrx, wait_until
+from support.load import send_udp
+from support.paths import binary
+from support.procs import Syslogrx, run_cmd, wait_until
+from support.rx_watch import Receiver
 from support.prom import parse, scrape, series, value
 from support.tcp_sinks import FrameSink
 
@@ -111,3 +116,125 @@ def test_one_output_stops_the_others_go_on_and_the_books_close_per_output(tmp_pa
     t = s["totals"]
     assert t["written"] == sum(r["written"] for r in rows.values())
     assert t["received"] == sum(r["received"] for r in rows.values())
+
+
+def lines_of(path):
+    try:
+        return path.read_bytes().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def send_bursts(ports, sent, files, tag, n=200):
+    """n messages to each listener, counted in sent; waits until each
+    listener's file holds all it was sent."""
+    for name, port in ports.items():
+        send_udp("127.0.0.1", port, n, payload=f"<13>{name} {tag}".encode())
+        sent[name] += n
+    wait_until(lambda: all(len(lines_of(files[k])) == sent[k] for k in files),
+               f"the {tag} burst in each listener's file")
+
+
+def test_beside_user_resize_and_upgrade(nobody_dir):
+    """Two listeners, a's named file output and the unnamed one for b: run
+    as --user nobody, through a SIGHUP resize (2 to 4 sockets) and a kill
+    -USR2 upgrade, every burst lands whole in its listener's file and no
+    other."""
+    ports = {n: free_udp_port() for n in ("a", "b")}
+    a_out = nobody_dir / "a.log"
+    rx = Receiver(nobody_dir, f"a=127.0.0.1:{ports['a']}", "--listen",
+                  f"b=127.0.0.1:{ports['b']}", "--output", f"a=file:{a_out}", "--user",
+                  "nobody", "--max-sockets", "4", settings={"sockets": 2, "threads": 1},
+                  sequences=False)
+    sent = {"a": 0, "b": 0}
+
+    def burst(tag):
+        send_bursts(ports, sent, {"a": a_out, "b": rx.out}, tag)
+
+    burst("start")
+    rx.resize(4, 2)
+    burst("resized")
+    assert rx.upgrade(), "".join(rx.lines)
+    burst("upgraded")
+    rc, err, final = rx.stop()
+    assert rc == 0, err
+    assert {l.split()[0] for l in lines_of(a_out)} == {b"<13>a"}
+    assert {l.split()[0] for l in lines_of(rx.out)} == {b"<13>b"}
+    rows = {o["output"]: o for o in final["outputs"]}
+    assert rows["a"]["written"] == rows["a"]["received"] > 0
+    assert rows["default"]["written"] == rows["default"]["received"] > 0
+
+
+def test_supervised_child_killed(tmp_path):
+    """The same two outputs under --supervise, through a kill -9 of the
+    child: each file holds only its own listener's messages, every burst."""
+    ports = {n: free_udp_port() for n in ("a", "b")}
+    a_out = tmp_path / "a.log"
+    rx = Receiver(tmp_path, f"a=127.0.0.1:{ports['a']}", "--listen", f"b=127.0.0.1:{ports['b']}",
+                  "--output", f"a=file:{a_out}", "--supervise", sequences=False)
+    sent = {"a": 0, "b": 0}
+
+    def burst(tag):
+        send_bursts(ports, sent, {"a": a_out, "b": rx.out}, tag)
+
+    rx.child()
+    burst("first")
+    rx.kill_child()
+    burst("after-kill")
+    rc, err, _ = rx.stop()
+    assert rc == 0, err
+    assert {l.split()[0] for l in lines_of(a_out)} == {b"<13>a"}
+    assert {l.split()[0] for l in lines_of(rx.out)} == {b"<13>b"}
+
+
+REFUSED = {
+    "unknown listener": (["--output", "x=null", "--output", "null"],
+                         "--output x=null: no listener is named x"),
+    "two for one listener": (["--output", "a=null", "--output", "a=stdout", "--output", "null"],
+                             "listener a has an output already"),
+    "a listener left without": (["--output", "a=null"],
+                                "listener(s) b have no output: add an --output without"),
+    "kafka named": (["--output", "a=kafka:127.0.0.1:9092/t", "--output", "null"],
+                    "a kafka output cannot be one of several yet"),
+    "disk buffer": (["--output", "a=tcp:127.0.0.1:9", "--output", "tcp:127.0.0.1:9",
+                     "--disk-buffer", "/nonexistent"],
+                    "--disk-buffer cannot be used together yet"),
+    "ordered": (["--output", "a=null", "--output", "null", "--ordered"],
+                "--ordered cannot be used together"),
+    "sequences": (["--output", "a=null", "--output", "null", "--sequences"],
+                  "--sequences cannot be used together yet"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_refused_at_start_naming_why(case):
+    args, why = REFUSED[case]
+    r = run_cmd([binary("syslogrx"), "--listen", f"a=127.0.0.1:{free_udp_port()}", "--listen",
+                 f"b=127.0.0.1:{free_udp_port()}", *args])
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert why in r.stderr, r.stderr
+
+
+def test_the_config_file_takes_one_output_line_each(tmp_path):
+    """`output` lines in the config file, one each; --check-config prints
+    them back the same way."""
+    cf = tmp_path / "rx.conf"
+    cf.write_text(f"listen = a=127.0.0.1:{free_udp_port()}\n"
+                  f"listen = b=127.0.0.1:{free_udp_port()}\n"
+                  "output = a=file:/tmp/a.log\noutput = tcp:127.0.0.1:601\n")
+    r = run_cmd([binary("syslogrx"), "--config", str(cf), "--check-config"])
+    assert r.returncode == 0, r.stderr
+    assert "output = tcp:127.0.0.1:601\noutput = a=file:/tmp/a.log\n" in r.stdout, r.stdout
+
+
+def test_a_named_file_the_user_cannot_write_is_refused_at_start(tmp_path):
+    """--user checks each named output's file as that user before binding
+    (pytest's tmp_path is root's alone)."""
+    path = tmp_path / "a.log"
+    r = run_cmd([binary("syslogrx"), "--listen", f"a=127.0.0.1:{free_udp_port()}",
+                 "--listen", f"b=127.0.0.1:{free_udp_port()}", "--output", f"a=file:{path}",
+                 "--output", "null", "--user", "nobody"])
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert f"--output a=file:{path}: Permission denied (syslogrx writes it as nobody" \
+        in r.stderr, r.stderr
+    assert not path.exists()
