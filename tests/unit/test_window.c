@@ -352,6 +352,39 @@ static void test_short_read_grows(void **state)
 	assert_int_equal(s.size, 5120);
 }
 
+/* A listener's batches join its taker's queue, in order; the room is the
+ * window's whatever the queue; a closed window is done per queue. */
+static void test_queues_route_by_listener(void **state)
+{
+	struct window w;
+	struct batch *b[3], *got;
+	const uint32_t lis[3] = { 0, 2, 2 };
+
+	(void)state;
+	assert_int_equal(window_init(&w, 3, 1 << 30, CAP), 0);
+	window_route(&w, 2, 1);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(window_reserve(&w, 1, &(const int){ 0 }, 0), 1);
+		b[i] = window_batch_get(&w);
+		batch_add(b[i], 10)->listener = lis[i];
+		window_push(&w, b[i], 1);
+	}
+	/* three held: no room for a fourth, whichever queue it would join */
+	assert_int_equal(window_reserve(&w, 1, &(const int){ 0 }, 0), 0);
+	assert_ptr_equal(window_pop_from(&w, 1, 0), b[1]);
+	assert_ptr_equal(window_pop_from(&w, 1, 0), b[2]);
+	assert_null(window_pop_from(&w, 1, 0));
+	assert_ptr_equal(window_pop(&w, 0), b[0]);
+	assert_null(window_pop(&w, 0));
+	window_close(&w);
+	assert_true(window_done_for(&w, 1));
+	for (int i = 0; i < 3; i++)
+		window_release(&w, b[i]);
+	got = window_pop_from(&w, 1, 10);
+	assert_null(got);
+	window_destroy(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_pool_bounded_by_size),
 		cmocka_unit_test(test_pool_expires_when_idle),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_queues_route_by_listener),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
