@@ -238,3 +238,28 @@ def test_a_named_file_the_user_cannot_write_is_refused_at_start(tmp_path):
     assert f"--output a=file:{path}: Permission denied (syslogrx writes it as nobody" \
         in r.stderr, r.stderr
     assert not path.exists()
+
+
+def test_env_file_vendor_ports_each_to_its_output(tmp_path):
+    """SC4S's env_file names the listeners after the vendors: a vendor's
+    messages go to its own output, the default port's to the unnamed one;
+    a vendor the env_file has not is refused at start, named."""
+    ports = {"default": free_udp_port(), "cisco_asa": free_udp_port()}
+    env = tmp_path / "env_file"
+    env.write_text(f"SC4S_LISTEN_DEFAULT_UDP_PORT={ports['default']}\n"
+                   f"SC4S_LISTEN_CISCO_ASA_UDP_PORT={ports['cisco_asa']}\n")
+    asa, rest = tmp_path / "asa.log", tmp_path / "rest.log"
+    r = run_cmd([binary("syslogrx"), "--env-file", str(env), "--output", "cisco=null",
+                 "--output", "null"])
+    assert r.returncode == 2 and "--output cisco=null: no listener is named cisco" in r.stderr, \
+        r.stderr
+    rx = Syslogrx(tmp_path, "--env-file", str(env), "--output", f"cisco_asa=file:{asa}",
+                  "--output", f"file:{rest}", sequences=False)
+    try:
+        sent = {"cisco_asa": 0, "default": 0}
+        send_bursts(ports, sent, {"cisco_asa": asa, "default": rest}, "env")
+    finally:
+        rc, _, err = rx.stop()
+    assert rc == 0, err
+    assert {l.split()[0] for l in lines_of(asa)} == {b"<13>cisco_asa"}
+    assert {l.split()[0] for l in lines_of(rest)} == {b"<13>default"}
