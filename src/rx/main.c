@@ -115,11 +115,11 @@ static bool upgrade(struct receiver *r)
 	 * destination down it would wait for it, holding DIR and the window,
 	 * while the new one waits for DIR. Refused now, nothing lost: the
 	 * operator upgrades once the output delivers again. */
-	if (r->sink && sink_is_down(r->sink)) {
+	if (receiver_output_down(r)) {
 		pr_warn("SIGUSR2: %s cannot reach its destination: an upgrade now would wait for "
 			"it to drain the window; ignored, pid %d goes on (upgrade once the output "
 			"delivers again: syslogrx_output_up 1)\n",
-			r->sink->name, (int)getpid());
+			receiver_output_down(r), (int)getpid());
 		return false;
 	}
 	if (receiver_upgrade(r, main_argv, &successor) == 0) {

@@ -34,7 +34,8 @@ int receiver_routes_open(struct receiver *r)
 		rt->sink = sink_open(&rt->cfg);
 		if (!rt->sink)
 			return -errno;
-		r->nr_routes = i + 1;
+		/* a scrape may read the routes already (the endpoints serve early) */
+		__atomic_store_n(&r->nr_routes, i + 1, __ATOMIC_RELEASE);
 		rt->sink->abort = &r->force;
 		for (unsigned int k = 0; k < r->nr_lis; k++)
 			if (!strcmp(r->lis[k].name, cfg->routes[i].listener))

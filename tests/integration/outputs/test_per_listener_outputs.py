@@ -263,3 +263,11 @@ def test_env_file_vendor_ports_each_to_its_output(tmp_path):
     assert rc == 0, err
     assert {l.split()[0] for l in lines_of(asa)} == {b"<13>cisco_asa"}
     assert {l.split()[0] for l in lines_of(rest)} == {b"<13>default"}
+
+
+def test_check_config_reads_each_named_destination():
+    r = run_cmd([binary("syslogrx"), "--listen", f"a=127.0.0.1:{free_udp_port()}",
+                 "--output", "a=tcp:foo:bar", "--output", "null", "--check-config"])
+    assert r.returncode == 1, r.stderr
+    assert "--output tcp:foo:bar: expected HOST:PORT with a numeric address" in r.stderr
+    assert "--check-config: 1 problem(s)" in r.stderr
