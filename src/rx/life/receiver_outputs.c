@@ -100,15 +100,20 @@ void receiver_outputs_reopen(struct receiver *r)
 		flag_set(&r->routes[i].reopen, 1);
 }
 
+/* name: the output's, NULL with one output. */
 static void say_kept_one(const struct output_counts *c, const char *name, const char *dir)
 {
 	if (c->saved || c->kept_written)
 		pr_warn("stop: %llu received message(s) saved to the disk buffer %s for the next "
 			"run (%llu more written and kept there, to be sent again)\n",
 			(unsigned long long)c->saved, dir, (unsigned long long)c->kept_written);
-	if (c->given_up)
-		pr_warn("stop: %s gave up %llu received message(s) not written (counted: "
+	if (c->given_up && !name)
+		pr_warn("stop: gave up %llu received message(s) not written (counted: "
 			"totals.given_up, syslogrx_given_up_total)\n",
+			(unsigned long long)c->given_up);
+	else if (c->given_up)
+		pr_warn("stop: output %s gave up %llu received message(s) not written (counted: "
+			"outputs[].given_up, syslogrx_output_given_up_total)\n",
 			name, (unsigned long long)c->given_up);
 }
 
@@ -117,13 +122,10 @@ void receiver_outputs_say_kept(struct receiver *r)
 	struct output_counts c;
 
 	output_stage_counts(&r->out, &c);
-	say_kept_one(&c, r->nr_routes ? "output default" : "the output", r->cfg->disk_buffer);
+	say_kept_one(&c, r->nr_routes ? "default" : NULL, r->cfg->disk_buffer);
 	for (unsigned int i = 0; i < r->nr_routes; i++) {
-		char name[LISTENER_NAME_MAX + 16];
-
 		output_stage_counts(&r->routes[i].out, &c);
-		snprintf(name, sizeof(name), "output %s", r->cfg->routes[i].listener);
-		say_kept_one(&c, name, "");
+		say_kept_one(&c, r->cfg->routes[i].listener, "");
 	}
 }
 

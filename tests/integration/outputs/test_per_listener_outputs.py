@@ -271,3 +271,34 @@ def test_check_config_reads_each_named_destination():
     assert r.returncode == 1, r.stderr
     assert "--output tcp:foo:bar: expected HOST:PORT with a numeric address" in r.stderr
     assert "--check-config: 1 problem(s)" in r.stderr
+
+
+def test_a_stop_gives_up_on_one_output_and_counts_it_there(tmp_path):
+    """a's destination never answers: at the stop (--stop-timeout 1) what a
+    holds is given up and counted on a's row; b's output wrote everything."""
+    ports = {n: free_udp_port() for n in ("a", "b")}
+    mport = free_tcp_port()
+    b_out = tmp_path / "b.log"
+    rx = Syslogrx(tmp_path, "--listen", f"a=127.0.0.1:{ports['a']}", "--listen",
+                  f"b=127.0.0.1:{ports['b']}", "--output", f"a=tcp:127.0.0.1:{free_tcp_port()}",
+                  "--output", f"file:{b_out}", "--metrics", str(mport), "--stop-timeout", "1",
+                  sequences=False)
+    try:
+        sent = {"a": 0, "b": 0}
+        send_bursts({"b": ports["b"]}, sent, {"b": b_out}, "b")
+        send_udp("127.0.0.1", ports["a"], 500, payload=b"<13>a held")
+        wait_until(lambda: value(parse(scrape(mport)), "syslogrx_output_received_total",
+                                 output="a") == 500, "a's 500 received")
+        m = parse(scrape(mport))
+        assert value(m, "syslogrx_output_up", output="a") == 0
+        assert not series(m, "syslogrx_output_up", output="default")  # a file: no row
+    finally:
+        rc, _, err = rx.stop()
+    assert rc == 0, err
+    assert "stop: output a gave up 500 received message(s) not written" in err, err
+    rows = {o["output"]: o for o in rx.summary["outputs"]}
+    assert (rows["a"]["received"], rows["a"]["written"], rows["a"]["given_up"]) == (500, 0, 500)
+    assert (rows["default"]["written"], rows["default"]["given_up"]) == (200, 0)
+    assert rows["a"]["up"] is False and rows["default"]["up"] is None
+    assert rx.summary["output_up"] is False
+    assert rx.summary["totals"]["given_up"] == 500
