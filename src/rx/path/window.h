@@ -55,9 +55,12 @@ struct msg_rec {
 /* Takers of the window (an output per listener): one queue each. */
 #define WINDOW_MAX_QUEUES 16
 
-/* The batches queued for one taker, oldest first. */
+/* The batches queued for one taker, oldest first. With several queues
+ * each holds at most its share of the bounds (max_msgs and max_bytes over
+ * nr_queues): a taker that stops fills its share, not the window. */
 struct window_queue {
 	struct batch *head, *tail;
+	uint64_t msgs, reserved, held_mem; /* with several queues: its share's use */
 };
 
 struct batch {
@@ -156,6 +159,13 @@ void window_destroy(struct window *w);
 uint32_t window_reserve(struct window *w, uint32_t want, const volatile int *stop, int timeout_ms);
 /* Gives back reserved room that was not used (the socket had less to read). */
 void window_unreserve(struct window *w, uint32_t n);
+/* The same for a batch of listener's (its queue's share bounds it too). */
+uint32_t window_reserve_for(struct window *w, uint32_t listener, uint32_t want,
+			    const volatile int *stop, int timeout_ms);
+void window_unreserve_for(struct window *w, uint32_t listener, uint32_t n);
+/* Waits up to timeout_ms for room to be given back (a release, an
+ * unreserve): a worker whose every ready socket's share is full. */
+void window_wait_room(struct window *w, int timeout_ms);
 
 /* An empty batch to fill (recycled if one is free). NULL on ENOMEM. */
 struct batch *window_batch_get(struct window *w);

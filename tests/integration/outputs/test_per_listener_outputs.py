@@ -23,8 +23,9 @@ from support.tcp_sinks import FrameSink
 SECONDS = 15
 RATES = {"a": 2000, "b": 1500, "c": 1000}  # per listener: unlike books
 PAUSE_S = 5               # how long the stopped server takes nothing
-STALL_S = 1               # --stall-timeout: the stopped output reconnects
+STALL_S = 2               # --stall-timeout: the stopped output reconnects
 OUTPUT_OF = {"a": "a", "b": "b", "c": "default"}  # listener -> output
+WINDOW = 3000             # a share of 1000 messages per output
 
 
 def runs_in(sink):
@@ -39,7 +40,7 @@ def start(tmp_path, ports, sinks, *extra):
                     "--output", f"b=tcp:127.0.0.1:{sinks['b'].port}",
                     "--output", f"tcp:127.0.0.1:{sinks['default'].port}",
                     "--format", "rfc5424", "--stall-timeout", str(STALL_S),
-                    "--window", "100000", "--rcvbuf", "16M", *extra, sequences=False,
+                    "--window", str(WINDOW), "--rcvbuf", "16M", *extra, sequences=False,
                     ready_timeout=30)
 
 
@@ -62,6 +63,14 @@ def test_one_output_stops_the_others_go_on_and_the_books_close_per_output(tmp_pa
         at = {n: len(sinks[n].msgs) for n in ("b", "default")}
         wait_until(lambda: all(len(sinks[n].msgs) >= at[n] + 2000 for n in at),
                    "b and default receiving while a's server is stopped")
+        # a's share of the window fills (its output is held up); the
+        # others go on beside it
+        wait_until(lambda: value(parse(scrape(mport)), "syslogrx_window_messages") >=
+                   WINDOW // 3, "a's share of the window full")
+        at = {n: len(sinks[n].msgs) for n in ("b", "default")}
+        assert all(g.poll() is None for g in gens.values()), "the load ended before the stall"
+        wait_until(lambda: all(len(sinks[n].msgs) >= at[n] + 1000 for n in at),
+                   "b and default receiving while a's share is full")
         # a is shown stalled, on its own row; the others are not.
         wait_until(lambda: value(parse(scrape(mport)), "syslogrx_output_stalled",
                                  output="a") == 1, "syslogrx_output_stalled{output=\"a\"} 1")
@@ -70,11 +79,8 @@ def test_one_output_stops_the_others_go_on_and_the_books_close_per_output(tmp_pa
         assert value(m, "syslogrx_output_stalled", output="default") == 0
         assert set(series(m, "syslogrx_output_written_total")) == \
             {(("output", "a"),), (("output", "b"),), (("output", "default"),)}
-        at = {n: len(sinks[n].msgs) for n in ("b", "default")}
-        assert all(g.poll() is None for g in gens.values()), "the load ended before the stall"
-        wait_until(lambda: all(len(sinks[n].msgs) > at[n] for n in at),
-                   "b and default receiving while a is stalled")
-        # the fault's length, not a synchronisation
+        # the fault's length, not a synchronisation; resumed before the
+        # new connection could stall too (--stall-timeout)
         wait_until(lambda: time.monotonic() >= stopped + PAUSE_S, "the pause", timeout=60)
         sinks["a"].resume()
         for g in gens.values():
