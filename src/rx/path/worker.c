@@ -20,6 +20,9 @@ _Static_assert(RECV_SLOT_MAX == WORKER_SLOT_BYTES, "a slot and its overflow hold
 _Static_assert(DISKBUF_MSG_MAX == WORKER_SLOT_BYTES, "a record's message is one receive slot");
 
 #define POLL_MS 100
+/* A round that passed over full shares only: how long it waits for room
+ * before epoll again (another listener's datagram waits at most this). */
+#define SHARE_WAIT_MS 10
 #define COALESCE_MIN_US 50
 #define COALESCE_MAX_US 2000
 /* Bound on datagrams counted as abandoned per socket at exit. */
@@ -453,7 +456,7 @@ static void loop_epoll(struct worker *w)
 				most = n;
 		}
 		if (full && !most)
-			window_wait_room(sh->window, POLL_MS);
+			window_wait_room(sh->window, SHARE_WAIT_MS);
 		coalesce(w, most);
 	}
 }
