@@ -308,3 +308,24 @@ def test_a_stop_gives_up_on_one_output_and_counts_it_there(tmp_path):
     assert rows["a"]["up"] is False and rows["default"]["up"] is None
     assert rx.summary["output_up"] is False
     assert rx.summary["totals"]["given_up"] == 500
+
+
+def test_each_output_frames_as_its_own_kind(tmp_path):
+    """A tcp output beside a file output: a's messages arrive as RFC 6587
+    frames, b's as lines, each framed by its own output's kind."""
+    ports = {n: free_udp_port() for n in ("a", "b")}
+    sink, b_out = FrameSink(), tmp_path / "b.log"
+    try:
+        rx = Syslogrx(tmp_path, "--listen", f"a=127.0.0.1:{ports['a']}", "--listen",
+                      f"b=127.0.0.1:{ports['b']}", "--output", f"a=tcp:127.0.0.1:{sink.port}",
+                      "--output", f"file:{b_out}", sequences=False)
+        for name, port in ports.items():
+            send_udp("127.0.0.1", port, 300, payload=f"<13>{name} framed".encode())
+        wait_until(lambda: len(sink.msgs) == 300 and len(lines_of(b_out)) == 300,
+                   "300 frames and 300 lines")
+        rc, _, err = rx.stop()
+    finally:
+        sink.close()
+    assert rc == 0, err
+    assert set(sink.msgs) == {b"<13>a framed"}
+    assert set(lines_of(b_out)) == {b"<13>b framed"}
