@@ -329,3 +329,11 @@ def test_each_output_frames_as_its_own_kind(tmp_path):
     assert rc == 0, err
     assert set(sink.msgs) == {b"<13>a framed"}
     assert set(lines_of(b_out)) == {b"<13>b framed"}
+
+
+def test_every_listener_named_leaves_the_unnamed_output_null():
+    r = run_cmd([binary("syslogrx"), "--listen", f"a=127.0.0.1:{free_udp_port()}",
+                 "--output", "a=file:/tmp/a.log", "--check-config"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("output = null\noutput = a=file:/tmp/a.log\n") or \
+        "\noutput = null\noutput = a=file:/tmp/a.log\n" in r.stdout, r.stdout
