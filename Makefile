@@ -331,17 +331,27 @@ lab-setups:
 # the integration phase waits for the tools only. One shell: the background
 # job's process group is killed on every way out.
 TEST_BG_LOG := $(OUTPUT)/test-setups.log
+TEST_BG_CMD := $(MAKE) --no-print-directory $(TEST_TOOLS) && touch $(OUTPUT)/.test-tools; \
+	$(MAKE) --no-print-directory lab-setups
+# make -n test (the phases' sub-makes run dry): the background job is shown,
+# not started (it clears MAKEFLAGS, so it would not run dry).
+ifneq (,$(findstring n,$(firstword -$(MAKEFLAGS))))
+test_bg_start = echo "background: $(TEST_BG_CMD)"; bg=
+test_bg_wait  = true
+else
+test_bg_start = mkdir -p $(OUTPUT) && rm -f $(OUTPUT)/.test-tools && \
+	{ MAKEFLAGS= setsid sh -c '$(TEST_BG_CMD)' >$(TEST_BG_LOG) 2>&1 & bg=$$!; }
+test_bg_wait  = while [ ! -e $(OUTPUT)/.test-tools ] && kill -0 $$bg 2>/dev/null; do sleep 1; done; \
+	[ -e $(OUTPUT)/.test-tools ] || { echo "the tests' tools: see $(TEST_BG_LOG)"; tail -20 $(TEST_BG_LOG); }
+endif
 test: deps
-	$(Q)+mkdir -p $(OUTPUT) && rm -f $(OUTPUT)/.test-tools && \
-	MAKEFLAGS= setsid sh -c '$(MAKE) --no-print-directory $(TEST_TOOLS) && touch $(OUTPUT)/.test-tools; \
-		$(MAKE) --no-print-directory lab-setups' >$(TEST_BG_LOG) 2>&1 & bg=$$!; \
-	trap 'kill -- -$$bg 2>/dev/null' EXIT; \
+	$(Q)+$(test_bg_start); \
+	trap '[ -z "$$bg" ] || kill -- -$$bg 2>/dev/null' EXIT; \
 	$(call test_phase,all $(FUZZERS) deb-root sanitize-unit-bins) && \
 	$(call test_phase,unit) && \
 	{ PARSE_FUZZ_COUNT=0 FUZZ_SECONDS=$${FUZZ_SECONDS:-15} $(call test_phase,fuzz); } && \
 	$(call test_phase,sanitize-unit) && \
-	{ while [ ! -e $(OUTPUT)/.test-tools ] && kill -0 $$bg 2>/dev/null; do sleep 1; done; \
-	  [ -e $(OUTPUT)/.test-tools ] || { echo "the tests' tools: see $(TEST_BG_LOG)"; tail -20 $(TEST_BG_LOG); }; } && \
+	{ $(test_bg_wait); } && \
 	$(call test_phase,integration) && \
 	$(call test_time,make test: all passed)
 
