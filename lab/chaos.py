@@ -4,7 +4,8 @@
 SIGTERM in the middle of the fault and with a kill -9 and a restart
 (tests/support/chaos.py runs each cell; tests/integration/outputs/test_chaos.py
 runs one per fault in make test). Prints the matrix as a table (fault x
-output x buffer: pass/fail, time to ready, to show the fault, to stop,
+output x buffer: pass, LIMIT (what TCP cannot know, with the number) or
+FAIL, time to ready, to show the fault, to stop,
 sent/delivered/lost/counted) and writes it, with the per-fault table of
 docs/outputs.md#faults, as markdown (--md) and the cells as JSON (--json).
 
