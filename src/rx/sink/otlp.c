@@ -77,6 +77,8 @@ struct sink_otlp {
 	bool original; /* --otlp-original */
 	double drain_timeout;
 	uint64_t drain_deadline; /* mono ns while draining, else 0 */
+	uint64_t stall_ns;	 /* --stall-timeout */
+	uint64_t request_ns;	 /* when the request in flight was sent, else 0 */
 	struct slot slots[OTLP_SLOTS];
 	unsigned int head, n; /* ring of slots in use */
 	char *zbuf;
@@ -310,7 +312,9 @@ static enum send_result send_slot(struct sink_otlp *k, struct slot *s)
 	curl_easy_setopt(k->curl, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(k->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	curl_easy_setopt(k->curl, CURLOPT_TIMEOUT_MS, timeout_ms(k));
+	k->request_ns = mono_ns();
 	rc = curl_easy_perform(k->curl);
+	k->request_ns = 0;
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(k->curl, CURLINFO_RESPONSE_CODE, &status);
 	__atomic_store_n(&k->last_status, status, __ATOMIC_RELAXED);
@@ -458,11 +462,19 @@ static bool aborted(struct sink_otlp *k)
 
 /* curl calls it at least once a second while a request waits: a stop that
  * gave up ends the request in flight (CURLE_ABORTED_BY_CALLBACK), and its
- * records are saved or counted with their batch, not waited for. */
+ * records are saved or counted with their batch, not waited for. A request
+ * unanswered for --stall-timeout shows the output down while it waits
+ * (the request's own deadline, REQUEST_TIMEOUT_MS, may be longer): a
+ * collector behind a firewall that drops is not taken for a slow one. */
 static int on_progress(void *p, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 		       curl_off_t ulnow)
 {
-	return aborted(p);
+	struct sink_otlp *k = p;
+	uint64_t sent = k->request_ns;
+
+	if (sent && mono_ns() - sent > k->stall_ns && !sink_is_down(&k->base))
+		sink_set_down(&k->base, true);
+	return aborted(k);
 }
 
 static int otlp_poll(struct sink *sk, int timeout_ms)
@@ -695,6 +707,7 @@ struct sink *sink_otlp_open(const struct config *c)
 	k->gzip = c->otlp.gzip;
 	k->original = c->otlp.original;
 	k->drain_timeout = c->drain_timeout;
+	k->stall_ns = (uint64_t)(c->stall_timeout * 1e9);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		err = -ENOMEM;
 		goto fail;

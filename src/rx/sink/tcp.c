@@ -76,6 +76,11 @@
 /* A TLS server decrypts a whole record before it hands on any of it: one
  * more it may have read from its kernel and not yet handed on. */
 #define TLS_RECORD_MAX 16384
+/* A receiver's queue passes its buffer by one segment (the kernel checks
+ * the buffer before it queues one), and a server that never empties its
+ * buffer never advertises half of it: one more segment, the largest GRO
+ * or loopback's TSO makes. */
+#define SEGMENT_MAX (64 << 10)
 
 /* A buffer of frames already sent on the current connection. */
 struct sent_buf {
@@ -116,8 +121,8 @@ struct sink_tcp {
  * kernel has not acknowledged (SIOCOUTQ) and, before them, what its
  * receive buffer may hold (acknowledged, maybe unread): twice the largest
  * window it advertised, as Linux advertises about half of the buffer
- * (tcp_adv_win_scale), capped; over TLS the record its TLS library may be
- * reading.
+ * (tcp_adv_win_scale), capped, and a segment; over TLS the record its TLS
+ * library may be reading.
  */
 static size_t maybe_unread(struct sink_tcp *t)
 {
@@ -130,7 +135,7 @@ static size_t maybe_unread(struct sink_tcp *t)
 								   REPLAY_WINDOW_MAX;
 	if (ioctl(t->fd, SIOCOUTQ, &n) || n < 0)
 		n = 0;
-	return (size_t)n + 2 * t->max_wnd + (t->session ? TLS_RECORD_MAX : 0);
+	return (size_t)n + 2 * t->max_wnd + SEGMENT_MAX + (t->session ? TLS_RECORD_MAX : 0);
 }
 
 static void disconnect(struct sink_tcp *t)
@@ -204,6 +209,7 @@ static int ensure_connected(struct sink_tcp *t)
 				pr_warn("%s: connected again\n", t->base.name);
 			t->conn_ns = mono_ns();
 			t->max_wnd = 0;
+			maybe_unread(t); /* the window of a buffer not yet filling */
 			t->said_down = false;
 			t->backoff_ms = 0;
 			t->reconnects++;
@@ -627,6 +633,8 @@ struct sink *sink_tcp_open(const struct config *c)
 		errno = EPROTO;
 		return NULL;
 	}
+	if (!err)
+		maybe_unread(t);
 	if (err) {
 		sink_set_down(&t->base, true);
 		pr_warn("%s: not reachable yet; will retry (%s)\n", t->base.name, t->why);

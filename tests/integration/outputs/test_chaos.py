@@ -19,6 +19,10 @@ CELLS = {
     # have read and no resend reached is counted uncertain
     "down": ("tcp", "spill"),
     "blackholed": ("tcp", "spill"),       # SYNs dropped from the start: connect() waits
+    # a firewall's DROP in the middle of the load: a request nobody answers
+    # shows the outage within --stall-timeout (before its own 10 s), the
+    # disk buffer takes it and the stop saves at once
+    "dropped": ("otlp", "spill"),
     "silent": ("tls", "spill"),           # a handshake nobody answers, from the start
     "latency": ("otlp", "none"),          # slow answers: not a fault to show
     "bandwidth": ("tcp", "reliable"),     # a trickle toward the destination
