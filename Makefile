@@ -48,7 +48,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
             python3-matplotlib syslog-ng-core procps librdkafka-dev kcat maven clang-format \
             libcurl4-openssl-dev libssl-dev \
             systemd systemd-container groff-base man-db linux-perf logrotate python3-pip \
-            universal-ctags gdb strace debhelper lintian haproxy
+            universal-ctags gdb strace debhelper lintian haproxy nftables
 # What `make image` and the container tests need besides (make deps installs
 # them too; `make image` installs only these): podman runs on runc here
 # (lab/containers.conf says why), debootstrap makes a base with no registry.
