@@ -76,6 +76,13 @@ static int check_beside(const struct config *c, char *err, size_t errlen)
 	for (unsigned int i = 0; c->disk_buffer[0] && i < c->nr_routes; i++) {
 		const char *name = c->routes[i].listener;
 
+		if (!outputs[c->routes[i].kind]->network) {
+			char shown[ROUTE_ARG_MAX + 16];
+
+			FAIL("--output %s=%s and --disk-buffer: a disk buffer needs a tcp, tls "
+			     "or otlp output (what a file takes is not held back)",
+			     name, output_route_name(c, i, shown, sizeof(shown)));
+		}
 		if (!strcmp(name, "lock") || !strcmp(name, "cursor"))
 			FAIL("--output %s=... and --disk-buffer %s: the output's disk buffer "
 			     "would be %s/%s, a file of the unnamed output's (rename the "

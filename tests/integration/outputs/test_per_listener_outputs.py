@@ -7,15 +7,16 @@ listener), the other outputs keep receiving while it is stopped, and the
 books close per output in the summary and the metrics rows labelled
 output="LISTENER" or "default". What cannot go beside it is refused at
 start, naming the reason."""
+import socket
 import time
 
 import pytest
 
 from support.flows import FLOWS, SDATA, by_flow, start_gen
 from support.ports import free_tcp_port, free_udp_port
-from support.load import send_udp
+from support.load import send_from, send_udp
 from support.paths import binary
-from support.procs import Syslogrx, run_cmd, wait_until
+from support.procs import Syslogrx, read_json, run_cmd, wait_until
 from support.rx_watch import Receiver
 from support.prom import parse, scrape, series, value
 from support.tcp_sinks import FrameSink
@@ -310,6 +311,59 @@ def test_reliable_kill_9_each_dir_to_its_own_destination(tmp_path, procs):
     assert second.summary["disk_buffer"]["recovered"] == 2 * n
     assert segments(db / "a") == segments(db) == []
 
+
+@pytest.mark.parametrize("how", ["upgrade", "supervised-kill"])
+def test_reliable_dirs_through_an_upgrade_or_a_supervised_kill(tmp_path, how):
+    """reliable, a named tcp output and the unnamed one: a kill -USR2
+    upgrade hands over DIR and DIR/a (the new process takes both), or
+    under --supervise a kill -9 of the child leaves each DIR to the next
+    child; every message reaches its own listener's destination (the kill:
+    at least once), and the supervisor's ledger adds up: every message the
+    killed child took was on its disk buffers, none lost."""
+    ports = {n: free_udp_port() for n in ("a", "b")}
+    sinks = {"a": FrameSink(), "b": FrameSink()}
+    sent = {"a": [], "b": []}
+
+    def burst(tag, n=200):
+        for name, port in ports.items():
+            msgs = [f"<13>{name} {tag} {i:04d}".encode() for i in range(n)]
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                send_from(s, ("127.0.0.1", port), msgs)
+            sent[name] += msgs
+        wait_until(lambda: all(set(sinks[k].msgs) == set(sent[k]) for k in sinks),
+                   f"the {tag} burst at each listener's destination")
+
+    rx = Receiver(tmp_path, f"a=127.0.0.1:{ports['a']}", "--listen", f"b=127.0.0.1:{ports['b']}",
+                  "--output", f"a=tcp:127.0.0.1:{sinks['a'].port}", "--output",
+                  f"tcp:127.0.0.1:{sinks['b'].port}", "--disk-buffer", str(tmp_path / "db"),
+                  "--disk-buffer-mode", "reliable",
+                  *(["--supervise"] if how == "supervised-kill" else []), sequences=False)
+    try:
+        if how == "supervised-kill":
+            rx.child()
+        burst("first")
+        if how == "upgrade":
+            assert rx.upgrade(), "".join(rx.lines)
+        else:
+            rx.kill_child()
+        burst("after")
+        rc, err, final = rx.stop()
+    finally:
+        for x in sinks.values():
+            x.close()
+    assert rc == 0, err
+    for k in sinks:
+        assert set(sinks[k].msgs) == set(sent[k]), k
+        if how == "upgrade":    # handed over, not killed: each once
+            assert len(sinks[k].msgs) == len(sent[k]), k
+    disk = disk_rows(final)
+    assert disk["a"]["written"] == disk["default"]["written"] == 200, disk
+    if how == "supervised-kill":
+        sup = read_json(f"{rx.summary_path}.supervisor")
+        first = sup["children"][0]
+        assert sup["window_lost"] == 0 and first["window_lost"] == 0, sup
+        assert first["taken"] == first["disk_buffer_written"] == 400, first
+
 REFUSED = {
     "unknown listener": (["--output", "x=null", "--output", "null"],
                          "--output x=null: no listener is named x"),
@@ -320,10 +374,14 @@ REFUSED = {
     "kafka named": (["--output", "a=kafka:127.0.0.1:9092/t", "--output", "null"],
                     "a kafka output cannot be one of several yet"),
     "disk buffer over a file of DIR's": (
-        ["--listen", f"lock=127.0.0.1:{free_udp_port()}", "--output", "lock=null", "--output",
-         "null", "--disk-buffer", "/nonexistent"],
+        ["--listen", f"lock=127.0.0.1:{free_udp_port()}", "--output", "lock=tcp:127.0.0.1:9",
+         "--output", "tcp:127.0.0.1:9", "--disk-buffer", "/nonexistent"],
         "--output lock=... and --disk-buffer /nonexistent: the output's disk buffer would be "
         "/nonexistent/lock, a file of the unnamed output's"),
+    "disk buffer beside a named file": (
+        ["--output", "a=file:/nonexistent/a", "--output", "tcp:127.0.0.1:9",
+         "--disk-buffer", "/nonexistent"],
+        "--output a=file:/nonexistent/a and --disk-buffer: a disk buffer needs a tcp, tls"),
     "ordered": (["--output", "a=null", "--output", "null", "--ordered"],
                 "--ordered cannot be used together"),
     "sequences": (["--output", "a=null", "--output", "null", "--sequences"],
