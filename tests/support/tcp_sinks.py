@@ -70,14 +70,15 @@ class FrameSink:
     N frames, what it held unread lost (with keep=K it kept only the first
     K of them: a proxy that read the rest and dropped it), and with
     refuse_after_reset the server then closes its listener: every later
-    connect is refused."""
+    connect is refused. port: a destination that comes back where it was
+    refused (0: any free port)."""
 
     def __init__(self, tls=None, stall_after=None, trickle_after_eof=False, rcvbuf=None,
-                 reset_after=None, refuse_after_reset=False, keep=None):
+                 reset_after=None, refuse_after_reset=False, keep=None, port=0):
         self.srv = socket.socket()
         if rcvbuf:
             self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        self.srv.bind(("127.0.0.1", 0))
+        self.srv.bind(("127.0.0.1", port))
         self.srv.listen(8)
         self.port = self.srv.getsockname()[1]
         self.msgs = []

@@ -85,18 +85,26 @@ static void say_ready_for_lock(void *ctx)
 	shell_say_ready(ctx);
 }
 
-/* DIR/lock first: held by the process we take over from, we say ready and
- * wait until it has written its last record and let DIR go (the kernel
- * queues hold what arrives meanwhile); held by any other, refused. */
-static int open_disk_buffer(struct receiver *r)
+/* An upgrade: a named output's DIR is let go with the unnamed one's. */
+static void wait_for_lock(void *ctx)
 {
-	const struct config *cfg = r->cfg;
+	(void)ctx;
+}
+
+/* cfg's DIR (the receiver's, or a named output's DIR/LISTENER), locked
+ * first: held by the process we take over from (handover), we wait until
+ * it has written its last record and let DIR go, saying ready first if
+ * that is still to say (the kernel queues hold what arrives meanwhile);
+ * held by any other, refused. NULL + errno. */
+static struct diskbuf *open_disk_dir(struct receiver *r, const struct config *cfg, bool handover,
+				     int *lock_fd, bool *locked)
+{
 	struct diskbuf_opts dopts = {
 		.dir = cfg->disk_buffer,
 		.max_bytes = cfg->disk_buffer_size,
 		.sync_ms = cfg->disk_buffer_sync_ms,
 		.mode = cfg->disk_buffer_mode,
-		.tally = &r->disk_tally,
+		.tally = &r->disk_tally, /* one ledger for every output's DIR */
 		.listeners = cfg->listeners,
 		.nr_listeners = cfg->nr_listeners,
 		.listener_names = cfg->listener_names,
@@ -110,18 +118,43 @@ static int open_disk_buffer(struct receiver *r)
 		dopts.handoff_bytes = cfg->window_bytes;
 	}
 	fd = diskbuf_lock_take(cfg->disk_buffer,
-			       shell_ready_pending(&r->shell) ? say_ready_for_lock : NULL,
+			       shell_ready_pending(&r->shell) ? say_ready_for_lock :
+			       handover			      ? wait_for_lock :
+								NULL,
 			       &r->shell, DISK_HANDOVER_WAIT_MS);
-	if (fd < 0)
-		return fd == -EBUSY ? -EADDRINUSE : fd;
-	r->disk_lock_fd = fd;
-	r->disk_locked = true;
-	r->disk = diskbuf_open(&dopts);
+	if (fd < 0) {
+		errno = fd == -EBUSY ? EADDRINUSE : -fd;
+		return NULL;
+	}
+	*lock_fd = fd;
+	*locked = true;
+	return diskbuf_open(&dopts);
+}
+
+/* The unnamed output's DIR, then each named output's DIR/LISTENER. */
+static int open_disk_buffers(struct receiver *r)
+{
+	bool handover = shell_ready_pending(&r->shell);
+
+	r->disk = open_disk_dir(r, r->cfg, handover, &r->disk_lock_fd, &r->disk_locked);
 	if (!r->disk)
 		return -errno;
 	/* A record read back may name a listener this run does not have. */
 	r->sink->listener_name = diskbuf_listener_name;
 	r->sink->listener_ctx = r->disk;
+	for (unsigned int i = 0; i < r->nr_routes; i++) {
+		struct rx_route *rt = &r->routes[i];
+
+		struct diskbuf *d = open_disk_dir(r, &rt->cfg, handover, &rt->disk_lock_fd,
+						  &rt->disk_locked);
+
+		if (!d)
+			return -errno;
+		rt->sink->listener_name = diskbuf_listener_name;
+		rt->sink->listener_ctx = d;
+		/* a scrape may read the DIRs already (receiver_disk_stats) */
+		__atomic_store_n(&rt->disk, d, __ATOMIC_RELEASE);
+	}
 	return 0;
 }
 
@@ -169,7 +202,7 @@ int receiver_open_rest(struct receiver *r)
 		return err;
 	/* Last, everything else being open: in an upgrade the old process lets
 	 * DIR go only once it is told we are ready. */
-	return cfg->disk_buffer[0] ? open_disk_buffer(r) : 0;
+	return cfg->disk_buffer[0] ? open_disk_buffers(r) : 0;
 }
 
 int receiver_start(struct receiver *r)
@@ -185,6 +218,7 @@ int receiver_start(struct receiver *r)
 		.group = intake_group(&r->intake),
 		.window = &r->window,
 		.disk = r->disk,
+		/* .route_disk: receiver_routes_start */
 		.counters = r->counters,
 		.nr_workers = r->threads,
 		.batch = cfg->batch,
@@ -243,12 +277,7 @@ int receiver_stop(struct receiver *r)
 	/* The destination is down: what the output holds goes to the disk
 	 * buffer now, not after --stop-timeout (the workers' final drain has
 	 * put what the kernel queued there or in the window). */
-	if (r->disk && r->sink && sink_is_down(r->sink) && !flag_get(&r->force)) {
-		pr_warn("stop: %s cannot reach its destination: saving what the output holds to "
-			"the disk buffer\n",
-			r->sink->name);
-		flag_set(&r->force, 1);
-	}
+	receiver_outputs_save_if_down(r);
 	if (r->window_ready)
 		window_close(&r->window);
 	if (r->reorder) {
@@ -275,6 +304,9 @@ int receiver_stop(struct receiver *r)
 	/* On disk before the summary counts it there. */
 	if (r->disk)
 		diskbuf_flush(r->disk);
+	for (unsigned int i = 0; i < r->nr_routes; i++)
+		if (r->routes[i].disk)
+			diskbuf_flush(r->routes[i].disk);
 	return err;
 }
 

@@ -15,6 +15,8 @@
 #include "rx/life/receiver.h"
 #include "rx/settings/output_routes.h"
 #include "rx/life/receiver_outputs.h"
+#include "rx/path/diskbuf.h"
+#include "rx/path/diskbuf_lock.h"
 #include "rx/sink/registry.h"
 
 int receiver_routes_open(struct receiver *r)
@@ -51,7 +53,8 @@ int receiver_routes_start(struct receiver *r)
 		int err;
 
 		rt->out.queue = i + 1;
-		err = output_stage_start(&rt->out, &r->window, NULL, rt->sink, rt->cfg.format,
+		r->wsh.route_disk[i + 1] = rt->disk; /* before the workers start */
+		err = output_stage_start(&rt->out, &r->window, rt->disk, rt->sink, rt->cfg.format,
 					 config_format_flags(&rt->cfg), rt->cfg.output_rate, NULL,
 					 &rt->reopen, &r->force);
 		if (err)
@@ -85,12 +88,36 @@ int receiver_routes_join(struct receiver *r)
 void receiver_routes_close(struct receiver *r)
 {
 	for (unsigned int i = 0; i < r->nr_routes; i++) {
-		r->routes[i].sink->ops->close(r->routes[i].sink);
-		output_stage_free(&r->routes[i].out);
+		struct rx_route *rt = &r->routes[i];
+
+		rt->sink->ops->close(rt->sink);
+		output_stage_free(&rt->out);
+		diskbuf_close(rt->disk);
+		/* after its last write, and before the unnamed output's DIR: an
+		 * upgrade's new process, once it has that, finds these free */
+		if (rt->disk_locked)
+			diskbuf_lock_release(rt->disk_lock_fd);
 	}
 	free(r->routes);
 	r->routes = NULL;
 	r->nr_routes = 0;
+}
+
+void receiver_outputs_save_if_down(struct receiver *r)
+{
+	const struct sink *down = r->sink && sink_is_down(r->sink) ? r->sink : NULL;
+
+	if (!r->disk || flag_get(&r->force))
+		return;
+	for (unsigned int i = 0; i < r->nr_routes && !down; i++)
+		if (sink_is_down(r->routes[i].sink))
+			down = r->routes[i].sink;
+	if (!down)
+		return;
+	pr_warn("stop: %s cannot reach its destination: saving what the output%s to the "
+		"disk buffer\n",
+		down->name, r->nr_routes ? "s hold" : " holds");
+	flag_set(&r->force, 1);
 }
 
 void receiver_outputs_reopen(struct receiver *r)
@@ -125,7 +152,7 @@ void receiver_outputs_say_kept(struct receiver *r)
 	say_kept_one(&c, r->nr_routes ? "default" : NULL, r->cfg->disk_buffer);
 	for (unsigned int i = 0; i < r->nr_routes; i++) {
 		output_stage_counts(&r->routes[i].out, &c);
-		say_kept_one(&c, r->cfg->routes[i].listener, "");
+		say_kept_one(&c, r->cfg->routes[i].listener, r->routes[i].cfg.disk_buffer);
 	}
 }
 
@@ -142,6 +169,22 @@ static uint64_t received_by(const struct receiver *r, unsigned int q)
 			n += __atomic_load_n(&r->counters[i].received, __ATOMIC_RELAXED);
 	}
 	return n;
+}
+
+/* The output's own disk buffer's figures (d NULL: none). */
+static void fill_disk(struct output_row *row, struct diskbuf *d)
+{
+	struct diskbuf_stats st;
+
+	row->disk = d;
+	if (!d)
+		return;
+	diskbuf_get_stats(d, &st);
+	row->disk_recovered = st.recovered_msgs;
+	row->disk_written = st.written_msgs;
+	row->disk_replayed = st.replayed_msgs;
+	row->disk_dropped = st.dropped_msgs;
+	row->disk_msgs = st.msgs;
 }
 
 static void fill_row(struct receiver *r, struct output_row *row, struct output_stage *o,
@@ -166,6 +209,7 @@ unsigned int receiver_outputs_rows(struct receiver *r, struct output_row *rows)
 	config_output_name(r->cfg, rows[0].dest, sizeof(rows[0].dest));
 	rows[0].network = config_output_is_network(r->cfg);
 	fill_row(r, &rows[0], &r->out, r->sink, ready, 0);
+	fill_disk(&rows[0], r->disk);
 	for (unsigned int i = 0; i < r->nr_routes; i++) {
 		struct rx_route *rt = &r->routes[i];
 		struct output_row *row = &rows[i + 1];
@@ -174,6 +218,7 @@ unsigned int receiver_outputs_rows(struct receiver *r, struct output_row *rows)
 		output_route_name(r->cfg, i, row->dest, sizeof(row->dest));
 		row->network = config_output_is_network(&rt->cfg);
 		fill_row(r, row, &rt->out, rt->sink, __atomic_load_n(&rt->ready, __ATOMIC_ACQUIRE), i + 1);
+		fill_disk(row, __atomic_load_n(&rt->disk, __ATOMIC_ACQUIRE));
 	}
 	return 1 + r->nr_routes;
 }

@@ -24,6 +24,11 @@ struct rx_route {
 	bool started;
 	bool ready; /* its counts readable: set once started, never cleared */
 	volatile int reopen; /* SIGHUP, for this stage */
+	/* --disk-buffer: its own, DIR/LISTENER (cfg.disk_buffer), locked
+	 * until after its last write; or NULL. */
+	struct diskbuf *disk;
+	bool disk_locked;
+	int disk_lock_fd;
 };
 
 /* Outputs in all: the unnamed, then each named one. */
@@ -39,6 +44,10 @@ struct output_row {
 	bool up, stalled;
 	bool resends; /* tcp, tls: resent and uncertain say */
 	uint64_t resent, uncertain;
+	/* --disk-buffer: this output's own DIR (the unnamed output's DIR,
+	 * a named one's DIR/LISTENER); the totals' disk_buffer is their sum */
+	bool disk;
+	uint64_t disk_recovered, disk_written, disk_replayed, disk_dropped, disk_msgs;
 };
 
 /* After the window and the unnamed sink: each named output's sink, and its
@@ -50,6 +59,10 @@ int receiver_routes_start(struct receiver *r);
  * The first error, 0 if none. */
 int receiver_routes_join(struct receiver *r);
 void receiver_routes_close(struct receiver *r);
+/* At a stop, with a disk buffer: an output that cannot reach its
+ * destination saves what it holds to its disk buffer now, and so do the
+ * others (one force ends every stage). */
+void receiver_outputs_save_if_down(struct receiver *r);
 /* SIGHUP: every output reopens its file. */
 void receiver_outputs_reopen(struct receiver *r);
 /* After the output stages: what a stop saved or gave up, said per output. */

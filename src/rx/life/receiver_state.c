@@ -66,11 +66,49 @@ bool receiver_output_counts(struct receiver *r, struct output_counts *c)
 	return true;
 }
 
+/* A named output's DIR/LISTENER added to the figures of those before. */
+static void disk_stats_add(struct diskbuf_stats *to, const struct diskbuf_stats *d)
+{
+	to->max_bytes += d->max_bytes;
+	to->bytes += d->bytes;
+	to->msgs += d->msgs;
+	to->batches += d->batches;
+	to->queued_msgs += d->queued_msgs;
+	to->segments += d->segments;
+	if (d->oldest_age_seconds > to->oldest_age_seconds)
+		to->oldest_age_seconds = d->oldest_age_seconds;
+	to->recovered_msgs += d->recovered_msgs;
+	to->written_msgs += d->written_msgs;
+	to->written_batches += d->written_batches;
+	to->written_bytes += d->written_bytes;
+	to->replayed_msgs += d->replayed_msgs;
+	to->read_back_msgs += d->read_back_msgs;
+	to->dropped_msgs += d->dropped_msgs;
+	to->dropped_batches += d->dropped_batches;
+	to->corrupt_records += d->corrupt_records;
+	to->corrupt_bytes += d->corrupt_bytes;
+	to->corrupt_msgs += d->corrupt_msgs;
+	to->corrupt_uncounted += d->corrupt_uncounted;
+	to->segments_refused += d->segments_refused;
+	to->syncs += d->syncs;
+}
+
 bool receiver_disk_stats(struct receiver *r, struct diskbuf_stats *d)
 {
+	struct diskbuf_stats one;
+
 	if (!r->disk)
 		return false;
 	diskbuf_get_stats(r->disk, d);
+	/* every output's DIR: opened before the stages start, closed after */
+	for (unsigned int i = 0; i < __atomic_load_n(&r->nr_routes, __ATOMIC_ACQUIRE); i++) {
+		struct diskbuf *rd = __atomic_load_n(&r->routes[i].disk, __ATOMIC_ACQUIRE);
+
+		if (!rd)
+			continue;
+		diskbuf_get_stats(rd, &one);
+		disk_stats_add(d, &one);
+	}
 	return true;
 }
 

@@ -90,16 +90,24 @@ static void count_senders(struct worker *w, int n)
 		sender_table_count(t, run, len);
 }
 
+/* The disk buffer of the output that takes listener lis's batches. */
+static struct diskbuf *disk_of(const struct worker_shared *sh, uint32_t lis)
+{
+	unsigned int q = lis < WINDOW_MAX_LISTENERS ? sh->window->route[lis] : 0;
+
+	return q ? sh->route_disk[q] : sh->disk;
+}
+
 /* A filled batch goes to the window (room was reserved for it), or, with no
- * room reserved, to the disk buffer (which counts it if it is full): its
- * writer writes the batch's bytes as they are and recycles it. */
-static void deliver(const struct worker_shared *sh, struct batch *b, uint32_t room)
+ * room reserved, to its output's disk buffer (which counts it if it is
+ * full): its writer writes the batch's bytes as they are and recycles it. */
+static void deliver(const struct worker_shared *sh, struct batch *b, uint32_t room, uint32_t lis)
 {
 	if (room) {
 		window_push(sh->window, b, room);
 		return;
 	}
-	diskbuf_append_batch(sh->disk, b, batch_put, sh->window);
+	diskbuf_append_batch(disk_of(sh, lis), b, batch_put, sh->window);
 }
 
 /* recvmmsg's iovecs: datagram i into slot i of b, its bytes past the slot
@@ -258,7 +266,7 @@ static int read_socket(struct worker *w, unsigned int idx, uint32_t want, uint32
 	if (sh->pre)
 		batch_preformat(sh->pre, &w->tz, b);
 	spend_cpu(w, sh->cost_ns[sh->nr_cost_ns > 1 ? w->id : 0], n, (uint32_t)n == room);
-	deliver(sh, b, room);
+	deliver(sh, b, room, sh->group->socks[idx].listener);
 	w->busy_ns += mono_ns() - busy;
 	/* Relaxed: a stats reader wants a recent value, not an ordering. */
 	__atomic_fetch_add(&sc->received, n, __ATOMIC_RELAXED);
@@ -302,7 +310,7 @@ static int reserve_and_read(struct worker *w, unsigned int idx, int flags, const
 		/* Never wait for window room: while the disk buffer spills (it
 		 * holds unread batches, or the mode is reliable), or when the
 		 * window is full, the batch goes to disk. */
-		room = diskbuf_spilling(sh->disk) ? 0 :
+		room = diskbuf_spilling(disk_of(sh, lis)) ? 0 :
 						    window_reserve_for(sh->window, lis, sh->batch, stop, 0);
 		if (!room)
 			return read_socket(w, idx, sh->batch, 0, flags);

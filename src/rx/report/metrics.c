@@ -112,9 +112,33 @@ static void write_outputs(struct prom_text *p, const struct snapshot *s)
 		  "Messages of the output a stop gave up on, not written.", OUT_FIELD(c.given_up) },
 	};
 
+	static const struct {
+		const char *name, *help;
+		enum prom_type type;
+		size_t off;
+	} disk[] = {
+		{ "syslogrx_output_disk_buffer_written_total",
+		  "Messages of the output written to its disk buffer.", PROM_COUNTER,
+		  OUT_FIELD(disk_written) },
+		{ "syslogrx_output_disk_buffer_replayed_total",
+		  "Messages of the output's disk buffer handed to it.", PROM_COUNTER,
+		  OUT_FIELD(disk_replayed) },
+		{ "syslogrx_output_disk_buffer_dropped_total",
+		  "Messages of the output its disk buffer could not take (full).", PROM_COUNTER,
+		  OUT_FIELD(disk_dropped) },
+		{ "syslogrx_output_disk_buffer_messages",
+		  "Messages on the output's disk buffer not yet delivered.", PROM_GAUGE,
+		  OUT_FIELD(disk_msgs) },
+	};
+
 	for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++)
 		per_row(p, s, fams[f].name, PROM_COUNTER, fams[f].help, s->outputs,
 			sizeof(s->outputs[0]), s->nr_outputs, output_labels, fams[f].off);
+	/* each output's own DIR (the disk_buffer families: their sums) */
+	for (size_t f = 0; s->nr_outputs && s->outputs[0].disk && f < sizeof(disk) / sizeof(disk[0]);
+	     f++)
+		per_row(p, s, disk[f].name, disk[f].type, disk[f].help, s->outputs,
+			sizeof(s->outputs[0]), s->nr_outputs, output_labels, disk[f].off);
 }
 
 /* up and stalled: one sample, or with outputs per listener one per

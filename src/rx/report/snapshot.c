@@ -181,10 +181,8 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 	/* Before the output stage starts (a scrape right after bind) its
 	 * counts are not there yet: zero. */
 	receiver_output_counts(r, &s->out);
-	if (r->disk) { /* its lock is held for a copy of its counters, no I/O */
-		s->have_disk = true;
-		diskbuf_get_stats(r->disk, &s->disk);
-	}
+	/* each DIR's lock is held for a copy of its counters, no I/O */
+	s->have_disk = receiver_disk_stats(r, &s->disk);
 	if (r->window_ready)
 		window_peek_stats(&r->window, &s->window);
 	/* Set by the output stage's start (before out_ready), freed after

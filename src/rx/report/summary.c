@@ -521,6 +521,23 @@ static void write_totals(struct json_writer *w, struct receiver *r, const struct
 	jw_object_end(w);
 }
 
+/* The output's own DIR (the unnamed output's DIR, a named one's
+ * DIR/LISTENER): its messages in and out; null without a disk buffer. */
+static void write_output_disk(struct json_writer *w, const struct output_row *o)
+{
+	if (!o->disk) {
+		jw_null(w, "disk_buffer");
+		return;
+	}
+	jw_object_begin(w, "disk_buffer");
+	jw_u64(w, "recovered", o->disk_recovered);
+	jw_u64(w, "written", o->disk_written);
+	jw_u64(w, "replayed", o->disk_replayed);
+	jw_u64(w, "dropped", o->disk_dropped);
+	jw_u64(w, "msgs", o->disk_msgs);
+	jw_object_end(w);
+}
+
 /* "outputs" (--output LISTENER=SPEC; null without): each output's books,
  * the unnamed one first as "default": received by its listeners = written
  * + discarded + given_up + saved. */
@@ -553,6 +570,7 @@ static void write_outputs(struct json_writer *w, const struct snapshot *s)
 			jw_null(w, "resent");
 			jw_null(w, "uncertain");
 		}
+		write_output_disk(w, o);
 		jw_object_end(w);
 	}
 	jw_array_end(w);

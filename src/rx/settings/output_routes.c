@@ -71,10 +71,27 @@ static bool listener_routed(const struct config *c, const char *name)
 /* Settings that keep one state for the one output there was. */
 static int check_beside(const struct config *c, char *err, size_t errlen)
 {
-	if (c->disk_buffer[0])
-		FAIL("--output %s=... and --disk-buffer cannot be used together yet: the disk "
-		     "buffer is one directory and one reader, not one per output",
-		     c->routes[0].listener);
+	/* Each named output's disk buffer is DIR/LISTENER, beside DIR's own
+	 * files (the unnamed output's): a name that is one of them cannot be. */
+	for (unsigned int i = 0; c->disk_buffer[0] && i < c->nr_routes; i++) {
+		const char *name = c->routes[i].listener;
+
+		if (!outputs[c->routes[i].kind]->network) {
+			char shown[ROUTE_ARG_MAX + 16];
+
+			FAIL("--output %s=%s and --disk-buffer: a disk buffer needs a tcp, tls "
+			     "or otlp output (what a file takes is not held back)",
+			     name, output_route_name(c, i, shown, sizeof(shown)));
+		}
+		if (!strcmp(name, "lock") || !strcmp(name, "cursor"))
+			FAIL("--output %s=... and --disk-buffer %s: the output's disk buffer "
+			     "would be %s/%s, a file of the unnamed output's (rename the "
+			     "listener)",
+			     name, c->disk_buffer, c->disk_buffer, name);
+		if (strlen(c->disk_buffer) + 1 + strlen(name) >= sizeof(c->disk_buffer))
+			FAIL("--output %s=... and --disk-buffer %s: %s/%s is too long a path",
+			     name, c->disk_buffer, c->disk_buffer, name);
+	}
 	if (c->ordered)
 		FAIL("--output %s=... and --ordered cannot be used together: the merge is one "
 		     "stream into one output",
@@ -154,5 +171,12 @@ void output_route_apply(struct config *c, unsigned int i)
 {
 	c->output = c->routes[i].kind;
 	snprintf(c->output_arg, sizeof(c->output_arg), "%s", c->routes[i].arg);
+	/* its own disk buffer: DIR/LISTENER (checked to fit) */
+	if (c->disk_buffer[0]) {
+		size_t n = strlen(c->disk_buffer);
+
+		snprintf(c->disk_buffer + n, sizeof(c->disk_buffer) - n, "/%s",
+			 c->routes[i].listener);
+	}
 	c->nr_routes = 0;
 }

@@ -29,7 +29,8 @@ int config_check_routes(struct config *c, char *err, size_t errlen);
 void output_routes_print(const struct config *c, FILE *f);
 /* Route i's output as given: "tcp:HOST:PORT", a URL's userinfo as ***. */
 const char *output_route_name(const struct config *c, unsigned int i, char *buf, size_t len);
-/* c with route i's destination in place of the unnamed one (for its sink). */
+/* c with route i's destination, and disk buffer DIR/LISTENER, in place of
+ * the unnamed one's (for its sink and output stage). */
 void output_route_apply(struct config *c, unsigned int i);
 
 #endif

@@ -7,15 +7,16 @@ listener), the other outputs keep receiving while it is stopped, and the
 books close per output in the summary and the metrics rows labelled
 output="LISTENER" or "default". What cannot go beside it is refused at
 start, naming the reason."""
+import socket
 import time
 
 import pytest
 
 from support.flows import FLOWS, SDATA, by_flow, start_gen
 from support.ports import free_tcp_port, free_udp_port
-from support.load import send_udp
+from support.load import send_from, send_udp
 from support.paths import binary
-from support.procs import Syslogrx, run_cmd, wait_until
+from support.procs import Syslogrx, read_json, run_cmd, wait_until
 from support.rx_watch import Receiver
 from support.prom import parse, scrape, series, value
 from support.tcp_sinks import FrameSink
@@ -193,6 +194,176 @@ def test_supervised_child_killed(tmp_path):
     assert {l.split()[0] for l in lines_of(rx.out)} == {b"<13>b"}
 
 
+
+def segments(d):
+    """The segment files directly in d (not in its subdirectories)."""
+    return sorted(p.name for p in d.glob("*.seg")) if d.is_dir() else []
+
+
+def disk_rows(summary):
+    return {o["output"]: o["disk_buffer"] for o in summary["outputs"]}
+
+
+def seqs_once(sink, run, n):
+    """Every sequence number of run's n messages (FLOWS flows) at sink
+    exactly once, none of another run."""
+    flows = by_flow(sink.msgs, run)
+    assert runs_in(sink) == {run}, runs_in(sink)
+    assert {f: sorted(v) for f, v in flows.items()} == \
+        {f: list(range(n // FLOWS)) for f in range(FLOWS)}, \
+        {f: len(v) for f, v in flows.items()}
+
+
+def test_spill_each_output_its_own_dir(tmp_path, procs):
+    """spill: a's destination is refused for a while under a bounded load;
+    a's messages beyond its share of the window go to DIR/a, and all are
+    delivered once it comes back, every sequence number once; the unnamed
+    output (b's, its destination up) never touches the disk buffer."""
+    ports = {n: free_udp_port() for n in ("a", "b")}
+    a_port, mport, db = free_tcp_port(), free_tcp_port(), tmp_path / "db"
+    sinks = {"default": FrameSink()}
+    n = 4000                        # per listener: 1000/s for 4 s
+    try:
+        rx = Syslogrx(tmp_path, "--listen", f"a=127.0.0.1:{ports['a']}", "--listen",
+                      f"b=127.0.0.1:{ports['b']}", "--output", f"a=tcp:127.0.0.1:{a_port}",
+                      "--output", f"tcp:127.0.0.1:{sinks['default'].port}", "--format",
+                      "rfc5424", "--window", "2000", "--rcvbuf", "16M", "--disk-buffer", str(db),
+                      "--disk-buffer-mode", "spill", "--metrics", str(mport), sequences=False)
+        procs.append(rx)
+        gens = [start_gen(ports[k], k, rate=1000, seconds=n // 1000) for k in ports]
+        for g in gens:
+            assert g.wait(timeout=60) == 0
+        wait_until(lambda: value(parse(scrape(mport)), "syslogrx_output_written_total",
+                                 output="default") == n, "b's messages all written")
+        m = parse(scrape(mport))
+        # a's are on its own DIR, what its window share could not hold
+        assert value(m, "syslogrx_output_up", output="a") == 0
+        on_disk = value(m, "syslogrx_output_disk_buffer_messages", output="a")
+        assert on_disk >= n - 2000 and segments(db / "a"), (on_disk, segments(db / "a"))
+        assert value(m, "syslogrx_output_disk_buffer_written_total", output="default") == 0
+        assert segments(db) == []
+        # a's destination back where it was refused
+        sinks["a"] = FrameSink(port=a_port)
+        wait_until(lambda: len(sinks["a"].msgs) >= n, "a's messages delivered", timeout=60)
+        rc, _, err = rx.stop()
+    finally:
+        for x in sinks.values():
+            x.close()
+    assert rc == 0, err
+    s = rx.summary
+    lis = {l["name"]: l for l in s["listeners"]}
+    assert all(lis[k]["received"] == n for k in ports), lis
+    seqs_once(sinks["a"], "a", n)
+    seqs_once(sinks["default"], "b", n)
+    disk = disk_rows(s)
+    assert disk["a"]["written"] == disk["a"]["replayed"] >= n - 2000, disk
+    assert disk["a"]["msgs"] == 0 and segments(db / "a") == [], disk
+    assert disk["default"] == {"recovered": 0, "written": 0, "replayed": 0, "dropped": 0,
+                               "msgs": 0}, disk
+    assert s["disk_buffer"]["written"] == disk["a"]["written"]
+    rows = {o["output"]: o for o in s["outputs"]}
+    assert rows["a"]["received"] == rows["a"]["written"] == n, rows["a"]
+
+
+def test_reliable_kill_9_each_dir_to_its_own_destination(tmp_path, procs):
+    """reliable: both destinations refused, a's and b's messages written to
+    DIR/a and DIR, kill -9; the next run, its destinations up (at other
+    ports: records do not name them), delivers each DIR's records to its own
+    output's destination, every sequence number once."""
+    ports = {n: free_udp_port() for n in ("a", "b")}
+    db, n = tmp_path / "db", 2000
+
+    def run(a_dest, default_dest, mport):
+        r = Syslogrx(tmp_path, "--listen", f"a=127.0.0.1:{ports['a']}", "--listen",
+                     f"b=127.0.0.1:{ports['b']}", "--output", f"a=tcp:127.0.0.1:{a_dest}",
+                     "--output", f"tcp:127.0.0.1:{default_dest}", "--format", "rfc5424",
+                     "--rcvbuf", "16M", "--disk-buffer", str(db), "--disk-buffer-mode",
+                     "reliable", "--metrics", str(mport), sequences=False)
+        procs.append(r)
+        return r
+
+    mport = free_tcp_port()
+    first = run(free_tcp_port(), free_tcp_port(), mport)
+    gens = [start_gen(ports[k], k, rate=1000, seconds=n // 1000) for k in ports]
+    for g in gens:
+        assert g.wait(timeout=60) == 0
+    wait_until(lambda: all(value(parse(scrape(mport)), "syslogrx_output_disk_buffer_written_total",
+                                 output=o) == n for o in ("a", "default")),
+               "every message on disk")
+    first.p.kill()
+    first.p.wait()
+    assert segments(db / "a") and segments(db)
+    sinks = {"a": FrameSink(), "default": FrameSink()}
+    try:
+        second = run(sinks["a"].port, sinks["default"].port, free_tcp_port())
+        wait_until(lambda: all(len(x.msgs) >= n for x in sinks.values()),
+                   "each DIR's records at its own destination", timeout=60)
+        rc, _, err = second.stop()
+    finally:
+        for x in sinks.values():
+            x.close()
+    assert rc == 0, err
+    seqs_once(sinks["a"], "a", n)
+    seqs_once(sinks["default"], "b", n)
+    disk = disk_rows(second.summary)
+    assert disk["a"]["recovered"] == disk["default"]["recovered"] == n, disk
+    assert disk["a"]["msgs"] == disk["default"]["msgs"] == 0, disk
+    assert second.summary["disk_buffer"]["recovered"] == 2 * n
+    assert segments(db / "a") == segments(db) == []
+
+
+@pytest.mark.parametrize("how", ["upgrade", "supervised-kill"])
+def test_reliable_dirs_through_an_upgrade_or_a_supervised_kill(tmp_path, how):
+    """reliable, a named tcp output and the unnamed one: a kill -USR2
+    upgrade hands over DIR and DIR/a (the new process takes both), or
+    under --supervise a kill -9 of the child leaves each DIR to the next
+    child; every message reaches its own listener's destination (the kill:
+    at least once), and the supervisor's ledger adds up: every message the
+    killed child took was on its disk buffers, none lost."""
+    ports = {n: free_udp_port() for n in ("a", "b")}
+    sinks = {"a": FrameSink(), "b": FrameSink()}
+    sent = {"a": [], "b": []}
+
+    def burst(tag, n=200):
+        for name, port in ports.items():
+            msgs = [f"<13>{name} {tag} {i:04d}".encode() for i in range(n)]
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                send_from(s, ("127.0.0.1", port), msgs)
+            sent[name] += msgs
+        wait_until(lambda: all(set(sinks[k].msgs) == set(sent[k]) for k in sinks),
+                   f"the {tag} burst at each listener's destination")
+
+    rx = Receiver(tmp_path, f"a=127.0.0.1:{ports['a']}", "--listen", f"b=127.0.0.1:{ports['b']}",
+                  "--output", f"a=tcp:127.0.0.1:{sinks['a'].port}", "--output",
+                  f"tcp:127.0.0.1:{sinks['b'].port}", "--disk-buffer", str(tmp_path / "db"),
+                  "--disk-buffer-mode", "reliable",
+                  *(["--supervise"] if how == "supervised-kill" else []), sequences=False)
+    try:
+        if how == "supervised-kill":
+            rx.child()
+        burst("first")
+        if how == "upgrade":
+            assert rx.upgrade(), "".join(rx.lines)
+        else:
+            rx.kill_child()
+        burst("after")
+        rc, err, final = rx.stop()
+    finally:
+        for x in sinks.values():
+            x.close()
+    assert rc == 0, err
+    for k in sinks:
+        assert set(sinks[k].msgs) == set(sent[k]), k
+        if how == "upgrade":    # handed over, not killed: each once
+            assert len(sinks[k].msgs) == len(sent[k]), k
+    disk = disk_rows(final)
+    assert disk["a"]["written"] == disk["default"]["written"] == 200, disk
+    if how == "supervised-kill":
+        sup = read_json(f"{rx.summary_path}.supervisor")
+        first = sup["children"][0]
+        assert sup["window_lost"] == 0 and first["window_lost"] == 0, sup
+        assert first["taken"] == first["disk_buffer_written"] == 400, first
+
 REFUSED = {
     "unknown listener": (["--output", "x=null", "--output", "null"],
                          "--output x=null: no listener is named x"),
@@ -202,9 +373,15 @@ REFUSED = {
                                 "listener(s) b have no output: add an --output without"),
     "kafka named": (["--output", "a=kafka:127.0.0.1:9092/t", "--output", "null"],
                     "a kafka output cannot be one of several yet"),
-    "disk buffer": (["--output", "a=tcp:127.0.0.1:9", "--output", "tcp:127.0.0.1:9",
-                     "--disk-buffer", "/nonexistent"],
-                    "--disk-buffer cannot be used together yet"),
+    "disk buffer over a file of DIR's": (
+        ["--listen", f"lock=127.0.0.1:{free_udp_port()}", "--output", "lock=tcp:127.0.0.1:9",
+         "--output", "tcp:127.0.0.1:9", "--disk-buffer", "/nonexistent"],
+        "--output lock=... and --disk-buffer /nonexistent: the output's disk buffer would be "
+        "/nonexistent/lock, a file of the unnamed output's"),
+    "disk buffer beside a named file": (
+        ["--output", "a=file:/nonexistent/a", "--output", "tcp:127.0.0.1:9",
+         "--disk-buffer", "/nonexistent"],
+        "--output a=file:/nonexistent/a and --disk-buffer: a disk buffer needs a tcp, tls"),
     "ordered": (["--output", "a=null", "--output", "null", "--ordered"],
                 "--ordered cannot be used together"),
     "sequences": (["--output", "a=null", "--output", "null", "--sequences"],
