@@ -355,19 +355,6 @@ static char *put_sd_elems(char *d, const struct syslog_str *sd, const char *skip
 
 /* ---- json ---------------------------------------------------------------- */
 
-uint64_t meta_time_ns(const struct syslog_msg *m, enum syslog_parse_result r,
-		      const struct msg_meta *meta)
-{
-	/* No stamp (Cisco ASA's default): the kernel's receive time, not the
-	 * time a receiver behind us reads it, which an outage or the disk
-	 * buffer may make hours later. */
-	if (r != SYSLOG_MALFORMED && !m->timestamp.p)
-		return format_recv_ns(meta);
-	if (meta && meta->zone)
-		return syslog_time_ns_zone(m, r, meta->recv_realtime_ns, meta->zone);
-	return syslog_time_ns(m, r, format_recv_ns(meta), meta ? meta->tz_gmtoff : 0);
-}
-
 /* "key":"escaped", when present */
 static char *json_field(char *d, const char *key, size_t key_len, const struct syslog_str *v)
 {

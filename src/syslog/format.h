@@ -34,7 +34,7 @@
  *                                      without an offset in meta->zone, UTC
  *                                      without meta), as OTLP's timeUnixNano;
  *                                      a message without a stamp: the receive
- *                                      time (meta_time_ns)
+ *                                      time (format_time.h: meta_time_ns)
  *            hostname, app_name, procid, msgid, structured_data, msg
  *                                      strings as parsed (msg without a BOM
  *                                      and without the trailing newline/NUL;
@@ -129,11 +129,6 @@ struct msg_meta {
 };
 
 #define FORMAT_LISTENER_MAX 32
-
-/* The message's normalised time (msgtime.h) in meta's zone; for a parsed
- * message without a stamp the receive time (format_recv_ns). */
-uint64_t meta_time_ns(const struct syslog_msg *m, enum syslog_parse_result r,
-		      const struct msg_meta *meta);
 
 /* Worst-case bytes format_message() writes for a datagram of len bytes
  * (including the trailing '\n', or an octet-counted frame's prefix). */

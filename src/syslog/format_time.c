@@ -51,6 +51,19 @@ uint64_t format_recv_ns(const struct msg_meta *meta)
 	return meta ? meta->recv_realtime_ns : clock_ns(CLOCK_REALTIME);
 }
 
+uint64_t meta_time_ns(const struct syslog_msg *m, enum syslog_parse_result r,
+		      const struct msg_meta *meta)
+{
+	/* No stamp (Cisco ASA's default): the kernel's receive time, not the
+	 * time a receiver behind us reads it, which an outage or the disk
+	 * buffer may make hours later. */
+	if (r != SYSLOG_MALFORMED && !m->timestamp.p)
+		return format_recv_ns(meta);
+	if (meta && meta->zone)
+		return syslog_time_ns_zone(m, r, meta->recv_realtime_ns, meta->zone);
+	return syslog_time_ns(m, r, format_recv_ns(meta), meta ? meta->tz_gmtoff : 0);
+}
+
 /* Local year, month and UTC offset at a time; localtime_r once a minute per thread. */
 struct local_now {
 	int64_t minute;

@@ -15,6 +15,10 @@
 char *format_put_utc_us(char *d, uint64_t ns);
 /* meta's receive time, or the clock's when meta is NULL */
 uint64_t format_recv_ns(const struct msg_meta *meta);
+/* The message's normalised time (msgtime.h) in meta's zone; for a parsed
+ * message without a stamp the receive time (format_recv_ns). */
+uint64_t meta_time_ns(const struct syslog_msg *m, enum syslog_parse_result r,
+		      const struct msg_meta *meta);
 /* the stamp at the instant meta_time_ns() gives it; NULL when it has none */
 char *format_put_instant_3339(char *d, const struct syslog_msg *m, enum syslog_parse_result r,
 			      const struct msg_meta *meta);

@@ -27,6 +27,7 @@
 #include "rx/settings/config.h"
 #include "rx/sink/otlp.h"
 #include "rx/sink/tls.h"
+#include "syslog/format_time.h"
 #include "syslog/msgtime.h"
 #include "syslog/otlp_encode.h"
 
