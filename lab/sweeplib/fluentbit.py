@@ -26,7 +26,7 @@ import urllib.request
 from support.paths import BUILD
 from support.ports import free_tcp_port
 
-from . import peers
+from .receiver import Receiver, ReceiverError
 
 FLUENTBIT = os.path.join(BUILD, "fluentbit", "fluent-bit")
 DEFAULTS = "fluent-bit"
@@ -103,14 +103,14 @@ def counts(metrics):
     return taken, done
 
 
-class FluentBit(peers.Receiver):
+class FluentBit(Receiver):
     """spec["config"] is one of CONFIGS; sockets is 2 for share_port."""
 
     name = "fluent-bit"
 
     def prepare(self):
         if not present():
-            raise peers.ReceiverError(ABSENT)
+            raise ReceiverError(ABSENT)
         self.http_port = free_tcp_port()
         self.conf = os.path.join(self.workdir, "fluent-bit.conf")
         with open(os.path.join(self.workdir, "parsers.conf"), "w") as f:
