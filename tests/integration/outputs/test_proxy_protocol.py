@@ -20,8 +20,6 @@ import shutil
 import signal
 import socket
 import struct
-import subprocess
-import sys
 import tempfile
 import termios
 import threading
@@ -349,28 +347,8 @@ def test_vendor_corpus_reads_as_sent_directly(syslogrx, tmp_path):
     else RFC 3164 with guess-timezone; HOST from PROXIED_SRCIP where the
     message names none): the same fields on both paths for every message a
     line can carry; the others are named."""
-    items = parse_oracle.rendered()
-    names = [n for n, _ in items]
-    grams = [d for _, d in items]
-    sng_port, tport, rx_port = free_udp_port(), free_tcp_port(), free_udp_port()
-    sng = parse_oracle.SyslogNgParse(str(tmp_path / "sng"), sng_port, None,
-                                     proxied_port=tport)
-    sng.start()
-    try:
-        rx = syslogrx("--format", "original", "--proxy-protocol", "v1", "--sockets", "1",
-                      "--threads", "1", "--rcvbuf", "8M", "--output", f"tcp:127.0.0.1:{tport}",
-                      port=rx_port, sequences=False)
-
-        def arrived(n):
-            wait_until(lambda: len(sng.lines()) >= n and len(sng.proxied_lines()) >= n,
-                       f"{n} messages on both paths", timeout=60)
-        parse_oracle.send(grams, [sng_port, rx_port], arrived)
-        rc, _, err = rx.stop()
-        assert rc == 0, err
-        direct, proxied = sng.lines(), sng.proxied_lines()
-    finally:
-        sng.stop()
-    assert len(direct) == len(proxied) == len(grams)
+    names, grams, direct, proxied, summary = parse_oracle.relayed(
+        tmp_path, syslogrx, "proxied", "--proxy-protocol", "v1")
     cannot = {n for n, d in zip(names, grams) if parse_oracle.as_line(d) != d}
     differ = {}
     for n, d, a, b in zip(names, grams, direct, proxied):
@@ -392,7 +370,7 @@ def test_vendor_corpus_reads_as_sent_directly(syslogrx, tmp_path):
     assert len(grams) - len(cannot) >= 300
     # the sender is the device: no message took syslogrx's address as HOST
     assert not any(b'"host":"127.0.0.1"' in line for line in proxied)
-    assert rx.summary["proxy"]["opened"] == 1
+    assert summary["proxy"]["opened"] == 1
 
 
 def test_pool_stays_within_its_bound(syslogrx, tmp_path):
