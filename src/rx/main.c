@@ -27,6 +27,8 @@
 #include "rx/report/sender_cache.h"
 #include "rx/settings/preflight.h"
 #include "rx/life/receiver.h"
+#include "rx/settings/output_routes.h"
+#include "rx/life/receiver_outputs.h"
 #include "rx/sink/sink.h"
 #include "rx/life/resize.h"
 #include "rx/report/stats_line.h"
@@ -114,11 +116,11 @@ static bool upgrade(struct receiver *r)
 	 * destination down it would wait for it, holding DIR and the window,
 	 * while the new one waits for DIR. Refused now, nothing lost: the
 	 * operator upgrades once the output delivers again. */
-	if (r->sink && sink_is_down(r->sink)) {
+	if (receiver_output_down(r)) {
 		pr_warn("SIGUSR2: %s cannot reach its destination: an upgrade now would wait for "
 			"it to drain the window; ignored, pid %d goes on (upgrade once the output "
 			"delivers again: syslogrx_output_up 1)\n",
-			r->sink->name, (int)getpid());
+			receiver_output_down(r), (int)getpid());
 		return false;
 	}
 	if (receiver_upgrade(r, main_argv, &successor) == 0) {
@@ -152,7 +154,7 @@ static void run(struct receiver *r, struct config *cfg)
 			break;
 		if (hup_requested) {
 			hup_requested = 0;
-			flag_set(&r->reopen, 1);
+			receiver_outputs_reopen(r);
 			if (cfg->config_file[0] && shell_supervised(&r->shell)) {
 				recheck_supervised(cfg);
 			} else if (cfg->config_file[0]) {
@@ -329,6 +331,10 @@ static void say_ready(const struct receiver *r, const struct config *cfg)
 		pr_note("ready on %s, writing %s lines to %s%s\n",
 			listen_text(r, listens, sizeof(listens)), format_name(cfg->format),
 			config_output_name(cfg, where, sizeof(where)), spread);
+	for (unsigned int i = 0; i < cfg->nr_routes; i++)
+		pr_note("listener %s's messages go to %s (--output %s=...)\n",
+			cfg->routes[i].listener, output_route_name(cfg, i, where, sizeof(where)),
+			cfg->routes[i].listener);
 	if (metrics)
 		pr_note("metrics on http://%s/metrics\n", http_metrics_address(metrics));
 	if (health_http)

@@ -37,10 +37,11 @@ class Receiver:
     settings go to its --config file (sockets, threads: what SIGHUP re-reads;
     given on the command line they would pin them); args to its command line.
     Ended on every path by conftest's reaper (reap_what_the_test_left): it,
-    its upgrade successors and supervised children stay in pytest's tree."""
+    its upgrade successors and supervised children stay in pytest's tree.
+    sequences=False: without --sequences (what cannot go beside it)."""
 
     def __init__(self, tmp_path, listen, *args, settings=None, exe=None, prefix=(), env=None,
-                 pass_fds=()):
+                 pass_fds=(), sequences=True):
         self.tmp_path = tmp_path
         self.cf = tmp_path / "syslogrx.conf"
         self.settings = dict(settings or {})
@@ -51,8 +52,8 @@ class Receiver:
         self.cond = threading.Condition()
         self.p = subprocess.Popen(
             list(prefix) + [exe or binary("syslogrx"), "--listen", listen, "--config", str(self.cf),
-             "--output", f"file:{self.out}", "--summary", str(self.summary_path),
-             "--sequences"] + list(args) + stop_timeout(args),
+             "--output", f"file:{self.out}", "--summary", str(self.summary_path)]
+            + (["--sequences"] if sequences else []) + list(args) + stop_timeout(args),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=pass_fds,
             env=dict(os.environ, **(env or {})))
         self.reader = threading.Thread(target=self._read, daemon=True)

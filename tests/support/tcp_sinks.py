@@ -11,10 +11,13 @@ from support.rx_watch import SEQ
 
 
 @contextlib.contextmanager
-def tcp_server():
+def tcp_server(rcvbuf=None):
     """A TCP server on loopback that takes one connection and keeps what it
-    reads: yields (port, chunks); closed and joined on every path."""
+    reads: yields (port, chunks); closed and joined on every path. rcvbuf:
+    the connection's SO_RCVBUF (the window it advertises)."""
     server = socket.socket()
+    if rcvbuf:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
     server.bind(("127.0.0.1", 0))
     server.listen()
     got = []

@@ -352,6 +352,51 @@ static void test_short_read_grows(void **state)
 	assert_int_equal(s.size, 5120);
 }
 
+/* Listener lis's batch of one message, reserved in its share and pushed. */
+static struct batch *push_for(struct window *w, uint32_t lis)
+{
+	struct batch *b;
+
+	assert_int_equal(window_reserve_for(w, lis, 1, &(const int){ 0 }, 0), 1);
+	b = window_batch_get(w);
+	assert_non_null(b);
+	batch_add(b, 10)->listener = lis;
+	window_push(w, b, 1);
+	return b;
+}
+
+/* A listener's batches join its taker's queue, in order; each queue holds
+ * at most its share of the window, so a taker that stops leaves the others
+ * room; a closed window is done per queue. */
+static void test_queues_route_by_listener(void **state)
+{
+	struct window w;
+	struct batch *b1, *b2, *b0;
+
+	(void)state;
+	assert_int_equal(window_init(&w, 4, 1 << 30, CAP), 0);
+	window_route(&w, 2, 1); /* two queues: a share of 2 messages each */
+	b1 = push_for(&w, 2);
+	b2 = push_for(&w, 2);
+	/* listener 2's share is full, the window is not: listener 0 goes on */
+	assert_int_equal(window_reserve_for(&w, 2, 1, &(const int){ 0 }, 0), 0);
+	b0 = push_for(&w, 0);
+	assert_ptr_equal(window_pop_from(&w, 1, 0), b1);
+	assert_ptr_equal(window_pop_from(&w, 1, 0), b2);
+	assert_null(window_pop_from(&w, 1, 0));
+	assert_ptr_equal(window_pop(&w, 0), b0);
+	assert_null(window_pop(&w, 0));
+	/* released, its share has room again */
+	window_release(&w, b1);
+	assert_int_equal(window_reserve_for(&w, 2, 5, &(const int){ 0 }, 0), 1);
+	window_unreserve_for(&w, 2, 1);
+	window_close(&w);
+	assert_true(window_done_for(&w, 1));
+	window_release(&w, b2);
+	window_release(&w, b0);
+	window_destroy(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +408,7 @@ int main(void)
 		cmocka_unit_test(test_pool_bounded_by_size),
 		cmocka_unit_test(test_pool_expires_when_idle),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_queues_route_by_listener),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include "rx/path/diskbuf_lock.h"
 #include "rx/life/receiver.h"
 #include "rx/sink/registry.h"
+#include "rx/life/receiver_outputs.h"
 #include "rx/life/fair_share_run.h"
 #include "rx/life/receiver_workers.h"
 #include "rx/path/senders.h"
@@ -163,6 +164,9 @@ int receiver_open_rest(struct receiver *r)
 	if (!r->sink)
 		return -errno;
 	r->sink->abort = &r->force;
+	err = receiver_routes_open(r);
+	if (err)
+		return err;
 	/* Last, everything else being open: in an upgrade the old process lets
 	 * DIR go only once it is told we are ready. */
 	return cfg->disk_buffer[0] ? open_disk_buffer(r) : 0;
@@ -205,11 +209,15 @@ int receiver_start(struct receiver *r)
 	if (err)
 		return err;
 	/* The workers format for a stream sink; --ordered's merge takes
-	 * message by message, so its output stage formats. */
-	r->wsh.pre = r->reorder ? NULL : output_stage_preformat(&r->out);
+	 * message by message, and outputs per listener format each their
+	 * own: there the output stages format. */
+	r->wsh.pre = r->reorder || r->nr_routes ? NULL : output_stage_preformat(&r->out);
 	/* a scrape reads the output's counts from here on (snapshot_take) */
 	r->out_started = true;
 	__atomic_store_n(&r->out_ready, true, __ATOMIC_RELEASE);
+	err = receiver_routes_start(r);
+	if (err)
+		return err;
 	if (r->reorder) {
 		err = reorder_start(r->reorder);
 		if (err)
@@ -218,24 +226,6 @@ int receiver_start(struct receiver *r)
 	/* a scrape may read it already: the endpoints serve before this */
 	__atomic_store_n(&r->start_ns, mono_ns(), __ATOMIC_RELAXED);
 	return receiver_workers_resume(r);
-}
-
-/* After the output stage: one line each for what the stop saved to the
- * disk buffer and what it gave up. */
-static void say_kept(struct receiver *r)
-{
-	struct output_counts c;
-
-	output_stage_counts(&r->out, &c);
-	if (c.saved || c.kept_written)
-		pr_warn("stop: %llu received message(s) saved to the disk buffer %s for the next "
-			"run (%llu more written and kept there, to be sent again)\n",
-			(unsigned long long)c.saved, r->cfg->disk_buffer,
-			(unsigned long long)c.kept_written);
-	if (c.given_up)
-		pr_warn("stop: gave up %llu received message(s) not written (counted: "
-			"totals.given_up, syslogrx_given_up_total)\n",
-			(unsigned long long)c.given_up);
 }
 
 int receiver_stop(struct receiver *r)
@@ -274,8 +264,11 @@ int receiver_stop(struct receiver *r)
 		if (e && !err)
 			err = e;
 		r->out_started = false;
-		say_kept(r);
 	}
+	e = receiver_routes_join(r);
+	if (e && !err)
+		err = e;
+	receiver_outputs_say_kept(r);
 	/* The stream ended before the summary counts what it could not confirm. */
 	if (r->sink && r->sink->ops->finish)
 		r->sink->ops->finish(r->sink);
@@ -308,6 +301,7 @@ void receiver_close(struct receiver *r)
 	if (r->sink)
 		r->sink->ops->close(r->sink);
 	output_stage_free(&r->out);
+	receiver_routes_close(r);
 	reorder_free(r->reorder);
 	if (r->ordered_ready)
 		window_destroy(&r->ordered_window);

@@ -28,6 +28,7 @@
 
 struct sender_cache;
 struct fair_share_run;
+struct rx_route;
 
 struct receiver {
 	const struct config *cfg;
@@ -44,6 +45,9 @@ struct receiver {
 	struct output_stage out;
 	bool out_started;
 	bool out_ready; /* its counts readable: set once started, never cleared */
+	/* --output LISTENER=SPEC: the named outputs (rx/life/receiver_outputs.h) */
+	struct rx_route *routes;
+	unsigned int nr_routes;
 	struct worker_shared wsh;
 	struct reorder *reorder;      /* --ordered: between window and ordered_window */
 	struct window ordered_window; /* what the output stage reads with --ordered */

@@ -6,6 +6,7 @@
  */
 #include "common/signals.h"
 #include "rx/life/receiver.h"
+#include "rx/life/receiver_outputs.h"
 
 void receiver_report_lock(struct receiver *r)
 {
@@ -53,6 +54,15 @@ bool receiver_output_counts(struct receiver *r, struct output_counts *c)
 	if (!__atomic_load_n(&r->out_ready, __ATOMIC_ACQUIRE))
 		return false;
 	output_stage_counts(&r->out, c);
+	/* with outputs per listener: the sums over them */
+	for (unsigned int i = 0; i < r->nr_routes; i++) {
+		struct output_counts o;
+
+		if (!__atomic_load_n(&r->routes[i].ready, __ATOMIC_ACQUIRE))
+			continue;
+		output_stage_counts(&r->routes[i].out, &o);
+		output_counts_add(c, &o);
+	}
 	return true;
 }
 
@@ -64,14 +74,25 @@ bool receiver_disk_stats(struct receiver *r, struct diskbuf_stats *d)
 	return true;
 }
 
+/* The first output (the unnamed, then the named ones) that is so. */
+static const char *first_output(const struct receiver *r, bool (*is)(const struct sink *))
+{
+	if (r->sink && is(r->sink))
+		return r->sink->name;
+	for (unsigned int i = 0; i < r->nr_routes; i++)
+		if (r->routes[i].sink && is(r->routes[i].sink))
+			return r->routes[i].sink->name;
+	return NULL;
+}
+
 const char *receiver_output_stalled(const struct receiver *r)
 {
-	return r->sink && sink_is_stalled(r->sink) ? r->sink->name : NULL;
+	return first_output(r, sink_is_stalled);
 }
 
 const char *receiver_output_down(const struct receiver *r)
 {
-	return r->sink && sink_is_down(r->sink) ? r->sink->name : NULL;
+	return first_output(r, sink_is_down);
 }
 
 bool receiver_window_full(struct receiver *r)

@@ -48,9 +48,11 @@ int output_stage_start(struct output_stage *o, struct window *w, struct diskbuf 
 		       uint64_t rate, const struct seqtrack_opts *seq, const volatile int *reopen,
 		       const volatile int *force)
 {
+	unsigned int queue = o->queue;
 	int err;
 
 	memset(o, 0, sizeof(*o));
+	o->queue = queue;
 	o->window = w;
 	o->disk = disk;
 	o->sink = sink;
@@ -118,4 +120,19 @@ void output_stage_counts(struct output_stage *o, struct output_counts *out)
 	out->given_up = __atomic_load_n(&o->counts.given_up, __ATOMIC_RELAXED);
 	out->saved = __atomic_load_n(&o->counts.saved, __ATOMIC_RELAXED);
 	out->kept_written = __atomic_load_n(&o->counts.kept_written, __ATOMIC_RELAXED);
+}
+
+void output_counts_add(struct output_counts *to, const struct output_counts *c)
+{
+	to->processed += c->processed;
+	to->written += c->written;
+	to->malformed += c->malformed;
+	to->parsed |= c->parsed;
+	to->sd_dropped += c->sd_dropped;
+	to->breaks_escaped += c->breaks_escaped;
+	to->discarded += c->discarded;
+	to->write_errors += c->write_errors;
+	to->given_up += c->given_up;
+	to->saved += c->saved;
+	to->kept_written += c->kept_written;
 }

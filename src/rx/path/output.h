@@ -35,6 +35,8 @@ const struct preformat *output_stage_preformat(const struct output_stage *o);
 /* Returns after the window is closed and drained (or force). */
 int output_stage_join(struct output_stage *o);
 void output_stage_counts(struct output_stage *o, struct output_counts *out);
+/* to += c, field by field (outputs per listener: their sums). */
+void output_counts_add(struct output_counts *to, const struct output_counts *c);
 /* Frees what start allocated (the sequence accounting is read until then). */
 void output_stage_free(struct output_stage *o);
 

@@ -41,22 +41,22 @@ struct batch *output_pop(struct output_stage *o, int timeout_ms)
 	 * disk or queued for it, and nothing goes there while the window has
 	 * batches to pop: the window alone, at no cost. */
 	if (!o->disk || !diskbuf_spilling(o->disk))
-		return window_pop(o->window, timeout_ms);
+		return window_pop_from(o->window, o->queue, timeout_ms);
 	/* The window first: what is in it was received before anything spilled
 	 * after it filled up (a worker spills only when the window has no room,
 	 * and keeps spilling until the disk is read to its end). */
-	b = window_pop(o->window, 0);
+	b = window_pop_from(o->window, o->queue, 0);
 	if (!b)
 		b = disk_pop(o);
 	if (b || !timeout_ms)
 		return b;
-	b = window_pop(o->window, timeout_ms < DISK_POLL_MS ? timeout_ms : DISK_POLL_MS);
+	b = window_pop_from(o->window, o->queue, timeout_ms < DISK_POLL_MS ? timeout_ms : DISK_POLL_MS);
 	return b ? b : disk_pop(o);
 }
 
 bool output_source_done(struct output_stage *o)
 {
-	return window_done(o->window) && (!o->disk || !diskbuf_unread(o->disk));
+	return window_done_for(o->window, o->queue) && (!o->disk || !diskbuf_unread(o->disk));
 }
 
 /* A disk record whose lines went to a stream sink. */
@@ -205,8 +205,8 @@ void output_settle(struct output_stage *o)
 	output_count(&o->counts.kept_written, kept);
 	/* What the window holds, and what the workers push until it closes
 	 * (they stop soon: the same flag ends their drain). */
-	while (!window_done(o->window)) {
-		if ((b = window_pop(o->window, 100))) {
+	while (!window_done_for(o->window, o->queue)) {
+		if ((b = window_pop_from(o->window, o->queue, 100))) {
 			b->settled = 0;
 			output_keep(o, b);
 		}

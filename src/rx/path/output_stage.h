@@ -42,6 +42,9 @@ struct output_stage {
 	 * it ends: how busy the output stage was (the advice's). */
 	uint64_t busy_ns;
 	struct window *window;
+	/* The window's queue this stage takes (an output per listener: set
+	 * before output_stage_start, which keeps it); 0 alone. */
+	unsigned int queue;
 	struct sink *sink;
 	enum out_format format;
 	unsigned int format_flags;  /* FORMAT_F_*: --no-escape-control */

@@ -24,6 +24,7 @@ int window_init(struct window *w, uint64_t max_msgs, uint64_t max_bytes, uint32_
 	w->batch_cap = batch_cap;
 	w->pool_idle_ns = WINDOW_POOL_IDLE_NS;
 	w->pool_since_ns = mono_ns();
+	w->nr_queues = 1;
 	err = -pthread_mutex_init(&w->lock, NULL);
 	if (!err)
 		err = cond_init_monotonic(&w->room);
@@ -47,7 +48,8 @@ static void free_list(struct batch *b)
 
 void window_destroy(struct window *w)
 {
-	free_list(w->head);
+	for (unsigned int q = 0; q < WINDOW_MAX_QUEUES; q++)
+		free_list(w->q[q].head);
 	free_list(w->free);
 	pthread_cond_destroy(&w->room);
 	pthread_cond_destroy(&w->ready);
@@ -58,6 +60,32 @@ void window_destroy(struct window *w)
 static bool has_room(const struct window *w)
 {
 	return w->msgs + w->reserved < w->max_msgs && w->held_mem < w->max_bytes;
+}
+
+/* Listener l's queue: its output's. */
+static struct window_queue *queue_for(struct window *w, uint32_t l)
+{
+	return &w->q[l < WINDOW_MAX_LISTENERS ? w->route[l] : 0];
+}
+
+/* Listener l's queue, for the accounting of its share; NULL with one queue
+ * (the window's bounds alone). */
+static struct window_queue *share_of(struct window *w, uint32_t l)
+{
+	return w->nr_queues <= 1 ? NULL : queue_for(w, l);
+}
+
+/* Room in the window and in q's share; the messages it may take now. */
+static uint64_t room_for(const struct window *w, const struct window_queue *q)
+{
+	uint64_t room = has_room(w) ? w->max_msgs - w->msgs - w->reserved : 0;
+	uint64_t qmax = w->max_msgs / w->nr_queues;
+
+	if (!q || !room)
+		return room;
+	if (q->msgs + q->reserved >= qmax || q->held_mem >= w->max_bytes / w->nr_queues)
+		return 0;
+	return room < qmax - q->msgs - q->reserved ? room : qmax - q->msgs - q->reserved;
 }
 
 /* Stores of what window_peek_stats reads without the lock (the writers hold
@@ -155,34 +183,69 @@ static void note_wait_end(struct window *w)
 
 uint32_t window_reserve(struct window *w, uint32_t want, const volatile int *stop, int timeout_ms)
 {
+	return window_reserve_for(w, 0, want, stop, timeout_ms);
+}
+
+uint32_t window_reserve_for(struct window *w, uint32_t listener, uint32_t want,
+			    const volatile int *stop, int timeout_ms)
+{
 	struct timespec deadline;
+	struct window_queue *q;
 	uint64_t room;
 	uint32_t got = 0;
 
 	pthread_mutex_lock(&w->lock);
-	if (!has_room(w)) {
+	q = share_of(w, listener);
+	if (!room_for(w, q)) {
 		deadline_in(&deadline, timeout_ms);
 		note_wait_start(w);
-		while (!has_room(w) && !flag_get(stop) && !w->closed) {
+		while (!room_for(w, q) && !flag_get(stop) && !w->closed) {
 			if (pthread_cond_timedwait(&w->room, &w->lock, &deadline) == ETIMEDOUT)
 				break;
 		}
 		note_wait_end(w);
 	}
-	if (has_room(w)) {
-		room = w->max_msgs - w->msgs - w->reserved;
+	room = room_for(w, q);
+	if (room) {
 		got = want < room ? want : room;
 		w->reserved += got;
+		if (q)
+			q->reserved += got;
 	}
 	pthread_mutex_unlock(&w->lock);
 	return got;
 }
 
+void window_wait_room(struct window *w, int timeout_ms)
+{
+	struct timespec deadline;
+
+	deadline_in(&deadline, timeout_ms);
+	pthread_mutex_lock(&w->lock);
+	if (!w->closed)
+		pthread_cond_timedwait(&w->room, &w->lock, &deadline);
+	pthread_mutex_unlock(&w->lock);
+}
+
 void window_unreserve(struct window *w, uint32_t n)
 {
+	window_unreserve_for(w, 0, n);
+}
+
+void window_unreserve_for(struct window *w, uint32_t listener, uint32_t n)
+{
+	struct window_queue *q;
+
 	pthread_mutex_lock(&w->lock);
+	q = share_of(w, listener);
 	w->reserved -= n;
-	pthread_cond_signal(&w->room);
+	if (q)
+		q->reserved -= n;
+	/* several shares: the worker waiting may be another queue's */
+	if (q)
+		pthread_cond_broadcast(&w->room);
+	else
+		pthread_cond_signal(&w->room);
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -298,9 +361,29 @@ void batch_trim(struct batch *b, size_t end)
 	b->data_cap = end ?: 1;
 }
 
+void window_route(struct window *w, uint32_t listener, unsigned int q)
+{
+	if (listener >= WINDOW_MAX_LISTENERS || q >= WINDOW_MAX_QUEUES)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->route[listener] = q;
+	if (q >= w->nr_queues)
+		w->nr_queues = q + 1;
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* A batch holds one socket's read, so its first record names its listener. */
+static struct window_queue *queue_of(struct window *w, const struct batch *b)
+{
+	return queue_for(w, b->count ? b->recs[0].listener : 0);
+}
+
 void window_push(struct window *w, struct batch *b, uint32_t reserved)
 {
+	struct window_queue *q;
+
 	pthread_mutex_lock(&w->lock);
+	q = queue_of(w, b);
 	w->reserved -= reserved;
 	recount(w, b);
 	PUBLISH(w->msgs, w->msgs + b->count);
@@ -308,20 +391,37 @@ void window_push(struct window *w, struct batch *b, uint32_t reserved)
 	PUBLISH(w->held_mem, w->held_mem + b->counted);
 	if (w->msgs > w->hwm)
 		PUBLISH(w->hwm, w->msgs);
+	if (w->nr_queues > 1) { /* its share (reserved for the same listener) */
+		q->reserved -= reserved;
+		q->msgs += b->count;
+		q->held_mem += b->counted;
+	}
 	b->next = NULL;
-	if (w->tail)
-		w->tail->next = b;
+	if (q->tail)
+		q->tail->next = b;
 	else
-		w->head = b;
-	w->tail = b;
-	if (b->count < reserved)
+		q->head = b;
+	q->tail = b;
+	if (b->count < reserved && w->nr_queues > 1)
+		pthread_cond_broadcast(&w->room);
+	else if (b->count < reserved)
 		pthread_cond_signal(&w->room);
-	pthread_cond_signal(&w->ready);
+	/* several takers wait on one condition: each checks its own queue */
+	if (w->nr_queues > 1)
+		pthread_cond_broadcast(&w->ready);
+	else
+		pthread_cond_signal(&w->ready);
 	pthread_mutex_unlock(&w->lock);
 }
 
 struct batch *window_pop(struct window *w, int timeout_ms)
 {
+	return window_pop_from(w, 0, timeout_ms);
+}
+
+struct batch *window_pop_from(struct window *w, unsigned int qi, int timeout_ms)
+{
+	struct window_queue *q = &w->q[qi < WINDOW_MAX_QUEUES ? qi : 0];
 	struct timespec deadline;
 	struct batch *b;
 
@@ -329,17 +429,17 @@ struct batch *window_pop(struct window *w, int timeout_ms)
 	/* No timeout, no wait: a timed wait on a deadline already past still
 	 * costs a futex call and a context switch (in reliable disk-buffer
 	 * mode the window is always empty and polled at every batch). */
-	if (!w->head && !w->closed && timeout_ms > 0) {
+	if (!q->head && !w->closed && timeout_ms > 0) {
 		deadline_in(&deadline, timeout_ms);
-		while (!w->head && !w->closed)
+		while (!q->head && !w->closed)
 			if (pthread_cond_timedwait(&w->ready, &w->lock, &deadline) == ETIMEDOUT)
 				break;
 	}
-	b = w->head;
+	b = q->head;
 	if (b) {
-		w->head = b->next;
-		if (!w->head)
-			w->tail = NULL;
+		q->head = b->next;
+		if (!q->head)
+			q->tail = NULL;
 		b->next = NULL;
 	}
 	pthread_mutex_unlock(&w->lock);
@@ -355,6 +455,12 @@ void window_release(struct window *w, struct batch *b)
 	PUBLISH(w->bytes, w->bytes - b->used);
 	/* as counted at push: the output stage does not grow a batch */
 	PUBLISH(w->held_mem, w->held_mem - b->counted);
+	if (w->nr_queues > 1) {
+		struct window_queue *q = queue_of(w, b);
+
+		q->msgs -= b->count;
+		q->held_mem -= b->counted;
+	}
 	gone = recycle(w, b);
 	idle = pool_expire(w);
 	pthread_cond_broadcast(&w->room);
@@ -373,10 +479,15 @@ void window_close(struct window *w)
 
 bool window_done(struct window *w)
 {
+	return window_done_for(w, 0);
+}
+
+bool window_done_for(struct window *w, unsigned int q)
+{
 	bool done;
 
 	pthread_mutex_lock(&w->lock);
-	done = w->closed && !w->head;
+	done = w->closed && !w->q[q < WINDOW_MAX_QUEUES ? q : 0].head;
 	pthread_mutex_unlock(&w->lock);
 	return done;
 }

@@ -52,6 +52,16 @@ struct msg_rec {
 
 /* Listeners a record can name (config's CONFIG_MAX_LISTENERS). */
 #define WINDOW_MAX_LISTENERS 64
+/* Takers of the window (an output per listener): one queue each. */
+#define WINDOW_MAX_QUEUES 16
+
+/* The batches queued for one taker, oldest first. With several queues
+ * each holds at most its share of the bounds (max_msgs and max_bytes over
+ * nr_queues): a taker that stops fills its share, not the window. */
+struct window_queue {
+	struct batch *head, *tail;
+	uint64_t msgs, reserved, held_mem; /* with several queues: its share's use */
+};
 
 struct batch {
 	struct batch *next;
@@ -111,8 +121,13 @@ struct window_stats {
 struct window {
 	pthread_mutex_t lock;
 	pthread_cond_t room;	   /* workers wait here */
-	pthread_cond_t ready;	   /* the output stage waits here */
-	struct batch *head, *tail; /* full batches, oldest first */
+	pthread_cond_t ready;	   /* the output stages wait here */
+	/* Full batches by taker: a batch (one socket's read: one listener)
+	 * joins queue route[its listener]; one queue unless routed. The room
+	 * and the bounds are the window's, whatever the queue. */
+	struct window_queue q[WINDOW_MAX_QUEUES];
+	uint8_t route[WINDOW_MAX_LISTENERS];
+	unsigned int nr_queues;
 	struct batch *free;	   /* recycled batches: no malloc per batch */
 	uint64_t max_msgs, max_bytes;
 	uint64_t msgs, bytes; /* pushed, not yet released */
@@ -144,6 +159,13 @@ void window_destroy(struct window *w);
 uint32_t window_reserve(struct window *w, uint32_t want, const volatile int *stop, int timeout_ms);
 /* Gives back reserved room that was not used (the socket had less to read). */
 void window_unreserve(struct window *w, uint32_t n);
+/* The same for a batch of listener's (its queue's share bounds it too). */
+uint32_t window_reserve_for(struct window *w, uint32_t listener, uint32_t want,
+			    const volatile int *stop, int timeout_ms);
+void window_unreserve_for(struct window *w, uint32_t listener, uint32_t n);
+/* Waits up to timeout_ms for room to be given back (a release, an
+ * unreserve): a worker whose every ready socket's share is full. */
+void window_wait_room(struct window *w, int timeout_ms);
 
 /* An empty batch to fill (recycled if one is free). NULL on ENOMEM. */
 struct batch *window_batch_get(struct window *w);
@@ -176,6 +198,12 @@ void window_push(struct window *w, struct batch *b, uint32_t reserved);
  * window is closed and empty (window_done() tells which).
  */
 struct batch *window_pop(struct window *w, int timeout_ms);
+/* Several takers: listener's batches join queue q (< WINDOW_MAX_QUEUES),
+ * before any push. */
+void window_route(struct window *w, uint32_t listener, unsigned int q);
+/* window_pop and window_done for queue q's taker (they are queue 0's). */
+struct batch *window_pop_from(struct window *w, unsigned int q, int timeout_ms);
+bool window_done_for(struct window *w, unsigned int q);
 /* The output stage is done with b (written or handed on): its room is free. */
 void window_release(struct window *w, struct batch *b);
 

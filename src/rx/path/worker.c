@@ -20,6 +20,9 @@ _Static_assert(RECV_SLOT_MAX == WORKER_SLOT_BYTES, "a slot and its overflow hold
 _Static_assert(DISKBUF_MSG_MAX == WORKER_SLOT_BYTES, "a record's message is one receive slot");
 
 #define POLL_MS 100
+/* A round that passed over full shares only: how long it waits for room
+ * before epoll again (another listener's datagram waits at most this). */
+#define SHARE_WAIT_MS 10
 #define COALESCE_MIN_US 50
 #define COALESCE_MAX_US 2000
 /* Bound on datagrams counted as abandoned per socket at exit. */
@@ -283,13 +286,15 @@ static void count_abandoned(struct worker *w, unsigned int idx)
 	}
 }
 
-/* Reserves window room then reads; gives back what the socket did not fill.
- * 0 when the socket had nothing, or (*no_room set, if asked) when the window
- * had no room within POLL_MS. */
+/* Reserves window room (in the share of the socket's listener's queue)
+ * then reads; gives back what the socket did not fill. 0 when the socket
+ * had nothing, or (*no_room set, if asked) when the window had no room
+ * within wait_ms. */
 static int reserve_and_read(struct worker *w, unsigned int idx, int flags, const volatile int *stop,
-			    bool *no_room)
+			    bool *no_room, int wait_ms)
 {
 	const struct worker_shared *sh = w->sh;
+	uint32_t lis = sh->group->socks[idx].listener;
 	uint32_t room;
 	int n;
 
@@ -298,11 +303,11 @@ static int reserve_and_read(struct worker *w, unsigned int idx, int flags, const
 		 * holds unread batches, or the mode is reliable), or when the
 		 * window is full, the batch goes to disk. */
 		room = diskbuf_spilling(sh->disk) ? 0 :
-						    window_reserve(sh->window, sh->batch, stop, 0);
+						    window_reserve_for(sh->window, lis, sh->batch, stop, 0);
 		if (!room)
 			return read_socket(w, idx, sh->batch, 0, flags);
 	} else {
-		room = window_reserve(sh->window, sh->batch, stop, POLL_MS);
+		room = window_reserve_for(sh->window, lis, sh->batch, stop, wait_ms);
 		if (!room) {
 			if (no_room)
 				*no_room = true;
@@ -311,7 +316,7 @@ static int reserve_and_read(struct worker *w, unsigned int idx, int flags, const
 	}
 	n = read_socket(w, idx, room, room, flags);
 	if (n <= 0)
-		window_unreserve(sh->window, room);
+		window_unreserve_for(sh->window, lis, room);
 	return n;
 }
 
@@ -377,7 +382,8 @@ static void final_drain(struct worker *w)
 		do {
 			bool no_room = false;
 
-			n = reserve_and_read(w, w->socks[i], MSG_DONTWAIT, sh->force, &no_room);
+			n = reserve_and_read(w, w->socks[i], MSG_DONTWAIT, sh->force, &no_room,
+					     POLL_MS);
 			if (n < 0)
 				w->error = n;
 			/* A full window is the output still writing (a slow Kafka
@@ -402,7 +408,7 @@ static void loop_one_socket(struct worker *w)
 	while (!leaving(sh)) {
 		__atomic_store_n(&w->beat_ns, mono_ns(), __ATOMIC_RELAXED);
 		/* Blocks until one datagram (or SO_RCVTIMEO), then takes what is queued. */
-		n = reserve_and_read(w, w->socks[0], MSG_WAITFORONE, sh->stop, NULL);
+		n = reserve_and_read(w, w->socks[0], MSG_WAITFORONE, sh->stop, NULL, POLL_MS);
 		if (n < 0) {
 			w->error = n;
 			return;
@@ -414,6 +420,7 @@ static void loop_one_socket(struct worker *w)
 static void loop_epoll(struct worker *w)
 {
 	const struct worker_shared *sh = w->sh;
+	bool shares = sh->window->nr_queues > 1; /* set before the workers start */
 	struct epoll_event ev[64];
 
 	while (!leaving(sh)) {
@@ -429,11 +436,17 @@ static void loop_epoll(struct worker *w)
 			return;
 		}
 		/* Level-triggered: one batch per ready socket per round keeps the
-		 * sockets of a worker fair to each other. */
+		 * sockets of a worker fair to each other. With a queue per output
+		 * a socket whose output's share is full is passed over (its
+		 * kernel queue holds, then drops, counted for its listener), so
+		 * the worker's other sockets go on; a round that read nothing
+		 * for that reason waits for room. */
 		int most = 0;
+		bool full = false;
 
 		for (int i = 0; i < nev && !leaving(sh); i++) {
-			int n = reserve_and_read(w, ev[i].data.u32, MSG_DONTWAIT, sh->stop, NULL);
+			int n = reserve_and_read(w, ev[i].data.u32, MSG_DONTWAIT, sh->stop, &full,
+						 shares ? 0 : POLL_MS);
 
 			if (n < 0) {
 				w->error = n;
@@ -442,6 +455,8 @@ static void loop_epoll(struct worker *w)
 			if (n > most)
 				most = n;
 		}
+		if (full && !most)
+			window_wait_room(sh->window, SHARE_WAIT_MS);
 		coalesce(w, most);
 	}
 }

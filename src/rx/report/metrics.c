@@ -84,6 +84,59 @@ static void one(struct prom_text *p, const char *name, enum prom_type type, cons
 	prom_u64(p, name, NULL, v);
 }
 
+static void output_labels(struct prom_labels *l, const struct snapshot *s, unsigned int i)
+{
+	prom_labels_init(l);
+	prom_label(l, "output", s->outputs[i].name);
+}
+
+#define OUT_FIELD(f) offsetof(struct output_row, f)
+
+/* --output LISTENER=SPEC: each output's books, output="LISTENER" or
+ * "default" (the totals' families stay the sums). */
+static void write_outputs(struct prom_text *p, const struct snapshot *s)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} fams[] = {
+		{ "syslogrx_output_received_total",
+		  "Datagrams the listeners of the output took from the kernel.",
+		  OUT_FIELD(received) },
+		{ "syslogrx_output_written_total", "Messages the output's destination accepted.",
+		  OUT_FIELD(c.written) },
+		{ "syslogrx_output_discarded_total",
+		  "Messages of the output that could not be written (the reason is logged).",
+		  OUT_FIELD(c.discarded) },
+		{ "syslogrx_output_given_up_total",
+		  "Messages of the output a stop gave up on, not written.", OUT_FIELD(c.given_up) },
+	};
+
+	for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++)
+		per_row(p, s, fams[f].name, PROM_COUNTER, fams[f].help, s->outputs,
+			sizeof(s->outputs[0]), s->nr_outputs, output_labels, fams[f].off);
+}
+
+/* up and stalled: one sample, or with outputs per listener one per
+ * network output, labelled. */
+static void output_state(struct prom_text *p, const struct snapshot *s, const char *name,
+			 const char *help, bool all, size_t off)
+{
+	struct prom_labels l;
+
+	prom_family(p, name, PROM_GAUGE, help);
+	if (!s->nr_outputs) {
+		prom_u64(p, name, NULL, all);
+		return;
+	}
+	for (unsigned int i = 0; i < s->nr_outputs; i++) {
+		if (!s->outputs[i].network)
+			continue;
+		output_labels(&l, s, i);
+		prom_u64(p, name, &l, *((const bool *)((const char *)&s->outputs[i] + off)));
+	}
+}
+
 /*
  * The reasons the alerting rules watch have a series from the start, at 0:
  * Prometheus's increase() sees a first drop only as a step from an earlier
@@ -360,15 +413,17 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		    "message fills its gap).",
 		    s.seq_gaps);
 	if (s.have_output_state)
-		one(p, "syslogrx_output_up", PROM_GAUGE,
-		    "1: the network output delivers; 0: it cannot reach its destination and "
-		    "retries (the window and the disk buffer hold what arrives).",
-		    s.output_up);
+		output_state(p, &s, "syslogrx_output_up",
+			     "1: the network output delivers; 0: it cannot reach its destination and "
+			     "retries (the window and the disk buffer hold what arrives).",
+			     s.output_up, OUT_FIELD(up));
 	if (s.have_output_state)
-		one(p, "syslogrx_output_stalled", PROM_GAUGE,
-		    "1: the network output's destination is connected but has taken nothing of "
-		    "what it holds for --stall-timeout (it reconnects); 0: not stalled.",
-		    s.output_stalled);
+		output_state(p, &s, "syslogrx_output_stalled",
+			     "1: the network output's destination is connected but has taken nothing "
+			     "of what it holds for --stall-timeout (it reconnects); 0: not stalled.",
+			     s.output_stalled, OUT_FIELD(stalled));
+	if (s.nr_outputs)
+		write_outputs(p, &s);
 	if (s.have_resend) {
 		one(p, "syslogrx_output_resent_total", PROM_COUNTER,
 		    "Messages a tcp or tls output sent again on a new connection: the last one "

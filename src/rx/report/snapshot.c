@@ -105,6 +105,28 @@ static void take_run(struct receiver *r, struct snapshot *s)
 	s->advice = r->advice;
 }
 
+/* Per output, and the output state over them all: up when every network
+ * output is, stalled when one is. */
+static void take_outputs(struct receiver *r, struct snapshot *s)
+{
+	s->nr_outputs = receiver_outputs_rows(r, s->outputs);
+	s->output_up = true;
+	s->output_stalled = false;
+	s->output_resent = s->output_uncertain = 0;
+	for (unsigned int i = 0; i < s->nr_outputs; i++) {
+		const struct output_row *o = &s->outputs[i];
+
+		if (!o->network)
+			continue;
+		s->have_output_state = true;
+		s->output_up &= o->up;
+		s->output_stalled |= o->stalled;
+		s->have_resend |= o->resends;
+		s->output_resent += o->resent;
+		s->output_uncertain += o->uncertain;
+	}
+}
+
 static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 {
 	unsigned int n = intake_group(&r->intake)->n;
@@ -158,8 +180,7 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 	}
 	/* Before the output stage starts (a scrape right after bind) its
 	 * counts are not there yet: zero. */
-	if (__atomic_load_n(&r->out_ready, __ATOMIC_ACQUIRE))
-		output_stage_counts(&r->out, &s->out);
+	receiver_output_counts(r, &s->out);
 	if (r->disk) { /* its lock is held for a copy of its counters, no I/O */
 		s->have_disk = true;
 		diskbuf_get_stats(r->disk, &s->disk);
@@ -189,6 +210,8 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 		s->output_uncertain = sink_counted(&r->sink->uncertain);
 	}
 	sink_stats_read(r->cfg, r->sink, &s->output);
+	if (r->cfg->nr_routes)
+		take_outputs(r, s);
 	err = scrape ? sender_cache_read(r, &s->senders) : -ENOENT;
 	if (err == -ENOENT) /* no cache: read the tables */
 		err = snapshot_senders_take(r, &s->senders);

@@ -23,6 +23,7 @@
 #include "rx/path/output.h"
 #include "rx/path/reorder.h"
 #include "rx/life/receiver.h"
+#include "rx/life/receiver_outputs.h"
 #include "rx/sink/stats.h"
 #include "rx/path/window.h"
 #include "rx/report/snapshot_senders.h"
@@ -103,6 +104,10 @@ struct snapshot {
 	uint64_t output_resent, output_uncertain; /* with have_resend: struct sink's */
 	/* The output's own numbers (kafka, otlp), if it keeps any */
 	struct sink_stats output;
+	/* --output LISTENER=SPEC: each output's row (the unnamed first), and
+	 * out and the output_* above are over them all; 0 without. */
+	unsigned int nr_outputs;
+	struct output_row outputs[RX_OUTPUTS_MAX];
 	struct snapshot_senders senders;
 };
 

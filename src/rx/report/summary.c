@@ -521,6 +521,43 @@ static void write_totals(struct json_writer *w, struct receiver *r, const struct
 	jw_object_end(w);
 }
 
+/* "outputs" (--output LISTENER=SPEC; null without): each output's books,
+ * the unnamed one first as "default": received by its listeners = written
+ * + discarded + given_up + saved. */
+static void write_outputs(struct json_writer *w, const struct snapshot *s)
+{
+	if (!s->nr_outputs) {
+		jw_null(w, "outputs");
+		return;
+	}
+	jw_array_begin(w, "outputs");
+	for (unsigned int i = 0; i < s->nr_outputs; i++) {
+		const struct output_row *o = &s->outputs[i];
+
+		jw_object_begin(w, NULL);
+		jw_string(w, "output", o->name);
+		jw_string(w, "destination", o->dest);
+		jw_u64(w, "received", o->received);
+		jw_u64(w, "written", o->c.written);
+		jw_u64(w, "discarded", o->c.discarded);
+		jw_u64(w, "given_up", o->c.given_up);
+		jw_u64(w, "saved", o->c.saved);
+		if (o->network)
+			jw_bool(w, "up", o->up);
+		else
+			jw_null(w, "up");
+		if (o->resends) {
+			jw_u64(w, "resent", o->resent);
+			jw_u64(w, "uncertain", o->uncertain);
+		} else {
+			jw_null(w, "resent");
+			jw_null(w, "uncertain");
+		}
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+}
+
 /* "window": the bounded hand-off between the workers and the output stage. */
 static void write_window(struct json_writer *w, const struct snapshot *s)
 {
@@ -568,6 +605,7 @@ static void write_summary(struct json_writer *w, struct receiver *r, const struc
 	write_sockets(w, r, s);
 	write_listeners(w, s);
 	write_totals(w, r, s);
+	write_outputs(w, s);
 	write_window(w, s);
 	write_loss(w, s);
 	write_ordering(w, s);

@@ -15,6 +15,7 @@
 #include "rx/settings/otlp_options.h"
 #include "rx/settings/output_def.h"
 #include "rx/settings/proxy_options.h"
+#include "rx/settings/route_options.h"
 #include "rx/settings/tls_options.h"
 
 #define CONFIG_MAX_SOCKETS REUSEPORT_MAX_SOCKETS
@@ -63,6 +64,11 @@ struct config {
 	unsigned int batch; /* recvmmsg batch: the fetch limit */
 	enum output_kind output;
 	char output_arg[PATH_MAX]; /* file path, HOST:PORT for tcp, BROKERS/TOPIC for kafka */
+	/* --output LISTENER=SPEC, repeatable: an output per listener; the
+	 * unnamed output (output, output_arg) takes the other listeners'. */
+	unsigned int nr_routes;
+	struct output_route routes[CONFIG_MAX_ROUTES];
+	bool output_unnamed; /* an --output without LISTENER= came with them */
 	/* Each output's own flags (its options header: kafka_options.h, ...) */
 	struct kafka_options kafka;
 	struct otlp_options otlp;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "rx/settings/config_check.h"
+#include "rx/settings/output_routes.h"
 
 #define FAIL(...)                                   \
 	do {                                        \
@@ -117,6 +118,7 @@ unsigned int config_check_each(struct config *c, config_check_say_fn say, void *
 		}                              \
 	} while (0)
 	CHECK(config_check_listeners);
+	CHECK(config_check_routes);
 	CHECK(config_check_max_sockets);
 	CHECK(config_check_threads);
 	CHECK(config_check_supervise);

@@ -8,6 +8,7 @@
 #include "common/array.h"
 #include "net/balancer.h"
 #include "rx/settings/config.h"
+#include "rx/settings/output_routes.h"
 #include "rx/settings/config_check.h"
 #include "rx/settings/config_options.h"
 #include "rx/settings/config_values.h"
@@ -207,8 +208,17 @@ static error_t parse_output_opt(struct parse_state *ps, int key, char *arg)
 	struct config *c = ps->c;
 
 	switch (key) {
-	case OPT_OUTPUT:
+	case OPT_OUTPUT: {
+		int ret;
+
+		if (ps->set_by[OPT_OUTPUT] != ps->layer)
+			output_routes_reset(c);
+		ret = output_routes_parse(c, arg, ps->err, ps->errlen);
+		if (ret >= 0)
+			return ret;
+		c->output_unnamed = true;
 		return outputs_parse(c, arg, ps->err, ps->errlen);
+	}
 	case OPT_FORMAT:
 		if (format_from_name(arg, &c->format))
 			FAIL("--format %s: expected raw, json, rfc5424 or original", arg);

@@ -2,6 +2,7 @@
 #include <string.h>
 #include "net/balancer.h"
 #include "rx/settings/config_print.h"
+#include "rx/settings/output_routes.h"
 
 static void str(FILE *f, const char *name, const char *v)
 {
@@ -54,6 +55,7 @@ static void print_output(const struct config *c, FILE *f)
 	char out[PATH_MAX + 16];
 
 	fprintf(f, "output = %s\n", config_output_name(c, out, sizeof(out)));
+	output_routes_print(c, f);
 	fprintf(f, "format = %s\n", format_name(c->format));
 	str(f, "timezone", c->timezone);
 	flag(f, "no-escape-control", !c->escape_control);

@@ -17,6 +17,8 @@ static const struct restart_field restart_fields[] = {
 	FIELD("batch", batch),
 	FIELD("output", output),
 	STRING("output", output_arg),
+	FIELD("output", nr_routes),
+	FIELD("output", routes),
 	FIELD("format", format),
 	FIELD("framing", framing),
 	STRING("summary", summary),

@@ -85,6 +85,10 @@ extern const struct output_def *const outputs[];
 /* The output c names. */
 const struct output_def *output_of(const struct config *c);
 
+/* The output SPEC names ("tcp:HOST:PORT", "null", ...), *arg its ARG (""
+ * for none); NULL: no output's spelling. */
+const struct output_def *output_match(const char *spec, const char **arg);
+
 /* --output DEST: the kind, output_arg and the kind's own shape of ARG.
  * 0, or EINVAL with err naming the flag. */
 int outputs_parse(struct config *c, const char *arg, char *err, size_t errlen);

@@ -64,27 +64,36 @@ const struct output_def *output_of(const struct config *c)
 	return outputs[c->output];
 }
 
-/* --output NAME or NAME:ARG: the kind and its argument (output_arg). */
-static const struct output_def *parse_kind(struct config *c, const char *arg)
+const struct output_def *output_match(const char *spec, const char **arg)
 {
 	for (const struct output_def *const *d = outputs; *d; d++) {
 		size_t nl = strlen((*d)->name);
 
-		if (strncmp(arg, (*d)->name, nl))
+		if (strncmp(spec, (*d)->name, nl))
 			continue;
 		if (!(*d)->has_arg) {
-			if (arg[nl])
+			if (spec[nl])
 				continue;
-		} else if (arg[nl] != ':' || !arg[nl + 1] ||
-			   strlen(arg + nl + 1) >= sizeof(c->output_arg)) {
+		} else if (spec[nl] != ':' || !spec[nl + 1]) {
 			continue;
 		}
-		c->output = (*d)->kind;
-		snprintf(c->output_arg, sizeof(c->output_arg), "%s",
-			 (*d)->has_arg ? arg + nl + 1 : "");
+		*arg = (*d)->has_arg ? spec + nl + 1 : "";
 		return *d;
 	}
 	return NULL;
+}
+
+/* --output NAME or NAME:ARG: the kind and its argument (output_arg). */
+static const struct output_def *parse_kind(struct config *c, const char *spec)
+{
+	const char *arg;
+	const struct output_def *d = output_match(spec, &arg);
+
+	if (!d || strlen(arg) >= sizeof(c->output_arg))
+		return NULL;
+	c->output = d->kind;
+	snprintf(c->output_arg, sizeof(c->output_arg), "%s", arg);
+	return d;
 }
 
 int outputs_parse(struct config *c, const char *arg, char *err, size_t errlen)

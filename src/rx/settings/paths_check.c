@@ -58,11 +58,13 @@ static void child_checks(const struct config *cfg, const struct caps_user *user)
 	struct {
 		const char *flag, *path;
 		enum want_kind kind;
-	} wants[] = {
+	} wants[3 + CONFIG_MAX_ROUTES] = {
 		{ "--summary", cfg->summary, WANT_BESIDE },
 		{ "--output file:", output_of(cfg)->path ? cfg->output_arg : "", WANT_FILE },
 		{ "--disk-buffer", cfg->disk_buffer, WANT_DIR },
 	};
+	char route_flags[CONFIG_MAX_ROUTES][LISTENER_NAME_MAX + 16];
+	size_t nr_wants = 3;
 	char self[64];
 	const char *as = user ? user->name : self;
 	int err = user ? caps_switch_user(user) : caps_drop_all();
@@ -79,7 +81,17 @@ static void child_checks(const struct config *cfg, const struct caps_user *user)
 		pr_warn("checking the paths as %s: %s\n", as, strerror(-err));
 		_exit(1);
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(wants); i++) {
+	/* --output LISTENER=file:PATH, each */
+	for (unsigned int i = 0; i < cfg->nr_routes; i++) {
+		if (!outputs[cfg->routes[i].kind]->path)
+			continue;
+		snprintf(route_flags[i], sizeof(route_flags[i]), "--output %s=file:",
+			 cfg->routes[i].listener);
+		wants[nr_wants].flag = route_flags[i];
+		wants[nr_wants].path = cfg->routes[i].arg;
+		wants[nr_wants++].kind = WANT_FILE;
+	}
+	for (size_t i = 0; i < nr_wants; i++) {
 		if (!wants[i].path[0] || !strcmp(wants[i].path, "-"))
 			continue;
 		err = check_one(wants[i].path, wants[i].kind);
@@ -100,7 +112,7 @@ int paths_check(const struct config *cfg, const struct caps_user *user, unsigned
 	int status;
 	pid_t pid;
 
-	if (!cfg->summary[0] && !output_of(cfg)->path && !cfg->disk_buffer[0])
+	if (!cfg->summary[0] && !output_of(cfg)->path && !cfg->disk_buffer[0] && !cfg->nr_routes)
 		return 0;
 	fflush(stderr);
 	pid = fork();

@@ -5,6 +5,7 @@
 #include <time.h>
 #include "common/log.h"
 #include "common/sockaddr.h"
+#include "rx/settings/output_routes.h"
 #include "rx/sink/registry.h"
 #include "rx/sink/tcp_pool.h"
 #include "rx/sink/tls.h"
@@ -71,7 +72,19 @@ void sink_stats_read(const struct config *c, struct sink *s, struct sink_stats *
 
 unsigned int sink_check(const struct config *c)
 {
-	return kinds[c->output].check ? kinds[c->output].check(c) : 0;
+	unsigned int n = kinds[c->output].check ? kinds[c->output].check(c) : 0;
+	struct config *one;
+
+	/* each --output LISTENER=DEST as its sink will read it */
+	if (!c->nr_routes || !(one = malloc(sizeof(*one))))
+		return n;
+	for (unsigned int i = 0; i < c->nr_routes; i++) {
+		*one = *c;
+		output_route_apply(one, i);
+		n += kinds[one->output].check ? kinds[one->output].check(one) : 0;
+	}
+	free(one);
+	return n;
 }
 
 struct sink *sink_open(const struct config *c)

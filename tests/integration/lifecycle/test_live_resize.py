@@ -160,6 +160,9 @@ def test_resize_with_the_kernel_hash(tmp_path):
     assert t["selection_failures"] is None
     states = [x["state"] for x in s["sockets"]]
     assert states.count("live") == 2 and "spare" not in states
+    # operating.md: only hash connects, and it runs no program: after its
+    # shrinks `steered` is null, never a count, on every socket.
+    assert [x["steered"] for x in s["sockets"]] == [None] * len(s["sockets"])
     # A grow after the capabilities are gone sets SO_RCVBUF of half of 16M
     # (the kernel doubles it), capped by net.core.rmem_max (global, read
     # here): below 8M the cap bites and it is said, once, never silent; on a

@@ -6,6 +6,7 @@ scripted servers for what a collector may answer: 503 with Retry-After, 400,
 TLS with a CA file.
 """
 import calendar
+import glob
 import json
 import os
 import re
@@ -611,3 +612,83 @@ def test_at_most_4_requests_outstanding_then_the_window_holds(syslogrx):
     delivered = [r["body"] for _, recs, _ in sink.requests if recs for r in recs]
     assert sorted(set(delivered)) == [m.split(b": ", 1)[1].decode() for m in msgs]
     assert rx.summary["otlp"]["records"] == len(msgs)
+
+
+def test_a_request_is_at_most_1_mib_of_records(syslogrx):
+    """otlp.md: "Messages are grouped into requests: 1 MiB of records, or
+    what arrived in 10 ms". The collector answers 503 (Retry-After 1) until
+    the window holds 600 datagrams of 8,000 bytes (4.8 MB), then takes
+    everything: what the window held goes out in requests of 1 MiB of
+    records, each closed by the record that reached 1 MiB (at most one
+    record and the request's frame over), none larger."""
+    release = threading.Event()
+    sink = LogSink(answer=lambda n, body: None if n == 0 or release.is_set()
+                   else (503, {"Retry-After": "1"}, b"busy"))
+    n, size = 600, 8000
+    try:
+        port, mport = free_udp_port(), free_tcp_port()
+        rx = syslogrx("--output", f"otlp:{sink.url}", "--otlp-compression", "none",
+                      "--otlp-encoding", "protobuf", "--rcvbuf", "32M",
+                      "--metrics", f"127.0.0.1:{mport}", port=port)
+        msgs = [b"<13>Nov 22 03:12:00 h app: m%04d " % i for i in range(n)]
+        msgs = [m + b"x" * (size - len(m)) for m in msgs]
+        send(port, msgs)
+
+        def window():
+            return value(parse(scrape(mport)), "syslogrx_window_messages")
+        wait_until(lambda: window() == n, "every datagram held in the window")
+        release.set()
+        wait_until(lambda: window() == 0, "all delivered")
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+    finally:
+        release.set()
+        sink.close()
+    bodies = [body for _, recs, body in sink.requests if recs]
+    delivered = [r["body"] for _, recs, _ in sink.requests[1:] if recs for r in recs]
+    assert len(set(delivered)) == n
+    mib, one_record = 1 << 20, size + 1024
+    assert max(len(b) for b in bodies) <= mib + one_record, sorted(len(b) for b in bodies)
+    assert sum(len(b) >= mib for b in bodies) >= 3, sorted(len(b) for b in bodies)
+
+
+def buffers_mapped(trace):
+    """The lengths of the anonymous mappings of 2 to 3 MiB that syslogrx's
+    threads asked for, from strace -ff -e trace=mmap -o TRACE (a file per
+    thread: no call is split across lines). With glibc's mmap threshold
+    fixed at 128 KiB each allocation past it is a mapping of its own."""
+    text = "".join(open(f).read() for f in glob.glob(f"{trace}.*"))
+    return sorted(int(n) for n in re.findall(r"mmap\(NULL, (\d+), PROT_READ\|PROT_WRITE, "
+                                             r"MAP_PRIVATE\|MAP_ANONYMOUS", text)
+                  if 2 << 20 <= int(n) < 3 << 20)
+
+
+def test_request_buffers_are_allocated_at_start(syslogrx, tmp_path):
+    """otlp.md: "Memory: 4 request buffers of about 2.25 MiB and one gzip
+    buffer as large, allocated at start". Under strace (the allocations as
+    the kernel is asked for them, each its own mapping): five buffers of 2.2 to 2.3 MiB before
+    the ready line, and not one more while 1,000 datagrams of up to 8,000
+    bytes go out, gzipped."""
+    trace = tmp_path / "mmap.strace"
+    sink = LogSink()
+    n = 1000
+    try:
+        port = free_udp_port()
+        rx = syslogrx("--output", f"otlp:{sink.url}", "--otlp-compression", "gzip",
+                      "--rcvbuf", "64M", port=port,
+                      prefix=("env", "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072",
+                              "strace", "-ff", "-qq", "-e", "trace=mmap", "-o", str(trace)))
+        at_start = buffers_mapped(trace)
+        send(port, [b"<13>Nov 22 03:12:00 h app: m%04d " % i + b"x" * (i * 8) for i in range(n)])
+        assert len(sink.wait_records(n)) == n
+        # SIGTERM to syslogrx itself (strace's child): strace ends with it
+        with open(f"/proc/{rx.p.pid}/task/{rx.p.pid}/children") as f:
+            os.kill(int(f.read().split()[0]), signal.SIGTERM)
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+    finally:
+        sink.close()
+    assert len(at_start) == 5, at_start
+    assert all(2.2 * (1 << 20) <= b <= 2.3 * (1 << 20) for b in at_start), at_start
+    assert buffers_mapped(trace) == at_start
+    assert rx.summary["otlp"]["records"] == n

@@ -300,6 +300,37 @@ def test_a_connection_per_sender_and_listener(syslogrx, tmp_path):
     assert rx.summary["proxy"]["opened"] == 2
 
 
+def test_an_output_per_listener_each_with_its_pool(syslogrx, tmp_path):
+    """--output a=tcp:... beside the unnamed output, both with the PROXY
+    header: each listener's messages reach its own syslog-ng, each as its
+    sender, on its listener's port; none at the other."""
+    pa, pb = free_udp_port(), free_udp_port()
+    sport_a, sport_b = free_tcp_port(), free_tcp_port()
+    sng_a = SyslogNgProxied(tmp_path / "sng-a", sport_a).start()
+    sng_b = SyslogNgProxied(tmp_path / "sng-b", sport_b).start()
+    try:
+        rx = syslogrx("--format", "original", "--proxy-protocol", "v1", "--rcvbuf", "8M",
+                      "--listen", f"b=127.0.0.1:{pb}", "--output", f"a=tcp:127.0.0.1:{sport_a}",
+                      "--output", f"tcp:127.0.0.1:{sport_b}", listen=f"a=127.0.0.1:{pa}",
+                      sequences=False)
+        for k, (sender, port) in enumerate(((SENDERS[0], pa), (SENDERS[1], pb))):
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+                u.bind((sender, 0))
+                for i in range(50):
+                    u.sendto(b"<13>to %d %d" % (k, i), ("127.0.0.1", port))
+        wait_until(lambda: len(sng_a.lines()) >= 50 and len(sng_b.lines()) >= 50,
+                   "each listener's messages at its syslog-ng")
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+        got_a, got_b = sng_a.records(), sng_b.records()
+    finally:
+        sng_a.stop()
+        sng_b.stop()
+    for got, k, sender, port in ((got_a, 0, SENDERS[0], pa), (got_b, 1, SENDERS[1], pb)):
+        assert sorted(r[4] for r in got) == sorted(b"<13>to %d %d" % (k, i) for i in range(50))
+        assert {(r[0], r[3]) for r in got} == {(sender, str(port))}, got[:3]
+
+
 V2_SIG = b"\r\n\r\n\x00\r\nQUIT\n"
 
 

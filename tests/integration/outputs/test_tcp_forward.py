@@ -16,6 +16,7 @@ from support.procs import Proc, run_cmd, sysloggen, wait_until
 from support.reaper import netns_name
 from support.prom import parse, scrape, value
 from support.syslog_ng import SyslogNg
+from support.tcp_sinks import tcp_server
 from support.ports import free_tcp_port, free_udp_port
 
 
@@ -224,3 +225,44 @@ def test_reconnect_backs_off_50_ms_doubling_to_2_s(tmp_path, procs):
     assert rc == 0, err
     assert frames(out) == [b"<13>waited for the server"]
     assert "connected again" in err, err
+
+
+def status_kib(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        return int(next(l for l in f if l.startswith(field + ":")).split()[1]) * 1024
+
+
+def test_what_the_output_keeps_to_send_again_is_bounded(syslogrx):
+    """outputs.md: "The output keeps each buffer it sent until it is
+    outside all of these, so its memory is bounded by the socket's send
+    buffer, the server's window (at most 32 MiB) and one second of output."
+    10 MB/s (10,000 messages of 1,000 bytes a second) for 6 s to a server
+    that reads everything through a 64 KiB window (all of it arrives), the
+    output paced to 12,000 messages a second (its catch-up after a pause is
+    then at most 12 MB in a second): the peak of syslogrx's resident memory
+    (VmHWM) over what it had when ready stays within the send buffer the
+    kernel may give (tcp_wmem's largest), twice the window, one second of
+    output and 24 MiB for all else it holds (an input window of 1,000
+    messages: a slower output leaves the rest in the kernel's queue; its
+    output buffer, what malloc keeps of what it freed). 6 s of output is
+    60 MB."""
+    rate, out_rate, size, seconds = 10000, 12000, 1000, 6
+    with tcp_server(rcvbuf=64 << 10) as (sport, got):
+        port = free_udp_port()
+        rx = syslogrx("--output", f"tcp:127.0.0.1:{sport}", "--window", "1000",
+                      "--output-rate", str(out_rate), "--rcvbuf", "64M", port=port)
+        wait_until(lambda: established_to(sport), "connected to the server")
+        ready = status_kib(rx.p.pid, "VmRSS")
+        gen = sysloggen(port, "--rate", str(rate), "--size", str(size), "--duration",
+                        str(seconds), "--end-markers", "0")
+        peak = status_kib(rx.p.pid, "VmHWM")
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+    forwarded = len(frames(b"".join(got)))
+    assert forwarded == gen["sent"], (forwarded, gen["sent"])
+    with open("/proc/sys/net/ipv4/tcp_wmem") as f:
+        sndbuf = int(f.read().split()[2])
+    bound = sndbuf + 2 * (64 << 10) + out_rate * size + (24 << 20)
+    assert rx.summary["totals"]["kernel_drops"]["total"] == 0
+    print(f"\nresident memory over ready: {peak - ready} bytes, bound {bound}")
+    assert peak - ready <= bound, (peak - ready, bound)

@@ -205,6 +205,27 @@ def test_fair_share_keeps_the_quiet_senders(syslogrx, tmp_path, netns):
                      err), err
 
 
+def test_the_share_is_90_percent_of_what_the_workers_drain(syslogrx, tmp_path):
+    """balancing.md: "The tick shares 90% of what the workers drain (the
+    rest lets the queues go down)". One sender alone, at 3x what the worker
+    drains: the level it is shed to is 90% of the drain the tick measured,
+    and that drain is no more than the worker can take (--cost-ns:
+    2,000/s), as the start line says. A 16 MiB buffer: the pressure comes
+    after the sender's first full second, so its rate is known (more than
+    the share), not a part of a second."""
+    rx, port, out = start(syslogrx, tmp_path, "--fair-share", rcvbuf="16M")
+    sent = send_many("127.0.0.1", port, 3, "fs", [FLOOD])
+    _, rows, _, _, err = finish(rx, port, out, None, sent, lambda o: {})
+    m = re.search(r"fair share: shedding starts \(queue \d+% of its buffer, (\d+) senders "
+                  r"active, (\d+)/s drained, level (\d+)/s per sender\)", err)
+    assert m, err
+    active, drain, level = map(int, m.groups())
+    assert active == 1, m.group(0)
+    assert 0 < drain <= 2000 * 1.2, m.group(0)        # a tick's timing: some % over
+    assert abs(level - 0.9 * drain) <= 1, m.group(0)
+    assert rows[FLOOD[0]]["shed"] > 0, rows
+
+
 def test_protected_prefix_is_never_shed(syslogrx, tmp_path):
     """The protected sender is the largest, past the workers' capacity on
     its own: never shed (a full buffer may still drop it). The unprotected

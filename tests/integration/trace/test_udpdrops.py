@@ -15,7 +15,7 @@ from support.paths import binary
 from support.ports import free_udp_port
 from support.procnet import wait_for_udp_port
 from support.procs import Proc, wait_until
-from support.reaper import netns_name
+from support.reaper import netns_name, new_netns
 from support.udpdrops import finish, proc_drops, start_receiver, start_udpdrops
 
 
@@ -237,3 +237,31 @@ def test_socket_filter_drops_are_attributed_per_socket(procs):
     assert rows[inode1]["drops"] == {"total": 0}
     assert report["no_socket"] == {}
     assert ud.stop()[0] == 0
+
+
+def test_a_full_drop_map_is_counted_never_grown(procs):
+    """security.md: "The tracer's maps have a fixed size (16,384 entries per
+    drop-count map; a full map is counted in `totals.tracer_map_full`, never
+    grown)." syslogrx's tracer watches its own port only, so no sender can
+    fill its maps; udpdrops loads the same tracer for every port. In a
+    namespace of the test's own, one datagram to each of 17,000 ports that
+    no socket holds: 16,384 ports are counted, each once, and the other 616
+    drops are counted full (`map_full`), every drop accounted for."""
+    ports = range(20000, 37000)
+    with new_netns("mapfull") as ns:
+        ud = start_udpdrops(procs, "--json", "--interval", "0.3", "--count", "200",
+                            prefix=["ip", "netns", "exec", ns])
+        subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c",
+                        "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                        f"[s.sendto(b'x', ('127.0.0.1', p)) for p in range({ports.start}, "
+                        f"{ports.stop})]"], check=True, timeout=60)
+        while True:
+            report = json.loads(ud.p.stdout.readline())
+            counted = sum(sum(r.values()) for r in report["no_socket"].values())
+            if counted + report["map_full"] >= len(ports):
+                break
+        assert ud.stop()[0] == 0
+    assert all(r == {"NO_SOCKET": 1} for r in report["no_socket"].values())
+    assert {int(p) for p in report["no_socket"]} <= set(ports)
+    assert len(report["no_socket"]) == 16384
+    assert report["map_full"] == len(ports) - 16384
