@@ -16,7 +16,7 @@ import socket
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from support.ports import free_udp_port
+from support.ports import free_tcp_port, free_udp_port
 from support.procnet import wait_for_udp_port
 from support.procs import wait_until
 from support.syslog_ng import SyslogNgServer
@@ -101,17 +101,17 @@ class SyslogNgParse(SyslogNgServer):
     one JSON line of the fields compared. proxied_port: also a
     network(transport("proxied-tcp")) source there, as SC4S's with
     SC4S_SOURCE_PROXYCONNECT=yes (HOST from PROXIED_SRCIP where the message
-    names none), parsed the same way into its own file (proxied_lines())."""
+    names none), parsed the same way into its own file (lines_of("proxied")).
+    octet_port: also a syslog(transport("tcp")) source there (RFC 6587
+    octet counting, SC4S's 601), parsed the same way (lines_of("octet"))."""
 
     TEMPLATE = ("$(format-json host=${HOST} program=${PROGRAM} pid=${PID} msgid=${MSGID} "
                 "stamp=${S_UNIXTIME}.${S_USEC} recvd=${R_UNIXTIME}.${R_USEC} "
                 "facility=${FACILITY_NUM} severity=${SEVERITY_NUM} sd=${SDATA} msg=${MSG})\\n")
 
-    def __init__(self, folder, port, tz, guess=True, proxied_port=None):
+    def __init__(self, folder, port, tz, guess=True, proxied_port=None, octet_port=None):
         super().__init__(folder, port, "", "")
         self.tz = tz
-        self.proxied_port = proxied_port
-        self.proxied_out = os.path.join(self.dir, "proxied.log")
         flags = "flags(guess-timezone)" if guess else ""
         conf = f"""@version: 3.38
 options {{ stats-freq(0); keep-hostname(yes); use-dns(no); use-fqdn(no); log-msg-size(70000); }};
@@ -128,24 +128,35 @@ log {{
 }};
 """
         if proxied_port:
-            conf += f"""source s_proxied {{ network(ip("127.0.0.1") port({proxied_port})
+            conf += self._parsed("proxied", f"""network(ip("127.0.0.1") port({proxied_port})
                        transport("proxied-tcp") flags(no-parse) log-msg-size(70000)
-                       max-connections(2000) log-iw-size(200000)); }};
-destination d_proxied {{ file("{self.proxied_out}" template("{self.TEMPLATE}")); }};
-log {{
-  source(s_proxied);
-  rewrite {{ set("${{PROXIED_SRCIP}}" value("HOST")); }};
-  if {{ filter {{ message('^<[0-9]{{1,3}}>1 ') }}; parser(p_5424); }}
-  else {{ parser(p_3164); }};
-  destination(d_proxied);
-}};
-"""
+                       max-connections(2000) log-iw-size(200000))""",
+                                 'rewrite { set("${PROXIED_SRCIP}" value("HOST")); };')
+        if octet_port:
+            conf += self._parsed("octet", f"""syslog(ip("127.0.0.1") port({octet_port})
+                       transport("tcp") flags(no-parse) log-msg-size(70000))""")
         self.write_conf(conf)
 
-    def proxied_lines(self):
-        if not os.path.exists(self.proxied_out):
+    def _parsed(self, name, driver, rewrite=""):
+        """A source of its own, parsed as s_in is, into NAME.log."""
+        out = os.path.join(self.dir, f"{name}.log")
+        return f"""source s_{name} {{ {driver}; }};
+destination d_{name} {{ file("{out}" template("{self.TEMPLATE}")); }};
+log {{
+  source(s_{name});
+  {rewrite}
+  if {{ filter {{ message('^<[0-9]{{1,3}}>1 ') }}; parser(p_5424); }}
+  else {{ parser(p_3164); }};
+  destination(d_{name});
+}};
+"""
+
+    def lines_of(self, name):
+        """What the source NAME (proxied, octet) wrote."""
+        path = os.path.join(self.dir, f"{name}.log")
+        if not os.path.exists(path):
             return []
-        with open(self.proxied_out, "rb") as f:
+        with open(path, "rb") as f:
             return f.read().splitlines()
 
     def start(self):
@@ -294,6 +305,35 @@ def run_both(tmp_path, syslogrx, datagrams, tz, guess=True):
     got_rx = out.read_bytes().splitlines()
     assert len(got_sng) == len(got_rx) == len(datagrams), (len(got_sng), len(got_rx))
     return [(from_syslog_ng(a), from_syslogrx(b)) for a, b in zip(got_sng, got_rx)]
+
+
+def relayed(tmp_path, syslogrx, source, *flags):
+    """The corpus to syslog-ng's UDP source directly, and through syslogrx
+    --format original FLAGS --output tcp into syslog-ng's SOURCE source
+    (proxied, octet: SyslogNgParse's), both parsed as SC4S parses. Returns
+    (names, datagrams, direct lines, relayed lines, syslogrx's summary)."""
+    items = rendered()
+    names = [n for n, _ in items]
+    grams = [d for _, d in items]
+    sng_port, tport, rx_port = free_udp_port(), free_tcp_port(), free_udp_port()
+    sng = SyslogNgParse(str(tmp_path / "sng"), sng_port, None, **{f"{source}_port": tport})
+    sng.start()
+    try:
+        rx = syslogrx("--format", "original", *flags, "--sockets", "1", "--threads", "1",
+                      "--rcvbuf", "8M", "--output", f"tcp:127.0.0.1:{tport}",
+                      port=rx_port, sequences=False)
+
+        def arrived(n):
+            wait_until(lambda: len(sng.lines()) >= n and len(sng.lines_of(source)) >= n,
+                       f"{n} messages on both paths", timeout=60)
+        send(grams, [sng_port, rx_port], arrived)
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+        direct, relay = sng.lines(), sng.lines_of(source)
+    finally:
+        sng.stop()
+    assert len(direct) == len(relay) == len(grams)
+    return names, grams, direct, relay, rx.summary
 
 
 def _unprintable(text):

@@ -4,6 +4,8 @@
 {(name, labels): value} (each after a TYPE line of its family, no series
 twice), then pick series and values by label."""
 import re
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 
@@ -17,6 +19,16 @@ def scrape(port, path="/metrics"):
         assert resp.status == 200
         assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
         return resp.read().decode()
+
+
+def scrape_in(ns, port):
+    """parse() of /metrics on 127.0.0.1:port in network namespace ns."""
+    r = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c",
+                        "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("
+                        f"'http://127.0.0.1:{port}/metrics', timeout=10).read().decode())"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    return parse(r.stdout)
 
 
 def http_get(port, path):

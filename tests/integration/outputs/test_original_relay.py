@@ -14,13 +14,18 @@ rsyslog's parser tests) and a few edge shapes go through syslogrx:
   reads the same datagram sent to it directly, and byte for byte the
   datagram for all but those ending in '\\n' or NUL (which syslog-ng
   trims on both paths);
-- the same over TLS.
+- the same over TLS;
+- octet framing into syslog(), parsed as SC4S parses: the fields of
+  syslog-ng's UDP reading of the same datagrams but for HOST where the
+  message names none (no PROXY header in syslog()) and the messages its
+  TCP sources refuse to parse, each named and counted.
 
 And the time of a message without a stamp: rfc5424 and json carry the
 kernel's receive time, so a message held through an outage keeps it;
 original adds none, and syslog-ng stamps the arrival."""
 import json
 import os
+import re
 import signal
 import socket
 import time
@@ -158,6 +163,41 @@ def test_octet_framing_into_syslog_carries_every_byte(syslogrx, tmp_path, tls):
     assert trimmed == {"trailing-lf", "trailing-crlf", "trailing-nul"}
     assert not Counter(d for n, d in zip(names, grams) if n not in trimmed) - Counter(got)
     assert t["line_breaks_escaped"] == 0
+
+
+def test_vendor_corpus_over_octet_framing_parses_as_sent_directly(syslogrx, tmp_path):
+    """The vendor corpus to syslog-ng's UDP source directly, and through
+    syslogrx --format original --framing octet into its
+    syslog(transport("tcp")) source (SC4S's 601), both parsed as SC4S
+    parses: the same fields on both paths for every message, octet framing
+    carrying every byte, but HOST. syslog-ng 3.38's syslog() takes no PROXY
+    header, so a message that names no host gets the connection's peer,
+    syslogrx, where the direct path gets the device; and the messages that
+    look like RFC 5424 and fail the strict parse, which syslog-ng's TCP
+    sources refuse where its UDP source falls back to RFC 3164 (the newline
+    corpus test through proxied-tcp has the same)."""
+    names, grams, direct, octet, _ = parse_oracle.relayed(tmp_path, syslogrx, "octet",
+                                                          "--framing", "octet")
+    differ, hostless = {}, set()
+    for n, a, b in zip(names, direct, octet):
+        a, b = parse_oracle.from_syslog_ng(a), parse_oracle.from_syslog_ng(b)
+        f = parse_oracle.differing(a, b)
+        if f:
+            differ[n] = f
+        if not a["malformed"] and a["host"] is None:
+            hostless.add(n)
+            assert b["malformed"] or b["host"] == "127.0.0.1", (n, b)
+    host = {n for n, f in differ.items() if f == ["host"]}
+    strict_refused = {n for n, d, b in zip(names, grams, octet)
+                      if differ.get(n) == ["malformed"] and re.match(rb"<\d{1,3}>1 ", d)
+                      and parse_oracle.from_syslog_ng(b)["malformed"]}
+    assert set(differ) == host | strict_refused, \
+        {n: differ[n] for n in set(differ) - host - strict_refused}
+    assert host == hostless - strict_refused
+    assert len(strict_refused) < 50, sorted(strict_refused)
+    assert len(grams) - len(differ) >= 300
+    print(f"{len(grams)} messages: {len(host)} HOST (none in the message), "
+          f"{len(strict_refused)} refused by syslog-ng's TCP source, the rest the same")
 
 
 def test_ordered_relay_keeps_the_bytes(syslogrx, tmp_path):

@@ -12,6 +12,7 @@ it decoded. The vendor corpus through --format original --proxy-protocol v1
 reads, field by field, as syslog-ng reading the same datagrams directly over
 UDP. The pool stays within --proxy-connections however many senders come,
 and its figures add up."""
+import fcntl
 import os
 import pathlib
 import re
@@ -19,9 +20,8 @@ import shutil
 import signal
 import socket
 import struct
-import subprocess
-import sys
 import tempfile
+import termios
 import threading
 import time
 
@@ -36,7 +36,7 @@ from support.paths import binary
 from support.ports import free_tcp_port, free_udp_port
 from support.procs import run_cmd, wait_until
 from support.reaper import new_netns
-from support.prom import parse, scrape, value
+from support.prom import parse, scrape, scrape_in, series, value
 from support.rx_watch import Receiver, SEQ, listen_for, wait_gone
 from support.syslog_ng import SyslogNgProxied
 from support.tls_server import Pki
@@ -214,6 +214,67 @@ def test_a_server_restart_loses_nothing_uncounted(syslogrx, tmp_path):
     assert s["proxy"]["closed"]["lost"] >= len(SENDERS)
 
 
+def unread(conn):
+    """Bytes in conn's receive queue (SIOCINQ)."""
+    return struct.unpack("i", fcntl.ioctl(conn.fileno(), termios.FIONREAD, b"\0" * 4))[0]
+
+
+def test_a_reset_with_a_full_window_is_sent_again_unprompted(syslogrx, tmp_path):
+    """A server that stopped reading (a small receive buffer: its window
+    shut, most of the sender's messages unacknowledged in syslogrx's socket)
+    resets the connection, then syslog-ng takes its port; the sender sends
+    nothing more. syslogrx finds the reset itself, opens the sender's
+    connection again with its header and sends what was not acknowledged:
+    every message arrives as its sender but those the dead server's kernel
+    acknowledged and never read, which are exactly output_uncertain."""
+    sport, mport, uport = free_tcp_port(), free_tcp_port(), free_udp_port()
+    n = 200
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    srv.bind(("127.0.0.1", sport))
+    srv.listen(1)
+    srv.settimeout(30)
+    sng = SyslogNgProxied(tmp_path / "sng", sport)
+    try:
+        rx = syslogrx("--format", "original", "--proxy-protocol", "v1", "--sockets", "1",
+                      "--threads", "1", "--stall-timeout", "120", "--metrics", str(mport),
+                      "--output", f"tcp:127.0.0.1:{sport}", port=uport, sequences=False)
+        send_flows(uport, SENDERS[:1], n)
+        conn, _ = srv.accept()
+
+        def received():
+            m = parse(scrape(mport))
+            return sum(series(m, "syslogrx_socket_received_total").values()) == n
+        wait_until(received, f"{n} messages received")
+        wait_until(lambda: unread(conn) > 0, "the server's window holding bytes")
+        assert value(parse(scrape(mport)), "syslogrx_written_total") < n
+        # an RST, what its kernel held unread dropped with it
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        conn.close()
+        srv.close()
+        sng.start()
+        wait_until(lambda: value(parse(scrape(mport)), "syslogrx_written_total") == n,
+                   "every message acknowledged")
+        rc, _, err = rx.stop()
+        assert rc == 0, err
+        flows = sng.flows()
+        recs = sng.records()
+    finally:
+        srv.close()
+        sng.stop()
+    s = rx.summary
+    assert s["totals"]["received"] == s["totals"]["written"] == n
+    got = flows.get(0, [])
+    assert {r[0] for r in recs} == {SENDERS[0]}
+    assert got == sorted(set(got)), "in order, once each"
+    missing = n - len(got)
+    assert 0 < n - s["output_uncertain"] and missing == s["output_uncertain"], \
+        (missing, s["output_uncertain"])
+    assert 0 < s["output_resent"] <= n - s["output_uncertain"], s
+    assert s["proxy"]["closed"]["lost"] >= 1 and s["proxy"]["opened"] >= 2
+
+
 def test_a_connection_per_sender_and_listener(syslogrx, tmp_path):
     """One sender to two listeners: a connection for each, each header
     naming the listener its messages came by."""
@@ -317,28 +378,8 @@ def test_vendor_corpus_reads_as_sent_directly(syslogrx, tmp_path):
     else RFC 3164 with guess-timezone; HOST from PROXIED_SRCIP where the
     message names none): the same fields on both paths for every message a
     line can carry; the others are named."""
-    items = parse_oracle.rendered()
-    names = [n for n, _ in items]
-    grams = [d for _, d in items]
-    sng_port, tport, rx_port = free_udp_port(), free_tcp_port(), free_udp_port()
-    sng = parse_oracle.SyslogNgParse(str(tmp_path / "sng"), sng_port, None,
-                                     proxied_port=tport)
-    sng.start()
-    try:
-        rx = syslogrx("--format", "original", "--proxy-protocol", "v1", "--sockets", "1",
-                      "--threads", "1", "--rcvbuf", "8M", "--output", f"tcp:127.0.0.1:{tport}",
-                      port=rx_port, sequences=False)
-
-        def arrived(n):
-            wait_until(lambda: len(sng.lines()) >= n and len(sng.proxied_lines()) >= n,
-                       f"{n} messages on both paths", timeout=60)
-        parse_oracle.send(grams, [sng_port, rx_port], arrived)
-        rc, _, err = rx.stop()
-        assert rc == 0, err
-        direct, proxied = sng.lines(), sng.proxied_lines()
-    finally:
-        sng.stop()
-    assert len(direct) == len(proxied) == len(grams)
+    names, grams, direct, proxied, summary = parse_oracle.relayed(
+        tmp_path, syslogrx, "proxied", "--proxy-protocol", "v1")
     cannot = {n for n, d in zip(names, grams) if parse_oracle.as_line(d) != d}
     differ = {}
     for n, d, a, b in zip(names, grams, direct, proxied):
@@ -360,17 +401,7 @@ def test_vendor_corpus_reads_as_sent_directly(syslogrx, tmp_path):
     assert len(grams) - len(cannot) >= 300
     # the sender is the device: no message took syslogrx's address as HOST
     assert not any(b'"host":"127.0.0.1"' in line for line in proxied)
-    assert rx.summary["proxy"]["opened"] == 1
-
-
-def scrape_in(ns, port):
-    """/metrics of a syslogrx in network namespace ns."""
-    r = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c",
-                        "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("
-                        f"'http://127.0.0.1:{port}/metrics', timeout=10).read().decode())"],
-                       capture_output=True, text=True, timeout=30)
-    assert r.returncode == 0, r.stderr
-    return parse(r.stdout)
+    assert summary["proxy"]["opened"] == 1
 
 
 def test_pool_stays_within_its_bound(syslogrx, tmp_path):
