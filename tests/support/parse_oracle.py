@@ -103,13 +103,16 @@ class SyslogNgParse(SyslogNgServer):
     SC4S_SOURCE_PROXYCONNECT=yes (HOST from PROXIED_SRCIP where the message
     names none), parsed the same way into its own file (lines_of("proxied")).
     octet_port: also a syslog(transport("tcp")) source there (RFC 6587
-    octet counting, SC4S's 601), parsed the same way (lines_of("octet"))."""
+    octet counting, SC4S's 601), parsed the same way (lines_of("octet")).
+    tls_port, pki (tls_server.Pki): also a syslog(transport("tls")) source
+    with pki's server certificate (SC4S's 6514 as syslog()), lines_of("tls")."""
 
     TEMPLATE = ("$(format-json host=${HOST} program=${PROGRAM} pid=${PID} msgid=${MSGID} "
                 "stamp=${S_UNIXTIME}.${S_USEC} recvd=${R_UNIXTIME}.${R_USEC} "
                 "facility=${FACILITY_NUM} severity=${SEVERITY_NUM} sd=${SDATA} msg=${MSG})\\n")
 
-    def __init__(self, folder, port, tz, guess=True, proxied_port=None, octet_port=None):
+    def __init__(self, folder, port, tz, guess=True, proxied_port=None, octet_port=None,
+                 tls_port=None, pki=None):
         super().__init__(folder, port, "", "")
         self.tz = tz
         flags = "flags(guess-timezone)" if guess else ""
@@ -135,6 +138,11 @@ log {{
         if octet_port:
             conf += self._parsed("octet", f"""syslog(ip("127.0.0.1") port({octet_port})
                        transport("tcp") flags(no-parse) log-msg-size(70000))""")
+        if tls_port:
+            conf += self._parsed("tls", f"""syslog(ip("127.0.0.1") port({tls_port})
+                       transport("tls") flags(no-parse) log-msg-size(70000)
+                       tls(key-file("{pki.path('srv.key')}") cert-file("{pki.path('srv.pem')}")
+                           peer-verify(optional-untrusted)))""")
         self.write_conf(conf)
 
     def _parsed(self, name, driver, rewrite=""):
@@ -307,21 +315,25 @@ def run_both(tmp_path, syslogrx, datagrams, tz, guess=True):
     return [(from_syslog_ng(a), from_syslogrx(b)) for a, b in zip(got_sng, got_rx)]
 
 
-def relayed(tmp_path, syslogrx, source, *flags):
+def relayed(tmp_path, syslogrx, source, *flags, pki=None):
     """The corpus to syslog-ng's UDP source directly, and through syslogrx
     --format original FLAGS --output tcp into syslog-ng's SOURCE source
-    (proxied, octet: SyslogNgParse's), both parsed as SC4S parses. Returns
-    (names, datagrams, direct lines, relayed lines, syslogrx's summary)."""
+    (proxied, octet: SyslogNgParse's; tls: --output tls, trusting pki's
+    CA), both parsed as SC4S parses. Returns (names, datagrams, direct
+    lines, relayed lines, syslogrx's summary)."""
     items = rendered()
     names = [n for n, _ in items]
     grams = [d for _, d in items]
     sng_port, tport, rx_port = free_udp_port(), free_tcp_port(), free_udp_port()
-    sng = SyslogNgParse(str(tmp_path / "sng"), sng_port, None, **{f"{source}_port": tport})
+    sng = SyslogNgParse(str(tmp_path / "sng"), sng_port, None, pki=pki,
+                        **{f"{source}_port": tport})
     sng.start()
+    out = ["--output", f"tcp:127.0.0.1:{tport}"]
+    if pki:
+        out = ["--output", f"tls:127.0.0.1:{tport}", "--tls-ca", pki.path("ca.pem")]
     try:
         rx = syslogrx("--format", "original", *flags, "--sockets", "1", "--threads", "1",
-                      "--rcvbuf", "8M", "--output", f"tcp:127.0.0.1:{tport}",
-                      port=rx_port, sequences=False)
+                      "--rcvbuf", "8M", *out, port=rx_port, sequences=False)
 
         def arrived(n):
             wait_until(lambda: len(sng.lines()) >= n and len(sng.lines_of(source)) >= n,
