@@ -9,6 +9,8 @@ import signal
 import subprocess
 import time
 
+from support.procnet import STATE, tcp_rows
+
 
 class HAProxy:
     def __init__(self, folder, port, to, maxconn=1000):
@@ -38,10 +40,8 @@ backend far
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             assert self.p.poll() is None, self.p.stdout.read().decode()
-            with open("/proc/net/tcp") as f:
-                if any(l.split()[1] == f"0100007F:{self.port:04X}" and l.split()[3] == "0A"
-                       for l in f.readlines()[1:]):
-                    return self
+            if any(f[STATE] == "0A" for f in tcp_rows(self.port)):
+                return self
             time.sleep(0.05)
         raise AssertionError("haproxy did not listen")
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""UDP sockets as /proc/net/udp{,6} shows them: rows, queued bytes, and the
+"""UDP sockets as /proc/net/udp{,6} shows them (and TCP ones as /proc/net/tcp{,6}): rows, queued bytes, and the
 events a test waits for (queues empty, sockets bound). The lab reads them
 the same way (sweeplib's peers and drain)."""
 import time
@@ -23,6 +23,26 @@ def udp_rows(port=None, pid="self"):
                 for line in f:
                     fields = line.split()
                     if port is None or int(fields[LOCAL].rsplit(":", 1)[1], 16) == port:
+                        yield fields
+        except FileNotFoundError:
+            pass
+
+
+# Column of a /proc/net/tcp row: the connection's state (01 ESTABLISHED,
+# 08 CLOSE_WAIT, 0A LISTEN).
+STATE = 3
+
+
+def tcp_rows(port):
+    """Split rows of /proc/net/tcp and tcp6 whose local end is port (this
+    namespace): LOCAL, STATE."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                next(f)
+                for line in f:
+                    fields = line.split()
+                    if int(fields[LOCAL].rsplit(":", 1)[1], 16) == port:
                         yield fields
         except FileNotFoundError:
             pass

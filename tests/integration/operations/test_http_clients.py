@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.request
 
+from support.procnet import STATE, tcp_rows
 from support.procs import Proc, wait_until
 from support.ports import free_tcp_port, free_udp_port
 from support.trickle import server_limits, start_trickle, trickle_address
@@ -23,16 +24,8 @@ TABLE = LIMITS["MAX_CONNECTIONS"]
 
 def server_connections(port):
     """TCP connections whose local end is port and that the server still
-    holds a descriptor of (ESTABLISHED, CLOSE_WAIT), from /proc/net/tcp{,6}."""
-    n = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as f:
-            next(f)
-            for line in f:
-                fields = line.split()
-                if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] in ("01", "08"):
-                    n += 1
-    return n
+    holds a descriptor of (ESTABLISHED, CLOSE_WAIT)."""
+    return sum(f[STATE] in ("01", "08") for f in tcp_rows(port))
 
 
 def fd_count(pid, kind=""):
