@@ -145,8 +145,8 @@ static int open_disk_buffers(struct receiver *r)
 	for (unsigned int i = 0; i < r->nr_routes; i++) {
 		struct rx_route *rt = &r->routes[i];
 
-		struct diskbuf *d = open_disk_dir(r, &rt->cfg, handover, &rt->disk_lock_fd,
-						  &rt->disk_locked);
+		struct diskbuf *d =
+			open_disk_dir(r, &rt->cfg, handover, &rt->disk_lock_fd, &rt->disk_locked);
 
 		if (!d)
 			return -errno;

@@ -217,7 +217,8 @@ unsigned int receiver_outputs_rows(struct receiver *r, struct output_row *rows)
 		row->name = r->cfg->routes[i].listener;
 		output_route_name(r->cfg, i, row->dest, sizeof(row->dest));
 		row->network = config_output_is_network(&rt->cfg);
-		fill_row(r, row, &rt->out, rt->sink, __atomic_load_n(&rt->ready, __ATOMIC_ACQUIRE), i + 1);
+		fill_row(r, row, &rt->out, rt->sink, __atomic_load_n(&rt->ready, __ATOMIC_ACQUIRE),
+			 i + 1);
 		fill_disk(row, __atomic_load_n(&rt->disk, __ATOMIC_ACQUIRE));
 	}
 	return 1 + r->nr_routes;

@@ -22,7 +22,7 @@ struct rx_route {
 	struct sink *sink;
 	struct output_stage out;
 	bool started;
-	bool ready; /* its counts readable: set once started, never cleared */
+	bool ready;	     /* its counts readable: set once started, never cleared */
 	volatile int reopen; /* SIGHUP, for this stage */
 	/* --disk-buffer: its own, DIR/LISTENER (cfg.disk_buffer), locked
 	 * until after its last write; or NULL. */

@@ -50,7 +50,8 @@ struct batch *output_pop(struct output_stage *o, int timeout_ms)
 		b = disk_pop(o);
 	if (b || !timeout_ms)
 		return b;
-	b = window_pop_from(o->window, o->queue, timeout_ms < DISK_POLL_MS ? timeout_ms : DISK_POLL_MS);
+	b = window_pop_from(o->window, o->queue,
+			    timeout_ms < DISK_POLL_MS ? timeout_ms : DISK_POLL_MS);
 	return b ? b : disk_pop(o);
 }
 

@@ -120,15 +120,15 @@ struct window_stats {
 
 struct window {
 	pthread_mutex_t lock;
-	pthread_cond_t room;	   /* workers wait here */
-	pthread_cond_t ready;	   /* the output stages wait here */
+	pthread_cond_t room;  /* workers wait here */
+	pthread_cond_t ready; /* the output stages wait here */
 	/* Full batches by taker: a batch (one socket's read: one listener)
 	 * joins queue route[its listener]; one queue unless routed. The room
 	 * and the bounds are the window's, whatever the queue. */
 	struct window_queue q[WINDOW_MAX_QUEUES];
 	uint8_t route[WINDOW_MAX_LISTENERS];
 	unsigned int nr_queues;
-	struct batch *free;	   /* recycled batches: no malloc per batch */
+	struct batch *free; /* recycled batches: no malloc per batch */
 	uint64_t max_msgs, max_bytes;
 	uint64_t msgs, bytes; /* pushed, not yet released */
 	uint64_t held_mem;    /* BATCH_MEM of those: what has_room bounds */

@@ -310,8 +310,9 @@ static int reserve_and_read(struct worker *w, unsigned int idx, int flags, const
 		/* Never wait for window room: while the disk buffer spills (it
 		 * holds unread batches, or the mode is reliable), or when the
 		 * window is full, the batch goes to disk. */
-		room = diskbuf_spilling(disk_of(sh, lis)) ? 0 :
-						    window_reserve_for(sh->window, lis, sh->batch, stop, 0);
+		room = diskbuf_spilling(disk_of(sh, lis)) ?
+			       0 :
+			       window_reserve_for(sh->window, lis, sh->batch, stop, 0);
 		if (!room)
 			return read_socket(w, idx, sh->batch, 0, flags);
 	} else {

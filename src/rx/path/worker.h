@@ -33,7 +33,7 @@ struct sock_counters {
 struct worker_shared {
 	const struct socket_group *group;
 	struct window *window;
-	struct diskbuf *disk;		/* --disk-buffer, or NULL */
+	struct diskbuf *disk; /* --disk-buffer, or NULL */
 	/* An output per listener: queue q's own disk buffer (q >= 1; queue 0
 	 * has disk), each the same mode as disk. */
 	struct diskbuf *route_disk[WINDOW_MAX_QUEUES];

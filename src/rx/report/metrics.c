@@ -135,8 +135,8 @@ static void write_outputs(struct prom_text *p, const struct snapshot *s)
 		per_row(p, s, fams[f].name, PROM_COUNTER, fams[f].help, s->outputs,
 			sizeof(s->outputs[0]), s->nr_outputs, output_labels, fams[f].off);
 	/* each output's own DIR (the disk_buffer families: their sums) */
-	for (size_t f = 0; s->nr_outputs && s->outputs[0].disk && f < sizeof(disk) / sizeof(disk[0]);
-	     f++)
+	for (size_t f = 0;
+	     s->nr_outputs && s->outputs[0].disk && f < sizeof(disk) / sizeof(disk[0]); f++)
 		per_row(p, s, disk[f].name, disk[f].type, disk[f].help, s->outputs,
 			sizeof(s->outputs[0]), s->nr_outputs, output_labels, disk[f].off);
 }
@@ -437,15 +437,17 @@ int metrics_write(struct receiver *r, struct prom_text *p)
 		    "message fills its gap).",
 		    s.seq_gaps);
 	if (s.have_output_state)
-		output_state(p, &s, "syslogrx_output_up",
-			     "1: the network output delivers; 0: it cannot reach its destination and "
-			     "retries (the window and the disk buffer hold what arrives).",
-			     s.output_up, OUT_FIELD(up));
+		output_state(
+			p, &s, "syslogrx_output_up",
+			"1: the network output delivers; 0: it cannot reach its destination and "
+			"retries (the window and the disk buffer hold what arrives).",
+			s.output_up, OUT_FIELD(up));
 	if (s.have_output_state)
-		output_state(p, &s, "syslogrx_output_stalled",
-			     "1: the network output's destination is connected but has taken nothing "
-			     "of what it holds for --stall-timeout (it reconnects); 0: not stalled.",
-			     s.output_stalled, OUT_FIELD(stalled));
+		output_state(
+			p, &s, "syslogrx_output_stalled",
+			"1: the network output's destination is connected but has taken nothing "
+			"of what it holds for --stall-timeout (it reconnects); 0: not stalled.",
+			s.output_stalled, OUT_FIELD(stalled));
 	if (s.nr_outputs)
 		write_outputs(p, &s);
 	if (s.have_resend) {

@@ -89,8 +89,8 @@ static int check_beside(const struct config *c, char *err, size_t errlen)
 			     "listener)",
 			     name, c->disk_buffer, c->disk_buffer, name);
 		if (strlen(c->disk_buffer) + 1 + strlen(name) >= sizeof(c->disk_buffer))
-			FAIL("--output %s=... and --disk-buffer %s: %s/%s is too long a path",
-			     name, c->disk_buffer, c->disk_buffer, name);
+			FAIL("--output %s=... and --disk-buffer %s: %s/%s is too long a path", name,
+			     c->disk_buffer, c->disk_buffer, name);
 	}
 	if (c->ordered)
 		FAIL("--output %s=... and --ordered cannot be used together: the merge is one "

@@ -85,8 +85,8 @@ static void child_checks(const struct config *cfg, const struct caps_user *user)
 	for (unsigned int i = 0; i < cfg->nr_routes; i++) {
 		if (!outputs[cfg->routes[i].kind]->path)
 			continue;
-		snprintf(route_flags[i], sizeof(route_flags[i]), "--output %s=file:",
-			 cfg->routes[i].listener);
+		snprintf(route_flags[i], sizeof(route_flags[i]),
+			 "--output %s=file:", cfg->routes[i].listener);
 		wants[nr_wants].flag = route_flags[i];
 		wants[nr_wants].path = cfg->routes[i].arg;
 		wants[nr_wants++].kind = WANT_FILE;
