@@ -121,7 +121,9 @@ class SyslogNgNoParse(SyslogNgServer):
         if not os.path.exists(self.file(name)):
             return []
         with open(self.file(name), "rb") as f:
-            return [base64.b64decode(line) for line in f.read().splitlines()]
+            data = f.read()
+        # Whole lines only: read while syslog-ng writes, the last may be cut.
+        return [base64.b64decode(line) for line in data[:data.rfind(b"\n") + 1].splitlines()]
 
 
 class SyslogNgProxied(SyslogNgServer):
