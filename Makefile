@@ -287,9 +287,10 @@ pyproto: $(PYPROTO)
 # built with `go install` from the Go module proxy into build/toxiproxy
 # (lab/toxiproxy-setup.sh; Debian 12's old go handled as for the collector).
 TOXIPROXY := $(OUTPUT)/toxiproxy/toxiproxy-server
+# Under the lock the tests take on the script (support.procs.lab_setup).
 $(TOXIPROXY): lab/toxiproxy-setup.sh lab/go-toolchain.sh
 	$(call msg,GO,$@)
-	$(Q)lab/toxiproxy-setup.sh $(OUTPUT)/toxiproxy >/dev/null && touch $@
+	$(Q)flock lab/toxiproxy-setup.sh lab/toxiproxy-setup.sh $(OUTPUT)/toxiproxy >/dev/null && touch $@
 toxiproxy: $(TOXIPROXY)
 
 # The Python tests in two phases: those not marked serial in TEST_WORKERS
@@ -302,7 +303,7 @@ toxiproxy: $(TOXIPROXY)
 # folder (TEST_PATHS=tests/integration/outputs).
 TEST_WORKERS ?= 4
 TEST_PATHS   ?= tests
-TEST_TOOLS   := $(PROMTOOL) $(K8S_VALIDATE) $(PYPROTO) $(TOXIPROXY)
+TEST_TOOLS   := $(PROMTOOL) $(K8S_VALIDATE) $(PYPROTO)
 integration: all $(TEST_TOOLS) deb-root
 	$(Q){ $(PYTHON) -m pytest -q --durations=10 $(TEST_PATHS) -m "not serial" -n $(TEST_WORKERS) \
 		--dist loadgroup $(PYTEST_ARGS) || [ $$? = 5 ]; } && \
@@ -316,19 +317,22 @@ test_time   = printf '  TIME     %-24s %5d s\n' "$(strip $(1))" $$(( $$(date +%s
 TEST_JOBS  ?= $(shell nproc)
 test_phase  = $(MAKE) $(1) -j$(TEST_JOBS) && $(call test_time,$(firstword $(1))) || \
 	{ $(call test_time,$(firstword $(1)) FAILED); exit 1; }
-# The lab's set-ups that tests start on first use (Kafka's jars, the
-# collector's Go build), each under the lock the tests take on its script
-# (support.procs.lab_setup): a test that needs one before it is done waits.
+# The lab's set-ups that tests start on first use (Kafka's jars, then the
+# Go builds: Toxiproxy, the collector), each under the lock the tests take
+# on its script (support.procs.lab_setup): a test that needs one before it
+# is done waits. The tests that need a Go build are handed out last
+# (tests/integration/conftest.py).
 lab-setups:
 	$(Q)flock lab/kafka-setup.sh lab/kafka-setup.sh >/dev/null
+	$(Q)$(MAKE) --no-print-directory $(TOXIPROXY)
 	$(Q)flock lab/otelcol-setup.sh lab/otelcol-setup.sh >/dev/null
 
 # The package's root (debootstrap: mostly the network and the disk) and the
 # ASan units are made beside the build, not before the tests that use them.
-# The integration tests' tools, then the lab's set-ups, are fetched and built
-# in the background from the start (one at a time: they share the Go
+# The integration tests' quick tools, then the lab's set-ups, are fetched and
+# built in the background from the start (one at a time: they share the Go
 # toolchain's fetch and apt), so no test worker spends minutes on a Go build;
-# the integration phase waits for the tools only. One shell: the background
+# the integration phase waits for the quick tools only. One shell: the background
 # job's process group is killed on every way out.
 TEST_BG_LOG := $(OUTPUT)/test-setups.log
 TEST_BG_CMD := $(MAKE) --no-print-directory $(TEST_TOOLS) && touch $(OUTPUT)/.test-tools; \

@@ -35,6 +35,11 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "podman: uses podman's storage and images (the machine's): every such "
                    "test runs in one pytest-xdist worker, one at a time, beside the rest")
+    config.addinivalue_line(
+        "markers", "background_build: needs what make test builds in the background "
+                   "(the OpenTelemetry Collector, Toxiproxy: Go builds): handed out last, so "
+                   "no worker waits for a build while other tests could run (a test that "
+                   "takes the `collector` or `collector_down` fixture is one without the mark)")
 
 
 def at_the_top(config):

@@ -72,7 +72,11 @@ def pytest_collection_modifyitems(config, items):
     module, as in one process (a JVM, the slowest start of the suite). The
     tests marked podman are one group, and the first handed out: the longest
     (two image builds, one from source), it then ends while the other
-    workers still have tests to run, not after them."""
+    workers still have tests to run, not after them. The tests that need
+    a Go build (the OpenTelemetry Collector, Toxiproxy) are handed out last:
+    on a fresh machine those builds run in the background from make test's
+    start (a worker waited 158 s for the collector when one came early), and
+    every other test can run meanwhile."""
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
@@ -80,7 +84,20 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("podman"))
         elif "broker" in item.fixturenames:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-    items.sort(key=lambda item: item.get_closest_marker("podman") is None)
+    items.sort(key=hand_out_order)
+
+
+COLLECTOR_FIXTURES = {"collector", "collector_down"}
+
+
+def hand_out_order(item):
+    """0: podman's group; 1: the rest; 2: what needs a Go build of the
+    background job (a stable sort: collection order within each)."""
+    if item.get_closest_marker("podman"):
+        return 0
+    if item.get_closest_marker("background_build") or COLLECTOR_FIXTURES & set(item.fixturenames):
+        return 2
+    return 1
 
 
 @pytest.fixture

@@ -20,19 +20,14 @@ import time
 import urllib.error
 import urllib.request
 
-from support.paths import BUILD, ROOT
+from support.paths import BUILD
 from support.ports import free_tcp_port
-from support.procs import signal_and_reap
-
-SETUP = f"{ROOT}/lab/toxiproxy-setup.sh"
-
+from support.procs import lab_setup, signal_and_reap
 
 def server_binary():
-    """Builds the server if missing (quick when cached); returns its path."""
-    out = subprocess.run([SETUP, f"{BUILD}/toxiproxy"], capture_output=True, text=True,
-                         timeout=900)
-    assert out.returncode == 0, f"lab/toxiproxy-setup.sh failed: {out.stderr[-3000:]}"
-    return out.stdout.strip().splitlines()[-1]
+    """Builds the server if missing (quick when cached), under the lock that
+    make test's background job takes too; returns its path."""
+    return lab_setup("toxiproxy-setup.sh", f"{BUILD}/toxiproxy", timeout=900)
 
 
 class Proxy:

@@ -223,7 +223,8 @@ def test_upgrade_with_tls_output(tmp_path, disk, user):
 
 # ---- destination down at start x upgrade x disk buffer --------------------------------
 
-@pytest.mark.parametrize("kind", ["tls-reliable-user-nobody", "otlp"])
+@pytest.mark.parametrize("kind", ["tls-reliable-user-nobody",
+                                  pytest.param("otlp", marks=pytest.mark.background_build)])
 def test_upgrade_while_the_destination_is_down_is_refused_then_works(tmp_path, kind):
     """Started with the destination down, under load: kill -USR2 is refused
     with the reason (the old process would wait for the destination to

@@ -47,6 +47,9 @@ def world(tmp_path_factory):
         w.close()
 
 
+# Toxiproxy (and for the otlp cells the collector) are Go builds: handed out
+# last (conftest.py)
+@pytest.mark.background_build
 @pytest.mark.parametrize("fault", list(CELLS))
 def test_fault(world, fault):
     output, buffer = CELLS[fault]
