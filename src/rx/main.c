@@ -28,7 +28,7 @@
 #include "rx/settings/preflight.h"
 #include "rx/life/receiver.h"
 #include "rx/settings/output_routes.h"
-#include "rx/life/receiver_outputs.h"
+#include "rx/life/pipeline_outputs.h"
 #include "rx/sink/sink.h"
 #include "rx/life/resize.h"
 #include "rx/report/stats_line.h"

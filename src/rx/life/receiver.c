@@ -12,7 +12,7 @@
 #include "rx/path/diskbuf_lock.h"
 #include "rx/life/receiver.h"
 #include "rx/sink/registry.h"
-#include "rx/life/receiver_outputs.h"
+#include "rx/life/pipeline_outputs.h"
 #include "rx/life/fair_share_run.h"
 #include "rx/life/receiver_workers.h"
 #include "rx/path/senders.h"

@@ -45,7 +45,7 @@ struct receiver {
 	struct output_stage out;
 	bool out_started;
 	bool out_ready; /* its counts readable: set once started, never cleared */
-	/* --output LISTENER=SPEC: the named outputs (rx/life/receiver_outputs.h) */
+	/* --output LISTENER=SPEC: the named outputs (rx/life/pipeline_outputs.h) */
 	struct rx_route *routes;
 	unsigned int nr_routes;
 	struct worker_shared wsh;

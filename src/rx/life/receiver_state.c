@@ -6,7 +6,7 @@
  */
 #include "common/signals.h"
 #include "rx/life/receiver.h"
-#include "rx/life/receiver_outputs.h"
+#include "rx/life/pipeline_outputs.h"
 
 void receiver_report_lock(struct receiver *r)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What receiver.c and receiver_workers.c share inside life/ (the rest of the
+/* What receiver.c and pipeline_workers.c share inside life/ (the rest of the
  * workers' API is in receiver.h). */
 #ifndef SYSLOGRX_RECEIVER_WORKERS_H
 #define SYSLOGRX_RECEIVER_WORKERS_H

@@ -6,8 +6,8 @@
  * and retry state; it takes the window's queue of its listener's batches.
  * The workers, the window and the books stay the receiver's.
  */
-#ifndef SYSLOGRX_RECEIVER_OUTPUTS_H
-#define SYSLOGRX_RECEIVER_OUTPUTS_H
+#ifndef SYSLOGRX_PIPELINE_OUTPUTS_H
+#define SYSLOGRX_PIPELINE_OUTPUTS_H
 
 #include <stdbool.h>
 #include <stdint.h>

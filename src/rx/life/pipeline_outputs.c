@@ -14,7 +14,7 @@
 #include "common/signals.h"
 #include "rx/life/receiver.h"
 #include "rx/settings/output_routes.h"
-#include "rx/life/receiver_outputs.h"
+#include "rx/life/pipeline_outputs.h"
 #include "rx/path/diskbuf.h"
 #include "rx/path/diskbuf_lock.h"
 #include "rx/sink/registry.h"
