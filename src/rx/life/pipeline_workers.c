@@ -1,101 +1,106 @@
 // SPDX-License-Identifier: MIT
 /*
- * The receiver's workers: their counters, starting them over the sockets
- * the intake says to read (intake.h), and pausing them around a resize or
- * an upgrade.
+ * The pipeline's workers: their counters, starting them over the sockets
+ * the intake says to read (intake.h's read order, handed in), and pausing
+ * them around a resize or an upgrade.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/log.h"
 #include "common/signals.h"
-#include "rx/life/receiver.h"
-#include "rx/life/receiver_workers.h"
+#include "rx/life/pipeline.h"
 #include "rx/path/senders.h"
 
-int receiver_grow_counters(struct receiver *r)
+unsigned int pipeline_threads(const struct rx_pipeline *p)
 {
-	const struct socket_group *g = intake_group(&r->intake);
-	unsigned int cap = g->cap > g->n ? g->cap : g->n;
-	struct sock_counters *c;
-	unsigned int *order;
-	int err;
+	return p->threads;
+}
 
-	if (cap <= r->counters_cap)
+void pipeline_set_threads(struct rx_pipeline *p, unsigned int threads)
+{
+	p->threads = threads;
+}
+
+int pipeline_grow_counters(struct rx_pipeline *p, unsigned int cap)
+{
+	struct sock_counters *c;
+
+	if (cap <= p->counters_cap)
 		return 0;
-	c = realloc(r->counters, cap * sizeof(*c));
-	if (c)
-		r->counters = c;
-	order = realloc(r->order, cap * sizeof(*order));
-	if (order)
-		r->order = order;
-	err = intake_grow_steered(&r->intake, cap);
-	if (!c || !order || err)
+	c = realloc(p->counters, cap * sizeof(*c));
+	if (!c)
 		return -ENOMEM;
-	memset(c + r->counters_cap, 0, (cap - r->counters_cap) * sizeof(*c));
-	r->counters_cap = cap;
-	r->wsh.counters = r->counters;
+	p->counters = c;
+	memset(c + p->counters_cap, 0, (cap - p->counters_cap) * sizeof(*c));
+	p->counters_cap = cap;
+	p->wsh.counters = p->counters;
 	return 0;
 }
 
-int receiver_workers_resume(struct receiver *r)
+int pipeline_workers_start(struct rx_pipeline *p, const unsigned int *order, unsigned int n)
 {
-	unsigned int n = intake_read_order(&r->intake, r->order);
 	struct worker *w;
 	int err;
 
-	w = realloc(r->workers, r->threads * sizeof(*w));
+	w = realloc(p->workers, p->threads * sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	r->workers = w;
-	r->wsh.order = r->order;
-	r->wsh.nr_order = n;
-	r->wsh.nr_workers = r->threads;
-	r->wsh.counters = r->counters;
-	r->wsh.senders = r->senders;
-	for (unsigned int t = 0; r->senders && t < r->threads && t < CONFIG_MAX_SOCKETS; t++) {
-		if (r->senders[t])
+	p->workers = w;
+	p->wsh.order = order;
+	p->wsh.nr_order = n;
+	p->wsh.nr_workers = p->threads;
+	p->wsh.counters = p->counters;
+	p->wsh.senders = p->senders;
+	for (unsigned int t = 0; p->senders && t < p->threads && t < CONFIG_MAX_SOCKETS; t++) {
+		if (p->senders[t])
 			continue;
-		r->senders[t] = sender_table_new(r->cfg->senders);
-		if (!r->senders[t])
+		p->senders[t] = sender_table_new(p->cfg->senders);
+		if (!p->senders[t])
 			return -ENOMEM;
 		/* Published after it is made: a snapshot reads [0, nr_senders). */
-		__atomic_store_n(&r->nr_senders, t + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&p->nr_senders, t + 1, __ATOMIC_RELEASE);
 	}
-	for (unsigned int t = 0; t < r->threads; t++) {
-		err = worker_start(&r->workers[t], t, &r->wsh);
+	for (unsigned int t = 0; t < p->threads; t++) {
+		err = worker_start(&p->workers[t], t, &p->wsh);
 		if (err) {
 			pr_warn("worker %u: %s\n", t, strerror(-err));
 			return err;
 		}
 		/* Published after it runs: /healthz reads [0, nr_started) and
 		 * may answer while the workers start. */
-		__atomic_store_n(&r->nr_started, r->nr_started + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&p->nr_started, p->nr_started + 1, __ATOMIC_RELEASE);
 	}
 	return 0;
 }
 
-int receiver_join_workers(struct receiver *r)
+int pipeline_workers_join(struct rx_pipeline *p)
 {
 	int err = 0, e;
 
-	for (unsigned int t = 0; t < r->nr_started; t++) {
-		e = worker_join(&r->workers[t]);
+	for (unsigned int t = 0; t < p->nr_started; t++) {
+		e = worker_join(&p->workers[t]);
 		if (e && !err) {
 			pr_warn("worker %u: %s\n", t, strerror(-e));
 			err = e;
 		}
 	}
-	__atomic_store_n(&r->nr_started, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&p->nr_started, 0, __ATOMIC_RELEASE);
 	return err;
 }
 
-int receiver_workers_pause(struct receiver *r)
+int pipeline_stop_workers(struct rx_pipeline *p)
+{
+	flag_set(&p->stop, 1);
+	return pipeline_workers_join(p);
+}
+
+int pipeline_workers_pause(struct rx_pipeline *p)
 {
 	int err;
 
-	flag_set(&r->regroup, 1);
-	err = receiver_join_workers(r);
-	flag_set(&r->regroup, 0);
+	flag_set(&p->regroup, 1);
+	err = pipeline_workers_join(p);
+	flag_set(&p->regroup, 0);
 	return err;
 }
