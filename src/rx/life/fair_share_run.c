@@ -372,6 +372,11 @@ static void tick_listener(struct fair_share_run *run, unsigned int k, double now
 	fair_share_set(l->fs, l->shedding, l->level);
 }
 
+bool fair_share_run_due(const struct fair_share_run *run, double now)
+{
+	return run && now >= run->next_tick;
+}
+
 void fair_share_run_tick(struct fair_share_run *run, double now, const struct fair_share_input *in)
 {
 	double dt;

@@ -71,6 +71,8 @@ struct fair_share_input {
 	 * what ours read is not what the group drains. */
 	bool adopting;
 };
+/* A tick is due (false without --fair-share). */
+bool fair_share_run_due(const struct fair_share_run *run, double now);
 /* Called often from the main loop: acts once per FAIR_SHARE_TICK_S. */
 void fair_share_run_tick(struct fair_share_run *run, double now, const struct fair_share_input *in);
 /* Detaches the filter from the group's sockets still open (unless handed

@@ -156,17 +156,15 @@ uint64_t receiver_in_flight(struct receiver *r)
 
 void receiver_fair_share_tick(struct receiver *r, double now)
 {
-	struct fair_share_input in = {
-		.group = intake_group(&r->intake),
-		.window_full = pipeline_window_full(&r->pipeline),
-		/* Adopted: until the process before stops reading (it does once
-		 * told we are ready), what ours read is not what the group drains. */
-		.adopting = shell_ready_pending(&r->shell),
-	};
+	struct fair_share_input in;
 	unsigned int nl = intake_listeners(&r->intake) ? intake_listeners(&r->intake) : 1;
 
-	if (!r->fair_share)
+	if (!fair_share_run_due(r->fair_share, now))
 		return;
+	memset(&in, 0, sizeof(in));
+	in.group = intake_group(&r->intake);
+	in.window_full = pipeline_window_full(&r->pipeline);
+	in.adopting = shell_ready_pending(&r->shell);
 	for (unsigned int k = 0; k < nl && k < CONFIG_MAX_LISTENERS; k++) {
 		const char *name = intake_listener_name(&r->intake, k);
 

@@ -5,9 +5,11 @@
  * account, format, write), summary and stats_line (what a run did), sink/
  * (destinations) and main.c (the front end). Uses net, syslog and common.
  *
- * The receiver, wired: socket group, balancer, tracer, input window,
- * workers, output stage and sink. syslogrx's main is a thin front end over
- * it; tests and tools can drive it the same way.
+ * The receiver, wired from its parts: the intake (socket group, balancer,
+ * tracer: intake.h), the pipeline (workers, input window, reorder, disk
+ * buffer, output stages and sinks: pipeline.h) and the process shell
+ * (shell.h). syslogrx's main is a thin front end over it; tests and tools
+ * can drive it the same way.
  */
 #ifndef SYSLOGRX_RECEIVER_H
 #define SYSLOGRX_RECEIVER_H
