@@ -212,7 +212,7 @@ static volatile int stop_done; /* receiver_stop returned: the watcher ends */
 
 /*
  * While stopping: at --stop-timeout, or at a second signal, the stop gives
- * up delivering (r->force): what the output holds is saved to the disk
+ * up delivering (pipeline_give_up): what the output holds is saved to the disk
  * buffer or counted given up, and the summary is written. If even that does
  * not end within STOP_GRACE_S, exit now and say what was in flight.
  */
