@@ -28,7 +28,6 @@
 #include "rx/settings/preflight.h"
 #include "rx/life/receiver.h"
 #include "rx/settings/output_routes.h"
-#include "rx/life/receiver_outputs.h"
 #include "rx/sink/sink.h"
 #include "rx/life/resize.h"
 #include "rx/report/stats_line.h"
@@ -73,12 +72,13 @@ static void reload_config(struct receiver *r, struct config *cfg)
 				       .threads = fresh.threads,
 				       .naive = fresh.shrink_naive };
 	if (receiver_resize(r, &req) == 0)
-		pr_note("resized to %u sockets, %u threads\n", intake_live(&r->intake), r->threads);
+		pr_note("resized to %u sockets, %u threads\n", intake_live(&r->intake),
+			pipeline_threads(&r->pipeline));
 	else
 		pr_warn("resize failed, %u sockets, %u threads\n", intake_live(&r->intake),
-			r->threads);
+			pipeline_threads(&r->pipeline));
 	cfg->sockets = intake_live(&r->intake);
-	cfg->threads = r->threads;
+	cfg->threads = pipeline_threads(&r->pipeline);
 	cfg->shrink_naive = fresh.shrink_naive;
 }
 
@@ -154,7 +154,7 @@ static void run(struct receiver *r, struct config *cfg)
 			break;
 		if (hup_requested) {
 			hup_requested = 0;
-			receiver_outputs_reopen(r);
+			pipeline_reopen(&r->pipeline);
 			if (cfg->config_file[0] && shell_supervised(&r->shell)) {
 				recheck_supervised(cfg);
 			} else if (cfg->config_file[0]) {
@@ -170,7 +170,7 @@ static void run(struct receiver *r, struct config *cfg)
 			if (upgrade(r))
 				break;
 		}
-		fair_share_run_tick(r, now);
+		receiver_fair_share_tick(r, now);
 		health_tick(&health);
 		health_watchdog(&health);
 		if (now >= next_senders) {
@@ -212,7 +212,7 @@ static volatile int stop_done; /* receiver_stop returned: the watcher ends */
 
 /*
  * While stopping: at --stop-timeout, or at a second signal, the stop gives
- * up delivering (r->force): what the output holds is saved to the disk
+ * up delivering (pipeline_give_up): what the output holds is saved to the disk
  * buffer or counted given up, and the summary is written. If even that does
  * not end within STOP_GRACE_S, exit now and say what was in flight.
  */
@@ -234,7 +234,7 @@ static void *stop_watch(void *arg)
 				pr_warn("stop: --stop-timeout %gs ran out: giving up delivering; saving "
 					"or counting what is not written\n",
 					r->cfg->stop_timeout);
-			flag_set(&r->force, 1);
+			pipeline_give_up(&r->pipeline);
 			grace = now + STOP_GRACE_S;
 		}
 		if (grace && now >= grace) {
@@ -353,7 +353,8 @@ static void say_took_over(struct receiver *r, struct handover *h)
 	shell_say_ready(&r->shell);
 	handover_free(h);
 	pr_note("pid %d took over %s (%s): %u sockets, %u threads\n", (int)getpid(),
-		listen_text(r, listens, sizeof(listens)), how, intake_live(&r->intake), r->threads);
+		listen_text(r, listens, sizeof(listens)), how, intake_live(&r->intake),
+		pipeline_threads(&r->pipeline));
 }
 
 /* Once run() returns: stop without losing what was accepted (bounded by

@@ -40,6 +40,16 @@ PARTS = {
             "src/rx/life/shell.c",
         ],
     },
+    "pipeline": {
+        "member": "pipeline",
+        "types": ["rx_pipeline", "rx_route"],
+        "files": [
+            "src/rx/life/pipeline.h",
+            "src/rx/life/pipeline.c",
+            "src/rx/life/pipeline_workers.c",
+            "src/rx/life/pipeline_report.c",
+        ],
+    },
 }
 RECEIVER_H = "src/rx/life/receiver.h"
 
@@ -92,6 +102,14 @@ class ReceiverParts(unittest.TestCase):
         self.assertEqual(trespasses("if (held.shell.supervised)\n", shell),
                          [(1, "if (held.shell.supervised)")])
         self.assertEqual(trespasses("if (shell_supervised(&held.shell))\n", shell), [])
+        pipeline = PARTS["pipeline"]
+        self.assertEqual(trespasses("flag_set(&r->pipeline.force, 1);\n", pipeline),
+                         [(1, "flag_set(&r->pipeline.force, 1);")])
+        self.assertEqual(trespasses("n = shared->pipeline.out.counts.written;\n", pipeline),
+                         [(1, "n = shared->pipeline.out.counts.written;")])
+        self.assertEqual(trespasses("const struct rx_route *rt = f();\n", pipeline),
+                         [(1, "const struct rx_route *rt = f();")])
+        self.assertEqual(trespasses("pipeline_give_up(&r->pipeline);\n", pipeline), [])
         # The embedding line is allowed in receiver.h only.
         self.assertEqual(trespasses("\tstruct rx_intake intake;\n", part, RECEIVER_H), [])
         self.assertEqual(len(trespasses("\tstruct rx_intake intake;\n", part, "src/x.h")), 1)

@@ -9,7 +9,7 @@
 #include "net/handover.h"
 #include "net/sockinfo.h"
 #include "rx/life/fair_share_run.h"
-#include "rx/life/receiver.h"
+#include "net/socket_group.h"
 
 /* One listener's share: its own filter (buckets, level, pressure), over its
  * own sockets only, so that senders to one listener cannot take another's. */
@@ -43,14 +43,15 @@ struct fair_share_run {
 };
 
 /* The tick's state, scratch for max_senders senders. */
-static struct fair_share_run *run_new(struct receiver *r, uint32_t senders)
+static struct fair_share_run *run_new(struct fair_share_run **out, unsigned int nl,
+				      uint32_t senders)
 {
 	struct fair_share_run *run = calloc(1, sizeof(*run));
 
 	if (!run)
 		return NULL;
-	r->fair_share = run;
-	run->nl = intake_listeners(&r->intake) ? intake_listeners(&r->intake) : 1;
+	*out = run;
+	run->nl = nl ? nl : 1;
 	run->cap = senders;
 	run->rate = calloc(senders, sizeof(*run->rate));
 	run->weight = calloc(senders, sizeof(*run->weight));
@@ -63,11 +64,10 @@ static uint32_t senders_of(const struct config *cfg)
 }
 
 /* Listener k's filter loaded, --protect set, on each of its sockets. */
-static int open_listener(struct receiver *r, unsigned int k)
+static int open_listener(struct fair_share_run *run, const struct config *cfg,
+			 const struct socket_group *g, unsigned int k)
 {
-	const struct config *cfg = r->cfg;
-	struct fs_listener *l = &r->fair_share->lis[k];
-	const struct socket_group *g = intake_group(&r->intake);
+	struct fs_listener *l = &run->lis[k];
 	int err = 0;
 
 	l->fs = fair_share_open(senders_of(cfg));
@@ -84,18 +84,19 @@ static int open_listener(struct receiver *r, unsigned int k)
 	return err;
 }
 
-int fair_share_run_open(struct receiver *r)
+int fair_share_run_open(struct fair_share_run **out, const struct config *cfg,
+			const struct socket_group *g, unsigned int nl)
 {
 	struct fair_share_run *run;
 	int err = 0;
 
-	if (!r->cfg->fair_share)
+	if (!cfg->fair_share)
 		return 0;
-	run = run_new(r, senders_of(r->cfg));
+	run = run_new(out, nl, senders_of(cfg));
 	if (!run)
 		return -ENOMEM;
 	for (unsigned int k = 0; k < run->nl && !err; k++)
-		err = open_listener(r, k);
+		err = open_listener(run, cfg, g, k);
 	return err;
 }
 
@@ -128,9 +129,8 @@ static int add_map(const char *name, int fd, void *ctx)
 	return handover_add(e->h, HANDOVER_MAP, e->owner, name, fd, -1);
 }
 
-int fair_share_run_export(struct receiver *r, struct handover *h)
+int fair_share_run_export(const struct fair_share_run *run, struct handover *h)
 {
-	struct fair_share_run *run = r->fair_share;
 	int err = 0;
 
 	for (unsigned int k = 0; run && k < run->nl && !err; k++) {
@@ -150,9 +150,9 @@ bool fair_share_run_owner(const char *owner)
 
 /* Listener k's filter from the hand-over: its buckets go on. 1: adopted,
  * 0: none handed over, -errno. */
-static int adopt_listener(struct receiver *r, unsigned int k, const struct handover *h)
+static int adopt_listener(struct fair_share_run *run, unsigned int k, const struct handover *h)
 {
-	struct fs_listener *l = &r->fair_share->lis[k];
+	struct fs_listener *l = &run->lis[k];
 	char owner[24];
 
 	owner_of(k, owner, sizeof(owner));
@@ -170,10 +170,8 @@ static int adopt_listener(struct receiver *r, unsigned int k, const struct hando
 }
 
 /* A filter the process before left on listener k's sockets is lifted. */
-static int detach_listener(struct receiver *r, unsigned int k)
+static int detach_listener(const struct socket_group *g, unsigned int k)
 {
-	const struct socket_group *g = intake_group(&r->intake);
-
 	for (unsigned int i = 0; i < g->n; i++) {
 		const struct group_socket *s = &g->socks[i];
 		int err = s->fd >= 0 && s->listener == k ? fair_share_detach(s->fd) : 0;
@@ -188,31 +186,32 @@ static int detach_listener(struct receiver *r, unsigned int k)
 	return 0;
 }
 
-int fair_share_run_adopt(struct receiver *r, const struct handover *h)
+int fair_share_run_adopt(struct fair_share_run **out, const struct config *cfg,
+			 const struct socket_group *g, unsigned int nl, const struct handover *h)
 {
-	unsigned int nl = intake_listeners(&r->intake) ? intake_listeners(&r->intake) : 1;
+	struct fair_share_run *run = NULL;
 	int err = 0;
 
-	if (r->cfg->fair_share && !run_new(r, senders_of(r->cfg)))
+	if (cfg->fair_share && !(run = run_new(out, nl, senders_of(cfg))))
 		return -ENOMEM;
-	for (unsigned int k = 0; k < nl && !err; k++) {
-		int got = r->fair_share && h ? adopt_listener(r, k, h) : 0;
+	for (unsigned int k = 0; k < (nl ? nl : 1) && !err; k++) {
+		int got = run && h ? adopt_listener(run, k, h) : 0;
 
 		if (got < 0)
 			return got;
 		if (got)
 			continue;
-		err = detach_listener(r, k);
-		if (!err && r->fair_share)
-			err = open_listener(r, k);
+		err = detach_listener(g, k);
+		if (!err && run)
+			err = open_listener(run, cfg, g, k);
 	}
 	return err;
 }
 
-int fair_share_run_attach(struct receiver *r, unsigned int idx)
+int fair_share_run_attach(struct fair_share_run *run, const struct socket_group *g,
+			  unsigned int idx)
 {
-	struct fair_share_run *run = r->fair_share;
-	const struct group_socket *s = &intake_group(&r->intake)->socks[idx];
+	const struct group_socket *s = &g->socks[idx];
 	struct fair_share *fs;
 	int err;
 
@@ -228,28 +227,25 @@ int fair_share_run_attach(struct receiver *r, unsigned int idx)
 	return err;
 }
 
-void fair_share_run_close(struct receiver *r)
+void fair_share_run_close(struct fair_share_run *run, const struct socket_group *g,
+			  bool handed_over)
 {
-	struct fair_share_run *run = r->fair_share;
-
 	if (!run)
 		return;
 	for (unsigned int k = 0; k < run->nl; k++) {
-		if (run->lis[k].fs && !shell_handed_over(&r->shell))
-			detach_listener(r, k);
+		if (run->lis[k].fs && !handed_over)
+			detach_listener(g, k);
 		fair_share_close(run->lis[k].fs);
 	}
 	free(run->rate);
 	free(run->weight);
 	free(run);
-	r->fair_share = NULL;
 }
 
 /* The fullest of listener k's sockets' share of its receive buffer; *any: a
  * datagram is queued on one of them. */
-static double max_fill(struct receiver *r, unsigned int k, bool *any)
+static double max_fill(const struct socket_group *g, unsigned int k, bool *any)
 {
-	const struct socket_group *g = intake_group(&r->intake);
 	double worst = 0;
 
 	*any = false;
@@ -265,20 +261,6 @@ static double max_fill(struct receiver *r, unsigned int k, bool *any)
 			worst = (double)queued / s->rcvbuf;
 	}
 	return worst;
-}
-
-/* What the workers took from listener k's sockets. */
-static uint64_t taken(struct receiver *r, unsigned int k)
-{
-	const struct socket_group *g = intake_group(&r->intake);
-	uint64_t sum = 0;
-
-	if (!r->counters)
-		return 0;
-	for (unsigned int i = 0; i < g->n && i < r->counters_cap; i++)
-		if (g->socks[i].listener == k)
-			sum += __atomic_load_n(&r->counters[i].received, __ATOMIC_RELAXED);
-	return sum;
 }
 
 static int collect(const struct fair_share_row *row, void *ctx)
@@ -307,23 +289,16 @@ static void say_top(struct fair_share_run *run, char *buf, size_t len)
 }
 
 /* " on NAME" for the log lines with several listeners; "" with one. */
-static void say_listener(struct receiver *r, unsigned int k, char *buf, size_t len)
+static void say_listener(const struct fair_share_input *in, unsigned int k, char *buf, size_t len)
 {
-	const char *name = intake_listener_name(&r->intake, k);
-
 	buf[0] = 0;
-	if (intake_listeners(&r->intake) > 1)
-		snprintf(buf, len, " on %s",
-			 r->cfg->listener_names && name ? name :
-							  intake_listener_listen(&r->intake, k));
+	if (in->label[k])
+		snprintf(buf, len, " on %s", in->label[k]);
 }
 
 /* Listener k's drain measured over the tick of dt seconds that ends now. */
-static void measure(struct receiver *r, unsigned int k, double dt, bool queued)
+static void measure(struct fs_listener *l, uint64_t t, double dt, bool queued)
 {
-	struct fs_listener *l = &r->fair_share->lis[k];
-	uint64_t t = taken(r, k);
-
 	if (l->last_queued && queued && dt > 0) {
 		double rate = (t - l->last_taken) / dt;
 
@@ -339,9 +314,9 @@ static void measure(struct receiver *r, unsigned int k, double dt, bool queued)
 	l->last_queued = queued;
 }
 
-static void tick_listener(struct receiver *r, unsigned int k, double now, double dt)
+static void tick_listener(struct fair_share_run *run, unsigned int k, double now, double dt,
+			  const struct fair_share_input *in)
 {
-	struct fair_share_run *run = r->fair_share;
 	struct fs_listener *l = &run->lis[k];
 	double fill;
 	bool pressed, queued, known;
@@ -349,15 +324,15 @@ static void tick_listener(struct receiver *r, unsigned int k, double now, double
 
 	if (!l->fs)
 		return;
-	fill = max_fill(r, k, &queued);
+	fill = max_fill(in->group, k, &queued);
 	/* Adopted: until the process before stops reading (it does once told
 	 * we are ready), what ours read is not what the group drains. */
-	if (shell_ready_pending(&r->shell))
+	if (in->adopting)
 		queued = false;
-	measure(r, k, dt, queued);
+	measure(l, in->taken[k], dt, queued);
 	known = l->busy >= FAIR_SHARE_BUSY_TICKS;
 
-	pressed = fill >= FAIR_SHARE_ON_FILL || (r->window_ready && window_peek_full(&r->window));
+	pressed = fill >= FAIR_SHARE_ON_FILL || in->window_full;
 	/* Too few busy ticks measured: no level to shed to yet (the queue past
 	 * the fill level has room for them), and a level handed over is kept. */
 	if (!known)
@@ -372,7 +347,7 @@ static void tick_listener(struct receiver *r, unsigned int k, double now, double
 	if (pressed || l->shedding)
 		fair_share_read(l->fs, collect, run);
 
-	say_listener(r, k, on, sizeof(on));
+	say_listener(in, k, on, sizeof(on));
 	if (pressed && !l->shedding) {
 		l->shedding = true;
 		l->episodes++;
@@ -397,9 +372,13 @@ static void tick_listener(struct receiver *r, unsigned int k, double now, double
 	fair_share_set(l->fs, l->shedding, l->level);
 }
 
-void fair_share_run_tick(struct receiver *r, double now)
+bool fair_share_run_due(const struct fair_share_run *run, double now)
 {
-	struct fair_share_run *run = r->fair_share;
+	return run && now >= run->next_tick;
+}
+
+void fair_share_run_tick(struct fair_share_run *run, double now, const struct fair_share_input *in)
+{
 	double dt;
 
 	if (!run || now < run->next_tick)
@@ -408,13 +387,11 @@ void fair_share_run_tick(struct receiver *r, double now)
 	dt = now - run->last_now;
 	run->last_now = now;
 	for (unsigned int k = 0; k < run->nl; k++)
-		tick_listener(r, k, now, dt);
+		tick_listener(run, k, now, dt, in);
 }
 
-void fair_share_run_report(struct receiver *r, struct fair_share_report *out)
+void fair_share_run_report(const struct fair_share_run *run, struct fair_share_report *out)
 {
-	struct fair_share_run *run = r->fair_share;
-
 	memset(out, 0, sizeof(*out));
 	if (!run)
 		return;

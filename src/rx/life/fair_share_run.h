@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "rx/settings/config.h"
 
 #define FAIR_SHARE_TICK_S 0.1
 #define FAIR_SHARE_ON_FILL 0.25
@@ -27,17 +28,20 @@
 /* Busy ticks averaged before the drain is trusted to set a level. */
 #define FAIR_SHARE_BUSY_TICKS 2
 
-struct receiver;
+struct fair_share_run;
+struct handover;
+struct socket_group;
 
-/* Loads the filter, sets --protect's prefixes, attaches it to every socket of
- * the group (privileged: before the capabilities go). Nothing without
- * --fair-share. 0 or -errno, logged. */
-int fair_share_run_open(struct receiver *r);
+/* Loads each listener's filter, sets --protect's prefixes, attaches it to
+ * every socket of the group g of nl listeners (0: one) (privileged: before
+ * the capabilities go). *run: NULL without --fair-share. 0 or -errno,
+ * logged. */
+int fair_share_run_open(struct fair_share_run **run, const struct config *cfg,
+			const struct socket_group *g, unsigned int nl);
 /* An upgrade: each listener's filter's maps into the hand-over (owner
  * "fair_share" for the first, "fair_shareK" for listener K), with
  * --fair-share. 0 or -errno. */
-struct handover;
-int fair_share_run_export(struct receiver *r, struct handover *h);
+int fair_share_run_export(const struct fair_share_run *run, struct handover *h);
 /* Whether a hand-over owner is a filter's (systemd's fd store keeps none). */
 bool fair_share_run_owner(const char *owner);
 /* Sockets adopted. Per listener, from an upgrade with --fair-share on both
@@ -48,14 +52,33 @@ bool fair_share_run_owner(const char *owner);
  * tick to lift it, so it is detached; with --fair-share a fresh one is
  * loaded (CAP_BPF: a start by systemd has it; an upgrade that adds
  * --fair-share has not, and fails, said). 0 or -errno, logged. */
-int fair_share_run_adopt(struct receiver *r, const struct handover *h);
-/* A socket the group gained (a resize): the filter on it before it is in
+int fair_share_run_adopt(struct fair_share_run **run, const struct config *cfg,
+			 const struct socket_group *g, unsigned int nl, const struct handover *h);
+/* Group socket idx, gained by a resize: the filter on it before it is in
  * selection. 0 (also without --fair-share) or -errno, logged. */
-int fair_share_run_attach(struct receiver *r, unsigned int idx);
+int fair_share_run_attach(struct fair_share_run *run, const struct socket_group *g,
+			  unsigned int idx);
+
+/* What a tick reads of the receiver, filled by its caller. */
+struct fair_share_input {
+	const struct socket_group *group;
+	/* Per listener: datagrams the workers took from its sockets, and
+	 * its name for the log lines (NULL: said of none, one listener). */
+	uint64_t taken[CONFIG_MAX_LISTENERS];
+	const char *label[CONFIG_MAX_LISTENERS];
+	bool window_full; /* a worker waits for room in the input window */
+	/* Adopted, and the process before still reads (not yet told "ready"):
+	 * what ours read is not what the group drains. */
+	bool adopting;
+};
+/* A tick is due (false without --fair-share). */
+bool fair_share_run_due(const struct fair_share_run *run, double now);
 /* Called often from the main loop: acts once per FAIR_SHARE_TICK_S. */
-void fair_share_run_tick(struct receiver *r, double now);
-/* Detaches the filter from the sockets still open and frees it. */
-void fair_share_run_close(struct receiver *r);
+void fair_share_run_tick(struct fair_share_run *run, double now, const struct fair_share_input *in);
+/* Detaches the filter from the group's sockets still open (unless handed
+ * over) and frees it. */
+void fair_share_run_close(struct fair_share_run *run, const struct socket_group *g,
+			  bool handed_over);
 
 struct fair_share_report {
 	bool on;	     /* --fair-share */
@@ -66,6 +89,6 @@ struct fair_share_report {
 	uint64_t unshaped;   /* passed with no bucket (no address, map full) */
 	uint64_t inserts;    /* senders given a bucket */
 };
-void fair_share_run_report(struct receiver *r, struct fair_share_report *out);
+void fair_share_run_report(const struct fair_share_run *run, struct fair_share_report *out);
 
 #endif

@@ -1,48 +1,17 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The receiver, wired from its parts: the intake (intake.h), the pipeline
+ * (pipeline.h) and the process shell (shell.h), each asked through its own
+ * functions; what one part needs of another passes through here.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include "common/signals.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "net/arrival_stamp.h"
-#include "rx/path/diskbuf.h"
-#include "rx/path/diskbuf_lock.h"
 #include "rx/life/receiver.h"
-#include "rx/sink/registry.h"
-#include "rx/life/receiver_outputs.h"
 #include "rx/life/fair_share_run.h"
-#include "rx/life/receiver_workers.h"
-#include "rx/path/senders.h"
-
-/* Bound on reading what the kernel queued before exit: under a sender that
- * never stops, "drain until empty" would never end. */
-#define FINAL_DRAIN_MS 2000
-/* An upgrade with a disk buffer: how long the new process waits for the old
- * one to write what it holds and let DIR go. */
-#define DISK_HANDOVER_WAIT_MS 120000
-
-/* --ordered's merge is never forced: when the stop gives up (r->force) it
- * hands on all it holds, and the output stage saves or counts it. */
-static const volatile int merge_never_forced;
-
-/* --ordered: a reorder stage between the input window and the output, which
- * merges the sockets by their arrival stamps. */
-static int setup_ordered(struct receiver *r)
-{
-	const struct config *cfg = r->cfg;
-	int err;
-
-	err = window_init(&r->ordered_window, cfg->window, cfg->window_bytes, cfg->batch);
-	if (err)
-		return err;
-	r->ordered_ready = true;
-	r->reorder = reorder_new(&r->window, &r->ordered_window, cfg->ordered_hold_ms * 1000000ULL,
-				 &merge_never_forced);
-	return r->reorder ? 0 : -ENOMEM;
-}
 
 int receiver_open(struct receiver *r, const struct config *cfg)
 {
@@ -67,100 +36,57 @@ int receiver_acquire(struct receiver *r, const struct config *cfg)
 	err = shell_check_user_paths(&r->shell, cfg, NULL);
 	if (err)
 		return err;
-	r->threads = cfg->threads;
+	pipeline_init(&r->pipeline, cfg);
 	err = intake_open(&r->intake, cfg, probe_err);
 	if (err)
 		return err;
-	return fair_share_run_open(r);
+	return fair_share_run_open(&r->fair_share, cfg, intake_group(&r->intake),
+				   intake_listeners(&r->intake));
 }
 
 int receiver_set_slots(struct receiver *r, unsigned int live, unsigned int threads)
 {
-	r->threads = threads;
+	pipeline_set_threads(&r->pipeline, threads);
 	return intake_set_slots(&r->intake, live);
 }
 
-static void say_ready_for_lock(void *ctx)
+int receiver_grow_counters(struct receiver *r)
+{
+	const struct socket_group *g = intake_group(&r->intake);
+	unsigned int cap = g->cap > g->n ? g->cap : g->n;
+	int err;
+
+	if (cap > r->order_cap) {
+		unsigned int *order = realloc(r->order, cap * sizeof(*order));
+
+		if (!order)
+			return -ENOMEM;
+		r->order = order;
+		r->order_cap = cap;
+	}
+	err = intake_grow_steered(&r->intake, cap);
+	return err ? err : pipeline_grow_counters(&r->pipeline, cap);
+}
+
+static bool ready_pending(void *ctx)
+{
+	return shell_ready_pending(ctx);
+}
+
+static void say_ready(void *ctx)
 {
 	shell_say_ready(ctx);
-}
-
-/* An upgrade: a named output's DIR is let go with the unnamed one's. */
-static void wait_for_lock(void *ctx)
-{
-	(void)ctx;
-}
-
-/* cfg's DIR (the receiver's, or a named output's DIR/LISTENER), locked
- * first: held by the process we take over from (handover), we wait until
- * it has written its last record and let DIR go, saying ready first if
- * that is still to say (the kernel queues hold what arrives meanwhile);
- * held by any other, refused. NULL + errno. */
-static struct diskbuf *open_disk_dir(struct receiver *r, const struct config *cfg, bool handover,
-				     int *lock_fd, bool *locked)
-{
-	struct diskbuf_opts dopts = {
-		.dir = cfg->disk_buffer,
-		.max_bytes = cfg->disk_buffer_size,
-		.sync_ms = cfg->disk_buffer_sync_ms,
-		.mode = cfg->disk_buffer_mode,
-		.tally = &r->disk_tally, /* one ledger for every output's DIR */
-		.listeners = cfg->listeners,
-		.nr_listeners = cfg->nr_listeners,
-		.listener_names = cfg->listener_names,
-	};
-	int fd;
-
-	/* Reliable mode leaves the window empty (every batch goes to disk):
-	 * the hand-off holds what the window would, in its place. */
-	if (cfg->disk_buffer_mode == DISKBUF_RELIABLE) {
-		dopts.handoff_msgs = cfg->window;
-		dopts.handoff_bytes = cfg->window_bytes;
-	}
-	fd = diskbuf_lock_take(cfg->disk_buffer,
-			       shell_ready_pending(&r->shell) ? say_ready_for_lock :
-			       handover			      ? wait_for_lock :
-								NULL,
-			       &r->shell, DISK_HANDOVER_WAIT_MS);
-	if (fd < 0) {
-		errno = fd == -EBUSY ? EADDRINUSE : -fd;
-		return NULL;
-	}
-	*lock_fd = fd;
-	*locked = true;
-	return diskbuf_open(&dopts);
-}
-
-/* The unnamed output's DIR, then each named output's DIR/LISTENER. */
-static int open_disk_buffers(struct receiver *r)
-{
-	bool handover = shell_ready_pending(&r->shell);
-
-	r->disk = open_disk_dir(r, r->cfg, handover, &r->disk_lock_fd, &r->disk_locked);
-	if (!r->disk)
-		return -errno;
-	/* A record read back may name a listener this run does not have. */
-	r->sink->listener_name = diskbuf_listener_name;
-	r->sink->listener_ctx = r->disk;
-	for (unsigned int i = 0; i < r->nr_routes; i++) {
-		struct rx_route *rt = &r->routes[i];
-
-		struct diskbuf *d =
-			open_disk_dir(r, &rt->cfg, handover, &rt->disk_lock_fd, &rt->disk_locked);
-
-		if (!d)
-			return -errno;
-		rt->sink->listener_name = diskbuf_listener_name;
-		rt->sink->listener_ctx = d;
-		/* a scrape may read the DIRs already (receiver_disk_stats) */
-		__atomic_store_n(&rt->disk, d, __ATOMIC_RELEASE);
-	}
-	return 0;
 }
 
 int receiver_open_rest(struct receiver *r)
 {
 	const struct config *cfg = r->cfg;
+	const struct pipeline_ready ready = {
+		.pending = ready_pending,
+		.say = say_ready,
+		.ctx = &r->shell,
+	};
+	struct pipeline_listeners lis = { .n = intake_listeners(&r->intake) };
 	int err;
 
 	/* Everything privileged is done: sockets bound, rcvbuf forced, BPF
@@ -173,93 +99,39 @@ int receiver_open_rest(struct receiver *r)
 	err = receiver_grow_counters(r);
 	if (err)
 		return err;
-	if (cfg->senders) {
-		r->senders = calloc(CONFIG_MAX_SOCKETS, sizeof(*r->senders));
-		if (!r->senders)
-			return -ENOMEM;
-	}
-	err = window_init(&r->window, cfg->window, cfg->window_bytes, cfg->batch);
-	if (err)
-		return err;
-	r->window_ready = true;
-	/* A message without a stamp of its own carries its arrival time, and
-	 * --ordered merges by it: ready once the kernel stamps on arrival (the
-	 * group's sockets ask for stamps; net/arrival_stamp.h says why wait). */
-	if (arrival_stamps_wait(1000))
-		pr_warn("not seen that the kernel stamps datagrams on arrival: the first ones "
-			"may carry the time they were read\n");
-	if (cfg->ordered) {
-		err = setup_ordered(r);
-		if (err)
-			return err;
-	}
-	r->sink = sink_open(cfg);
-	if (!r->sink)
-		return -errno;
-	r->sink->abort = &r->force;
-	err = receiver_routes_open(r);
+	for (unsigned int k = 0; k < lis.n; k++)
+		lis.name[k] = intake_listener_name(&r->intake, k);
+	err = pipeline_open(&r->pipeline, &lis);
 	if (err)
 		return err;
 	/* Last, everything else being open: in an upgrade the old process lets
 	 * DIR go only once it is told we are ready. */
-	return cfg->disk_buffer[0] ? open_disk_buffers(r) : 0;
+	return pipeline_open_disk(&r->pipeline, &ready);
 }
 
 int receiver_start(struct receiver *r)
 {
-	const struct config *cfg = r->cfg;
-	const struct seqtrack_opts seq_opts = {
-		.flows_max = cfg->sequence_flows,
-		.jump_max = cfg->sequence_jump,
-	};
 	int err;
 
-	r->wsh = (struct worker_shared){
-		.group = intake_group(&r->intake),
-		.window = &r->window,
-		.disk = r->disk,
-		/* .route_disk: receiver_routes_start */
-		.counters = r->counters,
-		.nr_workers = r->threads,
-		.batch = cfg->batch,
-		.cost_ns = cfg->cost_ns,
-		.nr_cost_ns = cfg->nr_cost_ns,
-		.cost_makeup = cfg->cost_makeup,
-		.stop = &r->stop,
-		.force = &r->force,
-		/* An output that acknowledges (Kafka, OTLP) may be slow to take the
-		 * window: give the read of the kernel queues the deliveries' time. */
-		.drain_ms = output_of(cfg)->acknowledges &&
-					    cfg->drain_timeout * 1000 > FINAL_DRAIN_MS ?
-				    (int)(cfg->drain_timeout * 1000) :
-				    FINAL_DRAIN_MS,
-		.regroup = &r->regroup,
-		.taken = &r->taken,
-		.queues_outlive = shell_queues_outlive(&r->shell),
-	};
-	err = output_stage_start(&r->out, r->reorder ? &r->ordered_window : &r->window, r->disk,
-				 r->sink, cfg->format, config_format_flags(cfg), cfg->output_rate,
-				 cfg->sequences ? &seq_opts : NULL, &r->reopen, &r->force);
+	err = pipeline_start(&r->pipeline, intake_group(&r->intake),
+			     shell_queues_outlive(&r->shell));
 	if (err)
 		return err;
-	/* The workers format for a stream sink; --ordered's merge takes
-	 * message by message, and outputs per listener format each their
-	 * own: there the output stages format. */
-	r->wsh.pre = r->reorder || r->nr_routes ? NULL : output_stage_preformat(&r->out);
-	/* a scrape reads the output's counts from here on (snapshot_take) */
-	r->out_started = true;
-	__atomic_store_n(&r->out_ready, true, __ATOMIC_RELEASE);
-	err = receiver_routes_start(r);
-	if (err)
-		return err;
-	if (r->reorder) {
-		err = reorder_start(r->reorder);
-		if (err)
-			return err;
-	}
 	/* a scrape may read it already: the endpoints serve before this */
 	__atomic_store_n(&r->start_ns, mono_ns(), __ATOMIC_RELAXED);
 	return receiver_workers_resume(r);
+}
+
+int receiver_workers_resume(struct receiver *r)
+{
+	unsigned int n = intake_read_order(&r->intake, r->order);
+
+	return pipeline_workers_start(&r->pipeline, r->order, n);
+}
+
+int receiver_workers_pause(struct receiver *r)
+{
+	return pipeline_workers_pause(&r->pipeline);
 }
 
 int receiver_stop(struct receiver *r)
@@ -267,92 +139,55 @@ int receiver_stop(struct receiver *r)
 	/* Another process reads the sockets after us. */
 	bool kept = shell_handed_over(&r->shell) || shell_supervised(&r->shell) ||
 		    shell_queues_kept(&r->shell);
-	int err = 0, e;
+	int err, e;
 
-	if (!flag_get(&r->stop))
+	if (!pipeline_stopping(&r->pipeline))
 		intake_leave_the_port(&r->intake, kept);
-	flag_set(&r->stop, 1);
-	err = receiver_join_workers(r);
+	err = pipeline_stop_workers(&r->pipeline);
 	__atomic_store_n(&r->stop_ns, mono_ns(), __ATOMIC_RELAXED);
-	/* The destination is down: what the output holds goes to the disk
-	 * buffer now, not after --stop-timeout (the workers' final drain has
-	 * put what the kernel queued there or in the window). */
-	receiver_outputs_save_if_down(r);
-	if (r->window_ready)
-		window_close(&r->window);
-	if (r->reorder) {
-		/* Writes what it holds, then closes the output's window. */
-		e = reorder_join(r->reorder);
-		if (e && !err)
-			err = e;
-	}
-	if (r->ordered_ready)
-		window_close(&r->ordered_window);
-	if (r->out_started) {
-		e = output_stage_join(&r->out);
-		if (e && !err)
-			err = e;
-		r->out_started = false;
-	}
-	e = receiver_routes_join(r);
-	if (e && !err)
-		err = e;
-	receiver_outputs_say_kept(r);
-	/* The stream ended before the summary counts what it could not confirm. */
-	if (r->sink && r->sink->ops->finish)
-		r->sink->ops->finish(r->sink);
-	/* On disk before the summary counts it there. */
-	if (r->disk)
-		diskbuf_flush(r->disk);
-	for (unsigned int i = 0; i < r->nr_routes; i++)
-		if (r->routes[i].disk)
-			diskbuf_flush(r->routes[i].disk);
-	return err;
+	e = pipeline_stop_outputs(&r->pipeline);
+	return err ? err : e;
 }
 
 uint64_t receiver_in_flight(struct receiver *r)
 {
-	struct window_stats ws;
+	return pipeline_in_flight(&r->pipeline);
+}
 
-	if (!r->window_ready)
-		return 0;
-	window_get_stats(&r->window, &ws);
-	if (r->ordered_ready) {
-		struct window_stats os;
+void receiver_fair_share_tick(struct receiver *r, double now)
+{
+	struct fair_share_input in;
+	unsigned int nl = intake_listeners(&r->intake) ? intake_listeners(&r->intake) : 1;
 
-		window_get_stats(&r->ordered_window, &os);
-		return ws.msgs + os.msgs;
+	if (!fair_share_run_due(r->fair_share, now))
+		return;
+	memset(&in, 0, sizeof(in));
+	in.group = intake_group(&r->intake);
+	in.window_full = pipeline_window_full(&r->pipeline);
+	in.adopting = shell_ready_pending(&r->shell);
+	for (unsigned int k = 0; k < nl && k < CONFIG_MAX_LISTENERS; k++) {
+		const char *name = intake_listener_name(&r->intake, k);
+
+		in.taken[k] = pipeline_taken_by(&r->pipeline, in.group, k);
+		/* " on NAME" in the log lines with several listeners */
+		if (intake_listeners(&r->intake) > 1)
+			in.label[k] = r->cfg->listener_names && name ?
+					      name :
+					      intake_listener_listen(&r->intake, k);
 	}
-	return ws.msgs;
+	fair_share_run_tick(r->fair_share, now, &in);
 }
 
 void receiver_close(struct receiver *r)
 {
-	if (r->nr_started || r->out_started)
+	if (pipeline_started(&r->pipeline))
 		receiver_stop(r);
-	if (r->sink)
-		r->sink->ops->close(r->sink);
-	output_stage_free(&r->out);
-	receiver_routes_close(r);
-	reorder_free(r->reorder);
-	if (r->ordered_ready)
-		window_destroy(&r->ordered_window);
-	diskbuf_close(r->disk);
-	if (r->disk_locked) /* after the buffer's last write */
-		diskbuf_lock_release(r->disk_lock_fd);
-	if (r->window_ready)
-		window_destroy(&r->window);
-	fair_share_run_close(r);
+	pipeline_close(&r->pipeline);
+	fair_share_run_close(r->fair_share, intake_group(&r->intake), shell_handed_over(&r->shell));
+	r->fair_share = NULL;
 	/* Handed over, or a supervisor holds the group: the programs stay. */
 	intake_close(&r->intake, shell_handed_over(&r->shell) || shell_supervised(&r->shell));
-	free(r->counters);
-	free(r->workers);
 	free(r->order);
-	for (unsigned int t = 0; r->senders && t < r->nr_senders; t++)
-		sender_table_free(r->senders[t]);
-	free(r->senders);
-	r->senders = NULL;
-	r->nr_senders = 0;
 	/* Supervised, the counts stay for the supervisor to read after us. */
 	if (!shell_supervised(&r->shell))
 		memset(r, 0, sizeof(*r));

@@ -5,86 +5,51 @@
  * account, format, write), summary and stats_line (what a run did), sink/
  * (destinations) and main.c (the front end). Uses net, syslog and common.
  *
- * The receiver, wired: socket group, balancer, tracer, input window,
- * workers, output stage and sink. syslogrx's main is a thin front end over
- * it; tests and tools can drive it the same way.
+ * The receiver, wired from its parts: the intake (socket group, balancer,
+ * tracer: intake.h), the pipeline (workers, input window, reorder, disk
+ * buffer, output stages and sinks: pipeline.h) and the process shell
+ * (shell.h). syslogrx's main is a thin front end over it; tests and tools
+ * can drive it the same way.
  */
 #ifndef SYSLOGRX_RECEIVER_H
 #define SYSLOGRX_RECEIVER_H
 
-#include "net/balancer.h"
-#include "net/cbpf_balancer.h"
+#include <pthread.h>
 #include "rx/settings/config.h"
-#include "rx/path/diskbuf.h"
-#include "rx/path/output.h"
-#include "rx/path/reorder.h"
-#include "rx/sink/sink.h"
-#include "net/socket_group.h"
-#include "net/tracer.h"
-#include "rx/path/window.h"
-#include "rx/path/worker.h"
 #include "rx/life/intake.h"
+#include "rx/life/pipeline.h"
 #include "rx/life/shell.h"
 
 struct sender_cache;
 struct fair_share_run;
-struct rx_route;
 
 struct receiver {
 	const struct config *cfg;
 	/* Listeners, sockets, balancer and tracer (rx/life/intake.h): read
 	 * and written by the intake's files only. */
 	struct rx_intake intake;
-	struct window window;
-	bool window_ready;
-	struct diskbuf *disk; /* --disk-buffer, or NULL */
-	struct sink *sink;
-	struct sock_counters *counters;
-	struct worker *workers;
-	unsigned int nr_started;
-	struct output_stage out;
-	bool out_started;
-	bool out_ready; /* its counts readable: set once started, never cleared */
-	/* --output LISTENER=SPEC: the named outputs (rx/life/receiver_outputs.h) */
-	struct rx_route *routes;
-	unsigned int nr_routes;
-	struct worker_shared wsh;
-	struct reorder *reorder;      /* --ordered: between window and ordered_window */
-	struct window ordered_window; /* what the output stage reads with --ordered */
-	bool ordered_ready;
-	volatile int stop;	    /* stop reading: drain, then exit */
-	volatile int force;	    /* the stop gives up: save or count, write no more */
-	volatile int reopen;	    /* SIGHUP */
+	/* The workers, the window, reorder, the disk buffer, the output
+	 * stages and sinks (rx/life/pipeline.h): read and written by the
+	 * pipeline's files only. */
+	struct rx_pipeline pipeline;
+	/* The group sockets the workers read (intake_read_order: live, then
+	 * spares), order_cap entries: the intake decides it, the workers read
+	 * it while they run; held here, between the two parts. */
+	unsigned int *order;
+	unsigned int order_cap;
 	uint64_t start_ns, stop_ns; /* CLOCK_MONOTONIC */
 	/* Set by the front end for the summary, NULL = none. */
 	const struct preflight *preflight;
 	const struct advice *advice;
-	/* Live resize (rx/life/resize.c). */
-	unsigned int threads; /* worker threads running */
-	unsigned int *order;  /* sockets the workers read: live, then spares */
-	unsigned int counters_cap;
-	volatile int regroup;
 	/* Held by a live resize and by snapshot_take: a metrics scrape never
 	 * reads the group, the slots or the steered counts half changed. */
 	pthread_mutex_t report_lock;
 	/* --user, the endpoints' sockets, the supervisor link, the hand-over
 	 * and "ready" (rx/life/shell.h): read and written by shell.c only. */
 	struct rx_shell shell;
-	uint64_t taken; /* datagrams taken from the kernel (worker.h) */
-	/* --senders: one table per worker id (rx/path/senders.h), made when a
-	 * worker of that id first starts and kept across resizes; NULL = off. */
-	struct sender_table **senders; /* CONFIG_MAX_SOCKETS entries */
-	unsigned int nr_senders;       /* tables made, read with an acquire load */
 	/* What scrapes show of them (rx/report/sender_cache.h), made and
 	 * refreshed by the front end; NULL: a scrape reads the tables. */
 	struct sender_cache *sender_cache;
-	/* --disk-buffer: DIR/lock (rx/path/diskbuf_lock.h), held until after
-	 * the buffer's last write. */
-	bool disk_locked;
-	int disk_lock_fd;
-	/* --disk-buffer's messages in and out (diskbuf.h): supervised, what
-	 * the supervisor reads after a kill -9 to count what was kept. */
-	struct diskbuf_tally disk_tally;
 	/* --fair-share (rx/life/fair_share_run.h); NULL: off. */
 	struct fair_share_run *fair_share;
 };
@@ -111,14 +76,18 @@ int receiver_open_rest(struct receiver *r);
 
 /* Live resize primitives (used by rx/life/resize.c): stop the workers without
  * the final drain (the kernel queues keep what arrives meanwhile), and start
- * r->threads of them over the open sockets, those in selection first. */
+ * pipeline_threads of them over the open sockets, those in selection first. */
 int receiver_workers_pause(struct receiver *r);
 int receiver_workers_resume(struct receiver *r);
-/* Counters for every group socket (workers paused). */
+/* Counters, read order and steered counts for every group socket
+ * (workers paused). */
 int receiver_grow_counters(struct receiver *r);
 
 /* Messages taken from the kernel and not yet processed by the output stage. */
 uint64_t receiver_in_flight(struct receiver *r);
+/* --fair-share: the filter's tick (fair_share_run_tick) over what the
+ * parts say now; called often from the main loop. */
+void receiver_fair_share_tick(struct receiver *r, double now);
 
 /* What report/ asks beyond the snapshot's numbers (rx/life/receiver_state.c). */
 /* report_lock: held by a live resize; the group and the workers stay put

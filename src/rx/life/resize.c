@@ -172,7 +172,7 @@ static int grow(struct receiver *r, unsigned int want)
 				upgrade_fdstore_socket(&g->socks[idx], true);
 			err = receiver_grow_counters(r);
 			if (!err)
-				err = fair_share_run_attach(r, idx);
+				err = fair_share_run_attach(r->fair_share, g, idx);
 			if (!err && r->intake.cbpf)
 				err = cbpf_order_join(&r->intake.join_order, idx);
 			if (err)
@@ -258,7 +258,7 @@ static int shrink_prepare(struct receiver *r, unsigned int want)
 				busy++;
 		if (!busy)
 			return 0;
-		if (waited * 2 >= SHRINK_DRAIN_MS || flag_get(&r->stop)) {
+		if (waited * 2 >= SHRINK_DRAIN_MS || receiver_stopping(r)) {
 			pr_warn("resize: %u retiring socket(s) not drained after %d ms; they stay "
 				"open, read, and out of selection\n",
 				busy, SHRINK_DRAIN_MS);
@@ -316,10 +316,11 @@ static int resize_locked(struct receiver *r, const struct resize_request *req)
 			want, balancer_slots(r->intake.balancer));
 		return -EINVAL;
 	}
-	if (want == r->intake.live && threads == r->threads)
+	if (want == r->intake.live && threads == pipeline_threads(&r->pipeline))
 		return 0;
-	pr_info("resize: %u -> %u sockets, %u -> %u threads%s\n", r->intake.live, want, r->threads,
-		threads, req->naive && want < r->intake.live ? " (naive shrink)" : "");
+	pr_info("resize: %u -> %u sockets, %u -> %u threads%s\n", r->intake.live, want,
+		pipeline_threads(&r->pipeline), threads,
+		req->naive && want < r->intake.live ? " (naive shrink)" : "");
 
 	if (want < r->intake.live && req->naive) {
 		/* The negative control: stop reading, out of selection, close at
@@ -336,7 +337,7 @@ static int resize_locked(struct receiver *r, const struct resize_request *req)
 			attach_cbpf(r, want);
 		}
 		shrink_close(r, want);
-		r->threads = threads;
+		pipeline_set_threads(&r->pipeline, threads);
 		return receiver_workers_resume(r);
 	}
 	if (want < r->intake.live && (r->intake.balancer || r->intake.cbpf)) {
@@ -365,7 +366,7 @@ static int resize_locked(struct receiver *r, const struct resize_request *req)
 			pr_warn("resize: grew to %u sockets, not %u: %s\n", r->intake.live, want,
 				strerror(-err));
 	}
-	r->threads = threads <= r->intake.live ? threads : r->intake.live;
+	pipeline_set_threads(&r->pipeline, threads <= r->intake.live ? threads : r->intake.live);
 	e = receiver_workers_resume(r);
 	if (e) {
 		pr_warn("resize: restarting the workers: %s\n", strerror(-e));

@@ -96,6 +96,15 @@ static struct supervisor_ledger *ledger_map(int fd, size_t *len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The child's pipeline's figures, in the memory we share. */
+static struct pipeline_ledger ledger_of(const struct receiver *shared)
+{
+	struct pipeline_ledger l;
+
+	pipeline_ledger_read(&shared->pipeline, &l);
+	return l;
+}
+
 /* Datagrams taken from the group's sockets so far, counted by the kernel (the
  * tracer's sock_recv_length): exact even for a child killed with a batch in
  * hand. Without the tracer, the child's own count (shared), which misses a
@@ -106,7 +115,7 @@ static uint64_t group_reads(struct receiver *held, const struct receiver *shared
 	uint64_t sum = 0, n;
 
 	if (!intake_listener_tracer(&held->intake, 0))
-		return __atomic_load_n(&shared->taken, __ATOMIC_ACQUIRE);
+		return ledger_of(shared).taken;
 	for (unsigned int i = 0; i < g->n; i++)
 		if (!tracer_socket_reads(intake_listener_tracer(&held->intake,
 								g->socks[i].listener),
@@ -133,7 +142,7 @@ static uint64_t minus(uint64_t a, uint64_t b)
  */
 static uint64_t child_lost(const struct child_rec *c, const struct receiver *shared)
 {
-	uint64_t dropped = __atomic_load_n(&shared->disk_tally.dropped, __ATOMIC_RELAXED);
+	uint64_t dropped = ledger_of(shared).disk_dropped;
 	uint64_t from_window = minus(c->written + c->discarded, c->disk_replayed);
 
 	return minus(minus(minus(c->taken, from_window), c->disk_written), dropped);
@@ -239,15 +248,18 @@ static int hold(struct receiver *held, const struct config *cfg, struct http_met
 static void child_record(struct child_rec *c, pid_t child, int status, struct receiver *held,
 			 const struct receiver *shared, uint64_t reads_before)
 {
+	struct pipeline_ledger l;
+
 	c->pid = child;
 	c->status = status;
 	c->taken = intake_listener_tracer(&held->intake, 0) ?
 			   minus(group_reads(held, shared), reads_before) :
 			   group_reads(held, shared);
-	c->written = __atomic_load_n(&shared->out.counts.written, __ATOMIC_RELAXED);
-	c->discarded = __atomic_load_n(&shared->out.counts.discarded, __ATOMIC_RELAXED);
-	c->disk_written = __atomic_load_n(&shared->disk_tally.written, __ATOMIC_RELAXED);
-	c->disk_replayed = __atomic_load_n(&shared->disk_tally.replayed, __ATOMIC_RELAXED);
+	l = ledger_of(shared);
+	c->written = l.written;
+	c->discarded = l.discarded;
+	c->disk_written = l.disk_written;
+	c->disk_replayed = l.disk_replayed;
 	c->replace_ms = -1;
 }
 

@@ -36,7 +36,7 @@ static int build(struct receiver *r, struct handover *h)
 	int err = 0;
 
 	snprintf(h->listen, sizeof(h->listen), "%s", r->intake.group.listen);
-	h->threads = r->threads;
+	h->threads = pipeline_threads(&r->pipeline);
 	for (unsigned int k = 0; k < r->intake.live && !err; k++)
 		err = handover_add(h, HANDOVER_SOCK, NULL, NULL,
 				   r->intake.group.socks[r->intake.slot_sock[k]].fd, k);
@@ -59,7 +59,7 @@ static int build(struct receiver *r, struct handover *h)
 	if (!err && r->intake.tracer)
 		err = tracer_export(r->intake.tracer, add_tracer_obj, h);
 	if (!err)
-		err = fair_share_run_export(r, h);
+		err = fair_share_run_export(r->fair_share, h);
 	if (!err && shell_metrics_fd(&r->shell) >= 0)
 		err = handover_add(h, HANDOVER_TCP, "metrics", NULL, shell_metrics_fd(&r->shell),
 				   -1);
@@ -431,6 +431,7 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 	r->cfg = cfg;
 	r->intake.cfg = cfg;
 	shell_init(&r->shell);
+	pipeline_init(&r->pipeline, cfg);
 	if (parse_host_port(cfg->listen, &addr, &addrlen)) {
 		pr_warn("--listen %s: not an ADDR:PORT\n", cfg->listen);
 		return -EINVAL;
@@ -474,7 +475,8 @@ int receiver_adopt(struct receiver *r, struct config *cfg, struct handover *h)
 		return err;
 	err = handover_listeners_adopt(r, cfg, h);
 	if (!err)
-		err = fair_share_run_adopt(r, h);
+		err = fair_share_run_adopt(&r->fair_share, cfg, intake_group(&r->intake),
+					   intake_listeners(&r->intake), h);
 	if (err)
 		return err;
 	close_bpf_fds(h);

@@ -14,7 +14,7 @@
 
 /*
  * What the buffer took in and gave out, in messages, kept where its owner
- * says (the struct receiver: for a supervised receiver, memory the
+ * says (the receiver's pipeline: for a supervised receiver, memory the
  * supervisor shares, so that it can tell after a kill -9 what reached the
  * disk). Each is bumped (atomic, relaxed) as soon as it is so: written
  * after the record's pwrite returned, so a kill -9 between the two counts

@@ -29,7 +29,8 @@ static void measure_senders(struct receiver *r, struct advice_senders *as)
 	struct snapshot_senders ss;
 
 	memset(as, 0, sizeof(*as));
-	if (!r->senders || !intake_listener_tracer(&r->intake, 0) || snapshot_senders_take(r, &ss))
+	if (!pipeline_counts_senders(&r->pipeline) || !intake_listener_tracer(&r->intake, 0) ||
+	    snapshot_senders_take(r, &ss))
 		return;
 	as->have = ss.traced;
 	as->drops = ss.drops.attributed;
@@ -86,8 +87,7 @@ static void advise_per_listener(struct receiver *r, const struct advice_input *a
 int advice_measure(struct receiver *r, struct advice *out)
 {
 	const struct config *c = r->cfg;
-	unsigned int n = intake_group(&r->intake)->n,
-		     nw = r->wsh.nr_workers ? r->wsh.nr_workers : c->threads;
+	unsigned int n = intake_group(&r->intake)->n, nw = pipeline_nr_workers(&r->pipeline);
 	struct advice_sock *socks = calloc(n ? n : 1, sizeof(*socks));
 	uint64_t *busy = calloc(nw ? nw : 1, sizeof(*busy));
 	uint64_t *steered = calloc(n ? n : 1, sizeof(*steered));
@@ -109,9 +109,11 @@ int advice_measure(struct receiver *r, struct advice *out)
 	for (unsigned int i = 0; i < n; i++) {
 		struct advice_sock *s = &socks[i];
 		struct tracer_sock_stats st;
+		struct sock_counters sc;
 
-		s->received = r->counters[i].received;
-		s->bytes = r->counters[i].bytes;
+		pipeline_socket_counts(&r->pipeline, i, &sc);
+		s->received = sc.received;
+		s->bytes = sc.bytes;
 		s->rcvbuf = intake_group(&r->intake)->socks[i].rcvbuf;
 		if (intake_traced(&r->intake, i, &st))
 			continue;
@@ -127,16 +129,8 @@ int advice_measure(struct receiver *r, struct advice *out)
 		s->drop_bytes = st.enqueue_failure_bytes;
 		s->queue_hwm_bytes = st.queue_hwm_bytes;
 	}
-	for (unsigned int t = 0; t < nw && r->workers; t++) {
-		const struct worker *w = &r->workers[t];
-
-		busy[t] = w->busy_ns;
-		if (w->first_ns && (!first || w->first_ns < first))
-			first = w->first_ns;
-		if (w->last_ns > last)
-			last = w->last_ns;
-	}
-	window_get_stats(&r->window, &ws);
+	pipeline_worker_times(&r->pipeline, busy, nw, &first, &last);
+	pipeline_window_stats(&r->pipeline, &ws);
 	in = (struct advice_input){
 		.nsocks = n,
 		.nworkers = nw,
@@ -151,7 +145,7 @@ int advice_measure(struct receiver *r, struct advice *out)
 		.window_bytes = ws.size_bytes,
 		.window_hwm = ws.hwm,
 		.window_full_seconds = ws.full_seconds,
-		.output_busy_seconds = r->out.busy_ns / 1e9,
+		.output_busy_seconds = pipeline_output_busy_ns(&r->pipeline) / 1e9,
 		.format = c->format,
 		.json_raw = c->json_raw,
 		.page_size = sysconf(_SC_PAGESIZE),

@@ -11,20 +11,20 @@
 
 static void take_socket(struct receiver *r, unsigned int i, struct snapshot_socket *ss)
 {
-	const struct sock_counters *sc = &r->counters[i];
 	struct intake_socket_report is;
+	struct sock_counters sc;
 
 	intake_report_socket(&r->intake, i, &is);
+	pipeline_socket_counts(&r->pipeline, i, &sc);
 	ss->listener = is.listener;
 	ss->cookie = is.cookie;
 	ss->inode = is.inode;
 	ss->rcvbuf = is.rcvbuf;
-	/* Written by the owning worker only: relaxed loads see whole values. */
-	ss->received = __atomic_load_n(&sc->received, __ATOMIC_RELAXED);
-	ss->bytes = __atomic_load_n(&sc->bytes, __ATOMIC_RELAXED);
-	ss->truncated = __atomic_load_n(&sc->truncated, __ATOMIC_RELAXED);
-	ss->empty = __atomic_load_n(&sc->empty, __ATOMIC_RELAXED);
-	ss->abandoned = __atomic_load_n(&sc->abandoned, __ATOMIC_RELAXED);
+	ss->received = sc.received;
+	ss->bytes = sc.bytes;
+	ss->truncated = sc.truncated;
+	ss->empty = sc.empty;
+	ss->abandoned = sc.abandoned;
 	ss->state = is.state;
 	ss->have_meminfo = is.have_meminfo;
 	ss->so_meminfo_drops = is.so_meminfo_drops;
@@ -109,7 +109,7 @@ static void take_run(struct receiver *r, struct snapshot *s)
  * output is, stalled when one is. */
 static void take_outputs(struct receiver *r, struct snapshot *s)
 {
-	s->nr_outputs = receiver_outputs_rows(r, s->outputs);
+	s->nr_outputs = pipeline_outputs_rows(&r->pipeline, intake_group(&r->intake), s->outputs);
 	s->output_up = true;
 	s->output_stalled = false;
 	s->output_resent = s->output_uncertain = 0;
@@ -127,11 +127,35 @@ static void take_outputs(struct receiver *r, struct snapshot *s)
 	}
 }
 
+/* The pipeline's share: the output stages', the disk buffers' and the
+ * window's figures, the sequences, --ordered's merge, the output's state. */
+static void take_pipeline(struct receiver *r, struct snapshot *s, bool scrape)
+{
+	struct pipeline_run_report run;
+
+	pipeline_report_run(&r->pipeline, scrape, &run);
+	s->out = run.out;
+	s->have_disk = run.have_disk;
+	s->disk = run.disk;
+	s->window = run.window;
+	s->have_seq = run.have_seq;
+	s->seq_gaps = run.seq_gaps;
+	s->seq = run.seq;
+	s->have_reorder = run.have_reorder;
+	s->reorder = run.reorder;
+	s->have_output_state = run.have_output_state;
+	s->output_up = run.output_up;
+	s->output_stalled = run.output_stalled;
+	s->have_resend = run.have_resend;
+	s->output_resent = run.output_resent;
+	s->output_uncertain = run.output_uncertain;
+	s->output = run.output;
+}
+
 static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 {
 	unsigned int n = intake_group(&r->intake)->n;
 	uint64_t *steered = NULL;
-	struct seqtrack *seq;
 	int err;
 
 	memset(s, 0, sizeof(*s));
@@ -178,36 +202,8 @@ static int take_locked(struct receiver *r, struct snapshot *s, bool scrape)
 		snapshot_free(s);
 		return -ENOMEM;
 	}
-	/* Before the output stage starts (a scrape right after bind) its
-	 * counts are not there yet: zero. */
-	receiver_output_counts(r, &s->out);
-	/* each DIR's lock is held for a copy of its counters, no I/O */
-	s->have_disk = receiver_disk_stats(r, &s->disk);
-	if (r->window_ready)
-		window_peek_stats(&r->window, &s->window);
-	/* Set by the output stage's start (before out_ready), freed after
-	 * the summary: a pointer read once. */
-	seq = __atomic_load_n(&r->out_ready, __ATOMIC_ACQUIRE) ? r->out.seq : NULL;
-	if (seq) {
-		s->have_seq = true;
-		s->seq_gaps = seqtrack_missing(seq);
-		if (!scrape)
-			seqtrack_totals(seq, &s->seq);
-	}
-	fair_share_run_report(r, &s->fair_share);
-	if (r->reorder && !scrape) {
-		s->have_reorder = true;
-		reorder_get_stats(r->reorder, &s->reorder);
-	}
-	if (r->sink && config_output_is_network(r->cfg)) {
-		s->have_output_state = true;
-		s->output_up = !sink_is_down(r->sink);
-		s->output_stalled = sink_is_stalled(r->sink);
-		s->have_resend = r->sink->resends;
-		s->output_resent = sink_counted(&r->sink->resent);
-		s->output_uncertain = sink_counted(&r->sink->uncertain);
-	}
-	sink_stats_read(r->cfg, r->sink, &s->output);
+	take_pipeline(r, s, scrape);
+	fair_share_run_report(r->fair_share, &s->fair_share);
 	if (r->cfg->nr_routes)
 		take_outputs(r, s);
 	err = scrape ? sender_cache_read(r, &s->senders) : -ENOENT;

@@ -23,7 +23,7 @@
 #include "rx/path/output.h"
 #include "rx/path/reorder.h"
 #include "rx/life/receiver.h"
-#include "rx/life/receiver_outputs.h"
+#include "rx/life/pipeline.h"
 #include "rx/sink/stats.h"
 #include "rx/path/window.h"
 #include "rx/report/snapshot_senders.h"

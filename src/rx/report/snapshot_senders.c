@@ -23,20 +23,17 @@ static int add_received(const uint8_t addr[16], uint64_t count, void *ctx)
 
 int snapshot_senders_take(struct receiver *r, struct snapshot_senders *ss)
 {
-	unsigned int n = __atomic_load_n(&r->nr_senders, __ATOMIC_ACQUIRE);
 	unsigned int nl = intake_listeners(&r->intake) ? intake_listeners(&r->intake) : 1;
-	int err = 0;
+	struct sender_table_stats st;
+	int err;
 
 	memset(ss, 0, sizeof(*ss));
-	ss->on = r->senders != NULL;
-	for (unsigned int t = 0; ss->on && t < n && !err; t++) {
-		struct sender_table_stats st;
-
-		err = sender_table_read(r->senders[t], &st, add_received, &ss->view);
-		ss->received += st.received;
-		ss->evicted += st.evicted;
-		ss->received_evicted += st.evicted_received;
-	}
+	ss->on = pipeline_counts_senders(&r->pipeline);
+	/* every worker's table */
+	err = pipeline_senders_read(&r->pipeline, &st, add_received, &ss->view);
+	ss->received = st.received;
+	ss->evicted = st.evicted;
+	ss->received_evicted = st.evicted_received;
 	for (unsigned int k = 0; !err && k < nl; k++) {
 		struct tracer *t = intake_listener_tracer(&r->intake, k);
 		struct tracer_sender_totals one;
