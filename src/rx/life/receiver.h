@@ -94,6 +94,11 @@ void receiver_fair_share_tick(struct receiver *r, double now);
  * while a report holds it. */
 void receiver_report_lock(struct receiver *r);
 void receiver_report_unlock(struct receiver *r);
+/* From the start to the stop (or to now, while it runs: stop_ns follows
+ * the clock), ns; the front end's preflight and advice, NULL = none. */
+uint64_t receiver_elapsed_ns(const struct receiver *r);
+const struct preflight *receiver_preflight(const struct receiver *r);
+const struct advice *receiver_advice(const struct receiver *r);
 /* Told to stop (a signal): draining, then exit. */
 bool receiver_stopping(const struct receiver *r);
 /* The window and the output stage are ready and a worker has started. */

@@ -2,8 +2,10 @@
 /*
  * What report/ may ask the receiver beyond the snapshot's numbers: whether it
  * runs, its threads' heartbeats, and a place for the scrapes' sender cache.
- * report/ reads no field of struct receiver itself; these are its questions,
- * each answered by the part that knows (mostly the pipeline, pipeline.h).
+ * report/ reads no field of struct receiver itself but the read-only config
+ * (r->cfg) and the fair share's handle it reports through; these are its
+ * questions, each answered by the part that knows (mostly the pipeline,
+ * pipeline.h).
  */
 #include "rx/life/receiver.h"
 
@@ -15,6 +17,22 @@ void receiver_report_lock(struct receiver *r)
 void receiver_report_unlock(struct receiver *r)
 {
 	pthread_mutex_unlock(&r->report_lock);
+}
+
+uint64_t receiver_elapsed_ns(const struct receiver *r)
+{
+	return __atomic_load_n(&r->stop_ns, __ATOMIC_RELAXED) -
+	       __atomic_load_n(&r->start_ns, __ATOMIC_RELAXED);
+}
+
+const struct preflight *receiver_preflight(const struct receiver *r)
+{
+	return r->preflight;
+}
+
+const struct advice *receiver_advice(const struct receiver *r)
+{
+	return r->advice;
 }
 
 bool receiver_stopping(const struct receiver *r)

@@ -99,10 +99,9 @@ static void take_run(struct receiver *r, struct snapshot *s)
 	s->drops_meminfo = run.drops_meminfo;
 	s->traced = run.traced;
 	s->by_reason = run.by_reason;
-	s->elapsed_ns = __atomic_load_n(&r->stop_ns, __ATOMIC_RELAXED) -
-			__atomic_load_n(&r->start_ns, __ATOMIC_RELAXED);
-	s->preflight = r->preflight;
-	s->advice = r->advice;
+	s->elapsed_ns = receiver_elapsed_ns(r);
+	s->preflight = receiver_preflight(r);
+	s->advice = receiver_advice(r);
 }
 
 /* Per output, and the output state over them all: up when every network
@@ -221,9 +220,9 @@ int snapshot_take(struct receiver *r, struct snapshot *s)
 {
 	int err;
 
-	pthread_mutex_lock(&r->report_lock);
+	receiver_report_lock(r);
 	err = take_locked(r, s, false);
-	pthread_mutex_unlock(&r->report_lock);
+	receiver_report_unlock(r);
 	return err;
 }
 
@@ -231,9 +230,9 @@ int snapshot_take_scrape(struct receiver *r, struct snapshot *s)
 {
 	int err;
 
-	pthread_mutex_lock(&r->report_lock);
+	receiver_report_lock(r);
 	err = take_locked(r, s, true);
-	pthread_mutex_unlock(&r->report_lock);
+	receiver_report_unlock(r);
 	return err;
 }
 
