@@ -144,7 +144,7 @@ def rx_flags():
 
 # ---- destinations: each behind its own proxy, started once per World ------------------
 
-class Proxied:
+class Dest:
     """A destination syslogrx reaches through its proxy; relay() is the
     netns faults' way to it: a relay in a network namespace of the cell's
     own to the proxy (deleted with the cell, as a test's must be)."""
@@ -152,8 +152,12 @@ class Proxied:
     def relay(self):
         return NetnsDrop("chaos", self.proxy.port)
 
+    def delivering(self, run, bound):
+        """Some of run has arrived, within bound s: the fault may start."""
+        return wait_for(lambda: distinct(delivered(self, run)) > 0, bound)
 
-class SyslogDest(Proxied):
+
+class SyslogDest(Dest):
     """Debian's syslog-ng, over TCP (${SDATA} ${MSG}) or TLS ($RAWMSG)."""
 
     def __init__(self, w, tls):
@@ -187,7 +191,7 @@ class SyslogDest(Proxied):
         self.server.stop()
 
 
-class OtlpDest(Proxied):
+class OtlpDest(Dest):
     """The OpenTelemetry Collector, forwarding to a sink that decodes."""
 
     def __init__(self, w):
@@ -218,7 +222,7 @@ class OtlpDest(Proxied):
         self.sink.close()
 
 
-class KafkaDest:
+class KafkaDest(Dest):
     """A Kafka broker whose advertised address is the proxy's: every request
     after the bootstrap goes through the fault too. Its clients go where
     the metadata sends them, so a relay in a netns must be where a listener
@@ -246,7 +250,21 @@ class KafkaDest:
                 "rfc5424"]
 
     def begin(self):
-        pass
+        # nothing is produced now: kcat -e ends at once
+        self.offset = self.broker.consume(self.TOPIC, fmt="x").count(b"x")
+
+    def delivering(self, run, bound):
+        """kcat -e reads on while records keep coming (to the load's end, and
+        a fault "in the middle of the load" would come after it): the first
+        record past the cell's start, one partition, is enough."""
+        try:
+            r = subprocess.run(["kcat", "-C", "-b", self.broker.bootstrap, "-t", self.TOPIC,
+                                "-p", "0", "-o", str(self.offset), "-c", "1", "-q", "-f",
+                                "%s\\n"], capture_output=True, timeout=bound)
+        except subprocess.TimeoutExpired:
+            return False
+        m = SDATA.search(r.stdout)
+        return bool(m) and m.group(1).decode() == run
 
     def lines(self):
         return self.broker.consume(self.TOPIC, fmt="%s\\n").splitlines()
@@ -590,7 +608,7 @@ def run_cell(w, fault_name, output, buffer, kill=False):
         gen = load(rx.port, run, sent)
         t0 = time.monotonic()
         if not fault.at_start:
-            if not wait_for(lambda: distinct(delivered(dest, run)) > 0, 20):
+            if not dest.delivering(run, 20):
                 cell.why.append("nothing delivered before the fault")
             fault.apply(dest.proxy, relay)
             t0 = time.monotonic()
