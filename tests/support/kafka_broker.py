@@ -18,6 +18,12 @@ netns=NAME, on an address of that namespace, which the caller created; then
 the broker, the topic tool and every kcat run inside NAME. Any other address
 in the root namespace is refused: test traffic goes to loopback or to
 namespaces the test made, nowhere else.
+
+With relayed=(HOST, PORT) it has a second listener, on relayed_port of its
+own address, that advertises HOST:PORT: a relay there (in a namespace the
+test made, tests/support/netns_drop.py) to relayed_port carries the
+bootstrap and every request after it, as the metadata a broker answers
+names the listener the request came by.
 """
 import os
 import shutil
@@ -51,7 +57,8 @@ def _cluster_id():
 
 class KafkaBroker:
     def __init__(self, host="127.0.0.1", port=None, auto_create=True, partitions=1,
-                 netns=None, workdir=None, outlives_tests=False, advertised_port=None):
+                 netns=None, workdir=None, outlives_tests=False, advertised_port=None,
+                 relayed=None):
         if not netns and not ipaddress.ip_address(host).is_loopback:
             raise ValueError(f"broker address {host} in the root namespace: use loopback, "
                              "or an address of a namespace the test created (netns=)")
@@ -63,6 +70,8 @@ class KafkaBroker:
         # its port by the metadata, so every request after the first goes
         # through it too.
         self.advertised_port = advertised_port or self.port
+        self.relayed = relayed
+        self.relayed_port = free_tcp_port(host if not netns else "127.0.0.1") if relayed else None
         self.auto_create = auto_create
         self.partitions = partitions
         self.libs = kafka_libs()
@@ -86,15 +95,22 @@ class KafkaBroker:
                            "-Xshare:auto", "-cp", os.path.join(self.libs, "*")] + list(args))
 
     def _write_config(self):
+        listeners = f"PLAINTEXT://{self.host}:{self.port},CONTROLLER://{self.host}:{self.controller_port}"
+        advertised = f"PLAINTEXT://{self.host}:{self.advertised_port}"
+        protocols = "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+        if self.relayed:
+            listeners += f",RELAYED://{self.host}:{self.relayed_port}"
+            advertised += f",RELAYED://{self.relayed[0]}:{self.relayed[1]}"
+            protocols += ",RELAYED:PLAINTEXT"
         props = {
             "process.roles": "broker,controller",
             "node.id": "1",
             "controller.quorum.voters": f"1@{self.host}:{self.controller_port}",
-            "listeners": f"PLAINTEXT://{self.host}:{self.port},CONTROLLER://{self.host}:{self.controller_port}",
-            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.advertised_port}",
+            "listeners": listeners,
+            "advertised.listeners": advertised,
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "listener.security.protocol.map": protocols,
             "log.dirs": os.path.join(self.dir, "data"),
             "num.partitions": str(self.partitions),
             "auto.create.topics.enable": "true" if self.auto_create else "false",

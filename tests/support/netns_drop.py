@@ -11,6 +11,12 @@ held then resume, as TCP retransmits.
     with NetnsDrop("chaos", upstream_port) as d:
         ... connect to d.addr:d.port ...
         d.drop(); ...; d.undrop()
+
+A relay made again at the same address and port, one at a time (a Kafka
+broker advertises it: its clients come back to it past the bootstrap):
+
+    net, port = new_net(), free_tcp_port()
+    with NetnsDrop("chaos", upstream_port, net, port) as d: ...
 """
 import contextlib
 import ctypes
@@ -21,6 +27,7 @@ import socket
 import subprocess
 import threading
 
+from support.procs import wait_until
 from support.reaper import new_netns
 
 CLONE_NEWNET = 0x40000000
@@ -28,12 +35,27 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _nth = itertools.count(os.getpid())
 
 
+def new_net():
+    """A 10.233.N.0/30 of this process's own: N per process and relay,
+    beside other tests' (test_kafka.py's are 10.231)."""
+    return f"10.233.{next(_nth) % 256}"
+
+
 def _run(*argv):
     subprocess.run(argv, check=True, timeout=30, capture_output=True)
 
 
-def _listen_in(ns, addr):
-    """A listening TCP socket on addr:0 made inside ns, by a thread of its
+def _gone(addr):
+    """Until no link here has addr: a namespace deleted is freed by the
+    kernel a moment later, with the veth end that had it."""
+    wait_until(lambda: not subprocess.run(["ip", "-4", "-o", "addr", "show", "to", addr],
+                                          capture_output=True, text=True,
+                                          timeout=30).stdout.strip(),
+               f"{addr} off the link of a namespace deleted before", timeout=10, every=0.05)
+
+
+def _listen_in(ns, addr, port=0):
+    """A listening TCP socket on addr:port (0: any) made inside ns, by a thread of its
     own (setns moves only the calling thread): this process stays here."""
     out = {}
 
@@ -45,7 +67,7 @@ def _listen_in(ns, addr):
                 raise OSError(ctypes.get_errno(), "setns")
             try:
                 s = socket.socket()
-                s.bind((addr, 0))
+                s.bind((addr, port))
                 s.listen(16)
                 out["sock"] = s
             finally:
@@ -75,16 +97,16 @@ def _pump(src, dst):
 
 
 class NetnsDrop:
-    def __init__(self, tag, upstream_port):
+    def __init__(self, tag, upstream_port, net=None, port=0):
         self.upstream = upstream_port
         self.stack = contextlib.ExitStack()
         self.conns = []
         try:
             self.ns = self.stack.enter_context(new_netns(tag))
-            # 10.233.N.0/30, N per process and relay: a /30 of its own
-            # beside other tests' (test_kafka.py's are 10.231)
-            n = next(_nth) % 256
-            net = f"10.233.{n}"
+            if net:
+                _gone(f"{net}.1")
+            net = net or new_net()
+            n = net.rsplit(".", 1)[1]
             here_end = f"nd{os.getpid() % 100000}-{n}-{random.randrange(100)}"
             self.addr = f"{net}.2"
             _run("ip", "link", "add", here_end, "type", "veth", "peer", "name", "eth0",
@@ -93,7 +115,7 @@ class NetnsDrop:
             _run("ip", "link", "set", here_end, "up")
             _run("ip", "-n", self.ns, "addr", "add", f"{self.addr}/30", "dev", "eth0")
             _run("ip", "-n", self.ns, "link", "set", "eth0", "up")
-            self.srv = _listen_in(self.ns, self.addr)
+            self.srv = _listen_in(self.ns, self.addr, port)
             self.stack.callback(self._stop_accepting)
             self.port = self.srv.getsockname()[1]
         except BaseException:

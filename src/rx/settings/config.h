@@ -92,7 +92,8 @@ struct config {
 	 * to the disk buffer, or counted given up): below systemd's
 	 * TimeoutStopSec (30 s in dist/) with room for the summary. */
 	double stop_timeout;
-	double stall_timeout; /* tcp, tls: seconds a connected server may take nothing */
+	double stall_timeout; /* tcp, tls: seconds a connected server may take nothing;
+			       * otlp, kafka: unanswered before shown down */
 	char timezone[64];    /* --timezone, as given ("local" by default) */
 	enum tz_kind tz_kind; /* what it is */
 	long tz_offset;	      /* TZ_FIXED: seconds east of UTC */

@@ -72,8 +72,8 @@ const struct argp_option config_options[] = {
 	  "left (default 20)" },
 	{ "stall-timeout", OPT_STALL_TIMEOUT, "SECONDS", 0,
 	  "tcp, tls output: a server that takes nothing this long is stalled: said, shown, "
-	  "reconnected; otlp: a request unanswered this long shows the output down "
-	  "(default 30)" },
+	  "reconnected; otlp: a request unanswered this long, kafka: messages in flight none "
+	  "of which the broker acknowledged this long, show the output down (default 30)" },
 	{ "otlp-compression", OPT_OTLP_COMPRESSION, "ALGO", 0,
 	  "otlp output: gzip | none (default gzip)" },
 	{ "otlp-encoding", OPT_OTLP_ENCODING, "ENC", 0,

@@ -44,7 +44,9 @@ struct sink_kafka {
 	char brokers[PATH_MAX];
 	char topic[CONFIG_KAFKA_TOPIC_MAX + 1];
 	double drain_timeout;
-	bool purging;			/* purge reports are "undelivered", not failures */
+	uint64_t stall_ns;    /* --stall-timeout */
+	uint64_t progress_ns; /* the last report, or the first produce with none in flight */
+	bool purging;	      /* purge reports are "undelivered", not failures */
 	rd_kafka_resp_err_t last_error; /* error_cb: log each new error once */
 	uint64_t delivered, failed, undelivered, in_flight;
 	struct kafka_reason reasons[SINK_KAFKA_MAX_REASONS];
@@ -94,6 +96,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 	enum sink_result res;
 
 	BUMP(k->in_flight, -1);
+	k->progress_ns = mono_ns();
 	if (!m->err) {
 		BUMP(k->delivered, 1);
 		if (sink_is_down(&k->base)) {
@@ -199,6 +202,8 @@ static int kafka_produce(struct sink *s, const char *msg, size_t len, const char
 		RD_KAFKA_V_TIMESTAMP(meta ? (int64_t)(meta->recv_realtime_ns / 1000000) : 0),
 		RD_KAFKA_V_END);
 	if (!err) {
+		if (!k->in_flight)
+			k->progress_ns = mono_ns(); /* the wait for a report starts */
 		BUMP(k->in_flight, 1);
 		return 0;
 	}
@@ -210,11 +215,31 @@ static int kafka_produce(struct sink *s, const char *msg, size_t len, const char
 	return err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE ? -EMSGSIZE : -EIO;
 }
 
+/* A broker that acknowledges nothing of what is in flight for
+ * --stall-timeout shows the output down while librdkafka waits on it (its
+ * own request timeout, socket.timeout.ms, is 60 s): a broker behind a
+ * firewall that drops, or one that hangs, is not taken for a slow one. The
+ * next report that delivers says "delivering again". */
+static void check_stall(struct sink_kafka *k)
+{
+	uint64_t now = mono_ns();
+
+	if (!k->in_flight || now - k->progress_ns <= k->stall_ns || sink_is_down(&k->base))
+		return;
+	sink_set_down(&k->base, true);
+	pr_warn("%s: %llu message(s) in flight and none acknowledged for --stall-timeout %llu ms; "
+		"shown down (syslogrx_output_up 0) while librdkafka waits and retries\n",
+		k->base.name, (unsigned long long)k->in_flight,
+		(unsigned long long)(k->stall_ns / 1000000));
+}
+
 static int kafka_poll(struct sink *s, int timeout_ms)
 {
 	struct sink_kafka *k = (struct sink_kafka *)s;
+	int served = rd_kafka_poll(k->rk, timeout_ms);
 
-	return rd_kafka_poll(k->rk, timeout_ms);
+	check_stall(k);
+	return served;
 }
 
 static uint64_t kafka_drain(struct sink *s)
@@ -386,6 +411,7 @@ struct sink *sink_kafka_open(const struct config *c)
 	snprintf(k->topic, sizeof(k->topic), "%s", c->kafka.topic);
 	snprintf(k->base.name, sizeof(k->base.name), "kafka:%s", c->output_arg);
 	k->drain_timeout = c->drain_timeout;
+	k->stall_ns = (uint64_t)(c->stall_timeout * 1e9);
 	k->base.key = c->kafka.key;
 
 	conf = rd_kafka_conf_new();

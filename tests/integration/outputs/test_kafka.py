@@ -339,12 +339,16 @@ def test_undelivered_after_drain_timeout(broker, tmp_path, procs):
     """README: on SIGTERM syslogrx waits up to --drain-timeout for delivery
     reports; what is left is counted as kafka.undelivered and named in a
     warning. The broker is frozen (SIGSTOP, by pid) after the first 100 are
-    delivered: the next 200 are produced and never acknowledged, exactly."""
+    delivered: the next 200 are produced and never acknowledged, exactly.
+    A broker that hangs is not a slow one: none acknowledged for
+    --stall-timeout shows the output down within it plus 2 s, said once
+    (librdkafka's own request timeout is 60 s)."""
     topic = "undelivered"
     broker.create_topic(topic, partitions=1)
     port, mport = free_udp_port(), free_tcp_port()
+    stall = 1
     rx = Syslogrx(tmp_path, "--output", dest(broker, topic), "--drain-timeout", "1",
-                  "--metrics", str(mport), port=port)
+                  "--stall-timeout", str(stall), "--metrics", str(mport), port=port)
     procs.append(rx)
     first = [b"<13>first %04d" % i for i in range(100)]
     then = [b"<13>then %04d" % i for i in range(200)]
@@ -365,6 +369,8 @@ def test_undelivered_after_drain_timeout(broker, tmp_path, procs):
         while value(parse(scrape(mport)), "syslogrx_kafka_in_flight_messages") != len(then):
             assert time.monotonic() < deadline, "the 200 were not all produced"
             time.sleep(0.1)
+        wait_until(lambda: value(parse(scrape(mport)), "syslogrx_output_up") == 0,
+                   "output_up 0 for a broker that acknowledges nothing", timeout=stall + 2)
         rc, out, err = rx.stop()
     finally:
         if frozen:
@@ -379,6 +385,10 @@ def test_undelivered_after_drain_timeout(broker, tmp_path, procs):
     assert len(warning) == 1, err
     assert (f"{len(then)} message(s) not acknowledged within --drain-timeout 1s: counted as "
             "undelivered") in warning[0] and topic in warning[0], warning
+    # the last: a loaded host's broker may have been slow before the freeze too
+    said = [l for l in err.splitlines() if "none acknowledged for --stall-timeout" in l]
+    assert said and f"none acknowledged for --stall-timeout {stall * 1000} ms; " \
+        "shown down (syslogrx_output_up 0)" in said[-1], err
 
 
 def _sender(port, msgs, rate, done):
