@@ -338,8 +338,10 @@ TEST_BG_LOG := $(OUTPUT)/test-setups.log
 TEST_BG_CMD := $(MAKE) --no-print-directory $(TEST_TOOLS) && touch $(OUTPUT)/.test-tools; \
 	$(MAKE) --no-print-directory lab-setups
 # make -n test (the phases' sub-makes run dry): the background job is shown,
-# not started (it clears MAKEFLAGS, so it would not run dry).
-ifneq (,$(findstring n,$(firstword -$(MAKEFLAGS))))
+# not started (it clears MAKEFLAGS, so it would not run dry). -n is a letter
+# of MAKEFLAGS' first word; the long options (--no-print-directory, above)
+# are left out first, or their n would read as -n.
+ifneq (,$(findstring n,$(firstword -$(filter-out --%,$(MAKEFLAGS)))))
 test_bg_start = echo "background: $(TEST_BG_CMD)"; bg=
 test_bg_wait  = true
 else

@@ -41,7 +41,10 @@ find_go() {
 apt_go() {
 	[ "$(id -u)" = 0 ] || { log "no go >= 1.21 and not root: install golang (>= 1.21) first"; return 1; }
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq >&2 || true
+	# Another apt (the machine's own, a package install) may hold the lock:
+	# wait for it rather than fail.
+	apt="apt-get -o DPkg::Lock::Timeout=600"
+	$apt update -qq >&2 || true
 	pkg= rel=
 	for p in $(apt-cache pkgnames golang-1. 2>/dev/null | grep -E '^golang-1\.[0-9]+-go$' | sort -t. -k2 -n -r); do
 		m=${p#golang-1.}
@@ -56,10 +59,10 @@ apt_go() {
 		fi
 		log "installing $pkg from Debian"
 		# shellcheck disable=SC2086
-		apt-get install -y -qq $rel "$pkg" >&2 && return 0
+		$apt install -y -qq $rel "$pkg" >&2 && return 0
 	fi
 	log "no golang >= 1.21 in Debian's lists: golang-1.19-go fetches $TOOLCHAIN from the module proxy"
-	apt-get install -y -qq golang-1.19-go >&2
+	$apt install -y -qq golang-1.19-go >&2
 }
 
 # toolchain_via_old_go GO: with a go < 1.21 (no GOTOOLCHAIN), download the
@@ -81,8 +84,20 @@ toolchain_via_old_go() {
 	echo "$tc/bin/go"
 }
 
-# pick_go: GO (and GOTOOLCHAIN when needed) as the header says.
+# pick_go: GO (and GOTOOLCHAIN when needed) as the header says. One at a
+# time (a lock on this file, fd 9): the collector's and Toxiproxy's set-ups
+# may run at once (make test's background job, a test), and each may install
+# golang with apt or unpack the toolchain into the same build/go-TOOLCHAIN.
 pick_go() {
+	exec 9<"$root/lab/go-toolchain.sh"
+	flock 9
+	pick_go_locked
+	rc=$?
+	exec 9<&-
+	return $rc
+}
+
+pick_go_locked() {
 	GO=${GO:-$(find_go)}
 	minor=0
 	[ -z "$GO" ] || minor=$(go_minor "$GO")

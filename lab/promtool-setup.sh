@@ -26,7 +26,7 @@ cd "$DEST/debs"
 if ! ls prometheus_*.deb >/dev/null 2>&1; then
 	# apt-get download needs the package lists; update only when it cannot find it.
 	apt-get -o APT::Sandbox::User=root download prometheus >/dev/null 2>&1 || {
-		apt-get update -qq >/dev/null
+		apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null
 		apt-get -o APT::Sandbox::User=root download prometheus
 	}
 fi
