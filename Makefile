@@ -332,7 +332,9 @@ lab-setups:
 # The integration tests' quick tools, then the lab's set-ups, are fetched and
 # built in the background from the start (one at a time: they share the Go
 # toolchain's fetch and apt), so no test worker spends minutes on a Go build;
-# the integration phase waits for the quick tools only. One shell: the background
+# the integration phase waits for the quick tools only. At nice 10: the
+# compile and the tests come first, the Go builds take what CPU they leave
+# (the tests that need them are handed out last). One shell: the background
 # job's process group is killed on every way out.
 TEST_BG_LOG := $(OUTPUT)/test-setups.log
 TEST_BG_CMD := $(MAKE) --no-print-directory $(TEST_TOOLS) && touch $(OUTPUT)/.test-tools; \
@@ -346,7 +348,7 @@ test_bg_start = echo "background: $(TEST_BG_CMD)"; bg=
 test_bg_wait  = true
 else
 test_bg_start = mkdir -p $(OUTPUT) && rm -f $(OUTPUT)/.test-tools && \
-	{ MAKEFLAGS= setsid sh -c '$(TEST_BG_CMD)' >$(TEST_BG_LOG) 2>&1 & bg=$$!; }
+	{ MAKEFLAGS= setsid nice -n 10 sh -c '$(TEST_BG_CMD)' >$(TEST_BG_LOG) 2>&1 & bg=$$!; }
 test_bg_wait  = while [ ! -e $(OUTPUT)/.test-tools ] && kill -0 $$bg 2>/dev/null; do sleep 1; done; \
 	[ -e $(OUTPUT)/.test-tools ] || { echo "the tests' tools: see $(TEST_BG_LOG)"; tail -20 $(TEST_BG_LOG); }
 endif

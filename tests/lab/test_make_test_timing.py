@@ -67,7 +67,7 @@ class BackgroundJob(unittest.TestCase):
     def test_started_for_real(self):
         for flags in ([], ["-j2"], ["-k"], ["V=1"]):
             with self.subTest(flags=flags):
-                self.assertIn("setsid sh -c", bg_start(self.tmp, *flags))
+                self.assertIn("setsid nice -n 10 sh -c", bg_start(self.tmp, *flags))
 
     def test_shown_under_a_dry_run(self):
         for flags in (["-n"], ["-kn"], ["-n", "-j2"]):

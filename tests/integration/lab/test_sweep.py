@@ -70,21 +70,23 @@ def test_small_grid(tmp_path):
         # below the rate (achieved_rate says so, and the floor below uses it).
         assert 0 < c["sent"] <= c["rate"] * DURATION, c
         assert c["size"] == 1000 and c["duration"] == DURATION
-        # Every kernel drop is a missing message; nothing arrived twice.
-        assert c["seq_missing"] >= c["kernel_drops"] >= 0, c
+        # Every kernel drop is a missing message or a missing end marker
+        # (sysloggen's 3 come after a pause; a receiver still behind on a
+        # loaded host may drop one); nothing arrived twice.
+        markers_lost = 3 - c["end_markers"]
+        assert 0 <= markers_lost <= 3, c
+        assert c["seq_missing"] + markers_lost >= c["kernel_drops"] >= 0, c
         assert c["delivered"] + c["seq_missing"] == c["sent"]
         assert c["peak_rss_kb"] > 0 and c["cpu_pct"] > 0
         assert c["drop_pct"] == round(100.0 * c["kernel_drops"] / c["sent"], 3)
     for c in cells:
         if c["receiver"] == "syslogrx":
-            # syslogrx's own books close: every gap is a counted kernel drop
-            # (sysloggen's 3 end markers come after a pause: none is lost).
-            assert c["seq_missing"] == c["kernel_drops"], c
-            assert c["end_markers"] == 3, c
+            # syslogrx's own books close: every gap, an end marker's too,
+            # is a counted kernel drop.
+            assert c["seq_missing"] + 3 - c["end_markers"] == c["kernel_drops"], c
             assert c["written"] == c["received"] == c["delivered"] + c["end_markers"], c
         else:
             assert c["written"] == c["delivered"] + c["end_markers"], c
-            assert c["end_markers"] == 3, c
         # Every receiver got the effective size asked (peers half, doubled).
         assert c["rcvbuf_effective"] == RCVBUF, c
 
