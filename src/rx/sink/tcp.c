@@ -331,8 +331,16 @@ static int replay_recent(struct sink_tcp *t)
 	for (size_t k = replay_from(t); k < t->nr_hist; k++) {
 		int err = conn_send(t, t->hist[k].data, t->hist[k].len);
 
-		if (err)
+		if (err) {
+			/* counted as it went: said too, or output_resent moves
+			 * with no line that says so */
+			if (msgs)
+				pr_warn("%s: sent again the %llu message(s) the server had not "
+					"acknowledged or had in its last second, before this "
+					"connection failed too (duplicates possible)\n",
+					t->base.name, (unsigned long long)msgs);
 			return err;
+		}
 		msgs += t->hist[k].msgs;
 		/* as it goes: a resend cut short has sent some again too */
 		sink_count(&t->base.resent, t->hist[k].msgs);
